@@ -1,0 +1,163 @@
+import { type Address, getAddress, isAddress } from 'viem'
+import * as v from 'valibot'
+import { type Liveness, liveness } from './Liveness.ts'
+import type { MilestoneView } from './Milestone.ts'
+import { assertUniqueSlugs, type SkillRecord, SkillListInput, type SkillView, toSkillView } from './Skill.ts'
+import { trustScore } from './Trust.ts'
+import { boundedText } from './Validation.ts'
+
+/** Agent names: 2-50 letters, digits, hyphens or underscores; unique without regard to case. */
+export const AGENT_NAME_PATTERN = /^[A-Za-z0-9_-]{2,50}$/
+/** The platforms an agent may declare. */
+export const PLATFORMS = ['primaryplatform', 'other'] as const
+/** An agent's platform. */
+export type Platform = (typeof PLATFORMS)[number]
+
+/** Field length limits, documented in the README. */
+export const AGENT_LIMITS = { bio: 1000, model: 100, basename: 100 } as const
+
+/** An agent as the store keeps it. Secrets are only ever hashes. */
+export type AgentRecord = {
+  name: string
+  bio: string | null
+  platform: Platform
+  model: string | null
+  walletAddress: Address | null
+  basename: string | null
+  skills: SkillRecord[]
+  status: 'free'
+  apiKeyHash: string
+  pairingCodeHash: string
+  ownerUsername: string | null
+  lastSeen: Date | null
+  lastActiveAt: Date
+  createdAt: Date
+  updatedAt: Date
+  revision: number
+  verifiedMilestones: number
+  claimedMilestones: number
+}
+
+/** The fields an update may change; absent means unchanged, null means cleared. */
+export type AgentPatch = Partial<Pick<AgentRecord, 'bio' | 'platform' | 'model' | 'walletAddress' | 'basename' | 'skills'>>
+
+/** The case-insensitive key an agent name is unique under. */
+export function nameKey(name: string): string {
+  return name.toLowerCase()
+}
+
+const AgentName = v.pipe(
+  v.string('must be a string'),
+  v.regex(AGENT_NAME_PATTERN, 'must be 2-50 characters: letters, digits, hyphens or underscores'),
+)
+
+const WalletAddress = v.pipe(
+  v.string('must be a string'),
+  v.check((text) => isAddress(text), 'must be a 20-byte hex address (0x + 40 hex digits, valid EIP-55 checksum if mixed case)'),
+  v.transform((text) => getAddress(text)),
+)
+
+const Skills = v.pipe(
+  SkillListInput,
+  v.check((skills) => {
+    assertUniqueSlugs(skills)
+    return true
+  }),
+)
+
+/** Body of POST /api/agents/register. Unknown fields are ignored. */
+export const RegisterAgentInput = v.object({
+  name: AgentName,
+  bio: v.optional(boundedText(AGENT_LIMITS.bio)),
+  platform: v.optional(v.picklist(PLATFORMS, 'must be "primaryplatform" or "other"')),
+  model: v.optional(boundedText(AGENT_LIMITS.model)),
+  skills: v.optional(Skills),
+})
+/** Validated registration input. */
+export type RegisterAgentInput = v.InferOutput<typeof RegisterAgentInput>
+
+/** Body of PUT /api/agents/{name}: only the fields sent change; null clears an optional field. */
+export const UpdateAgentInput = v.object({
+  bio: v.optional(v.nullable(boundedText(AGENT_LIMITS.bio))),
+  platform: v.optional(v.picklist(PLATFORMS, 'must be "primaryplatform" or "other"')),
+  model: v.optional(v.nullable(boundedText(AGENT_LIMITS.model))),
+  walletAddress: v.optional(v.nullable(WalletAddress)),
+  basename: v.optional(v.nullable(boundedText(AGENT_LIMITS.basename))),
+  skills: v.optional(Skills),
+})
+/** Validated update input. */
+export type UpdateAgentInput = v.InferOutput<typeof UpdateAgentInput>
+
+/** Liveness as shown on the wire. */
+export type HeartbeatView = { status: Liveness; lastSeen: string | null }
+
+/** The public Agent record (SPEC row 3 and row 6). Never a key, never a pairing code. */
+export type AgentView = {
+  name: string
+  bio: string | null
+  platform: Platform
+  model: string | null
+  walletAddress: Address | null
+  basename: string | null
+  skills: SkillView[]
+  status: 'free'
+  heartbeat: HeartbeatView
+  milestones: MilestoneView[]
+  trustScore: number
+  owner: { username: string } | null
+  createdAt: string
+  cardUrl: string
+  pageUrl: string
+}
+
+/** One row of the agent list (SPEC row 2). */
+export type AgentSummary = Omit<AgentView, 'skills' | 'milestones'> & {
+  skillCount: number
+  purchasableCount: number
+}
+
+/** Public links of an agent. */
+export function agentLinks(baseUrl: string, name: string): { cardUrl: string; pageUrl: string } {
+  const path = encodeURIComponent(name)
+  return { cardUrl: `${baseUrl}/api/agents/${path}/agent-card.json`, pageUrl: `${baseUrl}/agents/${path}` }
+}
+
+/** The heartbeat object at `now`. */
+export function heartbeatView(agent: AgentRecord, now: Date): HeartbeatView {
+  return { status: liveness(agent.lastSeen, now), lastSeen: agent.lastSeen?.toISOString() ?? null }
+}
+
+/** Builds the list row of an agent. */
+export function toAgentSummary(agent: AgentRecord, now: Date, baseUrl: string): AgentSummary {
+  const { skills, ...rest } = toAgentView(agent, [], now, baseUrl)
+  return {
+    ...withoutMilestones(rest),
+    skillCount: skills.length,
+    purchasableCount: skills.filter((skill) => skill.type === 'purchasable').length,
+  }
+}
+
+function withoutMilestones<T extends { milestones: unknown }>(view: T): Omit<T, 'milestones'> {
+  const { milestones: _milestones, ...rest } = view
+  return rest
+}
+
+/** Builds the public Agent record. */
+export function toAgentView(agent: AgentRecord, milestones: MilestoneView[], now: Date, baseUrl: string): AgentView {
+  return {
+    name: agent.name,
+    bio: agent.bio,
+    platform: agent.platform,
+    model: agent.model,
+    walletAddress: agent.walletAddress,
+    basename: agent.basename,
+    skills: agent.skills.map(toSkillView),
+    status: agent.status,
+    heartbeat: heartbeatView(agent, now),
+    milestones,
+    trustScore: trustScore(agent, now),
+    owner: agent.ownerUsername ? { username: agent.ownerUsername } : null,
+    createdAt: agent.createdAt.toISOString(),
+    ...agentLinks(baseUrl, agent.name),
+  }
+}

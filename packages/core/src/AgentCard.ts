@@ -1,0 +1,110 @@
+import { type AgentRecord, agentLinks, heartbeatView } from './Agent.ts'
+import { chainName, type MarketConfig } from './Config.ts'
+import type { MilestoneView } from './Milestone.ts'
+import { amountToNumber } from './Money.ts'
+import type { SkillRecord } from './Skill.ts'
+
+/** Signature of the escrow's deposit function, as agent cards publish it. */
+export const DEPOSIT_SIGNATURE = 'deposit(bytes32 taskId, address seller, uint256 amount, uint256 slaDeadline)'
+
+/** The escrow's deposit function as a JSON ABI fragment. */
+export const DEPOSIT_ABI = [
+  {
+    name: 'deposit',
+    type: 'function',
+    stateMutability: 'nonpayable',
+    inputs: [
+      { name: 'taskId', type: 'bytes32' },
+      { name: 'seller', type: 'address' },
+      { name: 'amount', type: 'uint256' },
+      { name: 'slaDeadline', type: 'uint256' },
+    ],
+    outputs: [],
+  },
+] as const
+
+/** A skill in an A2A card; purchasable ones carry pricing. */
+export type CardSkill = {
+  id: string
+  name: string
+  description: string
+  tags: string[]
+  url: string
+  type: SkillRecord['type']
+  inputModes: string[]
+  outputModes: string[]
+  pricing?: { amount: number; currency: 'USDC'; amountBaseUnits: string }
+}
+
+/** An A2A v1.0 agent card with the marketplace's `_extensions`. */
+export type AgentCard = ReturnType<typeof buildAgentCard>
+
+function cardSkill(skill: SkillRecord, pageUrl: string): CardSkill {
+  const card: CardSkill = {
+    id: skill.slug,
+    name: skill.name,
+    description: skill.description ?? skill.name,
+    tags: [skill.type, skill.slug],
+    url: skill.url ?? `${pageUrl}#skill-${skill.slug}`,
+    type: skill.type,
+    inputModes: ['application/json'],
+    outputModes: ['application/json'],
+  }
+  if (skill.priceBaseUnits !== null) {
+    card.pricing = {
+      amount: amountToNumber(skill.priceBaseUnits),
+      currency: 'USDC',
+      amountBaseUnits: skill.priceBaseUnits.toString(),
+    }
+  }
+  return card
+}
+
+function commerce(agent: AgentRecord, config: MarketConfig) {
+  const { chainId, usdcContract, escrowContract } = config.chain
+  return {
+    chain: chainName(chainId),
+    chainId,
+    payment_wallet: agent.walletAddress,
+    usdc_contract: usdcContract,
+    escrow_contract: escrowContract,
+    deposit_abi: DEPOSIT_SIGNATURE,
+    deposit_abi_json: DEPOSIT_ABI,
+    flow: escrowContract
+      ? 'escrow-first: approve USDC, call deposit(), then POST the task with tx_hash'
+      : 'card-and-verify: POST the task, send USDC to payment_wallet, then POST verify-payment with tx_hash',
+  }
+}
+
+/**
+ * The A2A v1.0 card of an agent: SPEC.md's fields, the v1.0 `supportedInterfaces`, and `_extensions`.
+ * @example buildAgentCard(agent, milestones, new Date(), config)
+ */
+export function buildAgentCard(agent: AgentRecord, milestones: MilestoneView[], now: Date, config: MarketConfig) {
+  const { pageUrl } = agentLinks(config.baseUrl, agent.name)
+  const apiUrl = `${config.baseUrl}/api/agents/${encodeURIComponent(agent.name)}`
+  return {
+    name: agent.name,
+    description: agent.bio ?? '',
+    url: pageUrl,
+    supportedInterfaces: [{ url: apiUrl, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' }],
+    version: `1.0.${agent.revision}`,
+    provider: config.provider,
+    capabilities: { streaming: false, pushNotifications: false },
+    defaultInputModes: ['application/json'],
+    defaultOutputModes: ['application/json'],
+    skills: agent.skills.map((skill) => cardSkill(skill, pageUrl)),
+    authentication: { schemes: ['none'] },
+    _extensions: {
+      platform: agent.platform,
+      model: agent.model ?? '',
+      registryRegistered: true,
+      birthday: agent.createdAt.toISOString(),
+      birthdayVerified: true,
+      marketUrl: config.baseUrl,
+      heartbeat: heartbeatView(agent, now),
+      milestones,
+      commerce: commerce(agent, config),
+    },
+  }
+}

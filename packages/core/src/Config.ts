@@ -1,0 +1,35 @@
+import type { Address } from 'viem'
+
+/** Settings of one marketplace deployment. */
+export type MarketConfig = {
+  /** Public base address without a trailing slash, e.g. `https://market.example`. */
+  baseUrl: string
+  /** Prefix of pairing codes, e.g. `AGM`. */
+  pairingPrefix: string
+  /** The payment chain. */
+  chain: { chainId: number; usdcContract: Address; escrowContract: Address | null }
+  /** Who operates this marketplace, shown in agent cards. */
+  provider: { organization: string; url: string }
+}
+
+/** Base mainnet's USDC. */
+export const BASE_USDC: Address = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
+
+/** A config for `baseUrl` with the defaults of CONTRACT.md (Base mainnet, USDC, no escrow). */
+export function defaultConfig(baseUrl: string, overrides: Partial<MarketConfig> = {}): MarketConfig {
+  const base = baseUrl.replace(/\/+$/, '')
+  return {
+    baseUrl: base,
+    pairingPrefix: 'AGM',
+    chain: { chainId: 8453, usdcContract: BASE_USDC, escrowContract: null },
+    provider: { organization: 'agentmarket', url: base },
+    ...overrides,
+  }
+}
+
+/** A short identifier of a chain id: `base`, `base-sepolia`, or `eip155:<id>`. */
+export function chainName(chainId: number): string {
+  if (chainId === 8453) return 'base'
+  if (chainId === 84532) return 'base-sepolia'
+  return `eip155:${chainId}`
+}

@@ -1,0 +1,19 @@
+/** Derived liveness of an agent from its last heartbeat. */
+export type Liveness = 'live' | 'idle' | 'off'
+
+/** An agent is live for 5 minutes after a heartbeat, inclusive. */
+export const LIVE_WINDOW_MS = 5 * 60_000
+/** An agent is idle up to 30 minutes after a heartbeat, inclusive; off beyond. */
+export const IDLE_WINDOW_MS = 30 * 60_000
+
+/**
+ * Liveness at `now` for an agent last seen at `lastSeen` (null: never).
+ * @example liveness(new Date('2026-01-01T00:00:00Z'), new Date('2026-01-01T00:05:00Z')) // 'live'
+ */
+export function liveness(lastSeen: Date | null, now: Date): Liveness {
+  if (!lastSeen) return 'off'
+  const age = now.getTime() - lastSeen.getTime()
+  if (age <= LIVE_WINDOW_MS) return 'live'
+  if (age <= IDLE_WINDOW_MS) return 'idle'
+  return 'off'
+}

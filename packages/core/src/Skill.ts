@@ -1,0 +1,149 @@
+import * as v from 'valibot'
+import { InvalidInputError } from './errors.ts'
+import { amountToNumber, MAX_PRICE_BASE_UNITS, toBaseUnits } from './Money.ts'
+import { boundedText, HttpUrl } from './Validation.ts'
+
+/** A skill is either free or sold per order. */
+export type SkillType = 'free' | 'purchasable'
+
+/** A skill as the core keeps it: prices in base units, never floats. */
+export type SkillRecord = {
+  name: string
+  slug: string
+  description: string | null
+  type: SkillType
+  priceBaseUnits: bigint | null
+  currency: 'USDC'
+  sla: string | null
+  url: string | null
+}
+
+/** A skill as the API shows it. */
+export type SkillView = {
+  name: string
+  slug: string
+  description: string | null
+  type: SkillType
+  price: number | null
+  currency: 'USDC'
+  sla: string | null
+  url: string | null
+}
+
+/** At most this many skills per agent. */
+export const MAX_SKILLS = 50
+const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
+
+/** Lower-case, ASCII, hyphen-separated form of a name: "Web Search!" -> "web-search". */
+export function slugify(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 64)
+    .replace(/-+$/, '')
+}
+
+const Price = v.pipe(
+  v.union([v.number(), v.string()], 'must be a number'),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const base = toBaseUnits(dataset.value)
+    if (base === null || base > MAX_PRICE_BASE_UNITS) {
+      addIssue({ message: 'must be a decimal from 0 to 1000000 with at most 6 decimal places' })
+      return NEVER
+    }
+    return base
+  }),
+)
+
+const SkillObject = v.pipe(
+  v.object(
+    {
+      name: boundedText(100, 1),
+      description: v.optional(boundedText(1000)),
+      type: v.optional(v.picklist(['free', 'purchasable'], 'must be "free" or "purchasable"'), 'free'),
+      price: v.optional(Price),
+      currency: v.optional(v.literal('USDC', 'must be "USDC"'), 'USDC'),
+      sla: v.optional(boundedText(100)),
+      slug: v.optional(
+        v.pipe(
+          v.string('must be a string'),
+          v.maxLength(64, 'must be at most 64 characters'),
+          v.regex(SLUG_PATTERN, 'must be lower-case letters and digits separated by single hyphens'),
+        ),
+      ),
+      url: v.optional(HttpUrl),
+    },
+    'must be a skill name or a skill object',
+  ),
+  v.forward(
+    v.check(
+      (skill) => skill.type !== 'purchasable' || (skill.price ?? 0n) > 0n,
+      'a purchasable skill needs a price greater than 0',
+    ),
+    ['price'],
+  ),
+  v.forward(
+    v.check((skill) => skill.type !== 'free' || !skill.price, 'a free skill has no price'),
+    ['price'],
+  ),
+  v.forward(
+    v.check((skill) => skill.slug !== undefined || slugify(skill.name) !== '', 'name has no letters or digits for a slug; send a slug'),
+    ['slug'],
+  ),
+  v.transform(
+    (skill): SkillRecord => ({
+      name: skill.name,
+      slug: skill.slug ?? slugify(skill.name),
+      description: skill.description ?? null,
+      type: skill.type,
+      priceBaseUnits: skill.type === 'purchasable' ? (skill.price ?? null) : null,
+      currency: skill.currency,
+      sla: skill.sla ?? null,
+      url: skill.url ?? null,
+    }),
+  ),
+)
+
+/** One skill on the wire: a plain string means a free skill of that name. */
+export const SkillInput = v.pipe(
+  v.unknown(),
+  v.transform((item) => (typeof item === 'string' ? { name: item } : item)),
+  SkillObject,
+)
+
+/** The whole skills list of an agent; slugs must be unique within it. */
+export const SkillListInput = v.pipe(
+  v.array(SkillInput, 'must be an array of skills'),
+  v.maxLength(MAX_SKILLS, `must have at most ${MAX_SKILLS} skills`),
+)
+
+/** Throws a 400 pointing at the first skill whose slug repeats an earlier one. */
+export function assertUniqueSlugs(skills: readonly SkillRecord[]): void {
+  const seen = new Set<string>()
+  skills.forEach((skill, index) => {
+    if (seen.has(skill.slug)) {
+      const detail = `slug "${skill.slug}" is used by an earlier skill of this agent`
+      throw new InvalidInputError('invalid_body', `The request body is invalid (/skills/${index}/slug: ${detail}).`, [
+        { pointer: `/skills/${index}/slug`, detail },
+      ])
+    }
+    seen.add(skill.slug)
+  })
+}
+
+/** The wire form of a skill. */
+export function toSkillView(skill: SkillRecord): SkillView {
+  return {
+    name: skill.name,
+    slug: skill.slug,
+    description: skill.description,
+    type: skill.type,
+    price: skill.priceBaseUnits === null ? null : amountToNumber(skill.priceBaseUnits),
+    currency: skill.currency,
+    sla: skill.sla,
+    url: skill.url,
+  }
+}

@@ -1,0 +1,56 @@
+import * as v from 'valibot'
+import { type FieldProblem, InvalidInputError } from './errors.ts'
+
+/** Escapes one key for a JSON Pointer (RFC 6901). */
+function escapePointerToken(key: unknown): string {
+  return String(key).replaceAll('~', '~0').replaceAll('/', '~1')
+}
+
+/** Turns valibot issues into JSON Pointer field problems, one per issue, deepest first. */
+export function issuesToFieldProblems(issues: readonly v.BaseIssue<unknown>[]): FieldProblem[] {
+  return issues.map((issue) => {
+    const keys = (issue.path ?? []).map((item) => escapePointerToken(item.key))
+    return { pointer: keys.length ? `/${keys.join('/')}` : '', detail: issue.message }
+  })
+}
+
+/**
+ * Validates `value` against `schema` and returns the typed output, or throws a 400 InvalidInputError
+ * whose `errors` point at each bad field.
+ * @example const input = parseInput(RegisterAgentInput, body, 'invalid_body')
+ */
+export function parseInput<TSchema extends v.GenericSchema>(
+  schema: TSchema,
+  value: unknown,
+  code: 'invalid_body' | 'invalid_query' = 'invalid_body',
+): v.InferOutput<TSchema> {
+  const result = v.safeParse(schema, value)
+  if (result.success) return result.output
+  const errors = issuesToFieldProblems(result.issues)
+  const where = code === 'invalid_query' ? 'query' : 'body'
+  const first = errors[0]
+  const summary = first ? `${first.pointer || where}: ${first.detail}` : 'invalid'
+  throw new InvalidInputError(code, `The request ${where} is invalid (${summary}).`, errors)
+}
+
+/** A trimmed string of bounded length with readable messages. */
+export function boundedText(max: number, min = 0) {
+  return v.pipe(
+    v.string('must be a string'),
+    v.trim(),
+    v.minLength(min, min === 1 ? 'must not be empty' : `must have at least ${min} characters`),
+    v.maxLength(max, `must be at most ${max} characters`),
+  )
+}
+
+/** An absolute http(s) URL of bounded length. */
+export const HttpUrl = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.maxLength(2048, 'must be at most 2048 characters'),
+  v.check((text) => {
+    if (!URL.canParse(text)) return false
+    const protocol = new URL(text).protocol
+    return protocol === 'https:' || protocol === 'http:'
+  }, 'must be an absolute http:// or https:// URL'),
+)

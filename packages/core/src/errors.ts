@@ -1,0 +1,83 @@
+/** One field-level problem: a JSON Pointer into the body or query, and what is wrong there. */
+export type FieldProblem = { pointer: string; detail: string }
+
+/** An RFC 9457 problem body, as every host serves it. */
+export type Problem = {
+  type: string
+  title: string
+  status: number
+  detail: string
+  instance: string
+  code: string
+  errors?: FieldProblem[]
+}
+
+/** Base of every error the core throws on a broken contract: a stable snake_case code and an HTTP status. */
+export class MarketError extends Error {
+  override readonly name: string = 'MarketError'
+  constructor(
+    readonly code: string,
+    readonly status: number,
+    readonly title: string,
+    detail: string,
+    readonly errors?: FieldProblem[],
+  ) {
+    super(detail)
+  }
+}
+
+/** 400: a body, query or parameter that breaks its schema. */
+export class InvalidInputError extends MarketError {
+  override readonly name = 'InvalidInputError'
+  constructor(code: 'invalid_body' | 'invalid_query' | 'invalid_json' | string, detail: string, errors?: FieldProblem[]) {
+    super(code, 400, 'Invalid request', detail, errors)
+  }
+}
+
+/** 401: the bearer key is missing or does not match any agent. */
+export class UnauthorizedError extends MarketError {
+  override readonly name = 'UnauthorizedError'
+  constructor(detail = 'A valid bearer API key is required: Authorization: Bearer <API_KEY>.') {
+    super('unauthorized', 401, 'Unauthorized', detail)
+  }
+}
+
+/** 403: a valid credential that is not allowed to act on this resource. */
+export class ForbiddenError extends MarketError {
+  override readonly name = 'ForbiddenError'
+  constructor(detail: string) {
+    super('forbidden', 403, 'Forbidden', detail)
+  }
+}
+
+/** 404: the named resource does not exist. */
+export class NotFoundError extends MarketError {
+  override readonly name = 'NotFoundError'
+  constructor(code: string, detail: string) {
+    super(code, 404, 'Not found', detail)
+  }
+}
+
+/** 409: the request conflicts with the current state (a taken name, a used code). */
+export class ConflictError extends MarketError {
+  override readonly name = 'ConflictError'
+  constructor(code: string, detail: string) {
+    super(code, 409, 'Conflict', detail)
+  }
+}
+
+/** Maps any thrown value to a problem body; unknown errors become an opaque 500 that leaks nothing. */
+export function toProblem(error: unknown, instance: string, typeBase: string): Problem {
+  const known = error instanceof MarketError
+  const code = known ? error.code : 'internal_error'
+  const problem: Problem = {
+    type: `${typeBase}/problems/${code}`,
+    title: known ? error.title : 'Internal server error',
+    status: known ? error.status : 500,
+    detail: known ? error.message : 'An unexpected error occurred; it has been logged.',
+    instance,
+    code,
+  }
+  if (known && error.errors) problem.errors = error.errors
+  return problem
+}

@@ -1,0 +1,67 @@
+import { sql } from 'drizzle-orm'
+import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+
+/** Agents; `name_key` is the lower-cased name, the key names are unique under. Times are epoch milliseconds. */
+export const agents = sqliteTable(
+  'agents',
+  {
+    nameKey: text('name_key').primaryKey(),
+    name: text('name').notNull(),
+    bio: text('bio'),
+    platform: text('platform').notNull(),
+    model: text('model'),
+    walletAddress: text('wallet_address'),
+    basename: text('basename'),
+    status: text('status').notNull(),
+    apiKeyHash: text('api_key_hash').notNull().unique(),
+    pairingCodeHash: text('pairing_code_hash').notNull().unique(),
+    ownerUsername: text('owner_username'),
+    lastSeen: integer('last_seen'),
+    lastActiveAt: integer('last_active_at').notNull(),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+    revision: integer('revision').notNull(),
+    verifiedMilestones: integer('verified_milestones').notNull().default(0),
+    claimedMilestones: integer('claimed_milestones').notNull().default(0),
+  },
+  (table) => [index('agents_by_activity').on(sql`${table.lastActiveAt} desc`, table.nameKey)],
+)
+
+/** Skills of an agent, in the order the agent listed them. Prices are integers of 10^-6 USDC. */
+export const skills = sqliteTable(
+  'skills',
+  {
+    agentKey: text('agent_key')
+      .notNull()
+      .references(() => agents.nameKey, { onDelete: 'cascade' }),
+    position: integer('position').notNull(),
+    slug: text('slug').notNull(),
+    name: text('name').notNull(),
+    description: text('description'),
+    type: text('type').notNull(),
+    priceBaseUnits: integer('price_base_units'),
+    currency: text('currency').notNull(),
+    sla: text('sla'),
+    url: text('url'),
+  },
+  (table) => [primaryKey({ columns: [table.agentKey, table.slug] })],
+)
+
+/** Milestones; `seq` keeps the order they were recorded in. */
+export const milestones = sqliteTable(
+  'milestones',
+  {
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    id: text('id').notNull().unique(),
+    agentKey: text('agent_key')
+      .notNull()
+      .references(() => agents.nameKey, { onDelete: 'cascade' }),
+    date: text('date').notNull(),
+    title: text('title').notNull(),
+    description: text('description'),
+    proof: text('proof'),
+    trust: text('trust').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (table) => [index('milestones_by_agent_date').on(table.agentKey, sql`${table.date} desc`, sql`${table.seq} desc`)],
+)
