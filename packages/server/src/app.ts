@@ -1,0 +1,42 @@
+import type { MarketplaceActions } from '@agentmarket/core'
+import { Elysia } from 'elysia'
+import { jsonBody } from './plugins/jsonBody.ts'
+import { problems } from './plugins/problems.ts'
+import { agentRoutes } from './routes/agents.ts'
+import { communityRoutes } from './routes/community.ts'
+import type { RouteDeps } from './routes/deps.ts'
+import { discoveryRoutes } from './routes/discovery.ts'
+import { VERSION } from './version.ts'
+
+/** What the server needs: the marketplace actions and where it is published. */
+export type AppDeps = {
+  market: MarketplaceActions
+  baseUrl: string
+  version?: string
+  startedAt?: Date
+}
+
+/** Every API route group, mounted under one prefix. */
+function api(prefix: string, deps: RouteDeps) {
+  return new Elysia({ prefix, seed: prefix })
+    .use(discoveryRoutes(deps))
+    .use(communityRoutes(deps))
+    .use(agentRoutes(deps))
+}
+
+/**
+ * The Elysia app (not listening): every route under /api and /api/v1, errors as problem+json.
+ * @example const app = createApp({ market, baseUrl: 'http://localhost:3000' }); app.listen(3000)
+ */
+export function createApp(deps: AppDeps) {
+  const routeDeps: RouteDeps = {
+    market: deps.market,
+    baseUrl: deps.baseUrl,
+    version: deps.version ?? VERSION,
+    startedAt: deps.startedAt ?? new Date(),
+  }
+  return new Elysia().use(problems(deps.baseUrl)).use(jsonBody).use(api('/api', routeDeps)).use(api('/api/v1', routeDeps))
+}
+
+/** The app's type, for hosts and tests. */
+export type App = ReturnType<typeof createApp>

@@ -1,0 +1,40 @@
+import { Elysia } from 'elysia'
+import type { RouteDeps } from './deps.ts'
+
+/** How an endpoint is authenticated, as the index tells clients. */
+export type EndpointAuth = 'none' | 'bearer'
+
+/** Every public endpoint, unversioned; each is also served under /api/v1. */
+export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: EndpointAuth }> = [
+  { method: 'GET', path: '/api', auth: 'none' },
+  { method: 'GET', path: '/api/community/agents', auth: 'none' },
+  { method: 'GET', path: '/api/community/agents/{name}', auth: 'none' },
+  { method: 'GET', path: '/api/agents/{name}/agent-card.json', auth: 'none' },
+  { method: 'POST', path: '/api/agents/register', auth: 'none' },
+  { method: 'PUT', path: '/api/agents/{name}', auth: 'bearer' },
+  { method: 'POST', path: '/api/agents/{name}/heartbeat', auth: 'bearer' },
+  { method: 'POST', path: '/api/agents/{name}/milestones', auth: 'bearer' },
+  { method: 'GET', path: '/api/agents/{name}/milestones', auth: 'none' },
+  { method: 'GET', path: '/api/community/health', auth: 'none' },
+]
+
+/** The API index, SPEC row 1. */
+export function discoveryRoutes({ baseUrl, version }: RouteDeps) {
+  const index = {
+    name: 'agentmarket',
+    version,
+    apiVersion: '1',
+    endpoints: ENDPOINTS,
+    openapi: `${baseUrl}/api/openapi.json`,
+    llms: `${baseUrl}/llms.txt`,
+    mcp: `${baseUrl}/mcp`,
+    versioning: {
+      current: 'v1',
+      deprecated: [] as string[],
+      policy:
+        'Unversioned /api paths are v1 and also served under /api/v1. Breaking changes ship under /api/v2; ' +
+        'a deprecated version answers with Deprecation and Sunset headers and stays at least 180 days.',
+    },
+  }
+  return new Elysia().get('/', () => index)
+}
