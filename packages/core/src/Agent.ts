@@ -1,8 +1,8 @@
-import { type Address, getAddress, isAddress } from 'viem'
 import * as v from 'valibot'
+import { type Address, getAddress, isAddress } from 'viem'
 import { type Liveness, liveness } from './Liveness.ts'
 import type { MilestoneView } from './Milestone.ts'
-import { assertUniqueSlugs, type SkillRecord, SkillListInput, type SkillView, toSkillView } from './Skill.ts'
+import { assertUniqueSlugs, SkillListInput, type SkillRecord, type SkillView, toSkillView } from './Skill.ts'
 import { trustScore } from './Trust.ts'
 import { boundedText } from './Validation.ts'
 
@@ -39,7 +39,9 @@ export type AgentRecord = {
 }
 
 /** The fields an update may change; absent means unchanged, null means cleared. */
-export type AgentPatch = Partial<Pick<AgentRecord, 'bio' | 'platform' | 'model' | 'walletAddress' | 'basename' | 'skills'>>
+export type AgentPatch = Partial<
+  Pick<AgentRecord, 'bio' | 'platform' | 'model' | 'walletAddress' | 'basename' | 'skills'>
+>
 
 /** The case-insensitive key an agent name is unique under. */
 export function nameKey(name: string): string {
@@ -53,7 +55,10 @@ const AgentName = v.pipe(
 
 const WalletAddress = v.pipe(
   v.string('must be a string'),
-  v.check((text) => isAddress(text), 'must be a 20-byte hex address (0x + 40 hex digits, valid EIP-55 checksum if mixed case)'),
+  v.check(
+    (text) => isAddress(text),
+    'must be a 20-byte hex address (0x + 40 hex digits, valid EIP-55 checksum if mixed case)',
+  ),
   v.transform((text) => getAddress(text)),
 )
 
@@ -143,7 +148,12 @@ function withoutMilestones<T extends { milestones: unknown }>(view: T): Omit<T, 
 }
 
 /** Builds the public Agent record. */
-export function toAgentView(agent: AgentRecord, milestones: MilestoneView[], now: Date, baseUrl: string): AgentView {
+export function toAgentView(
+  agent: AgentRecord,
+  milestones: MilestoneView[],
+  now: Date,
+  baseUrl: string,
+): AgentView {
   return {
     name: agent.name,
     bio: agent.bio,

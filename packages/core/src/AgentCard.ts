@@ -5,7 +5,8 @@ import { amountToNumber } from './Money.ts'
 import type { SkillRecord } from './Skill.ts'
 
 /** Signature of the escrow's deposit function, as agent cards publish it. */
-export const DEPOSIT_SIGNATURE = 'deposit(bytes32 taskId, address seller, uint256 amount, uint256 slaDeadline)'
+export const DEPOSIT_SIGNATURE =
+  'deposit(bytes32 taskId, address seller, uint256 amount, uint256 slaDeadline)'
 
 /** The escrow's deposit function as a JSON ABI fragment. */
 export const DEPOSIT_ABI = [
@@ -80,7 +81,12 @@ function commerce(agent: AgentRecord, config: MarketConfig) {
  * The A2A v1.0 card of an agent: SPEC.md's fields, the v1.0 `supportedInterfaces`, and `_extensions`.
  * @example buildAgentCard(agent, milestones, new Date(), config)
  */
-export function buildAgentCard(agent: AgentRecord, milestones: MilestoneView[], now: Date, config: MarketConfig) {
+export function buildAgentCard(
+  agent: AgentRecord,
+  milestones: MilestoneView[],
+  now: Date,
+  config: MarketConfig,
+) {
   const { pageUrl } = agentLinks(config.baseUrl, agent.name)
   const apiUrl = `${config.baseUrl}/api/agents/${encodeURIComponent(agent.name)}`
   return {

@@ -10,7 +10,13 @@ import {
 } from './Agent.ts'
 import { type AgentCard, buildAgentCard } from './AgentCard.ts'
 import type { MarketConfig } from './Config.ts'
-import { constantTimeEqual, generateApiKey, generateId, generatePairingCode, hashSecret } from './Credentials.ts'
+import {
+  constantTimeEqual,
+  generateApiKey,
+  generateId,
+  generatePairingCode,
+  hashSecret,
+} from './Credentials.ts'
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from './errors.ts'
 import { MilestoneInput, type MilestoneView, milestoneTrust, toMilestoneView } from './Milestone.ts'
 import type { ChainReader } from './ports/Chain.ts'
@@ -133,14 +139,18 @@ export const Marketplace = {
           claimedMilestones: 0,
         }
         if ((await store.insertAgent(agent)) === 'name_taken') {
-          throw new ConflictError('name_taken', `The name "${input.name}" is already taken (names ignore case).`)
+          throw new ConflictError(
+            'name_taken',
+            `The name "${input.name}" is already taken (names ignore case).`,
+          )
         }
         return {
           agentId: agent.name,
           apiKey,
           pairingCode,
           status: 'free',
-          message: 'Registered. Keep the apiKey secret: it is shown only now. Give the pairingCode to your owner.',
+          message:
+            'Registered. Keep the apiKey secret: it is shown only now. Give the pairingCode to your owner.',
         }
       },
 
@@ -148,6 +158,8 @@ export const Marketplace = {
       async updateAgent(name: string, apiKey: string | undefined, body: unknown): Promise<AgentView> {
         const agent = await authenticate(name, apiKey)
         const patch = parseInput(UpdateAgentInput, body ?? {})
+        // Nothing known to change: no write, so revision, card version and activity stay as they are.
+        if (Object.keys(patch).length === 0) return view(agent)
         const updated = await store.updateAgent(agent.name, patch, clock.now())
         if (!updated) throw new NotFoundError('agent_not_found', `No agent is named "${name}".`)
         return view(updated)

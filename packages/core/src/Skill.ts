@@ -90,7 +90,10 @@ const SkillObject = v.pipe(
     ['price'],
   ),
   v.forward(
-    v.check((skill) => skill.slug !== undefined || slugify(skill.name) !== '', 'name has no letters or digits for a slug; send a slug'),
+    v.check(
+      (skill) => skill.slug !== undefined || slugify(skill.name) !== '',
+      'name has no letters or digits for a slug; send a slug',
+    ),
     ['slug'],
   ),
   v.transform(
@@ -126,9 +129,11 @@ export function assertUniqueSlugs(skills: readonly SkillRecord[]): void {
   skills.forEach((skill, index) => {
     if (seen.has(skill.slug)) {
       const detail = `slug "${skill.slug}" is used by an earlier skill of this agent`
-      throw new InvalidInputError('invalid_body', `The request body is invalid (/skills/${index}/slug: ${detail}).`, [
-        { pointer: `/skills/${index}/slug`, detail },
-      ])
+      throw new InvalidInputError(
+        'invalid_body',
+        `The request body is invalid (/skills/${index}/slug: ${detail}).`,
+        [{ pointer: `/skills/${index}/slug`, detail }],
+      )
     }
     seen.add(skill.slug)
   })

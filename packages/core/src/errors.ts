@@ -29,7 +29,11 @@ export class MarketError extends Error {
 /** 400: a body, query or parameter that breaks its schema. */
 export class InvalidInputError extends MarketError {
   override readonly name = 'InvalidInputError'
-  constructor(code: 'invalid_body' | 'invalid_query' | 'invalid_json' | string, detail: string, errors?: FieldProblem[]) {
+  constructor(
+    code: 'invalid_body' | 'invalid_query' | 'invalid_json' | string,
+    detail: string,
+    errors?: FieldProblem[],
+  ) {
     super(code, 400, 'Invalid request', detail, errors)
   }
 }

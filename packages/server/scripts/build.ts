@@ -9,7 +9,9 @@ import type { BunPlugin } from 'bun'
 
 const root = resolve(import.meta.dir, '../../..')
 const outfileFlag = process.argv.indexOf('--outfile')
-const outfile = resolve(outfileFlag > 0 ? (process.argv[outfileFlag + 1] ?? '') : join(root, 'dist/agentmarket'))
+const outfile = resolve(
+  outfileFlag > 0 ? (process.argv[outfileFlag + 1] ?? '') : join(root, 'dist/agentmarket'),
+)
 
 /** The @libsql native package for the machine we build on, e.g. `linux-x64-gnu`. */
 function nativeTarget(): string {
@@ -24,9 +26,14 @@ const staticLibsqlNative: BunPlugin = {
   setup(build) {
     build.onLoad({ filter: /[\\/]node_modules[\\/]libsql[\\/]index\.js$/ }, async ({ path }) => {
       const source = await Bun.file(path).text()
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: this is the literal source text we replace
       const dynamic = 'return require(`@libsql/${target}`);'
-      if (!source.includes(dynamic)) throw new Error(`libsql-static-native: the dynamic require moved in ${path}`)
-      return { contents: source.replace(dynamic, `return require('@libsql/${nativeTarget()}');`), loader: 'js' }
+      if (!source.includes(dynamic))
+        throw new Error(`libsql-static-native: the dynamic require moved in ${path}`)
+      return {
+        contents: source.replace(dynamic, `return require('@libsql/${nativeTarget()}');`),
+        loader: 'js',
+      }
     })
   },
 }

@@ -35,7 +35,11 @@ export function createApp(deps: AppDeps) {
     version: deps.version ?? VERSION,
     startedAt: deps.startedAt ?? new Date(),
   }
-  return new Elysia().use(problems(deps.baseUrl)).use(jsonBody).use(api('/api', routeDeps)).use(api('/api/v1', routeDeps))
+  return new Elysia()
+    .use(problems(deps.baseUrl))
+    .use(jsonBody)
+    .use(api('/api', routeDeps))
+    .use(api('/api/v1', routeDeps))
 }
 
 /** The app's type, for hosts and tests. */

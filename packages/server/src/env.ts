@@ -1,5 +1,5 @@
-import { isAddress } from 'viem'
 import * as v from 'valibot'
+import { isAddress } from 'viem'
 
 /** Everything the server reads from its environment (CONTRACT.md), validated. */
 export type Settings = {
@@ -41,10 +41,22 @@ function read<T>(env: Env, name: string, schema: v.GenericSchema<string, T>, fal
 const urlWith = (protocols: string[], label: string) =>
   v.pipe(
     v.string(),
-    v.check((text) => URL.canParse(text) && protocols.includes(new URL(text).protocol), `must be a ${label} URL`),
+    v.check(
+      (text) => URL.canParse(text) && protocols.includes(new URL(text).protocol),
+      `must be a ${label} URL`,
+    ),
   )
-const port = v.pipe(v.string(), v.regex(/^\d{1,5}$/, 'must be a port number'), v.transform(Number), v.maxValue(65535, 'must be a port number'))
-const positive = v.pipe(v.string(), v.regex(/^[1-9]\d{0,8}$/, 'must be a positive whole number'), v.transform(Number))
+const port = v.pipe(
+  v.string(),
+  v.regex(/^\d{1,5}$/, 'must be a port number'),
+  v.transform(Number),
+  v.maxValue(65535, 'must be a port number'),
+)
+const positive = v.pipe(
+  v.string(),
+  v.regex(/^[1-9]\d{0,8}$/, 'must be a positive whole number'),
+  v.transform(Number),
+)
 const address = v.pipe(
   v.string(),
   v.check((text) => isAddress(text), 'must be a 20-byte hex address'),
@@ -53,11 +65,19 @@ const address = v.pipe(
 const databaseUrl = v.pipe(
   v.string(),
   v.check(
-    (text) => text === ':memory:' || /^file:.+/.test(text) || (URL.canParse(text) && /^(libsql|https?|wss?):$/.test(new URL(text).protocol)),
+    (text) =>
+      text === ':memory:' ||
+      /^file:.+/.test(text) ||
+      (URL.canParse(text) && /^(libsql|https?|wss?):$/.test(new URL(text).protocol)),
     'must be file:PATH, :memory:, or a libsql:// URL',
   ),
 )
-const text = (max: number) => v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(max, `must be at most ${max} characters`))
+const text = (max: number) =>
+  v.pipe(
+    v.string(),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(max, `must be at most ${max} characters`),
+  )
 
 /**
  * Reads and validates the environment; throws SettingsError naming the first bad variable.
@@ -65,12 +85,24 @@ const text = (max: number) => v.pipe(v.string(), v.minLength(1, 'must not be emp
  */
 export function readSettings(env: Env): Settings {
   const listenPort = read(env, 'PORT', port, '3000')
-  const baseUrl = read(env, 'BASE_URL', urlWith(['http:', 'https:'], 'http(s)'), `http://localhost:${listenPort}`).replace(/\/+$/, '')
+  const baseUrl = read(
+    env,
+    'BASE_URL',
+    urlWith(['http:', 'https:'], 'http(s)'),
+    `http://localhost:${listenPort}`,
+  ).replace(/\/+$/, '')
   const host = new URL(baseUrl).hostname
   const optionalUrl = (name: string, protocols: string[], label: string) =>
     env[name] ? read(env, name, urlWith(protocols, label)) : null
   const secret = env.MPP_SECRET_KEY
-    ? read(env, 'MPP_SECRET_KEY', v.pipe(v.string(), v.check((key) => new TextEncoder().encode(key).length >= 32, 'must be at least 32 bytes')))
+    ? read(
+        env,
+        'MPP_SECRET_KEY',
+        v.pipe(
+          v.string(),
+          v.check((key) => new TextEncoder().encode(key).length >= 32, 'must be at least 32 bytes'),
+        ),
+      )
     : undefined
   return {
     port: listenPort,
@@ -78,17 +110,37 @@ export function readSettings(env: Env): Settings {
     baseUrl,
     databaseUrl: read(env, 'DATABASE_URL', databaseUrl, 'file:./data/market.db'),
     databaseAuthToken: env.DATABASE_AUTH_TOKEN || undefined,
-    chainRpcUrl: read(env, 'CHAIN_RPC_URL', urlWith(['http:', 'https:', 'ws:', 'wss:'], 'http(s) or ws(s)'), 'https://mainnet.base.org'),
+    chainRpcUrl: read(
+      env,
+      'CHAIN_RPC_URL',
+      urlWith(['http:', 'https:', 'ws:', 'wss:'], 'http(s) or ws(s)'),
+      'https://mainnet.base.org',
+    ),
     chainId: read(env, 'CHAIN_ID', positive, '8453'),
     usdcContract: read(env, 'USDC_CONTRACT', address, '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
     escrowContract: env.ESCROW_CONTRACT ? read(env, 'ESCROW_CONTRACT', address) : null,
     minConfirmations: read(env, 'MIN_CONFIRMATIONS', positive, '3'),
     mppSecretKey: secret,
     mppRealm: read(env, 'MPP_REALM', text(255), host),
-    tempoRpcUrl: read(env, 'TEMPO_RPC_URL', urlWith(['http:', 'https:', 'ws:', 'wss:'], 'http(s) or ws(s)'), 'https://rpc.tempo.xyz'),
+    tempoRpcUrl: read(
+      env,
+      'TEMPO_RPC_URL',
+      urlWith(['http:', 'https:', 'ws:', 'wss:'], 'http(s) or ws(s)'),
+      'https://rpc.tempo.xyz',
+    ),
     mppCurrency: read(env, 'MPP_CURRENCY', address, '0x20C000000000000000000000b9537d11c60E8b50'),
-    pairingPrefix: read(env, 'PAIRING_PREFIX', v.pipe(v.string(), v.regex(/^[A-Z0-9]{2,8}$/, 'must be 2-8 upper-case letters or digits')), 'AGM'),
-    orderMailbox: read(env, 'ORDER_MAILBOX', v.pipe(v.string(), v.regex(/^[^\s@]+@[^\s@]+$/, 'must be an e-mail address')), `orders@${host}`),
+    pairingPrefix: read(
+      env,
+      'PAIRING_PREFIX',
+      v.pipe(v.string(), v.regex(/^[A-Z0-9]{2,8}$/, 'must be 2-8 upper-case letters or digits')),
+      'AGM',
+    ),
+    orderMailbox: read(
+      env,
+      'ORDER_MAILBOX',
+      v.pipe(v.string(), v.regex(/^[^\s@]+@[^\s@]+$/, 'must be an e-mail address')),
+      `orders@${host}`,
+    ),
     smtpInboundPort: env.SMTP_INBOUND_PORT ? read(env, 'SMTP_INBOUND_PORT', port) : null,
     smtpOutboundUrl: optionalUrl('SMTP_OUTBOUND_URL', ['smtp:', 'smtps:'], 'smtp:// or smtps://'),
     rateLimits: read(env, 'RATE_LIMITS', v.picklist(['on', 'off'], 'must be "on" or "off"'), 'on') === 'on',

@@ -2,7 +2,7 @@ import { defaultConfig, Marketplace } from '@agentmarket/core'
 import { createApp } from './app.ts'
 import { libsqlStore } from './db/libsqlStore.ts'
 import { openDatabase } from './db/open.ts'
-import { readSettings, SettingsError, type Settings } from './env.ts'
+import { readSettings, type Settings, SettingsError } from './env.ts'
 
 /** Opens the database, builds the marketplace and starts listening. Returns a stop function. */
 export async function startServer(settings: Settings) {
@@ -10,7 +10,11 @@ export async function startServer(settings: Settings) {
   const store = libsqlStore(database)
   const config = defaultConfig(settings.baseUrl, {
     pairingPrefix: settings.pairingPrefix,
-    chain: { chainId: settings.chainId, usdcContract: settings.usdcContract, escrowContract: settings.escrowContract },
+    chain: {
+      chainId: settings.chainId,
+      usdcContract: settings.usdcContract,
+      escrowContract: settings.escrowContract,
+    },
   })
   const market = Marketplace.create({ store, config })
   const app = createApp({ market, baseUrl: settings.baseUrl })
@@ -35,7 +39,9 @@ if (import.meta.main) {
   }
   try {
     const server = await startServer(settings)
-    console.log(`agentmarket listening on http://${settings.host}:${settings.port} (public ${settings.baseUrl})`)
+    console.log(
+      `agentmarket listening on http://${settings.host}:${settings.port} (public ${settings.baseUrl})`,
+    )
     const shutdown = () => server.stop().finally(() => process.exit(0))
     process.once('SIGINT', shutdown)
     process.once('SIGTERM', shutdown)

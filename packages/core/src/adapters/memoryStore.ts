@@ -91,7 +91,13 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       return milestones
         .map((milestone, order) => ({ milestone, order }))
         .filter(({ milestone }) => nameKey(milestone.agentName) === key)
-        .sort((a, b) => (a.milestone.date === b.milestone.date ? b.order - a.order : a.milestone.date < b.milestone.date ? 1 : -1))
+        .sort((a, b) =>
+          a.milestone.date === b.milestone.date
+            ? b.order - a.order
+            : a.milestone.date < b.milestone.date
+              ? 1
+              : -1,
+        )
         .slice(0, limit)
         .map(({ milestone }) => structuredClone(milestone))
     },

@@ -10,7 +10,9 @@ export function systemClock(): Clock {
 }
 
 /** A clock that stands still until moved: for tests. */
-export function manualClock(start: Date | string): Clock & { set(at: Date | string): void; advance(ms: number): void } {
+export function manualClock(
+  start: Date | string,
+): Clock & { set(at: Date | string): void; advance(ms: number): void } {
   let current = new Date(start)
   return {
     now: () => new Date(current),

@@ -1,4 +1,4 @@
-import { deepStrictEqual as same, ok, strictEqual as equal } from 'node:assert/strict'
+import { strictEqual as equal, ok, deepStrictEqual as same } from 'node:assert/strict'
 import type { AgentRecord } from '../Agent.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import type { Store } from '../ports/Store.ts'
@@ -133,9 +133,16 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
       'error: a name taken in another case is refused, and two racing inserts give one winner',
       withStore(async (store) => {
         equal(await store.insertAgent(sampleAgent({ name: 'Twin' })), 'inserted')
-        equal(await store.insertAgent(sampleAgent({ name: 'TWIN', apiKeyHash: 'other', pairingCodeHash: 'other' })), 'name_taken')
+        equal(
+          await store.insertAgent(
+            sampleAgent({ name: 'TWIN', apiKeyHash: 'other', pairingCodeHash: 'other' }),
+          ),
+          'name_taken',
+        )
         const results = await Promise.all(
-          Array.from({ length: 5 }, (_, i) => store.insertAgent(sampleAgent({ name: 'race', apiKeyHash: `k${i}`, pairingCodeHash: `p${i}` }))),
+          Array.from({ length: 5 }, (_, i) =>
+            store.insertAgent(sampleAgent({ name: 'race', apiKeyHash: `k${i}`, pairingCodeHash: `p${i}` })),
+          ),
         )
         equal(results.filter((result) => result === 'inserted').length, 1)
       }),
@@ -223,7 +230,8 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
         await store.insertAgent(sampleAgent({ name: 'pricer', bio: 'quotes 100% of prices' }))
         await store.insertAgent(sampleAgent({ name: 'under_score', bio: null }))
         await store.insertAgent(sampleAgent({ name: 'plain', bio: 'nothing special' }))
-        const names = async (q: string) => (await store.listAgents({ q, limit: 10, offset: 0 })).agents.map((a) => a.name).sort()
+        const names = async (q: string) =>
+          (await store.listAgents({ q, limit: 10, offset: 0 })).agents.map((a) => a.name).sort()
         same(await names('scout'), ['WebScout'])
         same(await names('FINDS'), ['WebScout'])
         same(await names('%'), ['pricer'])
@@ -239,11 +247,22 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
       withStore(async (store) => {
         await store.insertAgent(sampleAgent({ name: 'miles', lastActiveAt: at(0) }))
         await store.insertAgent(sampleAgent({ name: 'other' }))
-        await store.insertMilestone(sampleMilestone({ id: 'm1', agentName: 'miles', date: '2026-01-02', createdAt: at(1) }))
         await store.insertMilestone(
-          sampleMilestone({ id: 'm2', agentName: 'miles', date: '2026-03-01', proof: 'https://x.test', trust: 'verified', createdAt: at(2) }),
+          sampleMilestone({ id: 'm1', agentName: 'miles', date: '2026-01-02', createdAt: at(1) }),
         )
-        await store.insertMilestone(sampleMilestone({ id: 'm3', agentName: 'miles', date: '2026-01-02', createdAt: at(2) }))
+        await store.insertMilestone(
+          sampleMilestone({
+            id: 'm2',
+            agentName: 'miles',
+            date: '2026-03-01',
+            proof: 'https://x.test',
+            trust: 'verified',
+            createdAt: at(2),
+          }),
+        )
+        await store.insertMilestone(
+          sampleMilestone({ id: 'm3', agentName: 'miles', date: '2026-01-02', createdAt: at(2) }),
+        )
         await store.insertMilestone(sampleMilestone({ id: 'o1', agentName: 'other', createdAt: at(2) }))
         const listed = await store.listMilestones('MILES', 10)
         same(

@@ -10,7 +10,9 @@ const folder = mkdtempSync(join(tmpdir(), 'agentmarket-store-'))
 afterAll(() => rmSync(folder, { recursive: true, force: true }))
 let fileNumber = 0
 
-storeSuite({ describe, test }, 'libsqlStore on :memory:', async () => libsqlStore(await openDatabase(':memory:')))
+storeSuite({ describe, test }, 'libsqlStore on :memory:', async () =>
+  libsqlStore(await openDatabase(':memory:')),
+)
 storeSuite({ describe, test }, 'libsqlStore on a file', async () =>
   libsqlStore(await openDatabase(`file:${join(folder, `nested/dir/store-${fileNumber++}.db`)}`)),
 )

@@ -1,4 +1,11 @@
-import type { AgentListQuery, AgentPatch, AgentRecord, MilestoneRecord, SkillRecord, Store } from '@agentmarket/core'
+import type {
+  AgentListQuery,
+  AgentPatch,
+  AgentRecord,
+  MilestoneRecord,
+  SkillRecord,
+  Store,
+} from '@agentmarket/core'
 import { nameKey } from '@agentmarket/core'
 import { asc, desc, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Address } from 'viem'
@@ -102,7 +109,8 @@ function toMilestoneRecord(row: MilestoneRow, agentName: string): MilestoneRecor
 /** True when `error`, or any error it wraps, is a uniqueness failure of `column` (e.g. `agents.name_key`). */
 function isUniqueViolation(error: unknown, column: string): boolean {
   for (let current = error; current instanceof Error; current = current.cause) {
-    if (/UNIQUE constraint failed|PRIMARY KEY/i.test(current.message) && current.message.includes(column)) return true
+    if (/UNIQUE constraint failed|PRIMARY KEY/i.test(current.message) && current.message.includes(column))
+      return true
   }
   return false
 }
@@ -137,7 +145,11 @@ export function libsqlStore(database: Database): Store {
     const key = nameKey(name)
     const [row] = await db.select().from(agents).where(eq(agents.nameKey, key))
     if (!row) return null
-    const skillRows = await db.select().from(skills).where(eq(skills.agentKey, key)).orderBy(asc(skills.position))
+    const skillRows = await db
+      .select()
+      .from(skills)
+      .where(eq(skills.agentKey, key))
+      .orderBy(asc(skills.position))
     return toAgentRecord(row, skillRows)
   }
 
@@ -146,7 +158,10 @@ export function libsqlStore(database: Database): Store {
       const row = toAgentRow(agent)
       const skillRows = toSkillRows(row.nameKey, agent.skills)
       try {
-        await db.batch([db.insert(agents).values(row), ...skillRows.map((skill) => db.insert(skills).values(skill))])
+        await db.batch([
+          db.insert(agents).values(row),
+          ...skillRows.map((skill) => db.insert(skills).values(skill)),
+        ])
         return 'inserted'
       } catch (error) {
         if (isUniqueViolation(error, 'agents.name_key')) return 'name_taken'
@@ -157,7 +172,10 @@ export function libsqlStore(database: Database): Store {
     getAgent,
 
     async findAgentNameByKeyHash(apiKeyHash) {
-      const [row] = await db.select({ name: agents.name }).from(agents).where(eq(agents.apiKeyHash, apiKeyHash))
+      const [row] = await db
+        .select({ name: agents.name })
+        .from(agents)
+        .where(eq(agents.apiKeyHash, apiKeyHash))
       return row?.name ?? null
     },
 
@@ -166,13 +184,19 @@ export function libsqlStore(database: Database): Store {
       const { skills: newSkills, ...fields } = patch
       const update = db
         .update(agents)
-        .set({ ...fields, revision: sql`${agents.revision} + 1`, updatedAt: at.getTime(), lastActiveAt: at.getTime() })
+        .set({
+          ...fields,
+          revision: sql`${agents.revision} + 1`,
+          updatedAt: at.getTime(),
+          lastActiveAt: at.getTime(),
+        })
         .where(eq(agents.nameKey, key))
         .returning({ nameKey: agents.nameKey })
       if (newSkills === undefined) {
         if ((await update).length === 0) return null
       } else {
-        if (!(await db.select({ k: agents.nameKey }).from(agents).where(eq(agents.nameKey, key))).length) return null
+        if (!(await db.select({ k: agents.nameKey }).from(agents).where(eq(agents.nameKey, key))).length)
+          return null
         await db.batch([
           update,
           db.delete(skills).where(eq(skills.agentKey, key)),
@@ -202,7 +226,10 @@ export function libsqlStore(database: Database): Store {
         .limit(limit)
         .offset(offset)
       const grouped = await skillsByAgent(rows.map((row) => row.nameKey))
-      return { agents: rows.map((row) => toAgentRecord(row, grouped.get(row.nameKey) ?? [])), total: counted?.total ?? 0 }
+      return {
+        agents: rows.map((row) => toAgentRecord(row, grouped.get(row.nameKey) ?? [])),
+        total: counted?.total ?? 0,
+      }
     },
 
     async insertMilestone(milestone) {

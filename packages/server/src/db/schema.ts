@@ -63,5 +63,7 @@ export const milestones = sqliteTable(
     trust: text('trust').notNull(),
     createdAt: integer('created_at').notNull(),
   },
-  (table) => [index('milestones_by_agent_date').on(table.agentKey, sql`${table.date} desc`, sql`${table.seq} desc`)],
+  (table) => [
+    index('milestones_by_agent_date').on(table.agentKey, sql`${table.date} desc`, sql`${table.seq} desc`),
+  ],
 )

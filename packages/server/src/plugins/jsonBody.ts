@@ -5,7 +5,12 @@ import { Elysia } from 'elysia'
 export const MAX_BODY_BYTES = 64 * 1024
 
 const tooLarge = () =>
-  new MarketError('payload_too_large', 413, 'Payload too large', `The request body exceeds ${MAX_BODY_BYTES} bytes.`)
+  new MarketError(
+    'payload_too_large',
+    413,
+    'Payload too large',
+    `The request body exceeds ${MAX_BODY_BYTES} bytes.`,
+  )
 
 /** Reads a body stream, refusing as soon as it passes `max` bytes, whatever Content-Length claimed. */
 async function readLimited(request: Request, max: number): Promise<Uint8Array> {
@@ -41,7 +46,12 @@ export async function parseJsonObject(request: Request): Promise<Record<string, 
   const bytes = await readLimited(request, MAX_BODY_BYTES)
   if (bytes.byteLength === 0) return undefined
   if (!isJsonMediaType(request.headers.get('content-type') ?? '')) {
-    throw new MarketError('unsupported_media_type', 415, 'Unsupported media type', 'The body must be JSON: Content-Type: application/json.')
+    throw new MarketError(
+      'unsupported_media_type',
+      415,
+      'Unsupported media type',
+      'The body must be JSON: Content-Type: application/json.',
+    )
   }
   let data: unknown
   try {
@@ -50,7 +60,9 @@ export async function parseJsonObject(request: Request): Promise<Record<string, 
     throw new InvalidInputError('invalid_json', 'The request body is not valid JSON.')
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    throw new InvalidInputError('invalid_body', 'The request body must be a JSON object.', [{ pointer: '', detail: 'must be a JSON object' }])
+    throw new InvalidInputError('invalid_body', 'The request body must be a JSON object.', [
+      { pointer: '', detail: 'must be a JSON object' },
+    ])
   }
   return data as Record<string, unknown>
 }

@@ -9,7 +9,8 @@ export function problemResponse(error: unknown, request: Request, typeBase: stri
   const problem = toProblem(error, new URL(request.url).pathname, typeBase)
   const headers = new Headers({ 'content-type': PROBLEM_MEDIA_TYPE })
   if (problem.status === 401) headers.set('www-authenticate', 'Bearer realm="agentmarket"')
-  if (problem.status >= 500) console.error('unhandled error', request.method, new URL(request.url).pathname, error)
+  if (problem.status >= 500)
+    console.error('unhandled error', request.method, new URL(request.url).pathname, error)
   return new Response(JSON.stringify(problem), { status: problem.status, headers })
 }
 
@@ -18,7 +19,8 @@ function normalize(code: string | number, error: unknown): unknown {
   if (error instanceof MarketError) return error
   if (code === 'PARSE' && error instanceof Error && error.cause instanceof MarketError) return error.cause
   if (code === 'NOT_FOUND') return new NotFoundError('not_found', 'No such resource or method.')
-  if (code === 'PARSE') return new MarketError('invalid_json', 400, 'Invalid request', 'The request body is not valid JSON.')
+  if (code === 'PARSE')
+    return new MarketError('invalid_json', 400, 'Invalid request', 'The request body is not valid JSON.')
   return error
 }
 

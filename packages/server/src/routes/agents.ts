@@ -9,12 +9,18 @@ export function agentRoutes({ market }: RouteDeps) {
     .put('/agents/:name', ({ params, headers, body }) =>
       market.updateAgent(params.name, bearerToken(headers.authorization), body ?? {}),
     )
-    .post('/agents/:name/heartbeat', ({ params, headers }) => market.heartbeat(params.name, bearerToken(headers.authorization)))
+    .post('/agents/:name/heartbeat', ({ params, headers }) =>
+      market.heartbeat(params.name, bearerToken(headers.authorization)),
+    )
     .get('/agents/:name/agent-card.json', async ({ params, request }) =>
       jsonWithETag(await market.agentCard(params.name), request, 'public, max-age=60'),
     )
     .post('/agents/:name/milestones', async ({ params, headers, body, set }) => {
-      const milestone = await market.recordMilestone(params.name, bearerToken(headers.authorization), body ?? {})
+      const milestone = await market.recordMilestone(
+        params.name,
+        bearerToken(headers.authorization),
+        body ?? {},
+      )
       set.status = 201
       return milestone
     })

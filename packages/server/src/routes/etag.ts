@@ -12,6 +12,7 @@ export function jsonWithETag(value: unknown, request: Request, cacheControl: str
   const body = JSON.stringify(value)
   const etag = `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`
   const headers = { etag, 'cache-control': cacheControl }
-  if (matchesETag(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
+  if (matchesETag(request.headers.get('if-none-match'), etag))
+    return new Response(null, { status: 304, headers })
   return new Response(body, { headers: { ...headers, 'content-type': 'application/json' } })
 }

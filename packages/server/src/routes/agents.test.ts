@@ -1,0 +1,331 @@
+import { describe, expect, test } from 'bun:test'
+import { expectProblemShape, TEST_BASE_URL, testApp } from '../testing/http.ts'
+
+const WALLET = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
+
+describe('PUT /api/agents/{name}', () => {
+  test('behavior: changes only the fields sent; skills, when sent, replace the list', async () => {
+    const { call, register } = await testApp()
+    const { key } = await register('Scout', { bio: 'old bio', model: 'm-1', skills: ['a', 'b'] })
+    const updated = await call('PUT', '/api/agents/scout', {
+      key,
+      body: { bio: 'new bio', walletAddress: WALLET.toLowerCase() },
+    })
+    expect(updated.status).toBe(200)
+    expect(updated.json).toMatchObject({ name: 'Scout', bio: 'new bio', model: 'm-1', walletAddress: WALLET })
+    expect(updated.json.skills.map((skill: { slug: string }) => skill.slug)).toEqual(['a', 'b'])
+    const replaced = await call('PUT', '/api/agents/Scout', {
+      key,
+      body: { skills: [{ name: 'C', type: 'purchasable', price: 1.25 }], basename: 'scout.base.eth' },
+    })
+    expect(replaced.json.skills).toEqual([
+      {
+        name: 'C',
+        slug: 'c',
+        description: null,
+        type: 'purchasable',
+        price: 1.25,
+        currency: 'USDC',
+        sla: null,
+        url: null,
+      },
+    ])
+    expect(replaced.json).toMatchObject({ bio: 'new bio', basename: 'scout.base.eth', walletAddress: WALLET })
+    const cleared = await call('PUT', '/api/agents/Scout', { key, body: { bio: null, walletAddress: null } })
+    expect(cleared.json).toMatchObject({ bio: null, walletAddress: null, basename: 'scout.base.eth' })
+  })
+
+  test('behavior: an absent body changes nothing', async () => {
+    const { call, register } = await testApp()
+    const { key } = await register('Scout', { bio: 'kept' })
+    const before = (await call('GET', '/api/community/agents/Scout')).json
+    const response = await call('PUT', '/api/agents/Scout', { key })
+    expect(response.status).toBe(200)
+    expect(response.json).toEqual(before)
+  })
+
+  test("error: 401 without or with a wrong key, 403 with another agent's key, 404 for no such agent", async () => {
+    const { call, register } = await testApp()
+    const scout = await register('Scout')
+    const other = await register('Other')
+    const missing = await call('PUT', '/api/agents/Scout', { body: { bio: 'x' } })
+    expectProblemShape(missing, 401, 'unauthorized')
+    expect(missing.headers.get('www-authenticate')).toStartWith('Bearer')
+    const wrong = await call('PUT', '/api/agents/Scout', { body: { bio: 'x' }, key: 'amk_wrong' })
+    expectProblemShape(wrong, 401, 'unauthorized')
+    expect(wrong.headers.get('www-authenticate')).toStartWith('Bearer')
+    expectProblemShape(
+      await call('PUT', '/api/agents/Scout', {
+        body: { bio: 'x' },
+        headers: { authorization: `Basic ${scout.key}` },
+      }),
+      401,
+    )
+    expectProblemShape(
+      await call('PUT', '/api/agents/Scout', { body: { bio: 'x' }, key: other.key }),
+      403,
+      'forbidden',
+    )
+    expectProblemShape(
+      await call('PUT', '/api/agents/Nobody', { body: { bio: 'x' }, key: scout.key }),
+      404,
+      'agent_not_found',
+    )
+    expect((await call('GET', '/api/community/agents/Scout')).json.bio).toBeNull()
+  })
+
+  test('error: bad fields are 400 and change nothing', async () => {
+    const { call, register } = await testApp()
+    const { key } = await register('Scout', { bio: 'kept', skills: ['a'] })
+    const before = (await call('GET', '/api/community/agents/Scout')).json
+    const cases: [unknown, string][] = [
+      [{ walletAddress: '0x123' }, '/walletAddress'],
+      [{ walletAddress: '0x5AAEB6053F3E94C9b9A09f33669435E7Ef1BeAed' }, '/walletAddress'],
+      [{ walletAddress: 5 }, '/walletAddress'],
+      [{ bio: 7, model: 'fine' }, '/bio'],
+      [{ model: 'm'.repeat(101) }, '/model'],
+      [{ skills: [{ name: 'p', type: 'purchasable' }] }, '/skills/0/price'],
+      [{ skills: {} }, '/skills'],
+    ]
+    for (const [body, pointer] of cases) {
+      const response = await call('PUT', '/api/agents/Scout', { key, body })
+      expectProblemShape(response, 400, 'invalid_body')
+      expect(response.json.errors.map((error: { pointer: string }) => error.pointer)).toContain(pointer)
+    }
+    expectProblemShape(await call('PUT', '/api/agents/Scout', { key, body: '[1]' }), 400, 'invalid_body')
+    expectProblemShape(await call('PUT', '/api/agents/Scout', { key, body: 'nope' }), 400, 'invalid_json')
+    expect((await call('GET', '/api/community/agents/Scout')).json).toEqual(before)
+  })
+})
+
+describe('POST /api/agents/{name}/heartbeat', () => {
+  test('behavior: answers live with lastSeen and the agent', async () => {
+    const { call, register, clock } = await testApp()
+    const { key } = await register('Scout')
+    const response = await call('POST', '/api/agents/scout/heartbeat', { key })
+    expect(response.status).toBe(200)
+    expect(response.json).toEqual({ status: 'live', lastSeen: clock.now().toISOString(), agent: 'Scout' })
+  })
+
+  test('behavior: liveness is live at 5:00, idle at 5:01 and 30:00, off at 30:01 and when never seen', async () => {
+    const { call, register, clock } = await testApp('2026-06-01T12:00:00.000Z')
+    const { key } = await register('Scout')
+    const heartbeatOf = async () => (await call('GET', '/api/community/agents/Scout')).json.heartbeat
+    expect(await heartbeatOf()).toEqual({ status: 'off', lastSeen: null })
+    await call('POST', '/api/agents/Scout/heartbeat', { key })
+    const expected = (status: string) => ({ status, lastSeen: '2026-06-01T12:00:00.000Z' })
+    for (const [at, status] of [
+      ['12:05:00', 'live'],
+      ['12:05:01', 'idle'],
+      ['12:30:00', 'idle'],
+      ['12:30:01', 'off'],
+    ] as const) {
+      clock.set(`2026-06-01T${at}.000Z`)
+      expect(await heartbeatOf()).toEqual(expected(status))
+      expect((await call('GET', '/api/agents/Scout/agent-card.json')).json._extensions.heartbeat).toEqual(
+        expected(status),
+      )
+      const row = (await call('GET', '/api/community/agents')).json.agents[0]
+      expect(row.heartbeat).toEqual(expected(status))
+    }
+    await call('POST', '/api/agents/Scout/heartbeat', { key })
+    expect(await heartbeatOf()).toEqual({ status: 'live', lastSeen: '2026-06-01T12:30:01.000Z' })
+  })
+
+  test("error: 401 without a key, 403 with another agent's key, 404 for no such agent", async () => {
+    const { call, register } = await testApp()
+    await register('Scout')
+    const other = await register('Other')
+    expectProblemShape(await call('POST', '/api/agents/Scout/heartbeat'), 401, 'unauthorized')
+    expectProblemShape(
+      await call('POST', '/api/agents/Scout/heartbeat', { key: other.key }),
+      403,
+      'forbidden',
+    )
+    expectProblemShape(
+      await call('POST', '/api/agents/Ghost/heartbeat', { key: other.key }),
+      404,
+      'agent_not_found',
+    )
+    expect((await call('GET', '/api/community/agents/Scout')).json.heartbeat.lastSeen).toBeNull()
+  })
+})
+
+describe('milestones', () => {
+  test('behavior: 201 with id, trust and createdAt; listed newest date first; shown on the agent and card', async () => {
+    const { call, register, clock } = await testApp()
+    const { key } = await register('Scout')
+    const claimed = await call('POST', '/api/agents/Scout/milestones', {
+      key,
+      body: { date: '2026-01-15', title: 'First order' },
+    })
+    expect(claimed.status).toBe(201)
+    expect(claimed.json).toEqual({
+      id: expect.stringMatching(/^ms_[0-9a-f]{32}$/),
+      date: '2026-01-15',
+      title: 'First order',
+      description: null,
+      proof: null,
+      trust: 'claimed',
+      createdAt: clock.now().toISOString(),
+    })
+    const verified = await call('POST', '/api/agents/Scout/milestones', {
+      key,
+      body: {
+        date: '2026-03-01',
+        title: 'Audit passed',
+        description: 'by a third party',
+        proof: 'https://audits.example/scout',
+      },
+    })
+    expect(verified.json.trust).toBe('verified')
+    const list = await call('GET', '/api/agents/scout/milestones')
+    expect(list.json.milestones.map((m: { title: string }) => m.title)).toEqual([
+      'Audit passed',
+      'First order',
+    ])
+    const agent = (await call('GET', '/api/community/agents/Scout')).json
+    expect(agent.milestones).toEqual(list.json.milestones)
+    expect(agent.trustScore).toBe(10 + 10 + 2)
+    expect((await call('GET', '/api/agents/Scout/agent-card.json')).json._extensions.milestones).toEqual(
+      list.json.milestones,
+    )
+  })
+
+  test('error: bad dates, proofs and titles are 400 at their pointer; auth as for the other writes', async () => {
+    const { call, register } = await testApp()
+    const { key } = await register('Scout')
+    const other = await register('Other')
+    const cases: [unknown, string][] = [
+      [{ date: '2026-02-30', title: 't' }, '/date'],
+      [{ date: '2026-1-5', title: 't' }, '/date'],
+      [{ date: '2026-01-05T00:00:00Z', title: 't' }, '/date'],
+      [{ title: 't' }, '/date'],
+      [{ date: '2026-01-05' }, '/title'],
+      [{ date: '2026-01-05', title: '   ' }, '/title'],
+      [{ date: '2026-01-05', title: 't', proof: 'ftp://files.example/x' }, '/proof'],
+      [{ date: '2026-01-05', title: 't', proof: 'javascript:alert(1)' }, '/proof'],
+      [{ date: '2026-01-05', title: 't'.repeat(201) }, '/title'],
+    ]
+    for (const [body, pointer] of cases) {
+      const response = await call('POST', '/api/agents/Scout/milestones', { key, body })
+      expectProblemShape(response, 400, 'invalid_body')
+      expect(response.json.errors.map((error: { pointer: string }) => error.pointer)).toContain(pointer)
+    }
+    const good = { date: '2026-01-05', title: 't' }
+    expectProblemShape(await call('POST', '/api/agents/Scout/milestones', { body: good }), 401)
+    expectProblemShape(
+      await call('POST', '/api/agents/Scout/milestones', { body: good, key: other.key }),
+      403,
+    )
+    expectProblemShape(await call('GET', '/api/agents/Ghost/milestones'), 404, 'agent_not_found')
+    expect((await call('GET', '/api/agents/Scout/milestones')).json).toEqual({ milestones: [] })
+  })
+})
+
+describe('GET /api/agents/{name}/agent-card.json', () => {
+  test('behavior: an A2A v1.0 card with every field SPEC.md lists and the commerce extension', async () => {
+    const { call, register } = await testApp()
+    const { key } = await register('Scout', {
+      bio: 'finds things',
+      model: 'm-1',
+      platform: 'primaryplatform',
+      skills: [
+        'ping',
+        { name: 'Research', type: 'purchasable', price: 0.01, description: 'deep', sla: '24 hours' },
+      ],
+    })
+    await call('PUT', '/api/agents/Scout', { key, body: { walletAddress: WALLET } })
+    const response = await call('GET', '/api/agents/scout/agent-card.json')
+    expect(response.status).toBe(200)
+    expect(response.headers.get('cache-control')).toBe('public, max-age=60')
+    const card = response.json
+    expect(card).toMatchObject({
+      name: 'Scout',
+      description: 'finds things',
+      url: `${TEST_BASE_URL}/agents/Scout`,
+      supportedInterfaces: [
+        { url: `${TEST_BASE_URL}/api/agents/Scout`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+      ],
+      version: expect.any(String),
+      provider: { organization: expect.any(String), url: TEST_BASE_URL },
+      capabilities: { streaming: false, pushNotifications: false },
+      defaultInputModes: ['application/json'],
+      defaultOutputModes: ['application/json'],
+      authentication: { schemes: ['none'] },
+    })
+    expect(card.skills[0]).toMatchObject({
+      id: 'ping',
+      name: 'ping',
+      type: 'free',
+      tags: expect.any(Array),
+      url: expect.any(String),
+    })
+    expect(card.skills[0].pricing).toBeUndefined()
+    expect(card.skills[1]).toMatchObject({
+      id: 'research',
+      name: 'Research',
+      description: 'deep',
+      type: 'purchasable',
+      pricing: { amount: 0.01, currency: 'USDC', amountBaseUnits: '10000' },
+    })
+    expect(card._extensions).toEqual({
+      platform: 'primaryplatform',
+      model: 'm-1',
+      registryRegistered: true,
+      birthday: expect.any(String),
+      birthdayVerified: true,
+      marketUrl: TEST_BASE_URL,
+      heartbeat: { status: 'off', lastSeen: null },
+      milestones: [],
+      commerce: {
+        chain: 'base',
+        chainId: 8453,
+        payment_wallet: WALLET,
+        usdc_contract: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+        escrow_contract: null,
+        deposit_abi: 'deposit(bytes32 taskId, address seller, uint256 amount, uint256 slaDeadline)',
+        deposit_abi_json: [
+          {
+            name: 'deposit',
+            type: 'function',
+            stateMutability: 'nonpayable',
+            inputs: [
+              { name: 'taskId', type: 'bytes32' },
+              { name: 'seller', type: 'address' },
+              { name: 'amount', type: 'uint256' },
+              { name: 'slaDeadline', type: 'uint256' },
+            ],
+            outputs: [],
+          },
+        ],
+        flow: expect.any(String),
+      },
+    })
+  })
+
+  test('behavior: ETag answers 304 to If-None-Match until the agent changes', async () => {
+    const { call, register } = await testApp()
+    const { key } = await register('Scout')
+    const first = await call('GET', '/api/agents/Scout/agent-card.json')
+    const etag = first.headers.get('etag')
+    expect(etag).toBeTruthy()
+    const cached = await call('GET', '/api/agents/Scout/agent-card.json', {
+      headers: { 'if-none-match': etag ?? '' },
+    })
+    expect(cached.status).toBe(304)
+    expect(cached.text).toBe('')
+    expect(cached.headers.get('etag')).toBe(etag)
+    await call('PUT', '/api/agents/Scout', { key, body: { bio: 'changed' } })
+    const changed = await call('GET', '/api/agents/Scout/agent-card.json', {
+      headers: { 'if-none-match': etag ?? '' },
+    })
+    expect(changed.status).toBe(200)
+    expect(changed.headers.get('etag')).not.toBe(etag)
+  })
+
+  test('error: 404 problem for an unknown agent', async () => {
+    const { call } = await testApp()
+    expectProblemShape(await call('GET', '/api/agents/ghost/agent-card.json'), 404, 'agent_not_found')
+  })
+})

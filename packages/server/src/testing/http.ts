@@ -1,0 +1,67 @@
+import { defaultConfig, Marketplace, manualClock, type Store } from '@agentmarket/core'
+import { createApp } from '../app.ts'
+import { libsqlStore } from '../db/libsqlStore.ts'
+import { openDatabase } from '../db/open.ts'
+
+/** The base URL test apps publish. */
+export const TEST_BASE_URL = 'http://localhost:3000'
+
+/** An in-process app over a fresh libSQL :memory: database, with a clock the test moves. */
+export async function testApp(start = '2026-06-01T12:00:00.000Z') {
+  const clock = manualClock(start)
+  const store: Store = libsqlStore(await openDatabase(':memory:'))
+  const market = Marketplace.create({ store, clock, config: defaultConfig(TEST_BASE_URL) })
+  const app = createApp({ market, baseUrl: TEST_BASE_URL })
+
+  /** Calls the app as an HTTP client would; objects are sent as JSON. */
+  async function call(
+    method: string,
+    path: string,
+    options: { body?: unknown; headers?: Record<string, string>; key?: string } = {},
+  ) {
+    const headers = new Headers(options.headers)
+    if (options.key) headers.set('authorization', `Bearer ${options.key}`)
+    let body: BodyInit | undefined
+    if (options.body !== undefined) {
+      const raw = typeof options.body === 'string' || options.body instanceof Uint8Array
+      body = raw ? (options.body as BodyInit) : JSON.stringify(options.body)
+      if (!headers.has('content-type')) headers.set('content-type', 'application/json')
+    }
+    const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
+    const text = await response.text()
+    // biome-ignore lint/suspicious/noExplicitAny: tests read many JSON shapes and assert on them
+    let json: any = null
+    try {
+      json = text ? JSON.parse(text) : null
+    } catch {}
+    return { status: response.status, headers: response.headers, text, json }
+  }
+
+  /** Registers an agent and returns its name and key. */
+  async function register(name: string, extra: Record<string, unknown> = {}) {
+    const response = await call('POST', '/api/agents/register', { body: { name, ...extra } })
+    if (response.status !== 200) throw new Error(`register ${name}: ${response.status} ${response.text}`)
+    return { name, key: response.json.apiKey as string, pairingCode: response.json.pairingCode as string }
+  }
+
+  return { app, store, clock, market, call, register }
+}
+
+/** The shape every error body has. */
+export function expectProblemShape(
+  // biome-ignore lint/suspicious/noExplicitAny: the body is checked field by field below
+  response: { status: number; headers: Headers; json: any },
+  status: number,
+  code?: string,
+) {
+  const problems: string[] = []
+  if (response.status !== status) problems.push(`status ${response.status} != ${status}`)
+  if (response.headers.get('content-type') !== 'application/problem+json') problems.push('not problem+json')
+  const body = response.json ?? {}
+  for (const field of ['type', 'title', 'status', 'detail', 'instance', 'code'])
+    if (!(field in body)) problems.push(`no ${field}`)
+  if (code && body.code !== code) problems.push(`code ${body.code} != ${code}`)
+  if (typeof body.type === 'string' && !body.type.endsWith(`/problems/${body.code}`))
+    problems.push('type does not end in code')
+  if (problems.length) throw new Error(`${problems.join(', ')}: ${JSON.stringify(body)}`)
+}

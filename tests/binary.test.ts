@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { freePort, runToEnd, waitForOk } from './support/process.ts'
+
+const root = resolve(import.meta.dir, '..')
+const buildFolder = mkdtempSync(join(tmpdir(), 'agentmarket-build-'))
+const runFolder = mkdtempSync(join(tmpdir(), 'agentmarket-run-'))
+const binary = join(buildFolder, 'agentmarket')
+
+beforeAll(async () => {
+  const build = await runToEnd(['bun', 'run', 'build', '--outfile', binary], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '' },
+  })
+  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr}`)
+}, 120_000)
+
+afterAll(() => {
+  rmSync(buildFolder, { recursive: true, force: true })
+  rmSync(runFolder, { recursive: true, force: true })
+})
+
+/** Starts the binary from an unrelated folder with nothing but the variables given. */
+async function startBinary(port: number) {
+  const child = Bun.spawn([binary], {
+    cwd: runFolder,
+    env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: 'file:./fresh/market.db' },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  const startMs = await waitForOk(`http://127.0.0.1:${port}/api/community/health`, child)
+  return { child, startMs }
+}
+
+describe('the single binary', () => {
+  test('behavior: starts from another folder on a new file database, with no node_modules, and keeps data', async () => {
+    expect(statSync(binary).size).toBeGreaterThan(0)
+    const port = freePort()
+    const first = await startBinary(port)
+    console.log(
+      `binary: ${(statSync(binary).size / 1024 / 1024).toFixed(1)} MiB, first health after ${first.startMs.toFixed(0)} ms`,
+    )
+    const base = `http://127.0.0.1:${port}`
+    const registered = await fetch(`${base}/api/agents/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'binary-agent',
+        skills: [{ name: 'Paid', type: 'purchasable', price: 0.01 }],
+      }),
+    })
+    expect(registered.status).toBe(200)
+    const { apiKey } = (await registered.json()) as { apiKey: string }
+    expect(
+      (
+        await fetch(`${base}/api/agents/binary-agent/heartbeat`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}` },
+        })
+      ).status,
+    ).toBe(200)
+    first.child.kill()
+    await first.child.exited
+    expect(statSync(join(runFolder, 'fresh/market.db')).size).toBeGreaterThan(0)
+
+    const second = await startBinary(port)
+    const agent = (await (await fetch(`${base}/api/community/agents/binary-agent`)).json()) as {
+      skills: { price: number }[]
+      heartbeat: { lastSeen: string | null }
+    }
+    expect(agent.skills[0]?.price).toBe(0.01)
+    expect(agent.heartbeat.lastSeen).not.toBeNull()
+    second.child.kill()
+    await second.child.exited
+  })
+})

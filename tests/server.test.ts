@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import type { Subprocess } from 'bun'
+import { freePort, runToEnd, waitForOk } from './support/process.ts'
+
+const root = resolve(import.meta.dir, '..')
+const folder = mkdtempSync(join(tmpdir(), 'agentmarket-server-'))
+const port = freePort()
+const base = `http://127.0.0.1:${port}`
+let server: Subprocess
+
+/** The environment a user would give `bun start`, without anything from this test runner. */
+const cleanEnv = (extra: Record<string, string>) => ({
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  HOME: folder,
+  ...extra,
+})
+
+beforeAll(async () => {
+  server = Bun.spawn(['bun', 'start'], {
+    cwd: root,
+    env: cleanEnv({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: `file:${join(folder, 'data/market.db')}`,
+    }),
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  await waitForOk(`${base}/api/community/health`, server)
+})
+
+afterAll(() => {
+  server?.kill()
+  rmSync(folder, { recursive: true, force: true })
+})
+
+describe('bun start', () => {
+  test('behavior: serves the registry over real HTTP on a file database', async () => {
+    const registered = await fetch(`${base}/api/agents/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'tcp-agent', skills: ['ping'] }),
+    })
+    expect(registered.status).toBe(200)
+    const { apiKey } = (await registered.json()) as { apiKey: string }
+    const beat = await fetch(`${base}/api/v1/agents/tcp-agent/heartbeat`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}` },
+    })
+    expect(beat.status).toBe(200)
+    const card = await fetch(`${base}/api/agents/tcp-agent/agent-card.json`)
+    expect(((await card.json()) as { url: string }).url).toBe(`http://localhost:${port}/agents/tcp-agent`)
+  })
+
+  test('error: a chunked body over 64 KiB gets a 413 problem from the real server', async () => {
+    const chunk = new TextEncoder().encode('x'.repeat(8192))
+    let sent = 0
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 12) controller.enqueue(chunk)
+        else controller.close()
+      },
+    })
+    const response = await fetch(`${base}/api/agents/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      // @ts-expect-error: Bun's RequestInit accepts duplex for streamed bodies
+      duplex: 'half',
+    })
+    expect(response.status).toBe(413)
+    expect(response.headers.get('content-type')).toBe('application/problem+json')
+  })
+
+  test('error: a malformed variable stops start-up with exit 1 and one clear line', async () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ PORT: 'abc' }, 'PORT'],
+      [{ PORT: '70000' }, 'PORT'],
+      [{ BASE_URL: 'not a url' }, 'BASE_URL'],
+      [{ DATABASE_URL: 'postgres://x' }, 'DATABASE_URL'],
+      [{ USDC_CONTRACT: '0x1234' }, 'USDC_CONTRACT'],
+      [{ ESCROW_CONTRACT: 'nope' }, 'ESCROW_CONTRACT'],
+      [{ MIN_CONFIRMATIONS: '0' }, 'MIN_CONFIRMATIONS'],
+      [{ CHAIN_ID: '-1' }, 'CHAIN_ID'],
+      [{ MPP_SECRET_KEY: 'short' }, 'MPP_SECRET_KEY'],
+      [{ RATE_LIMITS: 'maybe' }, 'RATE_LIMITS'],
+      [{ SMTP_OUTBOUND_URL: 'http://mail' }, 'SMTP_OUTBOUND_URL'],
+    ]
+    for (const [env, name] of cases) {
+      const run = await runToEnd(['bun', 'packages/server/src/main.ts'], {
+        cwd: root,
+        env: cleanEnv({ DATABASE_URL: ':memory:', ...env }),
+      })
+      expect(run.exitCode, name).toBe(1)
+      const lines = run.stderr.trim().split('\n')
+      expect(lines, name).toHaveLength(1)
+      expect(lines[0], name).toStartWith(`agentmarket: ${name}=`)
+    }
+  })
+})

@@ -1,0 +1,36 @@
+import type { Subprocess } from 'bun'
+
+/** A TCP port that was free a moment ago. */
+export function freePort(): number {
+  const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+  const port = probe.port
+  probe.stop(true)
+  if (port === undefined) throw new Error('no free port')
+  return port
+}
+
+/** Polls `url` until it answers 200; returns the milliseconds it took. */
+export async function waitForOk(url: string, child: Subprocess, timeoutMs = 15_000): Promise<number> {
+  const started = performance.now()
+  while (performance.now() - started < timeoutMs) {
+    if (child.exitCode !== null)
+      throw new Error(`process exited with ${child.exitCode} before ${url} answered`)
+    const ok = await fetch(url)
+      .then((response) => response.status === 200)
+      .catch(() => false)
+    if (ok) return performance.now() - started
+    await Bun.sleep(10)
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`)
+}
+
+/** Runs a command to completion and returns its exit code and output. */
+export async function runToEnd(cmd: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
+  const child = Bun.spawn(cmd, { cwd: options.cwd, env: options.env, stdout: 'pipe', stderr: 'pipe' })
+  const [stdout, stderr, exitCode] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ])
+  return { exitCode, stdout, stderr }
+}
