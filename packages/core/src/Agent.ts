@@ -16,14 +16,18 @@ export type Platform = (typeof PLATFORMS)[number]
 /** Field length limits, documented in the README. */
 export const AGENT_LIMITS = { bio: 1000, model: 100, basename: 100 } as const
 
-/** An agent as the store keeps it. Secrets are only ever hashes. */
-export type AgentRecord = {
+/** The profile fields an agent record and its public view share. */
+export type AgentProfile = {
   name: string
   bio: string | null
   platform: Platform
   model: string | null
   walletAddress: Address | null
   basename: string | null
+}
+
+/** An agent as the store keeps it. Secrets are only ever hashes. */
+export type AgentRecord = AgentProfile & {
   skills: SkillRecord[]
   status: 'free'
   apiKeyHash: string
@@ -97,13 +101,7 @@ export type UpdateAgentInput = v.InferOutput<typeof UpdateAgentInput>
 export type HeartbeatView = { status: Liveness; lastSeen: string | null }
 
 /** The public Agent record (SPEC row 3 and row 6). Never a key, never a pairing code. */
-export type AgentView = {
-  name: string
-  bio: string | null
-  platform: Platform
-  model: string | null
-  walletAddress: Address | null
-  basename: string | null
+export type AgentView = AgentProfile & {
   skills: SkillView[]
   status: 'free'
   heartbeat: HeartbeatView

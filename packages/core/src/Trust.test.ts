@@ -1,23 +1,10 @@
 import { describe, expect, test } from 'bun:test'
 import { trustScore } from './Trust.ts'
-import { sampleAgent } from './testing/storeSuite.ts'
+import { sampleAgent, sampleSkill } from './testing/storeSuite.ts'
 
 const now = new Date('2026-06-01T12:00:00.000Z')
 const minutesAgo = (minutes: number) => new Date(now.getTime() - minutes * 60_000)
-const skill = sampleAgent({
-  skills: [
-    {
-      name: 's',
-      slug: 's',
-      description: null,
-      type: 'free',
-      priceBaseUnits: null,
-      currency: 'USDC',
-      sla: null,
-      url: null,
-    },
-  ],
-}).skills
+const skill = [sampleSkill()]
 
 describe('trustScore', () => {
   test('behavior: a bare registration scores 10', () => {

@@ -2,6 +2,7 @@ import { strictEqual as equal, ok, deepStrictEqual as same } from 'node:assert/s
 import type { AgentRecord } from '../Agent.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import type { Store } from '../ports/Store.ts'
+import type { SkillRecord } from '../Skill.ts'
 
 /** The part of a test runner the suite needs; `bun:test`, `node:test` and vitest all fit. */
 export type TestRunner = {
@@ -11,6 +12,21 @@ export type TestRunner = {
 
 const T0 = new Date('2026-01-01T00:00:00.000Z')
 const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000)
+
+/** A free skill record for tests; overrides make it purchasable or rename it. */
+export function sampleSkill(overrides: Partial<SkillRecord> = {}): SkillRecord {
+  return {
+    name: 'Ping',
+    slug: 'ping',
+    description: null,
+    type: 'free',
+    priceBaseUnits: null,
+    currency: 'USDC',
+    sla: null,
+    url: null,
+    ...overrides,
+  }
+}
 
 /** A complete agent record for store tests. */
 export function sampleAgent(overrides: Partial<AgentRecord> = {}): AgentRecord {
@@ -86,16 +102,7 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
               sla: '5s',
               url: 'https://example.com/search',
             },
-            {
-              name: 'Ping',
-              slug: 'ping',
-              description: null,
-              type: 'free',
-              priceBaseUnits: null,
-              currency: 'USDC',
-              sla: null,
-              url: null,
-            },
+            sampleSkill(),
           ],
           lastSeen: at(3),
         })
@@ -111,18 +118,7 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
       withStore(async (store) => {
         const price = 999_999_999_999_999n
         const agent = sampleAgent({
-          skills: [
-            {
-              name: 'Big',
-              slug: 'big',
-              description: null,
-              type: 'purchasable',
-              priceBaseUnits: price,
-              currency: 'USDC',
-              sla: null,
-              url: null,
-            },
-          ],
+          skills: [sampleSkill({ name: 'Big', slug: 'big', type: 'purchasable', priceBaseUnits: price })],
         })
         await store.insertAgent(agent)
         equal((await store.getAgent(agent.name))?.skills[0]?.priceBaseUnits, price)
