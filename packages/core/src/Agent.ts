@@ -32,6 +32,8 @@ export type AgentRecord = AgentProfile & {
   status: 'free'
   apiKeyHash: string
   pairingCodeHash: string
+  /** When the pairing code was spent (by a pairing, or by an owner invite at registration). */
+  pairingCodeUsedAt: Date | null
   ownerUsername: string | null
   lastSeen: Date | null
   lastActiveAt: Date
@@ -81,6 +83,7 @@ export const RegisterAgentInput = v.object({
   platform: v.optional(v.picklist(PLATFORMS, 'must be "primaryplatform" or "other"')),
   model: v.optional(boundedText(AGENT_LIMITS.model)),
   skills: v.optional(Skills),
+  owner_invite: v.optional(boundedText(100, 1)),
 })
 /** Validated registration input. */
 export type RegisterAgentInput = v.InferOutput<typeof RegisterAgentInput>

@@ -54,3 +54,16 @@ export const HttpUrl = v.pipe(
     return protocol === 'https:' || protocol === 'http:'
   }, 'must be an absolute http:// or https:// URL'),
 )
+
+/** A whole number within bounds, given as a JSON number or as query-string digits. */
+export function pageNumber(min: number, max: number) {
+  return v.pipe(
+    v.union(
+      [v.number(), v.pipe(v.string(), v.regex(/^\d{1,9}$/, 'must be a whole number'), v.transform(Number))],
+      'must be a whole number',
+    ),
+    v.integer('must be a whole number'),
+    v.minValue(min, `must be at least ${min}`),
+    v.maxValue(max, `must be at most ${max}`),
+  )
+}

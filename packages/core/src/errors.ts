@@ -41,8 +41,13 @@ export class InvalidInputError extends MarketError {
 /** 401: the bearer key is missing or does not match any agent. */
 export class UnauthorizedError extends MarketError {
   override readonly name = 'UnauthorizedError'
-  constructor(detail = 'A valid bearer API key is required: Authorization: Bearer <API_KEY>.') {
-    super('unauthorized', 401, 'Unauthorized', detail)
+  constructor(
+    detail = 'A valid bearer API key is required: Authorization: Bearer <API_KEY>.',
+    code = 'unauthorized',
+    /** The WWW-Authenticate challenge hosts send with the 401. */
+    readonly challenge = 'Bearer realm="agentmarket"',
+  ) {
+    super(code, 401, 'Unauthorized', detail)
   }
 }
 

@@ -2,21 +2,27 @@ import type {
   AgentListQuery,
   AgentPatch,
   AgentRecord,
+  FeedEventInput,
+  FeedEventRecord,
   MilestoneRecord,
   SkillRecord,
   Store,
+  UserRecord,
 } from '@agentmarket/core'
-import { nameKey } from '@agentmarket/core'
-import { asc, desc, eq, inArray, type SQL, sql } from 'drizzle-orm'
+import { nameKey, usernameKey } from '@agentmarket/core'
+import type { InStatement } from '@libsql/client'
+import { asc, desc, eq, gt, inArray, is, lt, SQL, type SQLWrapper, sql } from 'drizzle-orm'
+import { SQLiteAsyncDialect } from 'drizzle-orm/sqlite-core'
 import type { Address } from 'viem'
 import type { Database } from './open.ts'
-import { agents, milestones, skills } from './schema.ts'
+import { agents, events, milestones, skills, users } from './schema.ts'
 
 type AgentRow = typeof agents.$inferSelect
 type SkillRow = typeof skills.$inferSelect
-type MilestoneRow = typeof milestones.$inferSelect
+type UserRow = typeof users.$inferSelect
 
 const toDate = (ms: number) => new Date(ms)
+const toMs = (date: Date | null) => date?.getTime() ?? null
 
 function toSkillRecord(row: SkillRow): SkillRecord {
   return {
@@ -31,7 +37,7 @@ function toSkillRecord(row: SkillRow): SkillRecord {
   }
 }
 
-function toSkillRows(agentKey: string, list: readonly SkillRecord[]) {
+function toSkillRows(agentKey: string, list: readonly SkillRecord[]): (typeof skills.$inferInsert)[] {
   return list.map((skill, position) => ({
     agentKey,
     position,
@@ -59,6 +65,7 @@ function toAgentRecord(row: AgentRow, skillRows: SkillRow[]): AgentRecord {
     status: 'free',
     apiKeyHash: row.apiKeyHash,
     pairingCodeHash: row.pairingCodeHash,
+    pairingCodeUsedAt: row.pairingCodeUsedAt === null ? null : toDate(row.pairingCodeUsedAt),
     ownerUsername: row.ownerUsername,
     lastSeen: row.lastSeen === null ? null : toDate(row.lastSeen),
     lastActiveAt: toDate(row.lastActiveAt),
@@ -82,8 +89,10 @@ function toAgentRow(agent: AgentRecord): typeof agents.$inferInsert {
     status: agent.status,
     apiKeyHash: agent.apiKeyHash,
     pairingCodeHash: agent.pairingCodeHash,
+    pairingCodeUsedAt: toMs(agent.pairingCodeUsedAt),
     ownerUsername: agent.ownerUsername,
-    lastSeen: agent.lastSeen?.getTime() ?? null,
+    ownerKey: agent.ownerUsername ? usernameKey(agent.ownerUsername) : null,
+    lastSeen: toMs(agent.lastSeen),
     lastActiveAt: agent.lastActiveAt.getTime(),
     createdAt: agent.createdAt.getTime(),
     updatedAt: agent.updatedAt.getTime(),
@@ -93,16 +102,36 @@ function toAgentRow(agent: AgentRecord): typeof agents.$inferInsert {
   }
 }
 
-function toMilestoneRecord(row: MilestoneRow, agentName: string): MilestoneRecord {
+function toUserRecord(row: UserRow): UserRecord {
   return {
-    id: row.id,
-    agentName,
-    date: row.date,
-    title: row.title,
-    description: row.description,
-    proof: row.proof,
-    trust: row.trust as MilestoneRecord['trust'],
+    username: row.username,
+    walletAddress: row.walletAddress as Address,
+    bio: row.bio,
+    showcase: JSON.parse(row.showcase),
+    inviteCode: row.inviteCode,
     createdAt: toDate(row.createdAt),
+    updatedAt: toDate(row.updatedAt),
+  }
+}
+
+function toEventRow(event: FeedEventInput): typeof events.$inferInsert {
+  return {
+    kind: event.kind,
+    agent: event.agent,
+    at: event.at.getTime(),
+    summary: event.summary,
+    data: JSON.stringify(event.data),
+  }
+}
+
+function toEventRecord(row: typeof events.$inferSelect): FeedEventRecord {
+  return {
+    id: String(row.seq),
+    kind: row.kind as FeedEventRecord['kind'],
+    agent: row.agent,
+    at: toDate(row.at),
+    summary: row.summary,
+    data: JSON.parse(row.data),
   }
 }
 
@@ -115,52 +144,70 @@ function isUniqueViolation(error: unknown, column: string): boolean {
   return false
 }
 
-/** Literal, case-insensitive substring match of name or bio: instr() treats % and _ as themselves. */
-function searchCondition(q: string | undefined): SQL | undefined {
+/** Literal, case-insensitive substring match of any column: instr() treats % and _ as themselves. */
+function searchCondition(q: string | undefined, ...columns: SQLWrapper[]): SQL | undefined {
   if (!q) return undefined
-  return sql`(instr(lower(${agents.name}), lower(${q})) > 0 or instr(lower(coalesce(${agents.bio}, '')), lower(${q})) > 0)`
+  const matches = columns.map((column) => sql`instr(lower(coalesce(${column}, '')), lower(${q})) > 0`)
+  return sql`(${sql.join(matches, sql` or `)})`
 }
 
 /**
- * The Store over libSQL with drizzle. Multi-statement writes go through one `batch`, which libSQL runs
- * as a single transaction on one connection: all of it lands or none of it.
+ * The Store over libSQL with drizzle. Multi-statement writes run as one `BEGIN IMMEDIATE` batch: all of it
+ * lands or none of it, and writers in other processes wait on the database lock instead of failing.
  * @example const store = libsqlStore(await openDatabase('file:./data/market.db'))
  */
 export function libsqlStore(database: Database): Store {
-  const { db } = database
+  const { db, client } = database
+  const dialect = new SQLiteAsyncDialect()
 
-  const skillsByAgent = async (keys: string[]): Promise<Map<string, SkillRow[]>> => {
-    const grouped = new Map<string, SkillRow[]>(keys.map((key) => [key, []]))
-    if (keys.length === 0) return grouped
-    const rows = await db
+  const toStatement = (query: SQLWrapper | { toSQL(): { sql: string; params: unknown[] } }): InStatement => {
+    const built = is(query, SQL)
+      ? dialect.sqlToQuery(query)
+      : (query as { toSQL(): { sql: string; params: unknown[] } }).toSQL()
+    return { sql: built.sql, args: built.params as InStatement extends { args?: infer A } ? A : never }
+  }
+  const writeBatch = (queries: (SQLWrapper | { toSQL(): { sql: string; params: unknown[] } })[]) =>
+    client.batch(queries.map(toStatement), 'write')
+  const insertEvents = (list: FeedEventInput[]) =>
+    list.length ? [db.insert(events).values(list.map(toEventRow))] : []
+
+  const withSkills = async (rows: AgentRow[]): Promise<AgentRecord[]> => {
+    if (rows.length === 0) return []
+    const keys = rows.map((row) => row.nameKey)
+    const skillRows = await db
       .select()
       .from(skills)
       .where(inArray(skills.agentKey, keys))
       .orderBy(asc(skills.agentKey), asc(skills.position))
-    for (const row of rows) grouped.get(row.agentKey)?.push(row)
-    return grouped
+    const grouped = new Map<string, SkillRow[]>(keys.map((key) => [key, []]))
+    for (const row of skillRows) grouped.get(row.agentKey)?.push(row)
+    return rows.map((row) => toAgentRecord(row, grouped.get(row.nameKey) ?? []))
   }
 
   const getAgent = async (name: string): Promise<AgentRecord | null> => {
-    const key = nameKey(name)
-    const [row] = await db.select().from(agents).where(eq(agents.nameKey, key))
-    if (!row) return null
-    const skillRows = await db
+    const [row] = await db
       .select()
-      .from(skills)
-      .where(eq(skills.agentKey, key))
-      .orderBy(asc(skills.position))
-    return toAgentRecord(row, skillRows)
+      .from(agents)
+      .where(eq(agents.nameKey, nameKey(name)))
+    return row ? ((await withSkills([row]))[0] ?? null) : null
+  }
+
+  const getUser = async (username: string): Promise<UserRecord | null> => {
+    const [row] = await db
+      .select()
+      .from(users)
+      .where(eq(users.nameKey, usernameKey(username)))
+    return row ? toUserRecord(row) : null
   }
 
   return {
-    async insertAgent(agent) {
+    async insertAgent(agent, newEvents) {
       const row = toAgentRow(agent)
-      const skillRows = toSkillRows(row.nameKey, agent.skills)
       try {
-        await db.batch([
+        await writeBatch([
           db.insert(agents).values(row),
-          ...skillRows.map((skill) => db.insert(skills).values(skill)),
+          ...toSkillRows(row.nameKey, agent.skills).map((skill) => db.insert(skills).values(skill)),
+          ...insertEvents(newEvents),
         ])
         return 'inserted'
       } catch (error) {
@@ -179,44 +226,51 @@ export function libsqlStore(database: Database): Store {
       return row?.name ?? null
     },
 
-    async updateAgent(name, patch: AgentPatch, at) {
+    async updateAgent(name, patch: AgentPatch, at, newEvents) {
       const key = nameKey(name)
+      if (!(await db.select({ key: agents.nameKey }).from(agents).where(eq(agents.nameKey, key))).length)
+        return null
       const { skills: newSkills, ...fields } = patch
-      const update = db
-        .update(agents)
-        .set({
-          ...fields,
-          revision: sql`${agents.revision} + 1`,
-          updatedAt: at.getTime(),
-          lastActiveAt: at.getTime(),
-        })
-        .where(eq(agents.nameKey, key))
-        .returning({ nameKey: agents.nameKey })
-      if (newSkills === undefined) {
-        if ((await update).length === 0) return null
-      } else {
-        if (!(await db.select({ k: agents.nameKey }).from(agents).where(eq(agents.nameKey, key))).length)
-          return null
-        await db.batch([
-          update,
-          db.delete(skills).where(eq(skills.agentKey, key)),
-          ...toSkillRows(key, newSkills).map((skill) => db.insert(skills).values(skill)),
-        ])
-      }
+      await writeBatch([
+        db
+          .update(agents)
+          .set({
+            ...fields,
+            revision: sql`${agents.revision} + 1`,
+            updatedAt: at.getTime(),
+            lastActiveAt: at.getTime(),
+          })
+          .where(eq(agents.nameKey, key)),
+        ...(newSkills === undefined
+          ? []
+          : [
+              db.delete(skills).where(eq(skills.agentKey, key)),
+              ...toSkillRows(key, newSkills).map((skill) => db.insert(skills).values(skill)),
+            ]),
+        ...insertEvents(newEvents),
+      ])
       return getAgent(key)
     },
 
-    async recordHeartbeat(name, at) {
-      const changed = await db
-        .update(agents)
-        .set({ lastSeen: at.getTime(), lastActiveAt: at.getTime() })
-        .where(eq(agents.nameKey, nameKey(name)))
-        .returning({ nameKey: agents.nameKey })
-      return changed.length > 0
+    async recordHeartbeat(name, at, online) {
+      const key = nameKey(name)
+      const event = toEventRow(online.event)
+      const [eventInsert, update] = await writeBatch([
+        sql`insert into ${events} (kind, agent, at, summary, data)
+            select ${event.kind}, ${event.agent}, ${event.at}, ${event.summary}, ${event.data}
+            where exists (select 1 from ${agents} where ${agents.nameKey} = ${key}
+              and (${agents.lastSeen} is null or ${agents.lastSeen} < ${online.notSeenSince.getTime()}))`,
+        db
+          .update(agents)
+          .set({ lastSeen: at.getTime(), lastActiveAt: at.getTime() })
+          .where(eq(agents.nameKey, key)),
+      ])
+      void eventInsert
+      return (update?.rowsAffected ?? 0) > 0
     },
 
     async listAgents({ q, limit, offset }: AgentListQuery) {
-      const where = searchCondition(q)
+      const where = searchCondition(q, agents.name, agents.bio)
       const [counted] = await db.select({ total: sql<number>`count(*)` }).from(agents).where(where)
       const rows = await db
         .select()
@@ -225,18 +279,22 @@ export function libsqlStore(database: Database): Store {
         .orderBy(desc(agents.lastActiveAt), asc(agents.nameKey))
         .limit(limit)
         .offset(offset)
-      const grouped = await skillsByAgent(rows.map((row) => row.nameKey))
-      return {
-        agents: rows.map((row) => toAgentRecord(row, grouped.get(row.nameKey) ?? [])),
-        total: counted?.total ?? 0,
-      }
+      return { agents: await withSkills(rows), total: counted?.total ?? 0 }
     },
 
-    async insertMilestone(milestone) {
+    async listAgentsOwnedBy(username) {
+      const rows = await db
+        .select()
+        .from(agents)
+        .where(eq(agents.ownerKey, usernameKey(username)))
+        .orderBy(desc(agents.lastActiveAt), asc(agents.nameKey))
+      return withSkills(rows)
+    },
+
+    async insertMilestone(milestone, newEvents) {
       const key = nameKey(milestone.agentName)
-      const counter = milestone.trust === 'verified' ? agents.verifiedMilestones : agents.claimedMilestones
-      const counterField = milestone.trust === 'verified' ? 'verifiedMilestones' : 'claimedMilestones'
-      await db.batch([
+      const counter = milestone.trust === 'verified' ? 'verifiedMilestones' : 'claimedMilestones'
+      await writeBatch([
         db.insert(milestones).values({
           id: milestone.id,
           agentKey: key,
@@ -249,8 +307,9 @@ export function libsqlStore(database: Database): Store {
         }),
         db
           .update(agents)
-          .set({ [counterField]: sql`${counter} + 1`, lastActiveAt: milestone.createdAt.getTime() })
+          .set({ [counter]: sql`${agents[counter]} + 1`, lastActiveAt: milestone.createdAt.getTime() })
           .where(eq(agents.nameKey, key)),
+        ...insertEvents(newEvents),
       ])
     },
 
@@ -264,7 +323,115 @@ export function libsqlStore(database: Database): Store {
         .where(eq(milestones.agentKey, key))
         .orderBy(desc(milestones.date), desc(milestones.seq))
         .limit(limit)
-      return rows.map((row) => toMilestoneRecord(row, owner.name))
+      return rows.map(
+        (row): MilestoneRecord => ({
+          id: row.id,
+          agentName: owner.name,
+          date: row.date,
+          title: row.title,
+          description: row.description,
+          proof: row.proof,
+          trust: row.trust as MilestoneRecord['trust'],
+          createdAt: toDate(row.createdAt),
+        }),
+      )
+    },
+
+    async findAgentByPairingCodeHash(pairingCodeHash) {
+      const [row] = await db.select().from(agents).where(eq(agents.pairingCodeHash, pairingCodeHash))
+      return row ? ((await withSkills([row]))[0] ?? null) : null
+    },
+
+    async claimAgent({ pairingCodeHash, newUser, at, event }) {
+      const key = usernameKey(newUser.username)
+      const unspent = sql`exists (select 1 from ${agents} where ${agents.pairingCodeHash} = ${pairingCodeHash}
+        and ${agents.pairingCodeUsedAt} is null)`
+      const row = toEventRow(event)
+      // One IMMEDIATE transaction: create the user only if the code is unspent and the name is free, bind the
+      // agent only if that user has the claimer's wallet, and log the event only if the bind happened.
+      const [, bind] = await writeBatch([
+        sql`insert into ${users} (name_key, username, wallet_address, bio, showcase, invite_code, created_at, updated_at)
+            select ${key}, ${newUser.username}, ${newUser.walletAddress}, ${newUser.bio}, ${JSON.stringify(newUser.showcase)},
+              ${newUser.inviteCode}, ${newUser.createdAt.getTime()}, ${newUser.updatedAt.getTime()}
+            where ${unspent} and not exists (select 1 from ${users} where ${users.nameKey} = ${key})`,
+        sql`update ${agents} set
+              owner_username = (select ${users.username} from ${users} where ${users.nameKey} = ${key}),
+              owner_key = ${key}, pairing_code_used_at = ${at.getTime()}
+            where ${agents.pairingCodeHash} = ${pairingCodeHash} and ${agents.pairingCodeUsedAt} is null
+              and exists (select 1 from ${users} where ${users.nameKey} = ${key}
+                and ${users.walletAddress} = ${newUser.walletAddress})`,
+        sql`insert into ${events} (kind, agent, at, summary, data)
+            select ${row.kind}, ${row.agent}, ${row.at}, ${row.summary}, ${row.data} where changes() = 1`,
+      ])
+      const target = await db
+        .select({ name: agents.name, usedAt: agents.pairingCodeUsedAt })
+        .from(agents)
+        .where(eq(agents.pairingCodeHash, pairingCodeHash))
+      const agent = target[0]
+      if ((bind?.rowsAffected ?? 0) === 1 && agent) return { outcome: 'claimed', agentName: agent.name }
+      if (!agent) return { outcome: 'unknown_code' }
+      // Not bound: either someone spent the code first, or the username belongs to another wallet.
+      const owner = await getUser(key)
+      return owner && owner.walletAddress !== newUser.walletAddress && agent.usedAt === null
+        ? { outcome: 'wallet_mismatch' }
+        : { outcome: 'code_used' }
+    },
+
+    getUser,
+
+    async findUserByInviteCode(inviteCode) {
+      const [row] = await db.select().from(users).where(eq(users.inviteCode, inviteCode))
+      return row ? toUserRecord(row) : null
+    },
+
+    async updateUser(username, patch, at) {
+      const key = usernameKey(username)
+      const { showcase, ...fields } = patch
+      const changed = await db
+        .update(users)
+        .set({
+          ...fields,
+          ...(showcase === undefined ? {} : { showcase: JSON.stringify(showcase) }),
+          updatedAt: at.getTime(),
+        })
+        .where(eq(users.nameKey, key))
+        .returning()
+      return changed[0] ? toUserRecord(changed[0]) : null
+    },
+
+    async listUsers({ q, limit, offset }) {
+      const where = searchCondition(q, users.username, users.bio)
+      const [counted] = await db.select({ total: sql<number>`count(*)` }).from(users).where(where)
+      const rows = await db
+        .select({
+          user: users,
+          // Qualified by hand: drizzle renders the outer column unqualified, which the subquery would rebind.
+          agentCount: sql<number>`(select count(*) from "agents" as "owned" where "owned"."owner_key" = "users"."name_key")`,
+        })
+        .from(users)
+        .where(where)
+        .orderBy(desc(users.createdAt), asc(users.nameKey))
+        .limit(limit)
+        .offset(offset)
+      return {
+        users: rows.map((row) => ({ ...toUserRecord(row.user), agentCount: row.agentCount })),
+        total: counted?.total ?? 0,
+      }
+    },
+
+    async listEvents({ limit, after, before }) {
+      if (after !== undefined) {
+        const rows = await db
+          .select()
+          .from(events)
+          .where(gt(events.seq, Number(after)))
+          .orderBy(asc(events.seq))
+          .limit(limit)
+        return rows.reverse().map(toEventRecord)
+      }
+      const where = before === undefined ? undefined : lt(events.seq, Number(before))
+      const rows = await db.select().from(events).where(where).orderBy(desc(events.seq)).limit(limit)
+      return rows.map(toEventRecord)
     },
 
     async ping() {

@@ -15,7 +15,9 @@ export const agents = sqliteTable(
     status: text('status').notNull(),
     apiKeyHash: text('api_key_hash').notNull().unique(),
     pairingCodeHash: text('pairing_code_hash').notNull().unique(),
+    pairingCodeUsedAt: integer('pairing_code_used_at'),
     ownerUsername: text('owner_username'),
+    ownerKey: text('owner_key'),
     lastSeen: integer('last_seen'),
     lastActiveAt: integer('last_active_at').notNull(),
     createdAt: integer('created_at').notNull(),
@@ -24,7 +26,10 @@ export const agents = sqliteTable(
     verifiedMilestones: integer('verified_milestones').notNull().default(0),
     claimedMilestones: integer('claimed_milestones').notNull().default(0),
   },
-  (table) => [index('agents_by_activity').on(sql`${table.lastActiveAt} desc`, table.nameKey)],
+  (table) => [
+    index('agents_by_activity').on(sql`${table.lastActiveAt} desc`, table.nameKey),
+    index('agents_by_owner').on(table.ownerKey),
+  ],
 )
 
 /** Skills of an agent, in the order the agent listed them. Prices are integers of 10^-6 USDC. */
@@ -67,3 +72,29 @@ export const milestones = sqliteTable(
     index('milestones_by_agent_date').on(table.agentKey, sql`${table.date} desc`, sql`${table.seq} desc`),
   ],
 )
+
+/** Community users; `name_key` is the lower-cased username. `showcase` is JSON text. */
+export const users = sqliteTable(
+  'users',
+  {
+    nameKey: text('name_key').primaryKey(),
+    username: text('username').notNull(),
+    walletAddress: text('wallet_address').notNull(),
+    bio: text('bio'),
+    showcase: text('showcase').notNull(),
+    inviteCode: text('invite_code').notNull().unique(),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (table) => [index('users_by_age').on(sql`${table.createdAt} desc`, table.nameKey)],
+)
+
+/** The append-only live feed; `seq` is the public event id. `data` is JSON text of public fields only. */
+export const events = sqliteTable('events', {
+  seq: integer('seq').primaryKey({ autoIncrement: true }),
+  kind: text('kind').notNull(),
+  agent: text('agent').notNull(),
+  at: integer('at').notNull(),
+  summary: text('summary').notNull(),
+  data: text('data').notNull(),
+})

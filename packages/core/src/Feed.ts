@@ -1,0 +1,61 @@
+import * as v from 'valibot'
+import { pageNumber } from './Validation.ts'
+
+/** Every kind of event the live feed carries. */
+export const FEED_EVENT_KINDS = [
+  'agent.registered',
+  'agent.updated',
+  'agent.claimed',
+  'skill.published',
+  'milestone.recorded',
+  'agent.online',
+] as const
+/** A kind of feed event. */
+export type FeedEventKind = (typeof FEED_EVENT_KINDS)[number]
+
+/** An event before the store numbers it. `data` holds only public fields. */
+export type FeedEventInput = {
+  kind: FeedEventKind
+  at: Date
+  agent: string
+  summary: string
+  data: Record<string, unknown>
+}
+
+/** A stored event; `id` is its position in the feed (increasing integers, as text). */
+export type FeedEventRecord = FeedEventInput & { id: string }
+
+/** A feed event on the wire: `{id, kind, at, agent, summary, ...data}`. */
+export type FeedEventView = {
+  id: string
+  kind: FeedEventKind
+  at: string
+  agent: string
+  summary: string
+} & Record<string, unknown>
+
+/** The default and largest page of the feed. */
+export const FEED_PAGE = { default: 50, max: 200 } as const
+
+const EventId = v.pipe(v.string('must be an event id'), v.regex(/^\d{1,15}$/, 'must be an event id'))
+
+/** Query of GET /api/feed/live: newest first; `after` pages forward from an id, `before` backward. */
+export const FeedQueryInput = v.object({
+  limit: v.optional(pageNumber(1, FEED_PAGE.max), FEED_PAGE.default),
+  after: v.optional(EventId),
+  before: v.optional(EventId),
+})
+/** Validated feed query. */
+export type FeedQuery = v.InferOutput<typeof FeedQueryInput>
+
+/** The wire form of an event; data fields never override the fixed ones. */
+export function toFeedEventView(event: FeedEventRecord): FeedEventView {
+  return {
+    ...event.data,
+    id: event.id,
+    kind: event.kind,
+    at: event.at.toISOString(),
+    agent: event.agent,
+    summary: event.summary,
+  }
+}

@@ -1,0 +1,77 @@
+import { type FeedEventView, toFeedEventView } from './Feed.ts'
+import type { Store } from './ports/Store.ts'
+
+/** Receives new feed events, oldest first. */
+export type FeedListener = (events: FeedEventView[]) => void
+
+/** Fans new feed events out to live subscribers. */
+export type FeedHub = {
+  /** Starts delivering events newer than the newest one now stored; returns the unsubscribe function. */
+  subscribe(listener: FeedListener): Promise<() => void>
+  /** Asks for a prompt look at the store, after this process wrote an event. */
+  nudge(): void
+  /** How many subscribers are listening. */
+  readonly size: number
+}
+
+/** How often the hub reads the store while anyone listens, to catch events other processes wrote. */
+export const FEED_POLL_MS = 250
+
+/**
+ * A hub over the store's event table: nudged in-process after each write, polling while it has subscribers.
+ * @example const unsubscribe = await hub.subscribe((events) => send(events))
+ */
+export function createFeedHub(store: Store, pollMs = FEED_POLL_MS): FeedHub {
+  const listeners = new Set<FeedListener>()
+  let newestId = '0'
+  let timer: ReturnType<typeof setInterval> | undefined
+  let reading: Promise<void> | undefined
+  let readAgain = false
+
+  const deliver = async () => {
+    for (;;) {
+      readAgain = false
+      const fresh = (await store.listEvents({ after: newestId, limit: 200 })).reverse()
+      if (fresh.length) {
+        newestId = fresh.at(-1)?.id ?? newestId
+        const views = fresh.map(toFeedEventView)
+        for (const listener of listeners) listener(views)
+      }
+      if (!readAgain && fresh.length < 200) return
+    }
+  }
+
+  const read = () => {
+    if (listeners.size === 0) return
+    if (reading) {
+      readAgain = true
+      return
+    }
+    reading = deliver()
+      .catch(() => {})
+      .finally(() => {
+        reading = undefined
+      })
+  }
+
+  return {
+    async subscribe(listener) {
+      if (listeners.size === 0) {
+        newestId = (await store.listEvents({ limit: 1 }))[0]?.id ?? '0'
+        timer = setInterval(read, pollMs)
+      }
+      listeners.add(listener)
+      return () => {
+        listeners.delete(listener)
+        if (listeners.size === 0 && timer) {
+          clearInterval(timer)
+          timer = undefined
+        }
+      }
+    },
+    nudge: read,
+    get size() {
+      return listeners.size
+    },
+  }
+}

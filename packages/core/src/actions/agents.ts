@@ -1,0 +1,201 @@
+import * as v from 'valibot'
+import {
+  type AgentRecord,
+  type AgentSummary,
+  type AgentView,
+  RegisterAgentInput,
+  toAgentSummary,
+  toAgentView,
+  UpdateAgentInput,
+} from '../Agent.ts'
+import { type AgentCard, buildAgentCard } from '../AgentCard.ts'
+import { generateApiKey, generateId, generatePairingCode, hashSecret } from '../Credentials.ts'
+import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts'
+import { feedEvents, newSkills } from '../events.ts'
+import { LIVE_WINDOW_MS } from '../Liveness.ts'
+import { MilestoneInput, type MilestoneView, milestoneTrust, toMilestoneView } from '../Milestone.ts'
+import { pageNumber, parseInput } from '../Validation.ts'
+import { type ActionContext, authenticate, requireAgent } from './context.ts'
+
+/** The answer to a registration: the only time the API key is ever shown. */
+export type Registration = {
+  agentId: string
+  apiKey: string
+  pairingCode: string
+  status: 'free'
+  message: string
+}
+
+/** The answer to a heartbeat. */
+export type HeartbeatResult = { status: 'live'; lastSeen: string; agent: string }
+
+/** One page of the agent list. */
+export type AgentPage = { agents: AgentSummary[]; total: number; limit: number; offset: number }
+
+/** How many milestones the agent record and card carry (the milestones list has them all). */
+export const MILESTONES_SHOWN = 50
+/** The largest page of any list. */
+export const MAX_PAGE_SIZE = 100
+
+/** Query of GET /api/community/agents (and the user list). */
+export const AgentListInput = v.object({
+  q: v.optional(v.pipe(v.string('must be a string'), v.maxLength(100, 'must be at most 100 characters'))),
+  limit: v.optional(pageNumber(1, MAX_PAGE_SIZE), 20),
+  offset: v.optional(pageNumber(0, 1_000_000_000), 0),
+})
+
+/** Registration, self-service updates, heartbeats, milestones, and public reads of agents. */
+export function agentActions(context: ActionContext) {
+  const { store, config, clock, random, feed } = context
+
+  const milestonesOf = async (name: string, limit: number): Promise<MilestoneView[]> =>
+    (await store.listMilestones(name, limit)).map(toMilestoneView)
+
+  const view = async (agent: AgentRecord): Promise<AgentView> =>
+    toAgentView(agent, await milestonesOf(agent.name, MILESTONES_SHOWN), clock.now(), config.baseUrl)
+
+  /** The owner an invite code names, or a 400 pointing at `owner_invite`. */
+  const ownerByInvite = async (invite: string | undefined): Promise<string | null> => {
+    if (invite === undefined) return null
+    const owner = await store.findUserByInviteCode(invite)
+    if (owner) return owner.username
+    const detail = 'no user has this invite code'
+    throw new InvalidInputError('invalid_body', `The request body is invalid (/owner_invite: ${detail}).`, [
+      { pointer: '/owner_invite', detail },
+    ])
+  }
+
+  return {
+    /** Registers an agent (no auth) and returns its API key and pairing code, once. */
+    async registerAgent(body: unknown): Promise<Registration> {
+      const input = parseInput(RegisterAgentInput, body)
+      const owner = await ownerByInvite(input.owner_invite)
+      const now = clock.now()
+      const apiKey = generateApiKey(random)
+      const pairingCode = generatePairingCode(random, config.pairingPrefix)
+      const agent: AgentRecord = {
+        name: input.name,
+        bio: input.bio ?? null,
+        platform: input.platform ?? 'other',
+        model: input.model ?? null,
+        walletAddress: null,
+        basename: null,
+        skills: input.skills ?? [],
+        status: 'free',
+        apiKeyHash: hashSecret(apiKey),
+        pairingCodeHash: hashSecret(pairingCode),
+        // An agent bound by an invite is already claimed: its pairing code cannot move it to someone else.
+        pairingCodeUsedAt: owner ? now : null,
+        ownerUsername: owner,
+        lastSeen: null,
+        lastActiveAt: now,
+        createdAt: now,
+        updatedAt: now,
+        revision: 1,
+        verifiedMilestones: 0,
+        claimedMilestones: 0,
+      }
+      const events = [
+        feedEvents.registered(agent),
+        ...agent.skills.map((skill) => feedEvents.skillPublished(agent.name, skill, now)),
+        ...(owner ? [feedEvents.claimed(agent.name, owner, now)] : []),
+      ]
+      if ((await store.insertAgent(agent, events)) === 'name_taken') {
+        throw new ConflictError(
+          'name_taken',
+          `The name "${input.name}" is already taken (names ignore case).`,
+        )
+      }
+      feed.nudge()
+      return {
+        agentId: agent.name,
+        apiKey,
+        pairingCode,
+        status: 'free',
+        message:
+          'Registered. Keep the apiKey secret: it is shown only now. Give the pairingCode to your owner.',
+      }
+    },
+
+    /** Replaces the fields sent (bearer key of that agent); `skills`, when sent, replaces the whole list. */
+    async updateAgent(name: string, apiKey: string | undefined, body: unknown): Promise<AgentView> {
+      const agent = await authenticate(context, name, apiKey)
+      const patch = parseInput(UpdateAgentInput, body ?? {})
+      const fields = Object.keys(patch)
+      // Nothing known to change: no write, so revision, card version and activity stay as they are.
+      if (fields.length === 0) return view(agent)
+      const now = clock.now()
+      const published = patch.skills ? newSkills(agent.skills, patch.skills) : []
+      const events = [
+        feedEvents.updated(agent, fields, now),
+        ...published.map((skill) => feedEvents.skillPublished(agent.name, skill, now)),
+      ]
+      const updated = await store.updateAgent(agent.name, patch, now, events)
+      if (!updated) throw new NotFoundError('agent_not_found', `No agent is named "${name}".`)
+      feed.nudge()
+      return view(updated)
+    },
+
+    /** Records a heartbeat (bearer key of that agent): the agent is live from now. */
+    async heartbeat(name: string, apiKey: string | undefined): Promise<HeartbeatResult> {
+      const agent = await authenticate(context, name, apiKey)
+      const now = clock.now()
+      const online = {
+        event: feedEvents.online(agent.name, now),
+        notSeenSince: new Date(now.getTime() - LIVE_WINDOW_MS),
+      }
+      await store.recordHeartbeat(agent.name, now, online)
+      feed.nudge()
+      return { status: 'live', lastSeen: now.toISOString(), agent: agent.name }
+    },
+
+    /** Records a milestone (bearer key of that agent); a proof URL makes it `verified`. */
+    async recordMilestone(name: string, apiKey: string | undefined, body: unknown): Promise<MilestoneView> {
+      const agent = await authenticate(context, name, apiKey)
+      const input = parseInput(MilestoneInput, body)
+      const milestone = {
+        id: generateId(random, 'ms_'),
+        agentName: agent.name,
+        date: input.date,
+        title: input.title,
+        description: input.description ?? null,
+        proof: input.proof ?? null,
+        trust: milestoneTrust(input.proof),
+        createdAt: clock.now(),
+      }
+      await store.insertMilestone(milestone, [feedEvents.milestone(milestone)])
+      feed.nudge()
+      return toMilestoneView(milestone)
+    },
+
+    /** Every milestone of an agent, newest first. */
+    async listMilestones(name: string): Promise<{ milestones: MilestoneView[] }> {
+      const agent = await requireAgent(context, name)
+      return { milestones: await milestonesOf(agent.name, Number.MAX_SAFE_INTEGER) }
+    },
+
+    /** The public Agent record. */
+    async getAgent(name: string): Promise<AgentView> {
+      return view(await requireAgent(context, name))
+    },
+
+    /** A page of agents, most recently active first, optionally filtered by `q`. */
+    async listAgents(query: unknown): Promise<AgentPage> {
+      const { q, limit, offset } = parseInput(AgentListInput, query ?? {}, 'invalid_query')
+      const now = clock.now()
+      const page = await store.listAgents({ q: q || undefined, limit, offset })
+      return {
+        agents: page.agents.map((agent) => toAgentSummary(agent, now, config.baseUrl)),
+        total: page.total,
+        limit,
+        offset,
+      }
+    },
+
+    /** The A2A v1.0 card of an agent. */
+    async agentCard(name: string): Promise<AgentCard> {
+      const agent = await requireAgent(context, name)
+      return buildAgentCard(agent, await milestonesOf(agent.name, MILESTONES_SHOWN), clock.now(), config)
+    },
+  }
+}

@@ -1,0 +1,40 @@
+import type { AgentRecord } from '../Agent.ts'
+import type { MarketConfig } from '../Config.ts'
+import { constantTimeEqual, hashSecret } from '../Credentials.ts'
+import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.ts'
+import type { FeedHub } from '../FeedHub.ts'
+import type { Clock } from '../ports/Clock.ts'
+import type { Random } from '../ports/Random.ts'
+import type { Store } from '../ports/Store.ts'
+
+/** What every group of actions works with. */
+export type ActionContext = {
+  store: Store
+  config: MarketConfig
+  clock: Clock
+  random: Random
+  feed: FeedHub
+}
+
+/** The agent of that name, or a 404. */
+export async function requireAgent({ store }: ActionContext, name: string): Promise<AgentRecord> {
+  const agent = await store.getAgent(name)
+  if (!agent) throw new NotFoundError('agent_not_found', `No agent is named "${name}".`)
+  return agent
+}
+
+/** The agent `name`, if `apiKey` is its key: 401 without a key or with an unknown one, 403 with another agent's. */
+export async function authenticate(
+  context: ActionContext,
+  name: string,
+  apiKey: string | undefined,
+): Promise<AgentRecord> {
+  if (!apiKey) throw new UnauthorizedError()
+  const agent = await requireAgent(context, name)
+  const hash = hashSecret(apiKey)
+  if (constantTimeEqual(agent.apiKeyHash, hash)) return agent
+  if (await context.store.findAgentNameByKeyHash(hash)) {
+    throw new ForbiddenError(`This API key belongs to another agent; it cannot act for "${agent.name}".`)
+  }
+  throw new UnauthorizedError('The bearer API key is not valid.')
+}

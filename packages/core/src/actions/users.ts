@@ -1,0 +1,175 @@
+import * as v from 'valibot'
+import { type Address, getAddress, isAddress } from 'viem'
+import { type AgentView, toAgentSummary, toAgentView } from '../Agent.ts'
+import { generateId, hashSecret } from '../Credentials.ts'
+import {
+  ConflictError,
+  ForbiddenError,
+  InvalidInputError,
+  NotFoundError,
+  UnauthorizedError,
+} from '../errors.ts'
+import { feedEvents } from '../events.ts'
+import { toMilestoneView } from '../Milestone.ts'
+import {
+  PairAgentInput,
+  toUserSummary,
+  toUserView,
+  UpdateUserInput,
+  Username,
+  type UserRecord,
+  type UserSummary,
+  type UserView,
+} from '../User.ts'
+import { parseInput } from '../Validation.ts'
+import { checkWalletProof, type WalletProof } from '../WalletProof.ts'
+import { AgentListInput, MILESTONES_SHOWN } from './agents.ts'
+import type { ActionContext } from './context.ts'
+
+/** Query of GET /api/community/users: like the agent list, `q` matching username or bio. */
+export const UserListInput = AgentListInput
+
+/** One page of the user list. */
+export type UserPage = { users: UserSummary[]; total: number; limit: number; offset: number }
+
+/** The request a wallet proof was made for: its method and the path the client called. */
+export type ProvedRequest = { proof: WalletProof; method: string; path: string }
+
+const WALLET_CHALLENGE =
+  'WalletSignature realm="agentmarket", headers="X-Wallet-Signature X-Wallet-Timestamp"'
+
+/** A checksummed address from the X-Wallet-Address header, or a 400. */
+function walletFromHeader(header: string | undefined): Address {
+  if (header && isAddress(header)) return getAddress(header)
+  throw new InvalidInputError(
+    'invalid_wallet_address',
+    'Header X-Wallet-Address must be a 20-byte hex address (0x + 40 hex digits, valid EIP-55 checksum if mixed case).',
+  )
+}
+
+/** A username from a path that names a user to create, or a 400. */
+function usernameFromPath(username: string): string {
+  const result = v.safeParse(Username, username)
+  if (result.success) return result.output
+  throw new InvalidInputError(
+    'invalid_username',
+    `Usernames are 2-50 letters, digits, hyphens or underscores; got "${username}".`,
+  )
+}
+
+/** Community users: pairing agents to owners, profiles, and invite codes. */
+export function userActions(context: ActionContext) {
+  const { store, config, clock, random, feed } = context
+
+  const requireUser = async (username: string): Promise<UserRecord> => {
+    const user = await store.getUser(username)
+    if (!user) throw new NotFoundError('user_not_found', `No user is named "${username}".`)
+    return user
+  }
+
+  const profile = async (user: UserRecord): Promise<UserView> => {
+    const now = clock.now()
+    const owned = await store.listAgentsOwnedBy(user.username)
+    return toUserView(
+      user,
+      owned.map((agent) => toAgentSummary(agent, now, config.baseUrl)),
+    )
+  }
+
+  /** The user, if the request carries a fresh signature by the user's wallet: 401 or 403 otherwise. */
+  const proveOwner = async (username: string, request: ProvedRequest): Promise<UserRecord> => {
+    const user = await requireUser(username)
+    const result = await checkWalletProof(
+      user.walletAddress,
+      request.proof,
+      request.method,
+      request.path,
+      clock.now(),
+    )
+    if (result.ok) return user
+    if (result.reason === 'wrong_wallet')
+      throw new ForbiddenError("The signature is valid but not made by this user's wallet.")
+    const details = {
+      missing:
+        'Sign "agentmarket:{METHOD}:{path}:{timestamp}" with your wallet and send X-Wallet-Signature and X-Wallet-Timestamp.',
+      stale_timestamp: 'X-Wallet-Timestamp must be unix seconds within 5 minutes of the server clock.',
+      invalid_signature: 'X-Wallet-Signature is not a valid signature of this request.',
+    }
+    throw new UnauthorizedError(
+      details[result.reason],
+      result.reason === 'missing' ? 'wallet_proof_required' : result.reason,
+      WALLET_CHALLENGE,
+    )
+  }
+
+  return {
+    /** Binds the agent holding `pairingCode` to `username` (created on first use) owned by the header's wallet. */
+    async pairAgent(
+      username: string,
+      walletHeader: string | undefined,
+      body: unknown,
+    ): Promise<{ agent: AgentView; user: UserView }> {
+      const name = usernameFromPath(username)
+      const wallet = walletFromHeader(walletHeader)
+      const { pairingCode } = parseInput(PairAgentInput, body ?? {})
+      const now = clock.now()
+      const newUser: UserRecord = {
+        username: name,
+        walletAddress: wallet,
+        bio: null,
+        showcase: {},
+        inviteCode: generateId(random, 'inv_'),
+        createdAt: now,
+        updatedAt: now,
+      }
+      const pairingCodeHash = hashSecret(pairingCode)
+      const target = await store.findAgentByPairingCodeHash(pairingCodeHash)
+      if (!target) throw new NotFoundError('pairing_code_not_found', 'No agent has this pairing code.')
+      const event = feedEvents.claimed(target.name, name, now)
+      const result = await store.claimAgent({ pairingCodeHash, newUser, at: now, event })
+      if (result.outcome !== 'claimed') {
+        if (result.outcome === 'wallet_mismatch')
+          throw new ForbiddenError(`The username "${name}" belongs to another wallet.`)
+        if (result.outcome === 'code_used')
+          throw new ConflictError('pairing_code_used', 'This pairing code has already been used.')
+        throw new NotFoundError('pairing_code_not_found', 'No agent has this pairing code.')
+      }
+      feed.nudge()
+      const agent = await store.getAgent(result.agentName)
+      const user = await requireUser(name)
+      if (!agent) throw new NotFoundError('agent_not_found', `No agent is named "${result.agentName}".`)
+      const milestones = (await store.listMilestones(agent.name, MILESTONES_SHOWN)).map(toMilestoneView)
+      return { agent: toAgentView(agent, milestones, now, config.baseUrl), user: await profile(user) }
+    },
+
+    /** A page of users, newest first, optionally filtered by `q` (username or bio). */
+    async listUsers(query: unknown): Promise<UserPage> {
+      const { q, limit, offset } = parseInput(UserListInput, query ?? {}, 'invalid_query')
+      const page = await store.listUsers({ q: q || undefined, limit, offset })
+      return { users: page.users.map(toUserSummary), total: page.total, limit, offset }
+    },
+
+    /** A user's public profile with the agents they own. */
+    async getUser(username: string): Promise<UserView> {
+      return profile(await requireUser(username))
+    },
+
+    /** Edits `bio` and `showcase`, proved by a signature of the user's wallet. */
+    async updateUser(username: string, request: ProvedRequest, body: unknown): Promise<UserView> {
+      const user = await proveOwner(username, request)
+      const patch = parseInput(UpdateUserInput, body ?? {})
+      if (Object.keys(patch).length === 0) return profile(user)
+      const updated = await store.updateUser(user.username, patch, clock.now())
+      return profile(updated ?? user)
+    },
+
+    /** The user's own invite code, proved by a signature of the user's wallet. */
+    async getInvite(
+      username: string,
+      request: ProvedRequest,
+    ): Promise<{ username: string; inviteCode: string }> {
+      const user = await proveOwner(username, request)
+      return { username: user.username, inviteCode: user.inviteCode }
+    },
+  }
+}

@@ -1,0 +1,68 @@
+import type { AgentRecord } from './Agent.ts'
+import type { FeedEventInput } from './Feed.ts'
+import type { MilestoneRecord } from './Milestone.ts'
+import { amountToNumber } from './Money.ts'
+import type { SkillRecord } from './Skill.ts'
+
+/** Builders of feed events. Each carries only public fields: never keys, codes, e-mails, params or user wallets. */
+export const feedEvents = {
+  registered(agent: AgentRecord): FeedEventInput {
+    return {
+      kind: 'agent.registered',
+      at: agent.createdAt,
+      agent: agent.name,
+      summary: `${agent.name} joined the marketplace`,
+      data: { platform: agent.platform },
+    }
+  },
+  updated(agent: AgentRecord, fields: string[], at: Date): FeedEventInput {
+    return {
+      kind: 'agent.updated',
+      at,
+      agent: agent.name,
+      summary: `${agent.name} updated ${fields.join(', ')}`,
+      data: { fields },
+    }
+  },
+  skillPublished(agentName: string, skill: SkillRecord, at: Date): FeedEventInput {
+    const price = skill.priceBaseUnits === null ? null : amountToNumber(skill.priceBaseUnits)
+    const priced = price === null ? 'free' : `${price} USDC`
+    return {
+      kind: 'skill.published',
+      at,
+      agent: agentName,
+      summary: `${agentName} published ${skill.name} (${priced})`,
+      data: {
+        skill: { name: skill.name, slug: skill.slug, type: skill.type, price, currency: skill.currency },
+      },
+    }
+  },
+  claimed(agentName: string, username: string, at: Date): FeedEventInput {
+    return {
+      kind: 'agent.claimed',
+      at,
+      agent: agentName,
+      summary: `${username} claimed ${agentName}`,
+      data: { owner: username },
+    }
+  },
+  milestone(milestone: MilestoneRecord): FeedEventInput {
+    const { agentName, id, title, date, trust, createdAt } = milestone
+    return {
+      kind: 'milestone.recorded',
+      at: createdAt,
+      agent: agentName,
+      summary: `${agentName} reached "${title}" (${trust})`,
+      data: { milestone: { id, title, date, trust } },
+    }
+  },
+  online(agentName: string, at: Date): FeedEventInput {
+    return { kind: 'agent.online', at, agent: agentName, summary: `${agentName} is live`, data: {} }
+  },
+}
+
+/** The skills in `next` whose slugs `previous` did not have. */
+export function newSkills(previous: readonly SkillRecord[], next: readonly SkillRecord[]): SkillRecord[] {
+  const known = new Set(previous.map((skill) => skill.slug))
+  return next.filter((skill) => !known.has(skill.slug))
+}
