@@ -50,7 +50,11 @@ export const PairAgentInput = v.object({
 })
 
 const Showcase = v.pipe(
-  v.record(v.string(), v.unknown(), 'must be a JSON object'),
+  // v.record would accept arrays; a showcase is a JSON object.
+  v.custom<Record<string, unknown>>(
+    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+    'must be a JSON object',
+  ),
   v.check(
     (showcase) => new TextEncoder().encode(JSON.stringify(showcase)).length <= MAX_SHOWCASE_BYTES,
     `must be at most ${MAX_SHOWCASE_BYTES} bytes of JSON`,

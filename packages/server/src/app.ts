@@ -6,6 +6,8 @@ import { agentRoutes } from './routes/agents.ts'
 import { communityRoutes } from './routes/community.ts'
 import type { RouteDeps } from './routes/deps.ts'
 import { discoveryRoutes } from './routes/discovery.ts'
+import { feedRoutes } from './routes/feed.ts'
+import { userRoutes } from './routes/users.ts'
 import { VERSION } from './version.ts'
 
 /** What the server needs: the marketplace actions and where it is published. */
@@ -22,6 +24,8 @@ function api(prefix: string, deps: RouteDeps) {
     .use(discoveryRoutes(deps))
     .use(communityRoutes(deps))
     .use(agentRoutes(deps))
+    .use(userRoutes(deps))
+    .use(feedRoutes(deps))
 }
 
 /**

@@ -1,4 +1,4 @@
-import { MarketError, NotFoundError, toProblem } from '@agentmarket/core'
+import { MarketError, NotFoundError, toProblem, UnauthorizedError } from '@agentmarket/core'
 import { Elysia } from 'elysia'
 
 /** The media type of every error body. */
@@ -8,7 +8,12 @@ export const PROBLEM_MEDIA_TYPE = 'application/problem+json'
 export function problemResponse(error: unknown, request: Request, typeBase: string): Response {
   const problem = toProblem(error, new URL(request.url).pathname, typeBase)
   const headers = new Headers({ 'content-type': PROBLEM_MEDIA_TYPE })
-  if (problem.status === 401) headers.set('www-authenticate', 'Bearer realm="agentmarket"')
+  if (problem.status === 401) {
+    headers.set(
+      'www-authenticate',
+      error instanceof UnauthorizedError ? error.challenge : 'Bearer realm="agentmarket"',
+    )
+  }
   if (problem.status >= 500)
     console.error('unhandled error', request.method, new URL(request.url).pathname, error)
   return new Response(JSON.stringify(problem), { status: problem.status, headers })

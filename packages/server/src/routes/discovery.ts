@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import type { RouteDeps } from './deps.ts'
 
 /** How an endpoint is authenticated, as the index tells clients. */
-export type EndpointAuth = 'none' | 'bearer'
+export type EndpointAuth = 'none' | 'bearer' | 'wallet-address' | 'wallet-signature'
 
 /** Every public endpoint, unversioned; each is also served under /api/v1. */
 export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: EndpointAuth }> = [
@@ -16,6 +16,12 @@ export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: Endp
   { method: 'POST', path: '/api/agents/{name}/milestones', auth: 'bearer' },
   { method: 'GET', path: '/api/agents/{name}/milestones', auth: 'none' },
   { method: 'GET', path: '/api/community/health', auth: 'none' },
+  { method: 'POST', path: '/api/community/users/{username}/pair-agent', auth: 'wallet-address' },
+  { method: 'GET', path: '/api/community/users', auth: 'none' },
+  { method: 'GET', path: '/api/community/users/{username}', auth: 'none' },
+  { method: 'PUT', path: '/api/community/users/{username}', auth: 'wallet-signature' },
+  { method: 'GET', path: '/api/community/users/{username}/invite', auth: 'wallet-signature' },
+  { method: 'GET', path: '/api/feed/live', auth: 'none' },
 ]
 
 /** The API index, SPEC row 1. */

@@ -1,0 +1,59 @@
+import type { FeedEventView, MarketplaceActions } from '@agentmarket/core'
+import { Elysia } from 'elysia'
+import { queryOf, type RouteDeps } from './deps.ts'
+
+/** How often an idle stream sends a comment, so proxies keep it open. */
+export const SSE_KEEPALIVE_MS = 15_000
+
+const encoder = new TextEncoder()
+
+/** One server-sent event per feed event; `id:` lets a client resume with Last-Event-ID. */
+function sseFrame(event: FeedEventView): Uint8Array {
+  return encoder.encode(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`)
+}
+
+/** A text/event-stream of new feed events that ends cleanly when the client leaves. */
+async function feedStream(market: MarketplaceActions, request: Request): Promise<Response> {
+  const resumeFrom =
+    request.headers.get('last-event-id') ?? new URL(request.url).searchParams.get('after') ?? undefined
+  let stop = () => {}
+  const stream = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      let open = true
+      const write = (bytes: Uint8Array) => {
+        if (open) controller.enqueue(bytes)
+      }
+      write(encoder.encode('retry: 2000\n: connected\n\n'))
+      const unsubscribe = await market.followFeed(resumeFrom, (events) => {
+        for (const event of events) write(sseFrame(event))
+      })
+      const keepAlive = setInterval(() => write(encoder.encode(': keep-alive\n\n')), SSE_KEEPALIVE_MS)
+      stop = () => {
+        if (!open) return
+        open = false
+        clearInterval(keepAlive)
+        unsubscribe()
+        try {
+          controller.close()
+        } catch {}
+      }
+      if (request.signal.aborted) stop()
+      request.signal.addEventListener('abort', stop, { once: true })
+    },
+    cancel() {
+      stop()
+    },
+  })
+  return new Response(stream, {
+    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
+  })
+}
+
+/** The live feed, SPEC row 19: JSON pages, or a stream with `Accept: text/event-stream`. */
+export function feedRoutes({ market }: RouteDeps) {
+  return new Elysia().get('/feed/live', ({ request }) =>
+    (request.headers.get('accept') ?? '').includes('text/event-stream')
+      ? feedStream(market, request)
+      : market.liveFeed(queryOf(request)),
+  )
+}
