@@ -3,13 +3,25 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Subprocess } from 'bun'
+import { sseReader } from '../packages/server/src/testing/sse.ts'
 import { freePort, runToEnd, waitForOk } from './support/process.ts'
 
 const root = resolve(import.meta.dir, '..')
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-server-'))
 const port = freePort()
 const base = `http://127.0.0.1:${port}`
+const databaseUrl = `file:${join(folder, 'data/market.db')}`
 let server: Subprocess
+
+/** Starts `bun start` on `port` over the shared test database. */
+function startServer(serverPort: number): Subprocess {
+  return Bun.spawn(['bun', 'start'], {
+    cwd: root,
+    env: cleanEnv({ PORT: String(serverPort), HOST: '127.0.0.1', DATABASE_URL: databaseUrl }),
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+}
 
 /** The environment a user would give `bun start`, without anything from this test runner. */
 const cleanEnv = (extra: Record<string, string>) => ({
@@ -73,6 +85,38 @@ describe('bun start', () => {
     })
     expect(response.status).toBe(413)
     expect(response.headers.get('content-type')).toBe('application/problem+json')
+  })
+
+  test('behavior: an SSE client gets an event within a second, also when another process sharing the database wrote it', async () => {
+    const controller = new AbortController()
+    const response = await fetch(`${base}/api/feed/live`, { headers: { accept: 'text/event-stream' }, signal: controller.signal })
+    const stream = sseReader(response)
+    const register = (at: string, name: string) =>
+      fetch(`${at}/api/agents/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name }),
+      })
+    let started = performance.now()
+    expect((await register(base, 'sse-local')).status).toBe(200)
+    const [local] = await stream.waitFor(1, 1000)
+    const localMs = performance.now() - started
+    expect(local?.data).toMatchObject({ kind: 'agent.registered', agent: 'sse-local' })
+
+    const otherPort = freePort()
+    const other = startServer(otherPort)
+    try {
+      await waitForOk(`http://127.0.0.1:${otherPort}/api/community/health`, other)
+      started = performance.now()
+      expect((await register(`http://127.0.0.1:${otherPort}`, 'sse-remote')).status).toBe(200)
+      const [, remote] = await stream.waitFor(2, 1000)
+      const remoteMs = performance.now() - started
+      expect(remote?.data).toMatchObject({ kind: 'agent.registered', agent: 'sse-remote' })
+      console.log(`sse: same process ${localMs.toFixed(0)} ms, other process ${remoteMs.toFixed(0)} ms`)
+    } finally {
+      other.kill()
+      controller.abort()
+    }
   })
 
   test('error: a malformed variable stops start-up with exit 1 and one clear line', async () => {
