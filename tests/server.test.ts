@@ -89,7 +89,10 @@ describe('bun start', () => {
 
   test('behavior: an SSE client gets an event within a second, also when another process sharing the database wrote it', async () => {
     const controller = new AbortController()
-    const response = await fetch(`${base}/api/feed/live`, { headers: { accept: 'text/event-stream' }, signal: controller.signal })
+    const response = await fetch(`${base}/api/feed/live`, {
+      headers: { accept: 'text/event-stream' },
+      signal: controller.signal,
+    })
     const stream = sseReader(response)
     const register = (at: string, name: string) =>
       fetch(`${at}/api/agents/register`, {

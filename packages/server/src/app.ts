@@ -7,8 +7,10 @@ import { communityRoutes } from './routes/community.ts'
 import type { RouteDeps } from './routes/deps.ts'
 import { discoveryRoutes } from './routes/discovery.ts'
 import { feedRoutes } from './routes/feed.ts'
+import { llmsRoutes } from './routes/llms.ts'
 import { userRoutes } from './routes/users.ts'
 import { VERSION } from './version.ts'
+import { API_VERSIONS, type ApiVersion, deprecationHeaders, versionOfPath } from './versions.ts'
 
 /** What the server needs: the marketplace actions and where it is published. */
 export type AppDeps = {
@@ -16,6 +18,8 @@ export type AppDeps = {
   baseUrl: string
   version?: string
   startedAt?: Date
+  /** The API versions and their deprecations; default: v1, current. */
+  versions?: ApiVersion[]
 }
 
 /** Every API route group, mounted under one prefix. */
@@ -33,15 +37,22 @@ function api(prefix: string, deps: RouteDeps) {
  * @example const app = createApp({ market, baseUrl: 'http://localhost:3000' }); app.listen(3000)
  */
 export function createApp(deps: AppDeps) {
+  const versions = deps.versions ?? API_VERSIONS
   const routeDeps: RouteDeps = {
     market: deps.market,
     baseUrl: deps.baseUrl,
     version: deps.version ?? VERSION,
     startedAt: deps.startedAt ?? new Date(),
+    versions,
   }
   return new Elysia()
+    .onRequest(({ request, set }) => {
+      const version = versionOfPath(new URL(request.url).pathname, versions)
+      if (version?.deprecation) Object.assign(set.headers, deprecationHeaders(version, deps.baseUrl))
+    })
     .use(problems(deps.baseUrl))
     .use(jsonBody)
+    .use(llmsRoutes(routeDeps))
     .use(api('/api', routeDeps))
     .use(api('/api/v1', routeDeps))
 }

@@ -1,4 +1,5 @@
 import type { MarketplaceActions } from '@agentmarket/core'
+import type { ApiVersion } from '../versions.ts'
 
 /** What every route group needs from the host. */
 export type RouteDeps = {
@@ -6,6 +7,7 @@ export type RouteDeps = {
   baseUrl: string
   version: string
   startedAt: Date
+  versions: ApiVersion[]
 }
 
 /** The bearer token of an `Authorization` header, or undefined when absent or of another scheme. */

@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { VERSIONING_POLICY } from '../versions.ts'
 import type { RouteDeps } from './deps.ts'
 
 /** How an endpoint is authenticated, as the index tells clients. */
@@ -25,7 +26,7 @@ export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: Endp
 ]
 
 /** The API index, SPEC row 1. */
-export function discoveryRoutes({ baseUrl, version }: RouteDeps) {
+export function discoveryRoutes({ baseUrl, version, versions }: RouteDeps) {
   const index = {
     name: 'agentmarket',
     version,
@@ -35,11 +36,16 @@ export function discoveryRoutes({ baseUrl, version }: RouteDeps) {
     llms: `${baseUrl}/llms.txt`,
     mcp: `${baseUrl}/mcp`,
     versioning: {
-      current: 'v1',
-      deprecated: [] as string[],
-      policy:
-        'Unversioned /api paths are v1 and also served under /api/v1. Breaking changes ship under /api/v2; ' +
-        'a deprecated version answers with Deprecation and Sunset headers and stays at least 180 days.',
+      current: versions.find((candidate) => !candidate.deprecation)?.name ?? versions.at(-1)?.name ?? 'v1',
+      deprecated: versions
+        .filter((candidate) => candidate.deprecation)
+        .map((candidate) => ({
+          version: candidate.name,
+          deprecatedAt: candidate.deprecation?.deprecatedAt.toISOString(),
+          sunsetAt: candidate.deprecation?.sunsetAt.toISOString(),
+          successor: candidate.deprecation?.successor,
+        })),
+      policy: VERSIONING_POLICY,
     },
   }
   return new Elysia().get('/', () => index)
