@@ -58,7 +58,8 @@ const Price = v.pipe(
   }),
 )
 
-const SkillObject = v.pipe(
+/** A skill object on the wire (the object form of SkillInput), checked and turned into a SkillRecord. */
+export const SkillObject = v.pipe(
   v.object(
     {
       name: boundedText(100, 1),

@@ -1,5 +1,7 @@
 import type { MarketplaceActions } from '@agentmarket/core'
 import { Elysia } from 'elysia'
+import { docsUi } from './openapi/docsUi.ts'
+import { openapiDocument } from './openapi/document.ts'
 import { jsonBody } from './plugins/jsonBody.ts'
 import { problems } from './plugins/problems.ts'
 import { agentRoutes } from './routes/agents.ts'
@@ -45,7 +47,7 @@ export function createApp(deps: AppDeps) {
     startedAt: deps.startedAt ?? new Date(),
     versions,
   }
-  return new Elysia()
+  const app = new Elysia()
     .onRequest(({ request, set }) => {
       const version = versionOfPath(new URL(request.url).pathname, versions)
       if (version?.deprecation) Object.assign(set.headers, deprecationHeaders(version, deps.baseUrl))
@@ -55,6 +57,19 @@ export function createApp(deps: AppDeps) {
     .use(llmsRoutes(routeDeps))
     .use(api('/api', routeDeps))
     .use(api('/api/v1', routeDeps))
+    .use(docsUi('/api'))
+    .use(docsUi('/api/v1'))
+  // Built once, on first request, when every route is registered.
+  let document: ReturnType<typeof openapiDocument> | undefined
+  const serveDocument = () => {
+    document ??= openapiDocument(app, { baseUrl: deps.baseUrl })
+    return document
+  }
+  return app
+    .get('/api/openapi.json', serveDocument, { detail: { hide: true } })
+    .get('/api/v1/openapi.json', serveDocument, {
+      detail: { hide: true },
+    })
 }
 
 /** The app's type, for hosts and tests. */

@@ -25,6 +25,7 @@ describe('GET /api', () => {
       app.routes
         .filter((route) => route.path === prefix || route.path.startsWith(`${prefix}/`))
         .filter((route) => prefix === '/api/v1' || !route.path.startsWith('/api/v1'))
+        .filter((route) => !route.path.includes('/docs/assets/'))
         .map(
           (route) =>
             `${route.method} ${route.path

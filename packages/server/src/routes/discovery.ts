@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { operation } from '../openapi/operation.ts'
 import { VERSIONING_POLICY } from '../versions.ts'
 import type { RouteDeps } from './deps.ts'
 
@@ -23,6 +24,8 @@ export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: Endp
   { method: 'PUT', path: '/api/community/users/{username}', auth: 'wallet-signature' },
   { method: 'GET', path: '/api/community/users/{username}/invite', auth: 'wallet-signature' },
   { method: 'GET', path: '/api/feed/live', auth: 'none' },
+  { method: 'GET', path: '/api/openapi.json', auth: 'none' },
+  { method: 'GET', path: '/api/docs', auth: 'none' },
 ]
 
 /** The API index, SPEC row 1. */
@@ -48,5 +51,15 @@ export function discoveryRoutes({ baseUrl, version, versions }: RouteDeps) {
       policy: VERSIONING_POLICY,
     },
   }
-  return new Elysia().get('/', () => index)
+  return new Elysia().get(
+    '',
+    () => index,
+    operation({
+      id: 'apiIndex',
+      summary: 'The API index: endpoints, entry points, versioning policy',
+      tag: 'Discovery',
+      ok: { status: 200, response: 'Index', description: 'The index' },
+      problems: [],
+    }),
+  )
 }

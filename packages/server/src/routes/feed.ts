@@ -1,5 +1,6 @@
-import type { FeedEventView, MarketplaceActions } from '@agentmarket/core'
+import { type FeedEventView, FeedQueryInput, type MarketplaceActions } from '@agentmarket/core'
 import { Elysia } from 'elysia'
+import { operation } from '../openapi/operation.ts'
 import { queryOf, type RouteDeps } from './deps.ts'
 
 /** How often an idle stream sends a comment, so proxies keep it open. */
@@ -51,9 +52,20 @@ async function feedStream(market: MarketplaceActions, request: Request): Promise
 
 /** The live feed, SPEC row 19: JSON pages, or a stream with `Accept: text/event-stream`. */
 export function feedRoutes({ market }: RouteDeps) {
-  return new Elysia().get('/feed/live', ({ request }) =>
-    (request.headers.get('accept') ?? '').includes('text/event-stream')
-      ? feedStream(market, request)
-      : market.liveFeed(queryOf(request)),
+  return new Elysia().get(
+    '/feed/live',
+    ({ request }) =>
+      (request.headers.get('accept') ?? '').includes('text/event-stream')
+        ? feedStream(market, request)
+        : market.liveFeed(queryOf(request)),
+    operation({
+      id: 'liveFeed',
+      summary:
+        'Recent public events, newest first; with Accept: text/event-stream, a live stream (Last-Event-ID resumes)',
+      tag: 'Feed',
+      query: FeedQueryInput,
+      ok: { status: 200, response: 'Feed', description: 'Events, or a text/event-stream', eventStream: true },
+      problems: [400],
+    }),
   )
 }

@@ -104,5 +104,6 @@ export function llmsRoutes({ baseUrl }: RouteDeps) {
   return new Elysia().get(
     '/llms.txt',
     () => new Response(guide, { headers: { 'content-type': 'text/plain; charset=utf-8' } }),
+    { detail: { hide: true } },
   )
 }

@@ -1,5 +1,6 @@
-import type { ProvedRequest } from '@agentmarket/core'
+import { PairAgentInput, type ProvedRequest, UpdateUserInput, UserListInput } from '@agentmarket/core'
 import { Elysia } from 'elysia'
+import { operation } from '../openapi/operation.ts'
 import { queryOf, type RouteDeps } from './deps.ts'
 
 /** The wallet proof a request carries, bound to its method and the path the client called. */
@@ -17,15 +18,67 @@ function provedRequest(request: Request): ProvedRequest {
 /** Community users and owners: SPEC rows 15-17, profile edits and invite codes. */
 export function userRoutes({ market }: RouteDeps) {
   return new Elysia()
-    .get('/community/users', ({ request }) => market.listUsers(queryOf(request)))
-    .get('/community/users/:username', ({ params }) => market.getUser(params.username))
-    .put('/community/users/:username', ({ params, request, body }) =>
-      market.updateUser(params.username, provedRequest(request), body ?? {}),
+    .get(
+      '/community/users',
+      ({ request }) => market.listUsers(queryOf(request)),
+      operation({
+        id: 'listUsers',
+        summary: 'Browse and search community users, newest first',
+        tag: 'Users',
+        query: UserListInput,
+        ok: { status: 200, response: 'UserList', description: 'A page of users' },
+        problems: [400],
+      }),
     )
-    .get('/community/users/:username/invite', ({ params, request }) =>
-      market.getInvite(params.username, provedRequest(request)),
+    .get(
+      '/community/users/:username',
+      ({ params }) => market.getUser(params.username),
+      operation({
+        id: 'getUser',
+        summary: "A user's public profile with the agents they own",
+        tag: 'Users',
+        ok: { status: 200, response: 'User', description: 'The profile' },
+        problems: [404],
+      }),
     )
-    .post('/community/users/:username/pair-agent', ({ params, headers, body }) =>
-      market.pairAgent(params.username, headers['x-wallet-address'], body ?? {}),
+    .put(
+      '/community/users/:username',
+      ({ params, request, body }) => market.updateUser(params.username, provedRequest(request), body ?? {}),
+      operation({
+        id: 'updateUser',
+        summary: 'Edit bio and showcase, signed by the owner wallet',
+        tag: 'Users',
+        auth: 'walletSignature',
+        body: UpdateUserInput,
+        bodyOptional: true,
+        ok: { status: 200, response: 'User', description: 'The updated profile' },
+        problems: [400, 401, 403, 404, 413, 415],
+      }),
+    )
+    .get(
+      '/community/users/:username/invite',
+      ({ params, request }) => market.getInvite(params.username, provedRequest(request)),
+      operation({
+        id: 'getInvite',
+        summary: "The user's own invite code, signed by the owner wallet",
+        tag: 'Users',
+        auth: 'walletSignature',
+        ok: { status: 200, response: 'Invite', description: 'The invite code' },
+        problems: [401, 403, 404],
+      }),
+    )
+    .post(
+      '/community/users/:username/pair-agent',
+      ({ params, headers, body }) =>
+        market.pairAgent(params.username, headers['x-wallet-address'], body ?? {}),
+      operation({
+        id: 'pairAgent',
+        summary: 'Claim an agent with its pairing code; creates the user on first use',
+        tag: 'Users',
+        auth: 'walletAddress',
+        body: PairAgentInput,
+        ok: { status: 200, response: 'Pair', description: 'The agent, now owned, and its owner' },
+        problems: [400, 403, 404, 409, 413, 415],
+      }),
     )
 }

@@ -1,0 +1,96 @@
+import { toOpenAPISchema } from '@elysiajs/openapi'
+import type { AnyElysia } from 'elysia'
+import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from './jsonSchema.ts'
+import { responses } from './responses.ts'
+
+/** The version of the API description (SPEC.md: 1.1.0). */
+export const OPENAPI_INFO_VERSION = '1.1.0'
+
+type Operation = { parameters?: { name: string; in: string }[] } & Record<string, unknown>
+type Paths = Record<string, Record<string, Operation>>
+
+const COMPONENTS = {
+  schemas: {
+    SkillInput: SKILL_INPUT_SCHEMA,
+    ...Object.fromEntries(Object.entries(responses).map(([name, schema]) => [name, jsonSchemaOf(schema)])),
+  },
+  securitySchemes: {
+    bearer: { type: 'http', scheme: 'bearer', description: 'The agent API key from registration (amk_…).' },
+    walletAddress: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Wallet-Address',
+      description: 'The owner wallet address.',
+    },
+    walletSignature: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Wallet-Signature',
+      description: 'EIP-191 signature of "agentmarket:{METHOD}:{path}:{timestamp}" by the owner wallet.',
+    },
+    walletTimestamp: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Wallet-Timestamp',
+      description: 'Unix seconds, within 5 minutes.',
+    },
+  },
+}
+
+/** Every route's documented operation, keyed like the document: `/api/agents/{name}` and `get`. */
+function declaredParameters(app: AnyElysia): Map<string, { name: string; in: string }[]> {
+  const found = new Map<string, { name: string; in: string }[]>()
+  for (const route of app.routes) {
+    const parameters = (route.hooks as { detail?: { parameters?: { name: string; in: string }[] } }).detail
+      ?.parameters
+    if (parameters)
+      found.set(`${route.method.toLowerCase()} ${route.path.replace(/:([^/]+)/g, '{$1}')}`, parameters)
+  }
+  return found
+}
+
+/**
+ * The OpenAPI 3.1 document of the app: every /api operation (the /api/v1 copies are the same operations) with
+ * request and answer schemas from the valibot schemas, the problem answers, and the security schemes.
+ */
+export function openapiDocument(app: AnyElysia, options: { baseUrl: string; title?: string }) {
+  const generated = toOpenAPISchema(
+    app,
+    { paths: [/^\/api\/v1(\/|$)/], staticFile: false },
+    undefined,
+    undefined,
+    '3.1.0',
+  )
+  const paths = structuredClone(generated.paths) as Paths
+  // The plugin replaces a route's own parameters with the path parameters on routes that have one: merge them back.
+  const declared = declaredParameters(app)
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const extra = declared.get(`${method} ${path}`) ?? []
+      const current = operation.parameters ?? []
+      const missing = extra.filter(
+        (parameter) => !current.some((c) => c.name === parameter.name && c.in === parameter.in),
+      )
+      if (missing.length) operation.parameters = [...current, ...missing]
+    }
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: options.title ?? 'agentmarket',
+      version: OPENAPI_INFO_VERSION,
+      description:
+        'A marketplace where software agents register, publish free or paid skills, report liveness, record milestones, ' +
+        `and sell skill orders paid in USDC. Guide for agents: ${options.baseUrl}/llms.txt`,
+    },
+    servers: [{ url: options.baseUrl }],
+    tags: [
+      { name: 'Discovery', description: 'Entry points and health' },
+      { name: 'Agents', description: 'Registration, self-service, cards and milestones' },
+      { name: 'Users', description: 'Owners and community users' },
+      { name: 'Feed', description: 'The live activity feed' },
+    ],
+    paths,
+    components: structuredClone(COMPONENTS),
+  }
+}

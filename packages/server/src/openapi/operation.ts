@@ -1,0 +1,105 @@
+import type { DocumentDecoration } from 'elysia'
+import type { GenericSchema } from 'valibot'
+import { jsonSchemaOf } from './jsonSchema.ts'
+import type { ResponseName } from './responses.ts'
+
+/** How an operation is authenticated. */
+export type OperationAuth = 'none' | 'bearer' | 'walletAddress' | 'walletSignature'
+
+/** What one route tells the OpenAPI document. Validation stays in the core; this only describes it. */
+export type OperationSpec = {
+  id: string
+  summary: string
+  tag: 'Discovery' | 'Agents' | 'Users' | 'Feed'
+  auth?: OperationAuth
+  body?: GenericSchema
+  /** The body may be left out (PUT with nothing to change). */
+  bodyOptional?: boolean
+  query?: GenericSchema
+  ok: { status: number; response: ResponseName; description: string; eventStream?: boolean }
+  problems: number[]
+  /** Extra headers the operation reads, besides those of its auth. */
+  headers?: { name: string; description: string; required: boolean }[]
+}
+
+type Parameter = Extract<NonNullable<DocumentDecoration['parameters']>[number], { in: string }>
+// Elysia types `detail` with OpenAPI 3.0 objects; our schemas are 3.1 (JSON Schema 2020-12).
+type OpenApiSchema = NonNullable<Parameter['schema']>
+
+const PROBLEM_TEXT: Record<number, string> = {
+  400: 'Invalid body, query or parameter; `errors` points at each bad field.',
+  401: 'Missing or invalid credentials; see WWW-Authenticate.',
+  403: 'Valid credentials that may not act here.',
+  404: 'No such agent, user, task or code.',
+  409: 'Conflicts with the current state (a taken name, a used code).',
+  413: 'Body over 64 KiB.',
+  415: 'Body is not application/json.',
+  503: 'A dependency (the database) is unavailable.',
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` }) as OpenApiSchema
+
+function queryParameters(schema: GenericSchema): Parameter[] {
+  const object = jsonSchemaOf(schema)
+  return Object.entries(object.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: 'query' as const,
+    required: object.required?.includes(name) ?? false,
+    schema: property as OpenApiSchema,
+  }))
+}
+
+const SECURITY: Record<OperationAuth, Record<string, string[]>[] | undefined> = {
+  none: undefined,
+  bearer: [{ bearer: [] }],
+  walletAddress: [{ walletAddress: [] }],
+  walletSignature: [{ walletSignature: [], walletTimestamp: [] }],
+}
+
+/**
+ * The `detail` hook of a route: its OpenAPI operation, request and answers built from valibot schemas.
+ * @example .put('/agents/:name', handler, operation({ id: 'updateAgent', ... }))
+ */
+export function operation(spec: OperationSpec): { detail: DocumentDecoration } {
+  const { ok } = spec
+  const okContent: Record<string, { schema: OpenApiSchema }> = {
+    'application/json': { schema: ref(ok.response) },
+  }
+  if (ok.eventStream) okContent['text/event-stream'] = { schema: { type: 'string' } as OpenApiSchema }
+  const responses: Record<string, unknown> = {
+    [ok.status]: { description: ok.description, content: okContent },
+  }
+  for (const status of spec.problems) {
+    responses[status] = {
+      description: PROBLEM_TEXT[status] ?? 'Problem',
+      content: { 'application/problem+json': { schema: ref('Problem') } },
+    }
+  }
+  const parameters: Parameter[] = [
+    ...(spec.query ? queryParameters(spec.query) : []),
+    ...(spec.headers ?? []).map((header) => ({
+      name: header.name,
+      in: 'header' as const,
+      required: header.required,
+      description: header.description,
+      schema: { type: 'string' } as OpenApiSchema,
+    })),
+  ]
+  const detail = {
+    operationId: spec.id,
+    summary: spec.summary,
+    tags: [spec.tag],
+    ...(SECURITY[spec.auth ?? 'none'] ? { security: SECURITY[spec.auth ?? 'none'] } : {}),
+    ...(parameters.length ? { parameters } : {}),
+    ...(spec.body
+      ? {
+          requestBody: {
+            required: !spec.bodyOptional,
+            content: { 'application/json': { schema: jsonSchemaOf(spec.body) as OpenApiSchema } },
+          },
+        }
+      : {}),
+    responses,
+  }
+  return { detail: detail as DocumentDecoration }
+}

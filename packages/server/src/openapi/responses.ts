@@ -1,0 +1,194 @@
+import { FEED_EVENT_KINDS } from '@agentmarket/core'
+import * as v from 'valibot'
+
+/**
+ * What every operation answers, as valibot schemas: converted into the OpenAPI document, and checked against real
+ * answers in the tests (strict objects, so an undocumented field fails them).
+ */
+const text = v.string()
+const nullableText = v.nullable(v.string())
+const timestamp = v.pipe(v.string(), v.isoTimestamp())
+const address = v.pipe(v.string(), v.regex(/^0x[0-9a-fA-F]{40}$/))
+
+const Heartbeat = v.strictObject({
+  status: v.picklist(['live', 'idle', 'off']),
+  lastSeen: v.nullable(timestamp),
+})
+const Owner = v.nullable(v.strictObject({ username: text }))
+
+const Skill = v.strictObject({
+  name: text,
+  slug: text,
+  description: nullableText,
+  type: v.picklist(['free', 'purchasable']),
+  price: v.nullable(v.number()),
+  currency: v.literal('USDC'),
+  sla: nullableText,
+  url: nullableText,
+})
+
+/** A milestone. */
+export const Milestone = v.strictObject({
+  id: text,
+  date: text,
+  title: text,
+  description: nullableText,
+  proof: nullableText,
+  trust: v.picklist(['verified', 'claimed']),
+  createdAt: timestamp,
+})
+
+const agentProfile = {
+  name: text,
+  bio: nullableText,
+  platform: v.picklist(['primaryplatform', 'other']),
+  model: nullableText,
+  walletAddress: v.nullable(address),
+  basename: nullableText,
+  status: v.literal('free'),
+  heartbeat: Heartbeat,
+  trustScore: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(100)),
+  owner: Owner,
+  createdAt: timestamp,
+  cardUrl: text,
+  pageUrl: text,
+}
+
+/** The public Agent record. */
+export const Agent = v.strictObject({
+  ...agentProfile,
+  skills: v.array(Skill),
+  milestones: v.array(Milestone),
+})
+/** One row of the agent list. */
+export const AgentSummary = v.strictObject({
+  ...agentProfile,
+  skillCount: v.number(),
+  purchasableCount: v.number(),
+})
+
+/** A user's public profile. */
+export const User = v.strictObject({
+  username: text,
+  bio: nullableText,
+  showcase: v.record(v.string(), v.unknown()),
+  agents: v.array(AgentSummary),
+  createdAt: timestamp,
+})
+
+const page = { total: v.number(), limit: v.number(), offset: v.number() }
+
+/** Answers, by operation. */
+export const responses = {
+  Registration: v.strictObject({
+    agentId: text,
+    apiKey: v.pipe(v.string(), v.startsWith('amk_')),
+    pairingCode: text,
+    status: v.literal('free'),
+    message: text,
+  }),
+  Agent,
+  AgentList: v.strictObject({ agents: v.array(AgentSummary), ...page }),
+  Heartbeat: v.strictObject({ status: v.literal('live'), lastSeen: timestamp, agent: text }),
+  Milestone,
+  MilestoneList: v.strictObject({ milestones: v.array(Milestone) }),
+  AgentCard: v.looseObject({
+    name: text,
+    description: text,
+    url: text,
+    supportedInterfaces: v.array(v.strictObject({ url: text, protocolBinding: text, protocolVersion: text })),
+    version: text,
+    provider: v.strictObject({ organization: text, url: text }),
+    capabilities: v.strictObject({ streaming: v.boolean(), pushNotifications: v.boolean() }),
+    defaultInputModes: v.array(text),
+    defaultOutputModes: v.array(text),
+    skills: v.array(
+      v.strictObject({
+        id: text,
+        name: text,
+        description: text,
+        tags: v.array(text),
+        url: text,
+        type: v.picklist(['free', 'purchasable']),
+        inputModes: v.array(text),
+        outputModes: v.array(text),
+        pricing: v.optional(
+          v.strictObject({ amount: v.number(), currency: v.literal('USDC'), amountBaseUnits: text }),
+        ),
+      }),
+    ),
+    authentication: v.strictObject({ schemes: v.array(text) }),
+    _extensions: v.strictObject({
+      platform: text,
+      model: text,
+      registryRegistered: v.boolean(),
+      birthday: timestamp,
+      birthdayVerified: v.boolean(),
+      marketUrl: text,
+      heartbeat: Heartbeat,
+      milestones: v.array(Milestone),
+      commerce: v.strictObject({
+        chain: text,
+        chainId: v.number(),
+        payment_wallet: v.nullable(address),
+        usdc_contract: address,
+        escrow_contract: v.nullable(address),
+        deposit_abi: text,
+        deposit_abi_json: v.array(v.looseObject({ name: text, type: text })),
+        flow: text,
+      }),
+    }),
+  }),
+  User,
+  Pair: v.strictObject({ agent: Agent, user: User }),
+  UserList: v.strictObject({
+    users: v.array(
+      v.strictObject({ username: text, bio: nullableText, agentCount: v.number(), createdAt: timestamp }),
+    ),
+    ...page,
+  }),
+  Invite: v.strictObject({ username: text, inviteCode: text }),
+  Feed: v.strictObject({
+    events: v.array(
+      v.looseObject({
+        id: v.pipe(v.string(), v.digits()),
+        kind: v.picklist(FEED_EVENT_KINDS),
+        at: timestamp,
+        agent: text,
+        summary: text,
+      }),
+    ),
+  }),
+  Health: v.strictObject({
+    status: v.picklist(['ok', 'error']),
+    database: v.picklist(['ok', 'error']),
+    version: text,
+    uptimeSeconds: v.number(),
+  }),
+  Index: v.strictObject({
+    name: text,
+    version: text,
+    apiVersion: v.literal('1'),
+    endpoints: v.array(v.strictObject({ method: text, path: text, auth: text })),
+    openapi: text,
+    llms: text,
+    mcp: text,
+    versioning: v.strictObject({
+      current: text,
+      deprecated: v.array(v.looseObject({ version: text })),
+      policy: text,
+    }),
+  }),
+  Problem: v.strictObject({
+    type: text,
+    title: text,
+    status: v.number(),
+    detail: text,
+    instance: text,
+    code: text,
+    errors: v.optional(v.array(v.strictObject({ pointer: text, detail: text }))),
+  }),
+}
+
+/** The name of a documented answer. */
+export type ResponseName = keyof typeof responses
