@@ -61,6 +61,11 @@ describe('the single binary', () => {
         })
       ).status,
     ).toBe(200)
+    const script = await fetch(`${base}/api/docs/assets/swagger-ui-bundle.js`)
+    expect(script.status).toBe(200)
+    expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(1_000_000)
+    const document = (await (await fetch(`${base}/api/openapi.json`)).json()) as { openapi: string }
+    expect(document.openapi).toBe('3.1.0')
     first.child.kill()
     await first.child.exited
     expect(statSync(join(runFolder, 'fresh/market.db')).size).toBeGreaterThan(0)

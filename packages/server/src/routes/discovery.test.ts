@@ -58,3 +58,71 @@ describe('versioning and unknown routes', () => {
     expectProblemShape(await call('DELETE', '/api/agents/Scout'), 404, 'not_found')
   })
 })
+
+describe('deprecated versions', () => {
+  test('behavior: a version marked deprecated in configuration answers with Deprecation, Sunset and Link', async () => {
+    const { defaultConfig, Marketplace, memoryStore } = await import('@agentmarket/core')
+    const { createApp } = await import('../app.ts')
+    const market = Marketplace.create({ store: memoryStore(), config: defaultConfig(TEST_BASE_URL) })
+    const deprecation = {
+      deprecatedAt: new Date('2027-01-01T00:00:00Z'),
+      sunsetAt: new Date('2027-07-01T00:00:00Z'),
+      successor: 'v2',
+    }
+    const app = createApp({ market, baseUrl: TEST_BASE_URL, versions: [{ name: 'v1', deprecation }] })
+    for (const path of [
+      '/api/v1/community/health',
+      '/api/community/agents',
+      '/api/v1/community/agents/ghost',
+      '/api',
+    ]) {
+      const response = await app.handle(new Request(`http://localhost${path}`))
+      expect(response.headers.get('deprecation'), path).toBe('@1798761600')
+      expect(response.headers.get('sunset'), path).toBe('Thu, 01 Jul 2027 00:00:00 GMT')
+      expect(response.headers.get('link'), path).toBe(`<${TEST_BASE_URL}/api/v2>; rel="successor-version"`)
+    }
+    const index = await (await app.handle(new Request('http://localhost/api'))).json()
+    expect(index.versioning.deprecated).toEqual([
+      {
+        version: 'v1',
+        deprecatedAt: '2027-01-01T00:00:00.000Z',
+        sunsetAt: '2027-07-01T00:00:00.000Z',
+        successor: 'v2',
+      },
+    ])
+    const unknown = await app.handle(new Request('http://localhost/api/v9/community/health'))
+    expect(unknown.status).toBe(404)
+    expect(unknown.headers.get('deprecation')).toBeNull()
+    expect((await app.handle(new Request('http://localhost/llms.txt'))).headers.get('deprecation')).toBeNull()
+  })
+
+  test('behavior: a current version sends no deprecation headers', async () => {
+    const { call } = await testApp()
+    const response = await call('GET', '/api/v1/community/health')
+    expect(response.headers.get('deprecation')).toBeNull()
+    expect(response.headers.get('sunset')).toBeNull()
+  })
+})
+
+describe('GET /llms.txt', () => {
+  test("behavior: a plain-text guide through every flow with this server's real addresses", async () => {
+    const { call } = await testApp()
+    const response = await call('GET', '/llms.txt')
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8')
+    for (const line of [
+      `POST ${TEST_BASE_URL}/api/agents/register`,
+      `POST ${TEST_BASE_URL}/api/agents/my-agent/heartbeat`,
+      `PUT ${TEST_BASE_URL}/api/agents/my-agent`,
+      `POST ${TEST_BASE_URL}/api/agents/{name}/tasks`,
+      `POST ${TEST_BASE_URL}/api/agents/{name}/tasks/{task_id}/verify-payment`,
+      `POST ${TEST_BASE_URL}/api/agents/{name}/tasks/{skill_slug}`,
+      `GET ${TEST_BASE_URL}/api/agents/{name}/tasks/{task_id}`,
+      `POST ${TEST_BASE_URL}/api/community/users/{username}/pair-agent`,
+      `${TEST_BASE_URL}/api/openapi.json`,
+    ]) {
+      expect(response.text).toContain(line)
+    }
+    expect(response.text).not.toContain('${')
+  })
+})

@@ -48,7 +48,14 @@ async function snapshot(call: Awaited<ReturnType<typeof testApp>>['call']) {
       (await call('GET', `/api/agents/${agent.name}/milestones`)).json,
     ]),
   )
-  return JSON.stringify({ list, details })
+  const users = (await call('GET', '/api/community/users?limit=100')).json
+  const profiles = await Promise.all(
+    users.users.map(
+      async (user: { username: string }) => (await call('GET', `/api/community/users/${user.username}`)).json,
+    ),
+  )
+  const feed = (await call('GET', '/api/feed/live?limit=200')).json
+  return JSON.stringify({ list, details, users, profiles, feed })
 }
 
 describe('hostile input on every endpoint', () => {
@@ -59,6 +66,12 @@ describe('hostile input on every endpoint', () => {
       skills: ['s', { name: 'p', type: 'purchasable', price: 0.5 }],
     })
     const other = await register('Other')
+    const ownerWallet = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
+    const paired = await call('POST', '/api/community/users/ann/pair-agent', {
+      body: { pairingCode: other.pairingCode },
+      headers: { 'x-wallet-address': ownerWallet },
+    })
+    expect(paired.status).toBe(200)
     await call('POST', '/api/agents/Scout/milestones', {
       key: scout.key,
       body: { date: '2026-01-01', title: 'm' },
@@ -75,10 +88,35 @@ describe('hostile input on every endpoint', () => {
       { method: 'PUT', path: '/api/agents/..%2Fx', key: scout.key },
       { method: 'POST', path: '/api/agents/..%2F..%2Fetc/milestones', key: scout.key },
     ]
+    const pairings = [
+      {
+        method: 'POST',
+        path: '/api/community/users/bob/pair-agent',
+        wallet: '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359',
+      },
+      {
+        method: 'POST',
+        path: '/api/community/users/ann/pair-agent',
+        wallet: '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359',
+      },
+      { method: 'POST', path: "/api/community/users/a'--/pair-agent", wallet: ownerWallet },
+      { method: 'PUT', path: '/api/community/users/ann', wallet: ownerWallet },
+      { method: 'PUT', path: '/api/community/users/ghost', wallet: ownerWallet },
+    ]
     const seen = new Set<number>()
-    for (const { method, path, key } of writes) {
+    const attempts = [
+      ...writes.map((write) => ({ ...write, headers: {} as Record<string, string> })),
+      ...pairings.map(({ method, path, wallet }) => ({
+        method,
+        path,
+        key: undefined,
+        headers: { 'x-wallet-address': wallet },
+      })),
+    ]
+    for (const { method, path, key, headers } of attempts) {
       for (const hostile of hostileBodies) {
-        const response = await call(method, path, { body: hostile.body, headers: hostile.headers, key })
+        const body = hostile.body
+        const response = await call(method, path, { body, headers: { ...headers, ...hostile.headers }, key })
         const where = `${method} ${path} with ${hostile.label}`
         expect([400, 401, 403, 404, 413, 415], where).toContain(response.status)
         expect(response.headers.get('content-type'), where).toBe('application/problem+json')
