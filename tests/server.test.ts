@@ -11,7 +11,10 @@ const folder = mkdtempSync(join(tmpdir(), 'agentmarket-server-'))
 const port = freePort()
 const base = `http://127.0.0.1:${port}`
 const databaseUrl = `file:${join(folder, 'data/market.db')}`
+const otherPort = freePort()
+const otherBase = `http://127.0.0.1:${otherPort}`
 let server: Subprocess
+let other: Subprocess
 
 /** Starts `bun start` on `port` over the shared test database. */
 function startServer(serverPort: number): Subprocess {
@@ -31,21 +34,15 @@ const cleanEnv = (extra: Record<string, string>) => ({
 })
 
 beforeAll(async () => {
-  server = Bun.spawn(['bun', 'start'], {
-    cwd: root,
-    env: cleanEnv({
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: `file:${join(folder, 'data/market.db')}`,
-    }),
-    stdout: 'ignore',
-    stderr: 'inherit',
-  })
+  server = startServer(port)
+  other = startServer(otherPort)
   await waitForOk(`${base}/api/community/health`, server)
+  await waitForOk(`${otherBase}/api/community/health`, other)
 })
 
 afterAll(() => {
   server?.kill()
+  other?.kill()
   rmSync(folder, { recursive: true, force: true })
 })
 
@@ -106,19 +103,34 @@ describe('bun start', () => {
     const localMs = performance.now() - started
     expect(local?.data).toMatchObject({ kind: 'agent.registered', agent: 'sse-local' })
 
-    const otherPort = freePort()
-    const other = startServer(otherPort)
-    try {
-      await waitForOk(`http://127.0.0.1:${otherPort}/api/community/health`, other)
-      started = performance.now()
-      expect((await register(`http://127.0.0.1:${otherPort}`, 'sse-remote')).status).toBe(200)
-      const [, remote] = await stream.waitFor(2, 1000)
-      const remoteMs = performance.now() - started
-      expect(remote?.data).toMatchObject({ kind: 'agent.registered', agent: 'sse-remote' })
-      console.log(`sse: same process ${localMs.toFixed(0)} ms, other process ${remoteMs.toFixed(0)} ms`)
-    } finally {
-      other.kill()
-      controller.abort()
+    started = performance.now()
+    expect((await register(otherBase, 'sse-remote')).status).toBe(200)
+    const [, remote] = await stream.waitFor(2, 1000)
+    const remoteMs = performance.now() - started
+    expect(remote?.data).toMatchObject({ kind: 'agent.registered', agent: 'sse-remote' })
+    console.log(`sse: same process ${localMs.toFixed(0)} ms, other process ${remoteMs.toFixed(0)} ms`)
+    controller.abort()
+  })
+
+  test('behavior: two processes pairing one code at once give one 200 and one 409', async () => {
+    for (let round = 0; round < 5; round++) {
+      const registered = await fetch(`${base}/api/agents/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `contested-${round}` }),
+      })
+      const { pairingCode } = (await registered.json()) as { pairingCode: string }
+      const pair = (at: string, username: string, wallet: string) =>
+        fetch(`${at}/api/community/users/${username}/pair-agent`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-wallet-address': wallet },
+          body: JSON.stringify({ pairingCode }),
+        })
+      const statuses = await Promise.all([
+        pair(base, `left${round}`, '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'),
+        pair(otherBase, `right${round}`, '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359'),
+      ]).then((responses) => responses.map((response) => response.status).sort())
+      expect(statuses).toEqual([200, 409])
     }
   })
 

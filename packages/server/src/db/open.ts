@@ -25,6 +25,6 @@ export async function openDatabase(url: string, authToken?: string): Promise<Dat
   const client = createClient({ url, authToken, timeout: 5000 })
   if (path && path !== ':memory:') await client.execute('PRAGMA journal_mode = WAL')
   const db = drizzle(client)
-  await migrate(db)
+  await migrate(client)
   return { client, db, close: () => client.close() }
 }
