@@ -108,6 +108,12 @@ export function buildAgentCard(
       birthday: agent.createdAt.toISOString(),
       birthdayVerified: true,
       marketUrl: config.baseUrl,
+      owner: agent.ownerUsername
+        ? {
+            username: agent.ownerUsername,
+            profileUrl: `${config.baseUrl}/users/${encodeURIComponent(agent.ownerUsername)}`,
+          }
+        : null,
       heartbeat: heartbeatView(agent, now),
       milestones,
       commerce: commerce(agent, config),

@@ -327,6 +327,10 @@ export interface components {
                     trust: "verified" | "claimed";
                 }[];
                 model: string;
+                owner: {
+                    profileUrl: string;
+                    username: string;
+                } | null;
                 platform: string;
                 registryRegistered: boolean;
             };

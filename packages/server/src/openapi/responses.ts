@@ -125,6 +125,7 @@ export const responses = {
       birthday: timestamp,
       birthdayVerified: v.boolean(),
       marketUrl: text,
+      owner: v.nullable(v.strictObject({ username: text, profileUrl: text })),
       heartbeat: Heartbeat,
       milestones: v.array(Milestone),
       commerce: v.strictObject({

@@ -276,6 +276,7 @@ describe('GET /api/agents/{name}/agent-card.json', () => {
       birthday: expect.any(String),
       birthdayVerified: true,
       marketUrl: TEST_BASE_URL,
+      owner: null,
       heartbeat: { status: 'off', lastSeen: null },
       milestones: [],
       commerce: {

@@ -35,6 +35,10 @@ describe('POST /api/community/users/{username}/pair-agent', () => {
       agents: [{ name: 'Scout' }],
     })
     expect((await app.call('GET', '/api/community/agents/Scout')).json.owner).toEqual({ username: 'Ann' })
+    expect((await app.call('GET', '/api/agents/Scout/agent-card.json')).json._extensions.owner).toEqual({
+      username: 'Ann',
+      profileUrl: 'http://localhost:3000/users/Ann',
+    })
     expect((await app.call('GET', '/api/community/users/ann')).json.agents).toHaveLength(1)
     const second = await app.register('Second')
     expect((await pair(app, 'ANN', second.pairingCode)).json.agent.owner).toEqual({ username: 'Ann' })
