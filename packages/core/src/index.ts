@@ -1,6 +1,7 @@
 export * from './Agent.ts'
 export * from './AgentCard.ts'
 export * from './actions/agents.ts'
+export { MILESTONES_SHOWN } from './actions/context.ts'
 export * from './actions/feed.ts'
 export * from './actions/users.ts'
 export * from './adapters/memoryStore.ts'

@@ -5,7 +5,6 @@ import {
   type AgentView,
   RegisterAgentInput,
   toAgentSummary,
-  toAgentView,
   UpdateAgentInput,
 } from '../Agent.ts'
 import { type AgentCard, buildAgentCard } from '../AgentCard.ts'
@@ -15,7 +14,14 @@ import { feedEvents, newSkills } from '../events.ts'
 import { LIVE_WINDOW_MS } from '../Liveness.ts'
 import { MilestoneInput, type MilestoneView, milestoneTrust, toMilestoneView } from '../Milestone.ts'
 import { pageNumber, parseInput } from '../Validation.ts'
-import { type ActionContext, authenticate, requireAgent } from './context.ts'
+import {
+  type ActionContext,
+  agentView,
+  authenticate,
+  MILESTONES_SHOWN,
+  milestonesOf,
+  requireAgent,
+} from './context.ts'
 
 /** The answer to a registration: the only time the API key is ever shown. */
 export type Registration = {
@@ -32,8 +38,6 @@ export type HeartbeatResult = { status: 'live'; lastSeen: string; agent: string 
 /** One page of the agent list. */
 export type AgentPage = { agents: AgentSummary[]; total: number; limit: number; offset: number }
 
-/** How many milestones the agent record and card carry (the milestones list has them all). */
-export const MILESTONES_SHOWN = 50
 /** The largest page of any list. */
 export const MAX_PAGE_SIZE = 100
 
@@ -48,11 +52,7 @@ export const AgentListInput = v.object({
 export function agentActions(context: ActionContext) {
   const { store, config, clock, random, feed } = context
 
-  const milestonesOf = async (name: string, limit: number): Promise<MilestoneView[]> =>
-    (await store.listMilestones(name, limit)).map(toMilestoneView)
-
-  const view = async (agent: AgentRecord): Promise<AgentView> =>
-    toAgentView(agent, await milestonesOf(agent.name, MILESTONES_SHOWN), clock.now(), config.baseUrl)
+  const view = (agent: AgentRecord): Promise<AgentView> => agentView(context, agent)
 
   /** The owner an invite code names, or a 400 pointing at `owner_invite`. */
   const ownerByInvite = async (invite: string | undefined): Promise<string | null> => {
@@ -171,7 +171,7 @@ export function agentActions(context: ActionContext) {
     /** Every milestone of an agent, newest first. */
     async listMilestones(name: string): Promise<{ milestones: MilestoneView[] }> {
       const agent = await requireAgent(context, name)
-      return { milestones: await milestonesOf(agent.name, Number.MAX_SAFE_INTEGER) }
+      return { milestones: await milestonesOf(context, agent.name, Number.MAX_SAFE_INTEGER) }
     },
 
     /** The public Agent record. */
@@ -195,7 +195,12 @@ export function agentActions(context: ActionContext) {
     /** The A2A v1.0 card of an agent. */
     async agentCard(name: string): Promise<AgentCard> {
       const agent = await requireAgent(context, name)
-      return buildAgentCard(agent, await milestonesOf(agent.name, MILESTONES_SHOWN), clock.now(), config)
+      return buildAgentCard(
+        agent,
+        await milestonesOf(context, agent.name, MILESTONES_SHOWN),
+        clock.now(),
+        config,
+      )
     },
   }
 }

@@ -1,8 +1,9 @@
-import type { AgentRecord } from '../Agent.ts'
+import { type AgentRecord, type AgentView, toAgentView } from '../Agent.ts'
 import type { MarketConfig } from '../Config.ts'
 import { constantTimeEqual, hashSecret } from '../Credentials.ts'
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.ts'
 import type { FeedHub } from '../FeedHub.ts'
+import { type MilestoneView, toMilestoneView } from '../Milestone.ts'
 import type { Clock } from '../ports/Clock.ts'
 import type { Random } from '../ports/Random.ts'
 import type { Store } from '../ports/Store.ts'
@@ -37,4 +38,22 @@ export async function authenticate(
     throw new ForbiddenError(`This API key belongs to another agent; it cannot act for "${agent.name}".`)
   }
   throw new UnauthorizedError('The bearer API key is not valid.')
+}
+
+/** How many milestones the agent record and card carry (the milestones list has them all). */
+export const MILESTONES_SHOWN = 50
+
+/** An agent's newest milestones on the wire. */
+export async function milestonesOf(
+  { store }: ActionContext,
+  name: string,
+  limit: number,
+): Promise<MilestoneView[]> {
+  return (await store.listMilestones(name, limit)).map(toMilestoneView)
+}
+
+/** The public Agent record of a stored agent, with its newest milestones. */
+export async function agentView(context: ActionContext, agent: AgentRecord): Promise<AgentView> {
+  const milestones = await milestonesOf(context, agent.name, MILESTONES_SHOWN)
+  return toAgentView(agent, milestones, context.clock.now(), context.config.baseUrl)
 }

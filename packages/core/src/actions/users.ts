@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 import { type Address, getAddress, isAddress } from 'viem'
-import { type AgentView, toAgentSummary, toAgentView } from '../Agent.ts'
+import { type AgentView, toAgentSummary } from '../Agent.ts'
 import { generateId, hashSecret } from '../Credentials.ts'
 import {
   ConflictError,
@@ -10,7 +10,6 @@ import {
   UnauthorizedError,
 } from '../errors.ts'
 import { feedEvents } from '../events.ts'
-import { toMilestoneView } from '../Milestone.ts'
 import {
   PairAgentInput,
   toUserSummary,
@@ -23,8 +22,8 @@ import {
 } from '../User.ts'
 import { parseInput } from '../Validation.ts'
 import { checkWalletProof, type WalletProof } from '../WalletProof.ts'
-import { AgentListInput, MILESTONES_SHOWN } from './agents.ts'
-import type { ActionContext } from './context.ts'
+import { AgentListInput } from './agents.ts'
+import { type ActionContext, agentView } from './context.ts'
 
 /** Query of GET /api/community/users: like the agent list, `q` matching username or bio. */
 export const UserListInput = AgentListInput
@@ -136,10 +135,8 @@ export function userActions(context: ActionContext) {
       }
       feed.nudge()
       const agent = await store.getAgent(result.agentName)
-      const user = await requireUser(name)
       if (!agent) throw new NotFoundError('agent_not_found', `No agent is named "${result.agentName}".`)
-      const milestones = (await store.listMilestones(agent.name, MILESTONES_SHOWN)).map(toMilestoneView)
-      return { agent: toAgentView(agent, milestones, now, config.baseUrl), user: await profile(user) }
+      return { agent: await agentView(context, agent), user: await profile(await requireUser(name)) }
     },
 
     /** A page of users, newest first, optionally filtered by `q` (username or bio). */

@@ -255,7 +255,7 @@ export function libsqlStore(database: Database): Store {
     async recordHeartbeat(name, at, online) {
       const key = nameKey(name)
       const event = toEventRow(online.event)
-      const [eventInsert, update] = await writeBatch([
+      const [, update] = await writeBatch([
         sql`insert into ${events} (kind, agent, at, summary, data)
             select ${event.kind}, ${event.agent}, ${event.at}, ${event.summary}, ${event.data}
             where exists (select 1 from ${agents} where ${agents.nameKey} = ${key}
@@ -265,7 +265,6 @@ export function libsqlStore(database: Database): Store {
           .set({ lastSeen: at.getTime(), lastActiveAt: at.getTime() })
           .where(eq(agents.nameKey, key)),
       ])
-      void eventInsert
       return (update?.rowsAffected ?? 0) > 0
     },
 
