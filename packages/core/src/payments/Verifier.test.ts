@@ -1,0 +1,301 @@
+import { describe, expect, test } from 'bun:test'
+import {
+  type Address,
+  encodeAbiParameters,
+  encodeEventTopics,
+  encodeFunctionData,
+  type Hex,
+  pad,
+  parseAbi,
+} from 'viem'
+import { DEPOSIT_ABI } from '../AgentCard.ts'
+import type { ChainReader, PaymentReceipt, ReceiptLog } from '../ports/Chain.ts'
+import { confirmationsOf, ESCROW_EVENT_ABI, judgeEscrow, judgeTransfer, verifyPayments } from './Verifier.ts'
+
+const USDC: Address = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
+const OTHER_TOKEN: Address = '0x4200000000000000000000000000000000000006'
+const SELLER: Address = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
+const BUYER: Address = '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359'
+const STRANGER: Address = '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB'
+const ESCROW: Address = '0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb'
+const BUNDLER: Address = '0x0000000000000000000000000000000000000b0b'
+const TASK_ID = pad('0x1234', { size: 32 })
+const TRANSFER = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)'])
+const NFT = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)'])
+
+function transferLog(token: Address, from: Address, to: Address, value: bigint, logIndex = 0): ReceiptLog {
+  return {
+    address: token,
+    topics: encodeEventTopics({ abi: TRANSFER, eventName: 'Transfer', args: { from, to } }) as Hex[],
+    data: encodeAbiParameters([{ type: 'uint256' }], [value]),
+    logIndex,
+  }
+}
+
+function depositedLog(seller: Address, amount: bigint): ReceiptLog {
+  return {
+    address: ESCROW,
+    topics: encodeEventTopics({
+      abi: ESCROW_EVENT_ABI,
+      eventName: 'Deposited',
+      args: { taskId: TASK_ID, buyer: BUYER, seller },
+    }) as Hex[],
+    data: encodeAbiParameters([{ type: 'uint256' }, { type: 'uint256' }], [amount, 1_900_000_000n]),
+    logIndex: 1,
+  }
+}
+
+function receipt(overrides: Partial<PaymentReceipt> = {}): PaymentReceipt {
+  return {
+    transactionHash: `0x${'ab'.repeat(32)}`,
+    blockNumber: 100n,
+    status: 'success',
+    from: BUYER,
+    to: USDC,
+    input: '0x',
+    logs: [transferLog(USDC, BUYER, SELLER, 10_000n)],
+    ...overrides,
+  }
+}
+
+const transfer = { token: USDC, recipient: SELLER, minAmount: 10_000n, minConfirmations: 3 }
+
+describe('confirmationsOf', () => {
+  test('behavior: the block holding the transaction counts as the first confirmation', () => {
+    expect(confirmationsOf(100n, 100n)).toBe(1)
+    expect(confirmationsOf(100n, 102n)).toBe(3)
+    expect(confirmationsOf(100n, 99n)).toBe(0)
+  })
+})
+
+describe('judgeTransfer', () => {
+  test('behavior: a USDC transfer to the seller of at least the price, with 3 confirmations, pays', () => {
+    expect(judgeTransfer(receipt(), 102n, transfer)).toEqual({
+      ok: true,
+      amount: 10_000n,
+      from: BUYER,
+      blockNumber: 100n,
+      confirmations: 3,
+    })
+    const overpaid = receipt({ logs: [transferLog(USDC, BUYER, SELLER, 25_000n)] })
+    expect(judgeTransfer(overpaid, 200n, transfer)).toMatchObject({ ok: true, amount: 25_000n })
+  })
+
+  test('behavior: not mined, or too few confirmations, is pending and retryable', () => {
+    expect(judgeTransfer(null, 102n, transfer)).toEqual({
+      ok: false,
+      reason: 'pending',
+      retryable: true,
+      confirmations: 0,
+      required: 3,
+    })
+    expect(judgeTransfer(receipt(), 100n, transfer)).toEqual({
+      ok: false,
+      reason: 'pending',
+      retryable: true,
+      confirmations: 1,
+      required: 3,
+    })
+    expect(judgeTransfer(receipt(), 101n, transfer)).toMatchObject({ reason: 'pending', confirmations: 2 })
+  })
+
+  test('error: reverted', () => {
+    expect(judgeTransfer(receipt({ status: 'reverted' }), 200n, transfer)).toEqual({
+      ok: false,
+      reason: 'reverted',
+      retryable: false,
+    })
+  })
+
+  test('error: wrong token — another ERC-20, an NFT transfer, or no transfer at all', () => {
+    expect(
+      judgeTransfer(receipt({ logs: [transferLog(OTHER_TOKEN, BUYER, SELLER, 10_000n)] }), 200n, transfer),
+    ).toMatchObject({
+      reason: 'wrong_token',
+    })
+    const nft: ReceiptLog = {
+      address: USDC,
+      topics: encodeEventTopics({
+        abi: NFT,
+        eventName: 'Transfer',
+        args: { from: BUYER, to: SELLER, tokenId: 10_000n },
+      }) as Hex[],
+      data: '0x',
+      logIndex: 0,
+    }
+    expect(judgeTransfer(receipt({ logs: [nft] }), 200n, transfer)).toMatchObject({ reason: 'wrong_token' })
+    expect(judgeTransfer(receipt({ logs: [] }), 200n, transfer)).toMatchObject({ reason: 'wrong_token' })
+  })
+
+  test('error: wrong recipient', () => {
+    expect(
+      judgeTransfer(receipt({ logs: [transferLog(USDC, BUYER, STRANGER, 10_000n)] }), 200n, transfer),
+    ).toMatchObject({
+      reason: 'wrong_recipient',
+      retryable: false,
+    })
+  })
+
+  test('error: an amount below the price, even when several small transfers add up to it', () => {
+    expect(
+      judgeTransfer(receipt({ logs: [transferLog(USDC, BUYER, SELLER, 9_999n)] }), 200n, transfer),
+    ).toMatchObject({
+      reason: 'amount_mismatch',
+    })
+    const split = [transferLog(USDC, BUYER, SELLER, 5_000n, 0), transferLog(USDC, BUYER, SELLER, 5_000n, 1)]
+    expect(judgeTransfer(receipt({ logs: split }), 200n, transfer)).toMatchObject({
+      reason: 'amount_mismatch',
+    })
+  })
+
+  test('error: wrong sender when the task names the buyer wallet; the log is judged, not receipt.from', () => {
+    const fromStranger = receipt({ from: BUYER, logs: [transferLog(USDC, STRANGER, SELLER, 10_000n)] })
+    expect(judgeTransfer(fromStranger, 200n, { ...transfer, sender: BUYER })).toMatchObject({
+      reason: 'wrong_sender',
+    })
+    const viaBundler = receipt({
+      from: BUNDLER,
+      to: BUNDLER,
+      logs: [transferLog(USDC, BUYER, SELLER, 10_000n)],
+    })
+    expect(judgeTransfer(viaBundler, 200n, { ...transfer, sender: BUYER })).toMatchObject({
+      ok: true,
+      from: BUYER,
+    })
+  })
+
+  test('behavior: the matching log is found among others, with any address case', () => {
+    const logs = [
+      transferLog(OTHER_TOKEN, BUYER, SELLER, 1n, 0),
+      transferLog(USDC, BUYER, STRANGER, 1n, 1),
+      transferLog(USDC, BUYER, SELLER, 10_000n, 2),
+    ]
+    const lower = {
+      ...transfer,
+      token: USDC.toLowerCase() as Address,
+      recipient: SELLER.toLowerCase() as Address,
+    }
+    expect(judgeTransfer(receipt({ logs }), 200n, lower)).toMatchObject({ ok: true, amount: 10_000n })
+  })
+})
+
+describe('judgeEscrow', () => {
+  const escrow = { token: USDC, escrow: ESCROW, seller: SELLER, minAmount: 10_000n, minConfirmations: 3 }
+  const depositCall = (seller: Address, amount: bigint) =>
+    encodeFunctionData({
+      abi: DEPOSIT_ABI,
+      functionName: 'deposit',
+      args: [TASK_ID, seller, amount, 1_900_000_000n],
+    })
+  const direct = (seller: Address, amount: bigint, funded = amount) =>
+    receipt({
+      to: ESCROW,
+      input: depositCall(seller, amount),
+      logs: [transferLog(USDC, BUYER, ESCROW, funded)],
+    })
+
+  test('behavior: a direct deposit call naming the seller with the price, funded in USDC, pays with its task id', () => {
+    expect(judgeEscrow(direct(SELLER, 10_000n), 102n, escrow)).toEqual({
+      ok: true,
+      amount: 10_000n,
+      from: BUYER,
+      blockNumber: 100n,
+      confirmations: 3,
+      escrowTaskId: TASK_ID,
+    })
+    expect(judgeEscrow(direct(SELLER, 10_000n), 101n, escrow)).toMatchObject({
+      reason: 'pending',
+      confirmations: 2,
+    })
+  })
+
+  test('behavior: a deposit made through a contract wallet is read from the escrow event', () => {
+    const viaWallet = receipt({
+      from: BUNDLER,
+      to: BUNDLER,
+      input: '0xdeadbeef',
+      logs: [transferLog(USDC, BUYER, ESCROW, 10_000n, 0), depositedLog(SELLER, 10_000n)],
+    })
+    expect(judgeEscrow(viaWallet, 200n, { ...escrow, sender: BUYER })).toMatchObject({
+      ok: true,
+      escrowTaskId: TASK_ID,
+      from: BUYER,
+    })
+  })
+
+  test('error: not an escrow deposit — a plain transfer, another call to the escrow, an event of another contract', () => {
+    expect(judgeEscrow(receipt(), 200n, escrow)).toMatchObject({ reason: 'not_an_escrow_deposit' })
+    expect(judgeEscrow(receipt({ to: ESCROW, input: '0x12345678' }), 200n, escrow)).toMatchObject({
+      reason: 'not_an_escrow_deposit',
+    })
+    const forged = { ...depositedLog(SELLER, 10_000n), address: STRANGER }
+    expect(judgeEscrow(receipt({ to: BUNDLER, logs: [forged] }), 200n, escrow)).toMatchObject({
+      reason: 'not_an_escrow_deposit',
+    })
+  })
+
+  test('error: the deposit names another seller, or less than the price', () => {
+    expect(judgeEscrow(direct(STRANGER, 10_000n), 200n, escrow)).toMatchObject({ reason: 'wrong_recipient' })
+    expect(judgeEscrow(direct(SELLER, 9_999n), 200n, escrow)).toMatchObject({ reason: 'amount_mismatch' })
+  })
+
+  test('error: the deposit is not funded by a USDC transfer into the escrow of its amount', () => {
+    expect(judgeEscrow(direct(SELLER, 10_000n, 5_000n), 200n, escrow)).toMatchObject({
+      reason: 'amount_mismatch',
+    })
+    const otherToken = receipt({
+      to: ESCROW,
+      input: depositCall(SELLER, 10_000n),
+      logs: [transferLog(OTHER_TOKEN, BUYER, ESCROW, 10_000n)],
+    })
+    expect(judgeEscrow(otherToken, 200n, escrow)).toMatchObject({ reason: 'wrong_token' })
+    const elsewhere = receipt({
+      to: ESCROW,
+      input: depositCall(SELLER, 10_000n),
+      logs: [transferLog(USDC, BUYER, STRANGER, 10_000n)],
+    })
+    expect(judgeEscrow(elsewhere, 200n, escrow)).toMatchObject({ reason: 'not_an_escrow_deposit' })
+  })
+
+  test('error: reverted, and a wrong sender when the buyer wallet is named', () => {
+    expect(judgeEscrow({ ...direct(SELLER, 10_000n), status: 'reverted' }, 200n, escrow)).toMatchObject({
+      reason: 'reverted',
+    })
+    expect(judgeEscrow(direct(SELLER, 10_000n), 200n, { ...escrow, sender: STRANGER })).toMatchObject({
+      reason: 'wrong_sender',
+    })
+  })
+})
+
+describe('verifyPayments', () => {
+  test('behavior: one head read and one receipts read judge the whole list, in order', async () => {
+    const calls = { head: 0, receipts: 0 }
+    const mined = new Map<Hex, PaymentReceipt>([
+      [`0x${'01'.repeat(32)}`, receipt({ transactionHash: `0x${'01'.repeat(32)}` })],
+      [`0x${'02'.repeat(32)}`, receipt({ transactionHash: `0x${'02'.repeat(32)}`, status: 'reverted' })],
+    ])
+    const chain: ChainReader = {
+      async headBlock() {
+        calls.head++
+        return 102n
+      },
+      async receipts(hashes) {
+        calls.receipts++
+        return hashes.map((hash) => mined.get(hash) ?? null)
+      },
+    }
+    const hashes: Hex[] = [`0x${'01'.repeat(32)}`, `0x${'02'.repeat(32)}`, `0x${'03'.repeat(32)}`]
+    const verdicts = await verifyPayments(
+      chain,
+      hashes.map((txHash) => ({ txHash, kind: 'transfer' as const, expected: transfer })),
+    )
+    expect(verdicts.map((verdict) => (verdict.ok ? 'paid' : verdict.reason))).toEqual([
+      'paid',
+      'reverted',
+      'pending',
+    ])
+    expect(calls).toEqual({ head: 1, receipts: 1 })
+    expect(await verifyPayments(chain, [])).toEqual([])
+    expect(calls).toEqual({ head: 1, receipts: 1 })
+  })
+})

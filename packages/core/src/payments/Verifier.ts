@@ -1,0 +1,226 @@
+import { type Address, decodeEventLog, decodeFunctionData, type Hex, isAddressEqual, parseAbi } from 'viem'
+import { DEPOSIT_ABI } from '../AgentCard.ts'
+import type { ChainReader, PaymentReceipt, ReceiptLog } from '../ports/Chain.ts'
+
+const ERC20_ABI = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)'])
+/** The escrow's event, for deposits made through contract wallets. */
+export const ESCROW_EVENT_ABI = parseAbi([
+  'event Deposited(bytes32 indexed taskId, address indexed buyer, address indexed seller, uint256 amount, uint256 slaDeadline)',
+])
+
+/** Why a payment does not count (yet). */
+export type RefusalReason =
+  | 'reverted'
+  | 'wrong_token'
+  | 'wrong_recipient'
+  | 'amount_mismatch'
+  | 'wrong_sender'
+  | 'not_an_escrow_deposit'
+
+/** The judgement of one payment. `pending` is the only outcome that can still change. */
+export type Verdict =
+  | {
+      ok: true
+      amount: bigint
+      from: Address
+      blockNumber: bigint
+      confirmations: number
+      escrowTaskId?: Hex
+    }
+  | { ok: false; reason: 'pending'; retryable: true; confirmations: number; required: number }
+  | { ok: false; reason: RefusalReason; retryable: false }
+
+/** What a plain USDC transfer must show. */
+export type TransferExpectation = {
+  token: Address
+  recipient: Address
+  minAmount: bigint
+  /** When the task names the buyer's wallet, the transfer must come from it. */
+  sender?: Address | null
+  minConfirmations: number
+}
+
+/** What an escrow-first deposit must show. */
+export type EscrowExpectation = {
+  token: Address
+  escrow: Address
+  seller: Address
+  minAmount: bigint
+  sender?: Address | null
+  minConfirmations: number
+}
+
+type Transfer = { token: Address; from: Address; to: Address; value: bigint }
+
+const refuse = (reason: RefusalReason): Verdict => ({ ok: false, reason, retryable: false })
+
+/** Confirmations count the block that holds the transaction: head - block + 1. */
+export function confirmationsOf(blockNumber: bigint, head: bigint): number {
+  const count = head - blockNumber + 1n
+  return count > 0n ? Number(count) : 0
+}
+
+function pendingOrPaid(
+  receipt: PaymentReceipt,
+  head: bigint,
+  required: number,
+  paid: Omit<Extract<Verdict, { ok: true }>, 'confirmations' | 'blockNumber'>,
+): Verdict {
+  const confirmations = confirmationsOf(receipt.blockNumber, head)
+  if (confirmations < required)
+    return { ok: false, reason: 'pending', retryable: true, confirmations, required }
+  return { ...paid, blockNumber: receipt.blockNumber, confirmations }
+}
+
+/** The Transfer events of the receipt's logs; others (ERC-721 transfers with a fourth topic, other events) are skipped. */
+function transfersOf(receipt: PaymentReceipt): Transfer[] {
+  return receipt.logs.flatMap((log) => {
+    const event = decodeOrNull(ERC20_ABI, log)
+    return event
+      ? [{ token: log.address, from: event.args.from, to: event.args.to, value: event.args.value }]
+      : []
+  })
+}
+
+/** A log decoded with `abi`, or null when it is another event or malformed. */
+function decodeOrNull<const TAbi extends typeof ERC20_ABI | typeof ESCROW_EVENT_ABI>(
+  abi: TAbi,
+  log: ReceiptLog,
+) {
+  try {
+    return decodeEventLog({ abi, data: log.data, topics: log.topics as [Hex, ...Hex[]], strict: true })
+  } catch {
+    return null
+  }
+}
+
+/** The USDC transfers to `recipient`, narrowed to `sender` when one is expected; or why there are none. */
+function matchingTransfers(
+  transfers: Transfer[],
+  token: Address,
+  recipient: Address,
+  sender: Address | null | undefined,
+): Transfer[] | RefusalReason {
+  const inToken = transfers.filter((transfer) => isAddressEqual(transfer.token, token))
+  if (inToken.length === 0) return 'wrong_token'
+  const toRecipient = inToken.filter((transfer) => isAddressEqual(transfer.to, recipient))
+  if (toRecipient.length === 0) return 'wrong_recipient'
+  // The Transfer log's `from`, never receipt.from: a smart wallet's transaction is sent by a bundler.
+  const fromSender = sender
+    ? toRecipient.filter((transfer) => isAddressEqual(transfer.from, sender))
+    : toRecipient
+  return fromSender.length === 0 ? 'wrong_sender' : fromSender
+}
+
+/**
+ * Judges a plain USDC payment: one Transfer log of the token to the recipient, of at least the price, from the
+ * expected sender if any, in a successful transaction with enough confirmations. Pure.
+ * @example judgeTransfer(receipt, head, { token: USDC, recipient: seller, minAmount: 10_000n, minConfirmations: 3 })
+ */
+export function judgeTransfer(
+  receipt: PaymentReceipt | null,
+  head: bigint,
+  expected: TransferExpectation,
+): Verdict {
+  if (!receipt)
+    return {
+      ok: false,
+      reason: 'pending',
+      retryable: true,
+      confirmations: 0,
+      required: expected.minConfirmations,
+    }
+  if (receipt.status !== 'success') return refuse('reverted')
+  const matches = matchingTransfers(transfersOf(receipt), expected.token, expected.recipient, expected.sender)
+  if (typeof matches === 'string') return refuse(matches)
+  const paying = matches.find((transfer) => transfer.value >= expected.minAmount)
+  if (!paying) return refuse('amount_mismatch')
+  return pendingOrPaid(receipt, head, expected.minConfirmations, {
+    ok: true,
+    amount: paying.value,
+    from: paying.from,
+  })
+}
+
+type Deposit = { taskId: Hex; seller: Address; amount: bigint }
+
+/** The deposit a receipt makes: decoded from the call when it calls the escrow, else from the escrow's event. */
+function depositOf(receipt: PaymentReceipt, escrow: Address): Deposit | null {
+  if (receipt.to && isAddressEqual(receipt.to, escrow)) {
+    try {
+      const call = decodeFunctionData({ abi: DEPOSIT_ABI, data: receipt.input })
+      const [taskId, seller, amount] = call.args
+      return { taskId, seller, amount }
+    } catch {
+      return null
+    }
+  }
+  for (const log of receipt.logs) {
+    if (!isAddressEqual(log.address, escrow)) continue
+    const event = decodeOrNull(ESCROW_EVENT_ABI, log)
+    if (event) return { taskId: event.args.taskId, seller: event.args.seller, amount: event.args.amount }
+  }
+  return null
+}
+
+/**
+ * Judges an escrow-first payment: a deposit(taskId, seller, amount, slaDeadline) to the escrow naming the seller
+ * with at least the price, and a USDC Transfer into the escrow of that amount in the same receipt. Pure.
+ */
+export function judgeEscrow(
+  receipt: PaymentReceipt | null,
+  head: bigint,
+  expected: EscrowExpectation,
+): Verdict {
+  if (!receipt)
+    return {
+      ok: false,
+      reason: 'pending',
+      retryable: true,
+      confirmations: 0,
+      required: expected.minConfirmations,
+    }
+  if (receipt.status !== 'success') return refuse('reverted')
+  const deposit = depositOf(receipt, expected.escrow)
+  if (!deposit) return refuse('not_an_escrow_deposit')
+  if (!isAddressEqual(deposit.seller, expected.seller)) return refuse('wrong_recipient')
+  if (deposit.amount < expected.minAmount) return refuse('amount_mismatch')
+  const matches = matchingTransfers(transfersOf(receipt), expected.token, expected.escrow, expected.sender)
+  if (typeof matches === 'string')
+    return refuse(matches === 'wrong_recipient' ? 'not_an_escrow_deposit' : matches)
+  const funding = matches.find((transfer) => transfer.value >= deposit.amount)
+  if (!funding) return refuse('amount_mismatch')
+  return pendingOrPaid(receipt, head, expected.minConfirmations, {
+    ok: true,
+    amount: deposit.amount,
+    from: funding.from,
+    escrowTaskId: deposit.taskId,
+  })
+}
+
+/** One payment to verify: its transaction, and what it must show. */
+export type PaymentCheck =
+  | { txHash: Hex; kind: 'transfer'; expected: TransferExpectation }
+  | { txHash: Hex; kind: 'escrow'; expected: EscrowExpectation }
+
+/**
+ * Verifies many payments at once: one head read and one batched receipts read for the whole list, then the pure
+ * rules. A receipt mined after the head was read counts 0 confirmations, so it is pending, never paid early.
+ * @example const [verdict] = await verifyPayments(chain, [{ txHash, kind: 'transfer', expected }])
+ */
+export async function verifyPayments(
+  chain: ChainReader,
+  checks: readonly PaymentCheck[],
+): Promise<Verdict[]> {
+  if (checks.length === 0) return []
+  const [head, receipts] = await Promise.all([
+    chain.headBlock(),
+    chain.receipts(checks.map((check) => check.txHash)),
+  ])
+  return checks.map((check, index) => {
+    const receipt = receipts[index] ?? null
+    return check.kind === 'escrow'
+      ? judgeEscrow(receipt, head, check.expected)
+      : judgeTransfer(receipt, head, check.expected)
+  })
+}
