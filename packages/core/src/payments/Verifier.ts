@@ -53,6 +53,13 @@ export type EscrowExpectation = {
 type Transfer = { token: Address; from: Address; to: Address; value: bigint }
 
 const refuse = (reason: RefusalReason): Verdict => ({ ok: false, reason, retryable: false })
+const pending = (confirmations: number, required: number): Verdict => ({
+  ok: false,
+  reason: 'pending',
+  retryable: true,
+  confirmations,
+  required,
+})
 
 /** Confirmations count the block that holds the transaction: head - block + 1. */
 export function confirmationsOf(blockNumber: bigint, head: bigint): number {
@@ -67,8 +74,7 @@ function pendingOrPaid(
   paid: Omit<Extract<Verdict, { ok: true }>, 'confirmations' | 'blockNumber'>,
 ): Verdict {
   const confirmations = confirmationsOf(receipt.blockNumber, head)
-  if (confirmations < required)
-    return { ok: false, reason: 'pending', retryable: true, confirmations, required }
+  if (confirmations < required) return pending(confirmations, required)
   return { ...paid, blockNumber: receipt.blockNumber, confirmations }
 }
 
@@ -122,14 +128,7 @@ export function judgeTransfer(
   head: bigint,
   expected: TransferExpectation,
 ): Verdict {
-  if (!receipt)
-    return {
-      ok: false,
-      reason: 'pending',
-      retryable: true,
-      confirmations: 0,
-      required: expected.minConfirmations,
-    }
+  if (!receipt) return pending(0, expected.minConfirmations)
   if (receipt.status !== 'success') return refuse('reverted')
   const matches = matchingTransfers(transfersOf(receipt), expected.token, expected.recipient, expected.sender)
   if (typeof matches === 'string') return refuse(matches)
@@ -172,14 +171,7 @@ export function judgeEscrow(
   head: bigint,
   expected: EscrowExpectation,
 ): Verdict {
-  if (!receipt)
-    return {
-      ok: false,
-      reason: 'pending',
-      retryable: true,
-      confirmations: 0,
-      required: expected.minConfirmations,
-    }
+  if (!receipt) return pending(0, expected.minConfirmations)
   if (receipt.status !== 'success') return refuse('reverted')
   const deposit = depositOf(receipt, expected.escrow)
   if (!deposit) return refuse('not_an_escrow_deposit')
