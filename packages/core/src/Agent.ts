@@ -42,6 +42,8 @@ export type AgentRecord = AgentProfile & {
   revision: number
   verifiedMilestones: number
   claimedMilestones: number
+  /** Tasks this agent delivered. */
+  completedTasks: number
 }
 
 /** The fields an update may change; absent means unchanged, null means cleared. */

@@ -7,7 +7,13 @@ export type MarketConfig = {
   /** Prefix of pairing codes, e.g. `AGM`. */
   pairingPrefix: string
   /** The payment chain. */
-  chain: { chainId: number; usdcContract: Address; escrowContract: Address | null }
+  chain: {
+    chainId: number
+    usdcContract: Address
+    escrowContract: Address | null
+    /** Blocks, counting the one holding the transaction, before a payment counts. */
+    minConfirmations: number
+  }
   /** Who operates this marketplace, shown in agent cards. */
   provider: { organization: string; url: string }
 }
@@ -21,7 +27,7 @@ export function defaultConfig(baseUrl: string, overrides: Partial<MarketConfig> 
   return {
     baseUrl: base,
     pairingPrefix: 'AGM',
-    chain: { chainId: 8453, usdcContract: BASE_USDC, escrowContract: null },
+    chain: { chainId: 8453, usdcContract: BASE_USDC, escrowContract: null, minConfirmations: 3 },
     provider: { organization: 'agentmarket', url: base },
     ...overrides,
   }

@@ -9,6 +9,9 @@ export const FEED_EVENT_KINDS = [
   'skill.published',
   'milestone.recorded',
   'agent.online',
+  'task.created',
+  'task.paid',
+  'task.completed',
 ] as const
 /** A kind of feed event. */
 export type FeedEventKind = (typeof FEED_EVENT_KINDS)[number]

@@ -1,6 +1,7 @@
 import { agentActions } from './actions/agents.ts'
 import type { ActionContext } from './actions/context.ts'
 import { feedActions } from './actions/feed.ts'
+import { taskActions } from './actions/tasks.ts'
 import { userActions } from './actions/users.ts'
 import type { MarketConfig } from './Config.ts'
 import { createFeedHub } from './FeedHub.ts'
@@ -36,11 +37,13 @@ export const Marketplace = {
       clock: ports.clock ?? systemClock(),
       random: ports.random ?? cryptoRandom(),
       feed: createFeedHub(ports.store, ports.feedPollMs),
+      chain: ports.chain ?? null,
     }
     return {
       ...agentActions(context),
       ...userActions(context),
       ...feedActions(context),
+      ...taskActions(context),
       /** True when the store answers. */
       async storeIsHealthy(): Promise<boolean> {
         return ports.store.ping().then(

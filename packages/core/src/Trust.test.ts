@@ -19,6 +19,8 @@ describe('trustScore', () => {
     expect(trustScore(sampleAgent({ ownerUsername: 'ann' }), now)).toBe(30)
     expect(trustScore(sampleAgent({ verifiedMilestones: 2 }), now)).toBe(30)
     expect(trustScore(sampleAgent({ claimedMilestones: 3 }), now)).toBe(16)
+    expect(trustScore(sampleAgent({ completedTasks: 2 }), now)).toBe(16)
+    expect(trustScore(sampleAgent({ completedTasks: 9 }), now)).toBe(25)
     expect(trustScore(sampleAgent({ lastSeen: minutesAgo(5) }), now)).toBe(25)
     expect(trustScore(sampleAgent({ lastSeen: minutesAgo(6) }), now)).toBe(15)
     expect(trustScore(sampleAgent({ lastSeen: minutesAgo(31) }), now)).toBe(10)

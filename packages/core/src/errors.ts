@@ -90,3 +90,20 @@ export function toProblem(error: unknown, instance: string, typeBase: string): P
   if (known && error.errors) problem.errors = error.errors
   return problem
 }
+
+/** 422: a payment that was checked on chain and does not pay this task; `code` says why. */
+export class PaymentRefusedError extends MarketError {
+  override readonly name = 'PaymentRefusedError'
+  constructor(code: string, detail: string) {
+    super(code, 422, 'Payment refused', detail)
+  }
+}
+
+/** 503: the payment chain's RPC cannot be reached; nothing changed, retry after `retryAfterSeconds`. */
+export class ChainUnavailableError extends MarketError {
+  override readonly name = 'ChainUnavailableError'
+  readonly retryAfterSeconds = 5
+  constructor(detail = 'The payment chain cannot be reached right now; nothing changed. Retry shortly.') {
+    super('chain_unavailable', 503, 'Payment chain unavailable', detail)
+  }
+}

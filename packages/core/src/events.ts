@@ -3,6 +3,12 @@ import type { FeedEventInput } from './Feed.ts'
 import type { MilestoneRecord } from './Milestone.ts'
 import { amountToNumber } from './Money.ts'
 import type { SkillRecord } from './Skill.ts'
+import type { TaskRecord } from './Task.ts'
+
+/** The public part of a task in feed events: never its id (which grants read access), params, buyer or result. */
+function publicTask(task: TaskRecord) {
+  return { skill: task.skillName, amount: amountToNumber(task.priceBaseUnits), currency: 'USDC' }
+}
 
 /** Builders of feed events. Each carries only public fields: never keys, codes, e-mails, params or user wallets. */
 export const feedEvents = {
@@ -58,6 +64,33 @@ export const feedEvents = {
   },
   online(agentName: string, at: Date): FeedEventInput {
     return { kind: 'agent.online', at, agent: agentName, summary: `${agentName} is live`, data: {} }
+  },
+  taskCreated(task: TaskRecord): FeedEventInput {
+    return {
+      kind: 'task.created',
+      at: task.createdAt,
+      agent: task.agentName,
+      summary: `${task.agentName} received an order for ${task.skillName}`,
+      data: { task: { ...publicTask(task), status: task.status } },
+    }
+  },
+  taskPaid(task: TaskRecord, txHash: string | null, at: Date): FeedEventInput {
+    return {
+      kind: 'task.paid',
+      at,
+      agent: task.agentName,
+      summary: `An order for ${task.agentName}'s ${task.skillName} was paid`,
+      data: { task: { ...publicTask(task), tx_hash: txHash } },
+    }
+  },
+  taskCompleted(task: TaskRecord, at: Date): FeedEventInput {
+    return {
+      kind: 'task.completed',
+      at,
+      agent: task.agentName,
+      summary: `${task.agentName} delivered ${task.skillName}`,
+      data: { task: publicTask(task) },
+    }
   },
 }
 

@@ -14,6 +14,7 @@ export async function startServer(settings: Settings) {
       chainId: settings.chainId,
       usdcContract: settings.usdcContract,
       escrowContract: settings.escrowContract,
+      minConfirmations: settings.minConfirmations,
     },
   })
   const market = Marketplace.create({ store, config })

@@ -94,6 +94,7 @@ export function agentActions(context: ActionContext) {
         revision: 1,
         verifiedMilestones: 0,
         claimedMilestones: 0,
+        completedTasks: 0,
       }
       const events = [
         feedEvents.registered(agent),

@@ -4,6 +4,7 @@ import { constantTimeEqual, hashSecret } from '../Credentials.ts'
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.ts'
 import type { FeedHub } from '../FeedHub.ts'
 import { type MilestoneView, toMilestoneView } from '../Milestone.ts'
+import type { ChainReader } from '../ports/Chain.ts'
 import type { Clock } from '../ports/Clock.ts'
 import type { Random } from '../ports/Random.ts'
 import type { Store } from '../ports/Store.ts'
@@ -15,6 +16,8 @@ export type ActionContext = {
   clock: Clock
   random: Random
   feed: FeedHub
+  /** The payment chain; null when the host has none (payments then answer 503). */
+  chain: ChainReader | null
 }
 
 /** The agent of that name, or a 404. */

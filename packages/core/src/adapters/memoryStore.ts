@@ -1,7 +1,8 @@
 import { type AgentRecord, nameKey } from '../Agent.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
-import type { ListQuery, Store } from '../ports/Store.ts'
+import type { ListQuery, Store, TaskListQuery } from '../ports/Store.ts'
+import type { TaskRecord, TaskStatus } from '../Task.ts'
 import { type UserRecord, usernameKey } from '../User.ts'
 
 /** Options of the memory store (none yet; the object keeps the factory signature stable). */
@@ -28,6 +29,22 @@ export function compareByActivity(a: AgentRecord, b: AgentRecord): number {
   return b.lastActiveAt.getTime() - a.lastActiveAt.getTime() || byKey(nameKey(a.name), nameKey(b.name))
 }
 
+const WORK_QUEUE_RANK: Record<TaskStatus, number> = { paid: 0, pending_payment: 1, completed: 2 }
+
+/** Tasks in the order a task list shows them (see TaskListQuery). */
+export function compareTasks(order: TaskListQuery['order']) {
+  return (a: TaskRecord, b: TaskRecord): number => {
+    const newestFirst = b.createdAt.getTime() - a.createdAt.getTime() || byKey(b.id, a.id)
+    if (order === 'history') return newestFirst
+    const rank = WORK_QUEUE_RANK[a.status] - WORK_QUEUE_RANK[b.status]
+    if (rank !== 0) return rank
+    // The paid queue is first in, first out; the rest read newest first.
+    if (a.status === 'paid')
+      return (a.payment?.at.getTime() ?? 0) - (b.payment?.at.getTime() ?? 0) || byKey(a.id, b.id)
+    return newestFirst
+  }
+}
+
 function page<T>(items: T[], { offset, limit }: ListQuery): T[] {
   return items.slice(offset, offset + limit)
 }
@@ -41,6 +58,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
   const users = new Map<string, UserRecord>()
   const milestones: MilestoneRecord[] = []
   const events: FeedEventRecord[] = []
+  const tasks = new Map<string, TaskRecord>()
 
   const append = (inputs: FeedEventInput[]) => {
     for (const input of inputs) events.push(structuredClone({ ...input, id: String(events.length + 1) }))
@@ -50,6 +68,16 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     [...agents.values()].filter(
       (agent) => agent.ownerUsername && usernameKey(agent.ownerUsername) === usernameKey(username),
     ).length
+
+  /** Which unique claim a payment would break: its tx hash or its escrow task id, held by another task. */
+  const claimConflict = (id: string, txHash?: string | null, escrowTaskId?: string | null) => {
+    for (const other of tasks.values()) {
+      if (other.id === id || !other.payment) continue
+      if (txHash && other.payment.txHash === txHash) return 'tx_already_used' as const
+      if (escrowTaskId && other.payment.escrowTaskId === escrowTaskId) return 'escrow_task_id_used' as const
+    }
+    return null
+  }
 
   return {
     async insertAgent(agent, newEvents) {
@@ -173,6 +201,75 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
         selected = older.slice(-limit)
       }
       return structuredClone(selected).reverse()
+    },
+    async insertTask(task, newEvents) {
+      const agentKey = nameKey(task.agentName)
+      const siblings = [...tasks.values()].filter((other) => nameKey(other.agentName) === agentKey)
+      const key = task.idempotency?.key
+      const first = key ? siblings.find((other) => other.idempotency?.key === key) : undefined
+      if (first?.idempotency) return { outcome: 'replay', answer: structuredClone(first.idempotency) }
+      const claim = claimConflict(task.id, task.payment?.txHash, task.payment?.escrowTaskId)
+      if (claim) return { outcome: claim }
+      tasks.set(task.id, structuredClone(task))
+      append(newEvents)
+      return { outcome: 'inserted' }
+    },
+    async getTask(agentName, id) {
+      const task = tasks.get(id)
+      return task && nameKey(task.agentName) === nameKey(agentName) ? structuredClone(task) : null
+    },
+    async findTaskIdByTxHash(txHash) {
+      return [...tasks.values()].find((task) => task.payment?.txHash === txHash)?.id ?? null
+    },
+    async findIdempotentAnswer(agentName, key) {
+      const task = [...tasks.values()].find(
+        (other) => nameKey(other.agentName) === nameKey(agentName) && other.idempotency?.key === key,
+      )
+      return task?.idempotency ? structuredClone(task.idempotency) : null
+    },
+    async markTaskPaid(id, payment, newEvents) {
+      const task = tasks.get(id)
+      if (task?.status !== 'pending_payment') return 'not_pending'
+      const claim = claimConflict(id, payment.txHash, payment.escrowTaskId)
+      if (claim) return claim
+      Object.assign(task, { status: 'paid', payment: structuredClone(payment), pendingCheck: null })
+      append(newEvents)
+      return 'paid'
+    },
+    async completeTask(id, resultUrl, at, newEvents) {
+      const task = tasks.get(id)
+      if (task?.status !== 'paid') return 'not_paid'
+      Object.assign(task, { status: 'completed', resultUrl, completedAt: at })
+      const seller = agentOf(task.agentName)
+      if (seller) {
+        seller.completedTasks += 1
+        seller.lastActiveAt = at
+      }
+      append(newEvents)
+      return 'completed'
+    },
+    async listTasks(agentName, query) {
+      const found = [...tasks.values()]
+        .filter(
+          (task) => nameKey(task.agentName) === nameKey(agentName) && query.statuses.includes(task.status),
+        )
+        .sort(compareTasks(query.order))
+      return { tasks: structuredClone(page(found, query)), total: found.length }
+    },
+    async listDueRechecks(now, limit) {
+      return structuredClone(
+        [...tasks.values()]
+          .filter(
+            (task) =>
+              task.status === 'pending_payment' && task.pendingCheck && task.pendingCheck.nextAt <= now,
+          )
+          .sort((a, b) => (a.pendingCheck?.nextAt.getTime() ?? 0) - (b.pendingCheck?.nextAt.getTime() ?? 0))
+          .slice(0, limit),
+      )
+    },
+    async setPendingCheck(id, check) {
+      const task = tasks.get(id)
+      if (task?.status === 'pending_payment') task.pendingCheck = structuredClone(check)
     },
     async ping() {},
     async close() {},

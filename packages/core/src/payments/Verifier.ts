@@ -190,10 +190,42 @@ export function judgeEscrow(
   })
 }
 
+/** What a task's payment must show: a transfer to the seller, or (when an escrow is set) a deposit naming it. */
+export type TaskPaymentExpectation = {
+  token: Address
+  seller: Address
+  minAmount: bigint
+  sender?: Address | null
+  minConfirmations: number
+  escrow: Address | null
+}
+
+/** True when the transaction calls the escrow or the escrow logged something in it. */
+function touchesEscrow(receipt: PaymentReceipt, escrow: Address): boolean {
+  if (receipt.to && isAddressEqual(receipt.to, escrow)) return true
+  return receipt.logs.some((log) => isAddressEqual(log.address, escrow))
+}
+
+/**
+ * Judges a task's payment: as an escrow deposit when the transaction touches the configured escrow, else as a
+ * plain transfer to the seller. Pure.
+ */
+export function judgeTaskPayment(
+  receipt: PaymentReceipt | null,
+  head: bigint,
+  expected: TaskPaymentExpectation,
+): Verdict {
+  const { escrow, seller, ...common } = expected
+  if (receipt && escrow && touchesEscrow(receipt, escrow))
+    return judgeEscrow(receipt, head, { ...common, escrow, seller })
+  return judgeTransfer(receipt, head, { ...common, recipient: seller })
+}
+
 /** One payment to verify: its transaction, and what it must show. */
 export type PaymentCheck =
   | { txHash: Hex; kind: 'transfer'; expected: TransferExpectation }
   | { txHash: Hex; kind: 'escrow'; expected: EscrowExpectation }
+  | { txHash: Hex; kind: 'task'; expected: TaskPaymentExpectation }
 
 /**
  * Verifies many payments at once: one head read and one batched receipts read for the whole list, then the pure
@@ -211,8 +243,8 @@ export async function verifyPayments(
   ])
   return checks.map((check, index) => {
     const receipt = receipts[index] ?? null
-    return check.kind === 'escrow'
-      ? judgeEscrow(receipt, head, check.expected)
-      : judgeTransfer(receipt, head, check.expected)
+    if (check.kind === 'escrow') return judgeEscrow(receipt, head, check.expected)
+    if (check.kind === 'task') return judgeTaskPayment(receipt, head, check.expected)
+    return judgeTransfer(receipt, head, check.expected)
   })
 }

@@ -1,6 +1,7 @@
 import type { AgentPatch, AgentRecord } from '../Agent.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
+import type { IdempotentAnswer, PendingCheck, TaskPayment, TaskRecord, TaskStatus } from '../Task.ts'
 import type { UserRecord } from '../User.ts'
 
 /** A page of a list filtered by a literal, case-insensitive substring `q`. */
@@ -29,6 +30,26 @@ export type ClaimResult =
 
 /** An `agent.online` event to append only if the agent was not live (last seen before `notSeenSince`). */
 export type OnlineEvent = { event: FeedEventInput; notSeenSince: Date }
+
+/** The outcome of inserting a task. `replay`: the agent already has a task under that Idempotency-Key. */
+export type InsertTaskResult =
+  | { outcome: 'inserted' }
+  | { outcome: 'replay'; answer: IdempotentAnswer }
+  | { outcome: 'tx_already_used' | 'escrow_task_id_used' }
+
+/** The outcome of marking a task paid. */
+export type MarkPaidResult = 'paid' | 'not_pending' | 'tx_already_used' | 'escrow_task_id_used'
+
+/**
+ * A page of one agent's tasks. `history`: newest first. `work_queue`: paid (oldest first, the next job on top),
+ * then pending payment, then completed (newest first).
+ */
+export type TaskListQuery = {
+  statuses: TaskStatus[]
+  order: 'history' | 'work_queue'
+  limit: number
+  offset: number
+}
 
 /** Persistence of the marketplace. Every method is atomic on its own, events included. */
 export type Store = {
@@ -73,6 +94,36 @@ export type Store = {
   listUsers(query: UserListQuery): Promise<{ users: (UserRecord & { agentCount: number })[]; total: number }>
   /** Feed events newest first. With `after`: the `limit` events right after that id. With `before`: right before it. */
   listEvents(query: FeedListQuery): Promise<FeedEventRecord[]>
+  /**
+   * Inserts a task and its events. The task's payment tx hash and escrow task id are claimed by unique keys, and
+   * its Idempotency-Key is unique per agent: of racing inserts that collide, one wins and the others learn why.
+   */
+  insertTask(task: TaskRecord, events: FeedEventInput[]): Promise<InsertTaskResult>
+  /** The task with this id sold by that agent (name without regard to case). */
+  getTask(agentName: string, id: string): Promise<TaskRecord | null>
+  /** The id of the task a transaction hash paid, if any. */
+  findTaskIdByTxHash(txHash: string): Promise<string | null>
+  /** The first answer under an agent's Idempotency-Key, if any. */
+  findIdempotentAnswer(agentName: string, key: string): Promise<IdempotentAnswer | null>
+  /**
+   * Compare-and-set `pending_payment` -> `paid`, claiming the tx hash (and escrow task id) in the same transaction:
+   * a hash pays one task and a task is paid once, whatever races. Clears the pending check. Events land only on
+   * success.
+   */
+  markTaskPaid(id: string, payment: TaskPayment, events: FeedEventInput[]): Promise<MarkPaidResult>
+  /** Compare-and-set `paid` -> `completed` with the result URL; counts the task on its agent. */
+  completeTask(
+    id: string,
+    resultUrl: string,
+    at: Date,
+    events: FeedEventInput[],
+  ): Promise<'completed' | 'not_paid'>
+  /** A page of an agent's tasks with the total matching `statuses`. */
+  listTasks(agentName: string, query: TaskListQuery): Promise<{ tasks: TaskRecord[]; total: number }>
+  /** Unpaid tasks whose pending check is due at `now`, soonest first. */
+  listDueRechecks(now: Date, limit: number): Promise<TaskRecord[]>
+  /** Sets or clears the pending check of a task still awaiting payment. */
+  setPendingCheck(id: string, check: PendingCheck | null): Promise<void>
   /** Resolves when the store can be read; rejects otherwise. */
   ping(): Promise<void>
   /** Releases connections. */

@@ -52,6 +52,7 @@ export function sampleAgent(overrides: Partial<AgentRecord> = {}): AgentRecord {
     revision: 1,
     verifiedMilestones: 0,
     claimedMilestones: 0,
+    completedTasks: 0,
     ...overrides,
   }
 }

@@ -2,7 +2,6 @@ import type {
   AgentListQuery,
   AgentPatch,
   AgentRecord,
-  FeedEventInput,
   FeedEventRecord,
   MilestoneRecord,
   SkillRecord,
@@ -10,12 +9,12 @@ import type {
   UserRecord,
 } from '@agentmarket/core'
 import { nameKey, usernameKey } from '@agentmarket/core'
-import type { InStatement } from '@libsql/client'
-import { asc, desc, eq, gt, inArray, is, lt, SQL, type SQLWrapper, sql } from 'drizzle-orm'
-import { SQLiteAsyncDialect } from 'drizzle-orm/sqlite-core'
+import { asc, desc, eq, gt, inArray, lt, type SQL, type SQLWrapper, sql } from 'drizzle-orm'
 import type { Address } from 'viem'
 import type { Database } from './open.ts'
 import { agents, events, milestones, skills, users } from './schema.ts'
+import { taskStore } from './taskStore.ts'
+import { batchWriter, isUniqueViolation, toEventRow } from './writes.ts'
 
 type AgentRow = typeof agents.$inferSelect
 type SkillRow = typeof skills.$inferSelect
@@ -74,6 +73,7 @@ function toAgentRecord(row: AgentRow, skillRows: SkillRow[]): AgentRecord {
     revision: row.revision,
     verifiedMilestones: row.verifiedMilestones,
     claimedMilestones: row.claimedMilestones,
+    completedTasks: row.completedTasks,
   }
 }
 
@@ -99,6 +99,7 @@ function toAgentRow(agent: AgentRecord): typeof agents.$inferInsert {
     revision: agent.revision,
     verifiedMilestones: agent.verifiedMilestones,
     claimedMilestones: agent.claimedMilestones,
+    completedTasks: agent.completedTasks,
   }
 }
 
@@ -114,16 +115,6 @@ function toUserRecord(row: UserRow): UserRecord {
   }
 }
 
-function toEventRow(event: FeedEventInput): typeof events.$inferInsert {
-  return {
-    kind: event.kind,
-    agent: event.agent,
-    at: event.at.getTime(),
-    summary: event.summary,
-    data: JSON.stringify(event.data),
-  }
-}
-
 function toEventRecord(row: typeof events.$inferSelect): FeedEventRecord {
   return {
     id: String(row.seq),
@@ -133,15 +124,6 @@ function toEventRecord(row: typeof events.$inferSelect): FeedEventRecord {
     summary: row.summary,
     data: JSON.parse(row.data),
   }
-}
-
-/** True when `error`, or any error it wraps, is a uniqueness failure of `column` (e.g. `agents.name_key`). */
-function isUniqueViolation(error: unknown, column: string): boolean {
-  for (let current = error; current instanceof Error; current = current.cause) {
-    if (/UNIQUE constraint failed|PRIMARY KEY/i.test(current.message) && current.message.includes(column))
-      return true
-  }
-  return false
 }
 
 /** Literal, case-insensitive substring match of any column: instr() treats % and _ as themselves. */
@@ -157,19 +139,8 @@ function searchCondition(q: string | undefined, ...columns: SQLWrapper[]): SQL |
  * @example const store = libsqlStore(await openDatabase('file:./data/market.db'))
  */
 export function libsqlStore(database: Database): Store {
-  const { db, client } = database
-  const dialect = new SQLiteAsyncDialect()
-
-  const toStatement = (query: SQLWrapper | { toSQL(): { sql: string; params: unknown[] } }): InStatement => {
-    const built = is(query, SQL)
-      ? dialect.sqlToQuery(query)
-      : (query as { toSQL(): { sql: string; params: unknown[] } }).toSQL()
-    return { sql: built.sql, args: built.params as InStatement extends { args?: infer A } ? A : never }
-  }
-  const writeBatch = (queries: (SQLWrapper | { toSQL(): { sql: string; params: unknown[] } })[]) =>
-    client.batch(queries.map(toStatement), 'write')
-  const insertEvents = (list: FeedEventInput[]) =>
-    list.length ? [db.insert(events).values(list.map(toEventRow))] : []
+  const { db } = database
+  const { writeBatch, insertEvents } = batchWriter(database)
 
   const withSkills = async (rows: AgentRow[]): Promise<AgentRecord[]> => {
     if (rows.length === 0) return []
@@ -201,6 +172,8 @@ export function libsqlStore(database: Database): Store {
   }
 
   return {
+    ...taskStore(database),
+
     async insertAgent(agent, newEvents) {
       const row = toAgentRow(agent)
       try {

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 /** Agents; `name_key` is the lower-cased name, the key names are unique under. Times are epoch milliseconds. */
 export const agents = sqliteTable(
@@ -25,6 +25,7 @@ export const agents = sqliteTable(
     revision: integer('revision').notNull(),
     verifiedMilestones: integer('verified_milestones').notNull().default(0),
     claimedMilestones: integer('claimed_milestones').notNull().default(0),
+    completedTasks: integer('completed_tasks').notNull().default(0),
   },
   (table) => [
     index('agents_by_activity').on(sql`${table.lastActiveAt} desc`, table.nameKey),
@@ -98,3 +99,48 @@ export const events = sqliteTable('events', {
   summary: text('summary').notNull(),
   data: text('data').notNull(),
 })
+
+/**
+ * Tasks (orders). `tx_hash` and `escrow_task_id` are unique: a transaction, or an escrow deposit's task id, pays one
+ * task. `(agent_key, idempotency_key)` is unique and its row keeps the first answer. Amounts are 10^-6 USDC.
+ */
+export const tasks = sqliteTable(
+  'tasks',
+  {
+    id: text('id').primaryKey(),
+    agentKey: text('agent_key')
+      .notNull()
+      .references(() => agents.nameKey, { onDelete: 'cascade' }),
+    skillName: text('skill_name').notNull(),
+    skillSlug: text('skill_slug').notNull(),
+    sla: text('sla').notNull(),
+    status: text('status').notNull(),
+    priceBaseUnits: integer('price_base_units').notNull(),
+    payTo: text('pay_to'),
+    params: text('params'),
+    buyer: text('buyer'),
+    buyerEmail: text('buyer_email'),
+    buyerWallet: text('buyer_wallet'),
+    paymentMethod: text('payment_method'),
+    txHash: text('tx_hash').unique(),
+    escrowTaskId: text('escrow_task_id').unique(),
+    paidAmountBaseUnits: text('paid_amount_base_units'),
+    paidFrom: text('paid_from'),
+    paidAt: integer('paid_at'),
+    pendingTxHash: text('pending_tx_hash'),
+    recheckAttempts: integer('recheck_attempts'),
+    nextRecheckAt: integer('next_recheck_at'),
+    resultUrl: text('result_url'),
+    idempotencyKey: text('idempotency_key'),
+    requestFingerprint: text('request_fingerprint'),
+    firstStatus: integer('first_status'),
+    firstBody: text('first_body'),
+    createdAt: integer('created_at').notNull(),
+    completedAt: integer('completed_at'),
+  },
+  (table) => [
+    index('tasks_by_agent').on(table.agentKey, table.status, sql`${table.createdAt} desc`),
+    uniqueIndex('tasks_idempotency').on(table.agentKey, table.idempotencyKey),
+    index('tasks_due_rechecks').on(table.nextRecheckAt),
+  ],
+)

@@ -412,7 +412,7 @@ export interface components {
                 at: string;
                 id: string;
                 /** @enum {string} */
-                kind: "agent.registered" | "agent.updated" | "agent.claimed" | "skill.published" | "milestone.recorded" | "agent.online";
+                kind: "agent.registered" | "agent.updated" | "agent.claimed" | "skill.published" | "milestone.recorded" | "agent.online" | "task.created" | "task.paid" | "task.completed";
                 summary: string;
             }[];
         };

@@ -1,0 +1,289 @@
+import * as v from 'valibot'
+import { type Address, getAddress, type Hex, isAddress } from 'viem'
+import { AGENT_NAME_PATTERN } from './Agent.ts'
+import { chainName, type MarketConfig } from './Config.ts'
+import { amountToNumber, formatAmount } from './Money.ts'
+import type { SkillRecord } from './Skill.ts'
+import { boundedText, HttpUrl, pageNumber } from './Validation.ts'
+
+/** The states of a task (SPEC "Task status"). */
+export const TASK_STATUSES = ['pending_payment', 'paid', 'completed'] as const
+/** A task's state. */
+export type TaskStatus = (typeof TASK_STATUSES)[number]
+
+/** How a task's payment was made. */
+export type PaymentMethod = 'free' | 'transfer' | 'escrow' | 'mpp'
+
+/** The largest `params` object, measured as UTF-8 JSON. */
+export const MAX_PARAMS_BYTES = 16 * 1024
+/** The longest Idempotency-Key header accepted. */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255
+
+/** A payment the chain confirmed, as the task keeps it. */
+export type TaskPayment = {
+  method: PaymentMethod
+  txHash: Hex | null
+  escrowTaskId: Hex | null
+  amountBaseUnits: bigint
+  from: Address | null
+  at: Date
+}
+
+/** A transaction hash submitted at creation that was not final yet: re-checked in the background. */
+export type PendingCheck = { txHash: Hex; attempts: number; nextAt: Date }
+
+/** The first answer to a create request with an Idempotency-Key, replayed to retries with the same body. */
+export type IdempotentAnswer = { key: string; fingerprint: string; status: number; body: unknown }
+
+/** A task as the store keeps it. */
+export type TaskRecord = {
+  id: string
+  agentName: string
+  skillName: string
+  skillSlug: string
+  sla: string
+  status: TaskStatus
+  priceBaseUnits: bigint
+  /** The seller's wallet at creation: what the buyer was told to pay. Null for free skills. */
+  payTo: Address | null
+  params: Record<string, unknown> | null
+  buyer: string | null
+  buyerEmail: string | null
+  buyerWallet: Address | null
+  payment: TaskPayment | null
+  pendingCheck: PendingCheck | null
+  resultUrl: string | null
+  idempotency: IdempotentAnswer | null
+  createdAt: Date
+  completedAt: Date | null
+}
+
+const TxHash = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.regex(/^0x[0-9a-fA-F]{64}$/, 'must be a transaction hash: 0x and 64 hex digits'),
+  v.toLowerCase(),
+  v.transform((text) => text as Hex),
+)
+
+const Wallet = v.pipe(
+  v.string('must be a string'),
+  v.check((text) => isAddress(text), 'must be a 20-byte hex address (0x + 40 hex digits)'),
+  v.transform((text) => getAddress(text)),
+)
+
+const Params = v.pipe(
+  v.custom<Record<string, unknown>>(
+    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+    'must be a JSON object',
+  ),
+  v.check(
+    (params) => new TextEncoder().encode(JSON.stringify(params)).length <= MAX_PARAMS_BYTES,
+    `must be at most ${MAX_PARAMS_BYTES} bytes of JSON`,
+  ),
+)
+
+/** Body of POST /api/agents/{name}/tasks. Unknown fields are ignored. */
+export const CreateTaskInput = v.object({
+  skill: boundedText(100, 1),
+  params: v.optional(Params),
+  buyer: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      v.regex(AGENT_NAME_PATTERN, 'must be an agent name: 2-50 letters, digits, hyphens or underscores'),
+    ),
+  ),
+  buyer_email: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      v.trim(),
+      v.maxLength(254, 'must be at most 254 characters'),
+      v.email('must be an e-mail address'),
+    ),
+  ),
+  buyer_wallet: v.optional(Wallet),
+  tx_hash: v.optional(TxHash),
+})
+/** Validated create input. */
+export type CreateTaskInput = v.InferOutput<typeof CreateTaskInput>
+
+/** Body of POST …/tasks/{id}/verify-payment. */
+export const VerifyPaymentInput = v.object({ tx_hash: TxHash })
+
+/** Body of POST …/tasks/{id}/complete. */
+export const CompleteTaskInput = v.object({ result_url: HttpUrl })
+
+/** The `Idempotency-Key` header: 1-255 visible ASCII characters. */
+export const IdempotencyKey = v.pipe(
+  v.string(),
+  v.regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 visible ASCII characters'),
+)
+
+/** Query of GET /api/agents/{name}/tasks. */
+export const TaskListInput = v.object({
+  status: v.optional(
+    v.picklist([...TASK_STATUSES, 'all'], 'must be one of "completed", "paid", "pending_payment", "all"'),
+  ),
+  limit: v.optional(pageNumber(1, 100), 20),
+  offset: v.optional(pageNumber(0, 1_000_000_000), 0),
+})
+
+/** The skill of `agentSkills` named by `nameOrSlug` (its slug, or its name without regard to case). */
+export function findSkill(agentSkills: readonly SkillRecord[], nameOrSlug: string): SkillRecord | undefined {
+  const wanted = nameOrSlug.trim().toLowerCase()
+  return (
+    agentSkills.find((skill) => skill.slug === wanted) ??
+    agentSkills.find((skill) => skill.name.toLowerCase() === wanted)
+  )
+}
+
+/** The payment part of a task on the wire. */
+export type TaskPaymentView = {
+  amount: number
+  currency: 'USDC'
+  chain: string
+  chain_id: number
+  to: Address | null
+  amount_base_units: string
+  usdc_contract: Address
+  escrow_contract: Address | null
+  method: PaymentMethod | null
+  tx_hash: Hex | null
+  escrow_task_id: Hex | null
+  paid_amount: number | null
+  from: Address | null
+}
+
+/** The four texts that tell a buyer what to do next. */
+export type NextSteps = { pay: string; verify: string; verify_body: string; check_status: string }
+
+/** The whole task on the wire (SPEC "Task"), as its buyer reads it: never the buyer's e-mail. */
+export type TaskView = {
+  task_id: string
+  agent: string
+  status: TaskStatus
+  skill: string
+  skill_slug: string
+  sla: string
+  params: Record<string, unknown> | null
+  buyer: string | null
+  buyer_wallet: Address | null
+  payment: TaskPaymentView
+  next_steps: NextSteps
+  result_url?: string
+  created_at: string
+  paid_at: string | null
+  completed_at: string | null
+}
+
+/** A task as its seller reads it in the work queue: everything, the buyer's e-mail included. */
+export type SellerTaskView = TaskView & { buyer_email: string | null }
+
+/** A row of the public transaction history: no id, params, e-mail or result. */
+export type PublicTaskRow = {
+  skill: string
+  status: TaskStatus
+  amount: number
+  currency: 'USDC'
+  tx_hash: Hex | null
+  created_at: string
+  paid_at: string | null
+  completed_at: string | null
+}
+
+/** The paths of a task's actions. */
+export function taskPaths(baseUrl: string, task: Pick<TaskRecord, 'agentName' | 'id'>) {
+  const self = `${baseUrl}/api/agents/${encodeURIComponent(task.agentName)}/tasks/${task.id}`
+  return { self, verify: `${self}/verify-payment`, complete: `${self}/complete` }
+}
+
+/** What the buyer does next, with real paths. */
+export function nextSteps(task: TaskRecord, config: MarketConfig): NextSteps {
+  const paths = taskPaths(config.baseUrl, task)
+  const check_status = `GET ${paths.self} until status is "completed", then read result_url.`
+  if (task.priceBaseUnits === 0n || !task.payTo) {
+    return {
+      pay: 'Nothing to pay: this skill is free.',
+      verify: 'Nothing to verify: the task is already paid.',
+      verify_body: '{}',
+      check_status,
+    }
+  }
+  const amount = formatAmount(task.priceBaseUnits)
+  const { chainId, usdcContract, escrowContract } = config.chain
+  const escrow = escrowContract
+    ? ` Or escrow-first: approve ${usdcContract} for ${escrowContract}, then call deposit(taskId, ${task.payTo}, ${task.priceBaseUnits}, slaDeadline) on ${escrowContract}.`
+    : ''
+  return {
+    pay: `Send ${amount} USDC (${task.priceBaseUnits} base units of token ${usdcContract}) on ${chainName(chainId)} (chain id ${chainId}) to ${task.payTo}.${escrow}`,
+    verify: `POST ${paths.verify}`,
+    verify_body: '{"tx_hash": "0x<hash of your payment transaction>"}',
+    check_status,
+  }
+}
+
+const iso = (date: Date | null) => date?.toISOString() ?? null
+
+/** The task as its buyer reads it (SPEC row 10). */
+export function toTaskView(task: TaskRecord, config: MarketConfig): TaskView {
+  const paid = task.payment
+  const view: TaskView = {
+    task_id: task.id,
+    agent: task.agentName,
+    status: task.status,
+    skill: task.skillName,
+    skill_slug: task.skillSlug,
+    sla: task.sla,
+    params: task.params,
+    buyer: task.buyer,
+    buyer_wallet: task.buyerWallet,
+    payment: {
+      amount: amountToNumber(task.priceBaseUnits),
+      currency: 'USDC',
+      chain: chainName(config.chain.chainId),
+      chain_id: config.chain.chainId,
+      to: task.payTo,
+      amount_base_units: task.priceBaseUnits.toString(),
+      usdc_contract: config.chain.usdcContract,
+      escrow_contract: config.chain.escrowContract,
+      method: paid?.method ?? null,
+      tx_hash: paid?.txHash ?? null,
+      escrow_task_id: paid?.escrowTaskId ?? null,
+      paid_amount: paid ? amountToNumber(paid.amountBaseUnits) : null,
+      from: paid?.from ?? null,
+    },
+    next_steps: nextSteps(task, config),
+    created_at: task.createdAt.toISOString(),
+    paid_at: iso(paid?.at ?? null),
+    completed_at: iso(task.completedAt),
+  }
+  if (task.status === 'completed' && task.resultUrl) view.result_url = task.resultUrl
+  return view
+}
+
+/** The task as its seller reads it. */
+export function toSellerTaskView(task: TaskRecord, config: MarketConfig): SellerTaskView {
+  return { ...toTaskView(task, config), buyer_email: task.buyerEmail }
+}
+
+/** The public history row of a task. */
+export function toPublicTaskRow(task: TaskRecord): PublicTaskRow {
+  return {
+    skill: task.skillName,
+    status: task.status,
+    amount: amountToNumber(task.priceBaseUnits),
+    currency: 'USDC',
+    tx_hash: task.payment?.txHash ?? null,
+    created_at: task.createdAt.toISOString(),
+    paid_at: iso(task.payment?.at ?? null),
+    completed_at: iso(task.completedAt),
+  }
+}
+
+/** Delay before the next background re-check of a pending payment: 5 s doubling to 5 min. */
+export function recheckDelayMs(attempts: number): number {
+  return Math.min(5_000 * 2 ** Math.min(attempts, 10), 300_000)
+}
+
+/** A pending payment is re-checked at most this many times (about a day with the back-off above). */
+export const MAX_RECHECKS = 300

@@ -1,0 +1,391 @@
+import type { Hex } from 'viem'
+import type { AgentRecord } from '../Agent.ts'
+import { generateId, hashSecret } from '../Credentials.ts'
+import {
+  ChainUnavailableError,
+  ConflictError,
+  InvalidInputError,
+  NotFoundError,
+  PaymentRefusedError,
+} from '../errors.ts'
+import { feedEvents } from '../events.ts'
+import { type PaymentCheck, type RefusalReason, type Verdict, verifyPayments } from '../payments/Verifier.ts'
+import {
+  CompleteTaskInput,
+  CreateTaskInput,
+  findSkill,
+  IdempotencyKey,
+  type IdempotentAnswer,
+  MAX_RECHECKS,
+  type PublicTaskRow,
+  recheckDelayMs,
+  type SellerTaskView,
+  TASK_STATUSES,
+  TaskListInput,
+  type TaskPayment,
+  type TaskRecord,
+  type TaskView,
+  toPublicTaskRow,
+  toSellerTaskView,
+  toTaskView,
+  VerifyPaymentInput,
+} from '../Task.ts'
+import { parseInput } from '../Validation.ts'
+import { type ActionContext, authenticate, requireAgent } from './context.ts'
+
+/** An HTTP-shaped answer: hosts send `body` with `status`, and `Retry-After` when `retryAfterSeconds` is set. */
+export type TaskAnswer = {
+  status: number
+  body: unknown
+  retryAfterSeconds?: number
+  /** True when this is the stored first answer to an earlier request with the same Idempotency-Key. */
+  replayed?: boolean
+}
+
+/** The body of a 202: the payment is not final yet. */
+export type PendingVerification = {
+  verified: false
+  state: 'pending'
+  confirmations: number
+  required: number
+}
+
+/** One page of an agent's tasks: public history rows, or the seller's own full tasks. */
+export type TaskPage = {
+  tasks: PublicTaskRow[] | SellerTaskView[]
+  total: number
+  limit: number
+  offset: number
+}
+
+/** What one background pass did. */
+export type RecheckReport = { checked: number; paid: number; refused: number; stillPending: number }
+
+// Base makes a block about every 2 seconds; Retry-After estimates when the missing confirmations arrive.
+const BLOCK_SECONDS = 2
+
+const REFUSAL_DETAILS: Record<RefusalReason, string> = {
+  reverted: 'The transaction reverted on chain; it moved no USDC.',
+  wrong_token: 'The transaction moved no USDC of the configured USDC contract.',
+  wrong_recipient: "The USDC did not go to the seller's wallet shown in payment.to.",
+  amount_mismatch: 'The USDC sent is less than the price of the skill.',
+  wrong_sender: 'The USDC did not come from the buyer_wallet given when the task was created.',
+  not_an_escrow_deposit: 'The transaction touches the escrow contract but is not a funded deposit.',
+}
+
+const CLAIM_CONFLICTS = {
+  tx_already_used: () => new ConflictError('tx_already_used', 'This transaction already paid another task.'),
+  escrow_task_id_used: () =>
+    new ConflictError('escrow_task_id_used', 'The escrow deposit of this taskId already paid another task.'),
+}
+
+const notPending = (task: TaskRecord) =>
+  new ConflictError(
+    'task_not_pending',
+    `The task is ${task.status}; only a pending_payment task can be paid.`,
+  )
+
+/** Orders, payments, delivery and the task lists. */
+export function taskActions(context: ActionContext) {
+  const { store, config, clock, random, feed } = context
+
+  const requireTask = async (agent: AgentRecord, id: string): Promise<TaskRecord> => {
+    const task = await store.getTask(agent.name, id)
+    if (!task) throw new NotFoundError('task_not_found', `"${agent.name}" has no task "${id}".`)
+    return task
+  }
+
+  const checkOf = (task: TaskRecord, txHash: Hex): PaymentCheck => ({
+    txHash,
+    kind: 'task',
+    expected: {
+      token: config.chain.usdcContract,
+      // Only purchasable tasks are verified, and those always have a wallet to pay.
+      seller: task.payTo ?? '0x0000000000000000000000000000000000000000',
+      minAmount: task.priceBaseUnits,
+      sender: task.buyerWallet,
+      minConfirmations: config.chain.minConfirmations,
+      escrow: config.chain.escrowContract,
+    },
+  })
+
+  /** Verdicts from the chain, or a 503 when it cannot be read. */
+  const judge = async (checks: PaymentCheck[]): Promise<Verdict[]> => {
+    if (!context.chain) throw new ChainUnavailableError('This marketplace has no payment chain configured.')
+    try {
+      return await verifyPayments(context.chain, checks)
+    } catch (error) {
+      if (error instanceof ChainUnavailableError) throw error
+      throw new ChainUnavailableError()
+    }
+  }
+
+  const paymentOf = (verdict: Extract<Verdict, { ok: true }>, txHash: Hex): TaskPayment => ({
+    method: verdict.escrowTaskId ? 'escrow' : 'transfer',
+    txHash,
+    escrowTaskId: verdict.escrowTaskId ?? null,
+    amountBaseUnits: verdict.amount,
+    from: verdict.from,
+    at: clock.now(),
+  })
+
+  const pendingAnswer = (verdict: { confirmations: number; required: number }) => ({
+    verification: {
+      verified: false,
+      state: 'pending',
+      confirmations: verdict.confirmations,
+      required: verdict.required,
+    } satisfies PendingVerification,
+    retryAfterSeconds: Math.max(1, (verdict.required - verdict.confirmations) * BLOCK_SECONDS),
+  })
+
+  const refusal = (reason: RefusalReason) => new PaymentRefusedError(reason, REFUSAL_DETAILS[reason])
+
+  const replay = (answer: IdempotentAnswer, fingerprint: string): TaskAnswer => {
+    if (answer.fingerprint !== fingerprint) {
+      throw new ConflictError(
+        'idempotency_key_reused',
+        'This Idempotency-Key was already used with a different request body.',
+      )
+    }
+    return { status: answer.status, body: answer.body, replayed: true }
+  }
+
+  const newTask = (agent: AgentRecord, input: CreateTaskInput): TaskRecord => {
+    const skill = findSkill(agent.skills, input.skill)
+    if (!skill) {
+      const detail = `"${agent.name}" has no skill named "${input.skill}"`
+      throw new InvalidInputError('unknown_skill', `The request body is invalid (/skill: ${detail}).`, [
+        { pointer: '/skill', detail },
+      ])
+    }
+    const price = skill.type === 'purchasable' ? (skill.priceBaseUnits ?? 0n) : 0n
+    if (price > 0n && !agent.walletAddress) {
+      throw new ConflictError(
+        'seller_has_no_wallet',
+        `"${agent.name}" has set no walletAddress, so its paid skills cannot be ordered yet.`,
+      )
+    }
+    const now = clock.now()
+    const free = price === 0n
+    return {
+      id: generateId(random, 'task_'),
+      agentName: agent.name,
+      skillName: skill.name,
+      skillSlug: skill.slug,
+      sla: skill.sla ?? 'best effort',
+      status: free ? 'paid' : 'pending_payment',
+      priceBaseUnits: price,
+      payTo: free ? null : agent.walletAddress,
+      params: input.params ?? null,
+      buyer: input.buyer ?? null,
+      buyerEmail: input.buyer_email ?? null,
+      buyerWallet: input.buyer_wallet ?? null,
+      payment: free
+        ? { method: 'free', txHash: null, escrowTaskId: null, amountBaseUnits: 0n, from: null, at: now }
+        : null,
+      pendingCheck: null,
+      resultUrl: null,
+      idempotency: null,
+      createdAt: now,
+      completedAt: null,
+    }
+  }
+
+  /** Applies a tx hash sent with the order: paid at once, pending (re-checked in the background), or refused. */
+  const payAtCreation = async (task: TaskRecord, txHash: Hex): Promise<TaskAnswer> => {
+    if (await store.findTaskIdByTxHash(txHash)) throw CLAIM_CONFLICTS.tx_already_used()
+    const [verdict] = await judge([checkOf(task, txHash)])
+    if (!verdict) throw new ChainUnavailableError()
+    if (verdict.ok) {
+      task.status = 'paid'
+      task.payment = paymentOf(verdict, txHash)
+      return { status: 201, body: toTaskView(task, config) }
+    }
+    if (verdict.reason !== 'pending') throw refusal(verdict.reason)
+    const now = clock.now()
+    task.pendingCheck = { txHash, attempts: 0, nextAt: new Date(now.getTime() + recheckDelayMs(0)) }
+    const { verification, retryAfterSeconds } = pendingAnswer(verdict)
+    return { status: 202, body: { ...toTaskView(task, config), verification }, retryAfterSeconds }
+  }
+
+  const eventsOfNewTask = (task: TaskRecord) => {
+    const events = [feedEvents.taskCreated(task)]
+    if (task.payment && task.priceBaseUnits > 0n)
+      events.push(feedEvents.taskPaid(task, task.payment.txHash, task.payment.at))
+    return events
+  }
+
+  return {
+    /**
+     * Orders a skill (SPEC row 8). A free skill's task starts `paid`; with `tx_hash` the payment is verified at
+     * once. With an Idempotency-Key, a retry with the same body gets the first answer again.
+     * @example const { status, body } = await market.createTask('scout', { skill: 'search' })
+     */
+    async createTask(
+      agentName: string,
+      body: unknown,
+      options: { idempotencyKey?: string | null } = {},
+    ): Promise<TaskAnswer> {
+      const input = parseInput(CreateTaskInput, body)
+      const key = options.idempotencyKey ?? null
+      if (key !== null) parseIdempotencyKey(key)
+      const agent = await requireAgent(context, agentName)
+      const fingerprint = hashSecret(JSON.stringify(input))
+      if (key !== null) {
+        const first = await store.findIdempotentAnswer(agent.name, key)
+        if (first) return replay(first, fingerprint)
+      }
+      const task = newTask(agent, input)
+      const answer =
+        input.tx_hash && task.status === 'pending_payment'
+          ? await payAtCreation(task, input.tx_hash)
+          : { status: 201, body: toTaskView(task, config) }
+      if (key !== null) task.idempotency = { key, fingerprint, status: answer.status, body: answer.body }
+      const stored = await store.insertTask(task, eventsOfNewTask(task))
+      if (stored.outcome === 'replay') return replay(stored.answer, fingerprint)
+      if (stored.outcome !== 'inserted') throw CLAIM_CONFLICTS[stored.outcome]()
+      feed.nudge()
+      return answer
+    },
+
+    /** A task as its buyer reads it (SPEC row 10): knowing the id is the credential. */
+    async getTask(agentName: string, id: string): Promise<TaskView> {
+      const agent = await requireAgent(context, agentName)
+      return toTaskView(await requireTask(agent, id), config)
+    },
+
+    /**
+     * Verifies the on-chain payment of a task (SPEC row 11): 200 paid, 202 not final yet (nothing changes), 422
+     * refused, 409 when the hash paid another task or the task is not awaiting payment, 503 when the chain is down.
+     */
+    async verifyPayment(agentName: string, id: string, body: unknown): Promise<TaskAnswer> {
+      const { tx_hash: txHash } = parseInput(VerifyPaymentInput, body)
+      const agent = await requireAgent(context, agentName)
+      const task = await requireTask(agent, id)
+      if (task.status !== 'pending_payment') throw notPending(task)
+      const usedBy = await store.findTaskIdByTxHash(txHash)
+      if (usedBy && usedBy !== task.id) throw CLAIM_CONFLICTS.tx_already_used()
+      const [verdict] = await judge([checkOf(task, txHash)])
+      if (!verdict) throw new ChainUnavailableError()
+      if (!verdict.ok) {
+        if (verdict.reason !== 'pending') throw refusal(verdict.reason)
+        const { verification, retryAfterSeconds } = pendingAnswer(verdict)
+        return { status: 202, body: verification, retryAfterSeconds }
+      }
+      const payment = paymentOf(verdict, txHash)
+      const outcome = await store.markTaskPaid(task.id, payment, [
+        feedEvents.taskPaid(task, txHash, payment.at),
+      ])
+      if (outcome === 'not_pending') throw notPending(await requireTask(agent, id))
+      if (outcome !== 'paid') throw CLAIM_CONFLICTS[outcome]()
+      feed.nudge()
+      const paid = await requireTask(agent, id)
+      return { status: 200, body: { verified: true, task: toTaskView(paid, config) } }
+    },
+
+    /** Delivers a paid task (seller's key, `{result_url}`): `paid` -> `completed`. */
+    async completeTask(
+      agentName: string,
+      id: string,
+      apiKey: string | undefined,
+      body: unknown,
+    ): Promise<SellerTaskView> {
+      const agent = await authenticate(context, agentName, apiKey)
+      const { result_url: resultUrl } = parseInput(CompleteTaskInput, body)
+      const task = await requireTask(agent, id)
+      const now = clock.now()
+      const outcome = await store.completeTask(task.id, resultUrl, now, [feedEvents.taskCompleted(task, now)])
+      if (outcome === 'not_paid') {
+        const current = await requireTask(agent, id)
+        throw new ConflictError(
+          'task_not_paid',
+          `The task is ${current.status}; only a paid task can be completed.`,
+        )
+      }
+      feed.nudge()
+      return toSellerTaskView(await requireTask(agent, id), config)
+    },
+
+    /**
+     * An agent's tasks (SPEC row 9). Without a key: the public history (default `completed`), rows without ids,
+     * params, e-mails or results. With the seller's key: its full tasks as a work queue (default `all`, paid first).
+     */
+    async listTasks(agentName: string, apiKey: string | undefined, query: unknown): Promise<TaskPage> {
+      const { status, limit, offset } = parseInput(TaskListInput, query ?? {}, 'invalid_query')
+      const seller = apiKey === undefined ? null : await authenticate(context, agentName, apiKey)
+      const agent = seller ?? (await requireAgent(context, agentName))
+      const wanted = status ?? (seller ? 'all' : 'completed')
+      const statuses = wanted === 'all' ? [...TASK_STATUSES] : [wanted]
+      const order = seller ? 'work_queue' : 'history'
+      const page = await store.listTasks(agent.name, { statuses, order, limit, offset })
+      const tasks = seller
+        ? page.tasks.map((task) => toSellerTaskView(task, config))
+        : page.tasks.map(toPublicTaskRow)
+      return { tasks, total: page.total, limit, offset }
+    },
+
+    /**
+     * One pass of the background re-check: verifies, in one batch, every payment sent at creation whose check is
+     * due, and pays, reschedules (bounded back-off) or drops each. Hosts call it on a timer.
+     */
+    async recheckPendingPayments(limit = 100): Promise<RecheckReport> {
+      const due = await store.listDueRechecks(clock.now(), limit)
+      const report: RecheckReport = { checked: due.length, paid: 0, refused: 0, stillPending: 0 }
+      if (due.length === 0 || !context.chain) return report
+      const checks = due.flatMap((task) =>
+        task.pendingCheck ? [checkOf(task, task.pendingCheck.txHash)] : [],
+      )
+      const verdicts = await judge(checks).catch(() => null)
+      for (const [index, task] of due.entries()) {
+        const outcome = await settleRecheck(task, verdicts?.[index] ?? null)
+        report[outcome] += 1
+      }
+      if (report.paid > 0) feed.nudge()
+      return report
+    },
+  }
+
+  /** Applies one re-check verdict (null: the chain could not be read) to its task. */
+  async function settleRecheck(
+    task: TaskRecord,
+    verdict: Verdict | null,
+  ): Promise<'paid' | 'refused' | 'stillPending'> {
+    const check = task.pendingCheck
+    if (!check) return 'refused'
+    if (verdict?.ok) {
+      const payment = paymentOf(verdict, check.txHash)
+      const outcome = await store.markTaskPaid(task.id, payment, [
+        feedEvents.taskPaid(task, check.txHash, payment.at),
+      ])
+      if (outcome === 'paid') return 'paid'
+      await store.setPendingCheck(task.id, null)
+      return 'refused'
+    }
+    if (verdict && verdict.reason !== 'pending') {
+      await store.setPendingCheck(task.id, null)
+      return 'refused'
+    }
+    const attempts = check.attempts + 1
+    if (attempts >= MAX_RECHECKS) {
+      await store.setPendingCheck(task.id, null)
+      return 'refused'
+    }
+    const nextAt = new Date(clock.now().getTime() + recheckDelayMs(attempts))
+    await store.setPendingCheck(task.id, { txHash: check.txHash, attempts, nextAt })
+    return 'stillPending'
+  }
+}
+
+/** Checks an Idempotency-Key header, or throws a 400 naming it. */
+function parseIdempotencyKey(key: string): string {
+  try {
+    return parseInput(IdempotencyKey, key)
+  } catch {
+    throw new InvalidInputError(
+      'invalid_idempotency_key',
+      'The Idempotency-Key header must be 1-255 visible ASCII characters.',
+      [{ pointer: '', detail: 'Idempotency-Key must be 1-255 visible ASCII characters' }],
+    )
+  }
+}
