@@ -10,6 +10,7 @@ import type { RouteDeps } from './routes/deps.ts'
 import { discoveryRoutes } from './routes/discovery.ts'
 import { feedRoutes } from './routes/feed.ts'
 import { llmsRoutes } from './routes/llms.ts'
+import { taskRoutes } from './routes/tasks.ts'
 import { userRoutes } from './routes/users.ts'
 import { VERSION } from './version.ts'
 import { API_VERSIONS, type ApiVersion, deprecationHeaders, versionOfPath } from './versions.ts'
@@ -30,6 +31,7 @@ function api(prefix: string, deps: RouteDeps) {
     .use(discoveryRoutes(deps))
     .use(communityRoutes(deps))
     .use(agentRoutes(deps))
+    .use(taskRoutes(deps))
     .use(userRoutes(deps))
     .use(feedRoutes(deps))
 }

@@ -1,8 +1,12 @@
-import { defaultConfig, Marketplace } from '@agentmarket/core'
+import { defaultConfig, Marketplace, viemChain } from '@agentmarket/core'
 import { createApp } from './app.ts'
 import { libsqlStore } from './db/libsqlStore.ts'
 import { openDatabase } from './db/open.ts'
 import { readSettings, type Settings, SettingsError } from './env.ts'
+import { startPaymentRechecks } from './rechecks.ts'
+
+/** How often pending payments sent at creation are re-checked (each task also backs off on its own). */
+const RECHECK_INTERVAL_MS = 1_000
 
 /** Opens the database, builds the marketplace and starts listening. Returns a stop function. */
 export async function startServer(settings: Settings) {
@@ -17,12 +21,15 @@ export async function startServer(settings: Settings) {
       minConfirmations: settings.minConfirmations,
     },
   })
-  const market = Marketplace.create({ store, config })
+  const chain = viemChain({ rpcUrl: settings.chainRpcUrl })
+  const market = Marketplace.create({ store, config, chain })
   const app = createApp({ market, baseUrl: settings.baseUrl })
   app.listen({ port: settings.port, hostname: settings.host })
+  const rechecks = startPaymentRechecks(market, { intervalMs: RECHECK_INTERVAL_MS })
   return {
     app,
     async stop() {
+      await rechecks.stop()
       await app.stop()
       await store.close()
     },

@@ -86,6 +86,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agents/{name}/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Public history (default completed); with the seller's key, its work queue (paid first) */
+        get: operations["listTasks"];
+        put?: never;
+        /** Order a skill; with tx_hash the payment is verified at once */
+        post: operations["createTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agents/{name}/tasks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A task, by its id; poll until status is completed */
+        get: operations["getTask"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agents/{name}/tasks/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Deliver a paid task (seller): paid -> completed with result_url */
+        post: operations["completeTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agents/{name}/tasks/{id}/verify-payment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Verify the on-chain USDC payment of a task */
+        post: operations["verifyPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/register": {
         parameters: {
             query?: never;
@@ -564,6 +633,59 @@ export interface components {
                 username: string;
             };
         };
+        PaymentPending: {
+            confirmations: number;
+            required: number;
+            /** @constant */
+            state: "pending";
+            /** @constant */
+            verified: false;
+        };
+        PaymentVerified: {
+            task: {
+                agent: string;
+                buyer: string | null;
+                buyer_wallet: string | null;
+                completed_at: string | null;
+                /** Format: date-time */
+                created_at: string;
+                next_steps: {
+                    check_status: string;
+                    pay: string;
+                    verify: string;
+                    verify_body: string;
+                };
+                paid_at: string | null;
+                params: {
+                    [key: string]: unknown;
+                } | null;
+                payment: {
+                    amount: number;
+                    amount_base_units: string;
+                    chain: string;
+                    chain_id: number;
+                    /** @constant */
+                    currency: "USDC";
+                    escrow_contract: string | null;
+                    escrow_task_id: string | null;
+                    from: string | null;
+                    method: ("free" | "transfer" | "escrow" | "mpp") | null;
+                    paid_amount: number | null;
+                    to: string | null;
+                    tx_hash: string | null;
+                    usdc_contract: string;
+                };
+                result_url?: string;
+                skill: string;
+                skill_slug: string;
+                sla: string;
+                /** @enum {string} */
+                status: "pending_payment" | "paid" | "completed";
+                task_id: string;
+            };
+            /** @constant */
+            verified: true;
+        };
         Problem: {
             code: string;
             detail: string;
@@ -584,6 +706,48 @@ export interface components {
             /** @constant */
             status: "free";
         };
+        SellerTask: {
+            agent: string;
+            buyer: string | null;
+            buyer_email: string | null;
+            buyer_wallet: string | null;
+            completed_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            next_steps: {
+                check_status: string;
+                pay: string;
+                verify: string;
+                verify_body: string;
+            };
+            paid_at: string | null;
+            params: {
+                [key: string]: unknown;
+            } | null;
+            payment: {
+                amount: number;
+                amount_base_units: string;
+                chain: string;
+                chain_id: number;
+                /** @constant */
+                currency: "USDC";
+                escrow_contract: string | null;
+                escrow_task_id: string | null;
+                from: string | null;
+                method: ("free" | "transfer" | "escrow" | "mpp") | null;
+                paid_amount: number | null;
+                to: string | null;
+                tx_hash: string | null;
+                usdc_contract: string;
+            };
+            result_url?: string;
+            skill: string;
+            skill_slug: string;
+            sla: string;
+            /** @enum {string} */
+            status: "pending_payment" | "paid" | "completed";
+            task_id: string;
+        };
         SkillInput: string | {
             /**
              * @default USDC
@@ -601,6 +765,155 @@ export interface components {
              */
             type?: "free" | "purchasable";
             url?: string;
+        };
+        Task: {
+            agent: string;
+            buyer: string | null;
+            buyer_wallet: string | null;
+            completed_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            next_steps: {
+                check_status: string;
+                pay: string;
+                verify: string;
+                verify_body: string;
+            };
+            paid_at: string | null;
+            params: {
+                [key: string]: unknown;
+            } | null;
+            payment: {
+                amount: number;
+                amount_base_units: string;
+                chain: string;
+                chain_id: number;
+                /** @constant */
+                currency: "USDC";
+                escrow_contract: string | null;
+                escrow_task_id: string | null;
+                from: string | null;
+                method: ("free" | "transfer" | "escrow" | "mpp") | null;
+                paid_amount: number | null;
+                to: string | null;
+                tx_hash: string | null;
+                usdc_contract: string;
+            };
+            result_url?: string;
+            skill: string;
+            skill_slug: string;
+            sla: string;
+            /** @enum {string} */
+            status: "pending_payment" | "paid" | "completed";
+            task_id: string;
+        };
+        TaskAwaitingConfirmations: {
+            agent: string;
+            buyer: string | null;
+            buyer_wallet: string | null;
+            completed_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            next_steps: {
+                check_status: string;
+                pay: string;
+                verify: string;
+                verify_body: string;
+            };
+            paid_at: string | null;
+            params: {
+                [key: string]: unknown;
+            } | null;
+            payment: {
+                amount: number;
+                amount_base_units: string;
+                chain: string;
+                chain_id: number;
+                /** @constant */
+                currency: "USDC";
+                escrow_contract: string | null;
+                escrow_task_id: string | null;
+                from: string | null;
+                method: ("free" | "transfer" | "escrow" | "mpp") | null;
+                paid_amount: number | null;
+                to: string | null;
+                tx_hash: string | null;
+                usdc_contract: string;
+            };
+            result_url?: string;
+            skill: string;
+            skill_slug: string;
+            sla: string;
+            /** @enum {string} */
+            status: "pending_payment" | "paid" | "completed";
+            task_id: string;
+            verification: {
+                confirmations: number;
+                required: number;
+                /** @constant */
+                state: "pending";
+                /** @constant */
+                verified: false;
+            };
+        };
+        TaskList: {
+            limit: number;
+            offset: number;
+            tasks: {
+                amount: number;
+                completed_at: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** @constant */
+                currency: "USDC";
+                paid_at: string | null;
+                skill: string;
+                /** @enum {string} */
+                status: "pending_payment" | "paid" | "completed";
+                tx_hash: string | null;
+            }[] | {
+                agent: string;
+                buyer: string | null;
+                buyer_email: string | null;
+                buyer_wallet: string | null;
+                completed_at: string | null;
+                /** Format: date-time */
+                created_at: string;
+                next_steps: {
+                    check_status: string;
+                    pay: string;
+                    verify: string;
+                    verify_body: string;
+                };
+                paid_at: string | null;
+                params: {
+                    [key: string]: unknown;
+                } | null;
+                payment: {
+                    amount: number;
+                    amount_base_units: string;
+                    chain: string;
+                    chain_id: number;
+                    /** @constant */
+                    currency: "USDC";
+                    escrow_contract: string | null;
+                    escrow_task_id: string | null;
+                    from: string | null;
+                    method: ("free" | "transfer" | "escrow" | "mpp") | null;
+                    paid_amount: number | null;
+                    to: string | null;
+                    tx_hash: string | null;
+                    usdc_contract: string;
+                };
+                result_url?: string;
+                skill: string;
+                skill_slug: string;
+                sla: string;
+                /** @enum {string} */
+                status: "pending_payment" | "paid" | "completed";
+                task_id: string;
+            }[];
+            total: number;
         };
         User: {
             agents: {
@@ -962,6 +1275,406 @@ export interface operations {
             };
         };
     };
+    listTasks: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                status?: "pending_payment" | "paid" | "completed" | "all";
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tasks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskList"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Valid credentials that may not act here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A retry with the same key and body gets the first answer again */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    buyer?: string;
+                    /** Format: email */
+                    buyer_email?: string;
+                    buyer_wallet?: string;
+                    params?: unknown;
+                    skill: string;
+                    tx_hash?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created (pending_payment, or paid) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description Created; the payment in tx_hash is not final yet and is re-checked in the background */
+            202: {
+                headers: {
+                    /** @description Seconds until asking again is worthwhile. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskAwaitingConfirmations"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The payment was checked on chain and is wrong; `code` says why. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (the database or the payment chain) is unavailable; nothing changed. See Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    completeTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    result_url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Completed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SellerTask"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Valid credentials that may not act here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    verifyPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    tx_hash: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Paid */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentVerified"];
+                };
+            };
+            /** @description Not mined yet, or too few confirmations; nothing changed */
+            202: {
+                headers: {
+                    /** @description Seconds until asking again is worthwhile. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentPending"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The payment was checked on chain and is wrong; `code` says why. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (the database or the payment chain) is unavailable; nothing changed. See Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     registerAgent: {
         parameters: {
             query?: never;
@@ -1001,7 +1714,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state (a taken name, a used code). */
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1363,7 +2076,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the current state (a taken name, a used code). */
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -89,6 +89,7 @@ export function openapiDocument(app: AnyElysia, options: { baseUrl: string; titl
       { name: 'Agents', description: 'Registration, self-service, cards and milestones' },
       { name: 'Users', description: 'Owners and community users' },
       { name: 'Feed', description: 'The live activity feed' },
+      { name: 'Tasks', description: 'Orders, on-chain USDC payments and delivery' },
     ],
     paths,
     components: structuredClone(COMPONENTS),

@@ -10,13 +10,15 @@ export type OperationAuth = 'none' | 'bearer' | 'walletAddress' | 'walletSignatu
 export type OperationSpec = {
   id: string
   summary: string
-  tag: 'Discovery' | 'Agents' | 'Users' | 'Feed'
+  tag: 'Discovery' | 'Agents' | 'Users' | 'Feed' | 'Tasks'
   auth?: OperationAuth
   body?: GenericSchema
   /** The body may be left out (PUT with nothing to change). */
   bodyOptional?: boolean
   query?: GenericSchema
   ok: { status: number; response: ResponseName; description: string; eventStream?: boolean }
+  /** Other successful answers (a 202 while a payment is not final). */
+  alsoOk?: { status: number; response: ResponseName; description: string; retryAfter?: boolean }[]
   problems: number[]
   /** Extra headers the operation reads, besides those of its auth. */
   headers?: { name: string; description: string; required: boolean }[]
@@ -31,10 +33,11 @@ const PROBLEM_TEXT: Record<number, string> = {
   401: 'Missing or invalid credentials; see WWW-Authenticate.',
   403: 'Valid credentials that may not act here.',
   404: 'No such agent, user, task or code.',
-  409: 'Conflicts with the current state (a taken name, a used code).',
+  409: 'Conflicts with the current state (a taken name, a used code or tx hash, a task in another state).',
   413: 'Body over 64 KiB.',
   415: 'Body is not application/json.',
-  503: 'A dependency (the database) is unavailable.',
+  422: 'The payment was checked on chain and is wrong; `code` says why.',
+  503: 'A dependency (the database or the payment chain) is unavailable; nothing changed. See Retry-After.',
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` }) as OpenApiSchema
@@ -68,6 +71,22 @@ export function operation(spec: OperationSpec): { detail: DocumentDecoration } {
   if (ok.eventStream) okContent['text/event-stream'] = { schema: { type: 'string' } as OpenApiSchema }
   const responses: Record<string, unknown> = {
     [ok.status]: { description: ok.description, content: okContent },
+  }
+  for (const other of spec.alsoOk ?? []) {
+    responses[other.status] = {
+      description: other.description,
+      content: { 'application/json': { schema: ref(other.response) } },
+      ...(other.retryAfter
+        ? {
+            headers: {
+              'Retry-After': {
+                description: 'Seconds until asking again is worthwhile.',
+                schema: { type: 'integer' },
+              },
+            },
+          }
+        : {}),
+    }
   }
   for (const status of spec.problems) {
     responses[status] = {

@@ -1,4 +1,4 @@
-import { FEED_EVENT_KINDS } from '@agentmarket/core'
+import { FEED_EVENT_KINDS, TASK_STATUSES } from '@agentmarket/core'
 import * as v from 'valibot'
 
 /**
@@ -77,6 +77,62 @@ export const User = v.strictObject({
 })
 
 const page = { total: v.number(), limit: v.number(), offset: v.number() }
+const txHash = v.pipe(v.string(), v.regex(/^0x[0-9a-f]{64}$/))
+const taskStatus = v.picklist(TASK_STATUSES)
+
+const TaskPayment = v.strictObject({
+  amount: v.number(),
+  currency: v.literal('USDC'),
+  chain: text,
+  chain_id: v.number(),
+  to: v.nullable(address),
+  amount_base_units: v.pipe(v.string(), v.digits()),
+  usdc_contract: address,
+  escrow_contract: v.nullable(address),
+  method: v.nullable(v.picklist(['free', 'transfer', 'escrow', 'mpp'])),
+  tx_hash: v.nullable(txHash),
+  escrow_task_id: v.nullable(txHash),
+  paid_amount: v.nullable(v.number()),
+  from: v.nullable(address),
+})
+
+const taskFields = {
+  task_id: v.pipe(v.string(), v.regex(/^task_[0-9a-f]{32}$/)),
+  agent: text,
+  status: taskStatus,
+  skill: text,
+  skill_slug: text,
+  sla: text,
+  params: v.nullable(v.record(v.string(), v.unknown())),
+  buyer: nullableText,
+  buyer_wallet: v.nullable(address),
+  payment: TaskPayment,
+  next_steps: v.strictObject({ pay: text, verify: text, verify_body: text, check_status: text }),
+  result_url: v.optional(text),
+  created_at: timestamp,
+  paid_at: v.nullable(timestamp),
+  completed_at: v.nullable(timestamp),
+}
+
+/** A task as its buyer reads it (never the buyer's e-mail). */
+export const Task = v.strictObject(taskFields)
+const SellerTask = v.strictObject({ ...taskFields, buyer_email: nullableText })
+const PublicTaskRow = v.strictObject({
+  skill: text,
+  status: taskStatus,
+  amount: v.number(),
+  currency: v.literal('USDC'),
+  tx_hash: v.nullable(txHash),
+  created_at: timestamp,
+  paid_at: v.nullable(timestamp),
+  completed_at: v.nullable(timestamp),
+})
+const PendingVerification = v.strictObject({
+  verified: v.literal(false),
+  state: v.literal('pending'),
+  confirmations: v.number(),
+  required: v.number(),
+})
 
 /** Answers, by operation. */
 export const responses = {
@@ -180,6 +236,12 @@ export const responses = {
       policy: text,
     }),
   }),
+  Task,
+  TaskAwaitingConfirmations: v.strictObject({ ...taskFields, verification: PendingVerification }),
+  SellerTask,
+  TaskList: v.strictObject({ tasks: v.union([v.array(PublicTaskRow), v.array(SellerTask)]), ...page }),
+  PaymentVerified: v.strictObject({ verified: v.literal(true), task: Task }),
+  PaymentPending: PendingVerification,
   Problem: v.strictObject({
     type: text,
     title: text,

@@ -1,4 +1,10 @@
-import { MarketError, NotFoundError, toProblem, UnauthorizedError } from '@agentmarket/core'
+import {
+  ChainUnavailableError,
+  MarketError,
+  NotFoundError,
+  toProblem,
+  UnauthorizedError,
+} from '@agentmarket/core'
 import { Elysia } from 'elysia'
 
 /** The media type of every error body. */
@@ -14,7 +20,8 @@ export function problemResponse(error: unknown, request: Request, typeBase: stri
       error instanceof UnauthorizedError ? error.challenge : 'Bearer realm="agentmarket"',
     )
   }
-  if (problem.status >= 500)
+  if (error instanceof ChainUnavailableError) headers.set('retry-after', String(error.retryAfterSeconds))
+  if (problem.status >= 500 && !(error instanceof MarketError))
     console.error('unhandled error', request.method, new URL(request.url).pathname, error)
   return new Response(JSON.stringify(problem), { status: problem.status, headers })
 }

@@ -1,4 +1,11 @@
-import { defaultConfig, Marketplace, manualClock, type Store } from '@agentmarket/core'
+import {
+  type ChainReader,
+  defaultConfig,
+  type MarketConfig,
+  Marketplace,
+  manualClock,
+  type Store,
+} from '@agentmarket/core'
 import { createApp } from '../app.ts'
 import { libsqlStore } from '../db/libsqlStore.ts'
 import { openDatabase } from '../db/open.ts'
@@ -6,11 +13,20 @@ import { openDatabase } from '../db/open.ts'
 /** The base URL test apps publish. */
 export const TEST_BASE_URL = 'http://localhost:3000'
 
+/** What a test may swap: the payment chain and its settings, or the database (default: a fresh `:memory:`). */
+export type TestAppOptions = {
+  chain?: ChainReader
+  chainConfig?: Partial<MarketConfig['chain']>
+  databaseUrl?: string
+}
+
 /** An in-process app over a fresh libSQL :memory: database, with a clock the test moves. */
-export async function testApp(start = '2026-06-01T12:00:00.000Z') {
+export async function testApp(start = '2026-06-01T12:00:00.000Z', options: TestAppOptions = {}) {
   const clock = manualClock(start)
-  const store: Store = libsqlStore(await openDatabase(':memory:'))
-  const market = Marketplace.create({ store, clock, config: defaultConfig(TEST_BASE_URL) })
+  const store: Store = libsqlStore(await openDatabase(options.databaseUrl ?? ':memory:'))
+  const base = defaultConfig(TEST_BASE_URL)
+  const config = { ...base, chain: { ...base.chain, ...options.chainConfig } }
+  const market = Marketplace.create({ store, clock, config, chain: options.chain })
   const app = createApp({ market, baseUrl: TEST_BASE_URL })
 
   /** Calls the app as an HTTP client would; objects are sent as JSON. */

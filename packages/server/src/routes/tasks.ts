@@ -1,0 +1,118 @@
+import {
+  CompleteTaskInput,
+  CreateTaskInput,
+  type TaskAnswer,
+  TaskListInput,
+  VerifyPaymentInput,
+} from '@agentmarket/core'
+import { Elysia } from 'elysia'
+import { operation } from '../openapi/operation.ts'
+import { bearerToken, queryOf, type RouteDeps } from './deps.ts'
+
+type Reply = { status?: number | string; headers: Record<string, string | number> }
+
+/** Sends a core answer: its status, `Retry-After` when it has one, and whether it is a replay. */
+function send(answer: TaskAnswer, set: Reply) {
+  set.status = answer.status
+  if (answer.retryAfterSeconds !== undefined) set.headers['retry-after'] = String(answer.retryAfterSeconds)
+  if (answer.replayed) set.headers['idempotent-replayed'] = 'true'
+  return answer.body
+}
+
+/** Orders, payment verification, delivery and task lists: SPEC rows 8-11 and the seller's delivery. */
+export function taskRoutes({ market }: RouteDeps) {
+  return new Elysia()
+    .post(
+      '/agents/:name/tasks',
+      async ({ params, headers, body, set }) =>
+        send(
+          await market.createTask(params.name, body ?? {}, {
+            idempotencyKey: headers['idempotency-key'] ?? null,
+          }),
+          set,
+        ),
+      operation({
+        id: 'createTask',
+        summary: 'Order a skill; with tx_hash the payment is verified at once',
+        tag: 'Tasks',
+        body: CreateTaskInput,
+        ok: { status: 201, response: 'Task', description: 'Created (pending_payment, or paid)' },
+        alsoOk: [
+          {
+            status: 202,
+            response: 'TaskAwaitingConfirmations',
+            description:
+              'Created; the payment in tx_hash is not final yet and is re-checked in the background',
+            retryAfter: true,
+          },
+        ],
+        problems: [400, 404, 409, 413, 415, 422, 503],
+        headers: [
+          {
+            name: 'Idempotency-Key',
+            description: 'A retry with the same key and body gets the first answer again',
+            required: false,
+          },
+        ],
+      }),
+    )
+    .get(
+      '/agents/:name/tasks',
+      ({ params, headers, request }) =>
+        market.listTasks(params.name, bearerToken(headers.authorization), queryOf(request)),
+      operation({
+        id: 'listTasks',
+        summary: "Public history (default completed); with the seller's key, its work queue (paid first)",
+        tag: 'Tasks',
+        query: TaskListInput,
+        ok: { status: 200, response: 'TaskList', description: 'A page of tasks' },
+        problems: [400, 401, 403, 404],
+      }),
+    )
+    .get(
+      '/agents/:name/tasks/:id',
+      ({ params }) => market.getTask(params.name, params.id),
+      operation({
+        id: 'getTask',
+        summary: 'A task, by its id; poll until status is completed',
+        tag: 'Tasks',
+        ok: { status: 200, response: 'Task', description: 'The task' },
+        problems: [404],
+      }),
+    )
+    .post(
+      '/agents/:name/tasks/:id/verify-payment',
+      async ({ params, body, set }) =>
+        send(await market.verifyPayment(params.name, params.id, body ?? {}), set),
+      operation({
+        id: 'verifyPayment',
+        summary: 'Verify the on-chain USDC payment of a task',
+        tag: 'Tasks',
+        body: VerifyPaymentInput,
+        ok: { status: 200, response: 'PaymentVerified', description: 'Paid' },
+        alsoOk: [
+          {
+            status: 202,
+            response: 'PaymentPending',
+            description: 'Not mined yet, or too few confirmations; nothing changed',
+            retryAfter: true,
+          },
+        ],
+        problems: [400, 404, 409, 413, 415, 422, 503],
+      }),
+    )
+    .post(
+      '/agents/:name/tasks/:id/complete',
+      ({ params, headers, body }) =>
+        market.completeTask(params.name, params.id, bearerToken(headers.authorization), body ?? {}),
+      operation({
+        id: 'completeTask',
+        summary: 'Deliver a paid task (seller): paid -> completed with result_url',
+        tag: 'Tasks',
+        auth: 'bearer',
+        body: CompleteTaskInput,
+        ok: { status: 200, response: 'SellerTask', description: 'Completed' },
+        problems: [400, 401, 403, 404, 409, 413, 415],
+      }),
+    )
+}
