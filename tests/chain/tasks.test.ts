@@ -1,0 +1,329 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { viemChain } from '@agentmarket/core'
+import type { Subprocess } from 'bun'
+import { type Address, type Hex, keccak256, parseAbi, toHex } from 'viem'
+import type { HDAccount } from 'viem/accounts'
+import artifacts from '../../contracts/artifacts.json'
+import { startPaymentRechecks } from '../../packages/server/src/rechecks.ts'
+import { expectProblemShape, testApp } from '../../packages/server/src/testing/http.ts'
+import { type Anvil, startAnvil } from '../support/anvil.ts'
+import { freePort, waitForOk } from '../support/process.ts'
+
+const PRICE = 2_500_000n // 2.5 USDC
+const OTHER_TOKEN: Address = '0x00000000000000000000000000000000000070ce'
+const TOKEN_ABI = parseAbi([
+  'function mint(address to, uint256 amount)',
+  'function transfer(address to, uint256 amount) returns (bool)',
+])
+
+let anvil: Anvil
+let escrow: Address
+let buyer: HDAccount
+let seller: HDAccount
+let stranger: HDAccount
+let secondBuyer: HDAccount
+
+beforeAll(async () => {
+  anvil = await startAnvil()
+  await anvil.installUsdc()
+  escrow = await anvil.deployEscrow()
+  const [, first, second, third, fourth] = anvil.accounts
+  if (!first || !second || !third || !fourth) throw new Error('missing anvil accounts')
+  ;[buyer, seller, stranger, secondBuyer] = [first, second, third, fourth]
+  await anvil.mintUsdc(buyer.address, 1_000_000_000n)
+  await anvil.mintUsdc(secondBuyer.address, 1_000_000_000n)
+  await anvil.testClient.setCode({
+    address: OTHER_TOKEN,
+    bytecode: artifacts.MockUSDC.deployedBytecode as Hex,
+  })
+})
+
+afterAll(() => anvil?.stop())
+
+/** An app on the anvil chain (optionally with the escrow on) with a seller selling a 2.5 USDC skill. */
+async function market(options: { escrow?: boolean; rpcUrl?: string } = {}) {
+  const app = await testApp('2026-06-01T12:00:00.000Z', {
+    chain: viemChain({ rpcUrl: options.rpcUrl ?? anvil.rpcUrl, timeoutMs: 1_000 }),
+    chainConfig: { escrowContract: options.escrow ? escrow : null },
+  })
+  const registered = await app.register('seller', {
+    skills: [{ name: 'Deep Search', type: 'purchasable', price: '2.5' }],
+  })
+  await app.call('PUT', '/api/agents/seller', {
+    key: registered.key,
+    body: { walletAddress: seller.address },
+  })
+  /** Orders the paid skill; returns the task's path and body. */
+  const order = async (extra: Record<string, unknown> = {}) => {
+    const created = await app.call('POST', '/api/agents/seller/tasks', {
+      body: { skill: 'deep-search', ...extra },
+    })
+    return { path: `/api/agents/seller/tasks/${created.json.task_id}`, created }
+  }
+  const verify = (path: string, txHash: Hex) =>
+    app.call('POST', `${path}/verify-payment`, { body: { tx_hash: txHash } })
+  return { ...app, order, verify }
+}
+
+/** Sends `amount` of the token at OTHER_TOKEN, a USDC look-alike at another address. */
+async function transferOtherToken(from: HDAccount, to: Address, amount: bigint): Promise<Hex> {
+  const wallet = anvil.walletFor(from)
+  const mint = await wallet.writeContract({
+    address: OTHER_TOKEN,
+    abi: TOKEN_ABI,
+    functionName: 'mint',
+    args: [from.address, amount],
+  })
+  await anvil.publicClient.waitForTransactionReceipt({ hash: mint, pollingInterval: 5 })
+  const hash = await wallet.writeContract({
+    address: OTHER_TOKEN,
+    abi: TOKEN_ABI,
+    functionName: 'transfer',
+    args: [to, amount],
+  })
+  await anvil.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 5 })
+  return hash
+}
+
+/** A fresh on-chain task id for an escrow deposit. */
+const depositId = (label: string) => keccak256(toHex(`${label}-${Math.random()}`))
+
+describe('card-and-verify on a real chain', () => {
+  test('behavior: one confirmation answers 202 and changes nothing; two blocks later it is paid', async () => {
+    const { order, verify, call } = await market()
+    const { path } = await order()
+    const hash = await anvil.transferUsdc(buyer, seller.address, PRICE)
+
+    const early = await verify(path, hash)
+    expect(early.status).toBe(202)
+    expect(early.json).toEqual({ verified: false, state: 'pending', confirmations: 1, required: 3 })
+    expect(Number(early.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect((await call('GET', path)).json.status).toBe('pending_payment')
+
+    await anvil.mine(2)
+    const paid = await verify(path, hash)
+    expect(paid.status).toBe(200)
+    expect(paid.json.verified).toBe(true)
+    expect(paid.json.task).toMatchObject({
+      status: 'paid',
+      payment: { method: 'transfer', tx_hash: hash, paid_amount: 2.5, from: buyer.address },
+    })
+    expect((await call('GET', path)).json.status).toBe('paid')
+    expectProblemShape(await verify(path, hash), 409, 'task_not_pending')
+    const feed = (await call('GET', '/api/feed/live')).json.events
+    expect(feed[0]).toMatchObject({ kind: 'task.paid', task: { tx_hash: hash } })
+  })
+
+  test('behavior: a hash the chain does not know yet is pending with 0 confirmations', async () => {
+    const { order, verify } = await market()
+    const { path } = await order()
+    const unknown = await verify(path, keccak256(toHex(`never sent ${Math.random()}`)))
+    expect(unknown.status).toBe(202)
+    expect(unknown.json).toMatchObject({ confirmations: 0, required: 3 })
+  })
+
+  test('error: wrong payments are 422 with the reason, and the task stays pending', async () => {
+    const { order, verify, call } = await market()
+    const reverted = await anvil.sendRevertingTransfer(stranger, seller.address, PRICE)
+    const otherToken = await transferOtherToken(buyer, seller.address, PRICE)
+    const elsewhere = await anvil.transferUsdc(buyer, stranger.address, PRICE)
+    const short = await anvil.transferUsdc(buyer, seller.address, PRICE - 1n)
+    const fromSomeoneElse = await anvil.transferUsdc(secondBuyer, seller.address, PRICE)
+    await anvil.mine(3)
+    const cases: [Hex, string, Record<string, unknown>][] = [
+      [reverted, 'reverted', {}],
+      [otherToken, 'wrong_token', {}],
+      [elsewhere, 'wrong_recipient', {}],
+      [short, 'amount_mismatch', {}],
+      [fromSomeoneElse, 'wrong_sender', { buyer_wallet: buyer.address }],
+    ]
+    for (const [hash, reason, extra] of cases) {
+      const { path } = await order(extra)
+      const refused = await verify(path, hash)
+      expectProblemShape(refused, 422, reason)
+      expect((await call('GET', path)).json.status).toBe('pending_payment')
+    }
+  })
+
+  test('error: a hash that paid one task is refused for another (409 tx_already_used)', async () => {
+    const { order, verify, call } = await market()
+    const hash = await anvil.transferUsdc(buyer, seller.address, PRICE)
+    await anvil.mine(2)
+    const first = await order()
+    const second = await order()
+    expect((await verify(first.path, hash)).status).toBe(200)
+    expectProblemShape(await verify(second.path, hash), 409, 'tx_already_used')
+    expectProblemShape(await order({ tx_hash: hash }).then(({ created }) => created), 409, 'tx_already_used')
+    expect((await call('GET', second.path)).json.status).toBe('pending_payment')
+  })
+
+  test('behavior: a tx_hash sent with the order that is already final creates the task paid', async () => {
+    const { order } = await market()
+    const hash = await anvil.transferUsdc(buyer, seller.address, PRICE)
+    await anvil.mine(2)
+    const { created } = await order({ tx_hash: hash, buyer_wallet: buyer.address })
+    expect(created.status).toBe(201)
+    expect(created.json).toMatchObject({ status: 'paid', payment: { tx_hash: hash } })
+  })
+
+  test('behavior: 20 concurrent verifies of one payment give exactly one 200', async () => {
+    const { order, verify } = await market()
+    const { path } = await order()
+    const hash = await anvil.transferUsdc(buyer, seller.address, PRICE)
+    await anvil.mine(2)
+    const answers = await Promise.all(Array.from({ length: 20 }, () => verify(path, hash)))
+    const statuses = answers.map((answer) => answer.status).sort()
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1)
+    expect(statuses.filter((status) => status === 409)).toHaveLength(19)
+  })
+
+  test('error: an unreachable RPC answers 503 with Retry-After and leaves the task untouched', async () => {
+    const { order, verify, call } = await market({ rpcUrl: `http://127.0.0.1:${freePort()}` })
+    const { path, created } = await order()
+    const answer = await verify(path, `0x${'c'.repeat(64)}`)
+    expectProblemShape(answer, 503, 'chain_unavailable')
+    expect(answer.headers.get('retry-after')).toBeTruthy()
+    expect((await call('GET', path)).json).toEqual(created.json)
+    const withHash = await order({ tx_hash: `0x${'d'.repeat(64)}` })
+    expectProblemShape(withHash.created, 503, 'chain_unavailable')
+    expect((await call('GET', '/api/agents/seller/tasks?status=all')).json.total).toBe(1)
+  })
+
+  test('behavior: the background re-check pays a task sent with a not-yet-final hash, without a second call', async () => {
+    const { order, call, market: actions, clock } = await market()
+    const hash = await anvil.transferUsdc(buyer, seller.address, PRICE)
+    const { created, path } = await order({ tx_hash: hash })
+    expect(created.status).toBe(202)
+    expect(created.json).toMatchObject({
+      status: 'pending_payment',
+      verification: { verified: false, state: 'pending', confirmations: 1, required: 3 },
+    })
+    const rechecks = startPaymentRechecks(actions, { intervalMs: 10 })
+    try {
+      await anvil.mine(2)
+      clock.advance(5_000)
+      const deadline = Date.now() + 5_000
+      while ((await call('GET', path)).json.status !== 'paid' && Date.now() < deadline) await Bun.sleep(20)
+      expect((await call('GET', path)).json).toMatchObject({ status: 'paid', payment: { tx_hash: hash } })
+    } finally {
+      await rechecks.stop()
+    }
+  })
+})
+
+describe('escrow-first on a real chain', () => {
+  /** Approves and deposits `amount` for `sellerAddress` from `from`; returns the deposit's hash, final. */
+  async function depositFor(from: HDAccount, sellerAddress: Address, taskId: Hex, amount = PRICE) {
+    await anvil.approveUsdc(from, escrow, amount)
+    const hash = await anvil.deposit(from, escrow, {
+      taskId,
+      seller: sellerAddress,
+      amount,
+      slaDeadline: 2_000_000_000n,
+    })
+    await anvil.mine(2)
+    return hash
+  }
+
+  test('behavior: a deposit naming the seller pays the task sent with its tx_hash', async () => {
+    const { order } = await market({ escrow: true })
+    const taskId = depositId('paid')
+    const hash = await depositFor(buyer, seller.address, taskId)
+    const { created } = await order({ tx_hash: hash })
+    expect(created.status).toBe(201)
+    expect(created.json).toMatchObject({
+      status: 'paid',
+      payment: { method: 'escrow', escrow_task_id: taskId, escrow_contract: escrow, paid_amount: 2.5 },
+    })
+  })
+
+  test('error: a deposit for another seller is refused with 422', async () => {
+    const { order } = await market({ escrow: true })
+    const hash = await depositFor(buyer, stranger.address, depositId('elsewhere'))
+    expectProblemShape((await order({ tx_hash: hash })).created, 422, 'wrong_recipient')
+  })
+
+  test('error: an on-chain taskId that paid one task cannot pay another (409)', async () => {
+    const { order } = await market({ escrow: true })
+    const taskId = depositId('reused')
+    const first = await depositFor(buyer, seller.address, taskId)
+    // The escrow keys deposits by buyer, so another buyer can deposit under the same taskId.
+    const second = await depositFor(secondBuyer, seller.address, taskId)
+    expect((await order({ tx_hash: first })).created.status).toBe(201)
+    expectProblemShape((await order({ tx_hash: second })).created, 409, 'escrow_task_id_used')
+  })
+})
+
+describe('two server processes on one database', () => {
+  const root = resolve(import.meta.dir, '../..')
+  const folder = mkdtempSync(join(tmpdir(), 'agentmarket-chain-'))
+  const servers: Subprocess[] = []
+  afterAll(() => {
+    for (const server of servers) server.kill()
+    rmSync(folder, { recursive: true, force: true })
+  })
+
+  test('behavior: racing verifies of one payment on both processes pay the task exactly once', async () => {
+    const ports = [freePort(), freePort()]
+    for (const port of ports) {
+      servers.push(
+        Bun.spawn(['bun', 'start'], {
+          cwd: root,
+          env: {
+            PATH: process.env.PATH ?? '/usr/bin:/bin',
+            HOME: folder,
+            PORT: String(port),
+            HOST: '127.0.0.1',
+            DATABASE_URL: `file:${join(folder, 'market.db')}`,
+            CHAIN_RPC_URL: anvil.rpcUrl,
+          },
+          stdout: 'ignore',
+          stderr: 'inherit',
+        }),
+      )
+    }
+    const bases = ports.map((port) => `http://127.0.0.1:${port}`)
+    for (const [index, base] of bases.entries()) {
+      const server = servers[index]
+      if (server) await waitForOk(`${base}/api/community/health`, server)
+    }
+    const post = (url: string, body: unknown, key?: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+        body: JSON.stringify(body),
+      })
+    const [a = '', b = ''] = bases
+    const registered = (await (
+      await post(`${a}/api/agents/register`, {
+        name: 'racer',
+        skills: [{ name: 'Deep Search', type: 'purchasable', price: '2.5' }],
+      })
+    ).json()) as { apiKey: string }
+    await fetch(`${a}/api/agents/racer`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${registered.apiKey}` },
+      body: JSON.stringify({ walletAddress: seller.address }),
+    })
+    const task = (await (await post(`${b}/api/agents/racer/tasks`, { skill: 'deep-search' })).json()) as {
+      task_id: string
+    }
+    const hash = await anvil.transferUsdc(buyer, seller.address, PRICE)
+    await anvil.mine(2)
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        post(`${index % 2 ? a : b}/api/agents/racer/tasks/${task.task_id}/verify-payment`, { tx_hash: hash }),
+      ),
+    )
+    const statuses = answers.map((answer) => answer.status)
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1)
+    expect(statuses.filter((status) => status === 409)).toHaveLength(9)
+    const read = (await (await fetch(`${a}/api/agents/racer/tasks/${task.task_id}`)).json()) as {
+      status: string
+    }
+    expect(read.status).toBe('paid')
+  }, 30_000)
+})
