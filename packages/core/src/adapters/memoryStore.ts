@@ -40,7 +40,7 @@ export function compareTasks(order: TaskListQuery['order']) {
     if (rank !== 0) return rank
     // The paid queue is first in, first out; the rest read newest first.
     if (a.status === 'paid')
-      return (a.payment?.at.getTime() ?? 0) - (b.payment?.at.getTime() ?? 0) || byKey(a.id, b.id)
+      return (a.payment?.at.getTime() ?? 0) - (b.payment?.at.getTime() ?? 0) || byKey(b.id, a.id)
     return newestFirst
   }
 }
