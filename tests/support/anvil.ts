@@ -44,6 +44,14 @@ export const ESCROW_ABI = parseAbi([
   'function deposit(bytes32 taskId, address seller, uint256 amount, uint256 slaDeadline)',
   'function release(bytes32 taskId)',
   'function claim(address buyer, bytes32 taskId)',
+  'error ZeroAmount()',
+  'error ZeroSeller()',
+  'error DuplicateDeposit()',
+  'error UnknownDeposit()',
+  'error AlreadySettled()',
+  'error NotSeller()',
+  'error SlaNotOver()',
+  'error TransferFailed()',
 ])
 
 /** A deposit as the escrow takes it. */

@@ -10,7 +10,14 @@ import {
 } from 'viem'
 import { DEPOSIT_ABI } from '../AgentCard.ts'
 import type { ChainReader, PaymentReceipt, ReceiptLog } from '../ports/Chain.ts'
-import { confirmationsOf, ESCROW_EVENT_ABI, judgeEscrow, judgeTransfer, verifyPayments } from './Verifier.ts'
+import {
+  confirmationsOf,
+  ESCROW_EVENT_ABI,
+  judgeEscrow,
+  judgeTaskPayment,
+  judgeTransfer,
+  verifyPayments,
+} from './Verifier.ts'
 
 const USDC: Address = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
 const OTHER_TOKEN: Address = '0x4200000000000000000000000000000000000006'
@@ -263,6 +270,39 @@ describe('judgeEscrow', () => {
     })
     expect(judgeEscrow(direct(SELLER, 10_000n), 200n, { ...escrow, sender: STRANGER })).toMatchObject({
       reason: 'wrong_sender',
+    })
+  })
+})
+
+describe('judgeTaskPayment', () => {
+  const task = { token: USDC, seller: SELLER, minAmount: 10_000n, minConfirmations: 3, escrow: ESCROW }
+  const deposit = (seller: Address) =>
+    receipt({
+      to: ESCROW,
+      input: encodeFunctionData({
+        abi: DEPOSIT_ABI,
+        functionName: 'deposit',
+        args: [TASK_ID, seller, 10_000n, 1_900_000_000n],
+      }),
+      logs: [transferLog(USDC, BUYER, ESCROW, 10_000n)],
+    })
+
+  test('behavior: a plain transfer to the seller is judged as a transfer, with or without an escrow', () => {
+    expect(judgeTaskPayment(receipt(), 102n, task)).toMatchObject({ ok: true, amount: 10_000n })
+    expect(judgeTaskPayment(receipt(), 102n, { ...task, escrow: null })).toMatchObject({ ok: true })
+    expect(judgeTaskPayment(null, 102n, task)).toMatchObject({ reason: 'pending', confirmations: 0 })
+  })
+
+  test('behavior: a transaction that touches the escrow is judged as a deposit', () => {
+    expect(judgeTaskPayment(deposit(SELLER), 102n, task)).toMatchObject({ ok: true, escrowTaskId: TASK_ID })
+    expect(judgeTaskPayment(deposit(STRANGER), 102n, task)).toMatchObject({ reason: 'wrong_recipient' })
+    const release = receipt({ to: ESCROW, input: '0x86d1a69f', logs: [] })
+    expect(judgeTaskPayment(release, 102n, task)).toMatchObject({ reason: 'not_an_escrow_deposit' })
+  })
+
+  test('error: without an escrow configured, a deposit is not a transfer to the seller', () => {
+    expect(judgeTaskPayment(deposit(SELLER), 102n, { ...task, escrow: null })).toMatchObject({
+      reason: 'wrong_recipient',
     })
   })
 })
