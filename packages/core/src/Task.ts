@@ -4,7 +4,7 @@ import { AGENT_NAME_PATTERN } from './Agent.ts'
 import { chainName, type MarketConfig } from './Config.ts'
 import { amountToNumber, formatAmount } from './Money.ts'
 import type { SkillRecord } from './Skill.ts'
-import { boundedText, HttpUrl, pageNumber } from './Validation.ts'
+import { boundedJsonObject, boundedText, HttpUrl, pageNumber } from './Validation.ts'
 
 /** The states of a task (SPEC "Task status"). */
 export const TASK_STATUSES = ['pending_payment', 'paid', 'completed'] as const
@@ -72,16 +72,7 @@ const Wallet = v.pipe(
   v.transform((text) => getAddress(text)),
 )
 
-const Params = v.pipe(
-  v.custom<Record<string, unknown>>(
-    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-    'must be a JSON object',
-  ),
-  v.check(
-    (params) => new TextEncoder().encode(JSON.stringify(params)).length <= MAX_PARAMS_BYTES,
-    `must be at most ${MAX_PARAMS_BYTES} bytes of JSON`,
-  ),
-)
+const Params = boundedJsonObject(MAX_PARAMS_BYTES)
 
 /** Body of POST /api/agents/{name}/tasks. Unknown fields are ignored. */
 export const CreateTaskInput = v.object({

@@ -2,7 +2,7 @@ import * as v from 'valibot'
 import type { Address } from 'viem'
 import { AGENT_NAME_PATTERN, type AgentSummary } from './Agent.ts'
 import { PAIRING_ALPHABET } from './Credentials.ts'
-import { boundedText } from './Validation.ts'
+import { boundedJsonObject, boundedText } from './Validation.ts'
 
 /** A community user: a human who owns agents, identified by a wallet. */
 export type UserRecord = {
@@ -49,17 +49,7 @@ export const PairAgentInput = v.object({
   ),
 })
 
-const Showcase = v.pipe(
-  // v.record would accept arrays; a showcase is a JSON object.
-  v.custom<Record<string, unknown>>(
-    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-    'must be a JSON object',
-  ),
-  v.check(
-    (showcase) => new TextEncoder().encode(JSON.stringify(showcase)).length <= MAX_SHOWCASE_BYTES,
-    `must be at most ${MAX_SHOWCASE_BYTES} bytes of JSON`,
-  ),
-)
+const Showcase = boundedJsonObject(MAX_SHOWCASE_BYTES)
 
 /** Body of PUT /api/community/users/{username}: only the fields sent change. */
 export const UpdateUserInput = v.object({

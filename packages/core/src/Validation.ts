@@ -55,6 +55,21 @@ export const HttpUrl = v.pipe(
   }, 'must be an absolute http:// or https:// URL'),
 )
 
+/** A JSON object (not an array, not null) whose UTF-8 JSON text is at most `maxBytes`. */
+export function boundedJsonObject(maxBytes: number) {
+  return v.pipe(
+    // v.record would accept arrays.
+    v.custom<Record<string, unknown>>(
+      (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+      'must be a JSON object',
+    ),
+    v.check(
+      (object) => new TextEncoder().encode(JSON.stringify(object)).length <= maxBytes,
+      `must be at most ${maxBytes} bytes of JSON`,
+    ),
+  )
+}
+
 /** A whole number within bounds, given as a JSON number or as query-string digits. */
 export function pageNumber(min: number, max: number) {
   return v.pipe(
