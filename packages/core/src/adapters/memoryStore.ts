@@ -59,6 +59,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
   const milestones: MilestoneRecord[] = []
   const events: FeedEventRecord[] = []
   const tasks = new Map<string, TaskRecord>()
+  const kv = new Map<string, string>()
 
   const append = (inputs: FeedEventInput[]) => {
     for (const input of inputs) events.push(structuredClone({ ...input, id: String(events.length + 1) }))
@@ -270,6 +271,23 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     async setPendingCheck(id, check) {
       const task = tasks.get(id)
       if (task?.status === 'pending_payment') task.pendingCheck = structuredClone(check)
+    },
+    async kvGet(key) {
+      const value = kv.get(key)
+      return value === undefined ? null : JSON.parse(value)
+    },
+    async kvPut(key, value) {
+      kv.set(key, JSON.stringify(value))
+    },
+    async kvDelete(key) {
+      kv.delete(key)
+    },
+    async kvUpdate(key, change) {
+      const current = kv.get(key)
+      const outcome = change(current === undefined ? null : JSON.parse(current))
+      if (outcome.op === 'set') kv.set(key, JSON.stringify(outcome.value))
+      if (outcome.op === 'delete') kv.delete(key)
+      return outcome.result
     },
     async ping() {},
     async close() {},

@@ -51,6 +51,12 @@ export type TaskListQuery = {
   offset: number
 }
 
+/** What an atomic key-value update does: keep, write or remove the entry; `result` goes back to the caller. */
+export type KvChange<R> =
+  | { op: 'noop'; result: R }
+  | { op: 'set'; value: unknown; result: R }
+  | { op: 'delete'; result: R }
+
 /** Persistence of the marketplace. Every method is atomic on its own, events included. */
 export type Store = {
   /** Inserts a new agent and its events unless the name is taken in any case. Of two racing inserts one wins. */
@@ -124,6 +130,17 @@ export type Store = {
   listDueRechecks(now: Date, limit: number): Promise<TaskRecord[]>
   /** Sets or clears the pending check of a task still awaiting payment. */
   setPendingCheck(id: string, check: PendingCheck | null): Promise<void>
+  /** A JSON value kept under `key` (settings, payment-library replay markers), or null. */
+  kvGet(key: string): Promise<unknown | null>
+  /** Writes a JSON value under `key`. */
+  kvPut(key: string, value: unknown): Promise<void>
+  /** Removes `key`. */
+  kvDelete(key: string): Promise<void>
+  /**
+   * Atomic read-modify-write of one key, also across processes sharing the store. `change` must be synchronous and
+   * free of side effects (it may run again).
+   */
+  kvUpdate<R>(key: string, change: (current: unknown | null) => KvChange<R>): Promise<R>
   /** Resolves when the store can be read; rejects otherwise. */
   ping(): Promise<void>
   /** Releases connections. */

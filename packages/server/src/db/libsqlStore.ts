@@ -11,6 +11,7 @@ import type {
 import { nameKey, usernameKey } from '@agentmarket/core'
 import { asc, desc, eq, gt, inArray, lt, type SQL, type SQLWrapper, sql } from 'drizzle-orm'
 import type { Address } from 'viem'
+import { kvStore } from './kvStore.ts'
 import type { Database } from './open.ts'
 import { agents, events, milestones, skills, users } from './schema.ts'
 import { taskStore } from './taskStore.ts'
@@ -173,6 +174,7 @@ export function libsqlStore(database: Database): Store {
 
   return {
     ...taskStore(database),
+    ...kvStore(database),
 
     async insertAgent(agent, newEvents) {
       const row = toAgentRow(agent)

@@ -144,3 +144,9 @@ export const tasks = sqliteTable(
     index('tasks_due_rechecks').on(table.nextRecheckAt),
   ],
 )
+
+/** Small JSON values by key: settings kept by the server (the generated MPP secret) and MPP replay markers. */
+export const kv = sqliteTable('kv', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+})
