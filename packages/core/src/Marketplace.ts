@@ -5,6 +5,7 @@ import { taskActions } from './actions/tasks.ts'
 import { userActions } from './actions/users.ts'
 import type { MarketConfig } from './Config.ts'
 import { createFeedHub } from './FeedHub.ts'
+import { createMppCharger, type MppSettings } from './payments/Mpp.ts'
 import type { ChainReader } from './ports/Chain.ts'
 import { type Clock, systemClock } from './ports/Clock.ts'
 import { cryptoRandom, type Random } from './ports/Random.ts'
@@ -17,6 +18,8 @@ export type MarketplacePorts = {
   clock?: Clock
   random?: Random
   chain?: ChainReader
+  /** Machine payments on per-skill paths; without it those answer 503. */
+  mpp?: MppSettings
   /** How often live feed followers poll the store for events other processes wrote (ms). */
   feedPollMs?: number
 }
@@ -38,6 +41,7 @@ export const Marketplace = {
       random: ports.random ?? cryptoRandom(),
       feed: createFeedHub(ports.store, ports.feedPollMs),
       chain: ports.chain ?? null,
+      mpp: ports.mpp ? createMppCharger(ports.mpp, ports.store) : null,
     }
     return {
       ...agentActions(context),

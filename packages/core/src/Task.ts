@@ -98,6 +98,17 @@ export const CreateTaskInput = v.object({
 /** Validated create input. */
 export type CreateTaskInput = v.InferOutput<typeof CreateTaskInput>
 
+/** Body of a paid per-skill order (SPEC row 12): the skill comes from the path; a payment credential pays it. */
+export const PaidOrderInput = v.object({
+  skill: v.optional(boundedText(100, 1)),
+  params: CreateTaskInput.entries.params,
+  buyer: CreateTaskInput.entries.buyer,
+  buyer_email: CreateTaskInput.entries.buyer_email,
+  buyer_wallet: CreateTaskInput.entries.buyer_wallet,
+})
+/** Validated paid order. */
+export type PaidOrderInput = v.InferOutput<typeof PaidOrderInput>
+
 /** Body of POST …/tasks/{id}/verify-payment. */
 export const VerifyPaymentInput = v.object({ tx_hash: TxHash })
 

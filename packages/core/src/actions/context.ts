@@ -4,6 +4,7 @@ import { constantTimeEqual, hashSecret } from '../Credentials.ts'
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.ts'
 import type { FeedHub } from '../FeedHub.ts'
 import { type MilestoneView, toMilestoneView } from '../Milestone.ts'
+import type { MppCharger } from '../payments/Mpp.ts'
 import type { ChainReader } from '../ports/Chain.ts'
 import type { Clock } from '../ports/Clock.ts'
 import type { Random } from '../ports/Random.ts'
@@ -18,6 +19,8 @@ export type ActionContext = {
   feed: FeedHub
   /** The payment chain; null when the host has none (payments then answer 503). */
   chain: ChainReader | null
+  /** Machine payments (MPP); null when the host takes none (per-skill orders then answer 503). */
+  mpp: MppCharger | null
 }
 
 /** The agent of that name, or a 404. */

@@ -5,10 +5,13 @@ import {
   ChainUnavailableError,
   ConflictError,
   InvalidInputError,
+  MarketError,
   NotFoundError,
   PaymentRefusedError,
 } from '../errors.ts'
 import { feedEvents } from '../events.ts'
+import { formatAmount } from '../Money.ts'
+import { paymentReferenceOf } from '../payments/Mpp.ts'
 import { type PaymentCheck, type RefusalReason, type Verdict, verifyPayments } from '../payments/Verifier.ts'
 import {
   CompleteTaskInput,
@@ -17,6 +20,7 @@ import {
   IdempotencyKey,
   type IdempotentAnswer,
   MAX_RECHECKS,
+  PaidOrderInput,
   type PublicTaskRow,
   recheckDelayMs,
   type SellerTaskView,
@@ -216,7 +220,79 @@ export function taskActions(context: ActionContext) {
     return events
   }
 
+  /** The task a payment reference already paid for this agent, answered again (a retry after a lost answer). */
+  const alreadyPaid = async (agent: AgentRecord, reference: string | null): Promise<Response | null> => {
+    const id = reference && (await store.findTaskIdByTxHash(reference))
+    const task = id ? await store.getTask(agent.name, id) : null
+    if (!task) return null
+    return Response.json(toTaskView(task, config), {
+      status: 200,
+      headers: { 'idempotent-replayed': 'true' },
+    })
+  }
+
   return {
+    /**
+     * Orders a purchasable skill paid by machine payment (SPEC row 12): 402 with a challenge bound to the agent, the
+     * skill and the body; with a valid `Authorization: Payment` credential, 201 with the task `paid` and a
+     * Payment-Receipt. A credential pays once; a retry with it answers the task it paid for.
+     */
+    async orderWithPayment(
+      agentName: string,
+      slug: string,
+      body: unknown,
+      request: Request,
+    ): Promise<Response> {
+      const input = parseInput(PaidOrderInput, body)
+      const agent = await requireAgent(context, agentName)
+      const skill = agent.skills.find((candidate) => candidate.slug === slug.toLowerCase())
+      if (!skill)
+        throw new NotFoundError('skill_not_found', `"${agent.name}" has no skill with slug "${slug}".`)
+      const task = newTask(agent, { ...input, skill: skill.slug })
+      if (task.status === 'paid') {
+        await store.insertTask(task, eventsOfNewTask(task))
+        feed.nudge()
+        return Response.json(toTaskView(task, config), { status: 201 })
+      }
+      if (!context.mpp)
+        throw new MarketError(
+          'mpp_unavailable',
+          503,
+          'Machine payments unavailable',
+          'This marketplace takes no machine payments.',
+        )
+      const replayed = await alreadyPaid(
+        agent,
+        await paymentReferenceOf(request.headers.get('authorization')),
+      )
+      if (replayed) return replayed
+      const outcome = await context.mpp.charge(request, {
+        amountBaseUnits: task.priceBaseUnits,
+        recipient: task.payTo ?? agent.walletAddress ?? '0x0000000000000000000000000000000000000000',
+        description: `${skill.name} by ${agent.name}: ${formatAmount(task.priceBaseUnits)} USDC.e`,
+        scope: `${agent.name.toLowerCase()}/${skill.slug}`,
+        bodyDigest: hashSecret(JSON.stringify({ ...input, skill: skill.slug })),
+      })
+      if (!outcome.paid) return outcome.challenge
+      task.status = 'paid'
+      task.payment = {
+        method: 'mpp',
+        txHash: outcome.reference,
+        escrowTaskId: null,
+        amountBaseUnits: task.priceBaseUnits,
+        from: null,
+        at: clock.now(),
+      }
+      const stored = await store.insertTask(task, eventsOfNewTask(task))
+      if (stored.outcome !== 'inserted') {
+        const existing = await alreadyPaid(agent, outcome.reference)
+        if (existing) return outcome.withReceipt(existing)
+        throw CLAIM_CONFLICTS.tx_already_used()
+      }
+      feed.nudge()
+      return outcome.withReceipt(Response.json(toTaskView(task, config), { status: 201 }))
+    },
+
     /**
      * Orders a skill (SPEC row 8). A free skill's task starts `paid`; with `tx_hash` the payment is verified at
      * once. With an Idempotency-Key, a retry with the same body gets the first answer again.

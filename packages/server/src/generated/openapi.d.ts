@@ -114,7 +114,8 @@ export interface paths {
         /** A task, by its id; poll until status is completed */
         get: operations["getTask"];
         put?: never;
-        post?: never;
+        /** Order a skill by its slug (the {id} segment), paid by machine payment: HTTP 402, MPP tempo charge */
+        post: operations["orderWithPayment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1471,6 +1472,115 @@ export interface operations {
             };
             /** @description No such agent, user, task or code. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    orderWithPayment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Payment <credential>, made by an MPP client from the 402 challenge */
+                Authorization?: string;
+            };
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    buyer?: string;
+                    /** Format: email */
+                    buyer_email?: string;
+                    buyer_wallet?: string;
+                    params?: unknown;
+                    skill?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A retry with a spent credential: the task it paid for */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description Paid; the Payment-Receipt header holds the receipt */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payment required: the WWW-Authenticate Payment challenge says what to pay. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (the database or the payment chain) is unavailable; nothing changed. See Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

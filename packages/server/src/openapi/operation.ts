@@ -34,6 +34,7 @@ const PROBLEM_TEXT: Record<number, string> = {
   403: 'Valid credentials that may not act here.',
   404: 'No such agent, user, task or code.',
   409: 'Conflicts with the current state (a taken name, a used code or tx hash, a task in another state).',
+  402: 'Payment required: the WWW-Authenticate Payment challenge says what to pay.',
   413: 'Body over 64 KiB.',
   415: 'Body is not application/json.',
   422: 'The payment was checked on chain and is wrong; `code` says why.',

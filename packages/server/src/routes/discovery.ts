@@ -4,7 +4,7 @@ import { VERSIONING_POLICY } from '../versions.ts'
 import type { RouteDeps } from './deps.ts'
 
 /** How an endpoint is authenticated, as the index tells clients. */
-export type EndpointAuth = 'none' | 'bearer' | 'wallet-address' | 'wallet-signature'
+export type EndpointAuth = 'none' | 'bearer' | 'wallet-address' | 'wallet-signature' | 'mpp'
 
 /** Every public endpoint, unversioned; each is also served under /api/v1. */
 export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: EndpointAuth }> = [
@@ -19,6 +19,7 @@ export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: Endp
   { method: 'GET', path: '/api/agents/{name}/milestones', auth: 'none' },
   { method: 'POST', path: '/api/agents/{name}/tasks', auth: 'none' },
   { method: 'GET', path: '/api/agents/{name}/tasks', auth: 'none' },
+  { method: 'POST', path: '/api/agents/{name}/tasks/{id}', auth: 'mpp' },
   { method: 'GET', path: '/api/agents/{name}/tasks/{id}', auth: 'none' },
   { method: 'POST', path: '/api/agents/{name}/tasks/{id}/verify-payment', auth: 'none' },
   { method: 'POST', path: '/api/agents/{name}/tasks/{id}/complete', auth: 'bearer' },

@@ -1,6 +1,7 @@
 import {
   CompleteTaskInput,
   CreateTaskInput,
+  PaidOrderInput,
   type TaskAnswer,
   TaskListInput,
   VerifyPaymentInput,
@@ -8,6 +9,15 @@ import {
 import { Elysia } from 'elysia'
 import { operation } from '../openapi/operation.ts'
 import { bearerToken, queryOf, type RouteDeps } from './deps.ts'
+
+/** True when the Authorization header carries an MPP credential (`Payment …`). */
+const isPaymentCredential = (header: string | undefined) => /^Payment\s/i.test(header ?? '')
+
+/** The `skill` of an order body, for row 8 with a credential (the skill is then a slug). */
+const skillOf = (body: unknown) =>
+  typeof body === 'object' && body !== null && typeof (body as { skill?: unknown }).skill === 'string'
+    ? (body as { skill: string }).skill
+    : ''
 
 type Reply = { status?: number | string; headers: Record<string, string | number> }
 
@@ -24,13 +34,15 @@ export function taskRoutes({ market }: RouteDeps) {
   return new Elysia()
     .post(
       '/agents/:name/tasks',
-      async ({ params, headers, body, set }) =>
-        send(
-          await market.createTask(params.name, body ?? {}, {
-            idempotencyKey: headers['idempotency-key'] ?? null,
-          }),
-          set,
-        ),
+      async ({ params, headers, body, set, request }) =>
+        isPaymentCredential(headers.authorization)
+          ? market.orderWithPayment(params.name, skillOf(body), body ?? {}, request)
+          : send(
+              await market.createTask(params.name, body ?? {}, {
+                idempotencyKey: headers['idempotency-key'] ?? null,
+              }),
+              set,
+            ),
       operation({
         id: 'createTask',
         summary: 'Order a skill; with tx_hash the payment is verified at once',
@@ -67,6 +79,40 @@ export function taskRoutes({ market }: RouteDeps) {
         query: TaskListInput,
         ok: { status: 200, response: 'TaskList', description: 'A page of tasks' },
         problems: [400, 401, 403, 404],
+      }),
+    )
+    .post(
+      // The segment is the skill's slug; it shares the `id` name with GET …/tasks/{id} because routers and OpenAPI
+      // both need one parameter name per path position.
+      '/agents/:name/tasks/:id',
+      ({ params, body, request }) => market.orderWithPayment(params.name, params.id, body ?? {}, request),
+      operation({
+        id: 'orderWithPayment',
+        summary:
+          'Order a skill by its slug (the {id} segment), paid by machine payment: HTTP 402, MPP tempo charge',
+        tag: 'Tasks',
+        body: PaidOrderInput,
+        bodyOptional: true,
+        ok: {
+          status: 201,
+          response: 'Task',
+          description: 'Paid; the Payment-Receipt header holds the receipt',
+        },
+        alsoOk: [
+          {
+            status: 200,
+            response: 'Task',
+            description: 'A retry with a spent credential: the task it paid for',
+          },
+        ],
+        problems: [400, 402, 404, 409, 413, 415, 503],
+        headers: [
+          {
+            name: 'Authorization',
+            description: 'Payment <credential>, made by an MPP client from the 402 challenge',
+            required: false,
+          },
+        ],
       }),
     )
     .get(

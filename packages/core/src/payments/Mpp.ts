@@ -1,0 +1,133 @@
+import type { Store as MppStore } from 'mppx/server'
+import { type Address, bytesToHex, type Client, type Hex, keccak256 } from 'viem'
+import { formatAmount } from '../Money.ts'
+import type { Random } from '../ports/Random.ts'
+import type { Store } from '../ports/Store.ts'
+
+/** How a marketplace takes machine payments (MPP, method `tempo`, intent `charge`). */
+export type MppSettings = {
+  /** HMAC key of challenges, at least 32 bytes. */
+  secretKey: string
+  realm: string
+  /** The token paid on the MPP network (USDC.e on Tempo). */
+  currency: Address
+  /** A viem client of the MPP network: the one way payments reach that chain. */
+  getClient: (options: { chainId?: number }) => Client
+}
+
+/** What one paid request must pay, and what binds its challenge. */
+export type ChargeRequest = {
+  amountBaseUnits: bigint
+  recipient: Address
+  description: string
+  /** The agent and skill the payment is for; a credential for another scope is refused. */
+  scope: string
+  /** Digest of the request body; a credential for another body is refused. */
+  bodyDigest: string
+}
+
+/** The outcome of a charge: a 402 challenge to send, or a settled payment and how to stamp its receipt. */
+export type ChargeOutcome =
+  | { paid: false; challenge: Response }
+  | { paid: true; reference: Hex; withReceipt(response: Response): Response }
+
+const SECRET_KEY_SETTING = 'setting:mpp_secret_key'
+
+// mppx (and zod under it) costs ~270 ms to load: loaded on the first paid request, not at start-up.
+let library: Promise<[typeof import('mppx'), typeof import('mppx/server')]> | null = null
+const loadMppx = () => {
+  library ??= Promise.all([import('mppx'), import('mppx/server')])
+  return library
+}
+
+/** The MPP secret kept in the store: made once from 32 random bytes, then read by every process. */
+export async function persistentMppSecret(store: Store, random: Random): Promise<string> {
+  const fresh = bytesToHex(random.bytes(32))
+  return store.kvUpdate(SECRET_KEY_SETTING, (current) =>
+    typeof current === 'string'
+      ? { op: 'noop', result: current }
+      : { op: 'set', value: fresh, result: fresh },
+  )
+}
+
+/** mppx's replay store over our Store, so every process sharing the database refuses a spent credential. */
+function replayStore(MppStores: typeof MppStore, store: Store) {
+  return MppStores.from({
+    get: (key: string) => store.kvGet(key),
+    put: (key: string, value: unknown) => store.kvPut(key, value),
+    delete: (key: string) => store.kvDelete(key),
+    update: ((key: string, change: Parameters<Store['kvUpdate']>[1]) =>
+      store.kvUpdate(key, change)) as MppStore.AtomicActions['update'],
+  }) as MppStore.AtomicStore
+}
+
+/**
+ * The charger of machine payments: issues challenges and settles credentials with mppx, its replay markers kept in
+ * our Store.
+ * @example const outcome = await charger.charge(request, { amountBaseUnits: 10_000n, recipient, ... })
+ */
+export function createMppCharger(settings: MppSettings, store: Store) {
+  const create = async () => {
+    const [, server] = await loadMppx()
+    return server.Mppx.create({
+      secretKey: settings.secretKey,
+      realm: settings.realm,
+      methods: [
+        server.tempo.charge({
+          currency: settings.currency,
+          getClient: settings.getClient,
+          store: replayStore(server.Store, store),
+        }),
+      ],
+    })
+  }
+  let mppx: ReturnType<typeof create> | null = null
+  return {
+    /** Answers a request with a challenge, or settles the credential it carries. */
+    async charge(request: Request, charge: ChargeRequest): Promise<ChargeOutcome> {
+      mppx ??= create()
+      const [{ Receipt }] = await loadMppx()
+      const result = await (await mppx).charge({
+        // mppx takes display units and writes base units on the wire: 10000n -> "0.01" -> "10000".
+        amount: formatAmount(charge.amountBaseUnits),
+        recipient: charge.recipient,
+        description: charge.description,
+        scope: charge.scope,
+        meta: { bodyDigest: charge.bodyDigest },
+      })(request)
+      if (result.status === 402) return { paid: false, challenge: result.challenge }
+      const receipt = Receipt.fromResponse(result.withReceipt(new Response(null)))
+      return {
+        paid: true,
+        reference: receipt.reference.toLowerCase() as Hex,
+        withReceipt: (response) => result.withReceipt(response),
+      }
+    },
+  }
+}
+
+/** A charger, as actions receive it. */
+export type MppCharger = ReturnType<typeof createMppCharger>
+
+/**
+ * The transaction hash a Payment credential settles (its receipt reference), or null when the header is not one.
+ * It finds the task a credential already paid for, so a retry gets that task instead of a refusal.
+ */
+export async function paymentReferenceOf(authorization: string | null | undefined): Promise<Hex | null> {
+  if (!authorization) return null
+  const [{ Credential }] = await loadMppx()
+  try {
+    const encoded = Credential.extractPaymentScheme(authorization)
+    if (!encoded) return null
+    const payload = Credential.deserialize(encoded).payload as {
+      type?: string
+      hash?: string
+      signature?: string
+    }
+    if (payload.type === 'hash' && payload.hash) return payload.hash.toLowerCase() as Hex
+    if (payload.type === 'transaction' && payload.signature) return keccak256(payload.signature as Hex)
+    return null
+  } catch {
+    return null
+  }
+}
