@@ -271,7 +271,7 @@ export function taskActions(context: ActionContext) {
         recipient: task.payTo ?? agent.walletAddress ?? '0x0000000000000000000000000000000000000000',
         description: `${skill.name} by ${agent.name}: ${formatAmount(task.priceBaseUnits)} USDC.e`,
         scope: `${agent.name.toLowerCase()}/${skill.slug}`,
-        bodyDigest: hashSecret(JSON.stringify({ ...input, skill: skill.slug })),
+        bodyDigest: orderDigest(skill.slug, input),
       })
       if (!outcome.paid) return outcome.challenge
       task.status = 'paid'
@@ -464,4 +464,12 @@ function parseIdempotencyKey(key: string): string {
       [{ pointer: '', detail: 'Idempotency-Key must be 1-255 visible ASCII characters' }],
     )
   }
+}
+
+/** A digest of what an order asks for, in a fixed field order, so row 8 and row 12 bodies of one order agree. */
+function orderDigest(slug: string, input: PaidOrderInput): string {
+  const { params, buyer, buyer_email, buyer_wallet } = input
+  return hashSecret(
+    JSON.stringify([slug, params ?? null, buyer ?? null, buyer_email ?? null, buyer_wallet ?? null]),
+  )
 }

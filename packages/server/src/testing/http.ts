@@ -3,6 +3,7 @@ import {
   defaultConfig,
   type MarketConfig,
   Marketplace,
+  type MppSettings,
   manualClock,
   type Store,
 } from '@agentmarket/core'
@@ -18,6 +19,7 @@ export type TestAppOptions = {
   chain?: ChainReader
   chainConfig?: Partial<MarketConfig['chain']>
   databaseUrl?: string
+  mpp?: MppSettings
 }
 
 /** An in-process app over a fresh libSQL :memory: database, with a clock the test moves. */
@@ -26,7 +28,7 @@ export async function testApp(start = '2026-06-01T12:00:00.000Z', options: TestA
   const store: Store = libsqlStore(await openDatabase(options.databaseUrl ?? ':memory:'))
   const base = defaultConfig(TEST_BASE_URL)
   const config = { ...base, chain: { ...base.chain, ...options.chainConfig } }
-  const market = Marketplace.create({ store, clock, config, chain: options.chain })
+  const market = Marketplace.create({ store, clock, config, chain: options.chain, mpp: options.mpp })
   const app = createApp({ market, baseUrl: TEST_BASE_URL })
 
   /** Calls the app as an HTTP client would; objects are sent as JSON. */

@@ -1,0 +1,168 @@
+import { describe, expect, test } from 'bun:test'
+import { Challenge } from 'mppx'
+import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
+import { memoryStore, persistentMppSecret } from '../packages/core/src/index.ts'
+import { testApp } from '../packages/server/src/testing/http.ts'
+import { type ScriptedTempo, scriptedTempo, TEMPO_USDC_E, tempoPayer } from './support/tempo.ts'
+
+const SELLER_WALLET = tempoPayer(1).address
+const SECRET = 'mpp-test-secret-key-of-at-least-32-bytes!!'
+const SKILLS = [
+  { name: 'Summary', type: 'purchasable', price: '0.01' },
+  { name: 'Ping', type: 'free' },
+]
+
+/** An app taking machine payments on a scripted Tempo node, with sellers `seller` and `other` (same price). */
+async function paidMarket() {
+  const node = scriptedTempo()
+  const app = await testApp('2026-06-01T12:00:00.000Z', {
+    mpp: {
+      secretKey: SECRET,
+      realm: 'localhost',
+      currency: TEMPO_USDC_E,
+      getClient: () => node.client('server'),
+    },
+  })
+  for (const name of ['seller', 'other']) {
+    const { key } = await app.register(name, { skills: SKILLS })
+    await app.call('PUT', `/api/agents/${name}`, { key, body: { walletAddress: SELLER_WALLET } })
+  }
+  const handle = (input: RequestInfo | URL, init?: RequestInit) => app.app.handle(new Request(input, init))
+  return { ...app, node, handle }
+}
+
+/** A buyer paying with the real mppx client through the app, in `mode`; `credentials` collects what it sent. */
+function buyer(node: ScriptedTempo, handle: typeof fetch, mode: 'pull' | 'push' = 'pull') {
+  const credentials: string[] = []
+  const client = MppxClient.create({
+    polyfill: false,
+    fetch: handle,
+    methods: [tempoClient.charge({ account: tempoPayer(2), getClient: () => node.client('client'), mode })],
+  })
+  client.onCredentialCreated(({ credential }) => {
+    credentials.push(credential)
+  })
+  return { client, credentials }
+}
+
+const post = (body: unknown, headers: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+})
+
+describe('POST /api/agents/{name}/tasks/{skill_slug} (MPP)', () => {
+  test('behavior: without a credential, a 402 challenge mppx parses: 0.01 USDC.e is "10000" base units to the seller', async () => {
+    const { handle } = await paidMarket()
+    const answer = await handle(
+      'http://localhost/api/agents/seller/tasks/summary',
+      post({ params: { q: 1 } }),
+    )
+    expect(answer.status).toBe(402)
+    const challenge = Challenge.fromResponse(answer)
+    expect(challenge).toMatchObject({ method: 'tempo', intent: 'charge', realm: 'localhost' })
+    expect(challenge.request).toMatchObject({
+      amount: '10000',
+      currency: TEMPO_USDC_E,
+      recipient: SELLER_WALLET,
+    })
+    expect(Date.parse(String(challenge.expires))).toBeGreaterThan(Date.now())
+    expect(challenge.description).toContain('0.01 USDC.e')
+  })
+
+  for (const mode of ['pull', 'push'] as const) {
+    test(`behavior: the real mppx client pays in ${mode} mode and gets the task paid with a Payment-Receipt`, async () => {
+      const { node, handle, call } = await paidMarket()
+      const { client } = buyer(node, handle as typeof fetch, mode)
+      const paid = await client.fetch(
+        'http://localhost/api/agents/seller/tasks/summary',
+        post({ buyer: 'scout' }),
+      )
+      expect(paid.status).toBe(201)
+      expect(paid.headers.get('payment-receipt')).toBeTruthy()
+      const task = (await paid.json()) as { task_id: string; payment: { tx_hash: string } }
+      expect(task).toMatchObject({
+        status: 'paid',
+        skill: 'Summary',
+        buyer: 'scout',
+        payment: { method: 'mpp' },
+      })
+      expect(node.receipt(task.payment.tx_hash as `0x${string}`)).toBeTruthy()
+      const read = await call('GET', `/api/agents/seller/tasks/${task.task_id}`)
+      expect(read.json.status).toBe('paid')
+    })
+  }
+
+  test('behavior: the same credential again answers the task it paid for, never a second task', async () => {
+    const { node, handle, call } = await paidMarket()
+    const { client, credentials } = buyer(node, handle as typeof fetch)
+    const body = { params: { q: 'once' } }
+    const first = await client.fetch('http://localhost/api/agents/seller/tasks/summary', post(body))
+    const task = (await first.json()) as { task_id: string }
+    const again = await handle(
+      'http://localhost/api/agents/seller/tasks/summary',
+      post(body, { authorization: credentials[0] ?? '' }),
+    )
+    expect(again.status).toBe(200)
+    expect(((await again.json()) as { task_id: string }).task_id).toBe(task.task_id)
+    expect((await call('GET', '/api/agents/seller/tasks?status=all')).json.total).toBe(1)
+  })
+
+  test('error: a credential is bound to its agent, skill and body', async () => {
+    const { node, handle, call } = await paidMarket()
+    const first = await handle('http://localhost/api/agents/seller/tasks/summary', post({ params: { q: 1 } }))
+    const { client } = buyer(node, handle as typeof fetch)
+    const credential = await client.createCredential(first)
+    const otherAgent = await handle(
+      'http://localhost/api/agents/other/tasks/summary',
+      post({ params: { q: 1 } }, { authorization: credential }),
+    )
+    expect(otherAgent.status).toBe(402)
+    const otherBody = await handle(
+      'http://localhost/api/agents/seller/tasks/summary',
+      post({ params: { q: 2 } }, { authorization: credential }),
+    )
+    expect(otherBody.status).toBe(402)
+    for (const name of ['seller', 'other'])
+      expect((await call('GET', `/api/agents/${name}/tasks?status=all`)).json.total).toBe(0)
+    const right = await handle(
+      'http://localhost/api/agents/seller/tasks/summary',
+      post({ params: { q: 1 } }, { authorization: credential }),
+    )
+    expect(right.status).toBe(201)
+  })
+
+  test('behavior: row 8 with a Payment credential and the skill slug in the body behaves as the per-skill path', async () => {
+    const { node, handle } = await paidMarket()
+    const challenge = await handle(
+      'http://localhost/api/agents/seller/tasks/summary',
+      post({ params: { q: 1 } }),
+    )
+    const credential = await buyer(node, handle as typeof fetch).client.createCredential(challenge)
+    const paid = await handle(
+      'http://localhost/api/agents/seller/tasks',
+      post({ skill: 'summary', params: { q: 1 } }, { authorization: credential }),
+    )
+    expect(paid.status).toBe(201)
+    expect(await paid.json()).toMatchObject({ status: 'paid', payment: { method: 'mpp' } })
+  })
+
+  test('behavior: a free skill on its per-skill path is created paid without a payment; an unknown slug is 404', async () => {
+    const { handle } = await paidMarket()
+    const free = await handle('http://localhost/api/agents/seller/tasks/ping', post({}))
+    expect(free.status).toBe(201)
+    expect(((await free.json()) as { status: string }).status).toBe('paid')
+    expect((await handle('http://localhost/api/agents/seller/tasks/nope', post({}))).status).toBe(404)
+  })
+})
+
+describe('persistentMppSecret', () => {
+  test('behavior: made once from 32 random bytes, then the same for every caller', async () => {
+    const store = memoryStore()
+    let calls = 0
+    const random = { bytes: (n: number) => new Uint8Array(n).fill(++calls) }
+    const first = await persistentMppSecret(store, random)
+    expect(first).toMatch(/^0x[0-9a-f]{64}$/)
+    expect(await persistentMppSecret(store, random)).toBe(first)
+  })
+})
