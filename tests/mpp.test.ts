@@ -1,8 +1,12 @@
 import { describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import { Challenge } from 'mppx'
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
 import { memoryStore, persistentMppSecret } from '../packages/core/src/index.ts'
 import { testApp } from '../packages/server/src/testing/http.ts'
+import { freePort, waitForOk } from './support/process.ts'
 import { type ScriptedTempo, scriptedTempo, TEMPO_USDC_E, tempoPayer } from './support/tempo.ts'
 
 const SELLER_WALLET = tempoPayer(1).address
@@ -165,4 +169,62 @@ describe('persistentMppSecret', () => {
     expect(first).toMatch(/^0x[0-9a-f]{64}$/)
     expect(await persistentMppSecret(store, random)).toBe(first)
   })
+})
+
+describe('bun start with machine payments', () => {
+  test('behavior: two processes on one database share the generated secret; a credential pays once across them', async () => {
+    const node = scriptedTempo()
+    const rpc = await node.serve()
+    const folder = mkdtempSync(join(tmpdir(), 'agentmarket-mpp-'))
+    const ports = [freePort(), freePort()]
+    const servers = ports.map((port) =>
+      Bun.spawn(['bun', 'start'], {
+        cwd: resolve(import.meta.dir, '..'),
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: folder,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          DATABASE_URL: `file:${join(folder, 'market.db')}`,
+          TEMPO_RPC_URL: rpc.url,
+          BASE_URL: 'http://localhost:3000',
+        },
+        stdout: 'ignore',
+        stderr: 'inherit',
+      }),
+    )
+    try {
+      const [a = '', b = ''] = ports.map((port) => `http://127.0.0.1:${port}`)
+      for (const [index, base] of [a, b].entries()) {
+        const server = servers[index]
+        if (server) await waitForOk(`${base}/api/community/health`, server)
+      }
+      const registered = (await (
+        await fetch(`${a}/api/agents/register`, post({ name: 'seller', skills: SKILLS }))
+      ).json()) as { apiKey: string }
+      await fetch(`${a}/api/agents/seller`, {
+        ...post({ walletAddress: SELLER_WALLET }),
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${registered.apiKey}` },
+      })
+      const url = (base: string) => `${base}/api/agents/seller/tasks/summary`
+      const challenge = await fetch(url(a), post({ params: { q: 1 } }))
+      expect(challenge.status).toBe(402)
+      const credential = await buyer(node, fetch).client.createCredential(challenge)
+      const paid = await fetch(url(b), post({ params: { q: 1 } }, { authorization: credential }))
+      expect(paid.status).toBe(201)
+      const task = (await paid.json()) as { task_id: string }
+      const again = await fetch(url(a), post({ params: { q: 1 } }, { authorization: credential }))
+      expect(again.status).toBe(200)
+      expect(((await again.json()) as { task_id: string }).task_id).toBe(task.task_id)
+      const list = (await (await fetch(`${b}/api/agents/seller/tasks?status=all`)).json()) as {
+        total: number
+      }
+      expect(list.total).toBe(1)
+    } finally {
+      for (const server of servers) server.kill()
+      await rpc.stop()
+      rmSync(folder, { recursive: true, force: true })
+    }
+  }, 30_000)
 })

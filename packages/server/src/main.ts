@@ -1,4 +1,13 @@
-import { defaultConfig, Marketplace, viemChain } from '@agentmarket/core'
+import {
+  cryptoRandom,
+  defaultConfig,
+  Marketplace,
+  type MppSettings,
+  persistentMppSecret,
+  type Store,
+  viemChain,
+} from '@agentmarket/core'
+import { type Client, createClient, http } from 'viem'
 import { createApp } from './app.ts'
 import { libsqlStore } from './db/libsqlStore.ts'
 import { openDatabase } from './db/open.ts'
@@ -7,6 +16,27 @@ import { startPaymentRechecks } from './rechecks.ts'
 
 /** How often pending payments sent at creation are re-checked (each task also backs off on its own). */
 const RECHECK_INTERVAL_MS = 1_000
+
+/** A client of the MPP network (Tempo mainnet), made on the first paid request: its chain module is slow to load. */
+function tempoClient(rpcUrl: string): () => Promise<Client> {
+  let client: Promise<Client> | null = null
+  return () => {
+    client ??= import('viem/tempo/chains').then(({ tempo }) =>
+      createClient({ chain: tempo, transport: http(rpcUrl, { retryCount: 0, timeout: 10_000 }) }),
+    )
+    return client
+  }
+}
+
+/** Machine-payment settings: the configured secret, or one made once and kept in the database. */
+async function mppSettings(settings: Settings, store: Store): Promise<MppSettings> {
+  return {
+    secretKey: settings.mppSecretKey ?? (await persistentMppSecret(store, cryptoRandom())),
+    realm: settings.mppRealm,
+    currency: settings.mppCurrency,
+    getClient: tempoClient(settings.tempoRpcUrl),
+  }
+}
 
 /** Opens the database, builds the marketplace and starts listening. Returns a stop function. */
 export async function startServer(settings: Settings) {
@@ -22,7 +52,8 @@ export async function startServer(settings: Settings) {
     },
   })
   const chain = viemChain({ rpcUrl: settings.chainRpcUrl })
-  const market = Marketplace.create({ store, config, chain })
+  const mpp = await mppSettings(settings, store)
+  const market = Marketplace.create({ store, config, chain, mpp })
   const app = createApp({ market, baseUrl: settings.baseUrl })
   app.listen({ port: settings.port, hostname: settings.host })
   const rechecks = startPaymentRechecks(market, { intervalMs: RECHECK_INTERVAL_MS })

@@ -12,7 +12,7 @@ export type MppSettings = {
   /** The token paid on the MPP network (USDC.e on Tempo). */
   currency: Address
   /** A viem client of the MPP network: the one way payments reach that chain. */
-  getClient: (options: { chainId?: number }) => Client
+  getClient: (options: { chainId?: number }) => Client | Promise<Client>
 }
 
 /** What one paid request must pay, and what binds its challenge. */
