@@ -2,8 +2,10 @@ import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { validate } from '@readme/openapi-parser'
 import { Challenge } from 'mppx'
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
+import { validate as validateDiscovery } from 'mppx/discovery'
 import { memoryStore, persistentMppSecret } from '../packages/core/src/index.ts'
 import { testApp } from '../packages/server/src/testing/http.ts'
 import { freePort, waitForOk } from './support/process.ts'
@@ -157,6 +159,41 @@ describe('POST /api/agents/{name}/tasks/{skill_slug} (MPP)', () => {
     expect(free.status).toBe(201)
     expect(((await free.json()) as { status: string }).status).toBe('paid')
     expect((await handle('http://localhost/api/agents/seller/tasks/nope', post({}))).status).toBe(404)
+  })
+})
+
+describe('GET /api/openapi.json with machine payments', () => {
+  test('behavior: one operation per purchasable (agent, skill) with x-payment-info, valid for mppx, with an ETag', async () => {
+    const { handle, call, register } = await paidMarket()
+    const first = await handle('http://localhost/api/openapi.json')
+    const document = (await first.json()) as {
+      paths: Record<string, Record<string, Record<string, unknown>>>
+    }
+    const paid = document.paths['/api/agents/seller/tasks/summary']?.post
+    expect(paid?.['x-payment-info']).toEqual({
+      amount: '10000',
+      method: 'tempo',
+      intent: 'charge',
+      currency: TEMPO_USDC_E,
+      description: 'Summary by seller: 0.01 USDC.e',
+    })
+    expect(document.paths['/api/agents/other/tasks/summary']).toBeDefined()
+    expect(document.paths['/api/agents/seller/tasks/ping']).toBeUndefined()
+    expect(validateDiscovery(document).filter((problem) => problem.severity === 'error')).toEqual([])
+    expect((await validate(structuredClone(document) as never)).valid).toBe(true)
+
+    const etag = first.headers.get('etag') ?? ''
+    const unchanged = await handle('http://localhost/api/openapi.json', {
+      headers: { 'if-none-match': etag },
+    })
+    expect(unchanged.status).toBe(304)
+    await register('newcomer', { skills: SKILLS })
+    expect((await call('GET', '/api/openapi.json', { headers: { 'if-none-match': etag } })).status).toBe(304)
+    const { key } = await register('seller2', { skills: SKILLS })
+    await call('PUT', '/api/agents/seller2', { key, body: { walletAddress: SELLER_WALLET } })
+    const changed = await call('GET', '/api/openapi.json', { headers: { 'if-none-match': etag } })
+    expect(changed.status).toBe(200)
+    expect(changed.json.paths['/api/agents/seller2/tasks/summary']).toBeDefined()
   })
 })
 

@@ -1,13 +1,14 @@
 import type { MarketplaceActions } from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import { docsUi } from './openapi/docsUi.ts'
-import { openapiDocument } from './openapi/document.ts'
+import { openapiDocument, withPaidOperations } from './openapi/document.ts'
 import { jsonBody } from './plugins/jsonBody.ts'
 import { problems } from './plugins/problems.ts'
 import { agentRoutes } from './routes/agents.ts'
 import { communityRoutes } from './routes/community.ts'
 import type { RouteDeps } from './routes/deps.ts'
 import { discoveryRoutes } from './routes/discovery.ts'
+import { jsonWithETag } from './routes/etag.ts'
 import { feedRoutes } from './routes/feed.ts'
 import { llmsRoutes } from './routes/llms.ts'
 import { taskRoutes } from './routes/tasks.ts'
@@ -61,11 +62,13 @@ export function createApp(deps: AppDeps) {
     .use(api('/api/v1', routeDeps))
     .use(docsUi('/api'))
     .use(docsUi('/api/v1'))
-  // Built once, on first request, when every route is registered.
+  // The routes' part is built once, on first request, when every route is registered; the paid operations come
+  // from the database on each request, so the ETag changes when a skill or a price does.
   let document: ReturnType<typeof openapiDocument> | undefined
-  const serveDocument = () => {
+  const serveDocument = async ({ request }: { request: Request }) => {
     document ??= openapiDocument(app, { baseUrl: deps.baseUrl })
-    return document
+    const complete = withPaidOperations(document, await deps.market.paidOffers())
+    return jsonWithETag(complete, request, 'no-cache')
   }
   return app
     .get('/api/openapi.json', serveDocument, { detail: { hide: true } })

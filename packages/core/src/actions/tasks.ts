@@ -62,6 +62,16 @@ export type TaskPage = {
   offset: number
 }
 
+/** One purchasable skill an agent sells by machine payment: one paid operation of the OpenAPI document. */
+export type PaidOffer = {
+  agent: string
+  slug: string
+  name: string
+  description: string | null
+  amountBaseUnits: bigint
+  currency: string
+}
+
 /** What one background pass did. */
 export type RecheckReport = { checked: number; paid: number; refused: number; stillPending: number }
 
@@ -232,6 +242,32 @@ export function taskActions(context: ActionContext) {
   }
 
   return {
+    /** Every purchasable skill of every agent with a wallet, when machine payments are on: what row 12 sells. */
+    async paidOffers(): Promise<PaidOffer[]> {
+      const mpp = context.mpp
+      if (!mpp) return []
+      const offers: PaidOffer[] = []
+      for (let offset = 0; ; offset += 100) {
+        const page = await store.listAgents({ limit: 100, offset })
+        for (const agent of page.agents) {
+          if (!agent.walletAddress) continue
+          for (const skill of agent.skills) {
+            if (skill.type !== 'purchasable' || !skill.priceBaseUnits) continue
+            const { slug, name, description, priceBaseUnits: amountBaseUnits } = skill
+            offers.push({
+              agent: agent.name,
+              slug,
+              name,
+              description,
+              amountBaseUnits,
+              currency: mpp.currency,
+            })
+          }
+        }
+        if (offset + 100 >= page.total) return offers
+      }
+    },
+
     /**
      * Orders a purchasable skill paid by machine payment (SPEC row 12): 402 with a challenge bound to the agent, the
      * skill and the body; with a valid `Authorization: Payment` credential, 201 with the task `paid` and a

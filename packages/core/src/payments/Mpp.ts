@@ -83,6 +83,8 @@ export function createMppCharger(settings: MppSettings, store: Store) {
   }
   let mppx: ReturnType<typeof create> | null = null
   return {
+    /** The token payments are made in. */
+    currency: settings.currency,
     /** Answers a request with a challenge, or settles the credential it carries. */
     async charge(request: Request, charge: ChargeRequest): Promise<ChargeOutcome> {
       mppx ??= create()

@@ -1,3 +1,4 @@
+import { formatAmount, type PaidOffer, PaidOrderInput } from '@agentmarket/core'
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
 import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from './jsonSchema.ts'
@@ -90,8 +91,55 @@ export function openapiDocument(app: AnyElysia, options: { baseUrl: string; titl
       { name: 'Users', description: 'Owners and community users' },
       { name: 'Feed', description: 'The live activity feed' },
       { name: 'Tasks', description: 'Orders, on-chain USDC payments and delivery' },
+      {
+        name: 'Paid skills',
+        description: 'One operation per purchasable skill, paid by machine payment (HTTP 402)',
+      },
     ],
     paths,
     components: structuredClone(COMPONENTS),
   }
+}
+
+/** The document type `openapiDocument` builds. */
+export type OpenApiDocument = ReturnType<typeof openapiDocument>
+
+/** One paid operation per purchasable (agent, skill): `POST /api/agents/{agent}/tasks/{slug}` with `x-payment-info`. */
+export function withPaidOperations(document: OpenApiDocument, offers: readonly PaidOffer[]): OpenApiDocument {
+  const paths: Paths = { ...document.paths }
+  for (const offer of offers) {
+    const path = `/api/agents/${encodeURIComponent(offer.agent)}/tasks/${offer.slug}`
+    const description = `${offer.name} by ${offer.agent}: ${formatAmount(offer.amountBaseUnits)} USDC.e`
+    paths[path] = {
+      post: {
+        operationId: `order_${offer.agent}_${offer.slug}`.replace(/[^A-Za-z0-9_]/g, '_'),
+        summary: description,
+        ...(offer.description ? { description: offer.description } : {}),
+        tags: ['Paid skills'],
+        requestBody: {
+          required: false,
+          content: { 'application/json': { schema: jsonSchemaOf(PaidOrderInput) } },
+        },
+        responses: {
+          201: {
+            description: 'Paid; the Payment-Receipt header holds the receipt',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Task' } } },
+          },
+          402: {
+            description:
+              'Payment required: pay the WWW-Authenticate Payment challenge and send the request again',
+            content: { 'application/problem+json': { schema: { type: 'object' } } },
+          },
+        },
+        'x-payment-info': {
+          amount: offer.amountBaseUnits.toString(),
+          method: 'tempo',
+          intent: 'charge',
+          currency: offer.currency,
+          description,
+        },
+      },
+    }
+  }
+  return { ...document, paths }
 }
