@@ -1,9 +1,9 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setSystemTime, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { validate } from '@readme/openapi-parser'
-import { Challenge } from 'mppx'
+import { Challenge, Credential } from 'mppx'
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
 import { validate as validateDiscovery } from 'mppx/discovery'
 import { memoryStore, persistentMppSecret } from '../packages/core/src/index.ts'
@@ -136,6 +136,35 @@ describe('POST /api/agents/{name}/tasks/{skill_slug} (MPP)', () => {
       post({ params: { q: 1 } }, { authorization: credential }),
     )
     expect(right.status).toBe(201)
+  })
+
+  test('error: a credential with a tampered amount, or made from an expired challenge, is refused and pays nothing', async () => {
+    const { node, handle, call } = await paidMarket()
+    const body = { params: { q: 1 } }
+    const challenge = await handle('http://localhost/api/agents/seller/tasks/summary', post(body))
+    const credential = await buyer(node, handle as typeof fetch).client.createCredential(challenge)
+    const decoded = Credential.deserialize(credential)
+    const cheaper = Credential.serialize({
+      ...decoded,
+      challenge: { ...decoded.challenge, request: { ...decoded.challenge.request, amount: '1' } },
+    })
+    const tampered = await handle(
+      'http://localhost/api/agents/seller/tasks/summary',
+      post(body, { authorization: cheaper }),
+    )
+    expect(tampered.status).toBe(402)
+    setSystemTime(new Date(Date.now() + 10 * 60_000))
+    try {
+      const late = await handle(
+        'http://localhost/api/agents/seller/tasks/summary',
+        post(body, { authorization: credential }),
+      )
+      expect(late.status).toBe(402)
+      expect(await late.text()).toContain('xpired')
+    } finally {
+      setSystemTime()
+    }
+    expect((await call('GET', '/api/agents/seller/tasks?status=all')).json.total).toBe(0)
   })
 
   test('behavior: row 8 with a Payment credential and the skill slug in the body behaves as the per-skill path', async () => {
