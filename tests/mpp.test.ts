@@ -1,4 +1,4 @@
-import { describe, expect, setSystemTime, test } from 'bun:test'
+import { describe, expect, setSystemTime, spyOn, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -165,6 +165,45 @@ describe('POST /api/agents/{name}/tasks/{skill_slug} (MPP)', () => {
       setSystemTime()
     }
     expect((await call('GET', '/api/agents/seller/tasks?status=all')).json.total).toBe(0)
+  })
+
+  test('behavior: after a failed answer (mined, then the RPC call failed), a retry of the credential gets its task', async () => {
+    const { node, handle, call } = await paidMarket()
+    const consoleError = spyOn(console, 'error').mockImplementation(() => {})
+    try {
+      const body = { params: { q: 'crash' } }
+      const challenge = await handle('http://localhost/api/agents/seller/tasks/summary', post(body))
+      const credential = await buyer(node, handle as typeof fetch).client.createCredential(challenge)
+      node.failNextBroadcast()
+      const failed = await handle(
+        'http://localhost/api/agents/seller/tasks/summary',
+        post(body, { authorization: credential }),
+      )
+      expect(failed.status).toBe(500)
+      expect((await call('GET', '/api/agents/seller/tasks?status=all')).json.total).toBe(0)
+      const retried = await handle(
+        'http://localhost/api/agents/seller/tasks/summary',
+        post(body, { authorization: credential }),
+      )
+      expect(retried.status).toBe(201)
+      expect(retried.headers.get('payment-receipt')).toBeTruthy()
+      const task = (await retried.json()) as { task_id: string; payment: { tx_hash: `0x${string}` } }
+      expect(node.receipt(task.payment.tx_hash)).toBeTruthy()
+      const again = await handle(
+        'http://localhost/api/agents/seller/tasks/summary',
+        post(body, { authorization: credential }),
+      )
+      expect(again.status).toBe(200)
+      expect(((await again.json()) as { task_id: string }).task_id).toBe(task.task_id)
+      const elsewhere = await handle(
+        'http://localhost/api/agents/other/tasks/summary',
+        post(body, { authorization: credential }),
+      )
+      expect(elsewhere.status).toBe(402)
+      expect((await call('GET', '/api/agents/seller/tasks?status=all')).json.total).toBe(1)
+    } finally {
+      consoleError.mockRestore()
+    }
   })
 
   test('behavior: row 8 with a Payment credential and the skill slug in the body behaves as the per-skill path', async () => {

@@ -11,7 +11,12 @@ import {
 } from '../errors.ts'
 import { feedEvents } from '../events.ts'
 import { formatAmount } from '../Money.ts'
-import { paymentReferenceOf } from '../payments/Mpp.ts'
+import {
+  type ChargeOutcome,
+  type ChargeRequest,
+  type MppCharger,
+  paymentReferenceOf,
+} from '../payments/Mpp.ts'
 import { type PaymentCheck, type RefusalReason, type Verdict, verifyPayments } from '../payments/Verifier.ts'
 import {
   CompleteTaskInput,
@@ -302,13 +307,14 @@ export function taskActions(context: ActionContext) {
         await paymentReferenceOf(request.headers.get('authorization')),
       )
       if (replayed) return replayed
-      const outcome = await context.mpp.charge(request, {
+      const charge = {
         amountBaseUnits: task.priceBaseUnits,
         recipient: task.payTo ?? agent.walletAddress ?? '0x0000000000000000000000000000000000000000',
         description: `${skill.name} by ${agent.name}: ${formatAmount(task.priceBaseUnits)} USDC.e`,
         scope: `${agent.name.toLowerCase()}/${skill.slug}`,
         bodyDigest: orderDigest(skill.slug, input),
-      })
+      }
+      const outcome = await settleOrRecover(context.mpp, request, charge)
       if (!outcome.paid) return outcome.challenge
       task.status = 'paid'
       task.payment = {
@@ -508,4 +514,23 @@ function orderDigest(slug: string, input: PaidOrderInput): string {
   return hashSecret(
     JSON.stringify([slug, params ?? null, buyer ?? null, buyer_email ?? null, buyer_wallet ?? null]),
   )
+}
+
+/** Settles the credential with mppx, or finds the payment it already made for this order before a crash. */
+async function settleOrRecover(
+  mpp: MppCharger,
+  request: Request,
+  charge: ChargeRequest,
+): Promise<ChargeOutcome> {
+  const recovered = await mpp.recover(request, charge)
+  if (!recovered) return mpp.charge(request, charge)
+  const header = await mpp.receiptHeader(recovered, new Date())
+  return {
+    paid: true,
+    reference: recovered,
+    withReceipt(response) {
+      response.headers.set('payment-receipt', header)
+      return response
+    },
+  }
 }

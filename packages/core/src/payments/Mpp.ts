@@ -1,5 +1,14 @@
 import type { Store as MppStore } from 'mppx/server'
-import { type Address, bytesToHex, type Client, type Hex, keccak256 } from 'viem'
+import {
+  type Address,
+  bytesToHex,
+  type Client,
+  type Hex,
+  isAddressEqual,
+  keccak256,
+  parseAbi,
+  parseEventLogs,
+} from 'viem'
 import { formatAmount } from '../Money.ts'
 import type { Random } from '../ports/Random.ts'
 import type { Store } from '../ports/Store.ts'
@@ -85,6 +94,14 @@ export function createMppCharger(settings: MppSettings, store: Store) {
   return {
     /** The token payments are made in. */
     currency: settings.currency,
+    /** The payment a spent credential made for this order when no task records it yet (see recoverSpentPayment). */
+    recover: (request: Request, charge: ChargeRequest) =>
+      recoverSpentPayment(settings, store, request.headers.get('authorization'), charge),
+    /** A Payment-Receipt header value for a payment settled earlier. */
+    async receiptHeader(reference: Hex, at: Date): Promise<string> {
+      const [{ Receipt }] = await loadMppx()
+      return Receipt.serialize({ method: 'tempo', reference, status: 'success', timestamp: at.toISOString() })
+    },
     /** Answers a request with a challenge, or settles the credential it carries. */
     async charge(request: Request, charge: ChargeRequest): Promise<ChargeOutcome> {
       mppx ??= create()
@@ -106,6 +123,47 @@ export function createMppCharger(settings: MppSettings, store: Store) {
       }
     },
   }
+}
+
+const TRANSFER_EVENT = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 amount)'])
+
+/** The mined receipt of `hash` on the MPP network, or null. */
+async function receiptOf(settings: MppSettings, hash: Hex) {
+  const client = await settings.getClient({})
+  return (await client.request({ method: 'eth_getTransactionReceipt', params: [hash] } as never)) as {
+    status: Hex
+    logs: { address: Address; topics: [Hex, ...Hex[]]; data: Hex }[]
+  } | null
+}
+
+/**
+ * The payment a credential made when mppx already spent it but no task records it (the process stopped, or the
+ * answer failed, after the transaction was sent): the credential must carry our challenge for this very order, its
+ * replay marker must exist, and the chain must show the transfer. Null otherwise.
+ */
+async function recoverSpentPayment(
+  settings: MppSettings,
+  store: Store,
+  authorization: string | null,
+  charge: ChargeRequest,
+): Promise<Hex | null> {
+  const reference = await paymentReferenceOf(authorization)
+  if (!authorization || !reference || (await store.kvGet(`mppx:charge:${reference}`)) === null) return null
+  const [{ Challenge, Credential, PaymentRequest }] = await loadMppx()
+  const encoded = Credential.extractPaymentScheme(authorization)
+  const { challenge } = Credential.deserialize(encoded ?? '')
+  if (!Challenge.verify(challenge, { secretKey: settings.secretKey }) || !challenge.opaque) return null
+  const bound = PaymentRequest.deserialize(challenge.opaque) as { _mppx_scope?: string; bodyDigest?: string }
+  if (bound._mppx_scope !== charge.scope || bound.bodyDigest !== charge.bodyDigest) return null
+  const receipt = await receiptOf(settings, reference)
+  if (receipt?.status !== '0x1') return null
+  const paid = parseEventLogs({ abi: TRANSFER_EVENT, logs: receipt.logs as never, strict: true }).some(
+    (log) =>
+      isAddressEqual(log.address, settings.currency) &&
+      isAddressEqual(log.args.to, charge.recipient) &&
+      log.args.amount >= charge.amountBaseUnits,
+  )
+  return paid ? reference : null
 }
 
 /** A charger, as actions receive it. */
