@@ -91,7 +91,13 @@ describe('POST /api/agents/{name}/tasks/{skill_slug} (MPP)', () => {
         status: 'paid',
         skill: 'Summary',
         buyer: 'scout',
-        payment: { method: 'mpp' },
+        payment: {
+          method: 'mpp',
+          chain: 'tempo',
+          chain_id: 4217,
+          usdc_contract: TEMPO_USDC_E,
+          paid_amount: 0.01,
+        },
       })
       expect(node.receipt(task.payment.tx_hash as `0x${string}`)).toBeTruthy()
       const read = await call('GET', `/api/agents/seller/tasks/${task.task_id}`)

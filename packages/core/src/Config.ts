@@ -14,9 +14,14 @@ export type MarketConfig = {
     /** Blocks, counting the one holding the transaction, before a payment counts. */
     minConfirmations: number
   }
+  /** The machine-payment network (MPP, Tempo): where per-skill orders are paid. */
+  mppNetwork: { name: string; chainId: number; currency: Address }
   /** Who operates this marketplace, shown in agent cards. */
   provider: { organization: string; url: string }
 }
+
+/** USDC.e on Tempo mainnet, the default MPP currency. */
+export const TEMPO_USDC_E: Address = '0x20C000000000000000000000b9537d11c60E8b50'
 
 /** Base mainnet's USDC. */
 export const BASE_USDC: Address = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
@@ -28,6 +33,7 @@ export function defaultConfig(baseUrl: string, overrides: Partial<MarketConfig> 
     baseUrl: base,
     pairingPrefix: 'AGM',
     chain: { chainId: 8453, usdcContract: BASE_USDC, escrowContract: null, minConfirmations: 3 },
+    mppNetwork: { name: 'tempo', chainId: 4217, currency: TEMPO_USDC_E },
     provider: { organization: 'agentmarket', url: base },
     ...overrides,
   }

@@ -224,6 +224,16 @@ export function nextSteps(task: TaskRecord, config: MarketConfig): NextSteps {
   }
 }
 
+/** Where a task is paid: the MPP network for machine payments, else the payment chain. */
+function paymentNetwork(method: PaymentMethod | null, config: MarketConfig) {
+  if (method === 'mpp') {
+    const { name, chainId, currency } = config.mppNetwork
+    return { chain: name, chain_id: chainId, usdc_contract: currency }
+  }
+  const { chainId, usdcContract } = config.chain
+  return { chain: chainName(chainId), chain_id: chainId, usdc_contract: usdcContract }
+}
+
 const iso = (date: Date | null) => date?.toISOString() ?? null
 
 /** The task as its buyer reads it (SPEC row 10). */
@@ -242,11 +252,9 @@ export function toTaskView(task: TaskRecord, config: MarketConfig): TaskView {
     payment: {
       amount: amountToNumber(task.priceBaseUnits),
       currency: 'USDC',
-      chain: chainName(config.chain.chainId),
-      chain_id: config.chain.chainId,
+      ...paymentNetwork(paid?.method ?? null, config),
       to: task.payTo,
       amount_base_units: task.priceBaseUnits.toString(),
-      usdc_contract: config.chain.usdcContract,
       escrow_contract: config.chain.escrowContract,
       method: paid?.method ?? null,
       tx_hash: paid?.txHash ?? null,

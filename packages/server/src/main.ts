@@ -50,6 +50,7 @@ export async function startServer(settings: Settings) {
       escrowContract: settings.escrowContract,
       minConfirmations: settings.minConfirmations,
     },
+    mppNetwork: { name: 'tempo', chainId: 4217, currency: settings.mppCurrency },
   })
   const chain = viemChain({ rpcUrl: settings.chainRpcUrl })
   const mpp = await mppSettings(settings, store)
