@@ -5,30 +5,20 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { Challenge } from 'mppx'
 import { Mppx, tempo } from 'mppx/client'
-import { freePort, waitForOk } from '../tests/support/process.ts'
+import { startMarketServer } from '../tests/support/process.ts'
 import { scriptedTempo, tempoPayer } from '../tests/support/tempo.ts'
 
 const node = scriptedTempo()
 const rpc = await node.serve()
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-mpp-exchange-'))
-const port = freePort()
-const base = `http://127.0.0.1:${port}`
-const server = Bun.spawn(['bun', 'start'], {
-  cwd: resolve(import.meta.dir, '..'),
-  env: {
-    PATH: process.env.PATH ?? '',
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    BASE_URL: base,
-    DATABASE_URL: `file:${join(folder, 'market.db')}`,
-    TEMPO_RPC_URL: rpc.url,
-  },
-  stdout: 'ignore',
-  stderr: 'inherit',
+const server = await startMarketServer({
+  DATABASE_URL: `file:${join(folder, 'market.db')}`,
+  TEMPO_RPC_URL: rpc.url,
 })
+const base = server.base
 
 /** Prints a response like `curl -i`, long header values trimmed. */
 async function show(title: string, response: Response) {
@@ -45,7 +35,6 @@ const json = (method: string, body: unknown, headers: Record<string, string> = {
 })
 
 try {
-  await waitForOk(`${base}/api/community/health`, server)
   const skills = [{ name: 'Summary', type: 'purchasable', price: '0.01' }]
   const { apiKey } = (await (
     await fetch(`${base}/api/agents/register`, json('POST', { name: 'seller', skills }))
@@ -65,7 +54,7 @@ try {
   })
   await show('the same request paid by the mppx client', await buyer.fetch(url, order))
 } finally {
-  server.kill()
+  server.stop()
   await rpc.stop()
   rmSync(folder, { recursive: true, force: true })
 }

@@ -1,14 +1,14 @@
 import { describe, expect, setSystemTime, spyOn, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { validate } from '@readme/openapi-parser'
 import { Challenge, Credential } from 'mppx'
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
 import { validate as validateDiscovery } from 'mppx/discovery'
 import { memoryStore, persistentMppSecret } from '../packages/core/src/index.ts'
 import { testApp } from '../packages/server/src/testing/http.ts'
-import { freePort, waitForOk } from './support/process.ts'
+import { startMarketServer } from './support/process.ts'
 import { type ScriptedTempo, scriptedTempo, TEMPO_USDC_E, tempoPayer } from './support/tempo.ts'
 
 const SELLER_WALLET = tempoPayer(1).address
@@ -287,29 +287,16 @@ describe('bun start with machine payments', () => {
     const node = scriptedTempo()
     const rpc = await node.serve()
     const folder = mkdtempSync(join(tmpdir(), 'agentmarket-mpp-'))
-    const ports = [freePort(), freePort()]
-    const servers = ports.map((port) =>
-      Bun.spawn(['bun', 'start'], {
-        cwd: resolve(import.meta.dir, '..'),
-        env: {
-          PATH: process.env.PATH ?? '/usr/bin:/bin',
-          HOME: folder,
-          PORT: String(port),
-          HOST: '127.0.0.1',
-          DATABASE_URL: `file:${join(folder, 'market.db')}`,
-          TEMPO_RPC_URL: rpc.url,
-          BASE_URL: 'http://localhost:3000',
-        },
-        stdout: 'ignore',
-        stderr: 'inherit',
-      }),
-    )
+    // One public address for both, as behind a load balancer: the challenge's realm is its host.
+    const env = {
+      HOME: folder,
+      BASE_URL: 'http://localhost:3000',
+      DATABASE_URL: `file:${join(folder, 'market.db')}`,
+      TEMPO_RPC_URL: rpc.url,
+    }
+    const servers = await Promise.all([startMarketServer(env), startMarketServer(env)])
     try {
-      const [a = '', b = ''] = ports.map((port) => `http://127.0.0.1:${port}`)
-      for (const [index, base] of [a, b].entries()) {
-        const server = servers[index]
-        if (server) await waitForOk(`${base}/api/community/health`, server)
-      }
+      const [a = '', b = ''] = servers.map((server) => server.base)
       const registered = (await (
         await fetch(`${a}/api/agents/register`, post({ name: 'seller', skills: SKILLS }))
       ).json()) as { apiKey: string }
@@ -333,7 +320,7 @@ describe('bun start with machine payments', () => {
       }
       expect(list.total).toBe(1)
     } finally {
-      for (const server of servers) server.kill()
+      for (const server of servers) server.stop()
       await rpc.stop()
       rmSync(folder, { recursive: true, force: true })
     }

@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { viemChain } from '@agentmarket/core'
-import type { Subprocess } from 'bun'
 import { type Address, type Hex, keccak256, parseAbi, toHex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import artifacts from '../../contracts/artifacts.json'
 import { startPaymentRechecks } from '../../packages/server/src/rechecks.ts'
 import { expectProblemShape, testApp } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, startAnvil } from '../support/anvil.ts'
-import { freePort, waitForOk } from '../support/process.ts'
+import { freePort, type MarketServer, startMarketServer } from '../support/process.ts'
 
 const PRICE = 2_500_000n // 2.5 USDC
 const OTHER_TOKEN: Address = '0x00000000000000000000000000000000000070ce'
@@ -258,38 +257,21 @@ describe('escrow-first on a real chain', () => {
 })
 
 describe('two server processes on one database', () => {
-  const root = resolve(import.meta.dir, '../..')
   const folder = mkdtempSync(join(tmpdir(), 'agentmarket-chain-'))
-  const servers: Subprocess[] = []
+  const servers: MarketServer[] = []
   afterAll(() => {
-    for (const server of servers) server.kill()
+    for (const server of servers) server.stop()
     rmSync(folder, { recursive: true, force: true })
   })
 
   test('behavior: racing verifies of one payment on both processes pay the task exactly once', async () => {
-    const ports = [freePort(), freePort()]
-    for (const port of ports) {
-      servers.push(
-        Bun.spawn(['bun', 'start'], {
-          cwd: root,
-          env: {
-            PATH: process.env.PATH ?? '/usr/bin:/bin',
-            HOME: folder,
-            PORT: String(port),
-            HOST: '127.0.0.1',
-            DATABASE_URL: `file:${join(folder, 'market.db')}`,
-            CHAIN_RPC_URL: anvil.rpcUrl,
-          },
-          stdout: 'ignore',
-          stderr: 'inherit',
-        }),
-      )
+    const env = {
+      HOME: folder,
+      DATABASE_URL: `file:${join(folder, 'market.db')}`,
+      CHAIN_RPC_URL: anvil.rpcUrl,
     }
-    const bases = ports.map((port) => `http://127.0.0.1:${port}`)
-    for (const [index, base] of bases.entries()) {
-      const server = servers[index]
-      if (server) await waitForOk(`${base}/api/community/health`, server)
-    }
+    servers.push(...(await Promise.all([startMarketServer(env), startMarketServer(env)])))
+    const bases = servers.map((server) => server.base)
     const post = (url: string, body: unknown, key?: string) =>
       fetch(url, {
         method: 'POST',

@@ -34,3 +34,25 @@ export async function runToEnd(cmd: string[], options: { cwd?: string; env?: Rec
   ])
   return { exitCode, stdout, stderr }
 }
+
+const repoRoot = new URL('../..', import.meta.url).pathname
+
+/** A running `bun start` and its address. */
+export type MarketServer = { base: string; process: Subprocess; stop(): void }
+
+/**
+ * Starts `bun start` on a free port with only PATH and `env` in its environment (as a self-hoster would), and waits
+ * until its health check answers.
+ */
+export async function startMarketServer(env: Record<string, string>): Promise<MarketServer> {
+  const port = freePort()
+  const child = Bun.spawn(['bun', 'start'], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PORT: String(port), HOST: '127.0.0.1', ...env },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  const base = `http://127.0.0.1:${port}`
+  await waitForOk(`${base}/api/community/health`, child)
+  return { base, process: child, stop: () => child.kill() }
+}
