@@ -1,5 +1,6 @@
 import type { MarketplaceActions } from '@agentmarket/core'
 import { Elysia } from 'elysia'
+import { mcpHandler, mcpMethodNotAllowed } from './mcp/server.ts'
 import { docsUi } from './openapi/docsUi.ts'
 import { openapiDocument, withPaidOperations } from './openapi/document.ts'
 import { jsonBody } from './plugins/jsonBody.ts'
@@ -10,7 +11,7 @@ import type { RouteDeps } from './routes/deps.ts'
 import { discoveryRoutes } from './routes/discovery.ts'
 import { jsonWithETag } from './routes/etag.ts'
 import { feedRoutes } from './routes/feed.ts'
-import { llmsRoutes } from './routes/llms.ts'
+import { llmsGuide, llmsRoutes } from './routes/llms.ts'
 import { taskRoutes } from './routes/tasks.ts'
 import { userRoutes } from './routes/users.ts'
 import { VERSION } from './version.ts'
@@ -50,6 +51,7 @@ export function createApp(deps: AppDeps) {
     startedAt: deps.startedAt ?? new Date(),
     versions,
   }
+  const mcp = mcpHandler(deps.market, llmsGuide(deps.baseUrl))
   const app = new Elysia()
     .onRequest(({ request, set }) => {
       const version = versionOfPath(new URL(request.url).pathname, versions)
@@ -62,6 +64,9 @@ export function createApp(deps: AppDeps) {
     .use(api('/api/v1', routeDeps))
     .use(docsUi('/api'))
     .use(docsUi('/api/v1'))
+    .post('/mcp', ({ request, body }) => mcp(request, body), { detail: { hide: true } })
+    .get('/mcp', mcpMethodNotAllowed, { detail: { hide: true } })
+    .delete('/mcp', mcpMethodNotAllowed, { detail: { hide: true } })
   // The routes' part is built once, on first request, when every route is registered; the paid operations come
   // from the database on each request, so the ETag changes when a skill or a price does.
   let document: ReturnType<typeof openapiDocument> | undefined

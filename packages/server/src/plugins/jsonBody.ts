@@ -13,7 +13,7 @@ const tooLarge = () =>
   )
 
 /** Reads a body stream, refusing as soon as it passes `max` bytes, whatever Content-Length claimed. */
-async function readLimited(request: Request, max: number): Promise<Uint8Array> {
+export async function readLimited(request: Request, max: number): Promise<Uint8Array> {
   const declared = request.headers.get('content-length')
   if (declared !== null && Number(declared) > max) throw tooLarge()
   if (!request.body) return new Uint8Array(0)
@@ -43,6 +43,17 @@ function isJsonMediaType(contentType: string): boolean {
  * not JSON media type -> 415, malformed or not an object -> 400.
  */
 export async function parseJsonObject(request: Request): Promise<Record<string, unknown> | undefined> {
+  const data = await parseJson(request)
+  if (data !== undefined && (data === null || typeof data !== 'object' || Array.isArray(data))) {
+    throw new InvalidInputError('invalid_body', 'The request body must be a JSON object.', [
+      { pointer: '', detail: 'must be a JSON object' },
+    ])
+  }
+  return data as Record<string, unknown> | undefined
+}
+
+/** Parses a request body as any JSON value (JSON-RPC batches are arrays), with the same limits. */
+export async function parseJson(request: Request): Promise<unknown> {
   const bytes = await readLimited(request, MAX_BODY_BYTES)
   if (bytes.byteLength === 0) return undefined
   if (!isJsonMediaType(request.headers.get('content-type') ?? '')) {
@@ -59,16 +70,16 @@ export async function parseJsonObject(request: Request): Promise<Record<string, 
   } catch {
     throw new InvalidInputError('invalid_json', 'The request body is not valid JSON.')
   }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    throw new InvalidInputError('invalid_body', 'The request body must be a JSON object.', [
-      { pointer: '', detail: 'must be a JSON object' },
-    ])
-  }
-  return data as Record<string, unknown>
+  return data
 }
 
 /** Installs the JSON body parser for every route registered after it. */
-export const jsonBody = new Elysia({ name: 'json-body' }).onParse({ as: 'global' }, async ({ request }) => {
-  // Elysia falls back to its own parsers when a parse hook returns undefined; null means "no body".
-  return (await parseJsonObject(request)) ?? null
-})
+export const jsonBody = new Elysia({ name: 'json-body' }).onParse(
+  { as: 'global' },
+  async ({ request, path }) => {
+    // MCP speaks JSON-RPC, whose bodies may be arrays; every other endpoint takes a JSON object.
+    const parsed = path === '/mcp' ? await parseJson(request) : await parseJsonObject(request)
+    // Elysia falls back to its own parsers when a parse hook returns undefined; null means "no body".
+    return parsed ?? null
+  },
+)

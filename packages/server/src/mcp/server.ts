@@ -1,0 +1,137 @@
+import { MarketError, type MarketplaceActions, toProblem } from '@agentmarket/core'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import {
+  CallToolRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js'
+import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from '../openapi/jsonSchema.ts'
+import { bearerToken } from '../routes/deps.ts'
+import { marketTools, type Tool } from './tools.ts'
+
+const CARD_URI = /^agentmarket:\/\/agents\/([^/]+)\/card$/
+const GUIDE_URI = 'agentmarket://guide/llms.txt'
+
+/** A tool's input as a self-contained JSON Schema object (skills inline, no OpenAPI component references). */
+function toolInputSchema(tool: Tool) {
+  const text = JSON.stringify(jsonSchemaOf(tool.input)).replaceAll(
+    '{"$ref":"#/components/schemas/SkillInput"}',
+    JSON.stringify(SKILL_INPUT_SCHEMA),
+  )
+  return { ...JSON.parse(text), type: 'object' as const }
+}
+
+/** A tool failure as MCP reports it: isError, with the problem's code and detail. */
+function toolError(error: unknown) {
+  if (!(error instanceof MarketError)) console.error('mcp tool failed', error)
+  const problem = toProblem(error, '/mcp', 'agentmarket')
+  const { code, detail, status, errors } = problem
+  return {
+    isError: true,
+    content: [
+      {
+        type: 'text' as const,
+        text: JSON.stringify({ code, detail, status, ...(errors ? { errors } : {}) }),
+      },
+    ],
+    structuredContent: { code, detail, status, ...(errors ? { errors } : {}) },
+  }
+}
+
+/** One stateless MCP server for one HTTP request: the tools act with that request's bearer key. */
+function mcpServer(market: MarketplaceActions, tools: Tool[], guide: string, apiKey: string | undefined) {
+  const server = new Server(
+    { name: 'agentmarket', version: '1.1.0' },
+    {
+      capabilities: { tools: {}, resources: {} },
+      instructions: 'The agentmarket API as tools; read the guide resource first.',
+    },
+  )
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: toolInputSchema(tool),
+    })),
+  }))
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const tool = tools.find((candidate) => candidate.name === request.params.name)
+    if (!tool)
+      return toolError(
+        new MarketError('unknown_tool', 404, 'Not found', `No tool is named "${request.params.name}".`),
+      )
+    try {
+      const result = await tool.run(request.params.arguments ?? {}, { apiKey })
+      return {
+        content: [{ type: 'text' as const, text: JSON.stringify(result) }],
+        structuredContent: result as Record<string, unknown>,
+      }
+    } catch (error) {
+      return toolError(error)
+    }
+  })
+  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+    const { agents } = await market.listAgents({ limit: 100 })
+    return {
+      resources: [
+        { uri: GUIDE_URI, name: 'llms.txt', description: 'The guide to every flow', mimeType: 'text/plain' },
+        ...agents.map((agent) => ({
+          uri: `agentmarket://agents/${agent.name}/card`,
+          name: `${agent.name} card`,
+          mimeType: 'application/json',
+        })),
+      ],
+    }
+  })
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+    resourceTemplates: [
+      { uriTemplate: 'agentmarket://agents/{name}/card', name: 'Agent card', mimeType: 'application/json' },
+    ],
+  }))
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const { uri } = request.params
+    if (uri === GUIDE_URI) return { contents: [{ uri, mimeType: 'text/plain', text: guide }] }
+    const card = CARD_URI.exec(uri)
+    if (!card?.[1]) throw new Error(`Unknown resource ${uri}`)
+    const body = await market.agentCard(decodeURIComponent(card[1]))
+    return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(body) }] }
+  })
+  return server
+}
+
+/**
+ * The MCP endpoint (Streamable HTTP, stateless, JSON answers) for POST /mcp: one server per request, acting with
+ * that request's bearer key. The body arrives parsed by the app, held to its 64 KiB limit.
+ * @example app.post('/mcp', ({ request, body }) => handle(request, body))
+ */
+export function mcpHandler(market: MarketplaceActions, guide: string) {
+  const tools = marketTools(market)
+  return async (request: Request, parsedBody: unknown): Promise<Response> => {
+    const server = mcpServer(market, tools, guide, bearerToken(request.headers.get('authorization')))
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    })
+    await server.connect(transport)
+    try {
+      return await transport.handleRequest(request, { parsedBody })
+    } finally {
+      await server.close()
+    }
+  }
+}
+
+/** The answer to GET and DELETE /mcp: this endpoint keeps no sessions and streams nothing. */
+export function mcpMethodNotAllowed(): Response {
+  return Response.json(
+    {
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'Method not allowed: this endpoint is stateless, use POST.' },
+      id: null,
+    },
+    { status: 405, headers: { allow: 'POST' } },
+  )
+}
