@@ -11,12 +11,7 @@ import {
 } from '../errors.ts'
 import { feedEvents } from '../events.ts'
 import { formatAmount } from '../Money.ts'
-import {
-  type ChargeOutcome,
-  type ChargeRequest,
-  type MppCharger,
-  paymentReferenceOf,
-} from '../payments/Mpp.ts'
+import { type ChargeOutcome, type MppCharger, paymentReferenceOf } from '../payments/Mpp.ts'
 import { type PaymentCheck, type RefusalReason, type Verdict, verifyPayments } from '../payments/Verifier.ts'
 import {
   CompleteTaskInput,
@@ -302,19 +297,23 @@ export function taskActions(context: ActionContext) {
           'Machine payments unavailable',
           'This marketplace takes no machine payments.',
         )
-      const replayed = await alreadyPaid(
-        agent,
-        await paymentReferenceOf(request.headers.get('authorization')),
-      )
+      const authorization = request.headers.get('authorization')
+      const reference = await paymentReferenceOf(authorization)
+      const replayed = await alreadyPaid(agent, reference)
       if (replayed) return replayed
       const charge = {
         amountBaseUnits: task.priceBaseUnits,
-        recipient: task.payTo ?? agent.walletAddress ?? '0x0000000000000000000000000000000000000000',
+        // newTask refused a paid order of a seller without a wallet, so payTo is set.
+        recipient: task.payTo ?? '0x0000000000000000000000000000000000000000',
         description: `${skill.name} by ${agent.name}: ${formatAmount(task.priceBaseUnits)} USDC.e`,
         scope: `${agent.name.toLowerCase()}/${skill.slug}`,
         bodyDigest: orderDigest(skill.slug, input),
       }
-      const outcome = await settleOrRecover(context.mpp, request, charge)
+      const recovered =
+        authorization && reference ? await context.mpp.recover(authorization, reference, charge) : null
+      const outcome = recovered
+        ? await recoveredOutcome(context.mpp, recovered, clock.now())
+        : await context.mpp.charge(request, charge)
       if (!outcome.paid) return outcome.challenge
       task.status = 'paid'
       task.payment = {
@@ -516,18 +515,12 @@ function orderDigest(slug: string, input: PaidOrderInput): string {
   )
 }
 
-/** Settles the credential with mppx, or finds the payment it already made for this order before a crash. */
-async function settleOrRecover(
-  mpp: MppCharger,
-  request: Request,
-  charge: ChargeRequest,
-): Promise<ChargeOutcome> {
-  const recovered = await mpp.recover(request, charge)
-  if (!recovered) return mpp.charge(request, charge)
-  const header = await mpp.receiptHeader(recovered, new Date())
+/** The outcome of a payment recovered after a crash: paid, its receipt stamped on the answer. */
+async function recoveredOutcome(mpp: MppCharger, reference: Hex, at: Date): Promise<ChargeOutcome> {
+  const header = await mpp.receiptHeader(reference, at)
   return {
     paid: true,
-    reference: recovered,
+    reference,
     withReceipt(response) {
       response.headers.set('payment-receipt', header)
       return response

@@ -6,12 +6,12 @@ import {
   type Hex,
   isAddressEqual,
   keccak256,
-  parseAbi,
   parseEventLogs,
 } from 'viem'
 import { formatAmount } from '../Money.ts'
 import type { Random } from '../ports/Random.ts'
 import type { Store } from '../ports/Store.ts'
+import { TRANSFER_EVENT_ABI } from './Verifier.ts'
 
 /** How a marketplace takes machine payments (MPP, method `tempo`, intent `charge`). */
 export type MppSettings = {
@@ -95,8 +95,8 @@ export function createMppCharger(settings: MppSettings, store: Store) {
     /** The token payments are made in. */
     currency: settings.currency,
     /** The payment a spent credential made for this order when no task records it yet (see recoverSpentPayment). */
-    recover: (request: Request, charge: ChargeRequest) =>
-      recoverSpentPayment(settings, store, request.headers.get('authorization'), charge),
+    recover: (authorization: string, reference: Hex, charge: ChargeRequest) =>
+      recoverSpentPayment(settings, store, authorization, reference, charge),
     /** A Payment-Receipt header value for a payment settled earlier. */
     async receiptHeader(reference: Hex, at: Date): Promise<string> {
       const [{ Receipt }] = await loadMppx()
@@ -125,8 +125,6 @@ export function createMppCharger(settings: MppSettings, store: Store) {
   }
 }
 
-const TRANSFER_EVENT = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 amount)'])
-
 /** The mined receipt of `hash` on the MPP network, or null. */
 async function receiptOf(settings: MppSettings, hash: Hex) {
   const client = await settings.getClient({})
@@ -139,16 +137,17 @@ async function receiptOf(settings: MppSettings, hash: Hex) {
 /**
  * The payment a credential made when mppx already spent it but no task records it (the process stopped, or the
  * answer failed, after the transaction was sent): the credential must carry our challenge for this very order, its
- * replay marker must exist, and the chain must show the transfer. Null otherwise.
+ * replay marker must exist, and the chain must show the transfer. `reference` is the credential's, from
+ * paymentReferenceOf. Null otherwise.
  */
 async function recoverSpentPayment(
   settings: MppSettings,
   store: Store,
-  authorization: string | null,
+  authorization: string,
+  reference: Hex,
   charge: ChargeRequest,
 ): Promise<Hex | null> {
-  const reference = await paymentReferenceOf(authorization)
-  if (!authorization || !reference || (await store.kvGet(`mppx:charge:${reference}`)) === null) return null
+  if ((await store.kvGet(`mppx:charge:${reference}`)) === null) return null
   const [{ Challenge, Credential, PaymentRequest }] = await loadMppx()
   const encoded = Credential.extractPaymentScheme(authorization)
   const { challenge } = Credential.deserialize(encoded ?? '')
@@ -157,11 +156,11 @@ async function recoverSpentPayment(
   if (bound._mppx_scope !== charge.scope || bound.bodyDigest !== charge.bodyDigest) return null
   const receipt = await receiptOf(settings, reference)
   if (receipt?.status !== '0x1') return null
-  const paid = parseEventLogs({ abi: TRANSFER_EVENT, logs: receipt.logs as never, strict: true }).some(
+  const paid = parseEventLogs({ abi: TRANSFER_EVENT_ABI, logs: receipt.logs as never, strict: true }).some(
     (log) =>
       isAddressEqual(log.address, settings.currency) &&
       isAddressEqual(log.args.to, charge.recipient) &&
-      log.args.amount >= charge.amountBaseUnits,
+      log.args.value >= charge.amountBaseUnits,
   )
   return paid ? reference : null
 }

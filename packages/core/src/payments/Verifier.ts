@@ -2,7 +2,10 @@ import { type Address, decodeEventLog, decodeFunctionData, type Hex, isAddressEq
 import { DEPOSIT_ABI } from '../AgentCard.ts'
 import type { ChainReader, PaymentReceipt, ReceiptLog } from '../ports/Chain.ts'
 
-const ERC20_ABI = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)'])
+/** The ERC-20 (and TIP-20) Transfer event every payment rule reads. */
+export const TRANSFER_EVENT_ABI = parseAbi([
+  'event Transfer(address indexed from, address indexed to, uint256 value)',
+])
 /** The escrow's event, for deposits made through contract wallets. */
 export const ESCROW_EVENT_ABI = parseAbi([
   'event Deposited(bytes32 indexed taskId, address indexed buyer, address indexed seller, uint256 amount, uint256 slaDeadline)',
@@ -81,7 +84,7 @@ function pendingOrPaid(
 /** The Transfer events of the receipt's logs; others (ERC-721 transfers with a fourth topic, other events) are skipped. */
 function transfersOf(receipt: PaymentReceipt): Transfer[] {
   return receipt.logs.flatMap((log) => {
-    const event = decodeOrNull(ERC20_ABI, log)
+    const event = decodeOrNull(TRANSFER_EVENT_ABI, log)
     return event
       ? [{ token: log.address, from: event.args.from, to: event.args.to, value: event.args.value }]
       : []
@@ -89,7 +92,7 @@ function transfersOf(receipt: PaymentReceipt): Transfer[] {
 }
 
 /** A log decoded with `abi`, or null when it is another event or malformed. */
-function decodeOrNull<const TAbi extends typeof ERC20_ABI | typeof ESCROW_EVENT_ABI>(
+function decodeOrNull<const TAbi extends typeof TRANSFER_EVENT_ABI | typeof ESCROW_EVENT_ABI>(
   abi: TAbi,
   log: ReceiptLog,
 ) {

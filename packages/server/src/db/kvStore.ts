@@ -1,5 +1,5 @@
-import type { Store } from '@agentmarket/core'
-import { and, eq, isNull } from 'drizzle-orm'
+import type { KvChange, Store } from '@agentmarket/core'
+import { and, eq } from 'drizzle-orm'
 import type { Database } from './open.ts'
 import { kv } from './schema.ts'
 
@@ -9,6 +9,31 @@ const parse = (text: unknown) => (typeof text === 'string' ? JSON.parse(text) : 
 
 /** The key-value methods of the libSQL Store; updates are compare-and-set writes. */
 export function kvStore({ db }: Database): KvMethods {
+  /** Writes `outcome` for `key` only if the entry still holds `seen` (null: still absent); true when it did. */
+  const applyIfUnchanged = async (
+    key: string,
+    seen: string | null,
+    outcome: Exclude<KvChange<unknown>, { op: 'noop' }>,
+  ) => {
+    if (seen === null) {
+      if (outcome.op === 'delete') return true
+      const inserted = await db
+        .insert(kv)
+        .values({ key, value: JSON.stringify(outcome.value) })
+        .onConflictDoNothing()
+      return inserted.rowsAffected === 1
+    }
+    const still = and(eq(kv.key, key), eq(kv.value, seen))
+    const written =
+      outcome.op === 'delete'
+        ? await db.delete(kv).where(still)
+        : await db
+            .update(kv)
+            .set({ value: JSON.stringify(outcome.value) })
+            .where(still)
+    return written.rowsAffected === 1
+  }
+
   return {
     async kvGet(key) {
       const [row] = await db.select().from(kv).where(eq(kv.key, key))
@@ -34,22 +59,7 @@ export function kvStore({ db }: Database): KvMethods {
         const [row] = await db.select().from(kv).where(eq(kv.key, key))
         const seen = row?.value ?? null
         const outcome = change(parse(seen))
-        if (outcome.op === 'noop') return outcome.result
-        const unchanged = seen === null ? isNull(kv.value) : eq(kv.value, seen)
-        let written: { rowsAffected: number }
-        if (outcome.op === 'delete') {
-          if (seen === null) return outcome.result
-          written = await db.delete(kv).where(and(eq(kv.key, key), unchanged))
-        } else if (seen === null) {
-          const value = JSON.stringify(outcome.value)
-          written = await db.insert(kv).values({ key, value }).onConflictDoNothing()
-        } else {
-          written = await db
-            .update(kv)
-            .set({ value: JSON.stringify(outcome.value) })
-            .where(and(eq(kv.key, key), unchanged))
-        }
-        if (written.rowsAffected === 1) return outcome.result
+        if (outcome.op === 'noop' || (await applyIfUnchanged(key, seen, outcome))) return outcome.result
       }
     },
   }
