@@ -41,8 +41,25 @@ function toolError(error: unknown) {
   }
 }
 
+/** What tools/list answers: names, descriptions and self-contained input schemas. */
+function toolListing(tools: Tool[]) {
+  return tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: toolInputSchema(tool),
+  }))
+}
+
+/** The tools, and what tools/list answers about them (converted once, on the first list, not at start-up). */
+type Toolbox = { tools: Tool[]; listing: () => ReturnType<typeof toolListing> }
+
 /** One stateless MCP server for one HTTP request: the tools act with that request's bearer key. */
-function mcpServer(market: MarketplaceActions, tools: Tool[], guide: string, apiKey: string | undefined) {
+function mcpServer(
+  market: MarketplaceActions,
+  { tools, listing }: Toolbox,
+  guide: string,
+  apiKey: string | undefined,
+) {
   const server = new Server(
     { name: 'agentmarket', version: '1.1.0' },
     {
@@ -50,13 +67,7 @@ function mcpServer(market: MarketplaceActions, tools: Tool[], guide: string, api
       instructions: 'The agentmarket API as tools; read the guide resource first.',
     },
   )
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: tools.map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: toolInputSchema(tool),
-    })),
-  }))
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing() }))
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = tools.find((candidate) => candidate.name === request.params.name)
     if (!tool)
@@ -109,8 +120,10 @@ function mcpServer(market: MarketplaceActions, tools: Tool[], guide: string, api
  */
 export function mcpHandler(market: MarketplaceActions, guide: string) {
   const tools = marketTools(market)
+  let listing: ReturnType<typeof toolListing> | undefined
+  const toolbox: Toolbox = { tools, listing: () => (listing ??= toolListing(tools)) }
   return async (request: Request, parsedBody: unknown): Promise<Response> => {
-    const server = mcpServer(market, tools, guide, bearerToken(request.headers.get('authorization')))
+    const server = mcpServer(market, toolbox, guide, bearerToken(request.headers.get('authorization')))
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
