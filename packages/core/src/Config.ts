@@ -16,6 +16,8 @@ export type MarketConfig = {
   }
   /** The machine-payment network (MPP, Tempo): where per-skill orders are paid. */
   mppNetwork: { name: string; chainId: number; currency: Address }
+  /** The address orders arrive at by e-mail and replies come from. */
+  orderMailbox: string
   /** Who operates this marketplace, shown in agent cards. */
   provider: { organization: string; url: string }
 }
@@ -34,6 +36,7 @@ export function defaultConfig(baseUrl: string, overrides: Partial<MarketConfig> 
     pairingPrefix: 'AGM',
     chain: { chainId: 8453, usdcContract: BASE_USDC, escrowContract: null, minConfirmations: 3 },
     mppNetwork: { name: 'tempo', chainId: 4217, currency: TEMPO_USDC_E },
+    orderMailbox: `orders@${new URL(base).hostname}`,
     provider: { organization: 'agentmarket', url: base },
     ...overrides,
   }

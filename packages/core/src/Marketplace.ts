@@ -1,6 +1,7 @@
 import { agentActions } from './actions/agents.ts'
 import type { ActionContext } from './actions/context.ts'
 import { feedActions } from './actions/feed.ts'
+import { mailActions } from './actions/mail.ts'
 import { taskActions } from './actions/tasks.ts'
 import { userActions } from './actions/users.ts'
 import type { MarketConfig } from './Config.ts'
@@ -48,6 +49,7 @@ export const Marketplace = {
       ...userActions(context),
       ...feedActions(context),
       ...taskActions(context),
+      ...mailActions(context),
       /** True when the store answers. */
       async storeIsHealthy(): Promise<boolean> {
         return ports.store.ping().then(

@@ -1,6 +1,6 @@
 import type { Hex } from 'viem'
 import type { AgentRecord } from '../Agent.ts'
-import { generateId, hashSecret } from '../Credentials.ts'
+import { hashSecret } from '../Credentials.ts'
 import {
   ChainUnavailableError,
   ConflictError,
@@ -16,7 +16,6 @@ import { type PaymentCheck, type RefusalReason, type Verdict, verifyPayments } f
 import {
   CompleteTaskInput,
   CreateTaskInput,
-  findSkill,
   IdempotencyKey,
   type IdempotentAnswer,
   MAX_RECHECKS,
@@ -36,6 +35,7 @@ import {
 } from '../Task.ts'
 import { parseInput } from '../Validation.ts'
 import { type ActionContext, authenticate, requireAgent } from './context.ts'
+import { eventsOfNewTask, newTaskRecord } from './newTask.ts'
 
 /** An HTTP-shaped answer: hosts send `body` with `status`, and `Retry-After` when `retryAfterSeconds` is set. */
 export type TaskAnswer = {
@@ -101,7 +101,7 @@ const notPending = (task: TaskRecord) =>
 
 /** Orders, payments, delivery and the task lists. */
 export function taskActions(context: ActionContext) {
-  const { store, config, clock, random, feed } = context
+  const { store, config, clock, feed } = context
 
   const requireTask = async (agent: AgentRecord, id: string): Promise<TaskRecord> => {
     const task = await store.getTask(agent.name, id)
@@ -165,46 +165,7 @@ export function taskActions(context: ActionContext) {
     return { status: answer.status, body: answer.body, replayed: true }
   }
 
-  const newTask = (agent: AgentRecord, input: CreateTaskInput): TaskRecord => {
-    const skill = findSkill(agent.skills, input.skill)
-    if (!skill) {
-      const detail = `"${agent.name}" has no skill named "${input.skill}"`
-      throw new InvalidInputError('unknown_skill', `The request body is invalid (/skill: ${detail}).`, [
-        { pointer: '/skill', detail },
-      ])
-    }
-    const price = skill.type === 'purchasable' ? (skill.priceBaseUnits ?? 0n) : 0n
-    if (price > 0n && !agent.walletAddress) {
-      throw new ConflictError(
-        'seller_has_no_wallet',
-        `"${agent.name}" has set no walletAddress, so its paid skills cannot be ordered yet.`,
-      )
-    }
-    const now = clock.now()
-    const free = price === 0n
-    return {
-      id: generateId(random, 'task_'),
-      agentName: agent.name,
-      skillName: skill.name,
-      skillSlug: skill.slug,
-      sla: skill.sla ?? 'best effort',
-      status: free ? 'paid' : 'pending_payment',
-      priceBaseUnits: price,
-      payTo: free ? null : agent.walletAddress,
-      params: input.params ?? null,
-      buyer: input.buyer ?? null,
-      buyerEmail: input.buyer_email ?? null,
-      buyerWallet: input.buyer_wallet ?? null,
-      payment: free
-        ? { method: 'free', txHash: null, escrowTaskId: null, amountBaseUnits: 0n, from: null, at: now }
-        : null,
-      pendingCheck: null,
-      resultUrl: null,
-      idempotency: null,
-      createdAt: now,
-      completedAt: null,
-    }
-  }
+  const newTask = (agent: AgentRecord, input: CreateTaskInput) => newTaskRecord(context, agent, input)
 
   /** Applies a tx hash sent with the order: paid at once, pending (re-checked in the background), or refused. */
   const payAtCreation = async (task: TaskRecord, txHash: Hex): Promise<TaskAnswer> => {
@@ -221,13 +182,6 @@ export function taskActions(context: ActionContext) {
     task.pendingCheck = { txHash, attempts: 0, nextAt: new Date(now.getTime() + recheckDelayMs(0)) }
     const { verification, retryAfterSeconds } = pendingAnswer(verdict)
     return { status: 202, body: { ...toTaskView(task, config), verification }, retryAfterSeconds }
-  }
-
-  const eventsOfNewTask = (task: TaskRecord) => {
-    const events = [feedEvents.taskCreated(task)]
-    if (task.payment && task.priceBaseUnits > 0n)
-      events.push(feedEvents.taskPaid(task, task.payment.txHash, task.payment.at))
-    return events
   }
 
   /** The task a payment reference already paid for this agent, answered again (a retry after a lost answer). */

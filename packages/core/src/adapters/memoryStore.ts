@@ -1,8 +1,9 @@
 import { type AgentRecord, nameKey } from '../Agent.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
+import type { OutboxEntry } from '../OrderMail.ts'
 import type { ListQuery, Store, TaskListQuery } from '../ports/Store.ts'
-import type { TaskRecord, TaskStatus } from '../Task.ts'
+import { findSkill, type TaskRecord, type TaskStatus } from '../Task.ts'
 import { type UserRecord, usernameKey } from '../User.ts'
 
 /** Options of the memory store (none yet; the object keeps the factory signature stable). */
@@ -60,6 +61,8 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
   const events: FeedEventRecord[] = []
   const tasks = new Map<string, TaskRecord>()
   const kv = new Map<string, string>()
+  const orderMailKeys = new Set<string>()
+  const outbox = new Map<string, OutboxEntry>()
 
   const append = (inputs: FeedEventInput[]) => {
     for (const input of inputs) events.push(structuredClone({ ...input, id: String(events.length + 1) }))
@@ -271,6 +274,43 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     async setPendingCheck(id, check) {
       const task = tasks.get(id)
       if (task?.status === 'pending_payment') task.pendingCheck = structuredClone(check)
+    },
+    async findSkillSellers(nameOrSlug, limit) {
+      return structuredClone(
+        [...agents.values()]
+          .filter((agent) => findSkill(agent.skills, nameOrSlug))
+          .sort(compareByActivity)
+          .slice(0, limit),
+      )
+    },
+    async acceptOrderMail({ key, task, events: newEvents, reply }) {
+      if (orderMailKeys.has(key)) return 'duplicate'
+      orderMailKeys.add(key)
+      if (task) tasks.set(task.id, structuredClone(task))
+      append(newEvents)
+      outbox.set(reply.id, structuredClone(reply))
+      return 'accepted'
+    },
+    async claimDueMail(now, leaseUntil, limit) {
+      const due = [...outbox.values()]
+        .filter((entry) => !entry.sentAt && !entry.failedAt && entry.nextAttemptAt <= now)
+        .sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || byKey(a.id, b.id))
+        .slice(0, limit)
+      for (const entry of due)
+        Object.assign(entry, { attempts: entry.attempts + 1, nextAttemptAt: leaseUntil })
+      return structuredClone(due)
+    },
+    async settleMail(id, outcome) {
+      const entry = outbox.get(id)
+      if (!entry || entry.sentAt || entry.failedAt) return
+      if (outcome.outcome === 'sent') entry.sentAt = outcome.at
+      else if (outcome.outcome === 'failed')
+        Object.assign(entry, { failedAt: outcome.at, lastError: outcome.error })
+      else Object.assign(entry, { nextAttemptAt: outcome.nextAttemptAt, lastError: outcome.error })
+    },
+    async getMail(id) {
+      const entry = outbox.get(id)
+      return entry ? structuredClone(entry) : null
     },
     async kvGet(key) {
       const value = kv.get(key)

@@ -1,6 +1,7 @@
 import type { AgentPatch, AgentRecord } from '../Agent.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
+import type { MailOutcome, OutboxEntry } from '../OrderMail.ts'
 import type { IdempotentAnswer, PendingCheck, TaskPayment, TaskRecord, TaskStatus } from '../Task.ts'
 import type { UserRecord } from '../User.ts'
 
@@ -56,6 +57,19 @@ export type KvChange<R> =
   | { op: 'noop'; result: R }
   | { op: 'set'; value: unknown; result: R }
   | { op: 'delete'; result: R }
+
+/**
+ * An order e-mail to record once: the task it made (with its events) or none, and the reply, which lands in the
+ * outbox in the same transaction.
+ */
+export type OrderMailReceipt = {
+  /** Identifies the message across deliveries (derived from its sender and Message-ID). */
+  key: string
+  receivedAt: Date
+  task: TaskRecord | null
+  events: FeedEventInput[]
+  reply: OutboxEntry
+}
 
 /** Persistence of the marketplace. Every method is atomic on its own, events included. */
 export type Store = {
@@ -130,6 +144,22 @@ export type Store = {
   listDueRechecks(now: Date, limit: number): Promise<TaskRecord[]>
   /** Sets or clears the pending check of a task still awaiting payment. */
   setPendingCheck(id: string, check: PendingCheck | null): Promise<void>
+  /** Agents with a skill whose slug is `nameOrSlug` or whose name equals it ignoring case; most recently active first. */
+  findSkillSellers(nameOrSlug: string, limit: number): Promise<AgentRecord[]>
+  /**
+   * Records an order e-mail: its key, its task and events if any, and its reply in the outbox, all in one
+   * transaction. `duplicate` (nothing written) when a message with that key was recorded before.
+   */
+  acceptOrderMail(receipt: OrderMailReceipt): Promise<'accepted' | 'duplicate'>
+  /**
+   * Claims up to `limit` unsent, not abandoned outbox entries due at `now`, oldest due first: each gets one more
+   * attempt and is leased until `leaseUntil`, so racing senders never claim the same entry twice.
+   */
+  claimDueMail(now: Date, leaseUntil: Date, limit: number): Promise<OutboxEntry[]>
+  /** Records how an attempt ended: sent, to retry at a time, or abandoned. */
+  settleMail(id: string, outcome: MailOutcome): Promise<void>
+  /** An outbox entry by id. */
+  getMail(id: string): Promise<OutboxEntry | null>
   /** A JSON value kept under `key` (settings, payment-library replay markers), or null. */
   kvGet(key: string): Promise<unknown | null>
   /** Writes a JSON value under `key`. */

@@ -8,6 +8,7 @@ import type { AgentClaim, OnlineEvent, Store, TaskListQuery } from '../ports/Sto
 import type { SkillRecord } from '../Skill.ts'
 import type { IdempotentAnswer, PendingCheck, TaskPayment, TaskRecord } from '../Task.ts'
 import type { UserRecord } from '../User.ts'
+import { mailStoreCases } from './mailCases.ts'
 
 /** The part of a test runner the suite needs; `bun:test`, `node:test` and vitest all fit. */
 export type TestRunner = {
@@ -976,5 +977,7 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
         await store.ping()
       }),
     )
+
+    mailStoreCases(test, withStore)
   })
 }

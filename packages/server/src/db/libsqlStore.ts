@@ -9,9 +9,10 @@ import type {
   UserRecord,
 } from '@agentmarket/core'
 import { nameKey, usernameKey } from '@agentmarket/core'
-import { asc, desc, eq, gt, inArray, lt, type SQL, type SQLWrapper, sql } from 'drizzle-orm'
+import { asc, desc, eq, gt, inArray, lt, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm'
 import type { Address } from 'viem'
 import { kvStore } from './kvStore.ts'
+import { mailStore } from './mailStore.ts'
 import type { Database } from './open.ts'
 import { agents, events, milestones, skills, users } from './schema.ts'
 import { taskStore } from './taskStore.ts'
@@ -43,6 +44,7 @@ function toSkillRows(agentKey: string, list: readonly SkillRecord[]): (typeof sk
     position,
     slug: skill.slug,
     name: skill.name,
+    nameKey: skill.name.toLowerCase(),
     description: skill.description,
     type: skill.type,
     // Prices are capped far below 2^53 base units, so the integer column holds them exactly.
@@ -175,6 +177,7 @@ export function libsqlStore(database: Database): Store {
   return {
     ...taskStore(database),
     ...kvStore(database),
+    ...mailStore(database),
 
     async insertAgent(agent, newEvents) {
       const row = toAgentRow(agent)
@@ -254,6 +257,21 @@ export function libsqlStore(database: Database): Store {
         .limit(limit)
         .offset(offset)
       return { agents: await withSkills(rows), total: counted?.total ?? 0 }
+    },
+
+    async findSkillSellers(nameOrSlug, limit) {
+      const wanted = nameOrSlug.trim().toLowerCase()
+      const selling = db
+        .select({ agentKey: skills.agentKey })
+        .from(skills)
+        .where(or(eq(skills.slug, wanted), eq(skills.nameKey, wanted)))
+      const rows = await db
+        .select()
+        .from(agents)
+        .where(inArray(agents.nameKey, selling))
+        .orderBy(desc(agents.lastActiveAt), asc(agents.nameKey))
+        .limit(limit)
+      return withSkills(rows)
     },
 
     async listAgentsOwnedBy(username) {

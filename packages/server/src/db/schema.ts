@@ -43,6 +43,8 @@ export const skills = sqliteTable(
     position: integer('position').notNull(),
     slug: text('slug').notNull(),
     name: text('name').notNull(),
+    /** The name lower-cased the way the core compares names (Unicode, unlike SQLite's lower()). */
+    nameKey: text('name_key').notNull().default(''),
     description: text('description'),
     type: text('type').notNull(),
     priceBaseUnits: integer('price_base_units'),
@@ -50,7 +52,11 @@ export const skills = sqliteTable(
     sla: text('sla'),
     url: text('url'),
   },
-  (table) => [primaryKey({ columns: [table.agentKey, table.slug] })],
+  (table) => [
+    primaryKey({ columns: [table.agentKey, table.slug] }),
+    index('skills_by_slug').on(table.slug),
+    index('skills_by_name').on(table.nameKey),
+  ],
 )
 
 /** Milestones; `seq` keeps the order they were recorded in. */
@@ -150,3 +156,41 @@ export const kv = sqliteTable('kv', {
   key: text('key').primaryKey(),
   value: text('value').notNull(),
 })
+
+/** Order e-mails taken, by a key of their sender and Message-ID: a message delivered twice is taken once. */
+export const orderMails = sqliteTable('order_mails', {
+  key: text('key').primaryKey(),
+  taskId: text('task_id'),
+  replyId: text('reply_id').notNull(),
+  receivedAt: integer('received_at').notNull(),
+})
+
+/**
+ * E-mail to send, written with the change that caused it. `next_attempt_at` is when the next attempt may start, or
+ * the end of a running attempt's lease; `references` and `headers` are JSON text.
+ */
+export const outbox = sqliteTable(
+  'outbox',
+  {
+    id: text('id').primaryKey(),
+    fromAddress: text('from_address').notNull(),
+    toAddress: text('to_address').notNull(),
+    subject: text('subject').notNull(),
+    body: text('body').notNull(),
+    messageId: text('message_id').notNull(),
+    inReplyTo: text('in_reply_to'),
+    references: text('references').notNull(),
+    headers: text('headers').notNull(),
+    createdAt: integer('created_at').notNull(),
+    attempts: integer('attempts').notNull(),
+    nextAttemptAt: integer('next_attempt_at').notNull(),
+    sentAt: integer('sent_at'),
+    failedAt: integer('failed_at'),
+    lastError: text('last_error'),
+  },
+  (table) => [
+    index('outbox_due')
+      .on(table.nextAttemptAt)
+      .where(sql`${table.sentAt} is null and ${table.failedAt} is null`),
+  ],
+)

@@ -40,7 +40,8 @@ const pendingColumns = (check: PendingCheck | null) => ({
   nextRecheckAt: ms(check?.nextAt),
 })
 
-function toTaskRow(task: TaskRecord): typeof tasks.$inferInsert {
+/** The row of a task. */
+export function toTaskRow(task: TaskRecord): typeof tasks.$inferInsert {
   return {
     id: task.id,
     agentKey: nameKey(task.agentName),

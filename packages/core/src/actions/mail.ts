@@ -1,0 +1,233 @@
+import type { AgentRecord } from '../Agent.ts'
+import { generateId, hashSecret } from '../Credentials.ts'
+import { MarketError } from '../errors.ts'
+import {
+  type InboundOrderMail,
+  MAIL_GIVE_UP_MS,
+  type MailOutcome,
+  mailRetryDelayMs,
+  type OrderMailRefusal,
+  type OrderSubject,
+  type OutboxEntry,
+  orderAcceptedText,
+  orderRefusedText,
+  parseOrderBody,
+  parseOrderSubject,
+  replyTo,
+} from '../OrderMail.ts'
+import type { Mailer } from '../ports/Mailer.ts'
+import { CreateTaskInput, findSkill, type TaskRecord } from '../Task.ts'
+import { parseInput } from '../Validation.ts'
+import type { ActionContext } from './context.ts'
+import { eventsOfNewTask, newTaskRecord } from './newTask.ts'
+
+/** What became of an order e-mail. */
+export type OrderMailResult =
+  | { outcome: 'task'; taskId: string; agent: string; replyId: string }
+  | { outcome: 'refused'; reason: OrderMailRefusal; replyId: string }
+  | { outcome: 'duplicate' }
+
+/** What one pass over the outbox did. */
+export type MailDeliveryReport = { sent: number; retrying: number; failed: number }
+
+/** Options of one outbox pass. */
+export type MailDeliveryOptions = {
+  /** Most entries sent in this pass. */
+  limit?: number
+  /** How long a claimed entry is held by this pass before another sender may try it. */
+  leaseMs?: number
+  /** Delay before the next attempt after `attempts` failed ones. */
+  retryDelayMs?: (attempts: number) => number
+}
+
+/** A refused order: why, and the reply's text parts. */
+type Refusal = { reason: OrderMailRefusal; detail: string; fix: string }
+
+/** A skill the order names, or why none can be chosen. */
+type SkillChoice = { agent: AgentRecord; skill: string } | Refusal
+
+const SELLERS_LISTED = 20
+const LONGEST_ERROR = 500
+
+const quoted = (text: string) => JSON.stringify(text)
+
+/** Orders by e-mail and the outbox that carries every reply. */
+export function mailActions(context: ActionContext) {
+  const { store, config, clock, random } = context
+
+  const unknownSkill = (subject: OrderSubject): Refusal => ({
+    reason: 'unknown_skill',
+    detail: subject.agent
+      ? `No skill is named ${quoted(subject.whole)}, and agent ${quoted(subject.agent)} sells no skill named ${quoted(subject.skill)}.`
+      : `No agent sells a skill named ${quoted(subject.whole)}.`,
+    fix: `Put the exact name or slug of a skill in the subject. Search skills at ${config.baseUrl}/api/community/agents?q=<words>, or read an agent's skills at ${config.baseUrl}/api/agents/<name>/agent-card.json.`,
+  })
+
+  const ambiguous = (subject: OrderSubject, sellers: AgentRecord[]): Refusal => {
+    const choices = sellers.map((agent) => {
+      const skill = findSkill(agent.skills, subject.whole)
+      return `  ${agent.name}/${skill?.slug ?? subject.whole}`
+    })
+    return {
+      reason: 'ambiguous_skill',
+      detail: `${sellers.length === SELLERS_LISTED ? 'Many' : sellers.length} agents sell a skill named ${quoted(subject.whole)}.`,
+      fix: `Write "agent/skill" in the subject to pick one, e.g.:\n${choices.join('\n')}`,
+    }
+  }
+
+  /** The agent and skill the subject names: `agent/skill` first, then the whole subject across all agents. */
+  const chooseSkill = async (subject: OrderSubject): Promise<SkillChoice> => {
+    if (subject.agent) {
+      const agent = await store.getAgent(subject.agent)
+      if (agent && findSkill(agent.skills, subject.skill)) return { agent, skill: subject.skill }
+    }
+    const sellers = await store.findSkillSellers(subject.whole, SELLERS_LISTED)
+    const [only] = sellers
+    if (sellers.length === 1 && only) return { agent: only, skill: subject.whole }
+    return sellers.length === 0 ? unknownSkill(subject) : ambiguous(subject, sellers)
+  }
+
+  /** The task the mail orders, or why it orders none. */
+  const taskOf = async (mail: InboundOrderMail): Promise<TaskRecord | Refusal> => {
+    const subject = parseOrderSubject(mail.subject)
+    if (!subject) {
+      return {
+        reason: 'missing_subject',
+        detail: 'The subject is empty, so it names no skill.',
+        fix: 'Put the name or slug of the skill you want in the subject.',
+      }
+    }
+    const choice = await chooseSkill(subject)
+    if (!('agent' in choice)) return choice
+    const body = parseOrderBody(mail.text)
+    if (!body.ok) {
+      return {
+        reason: body.reason,
+        detail: body.detail,
+        fix: 'Send the params of the skill as one JSON object in a plain-text body, e.g. {"topic": "solar panels"}, or {} when the skill takes none.',
+      }
+    }
+    try {
+      const input = parseInput(CreateTaskInput, {
+        skill: choice.skill,
+        params: body.params,
+        buyer_email: mail.from,
+      })
+      return newTaskRecord(context, choice.agent, input)
+    } catch (error) {
+      if (!(error instanceof MarketError)) throw error
+      if (error.code === 'seller_has_no_wallet') {
+        return {
+          reason: 'seller_has_no_wallet',
+          detail: error.message,
+          fix: "Order another agent's skill, or try again once this seller has published a wallet.",
+        }
+      }
+      const first = error.errors?.[0]
+      return {
+        reason: 'invalid_params',
+        detail: first ? `${first.pointer || 'params'}: ${first.detail}.` : error.message,
+        fix: 'Correct the JSON in the body and send the order again.',
+      }
+    }
+  }
+
+  const outboxEntry = (mail: InboundOrderMail, text: string, headers: Record<string, string>) => {
+    const id = generateId(random, 'mail_')
+    const now = clock.now()
+    const entry: OutboxEntry = {
+      id,
+      mail: replyTo(mail, id, config.orderMailbox, { text, headers }),
+      createdAt: now,
+      attempts: 0,
+      nextAttemptAt: now,
+      sentAt: null,
+      failedAt: null,
+      lastError: null,
+    }
+    return entry
+  }
+
+  /** One attempt to send a claimed entry, and how it ended. */
+  const attempt = async (
+    mailer: Mailer,
+    entry: OutboxEntry,
+    retryDelayMs: (attempts: number) => number,
+  ): Promise<MailOutcome> => {
+    try {
+      await mailer.send(entry.mail)
+      return { outcome: 'sent', at: clock.now() }
+    } catch (failure) {
+      const at = clock.now()
+      const error = (failure instanceof Error ? failure.message : String(failure)).slice(0, LONGEST_ERROR)
+      if (at.getTime() - entry.createdAt.getTime() >= MAIL_GIVE_UP_MS) return { outcome: 'failed', at, error }
+      return {
+        outcome: 'retry',
+        at,
+        error,
+        nextAttemptAt: new Date(at.getTime() + retryDelayMs(entry.attempts)),
+      }
+    }
+  }
+
+  return {
+    /**
+     * Takes an order e-mail (SPEC: subject = skill, body = JSON params): a task plus a reply with its id, payment
+     * instructions and links, or no task and a reply that says what to fix. The reply is written to the outbox in
+     * the same transaction. A message delivered again (same sender and Message-ID) changes nothing.
+     * @example await market.receiveOrderMail({ messageId: '<1@mail>', from: 'ann@example.com', subject: 'scout/deep-research', text: '{"topic":"x"}', references: [] })
+     */
+    async receiveOrderMail(mail: InboundOrderMail): Promise<OrderMailResult> {
+      const key = hashSecret(`${mail.from.toLowerCase()}\n${mail.messageId}`)
+      const outcome = await taskOf(mail)
+      if ('reason' in outcome) {
+        const reply = outboxEntry(mail, orderRefusedText(outcome.detail, outcome.fix, config), {
+          'X-Agentmarket-Problem': outcome.reason,
+        })
+        const stored = await store.acceptOrderMail({
+          key,
+          receivedAt: clock.now(),
+          task: null,
+          events: [],
+          reply,
+        })
+        return stored === 'duplicate'
+          ? { outcome: 'duplicate' }
+          : { outcome: 'refused', reason: outcome.reason, replyId: reply.id }
+      }
+      const task = outcome
+      const reply = outboxEntry(mail, orderAcceptedText(task, config), {
+        'X-Agentmarket-Task': task.id,
+        'X-Agentmarket-Task-Url': `${config.baseUrl}/api/agents/${encodeURIComponent(task.agentName)}/tasks/${task.id}`,
+      })
+      const events = eventsOfNewTask(task)
+      const stored = await store.acceptOrderMail({ key, receivedAt: clock.now(), task, events, reply })
+      if (stored === 'duplicate') return { outcome: 'duplicate' }
+      context.feed.nudge()
+      return { outcome: 'task', taskId: task.id, agent: task.agentName, replyId: reply.id }
+    },
+
+    /**
+     * One pass over the outbox: claims the due entries and hands each to `mailer`. A failed send is retried later
+     * with back-off (1 s doubling to 10 min) and abandoned after three days; a crash mid-pass leaves the entry to
+     * be retried once its lease ends.
+     */
+    async deliverMail(mailer: Mailer, options: MailDeliveryOptions = {}): Promise<MailDeliveryReport> {
+      const { limit = 20, leaseMs = 120_000, retryDelayMs = mailRetryDelayMs } = options
+      const now = clock.now()
+      const due = await store.claimDueMail(now, new Date(now.getTime() + leaseMs), limit)
+      const report: MailDeliveryReport = { sent: 0, retrying: 0, failed: 0 }
+      for (const entry of due) {
+        const outcome = await attempt(mailer, entry, retryDelayMs)
+        await store.settleMail(entry.id, outcome)
+        report[outcome.outcome === 'retry' ? 'retrying' : outcome.outcome] += 1
+      }
+      return report
+    },
+
+    /** An outbox entry: what was sent or is waiting, with its attempts and last error. */
+    async getMail(id: string): Promise<OutboxEntry | null> {
+      return store.getMail(id)
+    },
+  }
+}

@@ -1,0 +1,64 @@
+import type { AgentRecord } from '../Agent.ts'
+import { generateId } from '../Credentials.ts'
+import { ConflictError, InvalidInputError } from '../errors.ts'
+import { feedEvents } from '../events.ts'
+import type { FeedEventInput } from '../Feed.ts'
+import { type CreateTaskInput, findSkill, type TaskRecord } from '../Task.ts'
+import type { ActionContext } from './context.ts'
+
+/**
+ * A new task for one of `agent`'s skills, not yet stored: `paid` at once for a free skill, else `pending_payment`
+ * to the seller's wallet. Throws `unknown_skill` (400) or `seller_has_no_wallet` (409).
+ */
+export function newTaskRecord(
+  { clock, random }: Pick<ActionContext, 'clock' | 'random'>,
+  agent: AgentRecord,
+  input: CreateTaskInput,
+): TaskRecord {
+  const skill = findSkill(agent.skills, input.skill)
+  if (!skill) {
+    const detail = `"${agent.name}" has no skill named "${input.skill}"`
+    throw new InvalidInputError('unknown_skill', `The request body is invalid (/skill: ${detail}).`, [
+      { pointer: '/skill', detail },
+    ])
+  }
+  const price = skill.type === 'purchasable' ? (skill.priceBaseUnits ?? 0n) : 0n
+  if (price > 0n && !agent.walletAddress) {
+    throw new ConflictError(
+      'seller_has_no_wallet',
+      `"${agent.name}" has set no walletAddress, so its paid skills cannot be ordered yet.`,
+    )
+  }
+  const now = clock.now()
+  const free = price === 0n
+  return {
+    id: generateId(random, 'task_'),
+    agentName: agent.name,
+    skillName: skill.name,
+    skillSlug: skill.slug,
+    sla: skill.sla ?? 'best effort',
+    status: free ? 'paid' : 'pending_payment',
+    priceBaseUnits: price,
+    payTo: free ? null : agent.walletAddress,
+    params: input.params ?? null,
+    buyer: input.buyer ?? null,
+    buyerEmail: input.buyer_email ?? null,
+    buyerWallet: input.buyer_wallet ?? null,
+    payment: free
+      ? { method: 'free', txHash: null, escrowTaskId: null, amountBaseUnits: 0n, from: null, at: now }
+      : null,
+    pendingCheck: null,
+    resultUrl: null,
+    idempotency: null,
+    createdAt: now,
+    completedAt: null,
+  }
+}
+
+/** The feed events of a task being stored: created, and paid too when it was paid with the order. */
+export function eventsOfNewTask(task: TaskRecord): FeedEventInput[] {
+  const events = [feedEvents.taskCreated(task)]
+  if (task.payment && task.priceBaseUnits > 0n)
+    events.push(feedEvents.taskPaid(task, task.payment.txHash, task.payment.at))
+  return events
+}

@@ -1,0 +1,117 @@
+import type { MailOutcome, OutboxEntry, Store } from '@agentmarket/core'
+import { and, asc, eq, inArray, isNull, lte, sql } from 'drizzle-orm'
+import type { Database } from './open.ts'
+import { orderMails, outbox, tasks } from './schema.ts'
+import { toTaskRow } from './taskStore.ts'
+import { batchWriter, isUniqueViolation } from './writes.ts'
+
+type MailMethods = Pick<Store, 'acceptOrderMail' | 'claimDueMail' | 'settleMail' | 'getMail'>
+type OutboxRow = typeof outbox.$inferSelect
+
+const ms = (date: Date | null) => date?.getTime() ?? null
+const dateOf = (value: number | null) => (value === null ? null : new Date(value))
+
+function toOutboxRow(entry: OutboxEntry): typeof outbox.$inferInsert {
+  const { mail } = entry
+  return {
+    id: entry.id,
+    fromAddress: mail.from,
+    toAddress: mail.to,
+    subject: mail.subject,
+    body: mail.text,
+    messageId: mail.messageId,
+    inReplyTo: mail.inReplyTo,
+    references: JSON.stringify(mail.references),
+    headers: JSON.stringify(mail.headers),
+    createdAt: entry.createdAt.getTime(),
+    attempts: entry.attempts,
+    nextAttemptAt: entry.nextAttemptAt.getTime(),
+    sentAt: ms(entry.sentAt),
+    failedAt: ms(entry.failedAt),
+    lastError: entry.lastError,
+  }
+}
+
+function toOutboxEntry(row: OutboxRow): OutboxEntry {
+  return {
+    id: row.id,
+    mail: {
+      from: row.fromAddress,
+      to: row.toAddress,
+      subject: row.subject,
+      text: row.body,
+      messageId: row.messageId,
+      inReplyTo: row.inReplyTo,
+      references: JSON.parse(row.references),
+      headers: JSON.parse(row.headers),
+    },
+    createdAt: new Date(row.createdAt),
+    attempts: row.attempts,
+    nextAttemptAt: new Date(row.nextAttemptAt),
+    sentAt: dateOf(row.sentAt),
+    failedAt: dateOf(row.failedAt),
+    lastError: row.lastError,
+  }
+}
+
+const pending = and(isNull(outbox.sentAt), isNull(outbox.failedAt))
+
+/** The order-mail and outbox methods of the libSQL Store. */
+export function mailStore(database: Database): MailMethods {
+  const { db } = database
+  const { writeBatch, insertEvents } = batchWriter(database)
+
+  return {
+    async acceptOrderMail({ key, receivedAt, task, events, reply }) {
+      // The key goes in first: a duplicate fails the whole batch before the task or the reply is written.
+      try {
+        await writeBatch([
+          db
+            .insert(orderMails)
+            .values({ key, taskId: task?.id ?? null, replyId: reply.id, receivedAt: receivedAt.getTime() }),
+          ...(task ? [db.insert(tasks).values(toTaskRow(task))] : []),
+          ...insertEvents(events),
+          db.insert(outbox).values(toOutboxRow(reply)),
+        ])
+        return 'accepted'
+      } catch (error) {
+        if (isUniqueViolation(error, 'order_mails.key')) return 'duplicate'
+        throw error
+      }
+    },
+
+    async claimDueMail(now, leaseUntil, limit) {
+      // One UPDATE picks and leases the due entries, so two senders racing for them split them, never share one.
+      const due = db
+        .select({ id: outbox.id })
+        .from(outbox)
+        .where(and(pending, lte(outbox.nextAttemptAt, now.getTime())))
+        .orderBy(asc(outbox.nextAttemptAt), asc(outbox.id))
+        .limit(limit)
+      const rows = await db
+        .update(outbox)
+        .set({ attempts: sql`${outbox.attempts} + 1`, nextAttemptAt: leaseUntil.getTime() })
+        .where(and(inArray(outbox.id, due), pending, lte(outbox.nextAttemptAt, now.getTime())))
+        .returning()
+      return rows.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).map(toOutboxEntry)
+    },
+
+    async settleMail(id, outcome: MailOutcome) {
+      const change =
+        outcome.outcome === 'sent'
+          ? { sentAt: outcome.at.getTime() }
+          : outcome.outcome === 'failed'
+            ? { failedAt: outcome.at.getTime(), lastError: outcome.error }
+            : { nextAttemptAt: outcome.nextAttemptAt.getTime(), lastError: outcome.error }
+      await db
+        .update(outbox)
+        .set(change)
+        .where(and(eq(outbox.id, id), pending))
+    },
+
+    async getMail(id) {
+      const [row] = await db.select().from(outbox).where(eq(outbox.id, id))
+      return row ? toOutboxEntry(row) : null
+    },
+  }
+}
