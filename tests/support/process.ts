@@ -41,12 +41,13 @@ const repoRoot = new URL('../..', import.meta.url).pathname
 export type MarketServer = { base: string; process: Subprocess; stop(): void }
 
 /**
- * Starts `bun start` on a free port with only PATH and `env` in its environment (as a self-hoster would), and waits
- * until its health check answers.
+ * Starts the server as `bun start` does, on a free port with only PATH and `env` in its environment (as a self-hoster
+ * would), and waits until its health check answers. It runs the entry point itself rather than through `bun start`,
+ * so `process` is the server: killing it kills the server, with no orphan left holding its ports.
  */
 export async function startMarketServer(env: Record<string, string>): Promise<MarketServer> {
   const port = freePort()
-  const child = Bun.spawn(['bun', 'start'], {
+  const child = Bun.spawn(['bun', 'packages/server/src/main.ts'], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PORT: String(port), HOST: '127.0.0.1', ...env },
     stdout: 'ignore',

@@ -99,9 +99,35 @@ export function parseOrderSubject(subject: string): OrderSubject | null {
 
 const QUOTE_MARKS = /[\u201c\u201d\u201e\u2018\u2019]/
 
+/** The text of a body without quoted reply lines (`> …`) and without a signature (after a `-- ` line). */
+function ownText(text: string): string {
+  const lines = text
+    .replace(/\r\n?/g, '\n')
+    .replace(/\u00a0/g, ' ')
+    .split('\n')
+  const signature = lines.findIndex((line) => line === '-- ' || line === '--')
+  const kept = signature === -1 ? lines : lines.slice(0, signature)
+  return kept
+    .filter((line) => !line.startsWith('>'))
+    .join('\n')
+    .trim()
+}
+
+/** `text` parsed as JSON, or the parser's complaint. */
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false; why: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) }
+  } catch (error) {
+    return { ok: false, why: error instanceof Error ? error.message : 'it does not parse' }
+  }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
 /**
- * The params in a text body: a JSON object, with quoted reply lines (`> …`), their "… wrote:" line and a
- * signature (after a `-- ` line) left out.
+ * The params in a text body: one JSON object. Quoted reply lines and a signature are left out; when the rest is not
+ * JSON as a whole (a reply's "On … wrote:" line, a greeting), the text from its first `{` to its last `}` is tried.
  */
 export function parseOrderBody(text: string | null): OrderBody {
   if (text === null) {
@@ -111,38 +137,30 @@ export function parseOrderBody(text: string | null): OrderBody {
       detail: 'The message has no plain-text part, so there is no JSON to read.',
     }
   }
-  const lines = text
-    .replace(/\r\n?/g, '\n')
-    .replace(/\u00a0/g, ' ')
-    .split('\n')
-  const signature = lines.findIndex((line) => line === '-- ' || line === '--')
-  const kept = (signature === -1 ? lines : lines.slice(0, signature)).filter((line) => !line.startsWith('>'))
-  while (kept.length && !kept.at(-1)?.trim()) kept.pop()
-  if (kept.length && /wrote:\s*$/.test(kept.at(-1) ?? '')) kept.pop()
-  const body = kept.join('\n').trim()
+  const body = ownText(text)
   if (!body) return { ok: false, reason: 'empty_body', detail: 'The message body is empty.' }
-  let params: unknown
-  try {
-    params = JSON.parse(body)
-  } catch (error) {
-    const why = error instanceof Error ? error.message : 'it does not parse'
+  let parsed = parseJson(body)
+  const [first, last] = [body.indexOf('{'), body.lastIndexOf('}')]
+  if (!parsed.ok && first !== -1 && last > first) parsed = parseJson(body.slice(first, last + 1))
+  if (!parsed.ok) {
     const hint = QUOTE_MARKS.test(body)
       ? ' It contains curly quotes (“ ” ‘ ’): your mail program changed the straight quotes JSON needs; turn off smart quotes or paste the JSON as plain text.'
       : ''
-    return { ok: false, reason: 'invalid_json', detail: `The body is not valid JSON (${why}).${hint}` }
+    return { ok: false, reason: 'invalid_json', detail: `The body is not valid JSON (${parsed.why}).${hint}` }
   }
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+  if (!isObject(parsed.value)) {
     return {
       ok: false,
       reason: 'invalid_json',
       detail:
-        'The body must be one JSON object, e.g. {"text": "hello"}; send {} for a skill that takes nothing.',
+        'The body must be one JSON object, e.g. {"text": "hello"}; send {} for a skill that takes none.',
     }
   }
-  return { ok: true, params: params as Record<string, unknown> }
+  return { ok: true, params: parsed.value }
 }
 
-const mailboxDomain = (mailbox: string) => mailbox.slice(mailbox.lastIndexOf('@') + 1) || 'localhost'
+const mailboxDomain = (mailbox: string) =>
+  mailbox.includes('@') ? mailbox.slice(mailbox.lastIndexOf('@') + 1) || 'localhost' : 'localhost'
 
 /** The Message-ID of an outbox entry's mail: stable, so retries and duplicates share it. */
 export function outboxMessageId(entryId: string, mailbox: string): string {

@@ -2,6 +2,7 @@ import {
   cryptoRandom,
   defaultConfig,
   Marketplace,
+  type MarketplaceActions,
   type MppSettings,
   persistentMppSecret,
   type Store,
@@ -12,10 +13,15 @@ import { createApp } from './app.ts'
 import { libsqlStore } from './db/libsqlStore.ts'
 import { openDatabase } from './db/open.ts'
 import { readSettings, type Settings, SettingsError } from './env.ts'
+import { startMailDelivery } from './mail/delivery.ts'
+import { startOrderListener } from './mail/listener.ts'
+import { smtpMailer } from './mail/smtpMailer.ts'
 import { startPaymentRechecks } from './rechecks.ts'
 
 /** How often pending payments sent at creation are re-checked (each task also backs off on its own). */
 const RECHECK_INTERVAL_MS = 1_000
+/** How often the outbox is looked at (each entry also backs off on its own). */
+const OUTBOX_INTERVAL_MS = 1_000
 
 /** A client of the MPP network (Tempo mainnet), made on the first paid request: its chain module is slow to load. */
 function tempoClient(rpcUrl: string): () => Promise<Client> {
@@ -38,6 +44,30 @@ async function mppSettings(settings: Settings, store: Store): Promise<MppSetting
   }
 }
 
+/** Orders by e-mail: the outbox sender when a relay is set, the SMTP listener when its port is set. */
+async function startMail(settings: Settings, market: MarketplaceActions) {
+  const mailer = settings.smtpOutboundUrl ? smtpMailer(settings.smtpOutboundUrl) : null
+  const delivery = mailer ? startMailDelivery(market, mailer, { intervalMs: OUTBOX_INTERVAL_MS }) : null
+  const listener =
+    settings.smtpInboundPort === null
+      ? null
+      : await startOrderListener({
+          market,
+          mailbox: settings.orderMailbox,
+          port: settings.smtpInboundPort,
+          host: settings.host,
+          onTaken: () => delivery?.kick(),
+        })
+  return {
+    port: listener?.port ?? null,
+    async stop() {
+      await listener?.close()
+      await delivery?.stop()
+      mailer?.close()
+    },
+  }
+}
+
 /** Opens the database, builds the marketplace and starts listening. Returns a stop function. */
 export async function startServer(settings: Settings) {
   const database = await openDatabase(settings.databaseUrl, settings.databaseAuthToken)
@@ -51,6 +81,7 @@ export async function startServer(settings: Settings) {
       minConfirmations: settings.minConfirmations,
     },
     mppNetwork: { name: 'tempo', chainId: 4217, currency: settings.mppCurrency },
+    orderMailbox: settings.orderMailbox,
   })
   const chain = viemChain({ rpcUrl: settings.chainRpcUrl })
   const mpp = await mppSettings(settings, store)
@@ -58,9 +89,13 @@ export async function startServer(settings: Settings) {
   const app = createApp({ market, baseUrl: settings.baseUrl })
   app.listen({ port: settings.port, hostname: settings.host })
   const rechecks = startPaymentRechecks(market, { intervalMs: RECHECK_INTERVAL_MS })
+  const mail = await startMail(settings, market)
   return {
     app,
+    /** The port of the order mailbox, when it is on. */
+    mailPort: mail.port,
     async stop() {
+      await mail.stop()
       await rechecks.stop()
       await app.stop()
       await store.close()
@@ -82,6 +117,8 @@ if (import.meta.main) {
     console.log(
       `agentmarket listening on http://${settings.host}:${settings.port} (public ${settings.baseUrl})`,
     )
+    if (server.mailPort !== null)
+      console.log(`agentmarket takes orders for ${settings.orderMailbox} on smtp port ${server.mailPort}`)
     const shutdown = () => server.stop().finally(() => process.exit(0))
     process.once('SIGINT', shutdown)
     process.once('SIGTERM', shutdown)

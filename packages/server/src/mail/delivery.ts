@@ -1,0 +1,52 @@
+import type { MailDeliveryOptions, Mailer, MarketplaceActions } from '@agentmarket/core'
+
+/** The running outbox sender. */
+export type MailDelivery = {
+  /** Starts a pass now (or right after the running one): new replies go out without waiting for the timer. */
+  kick(): void
+  /** Stops the timer and waits for a pass in progress. */
+  stop(): Promise<void>
+}
+
+/**
+ * Sends the outbox through `mailer` on a timer, one pass at a time. Every server process may run it: claiming an
+ * entry leases it, so two processes never send the same attempt.
+ * @example const delivery = startMailDelivery(market, smtpMailer(url), { intervalMs: 1_000 })
+ */
+export function startMailDelivery(
+  market: MarketplaceActions,
+  mailer: Mailer,
+  { intervalMs, ...options }: { intervalMs: number } & MailDeliveryOptions,
+): MailDelivery {
+  let running: Promise<void> | null = null
+  let again = false
+  const pass = async () => {
+    try {
+      await market.deliverMail(mailer, options)
+    } catch (error) {
+      console.error('mail delivery pass failed', error)
+    }
+  }
+  const run = () => {
+    if (running) {
+      again = true
+      return
+    }
+    running = pass().finally(() => {
+      running = null
+      if (again) {
+        again = false
+        run()
+      }
+    })
+  }
+  const timer = setInterval(run, intervalMs)
+  return {
+    kick: run,
+    async stop() {
+      clearInterval(timer)
+      again = false
+      await running
+    },
+  }
+}
