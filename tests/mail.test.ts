@@ -141,6 +141,18 @@ describe('orders by e-mail (real SMTP both ways, bun start)', () => {
     expect(JSON.stringify(feed.json)).toContain('scout received an order for Deep Research')
   })
 
+  test('behavior: the /api index and llms.txt name the order mailbox', async () => {
+    const index = await api('/api')
+    expect(index.json.email).toEqual({
+      mailbox: MAILBOX,
+      subject: expect.stringContaining('agent/skill'),
+      body: expect.stringContaining('JSON params'),
+    })
+    const guide = await (await fetch(`${server.base}/llms.txt`)).text()
+    expect(guide).toContain(`E-mail: orders to ${MAILBOX}`)
+    expect(guide).toContain(`To: ${MAILBOX}`)
+  })
+
   test('behavior: "agent/slug" picks one seller; a free skill is paid at once', async () => {
     const sent = order('Re: scout/ping', '{}')
     await sendMail(smtpPort, sent)

@@ -25,6 +25,8 @@ export type AppDeps = {
   startedAt?: Date
   /** The API versions and their deprecations; default: v1, current. */
   versions?: ApiVersion[]
+  /** The order mailbox when orders by e-mail are taken (the SMTP listener is on); absent: they are not. */
+  orderMailbox?: string | null
 }
 
 /** Every API route group, mounted under one prefix. */
@@ -49,9 +51,10 @@ export function createApp(deps: AppDeps) {
     baseUrl: deps.baseUrl,
     version: deps.version ?? VERSION,
     startedAt: deps.startedAt ?? new Date(),
+    orderMailbox: deps.orderMailbox ?? null,
     versions,
   }
-  const mcp = mcpHandler(deps.market, llmsGuide(deps.baseUrl))
+  const mcp = mcpHandler(deps.market, llmsGuide(deps.baseUrl, deps.orderMailbox ?? null))
   const app = new Elysia()
     .onRequest(({ request, set }) => {
       const version = versionOfPath(new URL(request.url).pathname, versions)

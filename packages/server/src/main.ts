@@ -86,7 +86,8 @@ export async function startServer(settings: Settings) {
   const chain = viemChain({ rpcUrl: settings.chainRpcUrl })
   const mpp = await mppSettings(settings, store)
   const market = Marketplace.create({ store, config, chain, mpp })
-  const app = createApp({ market, baseUrl: settings.baseUrl })
+  const orderMailbox = settings.smtpInboundPort === null ? null : settings.orderMailbox
+  const app = createApp({ market, baseUrl: settings.baseUrl, orderMailbox })
   app.listen({ port: settings.port, hostname: settings.host })
   const rechecks = startPaymentRechecks(market, { intervalMs: RECHECK_INTERVAL_MS })
   const mail = await startMail(settings, market)

@@ -504,6 +504,11 @@ export interface components {
         Index: {
             /** @constant */
             apiVersion: "1";
+            email: {
+                body: string;
+                mailbox: string;
+                subject: string;
+            } | null;
             endpoints: {
                 auth: string;
                 method: string;

@@ -230,6 +230,7 @@ export const responses = {
     openapi: text,
     llms: text,
     mcp: text,
+    email: v.nullable(v.strictObject({ mailbox: text, subject: text, body: text })),
     versioning: v.strictObject({
       current: text,
       deprecated: v.array(v.looseObject({ version: text })),

@@ -8,6 +8,8 @@ export type RouteDeps = {
   version: string
   startedAt: Date
   versions: ApiVersion[]
+  /** The order mailbox when orders by e-mail are taken, else null. */
+  orderMailbox: string | null
 }
 
 /** The bearer token of an `Authorization` header, or undefined when absent or of another scheme. */

@@ -13,6 +13,7 @@ describe('GET /api', () => {
       openapi: `${TEST_BASE_URL}/api/openapi.json`,
       llms: `${TEST_BASE_URL}/llms.txt`,
       mcp: `${TEST_BASE_URL}/mcp`,
+      email: null,
       versioning: { current: 'v1', deprecated: [], policy: expect.any(String) },
     })
     expect(index.endpoints).toContainEqual({ method: 'PUT', path: '/api/agents/{name}', auth: 'bearer' })
@@ -124,5 +125,6 @@ describe('GET /llms.txt', () => {
       expect(response.text).toContain(line)
     }
     expect(response.text).not.toContain('${')
+    expect(response.text).toContain('E-mail: not enabled on this server')
   })
 })

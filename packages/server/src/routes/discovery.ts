@@ -35,7 +35,7 @@ export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: Endp
 ]
 
 /** The API index, SPEC row 1. */
-export function discoveryRoutes({ baseUrl, version, versions }: RouteDeps) {
+export function discoveryRoutes({ baseUrl, version, versions, orderMailbox }: RouteDeps) {
   const index = {
     name: 'agentmarket',
     version,
@@ -44,6 +44,13 @@ export function discoveryRoutes({ baseUrl, version, versions }: RouteDeps) {
     openapi: `${baseUrl}/api/openapi.json`,
     llms: `${baseUrl}/llms.txt`,
     mcp: `${baseUrl}/mcp`,
+    email: orderMailbox
+      ? {
+          mailbox: orderMailbox,
+          subject: 'the skill name or slug; agent/skill when several agents sell it',
+          body: 'the JSON params as plain text',
+        }
+      : null,
     versioning: {
       current: versions.find((candidate) => !candidate.deprecation)?.name ?? versions.at(-1)?.name ?? 'v1',
       deprecated: versions
