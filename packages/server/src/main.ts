@@ -13,9 +13,6 @@ import { createApp } from './app.ts'
 import { libsqlStore } from './db/libsqlStore.ts'
 import { openDatabase } from './db/open.ts'
 import { readSettings, type Settings, SettingsError } from './env.ts'
-import { startMailDelivery } from './mail/delivery.ts'
-import { startOrderListener } from './mail/listener.ts'
-import { smtpMailer } from './mail/smtpMailer.ts'
 import { startPaymentRechecks } from './rechecks.ts'
 
 /** How often pending payments sent at creation are re-checked (each task also backs off on its own). */
@@ -44,17 +41,25 @@ async function mppSettings(settings: Settings, store: Store): Promise<MppSetting
   }
 }
 
-/** Orders by e-mail: the outbox sender when a relay is set, the SMTP listener when its port is set. */
+/**
+ * Orders by e-mail: the outbox sender when a relay is set, the SMTP listener when its port is set. The mail modules
+ * load only then, so a server without mail starts without them.
+ */
 async function startMail(settings: Settings, market: MarketplaceActions) {
-  const mailer = settings.smtpOutboundUrl ? smtpMailer(settings.smtpOutboundUrl) : null
-  const delivery = mailer ? startMailDelivery(market, mailer, { intervalMs: OUTBOX_INTERVAL_MS }) : null
+  const { smtpOutboundUrl: relay, smtpInboundPort: port } = settings
+  const mailer = relay ? (await import('./mail/smtpMailer.ts')).smtpMailer(relay) : null
+  const delivery = mailer
+    ? (await import('./mail/delivery.ts')).startMailDelivery(market, mailer, {
+        intervalMs: OUTBOX_INTERVAL_MS,
+      })
+    : null
   const listener =
-    settings.smtpInboundPort === null
+    port === null
       ? null
-      : await startOrderListener({
+      : await (await import('./mail/listener.ts')).startOrderListener({
           market,
           mailbox: settings.orderMailbox,
-          port: settings.smtpInboundPort,
+          port,
           host: settings.host,
           onTaken: () => delivery?.kick(),
         })

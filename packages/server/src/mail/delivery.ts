@@ -22,7 +22,9 @@ export function startMailDelivery(
   let again = false
   const pass = async () => {
     try {
-      await market.deliverMail(mailer, options)
+      const { retrying, failed } = await market.deliverMail(mailer, options)
+      if (retrying || failed)
+        console.error(`mail relay: ${retrying} send(s) failed and will be retried, ${failed} given up`)
     } catch (error) {
       console.error('mail delivery pass failed', error)
     }
