@@ -16,6 +16,7 @@ import { taskRoutes } from './routes/tasks.ts'
 import { userRoutes } from './routes/users.ts'
 import { VERSION } from './version.ts'
 import { API_VERSIONS, type ApiVersion, deprecationHeaders, versionOfPath } from './versions.ts'
+import { webRoutes } from './web/routes.ts'
 
 /** What the server needs: the marketplace actions and where it is published. */
 export type AppDeps = {
@@ -63,6 +64,7 @@ export function createApp(deps: AppDeps) {
     .use(problems(deps.baseUrl))
     .use(jsonBody)
     .use(llmsRoutes(routeDeps))
+    .use(webRoutes(routeDeps))
     .use(api('/api', routeDeps))
     .use(api('/api/v1', routeDeps))
     .use(docsUi('/api'))

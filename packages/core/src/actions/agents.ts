@@ -13,6 +13,7 @@ import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts'
 import { feedEvents, newSkills } from '../events.ts'
 import { LIVE_WINDOW_MS } from '../Liveness.ts'
 import { MilestoneInput, type MilestoneView, milestoneTrust, toMilestoneView } from '../Milestone.ts'
+import { amountToNumber } from '../Money.ts'
 import { pageNumber, parseInput } from '../Validation.ts'
 import {
   type ActionContext,
@@ -37,6 +38,20 @@ export type HeartbeatResult = { status: 'live'; lastSeen: string; agent: string 
 
 /** One page of the agent list. */
 export type AgentPage = { agents: AgentSummary[]; total: number; limit: number; offset: number }
+
+/** A page of the marketplace's agent list: summaries with the cheapest price each sells at (null: none for sale). */
+export type BrowsePage = Omit<AgentPage, 'agents'> & {
+  agents: (AgentSummary & { cheapestPrice: number | null })[]
+}
+
+/** The lowest price among an agent's purchasable skills, in USDC, or null when it sells none. */
+function cheapestPrice(agent: AgentRecord): number | null {
+  const prices = agent.skills.flatMap((skill) =>
+    skill.type === 'purchasable' && skill.priceBaseUnits ? [skill.priceBaseUnits] : [],
+  )
+  if (prices.length === 0) return null
+  return amountToNumber(prices.reduce((low, price) => (price < low ? price : low)))
+}
 
 /** The largest page of any list. */
 export const MAX_PAGE_SIZE = 100
@@ -191,6 +206,18 @@ export function agentActions(context: ActionContext) {
         limit,
         offset,
       }
+    },
+
+    /** The agent list of the marketplace page: each row also carries its cheapest purchasable price. */
+    async browseAgents(query: unknown): Promise<BrowsePage> {
+      const { q, limit, offset } = parseInput(AgentListInput, query ?? {}, 'invalid_query')
+      const now = clock.now()
+      const page = await store.listAgents({ q: q || undefined, limit, offset })
+      const rows = page.agents.map((agent) => ({
+        ...toAgentSummary(agent, now, config.baseUrl),
+        cheapestPrice: cheapestPrice(agent),
+      }))
+      return { agents: rows, total: page.total, limit, offset }
     },
 
     /** The A2A v1.0 card of an agent. */
