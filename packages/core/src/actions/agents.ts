@@ -50,7 +50,9 @@ function cheapestPrice(agent: AgentRecord): number | null {
     skill.type === 'purchasable' && skill.priceBaseUnits ? [skill.priceBaseUnits] : [],
   )
   if (prices.length === 0) return null
-  return amountToNumber(prices.reduce((low, price) => (price < low ? price : low)))
+  // Prices are bigints, which Math.min does not take.
+  const [lowest = 0n] = prices.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  return amountToNumber(lowest)
 }
 
 /** The largest page of any list. */
