@@ -1,3 +1,4 @@
+import { defaultConfig, type MarketConfig } from '@agentmarket/core'
 import * as v from 'valibot'
 import { isAddress } from 'viem'
 
@@ -145,4 +146,19 @@ export function readSettings(env: Env): Settings {
     smtpOutboundUrl: optionalUrl('SMTP_OUTBOUND_URL', ['smtp:', 'smtps:'], 'smtp:// or smtps://'),
     rateLimits: read(env, 'RATE_LIMITS', v.picklist(['on', 'off'], 'must be "on" or "off"'), 'on') === 'on',
   }
+}
+
+/** The core's config for these settings: the server, the demo seeder and any other entry point build it one way. */
+export function marketConfig(settings: Settings): MarketConfig {
+  return defaultConfig(settings.baseUrl, {
+    pairingPrefix: settings.pairingPrefix,
+    chain: {
+      chainId: settings.chainId,
+      usdcContract: settings.usdcContract,
+      escrowContract: settings.escrowContract,
+      minConfirmations: settings.minConfirmations,
+    },
+    mppNetwork: { name: 'tempo', chainId: 4217, currency: settings.mppCurrency },
+    orderMailbox: settings.orderMailbox,
+  })
 }

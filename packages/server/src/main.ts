@@ -1,6 +1,5 @@
 import {
   cryptoRandom,
-  defaultConfig,
   Marketplace,
   type MarketplaceActions,
   type MppSettings,
@@ -12,7 +11,7 @@ import { type Client, createClient, http } from 'viem'
 import { createApp } from './app.ts'
 import { libsqlStore } from './db/libsqlStore.ts'
 import { openDatabase } from './db/open.ts'
-import { readSettings, type Settings, SettingsError } from './env.ts'
+import { marketConfig, readSettings, type Settings, SettingsError } from './env.ts'
 import { startPaymentRechecks } from './rechecks.ts'
 
 /** How often pending payments sent at creation are re-checked (each task also backs off on its own). */
@@ -77,17 +76,7 @@ async function startMail(settings: Settings, market: MarketplaceActions) {
 export async function startServer(settings: Settings) {
   const database = await openDatabase(settings.databaseUrl, settings.databaseAuthToken)
   const store = libsqlStore(database)
-  const config = defaultConfig(settings.baseUrl, {
-    pairingPrefix: settings.pairingPrefix,
-    chain: {
-      chainId: settings.chainId,
-      usdcContract: settings.usdcContract,
-      escrowContract: settings.escrowContract,
-      minConfirmations: settings.minConfirmations,
-    },
-    mppNetwork: { name: 'tempo', chainId: 4217, currency: settings.mppCurrency },
-    orderMailbox: settings.orderMailbox,
-  })
+  const config = marketConfig(settings)
   const chain = viemChain({ rpcUrl: settings.chainRpcUrl })
   const mpp = await mppSettings(settings, store)
   const market = Marketplace.create({ store, config, chain, mpp })
@@ -117,6 +106,10 @@ if (import.meta.main) {
     if (!(error instanceof SettingsError)) throw error
     console.error(`agentmarket: ${error.message}`)
     process.exit(1)
+  }
+  if (process.argv[2] === 'demo') {
+    const { runDemo } = await import('./demo.ts')
+    process.exit(await runDemo(settings))
   }
   try {
     const server = await startServer(settings)

@@ -1,0 +1,1425 @@
+import {
+  agentLinks,
+  type Clock,
+  cryptoRandom,
+  feedEvents,
+  generateId,
+  Marketplace,
+  type MarketplaceActions,
+  manualClock,
+  type Platform,
+  type Registration,
+  type Store,
+  slugify,
+  type TaskRecord,
+  type TaskView,
+} from '@agentmarket/core'
+import { type Address, getAddress, keccak256, stringToHex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { libsqlStore } from './db/libsqlStore.ts'
+import { openDatabase } from './db/open.ts'
+import { marketConfig, readSettings, type Settings, SettingsError } from './env.ts'
+
+// ---------------------------------------------------------------------------------------------------------------
+// Data: twelve domains of three agents each, 70 purchasable skills in all, owners and milestone templates.
+// ---------------------------------------------------------------------------------------------------------------
+
+type AgentSeed = { name: string; platform: Platform; model: string; bio: string; freeOnly?: boolean }
+type SkillSeed = { name: string; price: number; sla: string; description: string; slug?: string }
+type Domain = { key: string; agents: AgentSeed[]; skills: SkillSeed[]; free: string[] }
+
+/** The seed of every random choice: change it for another, equally reproducible, market. */
+const DEMO_SEED = 'agentmarket-demo-1'
+
+const DOMAINS: Domain[] = [
+  {
+    key: 'research',
+    agents: [
+      {
+        name: 'scholar-owl',
+        platform: 'primaryplatform',
+        model: 'claude-sonnet-4.5',
+        bio: "Reads papers so you don't have to: literature reviews, citation graphs and plain-language summaries of academic work, every claim linked to its source.",
+      },
+      {
+        name: 'deepdigest',
+        platform: 'other',
+        model: 'gpt-4.1',
+        bio: 'Market and competitor research on demand. I search, read and compare dozens of sources and hand back a structured brief with confidence levels.',
+      },
+      {
+        name: 'factfinder_bot',
+        platform: 'other',
+        model: 'llama-3.1-70b-instruct',
+        bio: 'A small fact-checking agent run by a newsroom volunteer. Quick checks are free and come back in under a minute, with sources.',
+        freeOnly: true,
+      },
+    ],
+    skills: [
+      {
+        name: 'Literature Review',
+        price: 12,
+        sla: '24 hours',
+        description:
+          'A structured review of up to 40 papers on your topic: themes, methods, gaps, and a BibTeX file.',
+      },
+      {
+        name: 'Paper Summary',
+        price: 0.5,
+        sla: '10 minutes',
+        description:
+          'A one-page plain-language summary of one paper (PDF or arXiv link), key figures explained.',
+      },
+      {
+        name: 'Competitor Scan',
+        price: 8,
+        sla: '12 hours',
+        description:
+          'Pricing, positioning and recent launches of up to ten competitors, in a comparison table.',
+      },
+      {
+        name: 'Market Sizing Brief',
+        price: 15,
+        sla: '48 hours',
+        description: 'Top-down and bottom-up estimates of a market, with every assumption stated.',
+      },
+      {
+        name: 'Citation Graph',
+        price: 3,
+        sla: '2 hours',
+        description: 'Who cites whom around a seed paper, as an interactive graph and a ranked reading list.',
+      },
+      {
+        name: 'Deep Research',
+        price: 20,
+        sla: '24 hours',
+        description:
+          'An open question answered from 50+ sources, with a summary, the evidence and the open doubts.',
+      },
+      {
+        name: 'Prior-Art Search',
+        price: 25,
+        sla: '3 days',
+        description:
+          'Patents and papers that predate your invention, ranked by closeness, with claim charts.',
+      },
+    ],
+    free: ['Quick Fact Check', 'Source Lookup'],
+  },
+  {
+    key: 'translation',
+    agents: [
+      {
+        name: 'polyglot-pia',
+        platform: 'primaryplatform',
+        model: 'gpt-4o',
+        bio: 'Translates between 30 languages following your style guide. Strongest in Spanish, Portuguese, German and Japanese.',
+      },
+      {
+        name: 'lingua-bridge',
+        platform: 'other',
+        model: 'mistral-large-2',
+        bio: 'Document translation that keeps your formatting: Markdown, DOCX, subtitles and app string files in, the same format out.',
+      },
+      {
+        name: 'subtitle-smith',
+        platform: 'primaryplatform',
+        model: 'whisper-large-v3 + gpt-4o-mini',
+        bio: 'Subtitles and localisation for video: timed SRT and VTT files in the languages you need.',
+      },
+    ],
+    skills: [
+      {
+        name: 'Document Translation',
+        price: 1.5,
+        sla: '2 hours',
+        description: 'Up to 5,000 words into one language, formatting kept.',
+      },
+      {
+        name: 'Website Localisation',
+        price: 9,
+        sla: '24 hours',
+        description: 'Every page of a small site into one language, with a glossary of product terms.',
+      },
+      {
+        name: 'Subtitle Translation',
+        price: 2.25,
+        sla: '1 hour',
+        description: 'An SRT or VTT file into one language, timing preserved and lines re-broken.',
+      },
+      {
+        name: 'App Strings Localisation',
+        price: 4,
+        sla: '6 hours',
+        description: 'iOS, Android or i18next string files, placeholders and plurals checked.',
+      },
+      {
+        name: 'Translation Review',
+        price: 6,
+        sla: '24 hours',
+        description: 'A second opinion on an existing translation: errors, tone and consistency.',
+      },
+      {
+        name: 'Glossary Extraction',
+        price: 0.75,
+        sla: '30 minutes',
+        description: 'The terms of art of a document with suggested translations.',
+      },
+    ],
+    free: ['Detect Language', 'Translate Short Phrase'],
+  },
+  {
+    key: 'code',
+    agents: [
+      {
+        name: 'lint-hawk',
+        platform: 'primaryplatform',
+        model: 'claude-opus-4.1',
+        bio: 'Reviews pull requests like a senior engineer: correctness first, then security, then style. TypeScript, Go, Rust and Python.',
+      },
+      {
+        name: 'diffwise',
+        platform: 'other',
+        model: 'gpt-4.1',
+        bio: 'Explains diffs in plain English and flags risky changes before they merge. Works from GitHub and GitLab webhooks.',
+      },
+      {
+        name: 'test-weaver',
+        platform: 'primaryplatform',
+        model: 'deepseek-coder-v2',
+        bio: 'Writes the unit tests your code is missing, runs them, and reports the coverage gained.',
+      },
+    ],
+    skills: [
+      {
+        name: 'Pull Request Review',
+        price: 4,
+        sla: '1 hour',
+        description: 'Line comments and a summary verdict on one pull request of up to 1,000 changed lines.',
+      },
+      {
+        name: 'Security Review',
+        price: 15,
+        sla: '6 hours',
+        description: 'A review focused on injection, auth, secrets and unsafe deserialisation.',
+      },
+      {
+        name: 'Refactoring Plan',
+        price: 10,
+        sla: '12 hours',
+        description: 'A step-by-step plan to untangle one module, each step shippable on its own.',
+      },
+      {
+        name: 'Unit Test Generation',
+        price: 6,
+        sla: '2 hours',
+        description: 'Tests for one file or package, run against your code before delivery.',
+      },
+      {
+        name: 'Dependency Upgrade Review',
+        price: 3,
+        sla: '1 hour',
+        description: 'What a major-version bump breaks, read from changelogs and your call sites.',
+      },
+      {
+        name: 'Architecture Review',
+        price: 40,
+        sla: '3 days',
+        description: 'A written review of a system design: risks, bottlenecks and cheaper alternatives.',
+      },
+      {
+        name: 'Diff Explainer',
+        price: 0.3,
+        sla: '5 minutes',
+        description: 'A plain-English explanation of a diff for reviewers who do not know the code.',
+      },
+    ],
+    free: ['Lint Snippet', 'Explain Error Message'],
+  },
+  {
+    key: 'data',
+    agents: [
+      {
+        name: 'tidy-tables',
+        platform: 'primaryplatform',
+        model: 'claude-haiku-4.5',
+        bio: 'Turns messy spreadsheets into clean, typed tables: deduplication, date and currency normalisation, and a log of every fix.',
+      },
+      {
+        name: 'csv-surgeon',
+        platform: 'other',
+        model: 'qwen2.5-72b-instruct',
+        bio: 'Schema inference, outlier detection and validation for CSV, JSON Lines and Parquet files.',
+      },
+      {
+        name: 'dedupe-dan',
+        platform: 'other',
+        model: 'gpt-4o-mini',
+        bio: 'Hobby project: I find duplicate rows and near-duplicate names. Free while I learn what people need.',
+        freeOnly: true,
+      },
+    ],
+    skills: [
+      {
+        name: 'Spreadsheet Cleanup',
+        price: 2,
+        sla: '1 hour',
+        description: 'One sheet of up to 50,000 rows cleaned, typed and deduplicated, with a change log.',
+      },
+      {
+        name: 'CRM Deduplication',
+        price: 5,
+        sla: '4 hours',
+        description:
+          'Merges duplicate contacts and companies, keeping the most recent good value of each field.',
+      },
+      {
+        name: 'Address Normalisation',
+        price: 1,
+        sla: '30 minutes',
+        description: 'Postal addresses split into fields and normalised per country.',
+      },
+      {
+        name: 'Schema Inference',
+        price: 0.8,
+        sla: '15 minutes',
+        description: 'Column types, keys and constraints guessed from a sample, as SQL DDL and JSON Schema.',
+      },
+      {
+        name: 'Data Validation Report',
+        price: 3.5,
+        sla: '2 hours',
+        description: 'Every rule a dataset breaks, with counts and example rows.',
+      },
+      {
+        name: 'PDF Table Extraction',
+        price: 1.25,
+        sla: '20 minutes',
+        description: 'Tables from a PDF of up to 50 pages into CSV, merged cells resolved.',
+      },
+    ],
+    free: ['Detect Delimiter', 'Find Duplicates'],
+  },
+  {
+    key: 'vision',
+    agents: [
+      {
+        name: 'alt-text-ava',
+        platform: 'primaryplatform',
+        model: 'gpt-4o',
+        bio: 'Accessible alt text and captions for images at scale: concise, WCAG-minded, and aware of the page around them.',
+      },
+      {
+        name: 'pixel-narrator',
+        platform: 'other',
+        model: 'gemini-2.5-flash',
+        bio: 'Describes photos, charts and screenshots in detail, and tags catalogues of product images.',
+      },
+      {
+        name: 'chart-reader',
+        platform: 'other',
+        model: 'claude-sonnet-4.5',
+        bio: 'Reads charts back into numbers: bar, line and pie charts to CSV, with the axes and units it found.',
+      },
+    ],
+    skills: [
+      {
+        name: 'Image Captioning',
+        price: 0.02,
+        sla: '30 seconds',
+        description: 'A one-sentence caption and a longer description of one image.',
+      },
+      {
+        name: 'Alt Text Batch',
+        price: 1.5,
+        sla: '15 minutes',
+        description: 'Alt text for up to 100 images, using the surrounding page for context.',
+      },
+      {
+        name: 'Product Photo Tagging',
+        price: 3,
+        sla: '1 hour',
+        description: 'Category, colour, material and style tags for up to 500 product photos.',
+      },
+      {
+        name: 'Chart to Data',
+        price: 0.4,
+        sla: '5 minutes',
+        description: 'The numbers behind one chart image, as CSV.',
+      },
+      {
+        name: 'Screenshot Description',
+        price: 0.1,
+        sla: '1 minute',
+        description: 'What a screenshot shows, element by element, for bug reports and documentation.',
+      },
+    ],
+    free: ['Describe Image', 'Detect Text in Image'],
+  },
+  {
+    key: 'scheduling',
+    agents: [
+      {
+        name: 'calendar-kite',
+        platform: 'primaryplatform',
+        model: 'gpt-4.1-mini',
+        bio: 'Finds meeting times across time zones and calendars, proposes slots, and sends the invites.',
+      },
+      {
+        name: 'slot-finder',
+        platform: 'other',
+        model: 'claude-haiku-4.5',
+        bio: 'Scheduling for clinics and small teams: rotas, shift swaps and reminders that respect availability rules.',
+      },
+      {
+        name: 'tz-buddy',
+        platform: 'other',
+        model: 'llama-3.1-8b-instruct',
+        bio: 'A tiny time-zone helper: converts times and tells you when your colleagues are awake.',
+        freeOnly: true,
+      },
+    ],
+    skills: [
+      {
+        name: 'Meeting Scheduler',
+        price: 0.25,
+        sla: '5 minutes',
+        description: 'One meeting placed across up to ten calendars, invites sent.',
+      },
+      {
+        name: 'Team Rota Planning',
+        price: 7,
+        sla: '24 hours',
+        description: 'A four-week rota that meets coverage rules, contracts and stated preferences.',
+      },
+      {
+        name: 'Event Logistics Plan',
+        price: 12,
+        sla: '48 hours',
+        description: 'Venue shortlist, timeline and checklist for an event of up to 200 people.',
+      },
+      {
+        name: 'Interview Loop Coordination',
+        price: 2,
+        sla: '4 hours',
+        description: 'A full interview day booked with candidate and panel, rooms and links included.',
+      },
+      {
+        name: 'Travel Itinerary',
+        price: 5,
+        sla: '12 hours',
+        description: 'Flights, trains and hotels for a multi-city trip within your budget and policy.',
+      },
+    ],
+    free: ['Time Zone Converter', 'Next Free Slot'],
+  },
+  {
+    key: 'writing',
+    agents: [
+      {
+        name: 'copy-crane',
+        platform: 'primaryplatform',
+        model: 'claude-opus-4.1',
+        bio: 'Copy editing with a light touch: grammar, clarity and tone, with changes tracked the way a human editor would.',
+      },
+      {
+        name: 'blurb-bot',
+        platform: 'other',
+        model: 'gpt-4o',
+        bio: 'Product descriptions, release notes and newsletters in your brand voice.',
+      },
+      {
+        name: 'grant-scribe',
+        platform: 'other',
+        model: 'claude-sonnet-4.5',
+        bio: "Helps nonprofits and researchers draft grant proposals that follow the funder's template to the letter.",
+      },
+    ],
+    skills: [
+      {
+        name: 'Copy Edit (2,000 words)',
+        slug: 'copy-edit',
+        price: 5,
+        sla: '6 hours',
+        description:
+          'Grammar, clarity and consistency, as tracked changes with a short note on recurring issues.',
+      },
+      {
+        name: 'Release Notes Draft',
+        price: 1,
+        sla: '30 minutes',
+        description: 'Release notes written from a list of merged pull requests.',
+      },
+      {
+        name: 'Newsletter Draft',
+        price: 3,
+        sla: '2 hours',
+        description: 'A newsletter issue from your bullet points and links.',
+      },
+      {
+        name: 'Product Description Batch',
+        price: 4.5,
+        sla: '4 hours',
+        description: 'Up to 50 product descriptions from a spreadsheet of attributes.',
+      },
+      {
+        name: 'Grant Proposal Draft',
+        price: 30,
+        sla: '5 days',
+        description: "A complete first draft in the funder's structure, with a budget narrative.",
+      },
+      {
+        name: 'Style Guide Check',
+        price: 0.6,
+        sla: '10 minutes',
+        description: 'Every departure from your style guide in one document.',
+      },
+    ],
+    free: ['Headline Ideas', 'Readability Score'],
+  },
+  {
+    key: 'finance',
+    agents: [
+      {
+        name: 'ledger-lynx',
+        platform: 'primaryplatform',
+        model: 'gpt-4.1',
+        bio: 'On-chain analytics for Base and Ethereum: wallet histories, token flows and treasury reports.',
+      },
+      {
+        name: 'invoice-ivy',
+        platform: 'other',
+        model: 'claude-haiku-4.5',
+        bio: 'Reads invoices and receipts and books them: line items, VAT and currency conversion, as CSV for your accountant.',
+      },
+      {
+        name: 'quant-quill',
+        platform: 'other',
+        model: 'deepseek-v3',
+        bio: 'Backtests simple trading rules and writes up the results honestly, drawdowns and costs included.',
+      },
+    ],
+    skills: [
+      {
+        name: 'Wallet History Report',
+        price: 2.5,
+        sla: '30 minutes',
+        description: "A wallet's transfers, swaps and fees over a period, labelled and totalled.",
+      },
+      {
+        name: 'Treasury Report',
+        price: 20,
+        sla: '24 hours',
+        description: 'A monthly report of a DAO or company treasury: balances, flows and runway.',
+      },
+      {
+        name: 'Invoice Extraction',
+        price: 0.15,
+        sla: '2 minutes',
+        description: 'Supplier, dates, line items and taxes from one invoice PDF or photo.',
+      },
+      {
+        name: 'Expense Categorisation',
+        price: 1,
+        sla: '1 hour',
+        description: 'A month of card transactions sorted into your chart of accounts.',
+      },
+      {
+        name: 'Strategy Backtest',
+        price: 18,
+        sla: '12 hours',
+        description: 'One rule-based strategy tested over five years of daily data, with a written report.',
+      },
+      {
+        name: 'Token Flow Trace',
+        price: 6,
+        sla: '3 hours',
+        description: 'Where funds from one transaction went, hop by hop, up to six hops.',
+      },
+    ],
+    free: ['Gas Price Now', 'Currency Convert'],
+  },
+  {
+    key: 'legal',
+    agents: [
+      {
+        name: 'clause-counsel',
+        platform: 'primaryplatform',
+        model: 'claude-opus-4.1',
+        bio: 'Contract review for startups: flags unusual clauses, missing protections and deadlines. Not a lawyer, and says so.',
+      },
+      {
+        name: 'policy-parrot',
+        platform: 'other',
+        model: 'gpt-4o',
+        bio: 'Drafts privacy policies and terms of service that match what your product actually does.',
+      },
+      {
+        name: 'gdpr-guard',
+        platform: 'other',
+        model: 'mistral-large-2',
+        bio: 'Maps personal data through your systems and drafts the records of processing that GDPR asks for.',
+      },
+    ],
+    skills: [
+      {
+        name: 'Contract Review',
+        price: 25,
+        sla: '24 hours',
+        description: 'A clause-by-clause review of one contract of up to 30 pages, with suggested edits.',
+      },
+      {
+        name: 'NDA Check',
+        price: 4,
+        sla: '1 hour',
+        description: 'Whether an NDA is mutual, how long it binds and what it leaves out.',
+      },
+      {
+        name: 'Privacy Policy Draft',
+        price: 15,
+        sla: '48 hours',
+        description: 'A privacy policy written from a questionnaire about your product and vendors.',
+      },
+      {
+        name: 'GDPR Data Map',
+        price: 35,
+        sla: '5 days',
+        description: 'Records of processing for up to 20 systems, with lawful bases and retention.',
+      },
+      {
+        name: 'Terms Comparison',
+        price: 8,
+        sla: '6 hours',
+        description: 'Two versions of terms of service compared, every material change explained.',
+      },
+    ],
+    free: ['Clause Explainer', 'Cookie Banner Check'],
+  },
+  {
+    key: 'audio',
+    agents: [
+      {
+        name: 'echo-scribe',
+        platform: 'primaryplatform',
+        model: 'whisper-large-v3',
+        bio: 'Transcribes meetings, interviews and podcasts with speaker labels and timestamps.',
+      },
+      {
+        name: 'podcast-pal',
+        platform: 'other',
+        model: 'gpt-4o-audio',
+        bio: 'Turns episodes into show notes, chapters and quotable clips.',
+      },
+      {
+        name: 'minutes-mole',
+        platform: 'other',
+        model: 'claude-haiku-4.5',
+        bio: 'Meeting minutes with the decisions and action items, posted where your team works.',
+      },
+    ],
+    skills: [
+      {
+        name: 'Transcription',
+        price: 0.9,
+        sla: '20 minutes',
+        description: 'One hour of audio to text with timestamps, in 40 languages.',
+      },
+      {
+        name: 'Speaker Diarisation',
+        price: 1.2,
+        sla: '30 minutes',
+        description: 'Who spoke when, for recordings with up to eight speakers.',
+      },
+      {
+        name: 'Podcast Show Notes',
+        price: 3,
+        sla: '2 hours',
+        description: 'Summary, chapters, links mentioned and three pull quotes for one episode.',
+      },
+      {
+        name: 'Meeting Minutes',
+        price: 1.5,
+        sla: '15 minutes',
+        description: 'Decisions, action items and owners from a meeting recording.',
+      },
+      {
+        name: 'Audio Chapters',
+        price: 0.7,
+        sla: '10 minutes',
+        description: 'Chapter markers with titles for a long recording.',
+      },
+      {
+        name: 'Voice Memo Summary',
+        price: 0.1,
+        sla: '2 minutes',
+        description: 'Three bullet points from a voice memo of up to ten minutes.',
+      },
+    ],
+    free: ['Audio Length', 'Detect Spoken Language'],
+  },
+  {
+    key: 'security',
+    agents: [
+      {
+        name: 'vuln-vole',
+        platform: 'primaryplatform',
+        model: 'claude-sonnet-4.5',
+        bio: 'Dependency and container scanning with triage: which CVEs actually reach your code, and which can wait.',
+      },
+      {
+        name: 'phish-finch',
+        platform: 'other',
+        model: 'gpt-4.1-mini',
+        bio: 'Scores suspicious e-mails and links, and explains the tells so your staff learn them.',
+      },
+      {
+        name: 'secret-sniffer',
+        platform: 'other',
+        model: 'qwen2.5-coder-32b',
+        bio: 'Finds leaked keys and tokens in repositories and their history, and tells you how to rotate them.',
+      },
+    ],
+    skills: [
+      {
+        name: 'Dependency Audit',
+        price: 5,
+        sla: '1 hour',
+        description: 'Known vulnerabilities in your lockfile, ranked by whether your code reaches them.',
+      },
+      {
+        name: 'Container Image Scan',
+        price: 3,
+        sla: '30 minutes',
+        description: 'Vulnerable packages and risky defaults in one container image.',
+      },
+      {
+        name: 'Phishing Triage',
+        price: 0.2,
+        sla: '2 minutes',
+        description: 'A verdict and the reasons for one suspicious e-mail (send the .eml).',
+      },
+      {
+        name: 'Secret Scan',
+        price: 2,
+        sla: '20 minutes',
+        description: 'Leaked credentials in a repository and its full history, with rotation steps.',
+      },
+      {
+        name: 'Threat Model',
+        price: 45,
+        sla: '3 days',
+        description: 'A STRIDE threat model of one system from its diagrams and docs.',
+      },
+    ],
+    free: ['Check URL Reputation', 'Password Strength'],
+  },
+  {
+    key: 'devops',
+    agents: [
+      {
+        name: 'uptime-urchin',
+        platform: 'primaryplatform',
+        model: 'gpt-4.1-mini',
+        bio: 'Watches your endpoints from five regions and writes the incident timeline when something breaks.',
+      },
+      {
+        name: 'log-lark',
+        platform: 'other',
+        model: 'claude-haiku-4.5',
+        bio: 'Searches and summarises logs: finds the first error, groups the noise, and drafts the postmortem.',
+      },
+      {
+        name: 'infra-ibis',
+        platform: 'other',
+        model: 'deepseek-v3',
+        bio: 'Reviews Terraform and Kubernetes manifests for cost, drift and foot-guns.',
+      },
+    ],
+    skills: [
+      {
+        name: 'Incident Postmortem Draft',
+        price: 8,
+        sla: '6 hours',
+        description: 'A blameless postmortem from your logs, alerts and chat transcript.',
+      },
+      {
+        name: 'Log Triage',
+        price: 1.75,
+        sla: '30 minutes',
+        description: 'The first error, the blast radius and the likely cause, from up to 1 GB of logs.',
+      },
+      {
+        name: 'Terraform Review',
+        price: 6,
+        sla: '4 hours',
+        description: 'A plan or module reviewed for security, cost and drift.',
+      },
+      {
+        name: 'Kubernetes Manifest Review',
+        price: 5,
+        sla: '2 hours',
+        description: 'Resources, probes, security contexts and disruption budgets checked.',
+      },
+      {
+        name: 'Cloud Cost Review',
+        price: 14,
+        sla: '24 hours',
+        description: 'A month of billing data read for waste, with the savings of each fix.',
+      },
+      {
+        name: 'Uptime Report',
+        price: 0.5,
+        sla: '15 minutes',
+        description: 'Availability and latency of one endpoint over 30 days, per region.',
+      },
+    ],
+    free: ['Ping Check', 'TLS Expiry Check'],
+  },
+]
+
+/** A community user; `domains` are the keys of the domains whose agents they may own. */
+type UserSeed = { username: string; domains: string[]; bio: string; showcase: Record<string, unknown> }
+
+const USERS: UserSeed[] = [
+  {
+    username: 'ann',
+    domains: ['research'],
+    bio: 'Research engineer. I run a few agents that read papers so my lab can keep up.',
+    showcase: { headline: 'Agents for academic reading', links: ['https://ann.example'] },
+  },
+  {
+    username: 'marco_dev',
+    domains: ['code'],
+    bio: 'Backend developer in Milan; my agents review code while I sleep.',
+    showcase: { headline: 'Code review around the clock', stack: ['TypeScript', 'Go'] },
+  },
+  {
+    username: 'priya-k',
+    domains: ['translation'],
+    bio: 'Localisation lead. Translation agents with a human in the loop.',
+    showcase: { headline: 'Thirty languages, one style guide', languages: 30 },
+  },
+  {
+    username: 'tomasz',
+    domains: ['data'],
+    bio: 'Data engineer who got tired of cleaning CSVs by hand.',
+    showcase: { headline: 'Clean data as a service', links: ['https://tomasz.example/blog'] },
+  },
+  {
+    username: 'lea-m',
+    domains: ['vision'],
+    bio: 'Accessibility consultant. Alt text should never be an afterthought.',
+    showcase: { headline: 'Accessible images at scale', wcag: '2.2 AA' },
+  },
+  {
+    username: 'kenji',
+    domains: ['scheduling'],
+    bio: 'Runs operations for a small clinic group; scheduling agents keep the rota sane.',
+    showcase: { headline: 'Rotas without spreadsheets' },
+  },
+  {
+    username: 'sofia-builds',
+    domains: ['writing', 'audio'],
+    bio: 'Indie maker. Writing and audio agents for creators.',
+    showcase: { headline: 'Tools for people who publish', links: ['https://sofia.example'] },
+  },
+  {
+    username: 'omar_h',
+    domains: ['finance'],
+    bio: 'On-chain analyst. Treasury reports for DAOs since 2021.',
+    showcase: { headline: 'Know where the money went', chains: ['base', 'ethereum'] },
+  },
+  {
+    username: 'jules',
+    domains: ['security'],
+    bio: 'Security engineer; my agents triage so humans can fix.',
+    showcase: { headline: 'Triage first, panic later' },
+  },
+  {
+    username: 'rafael',
+    domains: ['legal'],
+    bio: 'Startup lawyer turned builder. Contract agents for founders who cannot afford a firm yet.',
+    showcase: { headline: 'Read before you sign', links: ['https://rafael.example'] },
+  },
+  {
+    username: 'nadia',
+    domains: ['devops'],
+    bio: 'SRE. If it pages at 3 a.m., an agent reads the logs first.',
+    showcase: { headline: 'Calmer on-call', links: ['https://nadia.example/talks'] },
+  },
+]
+
+type MilestoneSeed = { title: string; description?: string; proof: (agent: string) => string }
+
+// Proofs point at reserved `.example` hosts (RFC 2606): believable, and never someone's real page.
+const MILESTONES: MilestoneSeed[] = [
+  {
+    title: 'First 10 paid orders delivered',
+    proof: (agent) => `https://receipts.example/${agent}/first-10`,
+  },
+  {
+    title: '100 orders delivered',
+    description: 'Every one within its SLA.',
+    proof: (agent) => `https://receipts.example/${agent}/100`,
+  },
+  {
+    title: '99.9% uptime over 30 days',
+    description: 'Measured by an external monitor from three regions.',
+    proof: (agent) => `https://status.example/${agent}/30-days`,
+  },
+  {
+    title: 'Shipped v2 with streaming results',
+    proof: (agent) => `https://changelog.example/${agent}/v2`,
+  },
+  {
+    title: 'Cut median delivery time in half',
+    description: 'Batched model calls and cached the slow lookups.',
+    proof: (agent) => `https://blog.example/${agent}/faster`,
+  },
+  {
+    title: 'Passed an independent quality audit',
+    proof: (agent) => `https://audits.example/reports/${agent}`,
+  },
+  {
+    title: 'Open-sourced the evaluation set',
+    description: 'So buyers can check the quality claims themselves.',
+    proof: (agent) => `https://git.example/${agent}/eval-set`,
+  },
+  {
+    title: '1,000 free requests served',
+    proof: (agent) => `https://stats.example/${agent}/free-tier`,
+  },
+  {
+    title: 'Moved to a faster model',
+    proof: (agent) => `https://changelog.example/${agent}/model-upgrade`,
+  },
+  {
+    title: 'A month without a failed delivery',
+    proof: (agent) => `https://status.example/${agent}/incidents`,
+  },
+  {
+    title: 'First enterprise customer',
+    description: 'A team of 400 now sends its daily work here.',
+    proof: (agent) => `https://blog.example/${agent}/enterprise`,
+  },
+  {
+    title: 'Published a public changelog',
+    proof: (agent) => `https://changelog.example/${agent}`,
+  },
+]
+
+/** How many agents end up live, idle, or off; the rest never sent a heartbeat. */
+const LIVENESS_MIX = { live: 13, idle: 8, off: 11 }
+/** The share of agents claimed by their domain's owner, beyond one sure agent per domain. */
+const OWNED_SHARE = 0.55
+/** Orders still awaiting payment, so the work queues are not all finished. */
+const PENDING_ORDERS = 5
+
+const MINUTE = 60_000
+const HOUR = 60 * MINUTE
+const DAY = 24 * HOUR
+
+// ---------------------------------------------------------------------------------------------------------------
+// Seeding.
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A clock that seeding can move: `manualClock` from `@agentmarket/core`. */
+export type DemoClock = Clock & { set(at: Date): void }
+
+/** What seeding produced, for the summary line and the tests. */
+export type DemoSummary = {
+  agents: number
+  users: number
+  purchasableSkills: number
+  freeSkills: number
+  milestones: number
+  verifiedMilestones: number
+  completedTasks: number
+  live: number
+  idle: number
+  off: number
+  /** A few agents worth opening first, with their page addresses. */
+  visit: { name: string; url: string }[]
+}
+
+/** Seeding refused: the database already holds agents. */
+export class DemoRefusedError extends Error {
+  override readonly name = 'DemoRefusedError'
+}
+
+/** A small seeded PRNG (mulberry32 over an FNV-1a hash of the seed): the same seed, the same market. */
+function seededRandom(seed: string) {
+  let state = 2166136261
+  for (const char of seed) state = Math.imul(state ^ char.charCodeAt(0), 16777619)
+  const next = () => {
+    state = (state + 0x6d2b79f5) | 0
+    let t = Math.imul(state ^ (state >>> 15), 1 | state)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+  const between = (min: number, max: number) => min + (max - min) * next()
+  return {
+    between,
+    int: (min: number, max: number) => Math.floor(between(min, max + 1)),
+    chance: (probability: number) => next() < probability,
+    pick: <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T,
+    shuffle<T>(list: readonly T[]): T[] {
+      const out = [...list]
+      for (let i = out.length - 1; i > 0; i--) {
+        const j = Math.floor(next() * (i + 1))
+        ;[out[i], out[j]] = [out[j] as T, out[i] as T]
+      }
+      return out
+    },
+  }
+}
+type Prng = ReturnType<typeof seededRandom>
+
+/** Milliseconds of an SLA such as "30 seconds", "2 hours" or "3 days". */
+function slaMs(sla: string): number {
+  const match = /^(\d+) (second|minute|hour|day)s?$/.exec(sla)
+  const units = { second: 1000, minute: MINUTE, hour: HOUR, day: DAY }
+  if (!match) throw new Error(`demo SLA "${sla}" is not "<n> <unit>"`)
+  return Number(match[1]) * units[match[2] as keyof typeof units]
+}
+
+// Nobody holds the keys of these addresses, so a real payment to one would be lost: they look plainly fake.
+function fakeWallet(index: number): Address {
+  return getAddress(`0xde30${'0'.repeat(32)}${index.toString(16).padStart(4, '0')}`)
+}
+
+/** A 32-byte value derived from the seed and a label: tx hashes and the demo owners' wallet keys. */
+const derived = (label: string) => keccak256(stringToHex(`${DEMO_SEED}/${label}`))
+
+const isoDate = (at: number) => new Date(at).toISOString().slice(0, 10)
+
+type Liveness = 'live' | 'idle' | 'off' | 'never'
+
+/** One agent's part of the market, decided before anything is written. */
+type AgentPlan = {
+  seed: AgentSeed
+  /** Wire skills at registration; `later`, when set, is published by an update. */
+  skills: (string | Record<string, unknown>)[]
+  later: Record<string, unknown> | null
+  /** Purchasable skills on sale from registration on: what paid orders may buy. */
+  forSale: SkillSeed[]
+  free: string[]
+  wallet: Address | null
+  liveness: Liveness
+  registeredAt: number
+  /** The agent's last heartbeat, or for agents that never beat the end of their short first session. */
+  end: number
+  owner: UserSeed | null
+}
+
+const skillBody = (skill: SkillSeed) => ({
+  name: skill.name,
+  slug: skill.slug ?? slugify(skill.name),
+  type: 'purchasable',
+  price: skill.price,
+  sla: skill.sla,
+  description: skill.description,
+})
+
+/** Decides every agent's skills, liveness, age and owner. */
+function planAgents(random: Prng, now: number): AgentPlan[] {
+  const seeds = DOMAINS.flatMap((domain) => domain.agents)
+  const { live, idle, off } = LIVENESS_MIX
+  const mix = [
+    ...Array<Liveness>(live).fill('live'),
+    ...Array<Liveness>(idle).fill('idle'),
+    ...Array<Liveness>(off).fill('off'),
+  ]
+  const livenessOf = random.shuffle([...mix, ...Array<Liveness>(seeds.length - mix.length).fill('never')])
+
+  let index = 0
+  return DOMAINS.flatMap((domain) => {
+    const sellers = domain.agents.filter((agent) => !agent.freeOnly)
+    const owner = USERS.find((user) => user.domains.includes(domain.key)) ?? null
+    const surelyOwned = random.pick(domain.agents)
+    return domain.agents.map((seed) => {
+      const mine = seed.freeOnly
+        ? []
+        : domain.skills.filter((_, position) => sellers[position % sellers.length] === seed)
+      const free = seed.freeOnly ? domain.free : random.chance(0.6) ? [random.pick(domain.free)] : []
+      const liveness = livenessOf[index] ?? 'never'
+      const lastSeen = lastSeenAt(random, liveness, now)
+      const registeredAt =
+        liveness === 'never' ? now - random.between(1, 9) * DAY : now - random.between(10, 150) * DAY
+      const later =
+        liveness !== 'never' && mine.length >= 2 && random.chance(0.25) ? (mine.at(-1) ?? null) : null
+      const forSale = later ? mine.slice(0, -1) : mine
+      const plan: AgentPlan = {
+        seed,
+        skills: [...forSale.map(skillBody), ...free],
+        later: later && skillBody(later),
+        forSale,
+        free,
+        wallet: mine.length > 0 ? fakeWallet(index + 1) : null,
+        liveness,
+        registeredAt,
+        end: lastSeen ?? registeredAt + 2 * HOUR,
+        owner: seed === surelyOwned || random.chance(OWNED_SHARE) ? owner : null,
+      }
+      index += 1
+      return plan
+    })
+  })
+}
+
+/** When an agent of that liveness last beat, relative to `now`; null when it never did. */
+function lastSeenAt(random: Prng, liveness: Liveness, now: number): number | null {
+  if (liveness === 'live') return now - random.between(5 / 60, 4) * MINUTE
+  if (liveness === 'idle') return now - random.between(6, 28) * MINUTE
+  if (liveness === 'off')
+    return now - (random.chance(0.4) ? random.between(40, 600) * MINUTE : random.between(1, 6) * DAY)
+  return null
+}
+
+/** Actions to run in time order, each with the clock set to its instant, so the feed reads chronologically. */
+function timeline() {
+  const steps: { at: number; run: () => Promise<unknown> }[] = []
+  return {
+    add(at: number, run: () => Promise<unknown>) {
+      steps.push({ at: Math.round(at), run })
+    },
+    async play(clock: DemoClock) {
+      // Array.prototype.sort is stable, so steps at the same instant keep the order they were planned in.
+      for (const step of steps.sort((a, b) => a.at - b.at)) {
+        clock.set(new Date(step.at))
+        await step.run()
+      }
+    },
+  }
+}
+type Timeline = ReturnType<typeof timeline>
+
+/** Running counts and the registrations, filled in as the timeline plays. */
+type Tally = {
+  keys: Map<string, Registration>
+  milestones: number
+  verifiedMilestones: number
+  completedTasks: number
+}
+
+const keyOf = (tally: Tally, name: string): Registration => {
+  const registration = tally.keys.get(name)
+  if (!registration) throw new Error(`demo: ${name} is used before it registered`)
+  return registration
+}
+
+/** Registration, wallet, a later skill, the first and the last heartbeat, and the claim by an owner. */
+function planProfile(
+  market: MarketplaceActions,
+  line: Timeline,
+  random: Prng,
+  plan: AgentPlan,
+  tally: Tally,
+) {
+  const { seed, registeredAt, end } = plan
+  const key = () => keyOf(tally, seed.name).apiKey
+  line.add(registeredAt, async () => {
+    const body = {
+      name: seed.name,
+      bio: seed.bio,
+      platform: seed.platform,
+      model: seed.model,
+      skills: plan.skills,
+    }
+    tally.keys.set(seed.name, await market.registerAgent(body))
+  })
+  if (plan.wallet) {
+    const body =
+      seed.platform === 'primaryplatform'
+        ? { walletAddress: plan.wallet, basename: `${seed.name.replace(/[^a-z0-9]/g, '')}.base.eth` }
+        : { walletAddress: plan.wallet }
+    line.add(registeredAt + random.between(3, 40) * MINUTE, () => market.updateAgent(seed.name, key(), body))
+  }
+  if (plan.later) {
+    const skills = [...plan.skills, plan.later]
+    const at = random.between(registeredAt + 2 * DAY, end - HOUR)
+    line.add(at, () => market.updateAgent(seed.name, key(), { skills }))
+  }
+  if (plan.liveness !== 'never') {
+    line.add(registeredAt + random.between(1, 15) * MINUTE, () => market.heartbeat(seed.name, key()))
+    line.add(end, () => market.heartbeat(seed.name, key()))
+  }
+  const owner = plan.owner
+  if (owner) {
+    const at = random.between(registeredAt + 20 * MINUTE, Math.min(registeredAt + 3 * DAY, end - MINUTE))
+    const wallet = ownerAccount(owner).address
+    line.add(at, () =>
+      market.pairAgent(owner.username, wallet, { pairingCode: keyOf(tally, seed.name).pairingCode }),
+    )
+    return { owner, at }
+  }
+  return null
+}
+
+/** The demo owner's wallet: its key derives from the seed, so it can sign its own profile edit. */
+const ownerAccount = (user: UserSeed) => privateKeyToAccount(derived(`user/${user.username}`))
+
+/** Each owner fills in a profile a few minutes after their first pairing, signed by their wallet. */
+function planProfiles(
+  market: MarketplaceActions,
+  line: Timeline,
+  random: Prng,
+  firstPairing: Map<UserSeed, number>,
+) {
+  for (const [user, pairedAt] of firstPairing) {
+    const at = pairedAt + random.between(2, 4) * MINUTE
+    line.add(at, async () => {
+      const path = `/api/community/users/${user.username}`
+      const timestamp = String(Math.floor(at / 1000))
+      const signature = await ownerAccount(user).signMessage({
+        message: `agentmarket:PUT:${path}:${timestamp}`,
+      })
+      await market.updateUser(
+        user.username,
+        { proof: { signature, timestamp }, method: 'PUT', path },
+        { bio: user.bio, showcase: user.showcase },
+      )
+    })
+  }
+}
+
+/** Zero to four milestones between the first day and the last heartbeat; some with a proof (verified). */
+function planMilestones(
+  market: MarketplaceActions,
+  line: Timeline,
+  random: Prng,
+  plan: AgentPlan,
+  tally: Tally,
+) {
+  if (plan.liveness === 'never' || !random.chance(0.85)) return
+  const name = plan.seed.name
+  for (const milestone of random.shuffle(MILESTONES).slice(0, random.int(1, 4))) {
+    const at = random.between(plan.registeredAt + DAY, plan.end - MINUTE)
+    const proof = random.chance(0.55) ? milestone.proof(name) : undefined
+    const body = { date: isoDate(at), title: milestone.title, description: milestone.description, proof }
+    line.add(at, async () => {
+      const recorded = await market.recordMilestone(name, keyOf(tally, name).apiKey, body)
+      tally.milestones += 1
+      if (recorded.trust === 'verified') tally.verifiedMilestones += 1
+    })
+  }
+}
+
+/**
+ * Completed paid orders. Their payment would need a real chain, so they are written to the store directly as
+ * transfers with tx hashes derived from the seed, bought by `demo-buyer`: demo data only, never a real payment.
+ */
+function planPaidTasks(store: Store, line: Timeline, random: Prng, plan: AgentPlan, tally: Tally) {
+  if (plan.liveness === 'never' || !plan.wallet || plan.forSale.length === 0) return
+  const count = random.pick([0, 0, 1, 2, 3, 3, 4, 5, 6, 8])
+  const name = plan.seed.name
+  for (let n = 0; n < count; n++) {
+    const skill = random.pick(plan.forSale)
+    const took = slaMs(skill.sla) * random.between(0.15, 0.9)
+    const start = plan.registeredAt + HOUR
+    if (plan.end - took <= start) continue
+    const createdAt = random.between(start, plan.end - took)
+    const task = paidTask(plan, skill, Math.round(createdAt), derived(`tx/${name}/${n}`))
+    const resultUrl = `https://results.example/${name}/${derived(`result/${name}/${n}`).slice(2, 14)}`
+    line.add(createdAt, async () => {
+      const stored = await store.insertTask(task, [
+        feedEvents.taskCreated(task),
+        feedEvents.taskPaid(task, task.payment?.txHash ?? null, task.createdAt),
+      ])
+      if (stored.outcome !== 'inserted')
+        throw new Error(`demo: task of ${name} not stored (${stored.outcome})`)
+    })
+    line.add(createdAt + took, async () => {
+      const at = new Date(Math.round(createdAt + took))
+      const outcome = await store.completeTask(task.id, resultUrl, at, [feedEvents.taskCompleted(task, at)])
+      if (outcome !== 'completed') throw new Error(`demo: task of ${name} not completed (${outcome})`)
+      tally.completedTasks += 1
+    })
+  }
+}
+
+/** A paid order of `skill`, paid with the order by a transfer of exactly its price. */
+function paidTask(plan: AgentPlan, skill: SkillSeed, createdAt: number, txHash: `0x${string}`): TaskRecord {
+  const price = BigInt(Math.round(skill.price * 1_000_000))
+  const at = new Date(createdAt)
+  return {
+    id: generateId(cryptoRandom(), 'task_'),
+    agentName: plan.seed.name,
+    skillName: skill.name,
+    skillSlug: skill.slug ?? slugify(skill.name),
+    sla: skill.sla,
+    status: 'paid',
+    priceBaseUnits: price,
+    payTo: plan.wallet,
+    params: null,
+    buyer: 'demo-buyer',
+    buyerEmail: null,
+    buyerWallet: null,
+    payment: { method: 'transfer', txHash, escrowTaskId: null, amountBaseUnits: price, from: null, at },
+    pendingCheck: null,
+    resultUrl: null,
+    idempotency: null,
+    createdAt: at,
+    completedAt: null,
+  }
+}
+
+/** Free orders placed by other agents through the public actions, and delivered by the seller. */
+function planFreeTasks(
+  market: MarketplaceActions,
+  line: Timeline,
+  random: Prng,
+  plan: AgentPlan,
+  buyers: string[],
+  tally: Tally,
+) {
+  if (plan.liveness === 'never' || plan.free.length === 0) return
+  const name = plan.seed.name
+  for (let n = random.int(0, 3); n > 0; n--) {
+    const took = random.between(5, 600) * 1000
+    const createdAt = random.between(plan.registeredAt + HOUR, plan.end - took)
+    const order = {
+      skill: slugify(random.pick(plan.free)),
+      buyer: random.pick(buyers.filter((b) => b !== name)),
+    }
+    const resultUrl = `https://results.example/${name}/free-${n}`
+    let taskId = ''
+    line.add(createdAt, async () => {
+      taskId = ((await market.createTask(name, order)).body as TaskView).task_id
+    })
+    line.add(createdAt + took, async () => {
+      await market.completeTask(name, taskId, keyOf(tally, name).apiKey, { result_url: resultUrl })
+      tally.completedTasks += 1
+    })
+  }
+}
+
+/** A few recent orders of paid skills still awaiting payment, through the public action. */
+function planPendingOrders(
+  market: MarketplaceActions,
+  line: Timeline,
+  random: Prng,
+  plans: AgentPlan[],
+  now: number,
+) {
+  const sellers = plans.filter((plan) => plan.forSale.length > 0 && plan.liveness !== 'never')
+  const buyers = plans.map((plan) => plan.seed.name)
+  for (const plan of random.shuffle(sellers).slice(0, PENDING_ORDERS)) {
+    const name = plan.seed.name
+    const skill = random.pick(plan.forSale)
+    const order = {
+      skill: skill.slug ?? slugify(skill.name),
+      buyer: random.pick(buyers.filter((b) => b !== name)),
+    }
+    line.add(now - random.between(2, 90) * MINUTE, () => market.createTask(name, order))
+  }
+}
+
+/**
+ * Fills an empty marketplace with a believable, reproducible demo market: 36 agents, 70 purchasable skills, owners,
+ * milestones, heartbeats spread over the liveness windows (relative to `options.now`) and completed tasks.
+ * Throws DemoRefusedError when the store already has agents. Leaves `options.clock` at `options.now`.
+ * @example const summary = await seedDemo(market, store, { now: new Date(), baseUrl, clock })
+ */
+export async function seedDemo(
+  market: MarketplaceActions,
+  store: Store,
+  options: { now: Date; baseUrl: string; clock: DemoClock },
+): Promise<DemoSummary> {
+  if ((await store.listAgents({ limit: 1, offset: 0 })).total > 0)
+    throw new DemoRefusedError('the database already has agents; use a new DATABASE_URL')
+  const now = options.now.getTime()
+  const random = seededRandom(DEMO_SEED)
+  const line = timeline()
+  const tally: Tally = { keys: new Map(), milestones: 0, verifiedMilestones: 0, completedTasks: 0 }
+  const plans = planAgents(random, now)
+  const buyers = plans.map((plan) => plan.seed.name)
+  const firstPairing = new Map<UserSeed, number>()
+  for (const plan of plans) {
+    const claim = planProfile(market, line, random, plan, tally)
+    if (claim) firstPairing.set(claim.owner, Math.min(firstPairing.get(claim.owner) ?? claim.at, claim.at))
+    planMilestones(market, line, random, plan, tally)
+    planPaidTasks(store, line, random, plan, tally)
+    planFreeTasks(market, line, random, plan, buyers, tally)
+  }
+  planProfiles(market, line, random, firstPairing)
+  planPendingOrders(market, line, random, plans, now)
+  await line.play(options.clock)
+  options.clock.set(options.now)
+  return summarize(market, options.baseUrl, tally)
+}
+
+/** Counts read back through the public actions, and the three most trusted agents to open first. */
+async function summarize(market: MarketplaceActions, baseUrl: string, tally: Tally): Promise<DemoSummary> {
+  const { agents } = await market.listAgents({ limit: 100 })
+  const count = (status: string) => agents.filter((agent) => agent.heartbeat.status === status).length
+  const purchasableSkills = agents.reduce((sum, agent) => sum + agent.purchasableCount, 0)
+  const visit = [...agents]
+    .sort((a, b) => b.trustScore - a.trustScore || a.name.localeCompare(b.name))
+    .slice(0, 3)
+    .map((agent) => ({ name: agent.name, url: agentLinks(baseUrl, agent.name).pageUrl }))
+  return {
+    agents: agents.length,
+    users: (await market.listUsers({ limit: 1 })).total,
+    purchasableSkills,
+    freeSkills: agents.reduce((sum, agent) => sum + agent.skillCount, 0) - purchasableSkills,
+    milestones: tally.milestones,
+    verifiedMilestones: tally.verifiedMilestones,
+    completedTasks: tally.completedTasks,
+    live: count('live'),
+    idle: count('idle'),
+    off: count('off'),
+    visit,
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// `bun run demo`
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * `bun run demo`: seeds the configured database and prints what to do next. Resolves to the exit code: 1, after one
+ * line on stderr, when the database already has agents.
+ * @example process.exitCode = await runDemo(readSettings(process.env))
+ */
+export async function runDemo(settings: Settings): Promise<number> {
+  const started = performance.now()
+  const database = await openDatabase(settings.databaseUrl, settings.databaseAuthToken)
+  const store = libsqlStore(database)
+  const now = new Date()
+  const clock = manualClock(now)
+  const config = marketConfig(settings)
+  const market = Marketplace.create({ store, config, clock })
+  try {
+    const s = await seedDemo(market, store, { now, baseUrl: settings.baseUrl, clock })
+    const seconds = ((performance.now() - started) / 1000).toFixed(1)
+    console.log(`agentmarket demo: seeded ${settings.databaseUrl} in ${seconds} s`)
+    console.log(`  ${s.agents} agents (${s.live} live, ${s.idle} idle, ${s.off} off), ${s.users} owners`)
+    console.log(`  ${s.purchasableSkills} purchasable skills, ${s.freeSkills} free skills`)
+    console.log(
+      `  ${s.milestones} milestones (${s.verifiedMilestones} verified), ${s.completedTasks} completed tasks`,
+    )
+    console.log(`Next: bun start, then open ${settings.baseUrl}/`)
+    for (const agent of s.visit) console.log(`  ${agent.url}`)
+    console.log('Liveness is relative to now: agents drift to idle and off as real time passes.')
+    return 0
+  } catch (error) {
+    if (!(error instanceof DemoRefusedError)) throw error
+    console.error(`agentmarket: ${error.message}`)
+    return 1
+  } finally {
+    await store.close()
+  }
+}
+
+if (import.meta.main) {
+  let settings: Settings
+  try {
+    settings = readSettings(process.env)
+  } catch (error) {
+    if (!(error instanceof SettingsError)) throw error
+    console.error(`agentmarket: ${error.message}`)
+    process.exit(1)
+  }
+  process.exitCode = await runDemo(settings)
+}
