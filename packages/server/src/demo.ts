@@ -18,7 +18,7 @@ import { type Address, getAddress, keccak256, stringToHex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { libsqlStore } from './db/libsqlStore.ts'
 import { openDatabase } from './db/open.ts'
-import { marketConfig, readSettings, type Settings, SettingsError } from './env.ts'
+import { marketConfig, type Settings } from './env.ts'
 
 // ---------------------------------------------------------------------------------------------------------------
 // Data: twelve domains of three agents each, 70 purchasable skills in all, owners and milestone templates.
@@ -1410,16 +1410,4 @@ export async function runDemo(settings: Settings): Promise<number> {
   } finally {
     await store.close()
   }
-}
-
-if (import.meta.main) {
-  let settings: Settings
-  try {
-    settings = readSettings(process.env)
-  } catch (error) {
-    if (!(error instanceof SettingsError)) throw error
-    console.error(`agentmarket: ${error.message}`)
-    process.exit(1)
-  }
-  process.exitCode = await runDemo(settings)
 }
