@@ -71,6 +71,14 @@ export function agentActions(context: ActionContext) {
 
   const view = (agent: AgentRecord): Promise<AgentView> => agentView(context, agent)
 
+  /** One page of the agent list (most recently active first, filtered by `q`), each agent made a row by `toRow`. */
+  const agentPage = async <Row>(query: unknown, toRow: (agent: AgentRecord, now: Date) => Row) => {
+    const { q, limit, offset } = parseInput(AgentListInput, query ?? {}, 'invalid_query')
+    const now = clock.now()
+    const page = await store.listAgents({ q: q || undefined, limit, offset })
+    return { agents: page.agents.map((agent) => toRow(agent, now)), total: page.total, limit, offset }
+  }
+
   /** The owner an invite code names, or a 400 pointing at `owner_invite`. */
   const ownerByInvite = async (invite: string | undefined): Promise<string | null> => {
     if (invite === undefined) return null
@@ -199,27 +207,15 @@ export function agentActions(context: ActionContext) {
 
     /** A page of agents, most recently active first, optionally filtered by `q`. */
     async listAgents(query: unknown): Promise<AgentPage> {
-      const { q, limit, offset } = parseInput(AgentListInput, query ?? {}, 'invalid_query')
-      const now = clock.now()
-      const page = await store.listAgents({ q: q || undefined, limit, offset })
-      return {
-        agents: page.agents.map((agent) => toAgentSummary(agent, now, config.baseUrl)),
-        total: page.total,
-        limit,
-        offset,
-      }
+      return agentPage(query, (agent, now) => toAgentSummary(agent, now, config.baseUrl))
     },
 
     /** The agent list of the marketplace page: each row also carries its cheapest purchasable price. */
     async browseAgents(query: unknown): Promise<BrowsePage> {
-      const { q, limit, offset } = parseInput(AgentListInput, query ?? {}, 'invalid_query')
-      const now = clock.now()
-      const page = await store.listAgents({ q: q || undefined, limit, offset })
-      const rows = page.agents.map((agent) => ({
+      return agentPage(query, (agent, now) => ({
         ...toAgentSummary(agent, now, config.baseUrl),
         cheapestPrice: cheapestPrice(agent),
       }))
-      return { agents: rows, total: page.total, limit, offset }
     },
 
     /** The A2A v1.0 card of an agent. */
