@@ -3,13 +3,10 @@ import { and, asc, eq, inArray, isNull, lte, sql } from 'drizzle-orm'
 import type { Database } from './open.ts'
 import { orderMails, outbox, tasks } from './schema.ts'
 import { toTaskRow } from './taskStore.ts'
-import { batchWriter, isUniqueViolation } from './writes.ts'
+import { batchWriter, dateOf, isUniqueViolation, ms } from './writes.ts'
 
 type MailMethods = Pick<Store, 'acceptOrderMail' | 'claimDueMail' | 'settleMail' | 'getMail'>
 type OutboxRow = typeof outbox.$inferSelect
-
-const ms = (date: Date | null) => date?.getTime() ?? null
-const dateOf = (value: number | null) => (value === null ? null : new Date(value))
 
 function toOutboxRow(entry: OutboxEntry): typeof outbox.$inferInsert {
   const { mail } = entry

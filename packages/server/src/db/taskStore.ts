@@ -4,7 +4,7 @@ import { and, asc, eq, inArray, isNotNull, lte, sql } from 'drizzle-orm'
 import type { Address, Hex } from 'viem'
 import type { Database } from './open.ts'
 import { agents, events, tasks } from './schema.ts'
-import { batchWriter, isUniqueViolation, toEventRow } from './writes.ts'
+import { batchWriter, dateOf, isUniqueViolation, ms, toEventRow } from './writes.ts'
 
 type TaskRow = typeof tasks.$inferSelect
 
@@ -20,9 +20,6 @@ type TaskMethods = Pick<
   | 'listDueRechecks'
   | 'setPendingCheck'
 >
-
-const ms = (date: Date | null | undefined) => date?.getTime() ?? null
-const dateOf = (value: number | null) => (value === null ? null : new Date(value))
 
 // A paid amount is whatever the chain moved, possibly beyond 2^63, so it is kept as decimal text.
 const paymentColumns = (payment: TaskPayment | null) => ({

@@ -7,6 +7,12 @@ import { events } from './schema.ts'
 
 type BuildsSql = SQLWrapper | { toSQL(): { sql: string; params: unknown[] } }
 
+/** A time as its epoch-milliseconds column; null stays null. */
+export const ms = (date: Date | null | undefined): number | null => date?.getTime() ?? null
+
+/** An epoch-milliseconds column as a time; null stays null. */
+export const dateOf = (value: number | null): Date | null => (value === null ? null : new Date(value))
+
 /** The row of a feed event. */
 export function toEventRow(event: FeedEventInput): typeof events.$inferInsert {
   return {
