@@ -16,7 +16,7 @@ import {
   replyTo,
 } from '../OrderMail.ts'
 import type { Mailer } from '../ports/Mailer.ts'
-import { CreateTaskInput, findSkill, type TaskRecord } from '../Task.ts'
+import { CreateTaskInput, findSkill, type TaskRecord, taskPaths } from '../Task.ts'
 import { parseInput } from '../Validation.ts'
 import type { ActionContext } from './context.ts'
 import { eventsOfNewTask, newTaskRecord } from './newTask.ts'
@@ -198,7 +198,7 @@ export function mailActions(context: ActionContext) {
       const task = outcome
       const reply = outboxEntry(mail, orderAcceptedText(task, config), {
         'X-Agentmarket-Task': task.id,
-        'X-Agentmarket-Task-Url': `${config.baseUrl}/api/agents/${encodeURIComponent(task.agentName)}/tasks/${task.id}`,
+        'X-Agentmarket-Task-Url': taskPaths(config.baseUrl, task).self,
       })
       const events = eventsOfNewTask(task)
       const stored = await store.acceptOrderMail({ key, receivedAt: clock.now(), task, events, reply })
