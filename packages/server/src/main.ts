@@ -82,9 +82,10 @@ export async function startServer(settings: Settings) {
   const market = Marketplace.create({ store, config, chain, mpp })
   const orderMailbox = settings.smtpInboundPort === null ? null : settings.orderMailbox
   const app = createApp({ market, baseUrl: settings.baseUrl, orderMailbox })
-  app.listen({ port: settings.port, hostname: settings.host })
   const rechecks = startPaymentRechecks(market, { intervalMs: RECHECK_INTERVAL_MS })
+  // Mail first: once HTTP answers, every channel is ready (a health check is how hosts and tests wait for us).
   const mail = await startMail(settings, market)
+  app.listen({ port: settings.port, hostname: settings.host })
   return {
     app,
     /** The port of the order mailbox, when it is on. */
