@@ -7,8 +7,7 @@ import {
   type PublicTaskRow,
   type Store,
 } from '@agentmarket/core'
-import { libsqlStore } from './db/libsqlStore.ts'
-import { openDatabase } from './db/open.ts'
+import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { DemoRefusedError, seedDemo } from './demo.ts'
 
 const NOW = new Date('2026-03-01T12:00:00Z')

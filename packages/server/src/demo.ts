@@ -14,10 +14,9 @@ import {
   type TaskRecord,
   type TaskView,
 } from '@agentmarket/core'
+import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { type Address, getAddress, keccak256, stringToHex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { libsqlStore } from './db/libsqlStore.ts'
-import { openDatabase } from './db/open.ts'
 import { marketConfig, type Settings } from './env.ts'
 
 // ---------------------------------------------------------------------------------------------------------------

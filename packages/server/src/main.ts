@@ -5,12 +5,11 @@ import {
   type MppSettings,
   persistentMppSecret,
   type Store,
-  viemChain,
 } from '@agentmarket/core'
+import { viemChain } from '@agentmarket/core/viem'
+import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { type Client, createClient, http } from 'viem'
 import { createApp } from './app.ts'
-import { libsqlStore } from './db/libsqlStore.ts'
-import { openDatabase } from './db/open.ts'
 import { marketConfig, readSettings, type Settings, SettingsError } from './env.ts'
 import { startPaymentRechecks } from './rechecks.ts'
 

@@ -7,9 +7,8 @@ import {
   manualClock,
   type Store,
 } from '@agentmarket/core'
+import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { createApp } from '../app.ts'
-import { libsqlStore } from '../db/libsqlStore.ts'
-import { openDatabase } from '../db/open.ts'
 
 /** The base URL test apps publish. */
 export const TEST_BASE_URL = 'http://localhost:3000'

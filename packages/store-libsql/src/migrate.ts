@@ -1,13 +1,14 @@
 import type { Client } from '@libsql/client'
 import type { MigrationMeta } from 'drizzle-orm/migrator'
-import { embeddedMigrations } from './migrations.macro.ts' with { type: 'macro' }
+import embeddedMigrations from './migrations.json' with { type: 'json' }
 
-const MIGRATIONS: MigrationMeta[] = embeddedMigrations()
+// Written from the drizzle folder by scripts/embed-migrations.ts, so they travel inside any bundle or binary.
+const MIGRATIONS: MigrationMeta[] = embeddedMigrations
 // drizzle's own bookkeeping table, so `drizzle-kit migrate` and this agree on what is applied.
 const TABLE = '"__drizzle_migrations"'
 
 /**
- * Applies the migrations embedded at build time that the database has not seen, in one write transaction.
+ * Applies the embedded migrations that the database has not seen, in one write transaction.
  * BEGIN IMMEDIATE comes before reading what is applied, so processes starting together migrate one at a time.
  */
 export async function migrate(client: Client): Promise<number> {

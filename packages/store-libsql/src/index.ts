@@ -1,0 +1,3 @@
+export { libsqlStore } from './libsqlStore.ts'
+export { migrate } from './migrate.ts'
+export { type Database, openDatabase } from './open.ts'
