@@ -1,0 +1,52 @@
+/**
+ * Builds the embeddable packages for Node.js 20+ and any ESM host: `dist/` of @agentmarket/core (entries `.`, `./viem`,
+ * `./testing`) and @agentmarket/store-libsql, as ES modules with their dependencies left as imports (shared code split
+ * into chunks, so one class is one class across entries), and type declarations from tsc.
+ * Usage: bun run build:packages
+ */
+import { rmSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+
+const root = resolve(import.meta.dir, '..')
+
+/** A package to build: its folder and its entry points (source paths, relative to the folder). */
+type PackageBuild = { folder: string; entries: string[] }
+
+const PACKAGES: PackageBuild[] = [
+  { folder: 'packages/core', entries: ['src/index.ts', 'src/viem.ts', 'src/testing/index.ts'] },
+  { folder: 'packages/store-libsql', entries: ['src/index.ts'] },
+]
+
+/** Compiles one package's entries to `dist/`, keeping `src/`'s folder shape (src/testing/index.ts -> dist/testing/index.js). */
+async function bundle({ folder, entries }: PackageBuild) {
+  const result = await Bun.build({
+    entrypoints: entries.map((entry) => join(root, folder, entry)),
+    root: join(root, folder, 'src'),
+    outdir: join(root, folder, 'dist'),
+    target: 'node',
+    format: 'esm',
+    splitting: true,
+    packages: 'external',
+    sourcemap: 'linked',
+  })
+  if (!result.success) {
+    for (const log of result.logs) console.error(log)
+    throw new Error(`bundling ${folder} failed`)
+  }
+}
+
+/** Writes `.d.ts` files beside the bundles with tsc (the package's tsconfig.build.json). */
+async function declarations({ folder }: PackageBuild) {
+  const tsc = Bun.spawn(['bunx', 'tsc', '-p', join(root, folder, 'tsconfig.build.json')], {
+    stdout: 'inherit',
+    stderr: 'inherit',
+  })
+  if ((await tsc.exited) !== 0) throw new Error(`type declarations of ${folder} failed`)
+}
+
+for (const build of PACKAGES) {
+  rmSync(join(root, build.folder, 'dist'), { recursive: true, force: true })
+  await bundle(build)
+  await declarations(build)
+  console.log(`built ${build.folder}/dist`)
+}
