@@ -29,4 +29,24 @@ describe('@agentmarket/core', () => {
       }
     }
   })
+
+  test('behavior: core and the libSQL store use no Bun global, so Node and other hosts run them', () => {
+    const storeSource = resolve(import.meta.dir, '../packages/store-libsql/src')
+    const files = [...sourceFiles(coreSource), ...sourceFiles(storeSource)]
+    for (const file of files)
+      expect(/\bBun\./.test(readFileSync(file, 'utf8')), `${file} uses Bun`).toBe(false)
+  })
+
+  test('behavior: every export of core and the libSQL store carries a JSDoc comment', () => {
+    const storeSource = resolve(import.meta.dir, '../packages/store-libsql/src')
+    const undocumented: string[] = []
+    for (const file of [...sourceFiles(coreSource), ...sourceFiles(storeSource)]) {
+      const lines = readFileSync(file, 'utf8').split('\n')
+      lines.forEach((line, index) => {
+        if (!/^export (async )?(function|const|class|type|interface|let) \w/.test(line)) return
+        if (!lines[index - 1]?.trimEnd().endsWith('*/')) undocumented.push(`${file}:${index + 1}`)
+      })
+    }
+    expect(undocumented).toEqual([])
+  })
 })

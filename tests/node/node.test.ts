@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { type Anvil, startAnvil } from '../support/anvil.ts'
+import { runToEnd } from '../support/process.ts'
+
+const root = resolve(import.meta.dir, '../..')
+const folder = mkdtempSync(join(tmpdir(), 'agentmarket-node-'))
+let anvil: Anvil
+
+/** Runs `args` with the real `node` (not Bun) from the repository root. */
+const node = (args: string[], env: Record<string, string> = {}) =>
+  runToEnd(['node', ...args], { cwd: root, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } })
+
+beforeAll(async () => {
+  // `bun run test` builds dist/ first; a lone `bun test` of this file builds it here.
+  if (
+    !existsSync(join(root, 'packages/core/dist/index.js')) ||
+    !existsSync(join(root, 'packages/store-libsql/dist/index.js'))
+  ) {
+    const build = await runToEnd(['bun', 'run', 'build:packages'], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '' },
+    })
+    if (build.exitCode !== 0) throw new Error(`build:packages failed:\n${build.stderr}`)
+  }
+  anvil = await startAnvil()
+  await anvil.installUsdc()
+})
+
+afterAll(() => {
+  anvil?.stop()
+  rmSync(folder, { recursive: true, force: true })
+})
+
+describe('the built packages under Node.js', () => {
+  test('behavior: node is Node.js 20 or newer', async () => {
+    const { stdout } = await node(['--version'])
+    expect(Number(stdout.trim().replace(/^v/, '').split('.')[0])).toBeGreaterThanOrEqual(20)
+  })
+
+  test('behavior: a host on node registers, heartbeats and verifies a real USDC payment with the libSQL store', async () => {
+    const [, buyer, seller] = anvil.accounts
+    if (!buyer || !seller) throw new Error('missing anvil accounts')
+    await anvil.mintUsdc(buyer.address, 10_000_000n)
+    const txHash = await anvil.transferUsdc(buyer, seller.address, 2_500_000n)
+    await anvil.mine(2)
+    const run = await node(['tests/node/embed.mjs'], {
+      RPC_URL: anvil.rpcUrl,
+      TX_HASH: txHash,
+      SELLER_WALLET: seller.address,
+      DATABASE_URL: `file:${join(folder, 'node.db')}`,
+    })
+    expect(run.stderr).toBe('')
+    expect(run.exitCode).toBe(0)
+    const result = JSON.parse(run.stdout)
+    expect(result).toEqual({
+      node: expect.stringMatching(/^\d+\./),
+      bun: false,
+      heartbeat: 'live',
+      order: { status: 201, taskStatus: 'pending_payment' },
+      verified: 200,
+      task: { status: 'paid', txHash },
+      refusal: { name: 'InvalidInputError', status: 400 },
+    })
+  })
+
+  test('behavior: memoryStore and the libSQL store pass the store conformance suite under node --test', async () => {
+    const run = await node(['--test', '--test-reporter=tap', 'tests/node/conformance.mjs'])
+    expect(run.stdout).toMatch(/^# fail 0$/m)
+    expect(Number(run.stdout.match(/^# pass (\d+)$/m)?.[1])).toBeGreaterThanOrEqual(60)
+    expect(run.exitCode).toBe(0)
+  })
+})
