@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import type { Subprocess } from 'bun'
+import { freePort, runToEnd, waitForOk } from '../../tests/support/process.ts'
+
+const root = resolve(import.meta.dir, '../..')
+const port = freePort()
+const base = `http://127.0.0.1:${port}`
+let server: Subprocess<'ignore', 'pipe', 'inherit'>
+let startupLine = ''
+
+/** Builds the packages' dist/ when missing: node runs the built JavaScript, never the TypeScript sources. */
+async function ensureBuilt() {
+  if (existsSync(join(root, 'packages/core/dist/index.js'))) return
+  const build = await runToEnd(['bun', 'run', 'build:packages'], { cwd: root })
+  if (build.exitCode !== 0) throw new Error(`bun run build:packages failed:\n${build.stderr}`)
+}
+
+/** Reads a stream until `done` says the text so far is enough, or fails after `timeoutMs`. */
+async function readUntil(
+  stream: ReadableStream<Uint8Array>,
+  done: (text: string) => boolean,
+  timeoutMs = 5_000,
+) {
+  const reader = stream.getReader()
+  const timer = setTimeout(() => reader.cancel(), timeoutMs)
+  let text = ''
+  while (!done(text)) {
+    const { done: ended, value } = await reader.read()
+    if (ended) break
+    text += new TextDecoder().decode(value)
+  }
+  clearTimeout(timer)
+  reader.releaseLock()
+  return text
+}
+
+type Init = { body?: unknown; raw?: BodyInit; key?: string; headers?: Record<string, string> }
+
+/** Calls the server over real HTTP and reads the JSON answer (null for an empty one). */
+async function call(method: string, path: string, init: Init = {}) {
+  const headers = new Headers(init.headers)
+  if (init.key) headers.set('authorization', `Bearer ${init.key}`)
+  const body = init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body))
+  if (body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json')
+  // @ts-expect-error: Bun's RequestInit accepts duplex for streamed bodies
+  const response = await fetch(`${base}${path}`, { method, headers, body, duplex: 'half' })
+  const text = await response.text()
+  // biome-ignore lint/suspicious/noExplicitAny: tests read many JSON shapes and assert on them
+  const json: any = text ? JSON.parse(text) : null
+  return { status: response.status, headers: response.headers, json }
+}
+
+/** Registers an agent and returns its key. */
+async function register(name: string): Promise<string> {
+  const registered = await call('POST', '/api/agents/register', { body: { name, skills: ['ping'] } })
+  expect(registered.status).toBe(200)
+  return registered.json.apiKey
+}
+
+/** Checks an answer is an RFC 9457 problem with this status and code. */
+function expectProblem(answer: Awaited<ReturnType<typeof call>>, status: number, code: string) {
+  expect(answer.status).toBe(status)
+  expect(answer.headers.get('content-type')).toBe('application/problem+json')
+  expect(answer.json).toMatchObject({ status, code, title: expect.any(String), detail: expect.any(String) })
+  expect(answer.json.type).toEndWith(`/problems/${code}`)
+}
+
+beforeAll(async () => {
+  await ensureBuilt()
+  server = Bun.spawn(['node', 'examples/node-http/server.js'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PORT: String(port) },
+    stdout: 'pipe',
+    stderr: 'inherit',
+  })
+  await waitForOk(`${base}/api/feed/live`, server)
+  startupLine = (await readUntil(server.stdout, (text) => text.includes('\n'))).trim()
+}, 120_000)
+
+afterAll(() => {
+  server?.kill()
+})
+
+describe('examples/node-http', () => {
+  test('behavior: the server runs under the real node binary, not Bun', async () => {
+    const node = await runToEnd(['node', '--version'])
+    expect(startupLine).toBe(
+      `node-http: listening on http://localhost:${port} (Node.js ${node.stdout.trim()})`,
+    )
+    expect(node.stdout.trim()).not.toBe(process.version)
+  })
+
+  test('behavior: an agent registers, heartbeats and reads back live', async () => {
+    const key = await register('scout')
+    expect(key).toMatch(/^amk_/)
+    const beat = await call('POST', '/api/agents/scout/heartbeat', { key })
+    expect(beat.status).toBe(200)
+    expect(beat.json).toMatchObject({ status: 'live', agent: 'scout' })
+    const agent = await call('GET', '/api/community/agents/scout')
+    expect(agent.status).toBe(200)
+    expect(agent.json).toMatchObject({ name: 'scout', heartbeat: { status: 'live' } })
+    expect(JSON.stringify(agent.json)).not.toContain(key)
+  })
+
+  test('behavior: the agent card carries an ETag and answers 304 to If-None-Match', async () => {
+    await register('carded')
+    const card = await call('GET', '/api/agents/carded/agent-card.json')
+    expect(card.status).toBe(200)
+    expect(card.json.name).toBe('carded')
+    expect(card.headers.get('cache-control')).toBe('public, max-age=60')
+    const etag = card.headers.get('etag') ?? ''
+    expect(etag).toStartWith('W/"')
+    const again = await call('GET', '/api/agents/carded/agent-card.json', {
+      headers: { 'if-none-match': etag },
+    })
+    expect(again.status).toBe(304)
+    expect(again.json).toBeNull()
+  })
+
+  test('behavior: the live feed lists events newest first, and streams new ones as server-sent events', async () => {
+    await register('early')
+    const page = await call('GET', '/api/feed/live?limit=5')
+    expect(page.status).toBe(200)
+    const [published, registered] = page.json.events
+    expect(published).toMatchObject({ kind: 'skill.published', agent: 'early' })
+    expect(registered).toMatchObject({ kind: 'agent.registered', agent: 'early' })
+    expect(Number(published.id)).toBeGreaterThan(Number(registered.id))
+    const controller = new AbortController()
+    const stream = await fetch(`${base}/api/feed/live`, {
+      headers: { accept: 'text/event-stream' },
+      signal: controller.signal,
+    })
+    expect(stream.headers.get('content-type')).toBe('text/event-stream')
+    const body = stream.body as ReadableStream<Uint8Array>
+    await readUntil(body, (text) => text.includes(': connected'))
+    await register('streamed')
+    const events = await readUntil(body, (text) => text.includes('"agent":"streamed"'))
+    expect(events).toMatch(/^id: \d+\ndata: \{.*"kind":"agent\.registered".*"agent":"streamed"/m)
+    controller.abort()
+  })
+
+  test('error: an unknown route or method is a 404 problem', async () => {
+    expectProblem(await call('GET', '/api/no/such/route'), 404, 'not_found')
+    expectProblem(await call('DELETE', '/api/community/agents/scout'), 404, 'not_found')
+  })
+
+  test('error: an unknown agent is a 404 problem', async () => {
+    expectProblem(await call('GET', '/api/community/agents/nobody'), 404, 'agent_not_found')
+  })
+
+  test('error: a body over 64 KiB is a 413 problem, with Content-Length or chunked', async () => {
+    const declared = await call('POST', '/api/agents/register', { raw: 'x'.repeat(70 * 1024) })
+    expectProblem(declared, 413, 'payload_too_large')
+    const chunk = new TextEncoder().encode('x'.repeat(8192))
+    let sent = 0
+    const streamed = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 12) controller.enqueue(chunk)
+        else controller.close()
+      },
+    })
+    expectProblem(await call('POST', '/api/agents/register', { raw: streamed }), 413, 'payload_too_large')
+    expect((await call('GET', '/api/feed/live')).status).toBe(200)
+  })
+
+  test('error: a body that is not JSON is a 400 problem, and one that is not sent as JSON a 415', async () => {
+    expectProblem(await call('POST', '/api/agents/register', { raw: '{"name": ' }), 400, 'invalid_json')
+    const plain = { raw: 'name=scout', headers: { 'content-type': 'text/plain' } }
+    expectProblem(await call('POST', '/api/agents/register', plain), 415, 'unsupported_media_type')
+  })
+
+  test('error: a heartbeat without a key is a 401 problem with a Bearer challenge', async () => {
+    await register('keyless')
+    const answer = await call('POST', '/api/agents/keyless/heartbeat')
+    expectProblem(answer, 401, 'unauthorized')
+    expect(answer.headers.get('www-authenticate')).toStartWith('Bearer')
+  })
+
+  test('behavior: SIGTERM stops the server cleanly, even with an event stream open', async () => {
+    const stream = await fetch(`${base}/api/feed/live`, { headers: { accept: 'text/event-stream' } })
+    expect(stream.status).toBe(200)
+    server.kill('SIGTERM')
+    expect(await server.exited).toBe(0)
+  })
+})
