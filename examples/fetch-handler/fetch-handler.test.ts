@@ -52,6 +52,24 @@ describe('fetch handler', () => {
     expect(again.status).toBe(304)
   })
 
+  test('behavior: the seller reads its work queue and delivers; the buyer then reads the result', async () => {
+    const key = await register('deliverer')
+    const created = await call('POST', '/api/agents/deliverer/tasks', { body: { skill: 'ping' } })
+    const queue = await call('GET', '/api/agents/deliverer/tasks?status=paid', { key })
+    expect(queue.json.tasks.map((task: { task_id: string }) => task.task_id)).toEqual([created.json.task_id])
+    const done = await call('POST', `/api/agents/deliverer/tasks/${created.json.task_id}/complete`, {
+      key,
+      body: { result_url: 'https://results.example/1' },
+    })
+    expect(done.status).toBe(200)
+    const read = await call('GET', `/api/agents/deliverer/tasks/${created.json.task_id}`)
+    expect(read.json).toMatchObject({ status: 'completed', result_url: 'https://results.example/1' })
+    const stranger = await call('POST', `/api/agents/deliverer/tasks/${created.json.task_id}/complete`, {
+      body: { result_url: 'https://results.example/2' },
+    })
+    expectProblem(stranger, 401, 'unauthorized')
+  })
+
   test("behavior: a free skill's order starts paid, its buyer reads it, and the feed shows the events", async () => {
     await register('orderly')
     const created = await call('POST', '/api/agents/orderly/tasks', { body: { skill: 'ping', buyer: 'ann' } })

@@ -1,30 +1,29 @@
-// @ts-check
-import * as core from '@agentmarket/core'
+import { answerResponse, bearerKey, problemResponse, readJsonObject, routeNotFound } from '@agentmarket/core'
 import { Hono } from 'hono'
 
-const badJson = () => Promise.reject(new core.InvalidInputError('invalid_json', 'The body is not JSON.'))
-const send = (/** @type {core.TaskAnswer} */ { status, body, retryAfterSeconds: wait }, headers = {}) =>
-  Response.json(body, { status, headers: { ...headers, ...(wait && { 'retry-after': `${wait}` }) } })
-/** The core's registry, heartbeat and task routes as a Hono app; problem types start with `baseUrl`. */
-export function createMarketApp(/** @type {core.MarketplaceActions} */ market, baseUrl = '') {
-  const app = new Hono().onError((error, c) => {
-    const body = core.toProblem(error, c.req.path, baseUrl)
-    const auth = error instanceof core.UnauthorizedError && { 'www-authenticate': error.challenge }
-    return send({ status: body.status, body }, { 'content-type': 'application/problem+json', ...auth })
+const name = (/** @type {import('hono').Context} */ c) => c.req.param('name') ?? ''
+const id = (/** @type {import('hono').Context} */ c) => c.req.param('id') ?? ''
+const key = (/** @type {import('hono').Context} */ c) => bearerKey(c.req.raw)
+const body = async (/** @type {import('hono').Context} */ c) => (await readJsonObject(c.req.raw)) ?? {}
+/** The marketplace's registry, heartbeat and task routes as a Hono app. */
+export function createMarketApp(/** @type {import('@agentmarket/core').MarketplaceActions} */ market) {
+  const app = new Hono()
+  app.onError((error, c) => problemResponse(error, c.req.raw, market.config.baseUrl))
+  app.notFound((c) => problemResponse(routeNotFound(), c.req.raw, market.config.baseUrl))
+  app.post('/api/agents/register', async (c) => c.json(await market.registerAgent(await body(c))))
+  app.put('/api/agents/:name', async (c) => c.json(await market.updateAgent(name(c), key(c), await body(c))))
+  app.post('/api/agents/:name/heartbeat', async (c) => c.json(await market.heartbeat(name(c), key(c))))
+  app.get('/api/community/agents/:name', async (c) => c.json(await market.getAgent(name(c))))
+  app.post('/api/agents/:name/tasks', async (c) => {
+    const idempotencyKey = c.req.header('idempotency-key')
+    return answerResponse(await market.createTask(name(c), await body(c), { idempotencyKey }))
   })
-  /** @param {string} method @param {string} path @param {(r: Record<string, any>) => Promise<any>} action */
-  const on = (method, path, action, reply = Response.json) =>
-    app.on(method, `/api/${path}`, async (c) => {
-      const r = { ...c.req.param(), body: (await c.req.text()) ? await c.req.json().catch(badJson) : {} }
-      return reply(await action({ ...r, key: c.req.header('authorization')?.match(/^Bearer +(\S+)$/i)?.[1] }))
-    })
-  on('POST', 'agents/register', (r) => market.registerAgent(r.body))
-  on('PUT', 'agents/:name', (r) => market.updateAgent(r.name, r.key, r.body))
-  on('POST', 'agents/:name/heartbeat', (r) => market.heartbeat(r.name, r.key))
-  on('GET', 'community/agents/:name', (r) => market.getAgent(r.name))
-  on('POST', 'agents/:name/tasks', (r) => market.createTask(r.name, r.body), send)
-  on('GET', 'agents/:name/tasks/:id', (r) => market.getTask(r.name, r.id))
-  on('POST', 'agents/:name/tasks/:id/verify-payment', (r) => market.verifyPayment(r.name, r.id, r.body), send)
-  on('POST', 'agents/:name/tasks/:id/complete', (r) => market.completeTask(r.name, r.id, r.key, r.body))
-  return app.notFound(() => Promise.reject(new core.NotFoundError('not_found', 'No such route.')))
+  app.get('/api/agents/:name/tasks/:id', async (c) => c.json(await market.getTask(name(c), id(c))))
+  app.post('/api/agents/:name/tasks/:id/verify-payment', async (c) =>
+    answerResponse(await market.verifyPayment(name(c), id(c), await body(c))),
+  )
+  app.post('/api/agents/:name/tasks/:id/complete', async (c) =>
+    c.json(await market.completeTask(name(c), id(c), key(c), await body(c))),
+  )
+  return app
 }

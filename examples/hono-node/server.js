@@ -44,7 +44,7 @@ const market = Marketplace.create({
 const rechecks = rpcUrl
   ? setInterval(() => market.recheckPendingPayments().catch(console.error), RECHECK_MS)
   : undefined
-const app = createMarketApp(market, baseUrl).get('/health', (c) => c.json({ status: 'ok' }))
+const app = createMarketApp(market).get('/health', (c) => c.json({ status: 'ok' }))
 const server = serve({ fetch: app.fetch, port }, (info) =>
   console.log(`hono-node: listening on http://localhost:${info.port} (Node.js ${process.version})`),
 )

@@ -45,6 +45,8 @@ export const Marketplace = {
       mpp: ports.mpp ? createMppCharger(ports.mpp, ports.store) : null,
     }
     return {
+      /** The configuration it was made with (its public base URL, chain, mailbox). */
+      config: ports.config,
       ...agentActions(context),
       ...userActions(context),
       ...feedActions(context),

@@ -1,4 +1,4 @@
-import { MarketError, type MarketplaceActions, toProblem } from '@agentmarket/core'
+import { bearerKey, MarketError, type MarketplaceActions, toProblem } from '@agentmarket/core'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import {
@@ -9,7 +9,6 @@ import {
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from '../openapi/jsonSchema.ts'
-import { bearerToken } from '../routes/deps.ts'
 import { marketTools, type Tool } from './tools.ts'
 
 const CARD_URI = /^agentmarket:\/\/agents\/([^/]+)\/card$/
@@ -123,7 +122,7 @@ export function mcpHandler(market: MarketplaceActions, guide: string) {
   let listing: ReturnType<typeof toolListing> | undefined
   const toolbox: Toolbox = { tools, listing: () => (listing ??= toolListing(tools)) }
   return async (request: Request, parsedBody: unknown): Promise<Response> => {
-    const server = mcpServer(market, toolbox, guide, bearerToken(request.headers.get('authorization')))
+    const server = mcpServer(market, toolbox, guide, bearerKey(request.headers.get('authorization')))
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

@@ -1,7 +1,7 @@
-import { MilestoneInput, RegisterAgentInput, UpdateAgentInput } from '@agentmarket/core'
+import { bearerKey, MilestoneInput, RegisterAgentInput, UpdateAgentInput } from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import { operation } from '../openapi/operation.ts'
-import { bearerToken, type RouteDeps } from './deps.ts'
+import type { RouteDeps } from './deps.ts'
 import { jsonWithETag } from './etag.ts'
 
 /** Agent self-service (register, update, heartbeat, milestones) and the public card: SPEC rows 4-7, 13, 14. */
@@ -22,7 +22,7 @@ export function agentRoutes({ market }: RouteDeps) {
     .put(
       '/agents/:name',
       ({ params, headers, body }) =>
-        market.updateAgent(params.name, bearerToken(headers.authorization), body ?? {}),
+        market.updateAgent(params.name, bearerKey(headers.authorization), body ?? {}),
       operation({
         id: 'updateAgent',
         summary: 'Update the fields sent; skills, when sent, replace the list',
@@ -36,7 +36,7 @@ export function agentRoutes({ market }: RouteDeps) {
     )
     .post(
       '/agents/:name/heartbeat',
-      ({ params, headers }) => market.heartbeat(params.name, bearerToken(headers.authorization)),
+      ({ params, headers }) => market.heartbeat(params.name, bearerKey(headers.authorization)),
       operation({
         id: 'heartbeat',
         summary: 'Report liveness (every 1-5 minutes)',
@@ -63,7 +63,7 @@ export function agentRoutes({ market }: RouteDeps) {
       async ({ params, headers, body, set }) => {
         const milestone = await market.recordMilestone(
           params.name,
-          bearerToken(headers.authorization),
+          bearerKey(headers.authorization),
           body ?? {},
         )
         set.status = 201

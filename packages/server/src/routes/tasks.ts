@@ -1,4 +1,6 @@
 import {
+  answerHeaders,
+  bearerKey,
   CompleteTaskInput,
   CreateTaskInput,
   PaidOrderInput,
@@ -8,7 +10,7 @@ import {
 } from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import { operation } from '../openapi/operation.ts'
-import { bearerToken, queryOf, type RouteDeps } from './deps.ts'
+import { queryOf, type RouteDeps } from './deps.ts'
 
 /** True when the Authorization header carries an MPP credential (`Payment …`). */
 const isPaymentCredential = (header: string | undefined) => /^Payment\s/i.test(header ?? '')
@@ -24,8 +26,7 @@ type Reply = { status?: number | string; headers: Record<string, string | number
 /** Sends a core answer: its status, `Retry-After` when it has one, and whether it is a replay. */
 function send(answer: TaskAnswer, set: Reply) {
   set.status = answer.status
-  if (answer.retryAfterSeconds !== undefined) set.headers['retry-after'] = String(answer.retryAfterSeconds)
-  if (answer.replayed) set.headers['idempotent-replayed'] = 'true'
+  Object.assign(set.headers, answerHeaders(answer))
   return answer.body
 }
 
@@ -71,7 +72,7 @@ export function taskRoutes({ market }: RouteDeps) {
     .get(
       '/agents/:name/tasks',
       ({ params, headers, request }) =>
-        market.listTasks(params.name, bearerToken(headers.authorization), queryOf(request)),
+        market.listTasks(params.name, bearerKey(headers.authorization), queryOf(request)),
       operation({
         id: 'listTasks',
         summary: "Public history (default completed); with the seller's key, its work queue (paid first)",
@@ -150,7 +151,7 @@ export function taskRoutes({ market }: RouteDeps) {
     .post(
       '/agents/:name/tasks/:id/complete',
       ({ params, headers, body }) =>
-        market.completeTask(params.name, params.id, bearerToken(headers.authorization), body ?? {}),
+        market.completeTask(params.name, params.id, bearerKey(headers.authorization), body ?? {}),
       operation({
         id: 'completeTask',
         summary: 'Deliver a paid task (seller): paid -> completed with result_url',

@@ -1,0 +1,107 @@
+import { describe, expect, test } from 'bun:test'
+import { ChainUnavailableError, MarketError, UnauthorizedError } from './errors.ts'
+import { answerResponse, bearerKey, problemResponse, readJsonObject } from './http.ts'
+
+const post = (
+  body: BodyInit | null,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+) => new Request('http://localhost/api/x', { method: 'POST', body, headers })
+
+/** The error `work` throws, as code and status. */
+async function refusal(work: Promise<unknown>) {
+  const error = await work.then(
+    () => null,
+    (thrown: unknown) => thrown,
+  )
+  if (!(error instanceof MarketError)) throw new Error(`expected a MarketError, got ${String(error)}`)
+  return { code: error.code, status: error.status }
+}
+
+describe('readJsonObject', () => {
+  test('behavior: a JSON object is read; no body is undefined', async () => {
+    expect(await readJsonObject(post('{"a": 1}'))).toEqual({ a: 1 })
+    expect(await readJsonObject(post(null))).toBeUndefined()
+    expect(await readJsonObject(post('{}', { 'content-type': 'application/merge-patch+json' }))).toEqual({})
+  })
+
+  test('error: malformed JSON, a JSON value that is not an object, another media type, or over 64 KiB', async () => {
+    expect(await refusal(readJsonObject(post('{"a":')))).toEqual({ code: 'invalid_json', status: 400 })
+    expect(await refusal(readJsonObject(post('null')))).toEqual({ code: 'invalid_body', status: 400 })
+    expect(await refusal(readJsonObject(post('[1]')))).toEqual({ code: 'invalid_body', status: 400 })
+    expect(await refusal(readJsonObject(post('{}', { 'content-type': 'text/plain' })))).toEqual({
+      code: 'unsupported_media_type',
+      status: 415,
+    })
+    const large = `{"a":"${'x'.repeat(64 * 1024)}"}`
+    expect(await refusal(readJsonObject(post(large)))).toEqual({ code: 'payload_too_large', status: 413 })
+    const chunked = new ReadableStream({
+      start(controller) {
+        for (let i = 0; i < 70; i++) controller.enqueue(new TextEncoder().encode('x'.repeat(1024)))
+        controller.close()
+      },
+    })
+    expect(await refusal(readJsonObject(post(chunked)))).toEqual({ code: 'payload_too_large', status: 413 })
+  })
+})
+
+describe('bearerKey', () => {
+  test('behavior: the key of a Bearer header, from a header value or a request', () => {
+    expect(bearerKey('Bearer amk_1')).toBe('amk_1')
+    expect(bearerKey('bearer   amk_1 ')).toBe('amk_1')
+    expect(bearerKey(new Request('http://localhost/', { headers: { authorization: 'Bearer amk_2' } }))).toBe(
+      'amk_2',
+    )
+  })
+
+  test('error: other schemes, no header, or a key with spaces give no key', () => {
+    expect(bearerKey('Basic dXNlcg==')).toBeUndefined()
+    expect(bearerKey(undefined)).toBeUndefined()
+    expect(bearerKey('Bearer a b')).toBeUndefined()
+    expect(bearerKey(new Request('http://localhost/'))).toBeUndefined()
+  })
+})
+
+describe('problemResponse', () => {
+  const request = new Request('http://localhost/api/agents/a/heartbeat', { method: 'POST' })
+
+  test('behavior: a 401 carries the challenge, a 503 its Retry-After, both as problem+json', async () => {
+    const unauthorized = problemResponse(new UnauthorizedError(), request, 'https://market.example')
+    expect(unauthorized.status).toBe(401)
+    expect(unauthorized.headers.get('www-authenticate')).toBe('Bearer realm="agentmarket"')
+    expect(unauthorized.headers.get('content-type')).toBe('application/problem+json')
+    expect(await unauthorized.json()).toMatchObject({
+      code: 'unauthorized',
+      instance: '/api/agents/a/heartbeat',
+    })
+    const down = problemResponse(new ChainUnavailableError(), request, 'https://market.example')
+    expect(down.status).toBe(503)
+    expect(Number(down.headers.get('retry-after'))).toBeGreaterThan(0)
+  })
+
+  test('error: an unexpected error is a 500 that does not show its message', async () => {
+    const original = console.error
+    console.error = () => {}
+    try {
+      const response = problemResponse(new Error('secret detail'), request, 'https://market.example')
+      expect(response.status).toBe(500)
+      expect(await response.text()).not.toContain('secret detail')
+    } finally {
+      console.error = original
+    }
+  })
+})
+
+describe('answerResponse', () => {
+  test('behavior: status, body, Retry-After and the replay mark of a task answer', async () => {
+    const response = answerResponse({
+      status: 202,
+      body: { verified: false },
+      retryAfterSeconds: 4,
+      replayed: true,
+    })
+    expect(response.status).toBe(202)
+    expect(response.headers.get('retry-after')).toBe('4')
+    expect(response.headers.get('idempotent-replayed')).toBe('true')
+    expect(await response.json()).toEqual({ verified: false })
+  })
+})

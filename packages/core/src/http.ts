@@ -1,0 +1,129 @@
+import type { TaskAnswer } from './actions/tasks.ts'
+import {
+  ChainUnavailableError,
+  InvalidInputError,
+  MarketError,
+  NotFoundError,
+  toProblem,
+  UnauthorizedError,
+} from './errors.ts'
+
+/** The largest request body a host accepts: 64 KiB (CONTRACT.md). */
+export const MAX_BODY_BYTES = 64 * 1024
+
+/** The media type of every error body. */
+export const PROBLEM_MEDIA_TYPE = 'application/problem+json'
+
+const tooLarge = (max: number) =>
+  new MarketError('payload_too_large', 413, 'Payload too large', `The request body exceeds ${max} bytes.`)
+
+/** Reads a body stream, refusing (413) as soon as it passes `max` bytes, whatever Content-Length claimed. */
+export async function readLimited(request: Request, max = MAX_BODY_BYTES): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length')
+  if (declared !== null && Number(declared) > max) throw tooLarge(max)
+  if (!request.body) return new Uint8Array(0)
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    total += read.value.byteLength
+    if (total > max) {
+      await reader.cancel().catch(() => {})
+      throw tooLarge(max)
+    }
+    chunks.push(read.value)
+  }
+  const bytes = new Uint8Array(total)
+  let offset = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return bytes
+}
+
+function isJsonMediaType(contentType: string): boolean {
+  const type = contentType.split(';')[0]?.trim().toLowerCase() ?? ''
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
+}
+
+/** A request body as any JSON value: absent -> undefined, over 64 KiB -> 413, not JSON media type -> 415, malformed -> 400. */
+export async function readJson(request: Request, max = MAX_BODY_BYTES): Promise<unknown> {
+  const bytes = await readLimited(request, max)
+  if (bytes.byteLength === 0) return undefined
+  if (!isJsonMediaType(request.headers.get('content-type') ?? '')) {
+    throw new MarketError(
+      'unsupported_media_type',
+      415,
+      'Unsupported media type',
+      'The body must be JSON: Content-Type: application/json.',
+    )
+  }
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes))
+  } catch {
+    throw new InvalidInputError('invalid_json', 'The request body is not valid JSON.')
+  }
+}
+
+/**
+ * A request body as a JSON object, with readJson's limits; a body that is present but not an object is 400.
+ * @example const body = await readJsonObject(request) // undefined when no body was sent
+ */
+export async function readJsonObject(
+  request: Request,
+  max = MAX_BODY_BYTES,
+): Promise<Record<string, unknown> | undefined> {
+  const data = await readJson(request, max)
+  if (data !== undefined && (data === null || typeof data !== 'object' || Array.isArray(data))) {
+    throw new InvalidInputError('invalid_body', 'The request body must be a JSON object.', [
+      { pointer: '', detail: 'must be a JSON object' },
+    ])
+  }
+  return data as Record<string, unknown> | undefined
+}
+
+/** The API key of an `Authorization: Bearer …` header (a header value or a whole request); undefined otherwise. */
+export function bearerKey(from: Request | string | null | undefined): string | undefined {
+  const header = typeof from === 'object' && from !== null ? from.headers.get('authorization') : from
+  return /^Bearer[ \t]+(\S+)\s*$/i.exec(header ?? '')?.[1]
+}
+
+/** The 404 of a path or method the host does not serve. */
+export function routeNotFound(): NotFoundError {
+  return new NotFoundError('not_found', 'No such resource or method.')
+}
+
+/**
+ * Any thrown value as its RFC 9457 problem response, with `WWW-Authenticate` on 401 and `Retry-After` on 503.
+ * Unexpected errors become a 500 that never shows their message; they are logged.
+ * @example catch (error) { return problemResponse(error, request, 'https://market.example') }
+ */
+export function problemResponse(error: unknown, request: Request, typeBase: string): Response {
+  const path = new URL(request.url).pathname
+  const problem = toProblem(error, path, typeBase)
+  const headers = new Headers({ 'content-type': PROBLEM_MEDIA_TYPE })
+  if (problem.status === 401) {
+    headers.set(
+      'www-authenticate',
+      error instanceof UnauthorizedError ? error.challenge : 'Bearer realm="agentmarket"',
+    )
+  }
+  if (error instanceof ChainUnavailableError) headers.set('retry-after', String(error.retryAfterSeconds))
+  if (problem.status >= 500 && !(error instanceof MarketError))
+    console.error('unhandled error', request.method, path, error)
+  return new Response(JSON.stringify(problem), { status: problem.status, headers })
+}
+
+/** The headers a task answer carries: `Retry-After` while a payment is not final, and whether it is a replay. */
+export function answerHeaders(answer: TaskAnswer): Record<string, string> {
+  const headers: Record<string, string> = {}
+  if (answer.retryAfterSeconds !== undefined) headers['retry-after'] = String(answer.retryAfterSeconds)
+  if (answer.replayed) headers['idempotent-replayed'] = 'true'
+  return headers
+}
+
+/** A task answer (createTask, verifyPayment) as a JSON response with its status and headers. */
+export function answerResponse(answer: TaskAnswer): Response {
+  return Response.json(answer.body, { status: answer.status, headers: answerHeaders(answer) })
+}
