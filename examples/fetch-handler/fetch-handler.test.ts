@@ -1,19 +1,8 @@
 import { describe, expect, test } from 'bun:test'
+import { expectProblem, jsonCaller } from '../../tests/support/examples.ts'
 import handler from './index.ts'
 
-type Init = { body?: unknown; raw?: string; key?: string; headers?: Record<string, string> }
-
-/** Calls the handler with a real Request and reads the JSON answer. */
-async function call(method: string, path: string, init: Init = {}) {
-  const headers = new Headers(init.headers)
-  if (init.key) headers.set('authorization', `Bearer ${init.key}`)
-  const body = init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body))
-  if (body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json')
-  const response = await handler.fetch(new Request(`http://localhost${path}`, { method, headers, body }))
-  // biome-ignore lint/suspicious/noExplicitAny: tests read many JSON shapes and assert on them
-  const json: any = response.status === 304 ? null : await response.json()
-  return { status: response.status, headers: response.headers, json }
-}
+const call = jsonCaller('http://localhost', (request) => handler.fetch(request))
 
 /** Registers an agent with a free skill and returns its key. */
 async function register(name: string): Promise<string> {
@@ -22,14 +11,6 @@ async function register(name: string): Promise<string> {
   })
   expect(registered.status).toBe(200)
   return registered.json.apiKey
-}
-
-/** Checks an answer is an RFC 9457 problem with this status and code. */
-function expectProblem(answer: Awaited<ReturnType<typeof call>>, status: number, code: string) {
-  expect(answer.status).toBe(status)
-  expect(answer.headers.get('content-type')).toBe('application/problem+json')
-  expect(answer.json).toMatchObject({ status, code, title: expect.any(String), detail: expect.any(String) })
-  expect(answer.json.type).toEndWith(`/problems/${code}`)
 }
 
 describe('fetch handler', () => {

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Subprocess } from 'bun'
-import { freePort, runToEnd, waitForOk } from '../../tests/support/process.ts'
+import { ensurePackagesBuilt, expectProblem, jsonCaller } from '../../tests/support/examples.ts'
+import { freePort, readUntil, runToEnd, waitForOk } from '../../tests/support/process.ts'
 
 const root = resolve(import.meta.dir, '../..')
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-hono-node-'))
@@ -14,27 +15,7 @@ const wallet = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed'
 const checksummed = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
 let server: Subprocess<'ignore', 'pipe', 'inherit'>
 let startupLine = ''
-
-/** Builds the packages' dist/ when missing: node runs the built JavaScript, never the TypeScript sources. */
-async function ensureBuilt() {
-  const built = ['packages/core/dist/index.js', 'packages/store-libsql/dist/index.js']
-  if (built.every((path) => existsSync(join(root, path)))) return
-  const build = await runToEnd(['bun', 'run', 'build:packages'], { cwd: root })
-  if (build.exitCode !== 0) throw new Error(`bun run build:packages failed:\n${build.stderr}`)
-}
-
-/** The first line a process writes to stdout. */
-async function firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader()
-  let text = ''
-  while (!text.includes('\n')) {
-    const { done, value } = await reader.read()
-    if (done) break
-    text += new TextDecoder().decode(value)
-  }
-  reader.releaseLock()
-  return text.split('\n')[0] ?? ''
-}
+const call = jsonCaller(base)
 
 /** Starts `node examples/hono-node/server.js` on the test database, as a user would, and waits for it. */
 async function startServer() {
@@ -49,7 +30,7 @@ async function startServer() {
     stderr: 'inherit',
   })
   await waitForOk(`${base}/health`, child)
-  startupLine = await firstLine(child.stdout)
+  startupLine = (await readUntil(child.stdout, (text) => text.includes('\n'))).trim()
   return child
 }
 
@@ -57,20 +38,6 @@ async function startServer() {
 async function stopServer() {
   server.kill('SIGTERM')
   expect(await server.exited).toBe(0)
-}
-
-type Init = { body?: unknown; raw?: string; key?: string }
-
-/** Calls the server over real HTTP and reads the JSON answer. */
-async function call(method: string, path: string, init: Init = {}) {
-  const headers = new Headers()
-  if (init.key) headers.set('authorization', `Bearer ${init.key}`)
-  const body = init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body))
-  if (body !== undefined) headers.set('content-type', 'application/json')
-  const response = await fetch(`${base}${path}`, { method, headers, body })
-  // biome-ignore lint/suspicious/noExplicitAny: tests read many JSON shapes and assert on them
-  const json: any = await response.json()
-  return { status: response.status, headers: response.headers, json }
 }
 
 /** Registers an agent selling a free `ping` and a paid `deep-research`, and returns its key. */
@@ -81,16 +48,8 @@ async function register(name: string): Promise<string> {
   return registered.json.apiKey
 }
 
-/** Checks an answer is an RFC 9457 problem with this status and code. */
-function expectProblem(answer: Awaited<ReturnType<typeof call>>, status: number, code: string) {
-  expect(answer.status).toBe(status)
-  expect(answer.headers.get('content-type')).toBe('application/problem+json')
-  expect(answer.json).toMatchObject({ status, code, title: expect.any(String), detail: expect.any(String) })
-  expect(answer.json.type).toEndWith(`/problems/${code}`)
-}
-
 beforeAll(async () => {
-  await ensureBuilt()
+  await ensurePackagesBuilt()
   server = await startServer()
 }, 120_000)
 

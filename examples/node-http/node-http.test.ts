@@ -1,56 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import type { Subprocess } from 'bun'
-import { freePort, runToEnd, waitForOk } from '../../tests/support/process.ts'
+import { ensurePackagesBuilt, expectProblem, jsonCaller } from '../../tests/support/examples.ts'
+import { freePort, readUntil, runToEnd, waitForOk } from '../../tests/support/process.ts'
 
 const root = resolve(import.meta.dir, '../..')
 const port = freePort()
 const base = `http://127.0.0.1:${port}`
 let server: Subprocess<'ignore', 'pipe', 'inherit'>
 let startupLine = ''
-
-/** Builds the packages' dist/ when missing: node runs the built JavaScript, never the TypeScript sources. */
-async function ensureBuilt() {
-  if (existsSync(join(root, 'packages/core/dist/index.js'))) return
-  const build = await runToEnd(['bun', 'run', 'build:packages'], { cwd: root })
-  if (build.exitCode !== 0) throw new Error(`bun run build:packages failed:\n${build.stderr}`)
-}
-
-/** Reads a stream until `done` says the text so far is enough, or fails after `timeoutMs`. */
-async function readUntil(
-  stream: ReadableStream<Uint8Array>,
-  done: (text: string) => boolean,
-  timeoutMs = 5_000,
-) {
-  const reader = stream.getReader()
-  const timer = setTimeout(() => reader.cancel(), timeoutMs)
-  let text = ''
-  while (!done(text)) {
-    const { done: ended, value } = await reader.read()
-    if (ended) break
-    text += new TextDecoder().decode(value)
-  }
-  clearTimeout(timer)
-  reader.releaseLock()
-  return text
-}
-
-type Init = { body?: unknown; raw?: BodyInit; key?: string; headers?: Record<string, string> }
-
-/** Calls the server over real HTTP and reads the JSON answer (null for an empty one). */
-async function call(method: string, path: string, init: Init = {}) {
-  const headers = new Headers(init.headers)
-  if (init.key) headers.set('authorization', `Bearer ${init.key}`)
-  const body = init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body))
-  if (body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json')
-  // @ts-expect-error: Bun's RequestInit accepts duplex for streamed bodies
-  const response = await fetch(`${base}${path}`, { method, headers, body, duplex: 'half' })
-  const text = await response.text()
-  // biome-ignore lint/suspicious/noExplicitAny: tests read many JSON shapes and assert on them
-  const json: any = text ? JSON.parse(text) : null
-  return { status: response.status, headers: response.headers, json }
-}
+const call = jsonCaller(base)
 
 /** Registers an agent and returns its key. */
 async function register(name: string): Promise<string> {
@@ -59,16 +18,8 @@ async function register(name: string): Promise<string> {
   return registered.json.apiKey
 }
 
-/** Checks an answer is an RFC 9457 problem with this status and code. */
-function expectProblem(answer: Awaited<ReturnType<typeof call>>, status: number, code: string) {
-  expect(answer.status).toBe(status)
-  expect(answer.headers.get('content-type')).toBe('application/problem+json')
-  expect(answer.json).toMatchObject({ status, code, title: expect.any(String), detail: expect.any(String) })
-  expect(answer.json.type).toEndWith(`/problems/${code}`)
-}
-
 beforeAll(async () => {
-  await ensureBuilt()
+  await ensurePackagesBuilt()
   server = Bun.spawn(['node', 'examples/node-http/server.js'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PORT: String(port) },

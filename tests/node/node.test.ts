@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type Anvil, startAnvil } from '../support/anvil.ts'
+import { ensurePackagesBuilt } from '../support/examples.ts'
 import { runToEnd } from '../support/process.ts'
 
 const root = resolve(import.meta.dir, '../..')
@@ -14,17 +15,7 @@ const node = (args: string[], env: Record<string, string> = {}) =>
   runToEnd(['node', ...args], { cwd: root, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } })
 
 beforeAll(async () => {
-  // `bun run test` builds dist/ first; a lone `bun test` of this file builds it here.
-  if (
-    !existsSync(join(root, 'packages/core/dist/index.js')) ||
-    !existsSync(join(root, 'packages/store-libsql/dist/index.js'))
-  ) {
-    const build = await runToEnd(['bun', 'run', 'build:packages'], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '' },
-    })
-    if (build.exitCode !== 0) throw new Error(`build:packages failed:\n${build.stderr}`)
-  }
+  await ensurePackagesBuilt()
   anvil = await startAnvil()
   await anvil.installUsdc()
 })

@@ -66,3 +66,22 @@ export async function startMarketServer(env: Record<string, string>): Promise<Ma
   await waitForOk(`${base}/api/community/health`, child)
   return { base, process: child, stop: () => child.kill() }
 }
+
+/** Reads a stream until `done` says the text so far is enough, or fails after `timeoutMs`. */
+export async function readUntil(
+  stream: ReadableStream<Uint8Array>,
+  done: (text: string) => boolean,
+  timeoutMs = 5_000,
+) {
+  const reader = stream.getReader()
+  const timer = setTimeout(() => reader.cancel(), timeoutMs)
+  let text = ''
+  while (!done(text)) {
+    const { done: ended, value } = await reader.read()
+    if (ended) break
+    text += new TextDecoder().decode(value)
+  }
+  clearTimeout(timer)
+  reader.releaseLock()
+  return text
+}
