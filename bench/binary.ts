@@ -1,16 +1,21 @@
 /**
  * Measures the single binary: size, time from exec to the first 200 of /api/community/health on a new
- * file database, and resident memory when idle. Builds to a temp folder, runs from another one.
- * Usage: bun bench/binary.ts [--runs N]   (writes bench/results/binary.md)
+ * file database, resident memory when idle, and resident memory after a load run (wrk on its agent card, list and
+ * heartbeat). Builds to a temp folder, runs from another one.
+ * Usage: bun bench/binary.ts [--quick] [--json PATH] [--runs N]
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { cpus, tmpdir, totalmem } from 'node:os'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { freePort, runToEnd } from '../tests/support/process.ts'
+import { finishSection, type Goal, median as medianOf, sectionFlags, table } from './lib/section.ts'
+import { runWrk } from './lib/wrk.ts'
 
 const root = resolve(import.meta.dir, '..')
+const { quick, json } = sectionFlags()
 const runsFlag = process.argv.indexOf('--runs')
-const runs = runsFlag > 0 ? Number(process.argv[runsFlag + 1]) : 20
+const runs = runsFlag > 0 ? Number(process.argv[runsFlag + 1]) : quick ? 5 : 20
+const loadSeconds = quick ? 2 : 10
 const work = mkdtempSync(join(tmpdir(), 'agentmarket-bench-'))
 const binary = join(work, 'agentmarket')
 
@@ -57,22 +62,62 @@ for (let run = 0; run < runs; run++) {
   await child.exited
 }
 starts.sort((a, b) => a - b)
-const median = starts[Math.floor(starts.length / 2)] ?? Number.NaN
+const median = medianOf(starts)
 const sizeMiB = statSync(binary).size / 1024 / 1024
+
+/** Resident memory after wrk drove the card, the list and heartbeats through a fresh binary. */
+async function rssAfterLoad() {
+  const folder = join(work, 'db-load')
+  mkdirSync(folder)
+  const port = freePort()
+  const { child } = await timeToHealthy(port, join(folder, 'market.db'))
+  const base = `http://127.0.0.1:${port}`
+  const registered = await fetch(`${base}/api/agents/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'loaded', bio: 'under load', skills: ['ping'] }),
+  }).then((response) => response.json() as Promise<{ apiKey: string }>)
+  await runWrk({ url: `${base}/api/agents/loaded/agent-card.json`, seconds: loadSeconds })
+  await runWrk({ url: `${base}/api/community/agents?q=load`, seconds: loadSeconds })
+  const heartbeat = { method: 'POST', bearerKey: registered.apiKey }
+  await runWrk({ url: `${base}/api/agents/loaded/heartbeat`, seconds: loadSeconds, ...heartbeat })
+  const rss = residentMiB(child.pid)
+  child.kill()
+  await child.exited
+  return rss
+}
+const loadedRss = await rssAfterLoad()
 rmSync(work, { recursive: true, force: true })
 
-const report = `# Single binary
+const goals: Goal[] = [
+  {
+    name: 'binary: exec to first 200 of health (median)',
+    value: `${median.toFixed(0)} ms`,
+    target: '<= 150 ms',
+    met: median <= 150,
+  },
+  {
+    name: 'binary: idle resident memory',
+    value: `${idleRss.toFixed(1)} MiB`,
+    target: '<= 80 MB (76.3 MiB)',
+    met: idleRss * 2 ** 20 <= 80e6,
+  },
+]
+const markdown = `## The single binary
 
-Measured ${new Date().toISOString().slice(0, 10)} with \`bun bench/binary.ts --runs ${runs}\` on ${cpus().length} cores,
-${(totalmem() / 2 ** 30).toFixed(0)} GiB, Bun ${Bun.version}. Each start is a new file database (migrations applied).
+\`bun run build\` into a temp folder, run from another one without node_modules, each start on a new file database
+(migrations applied); health polled every millisecond. After the starts, one more binary served wrk for
+${loadSeconds} s each on its card, its search and heartbeats, then its memory was read.
 
-| figure | value |
-|---|---|
-| size | ${sizeMiB.toFixed(1)} MiB |
-| exec to first 200 of health, median of ${runs} | ${median.toFixed(0)} ms |
-| exec to first 200 of health, min / max | ${starts[0]?.toFixed(0)} / ${starts.at(-1)?.toFixed(0)} ms |
-| resident memory, idle 2 s after start | ${idleRss.toFixed(1)} MiB |
+${table(
+  ['figure', 'value'],
+  [
+    ['size', `${sizeMiB.toFixed(1)} MiB`],
+    [`exec to first 200 of health, median of ${runs}`, `${median.toFixed(0)} ms`],
+    ['exec to first 200 of health, min / max', `${starts[0]?.toFixed(0)} / ${starts.at(-1)?.toFixed(0)} ms`],
+    ['resident memory, idle 2 s after start', `${idleRss.toFixed(1)} MiB`],
+    ['resident memory after the load runs', `${loadedRss.toFixed(1)} MiB`],
+  ],
+)}
 `
-mkdirSync(join(root, 'bench/results'), { recursive: true })
-writeFileSync(join(root, 'bench/results/binary.md'), report)
-console.log(report)
+finishSection({ title: 'The single binary', markdown, goals }, json)
