@@ -43,7 +43,11 @@ const base = server.base
 async function call(method: string, path: string, body?: unknown, key?: string, expected = 200) {
   const headers: Record<string, string> = { 'content-type': 'application/json' }
   if (key) headers.authorization = `Bearer ${key}`
-  const response = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
   if (response.status !== expected)
     throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`)
   return response.json() as Promise<Record<string, unknown>>
