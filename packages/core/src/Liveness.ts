@@ -17,3 +17,17 @@ export function liveness(lastSeen: Date | null, now: Date): Liveness {
   if (age <= IDLE_WINDOW_MS) return 'idle'
   return 'off'
 }
+
+/**
+ * The first instant (epoch ms) after `now` at which `liveness(lastSeen, ·)` differs from its value at `now`;
+ * Infinity when it cannot change without a new heartbeat.
+ * @example livenessChangesAt(new Date('2026-01-01T00:00:00Z'), new Date('2026-01-01T00:01:00Z')) // 00:05:00.001
+ */
+export function livenessChangesAt(lastSeen: Date | null, now: Date): number {
+  if (!lastSeen) return Number.POSITIVE_INFINITY
+  const age = now.getTime() - lastSeen.getTime()
+  if (age < 0) return lastSeen.getTime()
+  if (age <= LIVE_WINDOW_MS) return lastSeen.getTime() + LIVE_WINDOW_MS + 1
+  if (age <= IDLE_WINDOW_MS) return lastSeen.getTime() + IDLE_WINDOW_MS + 1
+  return Number.POSITIVE_INFINITY
+}

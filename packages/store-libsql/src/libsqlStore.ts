@@ -11,6 +11,7 @@ import type {
 import { nameKey, usernameKey } from '@agentmarket/core'
 import { asc, desc, eq, gt, inArray, lt, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm'
 import type { Address } from 'viem'
+import { withChangeVersion } from './changeVersion.ts'
 import { kvStore } from './kvStore.ts'
 import { mailStore } from './mailStore.ts'
 import type { Database } from './open.ts'
@@ -174,7 +175,7 @@ export function libsqlStore(database: Database): Store {
     return row ? toUserRecord(row) : null
   }
 
-  return {
+  const store: Store = {
     ...taskStore(database),
     ...kvStore(database),
     ...mailStore(database),
@@ -434,4 +435,5 @@ export function libsqlStore(database: Database): Store {
       database.close()
     },
   }
+  return withChangeVersion(store, database.client)
 }

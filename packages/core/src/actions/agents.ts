@@ -3,6 +3,7 @@ import {
   type AgentRecord,
   type AgentSummary,
   type AgentView,
+  nameKey,
   RegisterAgentInput,
   toAgentSummary,
   UpdateAgentInput,
@@ -11,9 +12,10 @@ import { type AgentCard, buildAgentCard } from '../AgentCard.ts'
 import { generateApiKey, generateId, generatePairingCode, hashSecret } from '../Credentials.ts'
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts'
 import { feedEvents, newSkills } from '../events.ts'
-import { LIVE_WINDOW_MS } from '../Liveness.ts'
+import { LIVE_WINDOW_MS, livenessChangesAt } from '../Liveness.ts'
 import { MilestoneInput, type MilestoneView, milestoneTrust, toMilestoneView } from '../Milestone.ts'
 import { amountToNumber } from '../Money.ts'
+import { readCache } from '../ReadCache.ts'
 import { pageNumber, parseInput } from '../Validation.ts'
 import {
   type ActionContext,
@@ -71,12 +73,33 @@ export function agentActions(context: ActionContext) {
 
   const view = (agent: AgentRecord): Promise<AgentView> => agentView(context, agent)
 
+  // Public reads, memoized by the store's change version and by when their liveness next moves.
+  const cards = readCache<AgentCard>()
+  const views = readCache<AgentView>()
+  const pages = readCache<{ agents: unknown[]; total: number; limit: number; offset: number }>()
+  const changeVersion = () => store.changeVersion?.()
+
   /** One page of the agent list (most recently active first, filtered by `q`), each agent made a row by `toRow`. */
-  const agentPage = async <Row>(query: unknown, toRow: (agent: AgentRecord, now: Date) => Row) => {
+  const agentPage = async <Row>(
+    kind: string,
+    query: unknown,
+    toRow: (agent: AgentRecord, now: Date) => Row,
+  ): Promise<{ agents: Row[]; total: number; limit: number; offset: number }> => {
     const { q, limit, offset } = parseInput(AgentListInput, query ?? {}, 'invalid_query')
     const now = clock.now()
-    const page = await store.listAgents({ q: q || undefined, limit, offset })
-    return { agents: page.agents.map((agent) => toRow(agent, now)), total: page.total, limit, offset }
+    const key = JSON.stringify([kind, q ?? '', limit, offset])
+    const page = await pages.read(key, await changeVersion(), now, async () => {
+      const found = await store.listAgents({ q: q || undefined, limit, offset })
+      const validUntil = Math.min(...found.agents.map((agent) => livenessChangesAt(agent.lastSeen, now)))
+      const value = {
+        agents: found.agents.map((agent) => toRow(agent, now)),
+        total: found.total,
+        limit,
+        offset,
+      }
+      return { value, validUntil }
+    })
+    return page as { agents: Row[]; total: number; limit: number; offset: number }
   }
 
   /** The owner an invite code names, or a 400 pointing at `owner_invite`. */
@@ -202,17 +225,21 @@ export function agentActions(context: ActionContext) {
 
     /** The public Agent record. */
     async getAgent(name: string): Promise<AgentView> {
-      return view(await requireAgent(context, name))
+      const now = clock.now()
+      return views.read(nameKey(name), await changeVersion(), now, async () => {
+        const agent = await requireAgent(context, name)
+        return { value: await view(agent), validUntil: livenessChangesAt(agent.lastSeen, now) }
+      })
     },
 
     /** A page of agents, most recently active first, optionally filtered by `q`. */
     async listAgents(query: unknown): Promise<AgentPage> {
-      return agentPage(query, (agent, now) => toAgentSummary(agent, now, config.baseUrl))
+      return agentPage('list', query, (agent, now) => toAgentSummary(agent, now, config.baseUrl))
     },
 
     /** The agent list of the marketplace page: each row also carries its cheapest purchasable price. */
     async browseAgents(query: unknown): Promise<BrowsePage> {
-      return agentPage(query, (agent, now) => ({
+      return agentPage('browse', query, (agent, now) => ({
         ...toAgentSummary(agent, now, config.baseUrl),
         cheapestPrice: cheapestPrice(agent),
       }))
@@ -220,13 +247,15 @@ export function agentActions(context: ActionContext) {
 
     /** The A2A v1.0 card of an agent. */
     async agentCard(name: string): Promise<AgentCard> {
-      const agent = await requireAgent(context, name)
-      return buildAgentCard(
-        agent,
-        await milestonesOf(context, agent.name, MILESTONES_SHOWN),
-        clock.now(),
-        config,
-      )
+      const now = clock.now()
+      return cards.read(nameKey(name), await changeVersion(), now, async () => {
+        const agent = await requireAgent(context, name)
+        const milestones = await milestonesOf(context, agent.name, MILESTONES_SHOWN)
+        return {
+          value: buildAgentCard(agent, milestones, now, config),
+          validUntil: livenessChangesAt(agent.lastSeen, now),
+        }
+      })
     },
   }
 }

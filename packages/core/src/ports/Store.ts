@@ -171,6 +171,12 @@ export type Store = {
    * free of side effects (it may run again).
    */
   kvUpdate<R>(key: string, change: (current: unknown | null) => KvChange<R>): Promise<R>
+  /**
+   * Optional: a value that changes whenever what public reads show changes (agents, skills, milestones, users): at
+   * once after this process's writes, within a few milliseconds after other processes' writes. The core keys its
+   * read caches by it; a Store without it gets no caching.
+   */
+  changeVersion?(): Promise<string>
   /** Resolves when the store can be read; rejects otherwise. */
   ping(): Promise<void>
   /** Releases connections. */

@@ -7,10 +7,22 @@ export function matchesETag(ifNoneMatch: string | null, etag: string): boolean {
   return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || bare(tag) === bare(etag))
 }
 
+// The core hands out the same object while its read cache holds it, so its JSON and ETag are made once.
+const serialized = new WeakMap<object, { body: string; etag: string }>()
+
+/** The JSON text of `value` and its content ETag, made once per object. */
+function serialize(value: unknown): { body: string; etag: string } {
+  const known = typeof value === 'object' && value !== null ? serialized.get(value) : undefined
+  if (known) return known
+  const body = JSON.stringify(value)
+  const made = { body, etag: `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` }
+  if (typeof value === 'object' && value !== null) serialized.set(value, made)
+  return made
+}
+
 /** A JSON response with a content ETag and caching header; 304 with no body when the client has it. */
 export function jsonWithETag(value: unknown, request: Request, cacheControl: string): Response {
-  const body = JSON.stringify(value)
-  const etag = `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`
+  const { body, etag } = serialize(value)
   const headers = { etag, 'cache-control': cacheControl }
   if (matchesETag(request.headers.get('if-none-match'), etag))
     return new Response(null, { status: 304, headers })

@@ -1,0 +1,67 @@
+import type { Store } from '@agentmarket/core'
+import type { Client } from '@libsql/client'
+
+/** The Store methods that only read; any other method may write, so calling it moves the local change count. */
+const READ_METHODS = new Set<string>([
+  'getAgent',
+  'findAgentNameByKeyHash',
+  'listAgents',
+  'listAgentsOwnedBy',
+  'listMilestones',
+  'findAgentByPairingCodeHash',
+  'getUser',
+  'findUserByInviteCode',
+  'listUsers',
+  'listEvents',
+  'getTask',
+  'findTaskIdByTxHash',
+  'findIdempotentAnswer',
+  'listTasks',
+  'listDueRechecks',
+  'findSkillSellers',
+  'getMail',
+  'kvGet',
+  'ping',
+  'close',
+])
+
+/** How long one read of the database's counter answers for this process: other processes' writes show after it. */
+export const CHANGE_WINDOW_MS = 2
+
+/**
+ * Gives `store` a `changeVersion`: the database's change counter (moved by triggers on every write, from any process)
+ * joined with a count of this process's writes, so this process's readers see its own writes at once and other
+ * processes' writes within `windowMs`; one counter read serves every caller in that window.
+ */
+export function withChangeVersion(store: Store, client: Client, windowMs = CHANGE_WINDOW_MS): Store {
+  let localWrites = 0
+  let last: { at: number; version: Promise<number> } | null = null
+  const databaseVersion = () => {
+    const at = performance.now()
+    if (last && at - last.at <= windowMs) return last.version
+    const version = client
+      .execute('select version from change_version where id = 1')
+      .then((result) => Number(result.rows[0]?.[0] ?? 0))
+    last = { at, version }
+    version.catch(() => {
+      last = null
+    })
+    return version
+  }
+  const counted: Store = { ...store }
+  for (const [name, method] of Object.entries(store) as [string, unknown][]) {
+    if (READ_METHODS.has(name) || typeof method !== 'function') continue
+    Object.assign(counted, {
+      [name]: async (...args: unknown[]) => {
+        try {
+          return await (method as (...values: unknown[]) => Promise<unknown>)(...args)
+        } finally {
+          localWrites++
+          last = null
+        }
+      },
+    })
+  }
+  counted.changeVersion = async () => `${await databaseVersion()}.${localWrites}`
+  return counted
+}
