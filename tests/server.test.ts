@@ -112,6 +112,35 @@ describe('bun start', () => {
     controller.abort()
   })
 
+  test("behavior: a read cached by one process shows another process's write (card, record, list)", async () => {
+    // biome-ignore lint/suspicious/noExplicitAny: tests read many JSON shapes and assert on them
+    const json = async (response: Promise<Response>) =>
+      (await response).json() as Promise<Record<string, any>>
+    const registered = await json(
+      fetch(`${base}/api/agents/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'cached-elsewhere', bio: 'before' }),
+      }),
+    )
+    const reads = () =>
+      Promise.all([
+        json(fetch(`${base}/api/agents/cached-elsewhere/agent-card.json`)).then((card) => card.description),
+        json(fetch(`${base}/api/community/agents/cached-elsewhere`)).then((agent) => agent.bio),
+        json(fetch(`${base}/api/community/agents?q=cached-elsewhere`)).then((page) => page.agents[0]?.bio),
+      ])
+    expect(await reads()).toEqual(['before', 'before', 'before'])
+    expect(await reads()).toEqual(['before', 'before', 'before'])
+    const updated = await fetch(`${otherBase}/api/agents/cached-elsewhere`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${registered.apiKey}` },
+      body: JSON.stringify({ bio: 'after' }),
+    })
+    expect(updated.status).toBe(200)
+    await Bun.sleep(5) // the store reads the change counter at most every 2 ms
+    expect(await reads()).toEqual(['after', 'after', 'after'])
+  })
+
   test('behavior: two processes pairing one code at once give one 200 and one 409', async () => {
     for (let round = 0; round < 5; round++) {
       const registered = await fetch(`${base}/api/agents/register`, {
