@@ -113,9 +113,8 @@ describe('bun start', () => {
   })
 
   test("behavior: a read cached by one process shows another process's write (card, record, list)", async () => {
-    // biome-ignore lint/suspicious/noExplicitAny: tests read many JSON shapes and assert on them
-    const json = async (response: Promise<Response>) =>
-      (await response).json() as Promise<Record<string, any>>
+    type Json = { apiKey: string; description: string; bio: string; agents: { bio: string }[] }
+    const json = async (response: Promise<Response>) => (await response).json() as Promise<Json>
     const registered = await json(
       fetch(`${base}/api/agents/register`, {
         method: 'POST',
