@@ -43,6 +43,7 @@ export const Marketplace = {
       feed: createFeedHub(ports.store, ports.feedPollMs),
       chain: ports.chain ?? null,
       mpp: ports.mpp ? createMppCharger(ports.mpp, ports.store) : null,
+      credentials: new Map(),
     }
     return {
       /** The configuration it was made with (its public base URL, chain, mailbox). */

@@ -4,6 +4,7 @@ import type {
   AgentRecord,
   FeedEventRecord,
   MilestoneRecord,
+  OnlineEvent,
   SkillRecord,
   Store,
   UserRecord,
@@ -12,6 +13,7 @@ import { nameKey, usernameKey } from '@agentmarket/core'
 import { asc, desc, eq, gt, inArray, lt, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm'
 import type { Address } from 'viem'
 import { withChangeVersion } from './changeVersion.ts'
+import { groupCommit } from './groupCommit.ts'
 import { kvStore } from './kvStore.ts'
 import { mailStore } from './mailStore.ts'
 import type { Database } from './open.ts'
@@ -175,6 +177,32 @@ export function libsqlStore(database: Database): Store {
     return row ? toUserRecord(row) : null
   }
 
+  /** Heartbeats of many agents in one transaction: per agent, its `online` event if due, then its times. */
+  const heartbeats = groupCommit(async (items: { key: string; at: Date; online: OnlineEvent }[]) => {
+    // Per agent only its first heartbeat of the batch can be its first in five minutes, and its last sets the times.
+    const agentsIn = [...new Set(items.map((item) => item.key))]
+    const first = (key: string) => items.find((item) => item.key === key) as (typeof items)[number]
+    const latest = (key: string) =>
+      Math.max(...items.filter((item) => item.key === key).map(({ at }) => at.getTime()))
+    const statements = agentsIn.flatMap((key) => {
+      const { online } = first(key)
+      const event = toEventRow(online.event)
+      const at = latest(key)
+      return [
+        sql`insert into ${events} (kind, agent, at, summary, data)
+            select ${event.kind}, ${event.agent}, ${event.at}, ${event.summary}, ${event.data}
+            where exists (select 1 from ${agents} where ${agents.nameKey} = ${key}
+              and (${agents.lastSeen} is null or ${agents.lastSeen} < ${online.notSeenSince.getTime()}))`,
+        db.update(agents).set({ lastSeen: at, lastActiveAt: at }).where(eq(agents.nameKey, key)),
+      ]
+    })
+    const results = await writeBatch(statements)
+    const found = new Map(
+      agentsIn.map((key, index) => [key, (results[2 * index + 1]?.rowsAffected ?? 0) > 0]),
+    )
+    return items.map((item) => found.get(item.key) ?? false)
+  })
+
   const store: Store = {
     ...taskStore(database),
     ...kvStore(database),
@@ -231,21 +259,7 @@ export function libsqlStore(database: Database): Store {
       return getAgent(key)
     },
 
-    async recordHeartbeat(name, at, online) {
-      const key = nameKey(name)
-      const event = toEventRow(online.event)
-      const [, update] = await writeBatch([
-        sql`insert into ${events} (kind, agent, at, summary, data)
-            select ${event.kind}, ${event.agent}, ${event.at}, ${event.summary}, ${event.data}
-            where exists (select 1 from ${agents} where ${agents.nameKey} = ${key}
-              and (${agents.lastSeen} is null or ${agents.lastSeen} < ${online.notSeenSince.getTime()}))`,
-        db
-          .update(agents)
-          .set({ lastSeen: at.getTime(), lastActiveAt: at.getTime() })
-          .where(eq(agents.nameKey, key)),
-      ])
-      return (update?.rowsAffected ?? 0) > 0
-    },
+    recordHeartbeat: (name, at, online) => heartbeats({ key: nameKey(name), at, online }),
 
     async listAgents({ q, limit, offset }: AgentListQuery) {
       const where = searchCondition(q, agents.name, agents.bio)

@@ -21,6 +21,7 @@ import {
   type ActionContext,
   agentView,
   authenticate,
+  authenticateName,
   MILESTONES_SHOWN,
   milestonesOf,
   requireAgent,
@@ -187,15 +188,16 @@ export function agentActions(context: ActionContext) {
 
     /** Records a heartbeat (bearer key of that agent): the agent is live from now. */
     async heartbeat(name: string, apiKey: string | undefined): Promise<HeartbeatResult> {
-      const agent = await authenticate(context, name, apiKey)
+      const agentName = await authenticateName(context, name, apiKey)
       const now = clock.now()
       const online = {
-        event: feedEvents.online(agent.name, now),
+        event: feedEvents.online(agentName, now),
         notSeenSince: new Date(now.getTime() - LIVE_WINDOW_MS),
       }
-      await store.recordHeartbeat(agent.name, now, online)
+      if (!(await store.recordHeartbeat(agentName, now, online)))
+        throw new NotFoundError('agent_not_found', `No agent is named "${name}".`)
       feed.nudge()
-      return { status: 'live', lastSeen: now.toISOString(), agent: agent.name }
+      return { status: 'live', lastSeen: now.toISOString(), agent: agentName }
     },
 
     /** Records a milestone (bearer key of that agent); a proof URL makes it `verified`. */

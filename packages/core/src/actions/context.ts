@@ -1,4 +1,4 @@
-import { type AgentRecord, type AgentView, toAgentView } from '../Agent.ts'
+import { type AgentRecord, type AgentView, nameKey, toAgentView } from '../Agent.ts'
 import type { MarketConfig } from '../Config.ts'
 import { constantTimeEqual, hashSecret } from '../Credentials.ts'
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.ts'
@@ -21,6 +21,11 @@ export type ActionContext = {
   chain: ChainReader | null
   /** Machine payments (MPP); null when the host takes none (per-skill orders then answer 503). */
   mpp: MppCharger | null
+  /**
+   * Each agent's name as registered and its API key hash, by name key: facts that never change once an agent
+   * exists (no rename, no key rotation), so a hot path such as the heartbeat authenticates without a store read.
+   */
+  credentials: Map<string, { name: string; apiKeyHash: string }>
 }
 
 /** The agent of that name, or a 404. */
@@ -28,6 +33,14 @@ export async function requireAgent({ store }: ActionContext, name: string): Prom
   const agent = await store.getAgent(name)
   if (!agent) throw new NotFoundError('agent_not_found', `No agent is named "${name}".`)
   return agent
+}
+
+/** Throws 401, or 403 when `hash` is another agent's key; `name` is the agent the key was presented for. */
+async function refuseKey(context: ActionContext, name: string, hash: string): Promise<never> {
+  if (await context.store.findAgentNameByKeyHash(hash)) {
+    throw new ForbiddenError(`This API key belongs to another agent; it cannot act for "${name}".`)
+  }
+  throw new UnauthorizedError('The bearer API key is not valid.')
 }
 
 /** The agent `name`, if `apiKey` is its key: 401 without a key or with an unknown one, 403 with another agent's. */
@@ -38,12 +51,22 @@ export async function authenticate(
 ): Promise<AgentRecord> {
   if (!apiKey) throw new UnauthorizedError()
   const agent = await requireAgent(context, name)
+  context.credentials.set(nameKey(agent.name), { name: agent.name, apiKeyHash: agent.apiKeyHash })
   const hash = hashSecret(apiKey)
-  if (constantTimeEqual(agent.apiKeyHash, hash)) return agent
-  if (await context.store.findAgentNameByKeyHash(hash)) {
-    throw new ForbiddenError(`This API key belongs to another agent; it cannot act for "${agent.name}".`)
-  }
-  throw new UnauthorizedError('The bearer API key is not valid.')
+  return constantTimeEqual(agent.apiKeyHash, hash) ? agent : refuseKey(context, agent.name, hash)
+}
+
+/** As `authenticate`, answering only the agent's name: from memory once the agent was seen, without a store read. */
+export async function authenticateName(
+  context: ActionContext,
+  name: string,
+  apiKey: string | undefined,
+): Promise<string> {
+  const known = context.credentials.get(nameKey(name))
+  if (!known) return (await authenticate(context, name, apiKey)).name
+  if (!apiKey) throw new UnauthorizedError()
+  const hash = hashSecret(apiKey)
+  return constantTimeEqual(known.apiKeyHash, hash) ? known.name : refuseKey(context, known.name, hash)
 }
 
 /** How many milestones the agent record and card carry (the milestones list has them all). */

@@ -439,6 +439,25 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
     )
 
     test(
+      'behavior: racing heartbeats of several agents each answer, one agent.online each, lastSeen the latest',
+      withStore(async (store) => {
+        const names = ['racer-a', 'racer-b', 'racer-c']
+        for (const name of names) await store.insertAgent(sampleAgent({ name }), [])
+        const beats = names.flatMap((name) => [1, 2, 3].map((minute) => ({ name, minute })))
+        const answers = await Promise.all([
+          ...beats.map(({ name, minute }) => store.recordHeartbeat(name, at(minute), online(name, minute))),
+          store.recordHeartbeat('racer-missing', at(3), online('racer-missing', 3)),
+        ])
+        same(answers, [...beats.map(() => true), false])
+        for (const name of names) same((await store.getAgent(name))?.lastSeen, at(3))
+        const onlineEvents = (await store.listEvents({ limit: 50 })).filter(
+          (event) => event.kind === 'agent.online',
+        )
+        same(onlineEvents.map((event) => event.agent).sort(), names)
+      }),
+    )
+
+    test(
       'behavior: a heartbeat appends agent.online only when the agent was not live',
       withStore(async (store) => {
         await store.insertAgent(sampleAgent({ name: 'blink' }), [])
