@@ -2,6 +2,7 @@ import type {
   AgentListQuery,
   AgentPatch,
   AgentRecord,
+  FeedEventInput,
   FeedEventRecord,
   MilestoneRecord,
   OnlineEvent,
@@ -19,7 +20,7 @@ import { mailStore } from './mailStore.ts'
 import type { Database } from './open.ts'
 import { agents, events, milestones, skills, users } from './schema.ts'
 import { taskStore } from './taskStore.ts'
-import { batchWriter, isUniqueViolation, toEventRow } from './writes.ts'
+import { batchWriter, isUniqueViolation, toEventRow, toStatement } from './writes.ts'
 
 type AgentRow = typeof agents.$inferSelect
 type SkillRow = typeof skills.$inferSelect
@@ -139,6 +140,16 @@ function searchCondition(q: string | undefined, ...columns: SQLWrapper[]): SQL |
   return sql`(${sql.join(matches, sql` or `)})`
 }
 
+/** Rows per multi-row insert: far below SQLite's bound on bound parameters (32,766) at ~25 columns a row. */
+const INSERT_ROWS = 200
+
+/** `list` cut into runs of at most `size`. */
+function chunks<T>(list: T[], size: number): T[][] {
+  const runs: T[][] = []
+  for (let start = 0; start < list.length; start += size) runs.push(list.slice(start, start + size))
+  return runs
+}
+
 /**
  * The Store over libSQL with drizzle. Multi-statement writes run as one `BEGIN IMMEDIATE` batch: all of it
  * lands or none of it, and writers in other processes wait on the database lock instead of failing.
@@ -203,25 +214,50 @@ export function libsqlStore(database: Database): Store {
     return items.map((item) => found.get(item.key) ?? false)
   })
 
+  /**
+   * Registrations of many agents in one write transaction: the names already taken (or taken earlier in the batch)
+   * are answered `name_taken`, the others inserted with their skills and events.
+   */
+  const registrations = groupCommit(async (items: { agent: AgentRecord; events: FeedEventInput[] }[]) => {
+    const transaction = await database.client.transaction('write')
+    try {
+      const keys = [...new Set(items.map(({ agent }) => nameKey(agent.name)))]
+      const existing = await transaction.execute(
+        toStatement(db.select({ key: agents.nameKey }).from(agents).where(inArray(agents.nameKey, keys))),
+      )
+      const taken = new Set(existing.rows.map((row) => String(row[0])))
+      const outcomes = items.map(({ agent }) => {
+        const key = nameKey(agent.name)
+        if (taken.has(key)) return 'name_taken' as const
+        taken.add(key)
+        return 'inserted' as const
+      })
+      // One multi-row insert per table for the whole batch: one statement to prepare and run, not one per row.
+      const inserted = items.filter((_, index) => outcomes[index] === 'inserted')
+      const agentRows = inserted.map(({ agent }) => toAgentRow(agent))
+      const skillRows = inserted.flatMap(({ agent }) => toSkillRows(nameKey(agent.name), agent.skills))
+      const statements = [
+        ...chunks(agentRows, INSERT_ROWS).map((rows) => db.insert(agents).values(rows)),
+        ...chunks(skillRows, INSERT_ROWS).map((rows) => db.insert(skills).values(rows)),
+        ...chunks(
+          inserted.flatMap((item) => item.events),
+          INSERT_ROWS,
+        ).flatMap((list) => insertEvents(list)),
+      ].map(toStatement)
+      if (statements.length > 0) await transaction.batch(statements)
+      await transaction.commit()
+      return outcomes
+    } finally {
+      transaction.close()
+    }
+  })
+
   const store: Store = {
     ...taskStore(database),
     ...kvStore(database),
     ...mailStore(database),
 
-    async insertAgent(agent, newEvents) {
-      const row = toAgentRow(agent)
-      try {
-        await writeBatch([
-          db.insert(agents).values(row),
-          ...toSkillRows(row.nameKey, agent.skills).map((skill) => db.insert(skills).values(skill)),
-          ...insertEvents(newEvents),
-        ])
-        return 'inserted'
-      } catch (error) {
-        if (isUniqueViolation(error, 'agents.name_key')) return 'name_taken'
-        throw error
-      }
-    },
+    insertAgent: (agent, newEvents) => registrations({ agent, events: newEvents }),
 
     getAgent,
 

@@ -5,7 +5,8 @@ import { SQLiteAsyncDialect } from 'drizzle-orm/sqlite-core'
 import type { Database } from './open.ts'
 import { events } from './schema.ts'
 
-type BuildsSql = SQLWrapper | { toSQL(): { sql: string; params: unknown[] } }
+/** What drizzle can turn into SQL: a query builder or a `sql` fragment. */
+export type BuildsSql = SQLWrapper | { toSQL(): { sql: string; params: unknown[] } }
 
 /** A time as its epoch-milliseconds column; null stays null. */
 export const ms = (date: Date | null | undefined): number | null => date?.getTime() ?? null
@@ -33,18 +34,21 @@ export function isUniqueViolation(error: unknown, column: string): boolean {
   return false
 }
 
+const dialect = new SQLiteAsyncDialect()
+
+/** A drizzle query or SQL fragment as a libSQL statement. */
+export function toStatement(query: BuildsSql): InStatement {
+  const built = is(query, SQL)
+    ? dialect.sqlToQuery(query)
+    : (query as { toSQL(): { sql: string; params: unknown[] } }).toSQL()
+  return { sql: built.sql, args: built.params as InStatement extends { args?: infer A } ? A : never }
+}
+
 /**
  * Multi-statement writes as one libSQL `batch` in `write` mode: one `BEGIN IMMEDIATE` transaction, so all of it
  * lands or none of it, and writers in other processes wait on the database lock instead of failing.
  */
 export function batchWriter({ db, client }: Database) {
-  const dialect = new SQLiteAsyncDialect()
-  const toStatement = (query: BuildsSql): InStatement => {
-    const built = is(query, SQL)
-      ? dialect.sqlToQuery(query)
-      : (query as { toSQL(): { sql: string; params: unknown[] } }).toSQL()
-    return { sql: built.sql, args: built.params as InStatement extends { args?: infer A } ? A : never }
-  }
   return {
     /** Runs the statements in one write transaction; resolves to each statement's result. */
     writeBatch: (queries: BuildsSql[]) => client.batch(queries.map(toStatement), 'write'),
