@@ -1,16 +1,16 @@
 /**
- * Machine payments (MPP) against the server started as a user starts it (`bun start`, production mode, a new file
- * database), its Tempo RPC the scripted node of the tests served over HTTP on 127.0.0.1:
- *  1. 402 challenges per second: wrk (1 thread, 32 connections, bounded) POSTs an order without a credential; every
- *     answer must be a 402.
- *  2. Paid requests per second: K credentials made beforehand with the real mppx client (pull mode, one per distinct
- *     order body) are sent one at a time, then a fresh K 16 at a time, each mode to its own seller; every answer must
- *     be 201 with a Payment-Receipt, and each seller must hold exactly K paid tasks afterwards. Making the
- *     credentials is timed apart: it is the client's cost, not the server's throughput.
+ * Machine payments (MPP) against the server started as a user starts it (`bun start`, production mode, a new
+ * file database), its Tempo RPC the scripted node of the tests served over HTTP on 127.0.0.1:
+ *  1. 402 challenges per second: wrk (1 thread, 32 connections, bounded) POSTs an order without a credential;
+ *     every answer must be a 402.
+ *  2. Paid requests per second: K credentials made beforehand with the real mppx client (pull mode, one per
+ *     distinct order body) are sent one at a time, then a fresh K 16 at a time, each mode to its own seller;
+ *     every answer must be 201 with a Payment-Receipt, and each seller must then hold exactly K paid tasks.
+ *     Making the credentials is timed apart: it is the client's cost, not the server's throughput.
  * Usage: bun bench/mpp.ts [--quick] [--json PATH]   (progress on stderr)
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Mppx, tempo } from 'mppx/client'
 import { runToEnd, startMarketServer } from '../tests/support/process.ts'
@@ -27,6 +27,8 @@ const WRK_CONNECTIONS = 32
 /** Paid requests per mode; each mode has its own seller and its own K credentials. */
 const K = quick ? 50 : 500
 const CONCURRENCY = 16
+/** Paid orders sent before measuring: the first loads mppx and viem's Tempo chain, the rest warm the JIT. */
+const WARMUP_PAID = 100
 const SKILLS = [{ name: 'Summary', type: 'purchasable', price: '0.01' }]
 const SELLER_WALLET = tempoPayer(1).address
 const CHALLENGE_BODY = JSON.stringify({ params: { q: 'challenge' } })
@@ -48,7 +50,7 @@ const post = (body: string, headers: Record<string, string> = {}) => ({
   body,
 })
 
-// --- The server, as a user starts it -----------------------------------------------------------------------------
+// --- The server, as a user starts it -----------------------------------------------------------------------
 const node = scriptedTempo()
 const rpc = await node.serve()
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-bench-mpp-'))
@@ -95,7 +97,7 @@ async function assertChallenge(seller: string) {
     throw new Error(`an order without a credential answered ${answer.status}, not a Payment challenge`)
 }
 
-// --- Paid requests -------------------------------------------------------------------------------------------------
+// --- Paid requests -----------------------------------------------------------------------------------------
 const buyer = Mppx.create({
   polyfill: false,
   methods: [tempo.charge({ account: tempoPayer(2), getClient: () => node.client('buyer'), mode: 'pull' })],
@@ -104,8 +106,8 @@ const buyer = Mppx.create({
 type PaidOrder = { body: string; credential: string }
 
 /**
- * `count` credentials for `seller`, one per distinct order body: its 402, then mppx's createCredential. Times each
- * credential whole (the 402 round trip included) and createCredential alone.
+ * `count` credentials for `seller`, one per distinct order body: its 402, then mppx's createCredential. Times
+ * each credential whole (the 402 round trip included) and createCredential alone.
  */
 async function prepareCredentials(seller: string, label: string, count: number) {
   const orders: PaidOrder[] = []
@@ -126,7 +128,7 @@ async function prepareCredentials(seller: string, label: string, count: number) 
   return { orders, whole, signing }
 }
 
-/** Sends one paid order; returns its latency once it is known to be a 201 `paid` task with a Payment-Receipt. */
+/** Sends one paid order; returns its latency once it is known to be a 201 `paid` task with a receipt. */
 async function pay(seller: string, order: PaidOrder): Promise<number> {
   const started = performance.now()
   const answer = await fetch(orderUrl(seller), post(order.body, { authorization: order.credential }))
@@ -138,9 +140,16 @@ async function pay(seller: string, order: PaidOrder): Promise<number> {
   return elapsed
 }
 
-type PaidRun = { seconds: number; latencies: number[]; serverCpuMs: number; rpcCalls: Map<string, number> }
+type PaidRun = {
+  seconds: number
+  latencies: number[]
+  serverCpuMs: number
+  /** CPU this process (the buyer's requests and the scripted node) used meanwhile. */
+  driverCpuMs: number
+  rpcCalls: Map<string, number>
+}
 
-/** Sends every order, `concurrency` in flight; then the seller must hold exactly orders.length tasks, all paid. */
+/** Sends every order, `concurrency` in flight; the seller must then hold exactly that many paid tasks. */
 async function payAll(
   seller: string,
   key: string,
@@ -151,6 +160,7 @@ async function payAll(
   const latencies: number[] = []
   let next = 0
   const cpuBefore = cpuMs(serverPid)
+  const driverBefore = process.cpuUsage()
   const started = performance.now()
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -159,6 +169,8 @@ async function payAll(
   )
   const seconds = (performance.now() - started) / 1000
   const serverCpuMs = cpuMs(serverPid) - cpuBefore
+  const driver = process.cpuUsage(driverBefore)
+  const driverCpuMs = (driver.user + driver.system) / 1000
   const rpcCalls = new Map<string, number>()
   for (const call of node.calls)
     if (call.side === 'http') rpcCalls.set(call.method, (rpcCalls.get(call.method) ?? 0) + 1)
@@ -168,10 +180,10 @@ async function payAll(
     throw new Error(
       `${seller}: ${latencies.length} answers, ${paid} paid tasks of ${all}; ${orders.length} expected`,
     )
-  return { seconds, latencies, serverCpuMs, rpcCalls }
+  return { seconds, latencies, serverCpuMs, driverCpuMs, rpcCalls }
 }
 
-// --- The run ---------------------------------------------------------------------------------------------------
+// --- The run -----------------------------------------------------------------------------------------------
 let markdown = ''
 try {
   const keys = {
@@ -180,9 +192,8 @@ try {
     concurrent: await registerSeller('bench-concurrent'),
   }
 
-  // The first paid request loads mppx and viem's Tempo chain; wrk's warm-up run warms the challenge path.
-  log(`warm-up: 3 paid orders, ${WARMUP_SECONDS} s of wrk`)
-  const warm = await prepareCredentials('bench-warmup', 'warmup', 3)
+  log(`warm-up: ${WARMUP_PAID} paid orders, ${WARMUP_SECONDS} s of wrk`)
+  const warm = await prepareCredentials('bench-warmup', 'warmup', WARMUP_PAID)
   await payAll('bench-warmup', keys.warmup, warm.orders, 1)
   const wrkOptions = { url: orderUrl('bench-warmup'), method: 'POST', body: CHALLENGE_BODY }
   await runWrk({ ...wrkOptions, seconds: WARMUP_SECONDS, connections: WRK_CONNECTIONS })
@@ -196,7 +207,8 @@ try {
   // wrk counts answers that are not 2xx/3xx; with the checks around the run, all of them are the 402.
   if (challenges.requests === 0 || challenges.non2xx !== challenges.requests || challenges.socketErrors !== 0)
     throw new Error(
-      `402 run: ${challenges.requests} requests, ${challenges.non2xx} non-2xx, ${challenges.socketErrors} socket errors`,
+      `402 run: ${challenges.requests} requests, ${challenges.non2xx} non-2xx, ` +
+        `${challenges.socketErrors} socket errors`,
     )
 
   log(`paid, one at a time: ${K} credentials, then ${K} requests`)
@@ -213,7 +225,7 @@ try {
     formatMs(percentile(run.latencies, 0.5)),
     formatMs(percentile(run.latencies, 0.99)),
     formatMs(run.serverCpuMs / run.latencies.length),
-    `all 201 with a Payment-Receipt; the seller holds ${formatCount(run.latencies.length)} paid tasks`,
+    `all 201 with a Payment-Receipt; the seller holds exactly ${formatCount(run.latencies.length)} paid`,
   ]
   const whole = [...serialPrep.whole, ...concurrentPrep.whole]
   const signing = [...serialPrep.signing, ...concurrentPrep.signing]
@@ -224,13 +236,13 @@ try {
 
   markdown = `## ${TITLE}
 
-\`bun start\` (production, new file database) sells a 0.01 USDC.e skill; its Tempo RPC is the tests' scripted node
-over HTTP on 127.0.0.1, which mines every broadcast at once, so the figures are the server's own cost, not the
-chain's. wrk (1 thread, ${WRK_CONNECTIONS} connections, ${WRK_SECONDS} s after a ${WARMUP_SECONDS} s warm-up) POSTs
-orders without a credential; for the paid rows, ${formatCount(K)} credentials per row, made beforehand with the real
-mppx client (tempo charge, pull mode, one per distinct order body), are sent to a seller of their own one at a time,
-then ${CONCURRENCY} at a time. Server CPU is read from \`/proc\`; wrk, the server and this script (the buyer and the
-scripted node) share the machine's cores.
+\`bun start\` (production, new file database) sells a 0.01 USDC.e skill, its Tempo RPC the tests' scripted
+node over HTTP on 127.0.0.1, which mines each broadcast at once: the figures are the server's cost, not the
+chain's. After a warm-up (${WARMUP_PAID} paid orders, ${WARMUP_SECONDS} s of wrk), wrk (1 thread,
+${WRK_CONNECTIONS} connections, ${WRK_SECONDS} s) POSTs orders without a credential; for each paid row, ${formatCount(K)} credentials made beforehand by the
+real mppx client (tempo charge, pull mode, one per distinct order body) are sent to a seller of their own, one
+or ${CONCURRENCY} at a time. Server CPU (all its threads, from \`/proc\`) is per request; wrk, the server and
+this script (the buyer and the scripted node) share the machine's ${cpus().length} cores.
 
 ${table(
   ['measurement', 'requests', 'req/s', 'p50', 'p99', 'server CPU / request', 'checked'],
@@ -252,15 +264,18 @@ ${table(
       formatCount(whole.length / prepSeconds),
       formatMs(percentile(whole, 0.5)),
       formatMs(percentile(whole, 0.99)),
-      '',
+      '—',
       'not server throughput',
     ],
   ],
 )}
 
-Making the ${formatCount(whole.length)} credentials took ${prepSeconds.toFixed(1)} s (\`createCredential\` alone:
-p50 ${formatMs(percentile(signing, 0.5))}, p99 ${formatMs(percentile(signing, 0.99))}). Each paid request made these
-JSON-RPC calls to the Tempo node: ${rpcPerPaid}.
+Making the ${formatCount(whole.length)} credentials took ${prepSeconds.toFixed(1)} s
+(\`createCredential\` alone: p50 ${formatMs(percentile(signing, 0.5))}, p99
+${formatMs(percentile(signing, 0.99))}). Each paid request made these JSON-RPC calls to the Tempo node:
+${rpcPerPaid}. Meanwhile this script (the buyer's HTTP and the scripted node, which decodes and mines each
+transaction) used ${formatMs(serial.driverCpuMs / K)} of CPU per paid request one at a time,
+${formatMs(concurrent.driverCpuMs / K)} at ${CONCURRENCY} concurrent.
 `
 } finally {
   server.stop()

@@ -15,7 +15,7 @@ export function groupCommit<Item, Result>(flush: (items: Item[]) => Promise<Resu
       queue = []
       try {
         const results = await flush(batch.map(({ item }) => item))
-        batch.forEach(({ resolve }, index) => resolve(results[index] as Result))
+        for (const [index, { resolve }] of batch.entries()) resolve(results[index] as Result)
       } catch (error) {
         for (const { reject } of batch) reject(error)
       }

@@ -43,3 +43,27 @@ describe('changeVersion across connections', () => {
     await store.close()
   })
 })
+
+describe('agent search through the trigram index', () => {
+  test('behavior: finds by substring after insert and after a bio change, quotes and short queries included', async () => {
+    const store = libsqlStore(await openDatabase(':memory:'))
+    await store.insertAgent(sampleAgent({ name: 'mapper', bio: 'Does "cartography" at 50%' }), [])
+    await store.insertAgent(sampleAgent({ name: 'other', bio: 'Writes poems' }), [])
+    const names = async (q: string) =>
+      (await store.listAgents({ q, limit: 10, offset: 0 })).agents.map((agent) => agent.name)
+    expect(await names('CARTOG')).toEqual(['mapper'])
+    expect(await names('"cartography"')).toEqual(['mapper'])
+    expect(await names('50%')).toEqual(['mapper'])
+    expect(await names('ma')).toEqual(['mapper'])
+    expect(await names('poems')).toEqual(['other'])
+    await store.updateAgent(
+      'other',
+      { bio: 'Draws maps: cartography too' },
+      new Date('2026-02-01T00:00:00Z'),
+      [],
+    )
+    expect(await names('cartography')).toEqual(['other', 'mapper'])
+    expect(await names('poems')).toEqual([])
+    await store.close()
+  })
+})

@@ -20,7 +20,7 @@ import { mailStore } from './mailStore.ts'
 import type { Database } from './open.ts'
 import { agents, events, milestones, skills, users } from './schema.ts'
 import { taskStore } from './taskStore.ts'
-import { batchWriter, isUniqueViolation, toEventRow, toStatement } from './writes.ts'
+import { batchWriter, toEventRow, toStatement } from './writes.ts'
 
 type AgentRow = typeof agents.$inferSelect
 type SkillRow = typeof skills.$inferSelect
@@ -148,6 +148,21 @@ function chunks<T>(list: T[], size: number): T[][] {
   const runs: T[][] = []
   for (let start = 0; start < list.length; start += size) runs.push(list.slice(start, start + size))
   return runs
+}
+
+/** The shortest q the trigram index can answer; shorter ones read every agent. */
+const TRIGRAM = 3
+
+/**
+ * Agents whose name or bio holds `q` (literal, case-insensitive). From three characters on, the trigram index
+ * (agent_search) picks the candidates first; the exact test then keeps its meaning (ASCII case folding, % and _
+ * literal), since the index folds case at least as widely.
+ */
+function agentSearch(q: string | undefined): SQL | undefined {
+  const exact = searchCondition(q, agents.name, agents.bio)
+  if (!q || [...q].length < TRIGRAM) return exact
+  const phrase = `"${q.replaceAll('"', '""')}"`
+  return sql`${agents}.rowid in (select rowid from agent_search where agent_search match ${phrase}) and ${exact}`
 }
 
 /**
@@ -298,7 +313,7 @@ export function libsqlStore(database: Database): Store {
     recordHeartbeat: (name, at, online) => heartbeats({ key: nameKey(name), at, online }),
 
     async listAgents({ q, limit, offset }: AgentListQuery) {
-      const where = searchCondition(q, agents.name, agents.bio)
+      const where = agentSearch(q)
       const [counted] = await db.select({ total: sql<number>`count(*)` }).from(agents).where(where)
       const rows = await db
         .select()
