@@ -12,6 +12,8 @@ export type WrkOptions = {
   bearerKey?: string
   /** A prefix that makes each body unique: `%d` in `body` becomes `<prefix>-<n>`. */
   uniquePrefix?: string
+  /** A file of paths, one a line, requested in turn (the URL then only names the host). */
+  pathsFile?: string
 }
 
 /** What wrk measured: requests, throughput, latency percentiles, and answers that were not 2xx/3xx. */
@@ -43,6 +45,7 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
   if (options.body) env.WRK_BODY = options.body
   if (options.bearerKey) env.WRK_AUTH = options.bearerKey
   // A nonce per run: wrk's counter restarts at 1 each run, and the bodies must differ across runs too.
+  if (options.pathsFile) env.WRK_PATHS_FILE = options.pathsFile
   if (options.uniquePrefix) env.WRK_UNIQUE = `${options.uniquePrefix}${(runNumber++).toString(36)}`
   const connections = options.connections ?? 32
   const args = [
