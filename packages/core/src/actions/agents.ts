@@ -39,8 +39,11 @@ export type Registration = {
 /** The answer to a heartbeat. */
 export type HeartbeatResult = { status: 'live'; lastSeen: string; agent: string }
 
+/** One page of an agent list, its rows made by the caller. */
+export type AgentRowsPage<Row> = { agents: Row[]; total: number; limit: number; offset: number }
+
 /** One page of the agent list. */
-export type AgentPage = { agents: AgentSummary[]; total: number; limit: number; offset: number }
+export type AgentPage = AgentRowsPage<AgentSummary>
 
 /** A page of the marketplace's agent list: summaries with the cheapest price each sells at (null: none for sale). */
 export type BrowsePage = Omit<AgentPage, 'agents'> & {
@@ -77,7 +80,7 @@ export function agentActions(context: ActionContext) {
   // Public reads, memoized by the store's change version and by when their liveness next moves.
   const cards = readCache<AgentCard>()
   const views = readCache<AgentView>()
-  const pages = readCache<{ agents: unknown[]; total: number; limit: number; offset: number }>()
+  const pages = readCache<AgentRowsPage<unknown>>()
   const changeVersion = () => store.changeVersion?.()
 
   /** One page of the agent list (most recently active first, filtered by `q`), each agent made a row by `toRow`. */
@@ -85,7 +88,7 @@ export function agentActions(context: ActionContext) {
     kind: string,
     query: unknown,
     toRow: (agent: AgentRecord, now: Date) => Row,
-  ): Promise<{ agents: Row[]; total: number; limit: number; offset: number }> => {
+  ): Promise<AgentRowsPage<Row>> => {
     const { q, limit, offset } = parseInput(AgentListInput, query ?? {}, 'invalid_query')
     const now = clock.now()
     const key = JSON.stringify([kind, q ?? '', limit, offset])
@@ -100,7 +103,8 @@ export function agentActions(context: ActionContext) {
       }
       return { value, validUntil }
     })
-    return page as { agents: Row[]; total: number; limit: number; offset: number }
+    // One cache holds both kinds of rows; the kind is part of the key, so a page comes back as the rows it was made as.
+    return page as AgentRowsPage<Row>
   }
 
   /** The owner an invite code names, or a 400 pointing at `owner_invite`. */
