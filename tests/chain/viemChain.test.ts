@@ -75,7 +75,7 @@ describe('viemChain', () => {
     expect(await chain.headBlock()).toBe(before + 3n)
   })
 
-  test('behavior: a USDC transfer reads back as a PaymentReceipt', async () => {
+  test('behavior: a USDC transfer reads back as a PaymentReceipt, its call data only when asked for', async () => {
     const { buyer, seller } = parties()
     const hash = await anvil.transferUsdc(buyer, seller.address, 10_000n)
     const viemReceipt = await anvil.publicClient.getTransactionReceipt({ hash })
@@ -88,7 +88,7 @@ describe('viemChain', () => {
       status: 'success',
       from: buyer.address,
       to: USDC_ADDRESS,
-      input: encodeFunctionData({ abi: USDC_ABI, functionName: 'transfer', args: [seller.address, 10_000n] }),
+      input: null,
       logs: [
         {
           address: USDC_ADDRESS,
@@ -102,6 +102,22 @@ describe('viemChain', () => {
         },
       ],
     })
+  })
+
+  test('behavior: call data is read for transactions to an address asked for, in a second batch', async () => {
+    const { buyer, seller } = parties()
+    const hash = await anvil.transferUsdc(buyer, seller.address, 10_000n)
+    const proxy = countingProxy(anvil.rpcUrl)
+    try {
+      const counted = viemChain({ rpcUrl: proxy.url })
+      const [receipt] = await counted.receipts([hash], { callDataFor: [USDC_ADDRESS] })
+      expect(receipt?.input).toBe(
+        encodeFunctionData({ abi: USDC_ABI, functionName: 'transfer', args: [seller.address, 10_000n] }),
+      )
+      expect(proxy.counts).toEqual({ httpRequests: 2, rpcCalls: 2 })
+    } finally {
+      proxy.stop()
+    }
   })
 
   test('behavior: an unknown hash reads as null next to a known one', async () => {
@@ -155,7 +171,7 @@ describe('viemChain', () => {
         })),
       )
       expect(verdicts.every((verdict) => verdict.ok)).toBe(true)
-      expect(proxy.counts).toEqual({ httpRequests: 1, rpcCalls: 41 })
+      expect(proxy.counts).toEqual({ httpRequests: 1, rpcCalls: 21 })
     } finally {
       proxy.stop()
     }
@@ -167,7 +183,7 @@ describe('viemChain', () => {
       const small = viemChain({ rpcUrl: proxy.url, batchSize: 10 })
       const receipts = await small.receipts(Array.from({ length: 20 }, () => UNKNOWN_HASH))
       expect(receipts).toEqual(Array.from({ length: 20 }, () => null))
-      expect(proxy.counts).toEqual({ httpRequests: 4, rpcCalls: 40 })
+      expect(proxy.counts).toEqual({ httpRequests: 2, rpcCalls: 20 })
     } finally {
       proxy.stop()
     }
@@ -209,7 +225,7 @@ describe('viemChain', () => {
       slaDeadline: 4_000_000_000n,
     })
 
-    const [receipt] = await chain.receipts([hash])
+    const [receipt] = await chain.receipts([hash], { callDataFor: [escrow] })
     const [verdict] = await verifyPayments(chain, [
       {
         txHash: hash,

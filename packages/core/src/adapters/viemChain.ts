@@ -28,26 +28,38 @@ export function viemChain(options: ViemChainOptions): ChainReader {
   return {
     headBlock: () => unavailableOnFailure(client.getBlockNumber({ cacheTime: 0 })),
 
-    async receipts(hashes) {
-      // Raw requests: null instead of not-found exceptions, and no formatting of fields we do not read.
-      // Every call is issued in the same tick, so the batching transport packs them into one HTTP request.
-      const reads = hashes.map((hash) =>
-        Promise.all([
-          client.request({ method: 'eth_getTransactionReceipt', params: [hash] }),
-          client.request({ method: 'eth_getTransactionByHash', params: [hash] }),
-        ]),
+    async receipts(hashes, { callDataFor = [] } = {}) {
+      // Raw requests: null instead of not-found exceptions, and no formatting of fields we do not read. Every call
+      // is issued in the same tick, so the batching transport packs them into one HTTP request.
+      const raw = await unavailableOnFailure(
+        Promise.all(
+          hashes.map((hash) => client.request({ method: 'eth_getTransactionReceipt', params: [hash] })),
+        ),
       )
-      const pairs = await unavailableOnFailure(Promise.all(reads))
-      return pairs.map(([receipt, transaction]): PaymentReceipt | null => {
-        // Either half missing means not mined yet (or the node is mid-reorg): pending, asked again later.
-        if (!receipt || !transaction) return null
+      // The call data only where a rule reads it (transactions to an escrow): a second, usually empty, batch.
+      const wanted = new Set(callDataFor.map((address) => address.toLowerCase()))
+      const inputs = await unavailableOnFailure(
+        Promise.all(
+          raw.map((receipt) =>
+            receipt?.to && wanted.has(receipt.to.toLowerCase())
+              ? client
+                  .request({ method: 'eth_getTransactionByHash', params: [receipt.transactionHash] })
+                  .then((transaction) => transaction?.input ?? undefined)
+              : null,
+          ),
+        ),
+      )
+      return raw.map((receipt, index): PaymentReceipt | null => {
+        const input = inputs[index]
+        // A receipt without its wanted transaction means the node is mid-reorg: pending, asked again later.
+        if (!receipt || input === undefined) return null
         return {
           transactionHash: receipt.transactionHash,
           blockNumber: hexToBigInt(receipt.blockNumber),
           status: receipt.status === '0x1' ? 'success' : 'reverted',
           from: getAddress(receipt.from),
           to: receipt.to ? getAddress(receipt.to) : null,
-          input: transaction.input,
+          input: input ?? null,
           logs: receipt.logs.map((log, index) => ({
             address: getAddress(log.address),
             topics: log.topics,

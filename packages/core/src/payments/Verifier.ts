@@ -1,4 +1,13 @@
-import { type Address, decodeEventLog, decodeFunctionData, type Hex, isAddressEqual, parseAbi } from 'viem'
+import {
+  type Address,
+  decodeEventLog,
+  decodeFunctionData,
+  getAddress,
+  type Hex,
+  isAddressEqual,
+  parseAbi,
+  toEventSelector,
+} from 'viem'
 import { DEPOSIT_ABI } from '../AgentCard.ts'
 import type { ChainReader, PaymentReceipt, ReceiptLog } from '../ports/Chain.ts'
 
@@ -81,13 +90,26 @@ function pendingOrPaid(
   return { ...paid, blockNumber: receipt.blockNumber, confirmations }
 }
 
-/** The Transfer events of the receipt's logs; others (ERC-721 transfers with a fourth topic, other events) are skipped. */
+/** topic0 of Transfer(address,address,uint256), hashed once. */
+const TRANSFER_TOPIC = toEventSelector(TRANSFER_EVENT_ABI[0])
+/** An indexed address topic: 12 zero bytes, then the address. */
+const ADDRESS_TOPIC = /^0x0{24}[0-9a-f]{40}$/i
+/** One uint256 of log data. */
+const UINT256_DATA = /^0x[0-9a-f]{64}$/i
+
+/**
+ * The ERC-20 Transfer events of the receipt's logs, read straight from topics and data (the verifier's hot path:
+ * no ABI decoding, addresses left unchecksummed until one pays). Anything else, ERC-721 transfers with a fourth topic
+ * included, is skipped.
+ */
 function transfersOf(receipt: PaymentReceipt): Transfer[] {
   return receipt.logs.flatMap((log) => {
-    const event = decodeOrNull(TRANSFER_EVENT_ABI, log)
-    return event
-      ? [{ token: log.address, from: event.args.from, to: event.args.to, value: event.args.value }]
-      : []
+    const [topic, from, to] = log.topics
+    if (log.topics.length !== 3 || topic?.toLowerCase() !== TRANSFER_TOPIC) return []
+    if (!from || !to || !ADDRESS_TOPIC.test(from) || !ADDRESS_TOPIC.test(to) || !UINT256_DATA.test(log.data))
+      return []
+    const address = (word: Hex) => `0x${word.slice(26)}` as Address
+    return [{ token: log.address, from: address(from), to: address(to), value: BigInt(log.data) }]
   })
 }
 
@@ -140,7 +162,7 @@ export function judgeTransfer(
   return pendingOrPaid(receipt, head, expected.minConfirmations, {
     ok: true,
     amount: paying.value,
-    from: paying.from,
+    from: getAddress(paying.from),
   })
 }
 
@@ -149,6 +171,7 @@ type Deposit = { taskId: Hex; seller: Address; amount: bigint }
 /** The deposit a receipt makes: decoded from the call when it calls the escrow, else from the escrow's event. */
 function depositOf(receipt: PaymentReceipt, escrow: Address): Deposit | null {
   if (receipt.to && isAddressEqual(receipt.to, escrow)) {
+    if (receipt.input === null) return null
     try {
       const call = decodeFunctionData({ abi: DEPOSIT_ABI, data: receipt.input })
       const [taskId, seller, amount] = call.args
@@ -188,7 +211,7 @@ export function judgeEscrow(
   return pendingOrPaid(receipt, head, expected.minConfirmations, {
     ok: true,
     amount: deposit.amount,
-    from: funding.from,
+    from: getAddress(funding.from),
     escrowTaskId: deposit.taskId,
   })
 }
@@ -240,9 +263,15 @@ export async function verifyPayments(
   checks: readonly PaymentCheck[],
 ): Promise<Verdict[]> {
   if (checks.length === 0) return []
+  const escrows = checks.flatMap((check) =>
+    check.kind === 'transfer' || check.expected.escrow === null ? [] : [check.expected.escrow],
+  )
   const [head, receipts] = await Promise.all([
     chain.headBlock(),
-    chain.receipts(checks.map((check) => check.txHash)),
+    chain.receipts(
+      checks.map((check) => check.txHash),
+      { callDataFor: escrows },
+    ),
   ])
   return checks.map((check, index) => {
     const receipt = receipts[index] ?? null

@@ -10,7 +10,8 @@ export type PaymentReceipt = {
   status: 'success' | 'reverted'
   from: Address
   to: Address | null
-  input: Hex
+  /** The call data; null when it was not read (the transaction was sent to none of the addresses asked for). */
+  input: Hex | null
   logs: ReceiptLog[]
 }
 
@@ -18,6 +19,12 @@ export type PaymentReceipt = {
 export type ChainReader = {
   /** The current head block number. */
   headBlock(): Promise<bigint>
-  /** Receipts (with call data) for many hashes at once; null where the transaction is not mined. */
-  receipts(hashes: readonly Hex[]): Promise<(PaymentReceipt | null)[]>
+  /**
+   * Receipts for many hashes at once; null where the transaction is not mined. The call data (`input`) is read
+   * only for transactions sent to one of `callDataFor` (escrow deposits are judged by it); a reader may read it always.
+   */
+  receipts(
+    hashes: readonly Hex[],
+    options?: { callDataFor?: readonly Address[] },
+  ): Promise<(PaymentReceipt | null)[]>
 }
