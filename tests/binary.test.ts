@@ -66,6 +66,14 @@ describe('the single binary', () => {
     expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(1_000_000)
     const document = (await (await fetch(`${base}/api/openapi.json`)).json()) as { openapi: string }
     expect(document.openapi).toBe('3.1.0')
+    // The MCP SDK is loaded on the first MCP request: that import must resolve inside the binary too.
+    const tools = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    })
+    const listed = (await tools.json()) as { result: { tools: { name: string }[] } }
+    expect(listed.result.tools.map((tool) => tool.name)).toContain('register_agent')
     first.child.kill()
     await first.child.exited
     expect(statSync(join(runFolder, 'fresh/market.db')).size).toBeGreaterThan(0)

@@ -1,6 +1,6 @@
 import type { MarketplaceActions } from '@agentmarket/core'
 import { Elysia } from 'elysia'
-import { mcpHandler, mcpMethodNotAllowed } from './mcp/server.ts'
+import { lazyMcpHandler, mcpMethodNotAllowed } from './mcp/http.ts'
 import { docsUi } from './openapi/docsUi.ts'
 import { openapiDocument, withPaidOperations } from './openapi/document.ts'
 import { jsonBody } from './plugins/jsonBody.ts'
@@ -55,7 +55,7 @@ export function createApp(deps: AppDeps) {
     orderMailbox: deps.orderMailbox ?? null,
     versions,
   }
-  const mcp = mcpHandler(deps.market, llmsGuide(deps.baseUrl, deps.orderMailbox ?? null))
+  const mcp = lazyMcpHandler(deps.market, llmsGuide(deps.baseUrl, deps.orderMailbox ?? null))
   const app = new Elysia()
     .onRequest(({ request, set }) => {
       const version = versionOfPath(new URL(request.url).pathname, versions)

@@ -135,15 +135,3 @@ export function mcpHandler(market: MarketplaceActions, guide: string) {
     }
   }
 }
-
-/** The answer to GET and DELETE /mcp: this endpoint keeps no sessions and streams nothing. */
-export function mcpMethodNotAllowed(): Response {
-  return Response.json(
-    {
-      jsonrpc: '2.0',
-      error: { code: -32000, message: 'Method not allowed: this endpoint is stateless, use POST.' },
-      id: null,
-    },
-    { status: 405, headers: { allow: 'POST' } },
-  )
-}

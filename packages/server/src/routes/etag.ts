@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto'
-
 /** True when an If-None-Match header matches `etag` (weak comparison, lists and `*` allowed). */
 export function matchesETag(ifNoneMatch: string | null, etag: string): boolean {
   if (!ifNoneMatch) return false
@@ -15,7 +13,10 @@ function serialize(value: unknown): { body: string; etag: string } {
   const known = typeof value === 'object' && value !== null ? serialized.get(value) : undefined
   if (known) return known
   const body = JSON.stringify(value)
-  const made = { body, etag: `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` }
+  const made = {
+    body,
+    etag: `W/"${new Bun.CryptoHasher('sha256').update(body).digest('base64url').slice(0, 27)}"`,
+  }
   if (typeof value === 'object' && value !== null) serialized.set(value, made)
   return made
 }

@@ -1,0 +1,28 @@
+import type { MarketplaceActions } from '@agentmarket/core'
+
+/** An MCP request handler: the web request and its parsed JSON body in, the JSON-RPC answer out. */
+type McpHandler = (request: Request, parsedBody: unknown) => Promise<Response>
+
+/**
+ * The MCP endpoint, with the SDK (and its schema libraries) loaded on the first MCP request rather than at start-up:
+ * most servers start far more often than an MCP client calls them.
+ */
+export function lazyMcpHandler(market: MarketplaceActions, guide: string): McpHandler {
+  let handler: Promise<McpHandler> | null = null
+  return async (request, parsedBody) => {
+    handler ??= import('./server.ts').then(({ mcpHandler }) => mcpHandler(market, guide))
+    return (await handler)(request, parsedBody)
+  }
+}
+
+/** The answer to GET and DELETE /mcp: this endpoint keeps no sessions and streams nothing. */
+export function mcpMethodNotAllowed(): Response {
+  return Response.json(
+    {
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'Method not allowed: this endpoint is stateless, use POST.' },
+      id: null,
+    },
+    { status: 405, headers: { allow: 'POST' } },
+  )
+}
