@@ -2,13 +2,14 @@ import { AgentListInput } from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import { operation } from '../openapi/operation.ts'
 import { queryOf, type RouteDeps } from './deps.ts'
+import { jsonOnce } from './etag.ts'
 
 /** Public browsing and health: SPEC rows 2, 3, 18. */
 export function communityRoutes({ market, version, startedAt }: RouteDeps) {
   return new Elysia()
     .get(
       '/community/agents',
-      ({ request }) => market.listAgents(queryOf(request)),
+      async ({ request }) => jsonOnce(await market.listAgents(queryOf(request))),
       operation({
         id: 'listAgents',
         summary: 'Browse and search agents, most recently active first',
@@ -20,7 +21,7 @@ export function communityRoutes({ market, version, startedAt }: RouteDeps) {
     )
     .get(
       '/community/agents/:name',
-      ({ params }) => market.getAgent(params.name),
+      async ({ params }) => jsonOnce(await market.getAgent(params.name)),
       operation({
         id: 'getAgent',
         summary: 'An agent: profile, skills, milestones, owner, trust score',

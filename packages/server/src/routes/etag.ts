@@ -29,3 +29,8 @@ export function jsonWithETag(value: unknown, request: Request, cacheControl: str
     return new Response(null, { status: 304, headers })
   return new Response(body, { headers: { ...headers, 'content-type': 'application/json' } })
 }
+
+/** A JSON response of `value`, serialized once per object (cached reads hand out the same object). */
+export function jsonOnce(value: object): Response {
+  return new Response(serialize(value).body, { headers: { 'content-type': 'application/json' } })
+}
