@@ -17,6 +17,8 @@ import { startPaymentRechecks } from './rechecks.ts'
 const RECHECK_INTERVAL_MS = 1_000
 /** How often the outbox is looked at (each entry also backs off on its own). */
 const OUTBOX_INTERVAL_MS = 1_000
+/** How long a SIGTERM or SIGINT may take to finish requests in flight and flush before the process exits anyway. */
+const SHUTDOWN_DEADLINE_MS = 15_000
 
 /** A client of the MPP network (Tempo mainnet), made on the first paid request: its chain module is slow to load. */
 function tempoClient(rpcUrl: string): () => Promise<Client> {
@@ -89,10 +91,14 @@ export async function startServer(settings: Settings) {
     app,
     /** The port of the order mailbox, when it is on. */
     mailPort: mail.port,
+    /**
+     * Stops taking requests and lets those in flight finish (their writes are committed before they are
+     * answered), then stops mail (a last outbox pass) and the re-checks, then closes the database.
+     */
     async stop() {
+      await app.stop()
       await mail.stop()
       await rechecks.stop()
-      await app.stop()
       await store.close()
     },
   }
@@ -118,7 +124,19 @@ if (import.meta.main) {
     )
     if (server.mailPort !== null)
       console.log(`agentmarket takes orders for ${settings.orderMailbox} on smtp port ${server.mailPort}`)
-    const shutdown = () => server.stop().finally(() => process.exit(0))
+    const shutdown = () => {
+      // A stop that hangs (a request that never ends) must not keep the process: exit 1 after the deadline.
+      setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref()
+      server.stop().then(
+        () => process.exit(0),
+        (error) => {
+          console.error(
+            `agentmarket: shutdown failed: ${error instanceof Error ? error.message : String(error)}`,
+          )
+          process.exit(1)
+        },
+      )
+    }
     process.once('SIGINT', shutdown)
     process.once('SIGTERM', shutdown)
   } catch (error) {

@@ -4,8 +4,8 @@ import type { MailDeliveryOptions, Mailer, MarketplaceActions } from '@agentmark
 export type MailDelivery = {
   /** Starts a pass now (or right after the running one): new replies go out without waiting for the timer. */
   kick(): void
-  /** Stops the timer and waits for a pass in progress. */
-  stop(): Promise<void>
+  /** Stops the timer, waits for a pass in progress, then sends what is due once more, for at most `flushMs`. */
+  stop(flushMs?: number): Promise<void>
 }
 
 /**
@@ -45,10 +45,12 @@ export function startMailDelivery(
   const timer = setInterval(run, intervalMs)
   return {
     kick: run,
-    async stop() {
+    async stop(flushMs = 5_000) {
       clearInterval(timer)
       again = false
       await running
+      // What is left stays in the outbox for the next start; this only spares replies a restart's delay.
+      await Promise.race([pass(), new Promise((done) => setTimeout(done, flushMs))])
     },
   }
 }
