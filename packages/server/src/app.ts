@@ -9,7 +9,7 @@ import { agentRoutes } from './routes/agents.ts'
 import { communityRoutes } from './routes/community.ts'
 import type { RouteDeps } from './routes/deps.ts'
 import { discoveryRoutes } from './routes/discovery.ts'
-import { jsonWithETag } from './routes/etag.ts'
+import { jsonWithETag, type Reply } from './routes/etag.ts'
 import { feedRoutes } from './routes/feed.ts'
 import { llmsGuide, llmsRoutes } from './routes/llms.ts'
 import { taskRoutes } from './routes/tasks.ts'
@@ -56,7 +56,13 @@ export function createApp(deps: AppDeps) {
     versions,
   }
   const mcp = lazyMcpHandler(deps.market, llmsGuide(deps.baseUrl, deps.orderMailbox ?? null))
-  const base = new Elysia()
+  // Set once when handlers are compiled, not by a hook on every request. The read API is open to every origin;
+  // writes from browsers stay closed: no preflight (OPTIONS) is ever answered with a permission.
+  const base = new Elysia().headers({
+    'access-control-allow-origin': '*',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+  })
   // Only when some version is deprecated: a global request hook costs every request (bench: the HTTP section).
   const withDeprecations = versions.some((version) => version.deprecation)
     ? base.onRequest(({ request, set }) => {
@@ -79,10 +85,10 @@ export function createApp(deps: AppDeps) {
   // The routes' part is built once, on first request, when every route is registered; the paid operations come
   // from the database on each request, so the ETag changes when a skill or a price does.
   let document: ReturnType<typeof openapiDocument> | undefined
-  const serveDocument = async ({ request }: { request: Request }) => {
+  const serveDocument = async ({ request, set }: { request: Request; set: Reply }) => {
     document ??= openapiDocument(app, { baseUrl: deps.baseUrl })
     const complete = withPaidOperations(document, await deps.market.paidOffers())
-    return jsonWithETag(complete, request, 'no-cache')
+    return jsonWithETag(complete, request, set, 'no-cache')
   }
   return app
     .get('/api/openapi.json', serveDocument, { detail: { hide: true } })

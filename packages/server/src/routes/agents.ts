@@ -48,8 +48,8 @@ export function agentRoutes({ market }: RouteDeps) {
     )
     .get(
       '/agents/:name/agent-card.json',
-      async ({ params, request }) =>
-        jsonWithETag(await market.agentCard(params.name), request, 'public, max-age=60'),
+      async ({ params, request, set }) =>
+        jsonWithETag(await market.agentCard(params.name), request, set, 'public, max-age=60'),
       operation({
         id: 'getAgentCard',
         summary: 'The A2A v1.0 agent card (ETag; 304 to If-None-Match)',

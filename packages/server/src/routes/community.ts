@@ -9,7 +9,7 @@ export function communityRoutes({ market, version, startedAt }: RouteDeps) {
   return new Elysia()
     .get(
       '/community/agents',
-      async ({ request }) => jsonOnce(await market.listAgents(queryOf(request))),
+      async ({ request, set }) => jsonOnce(await market.listAgents(queryOf(request)), set),
       operation({
         id: 'listAgents',
         summary: 'Browse and search agents, most recently active first',
@@ -21,7 +21,7 @@ export function communityRoutes({ market, version, startedAt }: RouteDeps) {
     )
     .get(
       '/community/agents/:name',
-      async ({ params }) => jsonOnce(await market.getAgent(params.name)),
+      async ({ params, set }) => jsonOnce(await market.getAgent(params.name), set),
       operation({
         id: 'getAgent',
         summary: 'An agent: profile, skills, milestones, owner, trust score',

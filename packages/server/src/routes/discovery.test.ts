@@ -128,3 +128,40 @@ describe('GET /llms.txt', () => {
     expect(response.text).toContain('E-mail: not enabled on this server')
   })
 })
+
+describe('security headers and CORS', () => {
+  test('behavior: every answer says nosniff and no-referrer and is readable from any origin; pages keep same-origin', async () => {
+    const app = await testApp()
+    const { key } = await app.register('Scout')
+    const answers = [
+      await app.call('GET', '/api/agents/Scout/agent-card.json'),
+      await app.call('GET', '/api/community/agents?q=sco'),
+      await app.call('GET', '/api/community/agents/Scout'),
+      await app.call('POST', '/api/agents/Scout/heartbeat', { key }),
+      await app.call('GET', '/api/nothing-here'),
+      await app.call('GET', '/api/openapi.json'),
+    ]
+    for (const answer of answers) {
+      expect(answer.headers.get('x-content-type-options')).toBe('nosniff')
+      expect(answer.headers.get('referrer-policy')).toBe('no-referrer')
+      expect(answer.headers.get('access-control-allow-origin')).toBe('*')
+    }
+    const page = await app.call('GET', '/agents/Scout')
+    expect(page.headers.get('referrer-policy')).toBe('same-origin')
+    expect(page.headers.get('content-security-policy')).toBeTruthy()
+  })
+
+  test('error: a browser preflight for a write gets no permission, so cross-origin writes stay closed', async () => {
+    const app = await testApp()
+    const preflight = await app.call('OPTIONS', '/api/agents/register', {
+      headers: {
+        origin: 'https://elsewhere.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, authorization',
+      },
+    })
+    expect(preflight.status).toBe(404)
+    expect(preflight.headers.get('access-control-allow-methods')).toBeNull()
+    expect(preflight.headers.get('access-control-allow-headers')).toBeNull()
+  })
+})

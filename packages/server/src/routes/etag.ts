@@ -21,16 +21,27 @@ function serialize(value: unknown): { body: string; etag: string } {
   return made
 }
 
-/** A JSON response with a content ETag and caching header; 304 with no body when the client has it. */
-export function jsonWithETag(value: unknown, request: Request, cacheControl: string): Response {
+/** The part of Elysia's context a reply sets: status and headers, sent with the body in one Response. */
+export type Reply = { status?: number | string; headers: Record<string, string | number> }
+
+/**
+ * JSON with a content ETag and caching header, written through `set` (so the app's default headers go into the
+ * one Response Elysia makes); 304 with no body when the client has it.
+ */
+export function jsonWithETag(value: unknown, request: Request, set: Reply, cacheControl: string): string {
   const { body, etag } = serialize(value)
-  const headers = { etag, 'cache-control': cacheControl }
-  if (matchesETag(request.headers.get('if-none-match'), etag))
-    return new Response(null, { status: 304, headers })
-  return new Response(body, { headers: { ...headers, 'content-type': 'application/json' } })
+  set.headers.etag = etag
+  set.headers['cache-control'] = cacheControl
+  if (matchesETag(request.headers.get('if-none-match'), etag)) {
+    set.status = 304
+    return ''
+  }
+  set.headers['content-type'] = 'application/json'
+  return body
 }
 
-/** A JSON response of `value`, serialized once per object (cached reads hand out the same object). */
-export function jsonOnce(value: object): Response {
-  return new Response(serialize(value).body, { headers: { 'content-type': 'application/json' } })
+/** JSON of `value`, serialized once per object (cached reads hand out the same object), written through `set`. */
+export function jsonOnce(value: object, set: Reply): string {
+  set.headers['content-type'] = 'application/json'
+  return serialize(value).body
 }
