@@ -43,7 +43,7 @@ export function agentRoutes({ market }: RouteDeps) {
         tag: 'Agents',
         auth: 'bearer',
         ok: { status: 200, response: 'Heartbeat', description: 'The agent is live' },
-        problems: [401, 403, 404],
+        problems: [400, 401, 403, 404, 413, 415],
       }),
     )
     .get(
