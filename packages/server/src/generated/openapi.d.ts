@@ -1136,6 +1136,15 @@ export interface operations {
                     "application/json": components["schemas"]["Heartbeat"];
                 };
             };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Missing or invalid credentials; see WWW-Authenticate. */
             401: {
                 headers: {
@@ -1156,6 +1165,24 @@ export interface operations {
             };
             /** @description No such agent, user, task or code. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
