@@ -205,15 +205,16 @@ export function libsqlStore(database: Database): Store {
 
   /** Heartbeats of many agents in one transaction: per agent, its `online` event if due, then its times. */
   const heartbeats = groupCommit(async (items: { key: string; at: Date; online: OnlineEvent }[]) => {
-    // Per agent only its first heartbeat of the batch can be its first in five minutes, and its last sets the times.
-    const agentsIn = [...new Set(items.map((item) => item.key))]
-    const first = (key: string) => items.find((item) => item.key === key) as (typeof items)[number]
-    const latest = (key: string) =>
-      Math.max(...items.filter((item) => item.key === key).map(({ at }) => at.getTime()))
-    const statements = agentsIn.flatMap((key) => {
-      const { online } = first(key)
+    // Per agent only its first heartbeat of the batch can be its first in five minutes, and its latest sets the times.
+    const perAgent = new Map<string, { online: OnlineEvent; at: number }>()
+    for (const { key, at, online } of items) {
+      const seen = perAgent.get(key)
+      if (seen) seen.at = Math.max(seen.at, at.getTime())
+      else perAgent.set(key, { online, at: at.getTime() })
+    }
+    const agentsIn = [...perAgent.keys()]
+    const statements = [...perAgent].flatMap(([key, { online, at }]) => {
       const event = toEventRow(online.event)
-      const at = latest(key)
       return [
         sql`insert into ${events} (kind, agent, at, summary, data)
             select ${event.kind}, ${event.agent}, ${event.at}, ${event.summary}, ${event.data}

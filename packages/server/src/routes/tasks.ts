@@ -11,6 +11,7 @@ import {
 import { Elysia } from 'elysia'
 import { operation } from '../openapi/operation.ts'
 import { queryOf, type RouteDeps } from './deps.ts'
+import type { Reply } from './etag.ts'
 
 /** True when the Authorization header carries an MPP credential (`Payment …`). */
 const isPaymentCredential = (header: string | undefined) => /^Payment\s/i.test(header ?? '')
@@ -20,8 +21,6 @@ const skillOf = (body: unknown) =>
   typeof body === 'object' && body !== null && typeof (body as { skill?: unknown }).skill === 'string'
     ? (body as { skill: string }).skill
     : ''
-
-type Reply = { status?: number | string; headers: Record<string, string | number> }
 
 /** Sends a core answer: its status, `Retry-After` when it has one, and whether it is a replay. */
 function send(answer: TaskAnswer, set: Reply) {
