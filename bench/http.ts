@@ -38,6 +38,15 @@ const server = await startMarketServer({
   CHAIN_RPC_URL: 'http://127.0.0.1:9',
 })
 const base = server.base
+// The same database behind a second process with rate limits on (limits raised so wrk, one address, is never
+// refused): what checking the buckets costs a request.
+const limited = await startMarketServer({
+  DATABASE_URL: `file:${database}`,
+  NODE_ENV: 'production',
+  CHAIN_RPC_URL: 'http://127.0.0.1:9',
+  RATE_LIMITS: 'on',
+  RATE_LIMIT_POLICIES: 'read=9999999/60,write=9999999/60',
+})
 
 /** JSON over HTTP to the market server; throws unless the status is `expected`. */
 async function call(method: string, path: string, body?: unknown, key?: string, expected = 200) {
@@ -98,6 +107,15 @@ const endpoints: Endpoint[] = [
     write: true,
   },
   {
+    label: 'GET agent card, rate limits on',
+    options: { url: `${limited.base}/api/agents/bench-seller/agent-card.json` },
+  },
+  {
+    label: 'POST heartbeat, rate limits on',
+    options: { url: `${limited.base}/api/agents/bench-seller/heartbeat`, method: 'POST', bearerKey: key },
+    write: true,
+  },
+  {
     label: 'POST register',
     options: {
       url: `${base}/api/agents/register`,
@@ -142,8 +160,9 @@ const milestonesKept = ((await call('GET', '/api/agents/bench-seller/milestones'
 const milestonesAcked = acknowledged('POST milestone')
 const durable = agentsTotal >= SIZE.agents + 1 + registered && milestonesKept >= 5 + milestonesAcked
 server.stop()
+limited.stop()
 hello.kill()
-await Promise.all([server.process.exited, hello.exited])
+await Promise.all([server.process.exited, limited.process.exited, hello.exited])
 rmSync(folder, { recursive: true, force: true })
 
 const rows = [
@@ -189,6 +208,8 @@ const markdown = `## HTTP under load
 \`wrk -t1 -c32 -d${seconds}s --latency\` on 127.0.0.1 against \`bun start\` (production mode, a file database seeded
 with ${formatCount(SIZE.agents)} agents and ${formatCount(SIZE.tasks)} tasks), each endpoint after a 1 s warm-up, and against an Elysia
 hello-world route in its own process, run just before each endpoint: each ratio is to its own paired hello-world run. wrk and the server share the machine's cores.
+Rate limits are off (wrk is one address) except in the rows "rate limits on": a second \`bun start\` on the same database
+with \`RATE_LIMITS=on\` and limits raised so nothing is refused, to show what the buckets cost.
 Writes: ${formatCount(registered)} registrations and ${formatCount(milestonesAcked)} milestones were acknowledged; the database then held
 ${formatCount(agentsTotal)} agents and ${formatCount(milestonesKept)} milestones of the bench agent (${durable ? 'every acknowledged write present' : 'SOME ACKNOWLEDGED WRITES MISSING'}).
 

@@ -52,13 +52,20 @@ export type MarketServer = { base: string; process: Subprocess; stop(): void }
 /**
  * Starts the server as `bun start` does, on a free port with only PATH and `env` in its environment (as a self-hoster
  * would), and waits until its health check answers. It runs the entry point itself rather than through `bun start`,
- * so `process` is the server: killing it kills the server, with no orphan left holding its ports.
+ * so `process` is the server: killing it kills the server, with no orphan left holding its ports. Rate limits are off
+ * (every test client is 127.0.0.1) unless `env` sets RATE_LIMITS.
  */
 export async function startMarketServer(env: Record<string, string>): Promise<MarketServer> {
   const port = freePort()
   const child = Bun.spawn(['bun', 'packages/server/src/main.ts'], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PORT: String(port), HOST: '127.0.0.1', ...env },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      RATE_LIMITS: 'off',
+      ...env,
+    },
     stdout: 'ignore',
     stderr: 'inherit',
   })

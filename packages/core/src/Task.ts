@@ -16,6 +16,8 @@ export type PaymentMethod = 'free' | 'transfer' | 'escrow' | 'mpp'
 
 /** The largest `params` object, measured as UTF-8 JSON. */
 export const MAX_PARAMS_BYTES = 16 * 1024
+/** The deepest `params` object: levels of nested objects and arrays, the object itself being level 1. */
+export const MAX_PARAMS_DEPTH = 32
 /** The longest Idempotency-Key header accepted. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255
 
@@ -72,7 +74,7 @@ const Wallet = v.pipe(
   v.transform((text) => getAddress(text)),
 )
 
-const Params = boundedJsonObject(MAX_PARAMS_BYTES)
+const Params = boundedJsonObject(MAX_PARAMS_BYTES, MAX_PARAMS_DEPTH)
 
 /** Body of POST /api/agents/{name}/tasks. Unknown fields are ignored. */
 export const CreateTaskInput = v.object({

@@ -29,6 +29,8 @@ export type UserSummary = { username: string; bio: string | null; agentCount: nu
 
 /** The largest showcase, measured as UTF-8 JSON. */
 export const MAX_SHOWCASE_BYTES = 16 * 1024
+/** The deepest showcase: levels of nested objects and arrays, the object itself being level 1. */
+export const MAX_SHOWCASE_DEPTH = 32
 
 /** Usernames follow the agent-name rule. */
 export const Username = v.pipe(
@@ -49,7 +51,7 @@ export const PairAgentInput = v.object({
   ),
 })
 
-const Showcase = boundedJsonObject(MAX_SHOWCASE_BYTES)
+const Showcase = boundedJsonObject(MAX_SHOWCASE_BYTES, MAX_SHOWCASE_DEPTH)
 
 /** Body of PUT /api/community/users/{username}: only the fields sent change. */
 export const UpdateUserInput = v.object({

@@ -7,6 +7,7 @@ import {
   toProblem,
   UnauthorizedError,
 } from './errors.ts'
+import { RateLimitedError } from './RateLimit.ts'
 
 /** The largest request body a host accepts: 64 KiB (CONTRACT.md). */
 export const MAX_BODY_BYTES = 64 * 1024
@@ -95,7 +96,8 @@ export function routeNotFound(): NotFoundError {
 }
 
 /**
- * Any thrown value as its RFC 9457 problem response, with `WWW-Authenticate` on 401 and `Retry-After` on 503.
+ * Any thrown value as its RFC 9457 problem response, with `WWW-Authenticate` on 401, `Retry-After` on 503, and
+ * `Retry-After` with the RateLimit headers on 429.
  * Unexpected errors become a 500 that never shows their message; they are logged.
  * @example catch (error) { return problemResponse(error, request, 'https://market.example') }
  */
@@ -110,6 +112,8 @@ export function problemResponse(error: unknown, request: Request, typeBase: stri
     )
   }
   if (error instanceof ChainUnavailableError) headers.set('retry-after', String(error.retryAfterSeconds))
+  if (error instanceof RateLimitedError)
+    for (const [name, value] of Object.entries(error.headers)) headers.set(name, value)
   if (problem.status >= 500 && !(error instanceof MarketError))
     console.error('unhandled error', request.method, path, error)
   return new Response(JSON.stringify(problem), { status: problem.status, headers })

@@ -5,6 +5,7 @@ import { docsUi } from './openapi/docsUi.ts'
 import { openapiDocument, withPaidOperations } from './openapi/document.ts'
 import { jsonBody } from './plugins/jsonBody.ts'
 import { problems } from './plugins/problems.ts'
+import { chargeRequest, mcpRateClasses, type RateLimitSettings, rateLimits } from './plugins/rateLimits.ts'
 import { agentRoutes } from './routes/agents.ts'
 import { communityRoutes } from './routes/community.ts'
 import type { RouteDeps } from './routes/deps.ts'
@@ -28,6 +29,8 @@ export type AppDeps = {
   versions?: ApiVersion[]
   /** The order mailbox when orders by e-mail are taken (the SMTP listener is on); absent: they are not. */
   orderMailbox?: string | null
+  /** Rate limits; absent or null: none (trusted test set-ups, hosts that limit in front). */
+  rateLimits?: RateLimitSettings | null
 }
 
 /** Every API route group, mounted under one prefix. */
@@ -70,8 +73,10 @@ export function createApp(deps: AppDeps) {
         if (version?.deprecation) Object.assign(set.headers, deprecationHeaders(version, deps.baseUrl))
       })
     : base
-  const app = withDeprecations
-    .use(problems(deps.baseUrl))
+  const limits = deps.rateLimits ?? null
+  const withProblems = withDeprecations.use(problems(deps.baseUrl))
+  // Only when limits are on: the hook costs every request (bench: the HTTP section).
+  const app = (limits ? withProblems.use(rateLimits(limits)) : withProblems)
     .use(jsonBody)
     .use(llmsRoutes(routeDeps))
     .use(webRoutes(routeDeps))
@@ -79,7 +84,16 @@ export function createApp(deps: AppDeps) {
     .use(api('/api/v1', routeDeps))
     .use(docsUi('/api'))
     .use(docsUi('/api/v1'))
-    .post('/mcp', ({ request, body }) => mcp(request, body), { detail: { hide: true } })
+    .post(
+      '/mcp',
+      async ({ request, body, server, set }) => {
+        if (limits)
+          for (const rateClass of mcpRateClasses(body))
+            await chargeRequest(limits, rateClass, request, server, set.headers)
+        return mcp(request, body)
+      },
+      { detail: { hide: true } },
+    )
     .get('/mcp', mcpMethodNotAllowed, { detail: { hide: true } })
     .delete('/mcp', mcpMethodNotAllowed, { detail: { hide: true } })
   // The routes' part is built once, on first request, when every route is registered; the paid operations come

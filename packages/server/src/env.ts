@@ -1,4 +1,4 @@
-import { defaultConfig, type MarketConfig } from '@agentmarket/core'
+import { defaultConfig, type MarketConfig, type RateClass, type RatePolicy } from '@agentmarket/core'
 import * as v from 'valibot'
 import { isAddress } from 'viem'
 
@@ -6,6 +6,8 @@ import { isAddress } from 'viem'
 export type Settings = {
   port: number
   host: string
+  /** Seconds a connection may stay silent, or a request take to arrive, before it is closed. */
+  idleTimeoutSeconds: number
   baseUrl: string
   databaseUrl: string
   databaseAuthToken: string | undefined
@@ -23,6 +25,14 @@ export type Settings = {
   smtpInboundPort: number | null
   smtpOutboundUrl: string | null
   rateLimits: boolean
+  /** Limits that replace the defaults of their kind (DEFAULT_RATE_POLICIES). */
+  ratePolicies: Partial<Record<RateClass, RatePolicy>>
+  /** How many proxies in front of the server append to X-Forwarded-For; 0: the header is ignored. */
+  trustProxy: number
+  /** Browser origins allowed to write (CORS preflights granted); empty: writes from browsers stay closed. */
+  corsOrigins: string[]
+  /** `info`: a JSON line per request; `warn`: only failures; `off`: none. */
+  logLevel: 'info' | 'warn' | 'off'
 }
 
 /** A malformed environment variable; `message` is the one line the server prints before exiting 1. */
@@ -58,6 +68,13 @@ const positive = v.pipe(
   v.regex(/^[1-9]\d{0,8}$/, 'must be a positive whole number'),
   v.transform(Number),
 )
+// Bun.serve takes at most 255; 0 (no timeout) would let stalled clients hold connections forever.
+const idleSeconds = v.pipe(
+  v.string(),
+  v.regex(/^[1-9]\d{0,2}$/, 'must be a whole number of seconds from 1 to 255'),
+  v.transform(Number),
+  v.maxValue(255, 'must be a whole number of seconds from 1 to 255'),
+)
 const address = v.pipe(
   v.string(),
   v.check((text) => isAddress(text), 'must be a 20-byte hex address'),
@@ -71,6 +88,47 @@ const databaseUrl = v.pipe(
       /^file:.+/.test(text) ||
       (URL.canParse(text) && /^(libsql|https?|wss?):$/.test(new URL(text).protocol)),
     'must be file:PATH, :memory:, or a libsql:// URL',
+  ),
+)
+const hops = v.pipe(
+  v.string(),
+  v.regex(/^(off|[0-9])$/, 'must be "off" or the number of proxies (0-9)'),
+  v.transform((value) => (value === 'off' ? 0 : Number(value))),
+)
+const origins = v.pipe(
+  v.string(),
+  v.transform((value) =>
+    value
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter(Boolean),
+  ),
+  v.check(
+    (list) => list.every((origin) => URL.canParse(origin) && new URL(origin).origin === origin),
+    'must be a comma-separated list of origins such as https://app.example',
+  ),
+)
+const RATE_LIMIT = /^(read|write|register|pairing|payment)=([1-9]\d{0,6})\/([1-9]\d{0,6})$/
+const ratePolicies = v.pipe(
+  v.string(),
+  v.transform((value) =>
+    value
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+  ),
+  v.check(
+    (entries) => entries.every((entry) => RATE_LIMIT.test(entry)),
+    'must be a comma-separated list such as read=1200/60,register=10/3600 (kind=requests/seconds)',
+  ),
+  v.transform((entries) =>
+    Object.fromEntries(
+      entries.map((entry) => {
+        const [, kind = '', limit, seconds] = RATE_LIMIT.exec(entry) ?? []
+        const policy: RatePolicy = { name: kind, limit: Number(limit), windowSeconds: Number(seconds) }
+        return [kind as RateClass, policy]
+      }),
+    ),
   ),
 )
 const text = (max: number) =>
@@ -108,6 +166,7 @@ export function readSettings(env: Env): Settings {
   return {
     port: listenPort,
     host: read(env, 'HOST', text(255), '0.0.0.0'),
+    idleTimeoutSeconds: read(env, 'IDLE_TIMEOUT_SECONDS', idleSeconds, '30'),
     baseUrl,
     databaseUrl: read(env, 'DATABASE_URL', databaseUrl, 'file:./data/market.db'),
     databaseAuthToken: env.DATABASE_AUTH_TOKEN || undefined,
@@ -145,6 +204,15 @@ export function readSettings(env: Env): Settings {
     smtpInboundPort: env.SMTP_INBOUND_PORT ? read(env, 'SMTP_INBOUND_PORT', port) : null,
     smtpOutboundUrl: optionalUrl('SMTP_OUTBOUND_URL', ['smtp:', 'smtps:'], 'smtp:// or smtps://'),
     rateLimits: read(env, 'RATE_LIMITS', v.picklist(['on', 'off'], 'must be "on" or "off"'), 'on') === 'on',
+    ratePolicies: read(env, 'RATE_LIMIT_POLICIES', ratePolicies, ''),
+    trustProxy: read(env, 'TRUST_PROXY', hops, 'off'),
+    corsOrigins: read(env, 'CORS_ORIGINS', origins, ''),
+    logLevel: read(
+      env,
+      'LOG_LEVEL',
+      v.picklist(['info', 'warn', 'off'], 'must be info, warn or off'),
+      'info',
+    ),
   }
 }
 

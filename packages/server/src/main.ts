@@ -1,13 +1,15 @@
 import {
   cryptoRandom,
+  leasedRateBuckets,
   Marketplace,
   type MarketplaceActions,
   type MppSettings,
   persistentMppSecret,
+  rateLimiter,
   type Store,
 } from '@agentmarket/core'
 import { viemChain } from '@agentmarket/core/viem'
-import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
+import { type Database, libsqlRateBuckets, libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { type Client, createClient, http } from 'viem'
 import { createApp } from './app.ts'
 import { marketConfig, readSettings, type Settings, SettingsError } from './env.ts'
@@ -38,6 +40,15 @@ async function mppSettings(settings: Settings, store: Store): Promise<MppSetting
     realm: settings.mppRealm,
     currency: settings.mppCurrency,
     getClient: tempoClient(settings.tempoRpcUrl),
+  }
+}
+
+/** Rate limits kept in the database, so every process on it shares them; null when RATE_LIMITS=off. */
+function rateLimitSettings(settings: Settings, database: Database) {
+  if (!settings.rateLimits) return null
+  return {
+    limiter: rateLimiter(leasedRateBuckets(libsqlRateBuckets(database)), { policies: settings.ratePolicies }),
+    trustedProxies: settings.trustProxy,
   }
 }
 
@@ -82,11 +93,16 @@ export async function startServer(settings: Settings) {
   const mpp = await mppSettings(settings, store)
   const market = Marketplace.create({ store, config, chain, mpp })
   const orderMailbox = settings.smtpInboundPort === null ? null : settings.orderMailbox
-  const app = createApp({ market, baseUrl: settings.baseUrl, orderMailbox })
+  const app = createApp({
+    market,
+    baseUrl: settings.baseUrl,
+    orderMailbox,
+    rateLimits: rateLimitSettings(settings, database),
+  })
   const rechecks = startPaymentRechecks(market, { intervalMs: RECHECK_INTERVAL_MS })
   // Mail first: once HTTP answers, every channel is ready (a health check is how hosts and tests wait for us).
   const mail = await startMail(settings, market)
-  app.listen({ port: settings.port, hostname: settings.host })
+  app.listen({ port: settings.port, hostname: settings.host, idleTimeout: settings.idleTimeoutSeconds })
   return {
     app,
     /** The port of the order mailbox, when it is on. */

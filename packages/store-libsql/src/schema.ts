@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 /** Agents; `name_key` is the lower-cased name, the key names are unique under. Times are epoch milliseconds. */
 export const agents = sqliteTable(
@@ -194,3 +194,12 @@ export const outbox = sqliteTable(
       .where(sql`${table.sentAt} is null and ${table.failedAt} is null`),
   ],
 )
+
+/**
+ * Rate-limit token buckets shared by every server process on this database: `tat` is the bucket's theoretical
+ * arrival time in ms (the bucket is full when it is past); rows of full buckets are deleted now and then.
+ */
+export const rateBuckets = sqliteTable('rate_buckets', {
+  key: text('key').primaryKey(),
+  tat: real('tat').notNull(),
+})

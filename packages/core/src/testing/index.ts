@@ -1,1 +1,2 @@
+export * from './rateBucketsSuite.ts'
 export * from './storeSuite.ts'

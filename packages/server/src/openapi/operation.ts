@@ -41,6 +41,20 @@ const PROBLEM_TEXT: Record<number, string> = {
   503: 'A dependency (the database or the payment chain) is unavailable; nothing changed. See Retry-After.',
 }
 
+const header = (description: string, type: 'integer' | 'string') => ({ description, schema: { type } })
+
+// Every operation may be throttled (SPEC.md); the limits are in SECURITY.md.
+const TOO_MANY_REQUESTS = {
+  description:
+    'Too many requests of this kind from this address or API key; nothing changed. See Retry-After.',
+  headers: {
+    'Retry-After': header('Seconds until the request would be allowed.', 'integer'),
+    'RateLimit-Policy': header('The quota: `"name";q=requests;w=seconds` (IETF draft).', 'string'),
+    RateLimit: header('What is left: `"name";r=remaining;t=seconds until full` (IETF draft).', 'string'),
+  },
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+}
+
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` }) as OpenApiSchema
 
 function queryParameters(schema: GenericSchema): Parameter[] {
@@ -95,6 +109,7 @@ export function operation(spec: OperationSpec): { detail: DocumentDecoration } {
       content: { 'application/problem+json': { schema: ref('Problem') } },
     }
   }
+  responses[429] = TOO_MANY_REQUESTS
   const parameters: Parameter[] = [
     ...(spec.query ? queryParameters(spec.query) : []),
     ...(spec.headers ?? []).map((header) => ({

@@ -1,10 +1,16 @@
 import { type FeedEventView, FeedQueryInput, type MarketplaceActions } from '@agentmarket/core'
 import { Elysia } from 'elysia'
+import type { Server } from 'elysia/universal'
 import { operation } from '../openapi/operation.ts'
 import { queryOf, type RouteDeps } from './deps.ts'
 
 /** How often an idle stream sends a comment, so proxies keep it open. */
 export const SSE_KEEPALIVE_MS = 15_000
+/**
+ * A stream's own idle timeout, in place of the server's (IDLE_TIMEOUT_SECONDS), which may be shorter than the
+ * keep-alive: each write renews it, so the stream ends only when its client leaves or stops taking its writes.
+ */
+const SSE_IDLE_TIMEOUT_SECONDS = 3 * (SSE_KEEPALIVE_MS / 1000)
 
 const encoder = new TextEncoder()
 
@@ -14,7 +20,12 @@ function sseFrame(event: FeedEventView): Uint8Array {
 }
 
 /** A text/event-stream of new feed events that ends cleanly when the client leaves. */
-async function feedStream(market: MarketplaceActions, request: Request): Promise<Response> {
+async function feedStream(
+  market: MarketplaceActions,
+  request: Request,
+  server: Server | null,
+): Promise<Response> {
+  server?.timeout(request, SSE_IDLE_TIMEOUT_SECONDS)
   const resumeFrom =
     request.headers.get('last-event-id') ?? new URL(request.url).searchParams.get('after') ?? undefined
   let stop = () => {}
@@ -54,9 +65,9 @@ async function feedStream(market: MarketplaceActions, request: Request): Promise
 export function feedRoutes({ market }: RouteDeps) {
   return new Elysia().get(
     '/feed/live',
-    ({ request }) =>
+    ({ request, server }) =>
       (request.headers.get('accept') ?? '').includes('text/event-stream')
-        ? feedStream(market, request)
+        ? feedStream(market, request, server)
         : market.liveFeed(queryOf(request)),
     operation({
       id: 'liveFeed',

@@ -1,0 +1,122 @@
+import { describe, expect, test } from 'bun:test'
+import { problemResponse } from './http.ts'
+import {
+  addressBucket,
+  leasedRateBuckets,
+  memoryRateBuckets,
+  type RateBuckets,
+  RateLimitedError,
+  rateLimiter,
+} from './RateLimit.ts'
+import { rateBucketsSuite } from './testing/rateBucketsSuite.ts'
+
+rateBucketsSuite({ describe, test }, 'memoryRateBuckets', async () => memoryRateBuckets())
+rateBucketsSuite({ describe, test }, 'leasedRateBuckets over memory', async () =>
+  leasedRateBuckets(memoryRateBuckets()),
+)
+
+const T0 = Date.parse('2026-01-01T00:00:00.000Z')
+const reads = { name: 'read', limit: 1200, windowSeconds: 60 }
+
+/** Spends `count` tokens one by one through `buckets`; how many were allowed. */
+async function spend(buckets: ReturnType<typeof leasedRateBuckets>, count: number, nowMs = T0) {
+  let allowed = 0
+  for (let i = 0; i < count; i++) if ((await buckets.take('k', reads, 1, nowMs)).allowed) allowed++
+  return allowed
+}
+
+/** `buckets`, counting the takes that reach them. */
+function countingBuckets(buckets: RateBuckets) {
+  const counted = {
+    takes: 0,
+    take(...args: Parameters<RateBuckets['take']>) {
+      counted.takes++
+      return buckets.take(...args)
+    },
+  }
+  return counted
+}
+
+describe('leasedRateBuckets', () => {
+  test('behavior: two processes leasing from one shared bucket never grant more than its limit together', async () => {
+    const shared = memoryRateBuckets()
+    const counted = countingBuckets(shared)
+    const first = leasedRateBuckets(counted)
+    const second = leasedRateBuckets(counted)
+    const granted = (await spend(first, 900)) + (await spend(second, 900))
+    expect(granted).toBe(1200)
+    // One shared write per lease of 60 tokens, plus the refusals that end each side's run.
+    expect(counted.takes).toBeLessThan(40)
+  })
+
+  test('behavior: a refusal is repeated from memory until its Retry-After has passed', async () => {
+    const shared = memoryRateBuckets()
+    const counted = countingBuckets(shared)
+    const leased = leasedRateBuckets(counted)
+    const policy = { name: 'register', limit: 2, windowSeconds: 60 }
+    for (let i = 0; i < 2; i++) expect((await leased.take('r', policy, 1, T0)).allowed).toBe(true)
+    const refusal = await leased.take('r', policy, 1, T0)
+    expect(refusal).toMatchObject({ allowed: false, retryAfterSeconds: 30 })
+    const takesAfterRefusal = counted.takes
+    const again = await leased.take('r', policy, 1, T0 + 10_000)
+    expect(again).toMatchObject({ allowed: false, retryAfterSeconds: 20 })
+    expect(counted.takes).toBe(takesAfterRefusal)
+    expect((await leased.take('r', policy, 1, T0 + 30_000)).allowed).toBe(true)
+  })
+})
+
+describe('rateLimiter', () => {
+  test('behavior: a client address and an API key each have their own bucket per kind of request', async () => {
+    let now = T0
+    const limiter = rateLimiter(memoryRateBuckets(), { now: () => now })
+    const check = async (...args: Parameters<typeof limiter.check>) => limiter.check(...args)
+    for (let i = 0; i < 10; i++) await limiter.check('register', { address: '203.0.113.7' })
+    await expect(check('register', { address: '203.0.113.7' })).rejects.toBeInstanceOf(RateLimitedError)
+    await limiter.check('register', { address: '203.0.113.8' })
+    await limiter.check('write', { address: '203.0.113.7' })
+    // One key used from many addresses is still one bucket.
+    for (let i = 0; i < 30; i++)
+      await limiter.check('payment', { address: `198.51.100.${i}`, apiKey: 'amk_x' })
+    await expect(check('payment', { address: '198.51.100.99', apiKey: 'amk_x' })).rejects.toThrow(
+      'Too many payment requests',
+    )
+    now += 2_000
+    await limiter.check('payment', { address: '198.51.100.99', apiKey: 'amk_x' })
+  })
+
+  test('behavior: a refusal is a 429 problem with Retry-After, RateLimit-Policy and RateLimit', async () => {
+    const limiter = rateLimiter(memoryRateBuckets(), {
+      now: () => T0,
+      policies: { pairing: { name: 'pairing', limit: 1, windowSeconds: 900 } },
+    })
+    await limiter.check('pairing', { address: '192.0.2.1' })
+    let error: unknown
+    try {
+      limiter.check('pairing', { address: '192.0.2.1' })
+    } catch (caught) {
+      error = caught
+    }
+    const response = problemResponse(
+      error,
+      new Request('http://x/api/community/users/u/pair-agent'),
+      'http://x',
+    )
+    expect(response.status).toBe(429)
+    expect(response.headers.get('content-type')).toBe('application/problem+json')
+    expect(response.headers.get('retry-after')).toBe('900')
+    expect(response.headers.get('ratelimit-policy')).toBe('"pairing";q=1;w=900')
+    expect(response.headers.get('ratelimit')).toBe('"pairing";r=0;t=900')
+    expect(await response.json()).toMatchObject({ status: 429, code: 'rate_limited' })
+  })
+})
+
+describe('addressBucket', () => {
+  test('behavior: IPv4 stays itself, IPv4-mapped IPv6 is IPv4, IPv6 is counted by its /64', () => {
+    expect(addressBucket('203.0.113.7')).toBe('203.0.113.7')
+    expect(addressBucket('::ffff:203.0.113.7')).toBe('203.0.113.7')
+    expect(addressBucket('2001:db8:0:1:aaaa::1')).toBe('2001:db8:0:1::/64')
+    expect(addressBucket('2001:DB8:0:1:bbbb:cccc:dddd:eeee')).toBe('2001:db8:0:1::/64')
+    expect(addressBucket('2001:db8::1')).toBe('2001:db8:0:0::/64')
+    expect(addressBucket('::1')).toBe('0:0:0:0::/64')
+  })
+})

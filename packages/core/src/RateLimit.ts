@@ -1,0 +1,250 @@
+import { hashSecret } from './Credentials.ts'
+import { MarketError } from './errors.ts'
+import type { RateBuckets, RateDecision, RatePolicy } from './ports/RateBuckets.ts'
+
+export type { RateBuckets, RateDecision, RatePolicy } from './ports/RateBuckets.ts'
+
+/** The kinds of request limited separately; each has its own buckets per client address and per API key. */
+export type RateClass = 'read' | 'write' | 'register' | 'pairing' | 'payment'
+
+/**
+ * The limits this project chose (SECURITY.md): reads are generous, other writes moderate, and the three requests an
+ * attacker would repeat are strict: registering agents, guessing pairing codes, and making the server query the chain.
+ */
+export const DEFAULT_RATE_POLICIES: Readonly<Record<RateClass, RatePolicy>> = {
+  read: { name: 'read', limit: 1200, windowSeconds: 60 },
+  write: { name: 'write', limit: 120, windowSeconds: 60 },
+  register: { name: 'register', limit: 10, windowSeconds: 3600 },
+  pairing: { name: 'pairing', limit: 10, windowSeconds: 900 },
+  payment: { name: 'payment', limit: 30, windowSeconds: 60 },
+}
+
+/** Milliseconds between two tokens of `policy`. */
+const tokenInterval = (policy: RatePolicy) => (policy.windowSeconds * 1000) / policy.limit
+
+/**
+ * One step of a token bucket kept as a single number, its "theoretical arrival time" (GCRA): the bucket is full when
+ * `tat <= now`, and each token moves it one interval later. Spends `cost` tokens if they are all there.
+ * @example const { tat, decision } = spendTokens(stored, Date.now(), DEFAULT_RATE_POLICIES.write, 1)
+ */
+export function spendTokens(
+  tat: number | null,
+  nowMs: number,
+  policy: RatePolicy,
+  cost: number,
+): { tat: number; decision: RateDecision } {
+  const interval = tokenInterval(policy)
+  const windowMs = policy.windowSeconds * 1000
+  const start = Math.max(tat ?? nowMs, nowMs)
+  const next = start + cost * interval
+  const allowed = next - nowMs <= windowMs + 1e-6
+  const after = allowed ? next : start
+  return {
+    tat: after,
+    decision: {
+      allowed,
+      remaining: Math.max(0, Math.floor((windowMs - (after - nowMs)) / interval + 1e-9)),
+      resetSeconds: Math.ceil((after - nowMs) / 1000),
+      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((next - nowMs - windowMs) / 1000)),
+      retryAfterMs: allowed ? 0 : next - nowMs - windowMs,
+    },
+  }
+}
+
+/** Buckets in this process's memory: for one process, embedding and tests. Full buckets are forgotten. */
+export function memoryRateBuckets(): RateBuckets & { size(): number } {
+  const buckets = new Map<string, number>()
+  let takes = 0
+  const forgetFull = (nowMs: number) => {
+    for (const [key, tat] of buckets) if (tat <= nowMs) buckets.delete(key)
+  }
+  const takeHeld = (key: string, policy: RatePolicy, cost: number, nowMs: number) => {
+    if (++takes % 1024 === 0) forgetFull(nowMs)
+    const { tat, decision } = spendTokens(buckets.get(key) ?? null, nowMs, policy, cost)
+    buckets.set(key, tat)
+    return decision
+  }
+  return {
+    takeHeld,
+    take: async (key, policy, cost, nowMs) => takeHeld(key, policy, cost, nowMs),
+    size: () => buckets.size,
+  }
+}
+
+/** What a process holds of a shared bucket: tokens already spent there, and a refusal it may repeat until it ends. */
+type Lease = {
+  tokens: number
+  remaining: number
+  expiresAt: number
+  deniedUntil: number
+  /** The refusal of a take of `cost` tokens: a take of as many or more is refused the same way. */
+  refusal?: RateDecision & { cost: number }
+}
+
+/**
+ * Shared buckets (a database) spent in small leases: a process takes a few tokens at once and hands them out from
+ * memory, and repeats a refusal locally until its Retry-After has passed. The shared bucket still bounds the total,
+ * so several processes never grant more than the limit together; a lease costs one shared write per
+ * `leaseFraction` of the limit instead of one per request.
+ */
+export function leasedRateBuckets(
+  shared: RateBuckets,
+  { leaseFraction = 0.05, maxKeys = 50_000 } = {},
+): RateBuckets {
+  const leases = new Map<string, Lease>()
+  const forgetExpired = (nowMs: number) => {
+    for (const [key, lease] of leases)
+      if (lease.expiresAt <= nowMs && lease.deniedUntil <= nowMs) leases.delete(key)
+    if (leases.size > maxKeys) leases.clear()
+  }
+  const refill = async (key: string, policy: RatePolicy, cost: number, nowMs: number) => {
+    const size = Math.max(cost, Math.ceil(policy.limit * leaseFraction))
+    let decision = await shared.take(key, policy, size, nowMs)
+    let granted = size
+    if (!decision.allowed && size > cost) {
+      decision = await shared.take(key, policy, cost, nowMs)
+      granted = cost
+    }
+    const lease: Lease = decision.allowed
+      ? {
+          tokens: granted - cost,
+          remaining: decision.remaining,
+          expiresAt: nowMs + policy.windowSeconds * 1000,
+          deniedUntil: 0,
+        }
+      : {
+          tokens: 0,
+          remaining: 0,
+          expiresAt: 0,
+          deniedUntil: nowMs + decision.retryAfterMs,
+          refusal: { ...decision, cost },
+        }
+    if (leases.size >= maxKeys) forgetExpired(nowMs)
+    leases.set(key, lease)
+    return { ...decision, remaining: decision.remaining + lease.tokens }
+  }
+  const takeHeld = (key: string, _policy: RatePolicy, cost: number, nowMs: number) => {
+    const lease = leases.get(key)
+    if (lease?.refusal && lease.deniedUntil > nowMs && cost >= lease.refusal.cost) {
+      const retryAfterMs = lease.deniedUntil - nowMs
+      const { cost: _, ...refusal } = lease.refusal
+      return { ...refusal, retryAfterMs, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) }
+    }
+    if (!lease || lease.tokens < cost || lease.expiresAt <= nowMs) return undefined
+    lease.tokens -= cost
+    const remaining = lease.remaining + lease.tokens
+    return { allowed: true, remaining, resetSeconds: 0, retryAfterSeconds: 0, retryAfterMs: 0 }
+  }
+  return {
+    takeHeld,
+    take: async (key, policy, cost, nowMs) =>
+      takeHeld(key, policy, cost, nowMs) ?? refill(key, policy, cost, nowMs),
+  }
+}
+
+/** 429: too many requests of one kind from one client address or API key. */
+export class RateLimitedError extends MarketError {
+  override readonly name = 'RateLimitedError'
+  constructor(
+    readonly policy: RatePolicy,
+    readonly decision: RateDecision,
+  ) {
+    super(
+      'rate_limited',
+      429,
+      'Too many requests',
+      `Too many ${policy.name} requests: at most ${policy.limit} per ${policy.windowSeconds} s. Retry after ${decision.retryAfterSeconds} s.`,
+    )
+  }
+
+  /** Retry-After and the RateLimit headers of this refusal. */
+  get headers(): Record<string, string> {
+    return {
+      'retry-after': String(this.decision.retryAfterSeconds),
+      ...rateLimitHeaders(this.policy, this.decision),
+    }
+  }
+}
+
+/**
+ * The `RateLimit-Policy` and `RateLimit` fields of draft-ietf-httpapi-ratelimit-headers (structured lists: quota
+ * `q` per window `w` seconds; `r` left, `t` seconds until it is all back).
+ */
+export function rateLimitHeaders(policy: RatePolicy, decision: RateDecision): Record<string, string> {
+  return {
+    'ratelimit-policy': `"${policy.name}";q=${policy.limit};w=${policy.windowSeconds}`,
+    ratelimit: `"${policy.name}";r=${decision.remaining};t=${decision.resetSeconds}`,
+  }
+}
+
+/** One client address as a bucket name: an IPv4-mapped address as IPv4, an IPv6 address by its /64 network. */
+export function addressBucket(address: string): string {
+  if (!address.includes(':')) return address
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (mapped?.[1]) return mapped[1]
+  const [head = '', tail = ''] = address.toLowerCase().split('::')
+  const left = head ? head.split(':') : []
+  const right = address.includes('::') && tail ? tail.split(':') : []
+  const groups = address.includes('::')
+    ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
+    : left
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`
+}
+
+/** Who is asking: the client address, and the API key when the request carries one. */
+export type RateClient = { address: string; apiKey?: string | undefined }
+
+/** The decision a limiter gave an allowed request, with the policy it was measured against. */
+export type RateAllowance = { policy: RatePolicy; decision: RateDecision }
+
+/** Settings of a rate limiter; every part has a default. */
+export type RateLimiterOptions = {
+  policies?: Partial<Record<RateClass, RatePolicy>>
+  now?: () => number
+}
+
+/** The allowance of an allowed decision; a RateLimitedError for a refusal. */
+function allowance(policy: RatePolicy, decision: RateDecision): RateAllowance {
+  if (!decision.allowed) throw new RateLimitedError(policy, decision)
+  return { policy, decision }
+}
+
+/**
+ * Per client address and per API key token buckets: `check` spends one token of each bucket the request falls in and
+ * throws RateLimitedError (429) when one is empty.
+ * @example const limiter = rateLimiter(memoryRateBuckets()); await limiter.check('register', { address })
+ */
+export function rateLimiter(buckets: RateBuckets, options: RateLimiterOptions = {}) {
+  const policies = { ...DEFAULT_RATE_POLICIES, ...options.policies }
+  const now = options.now ?? Date.now
+  return {
+    policies,
+    /**
+     * Spends one request of `rateClass` for `client`: the tighter of its allowances, or a RateLimitedError. It answers
+     * synchronously when this process holds the tokens (the common case: no promise on the hot path).
+     */
+    check(rateClass: RateClass, client: RateClient): RateAllowance | Promise<RateAllowance> {
+      const policy = policies[rateClass]
+      const at = now()
+      const spend = (key: string) =>
+        buckets.takeHeld?.(key, policy, 1, at) ?? buckets.take(key, policy, 1, at)
+      const byAddress = spend(`${rateClass}:a:${addressBucket(client.address)}`)
+      const { apiKey } = client
+      if (apiKey === undefined)
+        return byAddress instanceof Promise
+          ? byAddress.then((decision) => allowance(policy, decision))
+          : allowance(policy, byAddress)
+      return (async () => {
+        const address = allowance(policy, await byAddress)
+        const key = allowance(policy, await spend(`${rateClass}:k:${hashSecret(apiKey).slice(0, 32)}`))
+        return key.decision.remaining < address.decision.remaining ? key : address
+      })()
+    },
+  }
+}
+
+/** A rate limiter, as `rateLimiter` makes it. */
+export type RateLimiter = ReturnType<typeof rateLimiter>

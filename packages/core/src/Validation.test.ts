@@ -1,0 +1,87 @@
+import { describe, expect, test } from 'bun:test'
+import * as v from 'valibot'
+import { InvalidInputError } from './errors.ts'
+import { CreateTaskInput, MAX_PARAMS_DEPTH } from './Task.ts'
+import { MAX_SHOWCASE_DEPTH, UpdateUserInput } from './User.ts'
+import { boundedJsonObject, parseInput } from './Validation.ts'
+
+/** An object nesting `levels` levels, itself included: every level below the first is made by `wrap`. */
+function nested(levels: number, wrap: (inner: unknown) => unknown = (inner) => ({ a: inner })) {
+  let value: unknown = 'leaf'
+  for (let level = 1; level < levels; level++) value = wrap(value)
+  return { top: value }
+}
+
+/** The field problems `parseInput` throws for `value`, or [] when it passes. */
+function problemsOf(schema: v.GenericSchema, value: unknown) {
+  try {
+    parseInput(schema, value)
+    return []
+  } catch (error) {
+    if (!(error instanceof InvalidInputError)) throw error
+    return error.errors
+  }
+}
+
+describe('boundedJsonObject', () => {
+  const schema = boundedJsonObject(1024, 4)
+
+  test('behavior: an object nesting objects or arrays up to the depth passes, the object itself being level 1', () => {
+    expect(v.safeParse(schema, nested(4)).success).toBe(true)
+    expect(
+      v.safeParse(
+        schema,
+        nested(4, (inner) => [inner]),
+      ).success,
+    ).toBe(true)
+    expect(v.safeParse(schema, { a: [], b: {}, c: [1, [2, { d: 3 }]] }).success).toBe(true)
+  })
+
+  test('error: one level deeper is refused, through objects, arrays or both', () => {
+    for (const value of [
+      nested(5),
+      nested(5, (inner) => [inner]),
+      { shallow: 1, deep: [{ a: [{}] }] },
+      { a: [[[[]]]] },
+    ]) {
+      const result = v.safeParse(schema, value)
+      expect(result.success, JSON.stringify(value)).toBe(false)
+      expect(result.issues?.[0]?.message).toBe('must nest objects and arrays at most 4 levels deep')
+    }
+  })
+
+  test('error: 30,000 levels (a 60 KB body) are refused at once, without exhausting the stack', () => {
+    const deep = JSON.parse(`{"a":${'['.repeat(30_000)}${']'.repeat(30_000)}}`)
+    const started = performance.now()
+    const result = v.safeParse(boundedJsonObject(64 * 1024, 32), deep)
+    // Measuring its size first (JSON.stringify) takes about 500 ms of CPU on Bun 1.4.
+    expect(performance.now() - started).toBeLessThan(100)
+    expect(result.issues?.map((issue) => issue.message)).toEqual([
+      'must nest objects and arrays at most 32 levels deep',
+    ])
+  })
+
+  test('error: over the size within the depth is refused for its size', () => {
+    const result = v.safeParse(schema, { blob: 'x'.repeat(1024), shallow: nested(3) })
+    expect(result.issues?.map((issue) => issue.message)).toEqual(['must be at most 1024 bytes of JSON'])
+  })
+})
+
+describe('params and showcase depth', () => {
+  test(`error: params nesting over ${MAX_PARAMS_DEPTH} levels is a 400 problem at /params`, () => {
+    expect(problemsOf(CreateTaskInput, { skill: 's', params: nested(MAX_PARAMS_DEPTH) })).toEqual([])
+    expect(problemsOf(CreateTaskInput, { skill: 's', params: nested(MAX_PARAMS_DEPTH + 1) })).toEqual([
+      { pointer: '/params', detail: `must nest objects and arrays at most ${MAX_PARAMS_DEPTH} levels deep` },
+    ])
+  })
+
+  test(`error: a showcase nesting over ${MAX_SHOWCASE_DEPTH} levels is a 400 problem at /showcase`, () => {
+    expect(problemsOf(UpdateUserInput, { showcase: nested(MAX_SHOWCASE_DEPTH) })).toEqual([])
+    expect(problemsOf(UpdateUserInput, { showcase: nested(MAX_SHOWCASE_DEPTH + 1) })).toEqual([
+      {
+        pointer: '/showcase',
+        detail: `must nest objects and arrays at most ${MAX_SHOWCASE_DEPTH} levels deep`,
+      },
+    ])
+  })
+})
