@@ -53,9 +53,12 @@ export type MarketServer = { base: string; process: Subprocess; stop(): void }
  * Starts the server as `bun start` does, on a free port with only PATH and `env` in its environment (as a self-hoster
  * would), and waits until its health check answers. It runs the entry point itself rather than through `bun start`,
  * so `process` is the server: killing it kills the server, with no orphan left holding its ports. Rate limits are off
- * (every test client is 127.0.0.1) unless `env` sets RATE_LIMITS.
+ * (every test client is 127.0.0.1) unless `env` sets RATE_LIMITS. With `stdout: 'pipe'` its log is kept for the test.
  */
-export async function startMarketServer(env: Record<string, string>): Promise<MarketServer> {
+export async function startMarketServer(
+  env: Record<string, string>,
+  { stdout = 'ignore' }: { stdout?: 'ignore' | 'pipe' } = {},
+): Promise<MarketServer> {
   const port = freePort()
   const child = Bun.spawn(['bun', 'packages/server/src/main.ts'], {
     cwd: repoRoot,
@@ -66,7 +69,7 @@ export async function startMarketServer(env: Record<string, string>): Promise<Ma
       RATE_LIMITS: 'off',
       ...env,
     },
-    stdout: 'ignore',
+    stdout,
     stderr: 'inherit',
   })
   const base = `http://127.0.0.1:${port}`

@@ -95,13 +95,23 @@ export function routeNotFound(): NotFoundError {
   return new NotFoundError('not_found', 'No such resource or method.')
 }
 
+/** How problemResponse reports an unexpected error unless told otherwise. */
+function reportToConsole(error: unknown, request: Request): void {
+  console.error('unhandled error', request.method, new URL(request.url).pathname, error)
+}
+
 /**
  * Any thrown value as its RFC 9457 problem response, with `WWW-Authenticate` on 401, `Retry-After` on 503, and
  * `Retry-After` with the RateLimit headers on 429.
- * Unexpected errors become a 500 that never shows their message; they are logged.
+ * Unexpected errors become a 500 that never shows their message; `report` logs them (default: console.error).
  * @example catch (error) { return problemResponse(error, request, 'https://market.example') }
  */
-export function problemResponse(error: unknown, request: Request, typeBase: string): Response {
+export function problemResponse(
+  error: unknown,
+  request: Request,
+  typeBase: string,
+  report: (error: unknown, request: Request) => void = reportToConsole,
+): Response {
   const path = new URL(request.url).pathname
   const problem = toProblem(error, path, typeBase)
   const headers = new Headers({ 'content-type': PROBLEM_MEDIA_TYPE })
@@ -114,8 +124,7 @@ export function problemResponse(error: unknown, request: Request, typeBase: stri
   if (error instanceof ChainUnavailableError) headers.set('retry-after', String(error.retryAfterSeconds))
   if (error instanceof RateLimitedError)
     for (const [name, value] of Object.entries(error.headers)) headers.set(name, value)
-  if (problem.status >= 500 && !(error instanceof MarketError))
-    console.error('unhandled error', request.method, path, error)
+  if (problem.status >= 500 && !(error instanceof MarketError)) report(error, request)
   return new Response(JSON.stringify(problem), { status: problem.status, headers })
 }
 

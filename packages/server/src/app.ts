@@ -1,11 +1,13 @@
 import type { MarketplaceActions } from '@agentmarket/core'
 import { Elysia } from 'elysia'
+import type { Logger } from './log.ts'
 import { lazyMcpHandler, mcpMethodNotAllowed } from './mcp/http.ts'
 import { docsUi } from './openapi/docsUi.ts'
 import { openapiDocument, withPaidOperations } from './openapi/document.ts'
 import { jsonBody } from './plugins/jsonBody.ts'
 import { problems } from './plugins/problems.ts'
 import { chargeRequest, mcpRateClasses, type RateLimitSettings, rateLimits } from './plugins/rateLimits.ts'
+import { requestLog } from './plugins/requestLog.ts'
 import { agentRoutes } from './routes/agents.ts'
 import { communityRoutes } from './routes/community.ts'
 import type { RouteDeps } from './routes/deps.ts'
@@ -29,6 +31,8 @@ export type AppDeps = {
   versions?: ApiVersion[]
   /** The order mailbox when orders by e-mail are taken (the SMTP listener is on); absent: they are not. */
   orderMailbox?: string | null
+  /** The JSON-lines logger: a line per request and X-Request-Id on every answer; absent: neither. */
+  logger?: Logger | null
   /** Rate limits; absent or null: none (trusted test set-ups, hosts that limit in front). */
   rateLimits?: RateLimitSettings | null
 }
@@ -74,7 +78,11 @@ export function createApp(deps: AppDeps) {
       })
     : base
   const limits = deps.rateLimits ?? null
-  const withProblems = withDeprecations.use(problems(deps.baseUrl))
+  const logger = deps.logger ?? null
+  // First, so every answer (a 429 included) carries its request id and is logged.
+  const logged =
+    logger && logger.level !== 'off' ? withDeprecations.use(requestLog(logger)) : withDeprecations
+  const withProblems = logged.use(problems(deps.baseUrl, logger ?? undefined))
   // Only when limits are on: the hook costs every request (bench: the HTTP section).
   const app = (limits ? withProblems.use(rateLimits(limits)) : withProblems)
     .use(jsonBody)

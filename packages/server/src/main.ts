@@ -13,6 +13,7 @@ import { type Database, libsqlRateBuckets, libsqlStore, openDatabase } from '@ag
 import { type Client, createClient, http } from 'viem'
 import { createApp } from './app.ts'
 import { marketConfig, readSettings, type Settings, SettingsError } from './env.ts'
+import { jsonLogger, type Logger } from './log.ts'
 import { startPaymentRechecks } from './rechecks.ts'
 
 /** How often pending payments sent at creation are re-checked (each task also backs off on its own). */
@@ -56,12 +57,13 @@ function rateLimitSettings(settings: Settings, database: Database) {
  * Orders by e-mail: the outbox sender when a relay is set, the SMTP listener when its port is set. The mail modules
  * load only then, so a server without mail starts without them.
  */
-async function startMail(settings: Settings, market: MarketplaceActions) {
+async function startMail(settings: Settings, market: MarketplaceActions, logger: Logger) {
   const { smtpOutboundUrl: relay, smtpInboundPort: port } = settings
   const mailer = relay ? (await import('./mail/smtpMailer.ts')).smtpMailer(relay) : null
   const delivery = mailer
     ? (await import('./mail/delivery.ts')).startMailDelivery(market, mailer, {
         intervalMs: OUTBOX_INTERVAL_MS,
+        logger,
       })
     : null
   const listener =
@@ -73,6 +75,7 @@ async function startMail(settings: Settings, market: MarketplaceActions) {
           port,
           host: settings.host,
           onTaken: () => delivery?.kick(),
+          logger,
         })
   return {
     port: listener?.port ?? null,
@@ -86,6 +89,7 @@ async function startMail(settings: Settings, market: MarketplaceActions) {
 
 /** Opens the database, builds the marketplace and starts listening. Returns a stop function. */
 export async function startServer(settings: Settings) {
+  const logger = jsonLogger(settings.logLevel)
   const database = await openDatabase(settings.databaseUrl, settings.databaseAuthToken)
   const store = libsqlStore(database)
   const config = marketConfig(settings)
@@ -98,13 +102,15 @@ export async function startServer(settings: Settings) {
     baseUrl: settings.baseUrl,
     orderMailbox,
     rateLimits: rateLimitSettings(settings, database),
+    logger,
   })
-  const rechecks = startPaymentRechecks(market, { intervalMs: RECHECK_INTERVAL_MS })
+  const rechecks = startPaymentRechecks(market, { intervalMs: RECHECK_INTERVAL_MS, logger })
   // Mail first: once HTTP answers, every channel is ready (a health check is how hosts and tests wait for us).
-  const mail = await startMail(settings, market)
+  const mail = await startMail(settings, market, logger)
   app.listen({ port: settings.port, hostname: settings.host, idleTimeout: settings.idleTimeoutSeconds })
   return {
     app,
+    logger,
     /** The port of the order mailbox, when it is on. */
     mailPort: mail.port,
     /**
@@ -116,6 +122,7 @@ export async function startServer(settings: Settings) {
       await mail.stop()
       await rechecks.stop()
       await store.close()
+      logger.flush()
     },
   }
 }
@@ -135,20 +142,23 @@ if (import.meta.main) {
   }
   try {
     const server = await startServer(settings)
-    console.log(
-      `agentmarket listening on http://${settings.host}:${settings.port} (public ${settings.baseUrl})`,
-    )
+    const { logger } = server
+    logger.info('listening', {
+      url: `http://${settings.host}:${settings.port}`,
+      baseUrl: settings.baseUrl,
+      rateLimits: settings.rateLimits,
+    })
     if (server.mailPort !== null)
-      console.log(`agentmarket takes orders for ${settings.orderMailbox} on smtp port ${server.mailPort}`)
-    const shutdown = () => {
+      logger.info('taking orders by e-mail', { mailbox: settings.orderMailbox, smtpPort: server.mailPort })
+    const shutdown = (signal: string) => {
+      logger.info('stopping', { signal })
       // A stop that hangs (a request that never ends) must not keep the process: exit 1 after the deadline.
       setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref()
       server.stop().then(
         () => process.exit(0),
         (error) => {
-          console.error(
-            `agentmarket: shutdown failed: ${error instanceof Error ? error.message : String(error)}`,
-          )
+          logger.error('shutdown failed', {}, error)
+          logger.flush()
           process.exit(1)
         },
       )

@@ -1,4 +1,5 @@
 import type { MailDeliveryOptions, Mailer, MarketplaceActions } from '@agentmarket/core'
+import { fallbackLogger, type Logger } from '../log.ts'
 
 /** The running outbox sender. */
 export type MailDelivery = {
@@ -16,17 +17,20 @@ export type MailDelivery = {
 export function startMailDelivery(
   market: MarketplaceActions,
   mailer: Mailer,
-  { intervalMs, ...options }: { intervalMs: number } & MailDeliveryOptions,
+  {
+    intervalMs,
+    logger = fallbackLogger,
+    ...options
+  }: { intervalMs: number; logger?: Logger } & MailDeliveryOptions,
 ): MailDelivery {
   let running: Promise<void> | null = null
   let again = false
   const pass = async () => {
     try {
       const { retrying, failed } = await market.deliverMail(mailer, options)
-      if (retrying || failed)
-        console.error(`mail relay: ${retrying} send(s) failed and will be retried, ${failed} given up`)
+      if (retrying || failed) logger.warn('mail relay refused sends', { retrying, failed })
     } catch (error) {
-      console.error('mail delivery pass failed', error)
+      logger.error('mail delivery pass failed', {}, error)
     }
   }
   const run = () => {

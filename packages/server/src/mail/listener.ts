@@ -1,6 +1,7 @@
 import type { MarketplaceActions, OrderMailResult } from '@agentmarket/core'
 import { MAX_ORDER_MAIL_BYTES } from '@agentmarket/core'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server'
+import { fallbackLogger, type Logger } from '../log.ts'
 import { readOrderMail } from './inbound.ts'
 
 /** Options of the inbound order mailbox. */
@@ -12,6 +13,8 @@ export type OrderListenerOptions = {
   host: string
   /** Called after an order mail was taken and its reply is in the outbox. */
   onTaken?: (result: OrderMailResult) => void
+  /** Where failures are logged. */
+  logger?: Logger
 }
 
 /** A running order mailbox. */
@@ -35,7 +38,7 @@ async function readStream(stream: SMTPServerDataStream): Promise<Uint8Array> {
  * @example const listener = await startOrderListener({ market, mailbox: 'orders@market.example', port: 2525, host: '0.0.0.0' })
  */
 export async function startOrderListener(options: OrderListenerOptions): Promise<OrderListener> {
-  const { market, mailbox, onTaken } = options
+  const { market, mailbox, onTaken, logger = fallbackLogger } = options
   const take = async (stream: SMTPServerDataStream, session: SMTPServerSession) => {
     const raw = await readStream(stream)
     if (stream.sizeExceeded)
@@ -70,7 +73,7 @@ export async function startOrderListener(options: OrderListenerOptions): Promise
         (message) => callback(null, message),
         (error: Error & { responseCode?: number }) => {
           if (error.responseCode) return callback(error)
-          console.error('order mail not taken', error)
+          logger.error('order mail not taken', {}, error)
           callback(smtpError(451, '4.3.0 The order could not be stored; please try again later'))
         },
       )
@@ -83,7 +86,7 @@ export async function startOrderListener(options: OrderListenerOptions): Promise
       resolve()
     })
   })
-  server.on('error', (error) => console.error('order mailbox error', error))
+  server.on('error', (error) => logger.error('order mailbox error', {}, error))
   const address = server.server.address()
   return {
     port: typeof address === 'object' && address ? address.port : options.port,

@@ -8,6 +8,7 @@ import {
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
+import { fallbackLogger } from '../log.ts'
 import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from '../openapi/jsonSchema.ts'
 import { marketTools, type Tool } from './tools.ts'
 
@@ -25,7 +26,7 @@ function toolInputSchema(tool: Tool) {
 
 /** A tool failure as MCP reports it: isError, with the problem's code and detail. */
 function toolError(error: unknown) {
-  if (!(error instanceof MarketError)) console.error('mcp tool failed', error)
+  if (!(error instanceof MarketError)) fallbackLogger.error('mcp tool failed', {}, error)
   const problem = toProblem(error, '/mcp', 'agentmarket')
   const { code, detail, status, errors } = problem
   return {

@@ -1,5 +1,7 @@
 import { MarketError, problemResponse, routeNotFound } from '@agentmarket/core'
 import { Elysia } from 'elysia'
+import type { Logger } from '../log.ts'
+import { requestIdOf } from './requestLog.ts'
 
 /** Unwraps Elysia's own errors into ours: a parse failure carries our error as its cause. */
 function normalize(code: string | number, error: unknown): unknown {
@@ -12,11 +14,19 @@ function normalize(code: string | number, error: unknown): unknown {
 }
 
 /**
- * Maps every error (ours, Elysia's, unknown) to an RFC 9457 problem. Register it before the routes.
+ * Maps every error (ours, Elysia's, unknown) to an RFC 9457 problem; unexpected ones go to `logger` (else the
+ * console) with their request id. Register it before the routes.
  * @example new Elysia().use(problems('http://localhost:3000')).use(routes)
  */
-export function problems(typeBase: string) {
-  return new Elysia({ name: 'problems' }).onError({ as: 'global' }, ({ code, error, request }) =>
-    problemResponse(normalize(code, error), request, typeBase),
-  )
+export function problems(typeBase: string, logger?: Logger) {
+  const report = logger
+    ? (error: unknown, request: Request) =>
+        logger.error('unhandled error', { requestId: requestIdOf(request), method: request.method }, error)
+    : undefined
+  return new Elysia({ name: 'problems' }).onError({ as: 'global' }, ({ code, error, request, set }) => {
+    const response = problemResponse(normalize(code, error), request, typeBase, report)
+    // The request log reads the status from here.
+    set.status = response.status
+    return response
+  })
 }

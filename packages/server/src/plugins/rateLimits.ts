@@ -6,6 +6,7 @@ import {
   rateLimitHeaders,
 } from '@agentmarket/core'
 import { Elysia } from 'elysia'
+import { requestPath } from '../requestPath.ts'
 
 /** How the server limits requests: the limiter, and how many proxies in front of it add to X-Forwarded-For. */
 export type RateLimitSettings = { limiter: RateLimiter; trustedProxies: number }
@@ -15,19 +16,12 @@ type PeerSource = { requestIP(request: Request): { address: string } | null } | 
 
 const STRICT = new Set<RateClass>(['register', 'pairing', 'payment'])
 
-/** The path of a request URL without a query, read without parsing the whole URL. */
-function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2)
-  const query = url.indexOf('?', start)
-  return url.slice(start, query < 0 ? undefined : query)
-}
-
 /**
  * Which bucket a request spends from, by method and path (both API prefixes); null for /mcp, whose handler charges
  * each tool call by what it does.
  */
 export function rateClassOf(method: string, url: string): RateClass | null {
-  const path = pathOf(url)
+  const path = requestPath(url)
   if (path === '/mcp') return null
   if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return 'read'
   const route = path.replace(/^\/api(\/v1)?(?=\/)/, '')

@@ -1,0 +1,124 @@
+import { afterAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startMarketServer } from './support/process.ts'
+
+const folder = mkdtempSync(join(tmpdir(), 'agentmarket-logs-'))
+afterAll(() => rmSync(folder, { recursive: true, force: true }))
+
+type LogLine = {
+  time: string
+  level: string
+  msg: string
+  requestId?: string
+  status?: number
+  path?: string
+}
+
+/** JSON over HTTP; the answer, its body read. */
+async function send(
+  base: string,
+  path: string,
+  init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+) {
+  const headers: Record<string, string> = { ...init.headers }
+  if (init.body !== undefined) headers['content-type'] ??= 'application/json'
+  const answer = await fetch(`${base}${path}`, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  })
+  const text = await answer.text()
+  return { status: answer.status, requestId: answer.headers.get('x-request-id'), text }
+}
+
+describe('structured logs (bun start)', () => {
+  test('behavior: one JSON line per request with the id echoed in X-Request-Id, and no secret in any line', async () => {
+    const server = await startMarketServer(
+      {
+        DATABASE_URL: `file:${join(folder, 'market.db')}`,
+        CHAIN_RPC_URL: 'http://127.0.0.1:9',
+        LOG_LEVEL: 'info',
+      },
+      { stdout: 'pipe' },
+    )
+    const base = server.base
+    const email = 'buyer.secret@example.com'
+    const registered = await send(base, '/api/agents/register', {
+      method: 'POST',
+      body: { name: 'logged-seller', skills: [{ name: 'Deep Research', type: 'purchasable', price: 1 }] },
+      headers: { 'x-request-id': 'trace-from-proxy.1' },
+    })
+    const { apiKey, pairingCode } = JSON.parse(registered.text) as { apiKey: string; pairingCode: string }
+    const answers = [
+      registered,
+      await send(base, '/api/agents/logged-seller/heartbeat', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}` },
+      }),
+      await send(base, '/api/agents/logged-seller/tasks', {
+        method: 'POST',
+        body: { skill: 'deep-research', params: { topic: 'params-secret-topic' }, buyer_email: email },
+      }),
+      await send(base, '/api/community/users/someone/pair-agent', {
+        method: 'POST',
+        body: { pairingCode },
+        headers: { 'x-wallet-address': '0x000000000000000000000000000000000000dEaD' },
+      }),
+      await send(base, '/api/community/users/someone/invite', {
+        headers: { 'x-wallet-signature': `0x${'ab'.repeat(65)}`, 'x-wallet-timestamp': '1700000000' },
+      }),
+      await send(base, '/api/community/agents?q=search-secret-word'),
+      await send(base, '/api/no-such-route', { headers: { 'x-request-id': 'bad id\twith tab' } }),
+    ]
+    server.process.kill('SIGTERM')
+    const output = await new Response(server.process.stdout as ReadableStream).text()
+    await server.process.exited
+    const lines = output
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as LogLine)
+
+    for (const line of lines) {
+      expect(Date.parse(line.time)).not.toBeNaN()
+      expect(['info', 'warn', 'error']).toContain(line.level)
+    }
+    // The start-up health checks are requests too.
+    const requests = lines.filter((line) => line.msg === 'request' && line.path !== '/api/community/health')
+    expect(requests).toHaveLength(answers.length)
+    for (const answer of answers) {
+      expect(answer.requestId).toMatch(/^[A-Za-z0-9._:-]{1,128}$/)
+      expect(requests.find((line) => line.requestId === answer.requestId)?.status).toBe(answer.status)
+    }
+    expect(answers[0]?.requestId).toBe('trace-from-proxy.1')
+    expect(answers.at(-1)?.requestId).not.toContain('bad id')
+    expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(['listening', 'stopping']))
+
+    for (const secret of [
+      apiKey,
+      pairingCode,
+      'ab'.repeat(65),
+      email,
+      'params-secret-topic',
+      'search-secret-word',
+    ])
+      expect(output).not.toContain(secret)
+  })
+
+  test('behavior: LOG_LEVEL=off writes nothing and sends no X-Request-Id', async () => {
+    const server = await startMarketServer(
+      {
+        DATABASE_URL: `file:${join(folder, 'quiet.db')}`,
+        CHAIN_RPC_URL: 'http://127.0.0.1:9',
+        LOG_LEVEL: 'off',
+      },
+      { stdout: 'pipe' },
+    )
+    const answer = await send(server.base, '/api/community/health')
+    expect(answer.status).toBe(200)
+    expect(answer.requestId).toBeNull()
+    server.process.kill('SIGTERM')
+    expect(await new Response(server.process.stdout as ReadableStream).text()).toBe('')
+  })
+})
