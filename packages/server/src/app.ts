@@ -4,6 +4,7 @@ import type { Logger } from './log.ts'
 import { lazyMcpHandler, mcpMethodNotAllowed } from './mcp/http.ts'
 import { docsUi } from './openapi/docsUi.ts'
 import { openapiDocument, withPaidOperations } from './openapi/document.ts'
+import { corsPreflights, EXPOSED_HEADERS } from './plugins/cors.ts'
 import { jsonBody } from './plugins/jsonBody.ts'
 import { problems } from './plugins/problems.ts'
 import { chargeRequest, mcpRateClasses, type RateLimitSettings, rateLimits } from './plugins/rateLimits.ts'
@@ -33,6 +34,8 @@ export type AppDeps = {
   orderMailbox?: string | null
   /** The JSON-lines logger: a line per request and X-Request-Id on every answer; absent: neither. */
   logger?: Logger | null
+  /** Browser origins whose pages may write (their preflights are granted); absent or empty: none. */
+  corsOrigins?: readonly string[]
   /** Rate limits; absent or null: none (trusted test set-ups, hosts that limit in front). */
   rateLimits?: RateLimitSettings | null
 }
@@ -64,9 +67,10 @@ export function createApp(deps: AppDeps) {
   }
   const mcp = lazyMcpHandler(deps.market, llmsGuide(deps.baseUrl, deps.orderMailbox ?? null))
   // Set once when handlers are compiled, not by a hook on every request. The read API is open to every origin;
-  // writes from browsers stay closed: no preflight (OPTIONS) is ever answered with a permission.
+  // writes from browsers stay closed unless corsOrigins names the site: only then is a preflight (OPTIONS) granted.
   const base = new Elysia().headers({
     'access-control-allow-origin': '*',
+    'access-control-expose-headers': EXPOSED_HEADERS,
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
   })
@@ -84,7 +88,9 @@ export function createApp(deps: AppDeps) {
     logger && logger.level !== 'off' ? withDeprecations.use(requestLog(logger)) : withDeprecations
   const withProblems = logged.use(problems(deps.baseUrl, logger ?? undefined))
   // Only when limits are on: the hook costs every request (bench: the HTTP section).
-  const app = (limits ? withProblems.use(rateLimits(limits)) : withProblems)
+  const limited = limits ? withProblems.use(rateLimits(limits)) : withProblems
+  const withCors = deps.corsOrigins?.length ? limited.use(corsPreflights(deps.corsOrigins)) : limited
+  const app = withCors
     .use(jsonBody)
     .use(llmsRoutes(routeDeps))
     .use(webRoutes(routeDeps))

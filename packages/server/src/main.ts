@@ -102,6 +102,7 @@ export async function startServer(settings: Settings) {
     baseUrl: settings.baseUrl,
     orderMailbox,
     rateLimits: rateLimitSettings(settings, database),
+    corsOrigins: settings.corsOrigins,
     logger,
   })
   const rechecks = startPaymentRechecks(market, { intervalMs: RECHECK_INTERVAL_MS, logger })

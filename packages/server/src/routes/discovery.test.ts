@@ -164,4 +164,30 @@ describe('security headers and CORS', () => {
     expect(preflight.headers.get('access-control-allow-methods')).toBeNull()
     expect(preflight.headers.get('access-control-allow-headers')).toBeNull()
   })
+
+  test('behavior: with CORS_ORIGINS, a preflight from a listed origin is granted, any other still refused', async () => {
+    const app = await testApp(undefined, { corsOrigins: ['https://app.example'] })
+    const preflight = (origin: string) =>
+      app.call('OPTIONS', '/api/v1/agents/Scout/heartbeat', {
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization, content-type',
+        },
+      })
+    const granted = await preflight('https://app.example')
+    expect(granted.status).toBe(204)
+    expect(granted.headers.get('access-control-allow-origin')).toBe('https://app.example')
+    expect(granted.headers.get('access-control-allow-methods')).toContain('POST')
+    expect(granted.headers.get('access-control-allow-headers')).toContain('authorization')
+    expect(granted.headers.get('vary')).toBe('Origin')
+    const refused = await preflight('https://evil.example')
+    expect(refused.status).toBe(404)
+    expect(refused.headers.get('access-control-allow-methods')).toBeNull()
+    const read = await app.call('GET', '/api/community/health', {
+      headers: { origin: 'https://evil.example' },
+    })
+    expect(read.headers.get('access-control-allow-origin')).toBe('*')
+    expect(read.headers.get('access-control-expose-headers')).toContain('retry-after')
+  })
 })

@@ -19,6 +19,8 @@ export type TestAppOptions = {
   chainConfig?: Partial<MarketConfig['chain']>
   databaseUrl?: string
   mpp?: MppSettings
+  /** Browser origins allowed to write (CORS_ORIGINS). */
+  corsOrigins?: string[]
 }
 
 /** An in-process app over a fresh libSQL :memory: database, with a clock the test moves. */
@@ -28,7 +30,7 @@ export async function testApp(start = '2026-06-01T12:00:00.000Z', options: TestA
   const base = defaultConfig(TEST_BASE_URL)
   const config = { ...base, chain: { ...base.chain, ...options.chainConfig } }
   const market = Marketplace.create({ store, clock, config, chain: options.chain, mpp: options.mpp })
-  const app = createApp({ market, baseUrl: TEST_BASE_URL })
+  const app = createApp({ market, baseUrl: TEST_BASE_URL, corsOrigins: options.corsOrigins })
 
   /** Calls the app as an HTTP client would; objects are sent as JSON. */
   async function call(
