@@ -174,6 +174,11 @@ describe('bun start', () => {
       [{ CHAIN_ID: '-1' }, 'CHAIN_ID'],
       [{ MPP_SECRET_KEY: 'short' }, 'MPP_SECRET_KEY'],
       [{ RATE_LIMITS: 'maybe' }, 'RATE_LIMITS'],
+      [{ RATE_LIMIT_POLICIES: 'register=10' }, 'RATE_LIMIT_POLICIES'],
+      [{ RATE_LIMIT_POLICIES: 'everything=1/60' }, 'RATE_LIMIT_POLICIES'],
+      [{ TRUST_PROXY: 'yes' }, 'TRUST_PROXY'],
+      [{ CORS_ORIGINS: 'https://app.example/path' }, 'CORS_ORIGINS'],
+      [{ LOG_LEVEL: 'debug' }, 'LOG_LEVEL'],
       [{ SMTP_OUTBOUND_URL: 'http://mail' }, 'SMTP_OUTBOUND_URL'],
     ]
     for (const [env, name] of cases) {
