@@ -29,6 +29,12 @@ type UserRow = typeof users.$inferSelect
 const toDate = (ms: number) => new Date(ms)
 const toMs = (date: Date | null) => date?.getTime() ?? null
 
+/**
+ * A time column set to `at` unless it already holds a later time: a write that waited for the lock (another process
+ * held it) must not move "last seen" or "last active" back past a later write already acknowledged.
+ */
+const latest = (column: SQLWrapper, at: number) => sql`max(coalesce(${column}, 0), ${at})`
+
 function toSkillRecord(row: SkillRow): SkillRecord {
   return {
     name: row.name,
@@ -220,7 +226,10 @@ export function libsqlStore(database: Database): Store {
             select ${event.kind}, ${event.agent}, ${event.at}, ${event.summary}, ${event.data}
             where exists (select 1 from ${agents} where ${agents.nameKey} = ${key}
               and (${agents.lastSeen} is null or ${agents.lastSeen} < ${online.notSeenSince.getTime()}))`,
-        db.update(agents).set({ lastSeen: at, lastActiveAt: at }).where(eq(agents.nameKey, key)),
+        db
+          .update(agents)
+          .set({ lastSeen: latest(agents.lastSeen, at), lastActiveAt: latest(agents.lastActiveAt, at) })
+          .where(eq(agents.nameKey, key)),
       ]
     })
     const results = await writeBatch(statements)
@@ -296,8 +305,8 @@ export function libsqlStore(database: Database): Store {
           .set({
             ...fields,
             revision: sql`${agents.revision} + 1`,
-            updatedAt: at.getTime(),
-            lastActiveAt: at.getTime(),
+            updatedAt: latest(agents.updatedAt, at.getTime()),
+            lastActiveAt: latest(agents.lastActiveAt, at.getTime()),
           })
           .where(eq(agents.nameKey, key)),
         ...(newSkills === undefined
@@ -366,7 +375,10 @@ export function libsqlStore(database: Database): Store {
         }),
         db
           .update(agents)
-          .set({ [counter]: sql`${agents[counter]} + 1`, lastActiveAt: milestone.createdAt.getTime() })
+          .set({
+            [counter]: sql`${agents[counter]} + 1`,
+            lastActiveAt: latest(agents.lastActiveAt, milestone.createdAt.getTime()),
+          })
           .where(eq(agents.nameKey, key)),
         ...insertEvents(newEvents),
       ])

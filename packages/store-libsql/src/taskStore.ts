@@ -223,7 +223,7 @@ export function taskStore(database: Database): TaskMethods {
           .update(tasks)
           .set({ status: 'completed', resultUrl, completedAt: at.getTime() })
           .where(and(eq(tasks.id, id), eq(tasks.status, 'paid'))),
-        sql`update ${agents} set completed_tasks = completed_tasks + 1, last_active_at = ${at.getTime()}
+        sql`update ${agents} set completed_tasks = completed_tasks + 1, last_active_at = max(last_active_at, ${at.getTime()})
             where ${agents.nameKey} = (select ${tasks.agentKey} from ${tasks} where ${tasks.id} = ${id})
               and changes() = 1`,
         ...eventsIfChanged(newEvents),

@@ -25,6 +25,11 @@ function byKey(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
 }
 
+/** The later of a recorded time and a new one: a late write never moves "last seen" or "last active" back. */
+function later(recorded: Date | null, at: Date): Date {
+  return recorded !== null && recorded > at ? recorded : at
+}
+
 /** Agents by activity, newest first, then by name key: the order every store lists in. */
 export function compareByActivity(a: AgentRecord, b: AgentRecord): number {
   return b.lastActiveAt.getTime() - a.lastActiveAt.getTime() || byKey(nameKey(a.name), nameKey(b.name))
@@ -104,8 +109,8 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       if (!agent) return null
       Object.assign(agent, structuredClone(patch), {
         revision: agent.revision + 1,
-        updatedAt: at,
-        lastActiveAt: at,
+        updatedAt: later(agent.updatedAt, at),
+        lastActiveAt: later(agent.lastActiveAt, at),
       })
       append(newEvents)
       return structuredClone(agent)
@@ -114,8 +119,8 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       const agent = agentOf(name)
       if (!agent) return false
       if (!agent.lastSeen || agent.lastSeen < online.notSeenSince) append([online.event])
-      agent.lastSeen = at
-      agent.lastActiveAt = at
+      agent.lastSeen = later(agent.lastSeen, at)
+      agent.lastActiveAt = later(agent.lastActiveAt, at)
       return true
     },
     async listAgents(query) {
@@ -137,7 +142,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       milestones.push(structuredClone(milestone))
       if (milestone.trust === 'verified') agent.verifiedMilestones += 1
       else agent.claimedMilestones += 1
-      agent.lastActiveAt = milestone.createdAt
+      agent.lastActiveAt = later(agent.lastActiveAt, milestone.createdAt)
       append(newEvents)
     },
     async listMilestones(agentName, limit) {
@@ -247,7 +252,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       const seller = agentOf(task.agentName)
       if (seller) {
         seller.completedTasks += 1
-        seller.lastActiveAt = at
+        seller.lastActiveAt = later(seller.lastActiveAt, at)
       }
       append(newEvents)
       return 'completed'

@@ -310,6 +310,20 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
     )
 
     test(
+      'behavior: a write that arrives late (it waited for the lock) never moves lastSeen or activity back',
+      withStore(async (store) => {
+        await store.insertAgent(sampleAgent({ name: 'late' }), [])
+        await store.recordHeartbeat('late', at(9), online('late', 9))
+        await store.recordHeartbeat('late', at(8), online('late', 8))
+        await store.updateAgent('late', { bio: 'late edit' }, at(7), [])
+        const agent = await store.getAgent('late')
+        same(agent?.lastSeen, at(9))
+        same(agent?.lastActiveAt, at(9))
+        equal(agent?.bio, 'late edit')
+      }),
+    )
+
+    test(
       'behavior: the list is most recently active first, then by name, with limit, offset and total',
       withStore(async (store) => {
         await store.insertAgent(sampleAgent({ name: 'bravo', lastActiveAt: at(1) }), [])
