@@ -9,7 +9,13 @@ import {
   type Store,
 } from '@agentmarket/core'
 import { viemChain } from '@agentmarket/core/viem'
-import { type Database, libsqlRateBuckets, libsqlStore, openDatabase } from '@agentmarket/store-libsql'
+import {
+  type Database,
+  libsqlRateBuckets,
+  libsqlStore,
+  openDatabase,
+  whileBusy,
+} from '@agentmarket/store-libsql'
 import { type Client, createClient, http } from 'viem'
 import { createApp } from './app.ts'
 import { marketConfig, readSettings, type Settings, SettingsError } from './env.ts'
@@ -37,7 +43,8 @@ function tempoClient(rpcUrl: string): () => Promise<Client> {
 /** Machine-payment settings: the configured secret, or one made once and kept in the database. */
 async function mppSettings(settings: Settings, store: Store): Promise<MppSettings> {
   return {
-    secretKey: settings.mppSecretKey ?? (await persistentMppSecret(store, cryptoRandom())),
+    // Processes starting together on a new database race to make the secret; the loser reads the winner's.
+    secretKey: settings.mppSecretKey ?? (await whileBusy(() => persistentMppSecret(store, cryptoRandom()))),
     realm: settings.mppRealm,
     currency: settings.mppCurrency,
     getClient: tempoClient(settings.tempoRpcUrl),
