@@ -4,7 +4,7 @@ import type { Logger } from './log.ts'
 import { lazyMcpHandler, mcpMethodNotAllowed } from './mcp/http.ts'
 import { docsUi } from './openapi/docsUi.ts'
 import { openapiDocument, withPaidOperations } from './openapi/document.ts'
-import { corsPreflights, EXPOSED_HEADERS } from './plugins/cors.ts'
+import { corsPreflights } from './plugins/cors.ts'
 import { jsonBody } from './plugins/jsonBody.ts'
 import { problems } from './plugins/problems.ts'
 import { chargeRequest, mcpRateClasses, type RateLimitSettings, rateLimits } from './plugins/rateLimits.ts'
@@ -70,7 +70,6 @@ export function createApp(deps: AppDeps) {
   // writes from browsers stay closed unless corsOrigins names the site: only then is a preflight (OPTIONS) granted.
   const base = new Elysia().headers({
     'access-control-allow-origin': '*',
-    'access-control-expose-headers': EXPOSED_HEADERS,
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
   })

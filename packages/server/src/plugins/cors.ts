@@ -12,7 +12,7 @@ const ALLOWED_HEADERS = [
   'x-wallet-timestamp',
 ].join(', ')
 
-/** The answer headers a browser script may read besides the basic ones (CORS hides the rest). */
+/** The headers of a problem a browser script may read besides the basic ones (CORS hides the rest). */
 export const EXPOSED_HEADERS = [
   'etag',
   'retry-after',

@@ -1,6 +1,7 @@
 import { MarketError, problemResponse, routeNotFound } from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import type { Logger } from '../log.ts'
+import { EXPOSED_HEADERS } from './cors.ts'
 import { requestIdOf } from './requestLog.ts'
 
 /** Unwraps Elysia's own errors into ours: a parse failure carries our error as its cause. */
@@ -27,6 +28,9 @@ export function problems(typeBase: string, logger?: Logger) {
     const response = problemResponse(normalize(code, error), request, typeBase, report)
     // The request log reads the status from here.
     set.status = response.status
+    // Only problems expose their headers to browser scripts: one more header on every answer costs the hot reads
+    // about a tenth of their throughput (bench), and Retry-After and RateLimit matter on refusals.
+    set.headers['access-control-expose-headers'] = EXPOSED_HEADERS
     return response
   })
 }

@@ -188,6 +188,11 @@ describe('security headers and CORS', () => {
       headers: { origin: 'https://evil.example' },
     })
     expect(read.headers.get('access-control-allow-origin')).toBe('*')
-    expect(read.headers.get('access-control-expose-headers')).toContain('retry-after')
+    // Problems expose Retry-After and the RateLimit fields to scripts; plain answers skip the header (bench: it costs).
+    const problem = await app.call('GET', '/api/community/agents/nobody', {
+      headers: { origin: 'https://evil.example' },
+    })
+    expect(problem.headers.get('access-control-allow-origin')).toBe('*')
+    expect(problem.headers.get('access-control-expose-headers')).toContain('retry-after')
   })
 })
