@@ -55,7 +55,11 @@ async function mppSettings(settings: Settings, store: Store): Promise<MppSetting
 function rateLimitSettings(settings: Settings, database: Database) {
   if (!settings.rateLimits) return null
   return {
-    limiter: rateLimiter(leasedRateBuckets(libsqlRateBuckets(database)), { policies: settings.ratePolicies }),
+    limiter: rateLimiter(leasedRateBuckets(libsqlRateBuckets(database)), {
+      policies: settings.ratePolicies,
+      // Bun's native 64-bit hash: a bucket name per key at a fraction of SHA-256's cost on every write.
+      keyBucket: (apiKey) => Bun.hash(apiKey).toString(36),
+    }),
     trustedProxies: settings.trustProxy,
   }
 }
