@@ -134,9 +134,14 @@ describe('rate limits (bun start, RATE_LIMITS=on)', () => {
         key: apiKey,
         from: `192.0.2.${index % 250}`,
       })
-    const seen = await statuses(121, beat)
+    const started = performance.now()
+    const seen = await statuses(130, beat)
+    const seconds = (performance.now() - started) / 1000
     expect(seen.slice(0, 120).every((status) => status === 200)).toBe(true)
-    expect(seen[120]).toBe(429)
+    // A token comes back every 500 ms: a slow run may earn one or two more, never ten.
+    const allowed = seen.filter((status) => status === 200).length
+    expect(allowed).toBeLessThanOrEqual(120 + Math.ceil(seconds * 2))
+    expect(seen).toContain(429)
   })
 
   test('behavior: MCP tool calls spend the same buckets as their HTTP routes', async () => {
@@ -165,14 +170,20 @@ describe('rate limits (bun start, RATE_LIMITS=on)', () => {
   test('behavior: reads are limited too (1,200 a minute per address), and another address still reads', async () => {
     const read = () => call(behindProxy, '/api/community/health', { from: '203.0.113.60' })
     const started = performance.now()
-    const seen = await statuses(1300, read)
+    let firstRefusal: Response | null = null
+    const seen = await statuses(1300, async () => {
+      const answer = await read()
+      if (answer.status === 429 && !firstRefusal) firstRefusal = answer.clone()
+      return answer
+    })
     const seconds = (performance.now() - started) / 1000
     const allowed = seen.filter((status) => status === 200).length
-    // The bucket refills at 20 tokens a second while the test runs.
+    // The bucket refills at 20 tokens a second while the test runs, so a pause lets a few more through.
     expect(allowed).toBeGreaterThanOrEqual(1200)
     expect(allowed).toBeLessThanOrEqual(1200 + Math.ceil(seconds * 20) + 1)
     expect(seen.slice(0, 1200).every((status) => status === 200)).toBe(true)
-    await expectThrottled(await read(), '"read";q=1200;w=60')
+    expect(firstRefusal).not.toBeNull()
+    await expectThrottled(firstRefusal as unknown as Response, '"read";q=1200;w=60')
     expect((await call(behindProxy, '/api/community/health', { from: '203.0.113.61' })).status).toBe(200)
   })
 })

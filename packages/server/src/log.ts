@@ -1,3 +1,5 @@
+import { writeSync } from 'node:fs'
+
 /** How much the server logs: `info` a line per request, `warn` only failures, `off` nothing. */
 export type LogLevel = 'info' | 'warn' | 'off'
 
@@ -10,14 +12,23 @@ export type Logger = {
   info(msg: string, fields?: LogFields): void
   warn(msg: string, fields?: LogFields): void
   error(msg: string, fields?: LogFields, error?: unknown): void
-  /** Writes the lines still waiting to be written with others. */
-  flush(): void
+  /** Writes the lines still waiting to be written with others; `atExit`: before returning (the process is ending). */
+  flush(atExit?: boolean): void
 }
 
 /** What may be logged of a thrown value: its kind, message and stack, never the object itself. */
 function describeError(error: unknown): LogFields {
   if (!(error instanceof Error)) return { error: String(error) }
   return { error: `${error.name}: ${error.message}`, stack: error.stack?.split('\n').slice(1, 6).join('\n') }
+}
+
+/**
+ * Standard output: written in the background while the server runs, and synchronously at exit, when a background
+ * write would be cut off with the process.
+ */
+function writeStdout(text: string, atExit: boolean): void {
+  if (atExit) writeSync(1, text)
+  else process.stdout.write(text)
 }
 
 /** How long a line may wait to be written with others, and how many may wait. */
@@ -43,25 +54,22 @@ function isoClock(): () => string {
  * pay a system call per request; `flush` writes them at once (the server calls it when it stops).
  * @example const log = jsonLogger('info'); log.info('listening', { port: 3000 })
  */
-export function jsonLogger(
-  level: LogLevel,
-  write: (text: string) => void = (text) => process.stdout.write(text),
-) {
+export function jsonLogger(level: LogLevel, write: (text: string, atExit: boolean) => void = writeStdout) {
   let pending: string[] = []
   let timer: ReturnType<typeof setTimeout> | null = null
   const time = isoClock()
-  const flush = () => {
+  const flush = (atExit = false) => {
     if (timer) clearTimeout(timer)
     timer = null
     if (pending.length === 0) return
     const text = pending.join('')
     pending = []
-    write(text)
+    write(text, atExit)
   }
   const line = (severity: string, msg: string, fields: LogFields = {}) => {
     pending.push(`${JSON.stringify({ time: time(), level: severity, msg, ...fields })}\n`)
     if (pending.length >= FLUSH_LINES) flush()
-    else if (!timer) timer = setTimeout(flush, FLUSH_MS)
+    else if (!timer) timer = setTimeout(() => flush(), FLUSH_MS)
   }
   const logger: Logger = {
     level,

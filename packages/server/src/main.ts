@@ -134,7 +134,9 @@ export async function startServer(settings: Settings) {
       await mail.stop()
       await rechecks.stop()
       await store.close()
-      logger.flush()
+      // Elysia logs a request in a setImmediate after answering it: one more turn lets the last ones in.
+      await new Promise((resolve) => setImmediate(resolve))
+      logger.flush(true)
     },
   }
 }
@@ -170,7 +172,7 @@ if (import.meta.main) {
         () => process.exit(0),
         (error) => {
           logger.error('shutdown failed', {}, error)
-          logger.flush()
+          logger.flush(true)
           process.exit(1)
         },
       )
