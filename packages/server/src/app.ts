@@ -65,7 +65,7 @@ export function createApp(deps: AppDeps) {
     orderMailbox: deps.orderMailbox ?? null,
     versions,
   }
-  const mcp = lazyMcpHandler(deps.market, llmsGuide(deps.baseUrl, deps.orderMailbox ?? null))
+
   // Set once when handlers are compiled, not by a hook on every request. The read API is open to every origin;
   // writes from browsers stay closed unless corsOrigins names the site: only then is a preflight (OPTIONS) granted.
   const base = new Elysia().headers({
@@ -82,6 +82,8 @@ export function createApp(deps: AppDeps) {
     : base
   const limits = deps.rateLimits ?? null
   const logger = deps.logger ?? null
+  const guide = llmsGuide(deps.baseUrl, deps.orderMailbox ?? null)
+  const mcp = lazyMcpHandler(deps.market, guide, logger ?? undefined)
   // First, so every answer (a 429 included) carries its request id and is logged.
   const logged =
     logger && logger.level !== 'off' ? withDeprecations.use(requestLog(logger)) : withDeprecations

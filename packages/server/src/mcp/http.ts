@@ -1,4 +1,5 @@
 import type { MarketplaceActions } from '@agentmarket/core'
+import type { Logger } from '../log.ts'
 
 /** An MCP request handler: the web request and its parsed JSON body in, the JSON-RPC answer out. */
 type McpHandler = (request: Request, parsedBody: unknown) => Promise<Response>
@@ -7,10 +8,10 @@ type McpHandler = (request: Request, parsedBody: unknown) => Promise<Response>
  * The MCP endpoint, with the SDK (and its schema libraries) loaded on the first MCP request rather than at start-up:
  * most servers start far more often than an MCP client calls them.
  */
-export function lazyMcpHandler(market: MarketplaceActions, guide: string): McpHandler {
+export function lazyMcpHandler(market: MarketplaceActions, guide: string, logger?: Logger): McpHandler {
   let handler: Promise<McpHandler> | null = null
   return async (request, parsedBody) => {
-    handler ??= import('./server.ts').then(({ mcpHandler }) => mcpHandler(market, guide))
+    handler ??= import('./server.ts').then(({ mcpHandler }) => mcpHandler(market, guide, logger))
     return (await handler)(request, parsedBody)
   }
 }

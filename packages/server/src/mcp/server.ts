@@ -8,7 +8,7 @@ import {
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
-import { fallbackLogger } from '../log.ts'
+import { fallbackLogger, type Logger } from '../log.ts'
 import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from '../openapi/jsonSchema.ts'
 import { marketTools, type Tool } from './tools.ts'
 
@@ -25,8 +25,8 @@ function toolInputSchema(tool: Tool) {
 }
 
 /** A tool failure as MCP reports it: isError, with the problem's code and detail. */
-function toolError(error: unknown) {
-  if (!(error instanceof MarketError)) fallbackLogger.error('mcp tool failed', {}, error)
+function toolError(error: unknown, logger: Logger) {
+  if (!(error instanceof MarketError)) logger.error('mcp tool failed', {}, error)
   const problem = toProblem(error, '/mcp', 'agentmarket')
   const { code, detail, status, errors } = problem
   return {
@@ -59,6 +59,7 @@ function mcpServer(
   { tools, listing }: Toolbox,
   guide: string,
   apiKey: string | undefined,
+  logger: Logger,
 ) {
   const server = new Server(
     { name: 'agentmarket', version: '1.1.0' },
@@ -73,6 +74,7 @@ function mcpServer(
     if (!tool)
       return toolError(
         new MarketError('unknown_tool', 404, 'Not found', `No tool is named "${request.params.name}".`),
+        logger,
       )
     try {
       const result = await tool.run(request.params.arguments ?? {}, { apiKey })
@@ -81,7 +83,7 @@ function mcpServer(
         structuredContent: result as Record<string, unknown>,
       }
     } catch (error) {
-      return toolError(error)
+      return toolError(error, logger)
     }
   })
   server.setRequestHandler(ListResourcesRequestSchema, async () => {
@@ -118,12 +120,12 @@ function mcpServer(
  * that request's bearer key. The body arrives parsed by the app, held to its 64 KiB limit.
  * @example app.post('/mcp', ({ request, body }) => handle(request, body))
  */
-export function mcpHandler(market: MarketplaceActions, guide: string) {
+export function mcpHandler(market: MarketplaceActions, guide: string, logger: Logger = fallbackLogger) {
   const tools = marketTools(market)
   let listing: ReturnType<typeof toolListing> | undefined
   const toolbox: Toolbox = { tools, listing: () => (listing ??= toolListing(tools)) }
   return async (request: Request, parsedBody: unknown): Promise<Response> => {
-    const server = mcpServer(market, toolbox, guide, bearerKey(request.headers.get('authorization')))
+    const server = mcpServer(market, toolbox, guide, bearerKey(request.headers.get('authorization')), logger)
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
