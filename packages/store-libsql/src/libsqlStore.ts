@@ -20,14 +20,13 @@ import { mailStore } from './mailStore.ts'
 import type { Database } from './open.ts'
 import { agents, events, milestones, skills, users } from './schema.ts'
 import { taskStore } from './taskStore.ts'
-import { batchWriter, toEventRow, toStatement } from './writes.ts'
+import { batchWriter, ms, toEventRow, toStatement } from './writes.ts'
 
 type AgentRow = typeof agents.$inferSelect
 type SkillRow = typeof skills.$inferSelect
 type UserRow = typeof users.$inferSelect
 
-const toDate = (ms: number) => new Date(ms)
-const toMs = (date: Date | null) => date?.getTime() ?? null
+const toDate = (time: number) => new Date(time)
 
 /**
  * A time column set to `at` unless it already holds a later time: a write that waited for the lock (another process
@@ -102,10 +101,10 @@ function toAgentRow(agent: AgentRecord): typeof agents.$inferInsert {
     status: agent.status,
     apiKeyHash: agent.apiKeyHash,
     pairingCodeHash: agent.pairingCodeHash,
-    pairingCodeUsedAt: toMs(agent.pairingCodeUsedAt),
+    pairingCodeUsedAt: ms(agent.pairingCodeUsedAt),
     ownerUsername: agent.ownerUsername,
     ownerKey: agent.ownerUsername ? usernameKey(agent.ownerUsername) : null,
-    lastSeen: toMs(agent.lastSeen),
+    lastSeen: ms(agent.lastSeen),
     lastActiveAt: agent.lastActiveAt.getTime(),
     createdAt: agent.createdAt.getTime(),
     updatedAt: agent.updatedAt.getTime(),
