@@ -52,7 +52,7 @@ export function spendTokens(
 }
 
 /** Buckets in this process's memory: for one process, embedding and tests. Full buckets are forgotten. */
-export function memoryRateBuckets(): RateBuckets & { size(): number } {
+export function memoryRateBuckets(): RateBuckets {
   const buckets = new Map<string, number>()
   let takes = 0
   const forgetFull = (nowMs: number) => {
@@ -67,7 +67,6 @@ export function memoryRateBuckets(): RateBuckets & { size(): number } {
   return {
     takeHeld,
     take: async (key, policy, cost, nowMs) => takeHeld(key, policy, cost, nowMs),
-    size: () => buckets.size,
   }
 }
 
@@ -227,7 +226,6 @@ export function rateLimiter(buckets: RateBuckets, options: RateLimiterOptions = 
   const now = options.now ?? Date.now
   const keyBucket = options.keyBucket ?? ((apiKey: string) => hashSecret(apiKey).slice(0, 32))
   return {
-    policies,
     /**
      * Spends one request of `rateClass` for `client`: the tighter of its allowances, or a RateLimitedError. It answers
      * synchronously when this process holds the tokens (the common case: no promise on the hot path).
