@@ -26,6 +26,12 @@ export const agents = sqliteTable(
     verifiedMilestones: integer('verified_milestones').notNull().default(0),
     claimedMilestones: integer('claimed_milestones').notNull().default(0),
     completedTasks: integer('completed_tasks').notNull().default(0),
+    /** Trust: sum over distinct buyer wallets of what each paid for delivered tasks, each capped (base units). */
+    trustCreditBaseUnits: integer('trust_credit_base_units').notNull().default(0),
+    /** Trust: distinct buyer wallets whose on-chain payments paid delivered tasks. */
+    payingBuyers: integer('paying_buyers').notNull().default(0),
+    /** Trust: 1 when the owner claimed the agent with a wallet signature (claims before that proof count 0). */
+    ownerProven: integer('owner_proven').notNull().default(0),
   },
   (table) => [
     index('agents_by_activity').on(sql`${table.lastActiveAt} desc`, table.nameKey),
@@ -107,8 +113,9 @@ export const events = sqliteTable('events', {
 })
 
 /**
- * Tasks (orders). `tx_hash` and `escrow_task_id` are unique: a transaction, or an escrow deposit's task id, pays one
- * task. `(agent_key, idempotency_key)` is unique and its row keeps the first answer. Amounts are 10^-6 USDC.
+ * Tasks (orders). `tx_hash` is unique, and so is an escrow deposit's `(paid_from, escrow_task_id)`: a transaction, or
+ * a buyer's deposit, pays one task. `(agent_key, client_key, idempotency_key)` is unique and its row keeps the first
+ * answer. Amounts are 10^-6 USDC.
  */
 export const tasks = sqliteTable(
   'tasks',
@@ -129,13 +136,19 @@ export const tasks = sqliteTable(
     buyerWallet: text('buyer_wallet'),
     paymentMethod: text('payment_method'),
     txHash: text('tx_hash').unique(),
-    escrowTaskId: text('escrow_task_id').unique(),
+    escrowTaskId: text('escrow_task_id'),
     paidAmountBaseUnits: text('paid_amount_base_units'),
     paidFrom: text('paid_from'),
     paidAt: integer('paid_at'),
     pendingTxHash: text('pending_tx_hash'),
     recheckAttempts: integer('recheck_attempts'),
     nextRecheckAt: integer('next_recheck_at'),
+    /** The payer's EIP-712 signature sent with a not-yet-final tx hash, judged when the payment is mined. */
+    pendingSignature: text('pending_signature'),
+    /** A keyed digest of the client that ordered (idempotency scope, re-check budget); never the address itself. */
+    clientKey: text('client_key'),
+    /** When an unpaid task expires; null for tasks that never wait for payment. */
+    expiresAt: integer('expires_at'),
     resultUrl: text('result_url'),
     idempotencyKey: text('idempotency_key'),
     requestFingerprint: text('request_fingerprint'),
@@ -146,9 +159,26 @@ export const tasks = sqliteTable(
   },
   (table) => [
     index('tasks_by_agent').on(table.agentKey, table.status, sql`${table.createdAt} desc`),
-    uniqueIndex('tasks_idempotency').on(table.agentKey, table.idempotencyKey),
+    uniqueIndex('tasks_idempotency_by_client').on(table.agentKey, table.clientKey, table.idempotencyKey),
     index('tasks_due_rechecks').on(table.nextRecheckAt),
+    // The contract keys deposits by (buyer, taskId): one buyer's deposit id never blocks another buyer's.
+    uniqueIndex('tasks_escrow_deposit').on(table.paidFrom, table.escrowTaskId),
+    index('tasks_expiring').on(table.expiresAt).where(sql`${table.status} = 'pending_payment'`),
+    index('tasks_checks_by_client').on(table.clientKey).where(sql`${table.pendingTxHash} is not null`),
   ],
+)
+
+/** Trust: what each buyer wallet paid an agent for delivered tasks (base units), to credit distinct buyers. */
+export const trustBuyers = sqliteTable(
+  'trust_buyers',
+  {
+    agentKey: text('agent_key')
+      .notNull()
+      .references(() => agents.nameKey, { onDelete: 'cascade' }),
+    wallet: text('wallet').notNull(),
+    paidBaseUnits: integer('paid_base_units').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.agentKey, table.wallet] })],
 )
 
 /** Small JSON values by key: settings kept by the server (the generated MPP secret) and MPP replay markers. */
