@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { payerProofTypedData } from '@agentmarket/core'
 import { createClient } from '@libsql/client'
 import type { Address, Hex } from 'viem'
+import type { HDAccount } from 'viem/accounts'
 import { type Anvil, startAnvil, USDC_ADDRESS } from './support/anvil.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
 
@@ -19,6 +21,18 @@ afterAll(() => {
 })
 const CYCLES = 3
 const SELLER = 'vendor'
+/** The public address every server of the run shares: payer proofs name it. */
+const MARKET_URL = 'https://crash.market.test'
+/** Who sent each transfer: the wallet that signs its payer proofs. */
+const payerOf = new Map<Hex, HDAccount>()
+
+/** The paying wallet's EIP-712 proof that `hash` pays `task` ('' for an order paid before it exists). */
+function payerSignature(hash: Hex, task: string): Promise<Hex> {
+  const payer = payerOf.get(hash)
+  if (!payer) throw new Error(`no payer recorded for ${hash}`)
+  const proof = payerProofTypedData(8453, { market: MARKET_URL, agent: SELLER, task, txHash: hash })
+  return payer.signTypedData({ ...proof, message: { ...proof.message, txHash: hash } })
+}
 const PRICE = 1_000_000n // 1 USDC
 // Each cycle may spend this many fresh transfers; its kill waits until PAID_BEFORE_KILL of them were acknowledged.
 const HASHES_PER_CYCLE = 24
@@ -110,7 +124,8 @@ function outcomeOf(answer: Answer, hash: Hex): PayOutcome {
 /** Orders the paid skill with `hash` in the body, verified at creation. */
 async function orderWithHash(base: string, hash: Hex, ledger: PaidLedger): Promise<PayOutcome> {
   const url = `${base}/api/agents/${SELLER}/tasks`
-  return outcomeOf(await post(ledger, url, { skill: 'deep-search', tx_hash: hash }), hash)
+  const body = { skill: 'deep-search', tx_hash: hash, payer_signature: await payerSignature(hash, '') }
+  return outcomeOf(await post(ledger, url, body), hash)
 }
 
 /** Orders the paid skill without paying: the pending task's id, or why there is none. */
@@ -123,7 +138,8 @@ async function orderUnpaid(base: string, ledger: PaidLedger): Promise<string | P
 /** Pays the pending task `taskId` with `hash` through verify-payment. */
 async function verifyWith(base: string, taskId: string, hash: Hex, ledger: PaidLedger): Promise<PayOutcome> {
   const url = `${base}/api/agents/${SELLER}/tasks/${taskId}/verify-payment`
-  return outcomeOf(await post(ledger, url, { tx_hash: hash }), hash)
+  const body = { tx_hash: hash, payer_signature: await payerSignature(hash, taskId) }
+  return outcomeOf(await post(ledger, url, body), hash)
 }
 
 /**
@@ -167,8 +183,11 @@ async function transfersTo(to: Address, count: number): Promise<Hex[]> {
   const sent = await Promise.all(
     buyers.map(async (buyer, first) => {
       const hashes: Hex[] = []
-      for (let index = first; index < count; index += buyers.length)
-        hashes.push(await anvil.transferUsdc(buyer, to, PRICE))
+      for (let index = first; index < count; index += buyers.length) {
+        const hash = await anvil.transferUsdc(buyer, to, PRICE)
+        payerOf.set(hash, buyer)
+        hashes.push(hash)
+      }
       return hashes
     }),
   )
@@ -359,6 +378,7 @@ describe('bun start killed with SIGKILL under load', () => {
         USDC_CONTRACT: USDC_ADDRESS,
         // Every transfer was mined before the load, so one confirmation makes each final at once.
         MIN_CONFIRMATIONS: '1',
+        BASE_URL: MARKET_URL,
       })
       try {
         if (cycle === 0) log.key = await registerAgents(server.base, sellerWallet)

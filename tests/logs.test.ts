@@ -2,6 +2,8 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { walletProofHeaders } from '../packages/server/src/testing/http.ts'
 import { startMarketServer } from './support/process.ts'
 
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-logs-'))
@@ -51,6 +53,9 @@ describe('structured logs (bun start)', () => {
       headers: { 'x-request-id': 'trace-from-proxy.1' },
     })
     const { apiKey, pairingCode } = JSON.parse(registered.text) as { apiKey: string; pairingCode: string }
+    const owner = privateKeyToAccount(generatePrivateKey())
+    const pairing = '/api/community/users/someone/pair-agent'
+    const proof = await walletProofHeaders(owner, 'POST', pairing, new Date())
     const answers = [
       registered,
       await send(base, '/api/agents/logged-seller/heartbeat', {
@@ -61,10 +66,10 @@ describe('structured logs (bun start)', () => {
         method: 'POST',
         body: { skill: 'deep-research', params: { topic: 'params-secret-topic' }, buyer_email: email },
       }),
-      await send(base, '/api/community/users/someone/pair-agent', {
+      await send(base, pairing, {
         method: 'POST',
         body: { pairingCode },
-        headers: { 'x-wallet-address': '0x000000000000000000000000000000000000dEaD' },
+        headers: { 'x-wallet-address': owner.address, ...proof },
       }),
       await send(base, '/api/community/users/someone/invite', {
         headers: { 'x-wallet-signature': `0x${'ab'.repeat(65)}`, 'x-wallet-timestamp': '1700000000' },
@@ -98,6 +103,7 @@ describe('structured logs (bun start)', () => {
     for (const secret of [
       apiKey,
       pairingCode,
+      proof['x-wallet-signature'],
       'ab'.repeat(65),
       email,
       'params-secret-topic',

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { payerProofTypedData } from '@agentmarket/core'
 import { type Client, createClient } from '@libsql/client'
 import { getAddress, type Hex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
@@ -11,6 +12,8 @@ import { type MarketServer, startMarketServer } from './support/process.ts'
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-many-'))
 const databaseUrl = `file:${join(folder, 'market.db')}`
 const PRICE_BASE_UNITS = 1_500_000n // 1.5 USDC
+/** The public address both processes share: payer proofs name it. */
+const MARKET_URL = 'https://many.market.test'
 const servers: MarketServer[] = []
 let anvil: Anvil
 let database: Client
@@ -32,6 +35,7 @@ beforeAll(async () => {
     MIN_CONFIRMATIONS: '1',
     RATE_LIMITS: 'on',
     TRUST_PROXY: '1',
+    BASE_URL: MARKET_URL,
   }
   // One after the other: the first applies the migrations, the second finds them done.
   servers.push(await startMarketServer(env))
@@ -288,16 +292,25 @@ describe('no double payment: racing uses of one transaction on two processes', (
     return key
   }
 
+  /** The buyer's EIP-712 proof that `txHash` pays `task` of pay-seller ('' for an order paid with the order). */
+  const payerSignature = (txHash: Hex, task: string) => {
+    const proof = payerProofTypedData(8453, { market: MARKET_URL, agent: 'pay-seller', task, txHash })
+    return buyer.signTypedData({ ...proof, message: { ...proof.message, txHash } })
+  }
+
   /** Orders the paid skill through `server`, optionally with a tx hash to verify at once. */
-  const order = (server: MarketServer, txHash?: Hex) =>
+  const order = async (server: MarketServer, txHash?: Hex) =>
     call<Task & Problem>(server, 'POST', '/api/agents/pay-seller/tasks', {
-      body: { skill: 'deep-search', ...(txHash ? { tx_hash: txHash } : {}) },
+      body: {
+        skill: 'deep-search',
+        ...(txHash ? { tx_hash: txHash, payer_signature: await payerSignature(txHash, '') } : {}),
+      },
     })
 
   /** Asks `server` to verify `txHash` as the payment of `taskId`. */
-  const verify = (server: MarketServer, taskId: string, txHash: Hex) =>
+  const verify = async (server: MarketServer, taskId: string, txHash: Hex) =>
     call<{ task: Task } & Problem>(server, 'POST', `/api/agents/pay-seller/tasks/${taskId}/verify-payment`, {
-      body: { tx_hash: txHash },
+      body: { tx_hash: txHash, payer_signature: await payerSignature(txHash, taskId) },
     })
 
   /** `count` pending tasks, ordered through alternating processes. */

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { walletProofHeaders } from '../packages/server/src/testing/http.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
 
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-limits-'))
@@ -97,15 +99,20 @@ describe('rate limits (bun start, RATE_LIMITS=on)', () => {
   })
 
   test('behavior: pairing code guesses are limited to 10 per 15 minutes per address', async () => {
-    const guess = () =>
-      call(behindProxy, '/api/community/users/guesser/pair-agent', {
+    const guesser = privateKeyToAccount(generatePrivateKey())
+    const path = '/api/community/users/guesser/pair-agent'
+    const guess = async () =>
+      call(behindProxy, path, {
         method: 'POST',
         body: { pairingCode: 'AGM-ABCD-EFGH' },
         from: '203.0.113.20',
-        headers: { 'x-wallet-address': '0x000000000000000000000000000000000000dEaD' },
+        headers: {
+          'x-wallet-address': guesser.address,
+          ...(await walletProofHeaders(guesser, 'POST', path, new Date())),
+        },
       })
     const seen = await statuses(10, guess)
-    expect(seen.every((status) => status !== 429)).toBe(true)
+    expect(seen).toEqual(Array(10).fill(404))
     await expectThrottled(await guess(), '"pairing";q=10;w=900')
   })
 

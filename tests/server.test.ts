@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Subprocess } from 'bun'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { type TestWallet, walletProofHeaders } from '../packages/server/src/testing/http.ts'
 import { sseReader } from '../packages/server/src/testing/sse.ts'
 import { freePort, runToEnd, waitForOk } from './support/process.ts'
 
@@ -148,15 +150,18 @@ describe('bun start', () => {
         body: JSON.stringify({ name: `contested-${round}` }),
       })
       const { pairingCode } = (await registered.json()) as { pairingCode: string }
-      const pair = (at: string, username: string, wallet: string) =>
-        fetch(`${at}/api/community/users/${username}/pair-agent`, {
+      const pair = async (at: string, username: string, wallet: TestWallet) => {
+        const path = `/api/community/users/${username}/pair-agent`
+        const proof = await walletProofHeaders(wallet, 'POST', path, new Date())
+        return fetch(`${at}${path}`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-wallet-address': wallet },
+          headers: { 'content-type': 'application/json', 'x-wallet-address': wallet.address, ...proof },
           body: JSON.stringify({ pairingCode }),
         })
+      }
       const statuses = await Promise.all([
-        pair(base, `left${round}`, '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'),
-        pair(otherBase, `right${round}`, '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359'),
+        pair(base, `left${round}`, privateKeyToAccount(generatePrivateKey())),
+        pair(otherBase, `right${round}`, privateKeyToAccount(generatePrivateKey())),
       ]).then((responses) => responses.map((response) => response.status).sort())
       expect(statuses).toEqual([200, 409])
     }

@@ -9,6 +9,7 @@ import artifacts from '../../contracts/artifacts.json'
 import { startPaymentRechecks } from '../../packages/server/src/rechecks.ts'
 import { expectProblemShape, testApp } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, startAnvil } from '../support/anvil.ts'
+import { type ServedPayerProof, signPayerProof } from '../support/payer.ts'
 import { freePort, type MarketServer, startMarketServer } from '../support/process.ts'
 
 const PRICE = 2_500_000n // 2.5 USDC
@@ -55,15 +56,28 @@ async function market(options: { escrow?: boolean; rpcUrl?: string } = {}) {
     key: registered.key,
     body: { walletAddress: seller.address },
   })
-  /** Orders the paid skill; returns the task's path and body. */
-  const order = async (extra: Record<string, unknown> = {}) => {
+  /** Orders the paid skill (with `tx_hash`: signed by `payer` as the agent card asks); returns its path and body. */
+  const order = async (extra: Record<string, unknown> = {}, payer: HDAccount = buyer) => {
+    const card = (await app.call('GET', '/api/agents/seller/agent-card.json')).json
+    const proof = card._extensions.commerce.payer_proof
+    const signed =
+      typeof extra.tx_hash === 'string' && !('payer_signature' in extra)
+        ? { payer_signature: await signPayerProof(payer, proof, extra.tx_hash as Hex) }
+        : {}
     const created = await app.call('POST', '/api/agents/seller/tasks', {
-      body: { skill: 'deep-search', ...extra },
+      body: { skill: 'deep-search', ...extra, ...signed },
     })
     return { path: `/api/agents/seller/tasks/${created.json.task_id}`, created }
   }
-  const verify = (path: string, txHash: Hex) =>
-    app.call('POST', `${path}/verify-payment`, { body: { tx_hash: txHash } })
+  /** Verifies `txHash` for the task at `path`, signed by `payer` as the task's payment.payer_proof asks. */
+  const verify = async (path: string, txHash: Hex, payer: HDAccount = buyer) => {
+    const task = (await app.call('GET', path)).json
+    const proof = task.payment.payer_proof
+    const body = proof
+      ? { tx_hash: txHash, payer_signature: await signPayerProof(payer, proof, txHash) }
+      : { tx_hash: txHash, payer_signature: `0x${'1'.repeat(130)}` }
+    return app.call('POST', `${path}/verify-payment`, { body })
+  }
   return { ...app, order, verify }
 }
 
@@ -141,7 +155,7 @@ describe('card-and-verify on a real chain', () => {
     ]
     for (const [hash, reason, extra] of cases) {
       const { path } = await order(extra)
-      const refused = await verify(path, hash)
+      const refused = await verify(path, hash, reason === 'wrong_sender' ? secondBuyer : buyer)
       expectProblemShape(refused, 422, reason)
       expect((await call('GET', path)).json.status).toBe('pending_payment')
     }
@@ -198,7 +212,7 @@ describe('card-and-verify on a real chain', () => {
     expect(created.status).toBe(202)
     expect(created.json).toMatchObject({
       status: 'pending_payment',
-      verification: { verified: false, state: 'pending', confirmations: 1, required: 3 },
+      verification: { verified: false, state: 'pending', confirmations: 1, required: 3, rechecked: true },
     })
     const rechecks = startPaymentRechecks(actions, { intervalMs: 10 })
     try {
@@ -245,14 +259,17 @@ describe('escrow-first on a real chain', () => {
     expectProblemShape((await order({ tx_hash: hash })).created, 422, 'wrong_recipient')
   })
 
-  test('error: an on-chain taskId that paid one task cannot pay another (409)', async () => {
+  test("behavior: deposits are claimed per (buyer, taskId): another buyer's deposit under the same taskId pays its own task", async () => {
     const { order } = await market({ escrow: true })
     const taskId = depositId('reused')
     const first = await depositFor(buyer, seller.address, taskId)
     // The escrow keys deposits by buyer, so another buyer can deposit under the same taskId.
     const second = await depositFor(secondBuyer, seller.address, taskId)
     expect((await order({ tx_hash: first })).created.status).toBe(201)
-    expectProblemShape((await order({ tx_hash: second })).created, 409, 'escrow_task_id_used')
+    expect((await order({ tx_hash: second }, secondBuyer)).created.status).toBe(201)
+    // The same buyer's deposit id is spent once, even in another transaction.
+    const again = await depositFor(buyer, seller.address, depositId('other'))
+    expect((await order({ tx_hash: again })).created.status).toBe(201)
   })
 })
 
@@ -269,6 +286,8 @@ describe('two server processes on one database', () => {
       HOME: folder,
       DATABASE_URL: `file:${join(folder, 'market.db')}`,
       CHAIN_RPC_URL: anvil.rpcUrl,
+      // Nodes of one marketplace share its public address, which payer proofs name.
+      BASE_URL: 'https://market.example',
     }
     servers.push(...(await Promise.all([startMarketServer(env), startMarketServer(env)])))
     const bases = servers.map((server) => server.base)
@@ -292,12 +311,17 @@ describe('two server processes on one database', () => {
     })
     const task = (await (await post(`${b}/api/agents/racer/tasks`, { skill: 'deep-search' })).json()) as {
       task_id: string
+      payment: { payer_proof: ServedPayerProof }
     }
     const hash = await anvil.transferUsdc(buyer, seller.address, PRICE)
     await anvil.mine(2)
+    const signature = await signPayerProof(buyer, task.payment.payer_proof, hash)
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, index) =>
-        post(`${index % 2 ? a : b}/api/agents/racer/tasks/${task.task_id}/verify-payment`, { tx_hash: hash }),
+        post(`${index % 2 ? a : b}/api/agents/racer/tasks/${task.task_id}/verify-payment`, {
+          tx_hash: hash,
+          payer_signature: signature,
+        }),
       ),
     )
     const outcomes = await Promise.all(

@@ -4,8 +4,21 @@
 import { defaultConfig, Marketplace } from '@agentmarket/core'
 import { viemChain } from '@agentmarket/core/viem'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
+import { privateKeyToAccount } from 'viem/accounts'
 
-const { RPC_URL = '', TX_HASH = '', SELLER_WALLET = '', DATABASE_URL = ':memory:' } = process.env
+const {
+  RPC_URL = '',
+  TX_HASH = '',
+  SELLER_WALLET = '',
+  DATABASE_URL = ':memory:',
+  PAYER_KEY = '',
+} = process.env
+
+/** The payer's EIP-712 signature of the task's payer_proof for TX_HASH, as a buyer's wallet makes it. */
+async function signProof(/** @type {any} */ proof) {
+  const payer = privateKeyToAccount(/** @type {`0x${string}`} */ (PAYER_KEY))
+  return payer.signTypedData({ ...proof, message: { ...proof.message, txHash: TX_HASH } })
+}
 const store = libsqlStore(await openDatabase(DATABASE_URL))
 const market = Marketplace.create({
   store,
@@ -19,7 +32,10 @@ await market.updateAgent('node-seller', apiKey, { walletAddress: SELLER_WALLET }
 const heartbeat = await market.heartbeat('node-seller', apiKey)
 const order = await market.createTask('node-seller', { skill: 'deep-research', buyer: 'node-buyer' })
 const taskId = /** @type {{ task_id: string }} */ (order.body).task_id
-const verified = await market.verifyPayment('node-seller', taskId, { tx_hash: TX_HASH })
+const verified = await market.verifyPayment('node-seller', taskId, {
+  tx_hash: TX_HASH,
+  payer_signature: await signProof(/** @type {any} */ (order.body).payment.payer_proof),
+})
 const task = await market.getTask('node-seller', taskId)
 let refusal = null
 try {

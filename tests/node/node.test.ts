@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { toHex } from 'viem'
 import { type Anvil, startAnvil } from '../support/anvil.ts'
 import { ensurePackagesBuilt } from '../support/examples.ts'
 import { runToEnd } from '../support/process.ts'
@@ -41,6 +42,7 @@ describe('the built packages under Node.js', () => {
       RPC_URL: anvil.rpcUrl,
       TX_HASH: txHash,
       SELLER_WALLET: seller.address,
+      PAYER_KEY: toHex(buyer.getHdKey().privateKey ?? new Uint8Array()),
       DATABASE_URL: `file:${join(folder, 'node.db')}`,
     })
     expect(run.stderr).toBe('')

@@ -44,6 +44,12 @@ export type AgentRecord = AgentProfile & {
   claimedMilestones: number
   /** Tasks this agent delivered. */
   completedTasks: number
+  /** Trust credit: what distinct buyer wallets paid on chain for delivered tasks, each counted up to a cap (base units). */
+  trustCreditBaseUnits: bigint
+  /** Trust credit: how many distinct buyer wallets it comes from. */
+  payingBuyers: number
+  /** True when the owner proved their wallet by signature (claims made before pairing needed one: false). */
+  ownerProven: boolean
 }
 
 /** The fields an update may change; absent means unchanged, null means cleared. */

@@ -2,6 +2,7 @@ import { type AgentRecord, agentLinks, heartbeatView } from './Agent.ts'
 import { chainName, type MarketConfig } from './Config.ts'
 import type { MilestoneView } from './Milestone.ts'
 import { amountToNumber } from './Money.ts'
+import { payerProofTypedData } from './payments/PayerProof.ts'
 import type { SkillRecord } from './Skill.ts'
 
 /** Signature of the escrow's deposit function, as agent cards publish it. */
@@ -72,8 +73,15 @@ function commerce(agent: AgentRecord, config: MarketConfig) {
     deposit_abi: DEPOSIT_SIGNATURE,
     deposit_abi_json: DEPOSIT_ABI,
     flow: escrowContract
-      ? 'escrow-first: approve USDC, call deposit(), then POST the task with tx_hash'
-      : 'card-and-verify: POST the task, send USDC to payment_wallet, then POST verify-payment with tx_hash',
+      ? 'escrow-first: approve USDC, call deposit(), then POST the task with tx_hash and payer_signature (payer_proof signed by the depositing wallet)'
+      : "card-and-verify: POST the task, send USDC to payment_wallet, then POST verify-payment with tx_hash and payer_signature (the task's payment.payer_proof signed by the paying wallet)",
+    /** What the paying wallet signs for an order paid before it exists: task '', message.txHash = the payment. */
+    payer_proof: payerProofTypedData(chainId, {
+      market: config.baseUrl,
+      agent: agent.name,
+      task: '',
+      txHash: null,
+    }),
   }
 }
 

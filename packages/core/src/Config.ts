@@ -20,6 +20,8 @@ export type MarketConfig = {
   orderMailbox: string
   /** Who operates this marketplace, shown in agent cards. */
   provider: { organization: string; url: string }
+  /** Milliseconds an unpaid task waits for its payment before it is `expired`. @default 24 hours */
+  unpaidTaskTtlMs?: number
 }
 
 /** USDC.e on Tempo mainnet, the default MPP currency. */

@@ -3,11 +3,12 @@ import { type Address, getAddress, type Hex, isAddress } from 'viem'
 import { AGENT_NAME_PATTERN } from './Agent.ts'
 import { chainName, type MarketConfig } from './Config.ts'
 import { amountToNumber, formatAmount } from './Money.ts'
+import { type PayerProofTypedData, payerProofTypedData } from './payments/PayerProof.ts'
 import type { SkillRecord } from './Skill.ts'
 import { boundedJsonObject, boundedText, HttpUrl, pageNumber } from './Validation.ts'
 
-/** The states of a task (SPEC "Task status"). */
-export const TASK_STATUSES = ['pending_payment', 'paid', 'completed'] as const
+/** The states of a task (SPEC "Task status", plus `expired`: unpaid past `expires_at`). */
+export const TASK_STATUSES = ['pending_payment', 'paid', 'completed', 'expired'] as const
 /** A task's state. */
 export type TaskStatus = (typeof TASK_STATUSES)[number]
 
@@ -31,8 +32,11 @@ export type TaskPayment = {
   at: Date
 }
 
-/** A transaction hash submitted at creation that was not final yet: re-checked in the background. */
-export type PendingCheck = { txHash: Hex; attempts: number; nextAt: Date }
+/**
+ * A transaction hash submitted at creation that was not final yet: re-checked in the background, with the payer's
+ * signature sent beside it (judged once the chain shows who paid).
+ */
+export type PendingCheck = { txHash: Hex; signature: Hex | null; attempts: number; nextAt: Date }
 
 /** The first answer to a create request with an Idempotency-Key, replayed to retries with the same body. */
 export type IdempotentAnswer = { key: string; fingerprint: string; status: number; body: unknown }
@@ -56,6 +60,10 @@ export type TaskRecord = {
   pendingCheck: PendingCheck | null
   resultUrl: string | null
   idempotency: IdempotentAnswer | null
+  /** A digest of the client that ordered: the scope of its Idempotency-Key and of its re-check budget. */
+  clientKey: string
+  /** When the task stops waiting for payment (then `expired`); null when it never waited. */
+  expiresAt: Date | null
   createdAt: Date
   completedAt: Date | null
 }
@@ -64,6 +72,18 @@ const TxHash = v.pipe(
   v.string('must be a string'),
   v.trim(),
   v.regex(/^0x[0-9a-fA-F]{64}$/, 'must be a transaction hash: 0x and 64 hex digits'),
+  v.toLowerCase(),
+  v.transform((text) => text as Hex),
+)
+
+/** An EIP-712 signature: 65 bytes from a key, longer from contract wallets (ERC-1271, ERC-6492 wrapped). */
+const Signature = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.regex(
+    /^0x(?:[0-9a-fA-F]{2}){64,8192}$/,
+    'must be an EIP-712 signature: 0x and an even number of hex digits (130 for a key, more for contract wallets)',
+  ),
   v.toLowerCase(),
   v.transform((text) => text as Hex),
 )
@@ -96,6 +116,8 @@ export const CreateTaskInput = v.object({
   ),
   buyer_wallet: v.optional(Wallet),
   tx_hash: v.optional(TxHash),
+  /** The paying wallet's EIP-712 signature binding `tx_hash` to this order (see PayerProof.ts). */
+  payer_signature: v.optional(Signature),
 })
 /** Validated create input. */
 export type CreateTaskInput = v.InferOutput<typeof CreateTaskInput>
@@ -111,8 +133,8 @@ export const PaidOrderInput = v.object({
 /** Validated paid order. */
 export type PaidOrderInput = v.InferOutput<typeof PaidOrderInput>
 
-/** Body of POST …/tasks/{id}/verify-payment. */
-export const VerifyPaymentInput = v.object({ tx_hash: TxHash })
+/** Body of POST …/tasks/{id}/verify-payment: the payment and the paying wallet's signature binding it to the task. */
+export const VerifyPaymentInput = v.object({ tx_hash: TxHash, payer_signature: v.optional(Signature) })
 
 /** Body of POST …/tasks/{id}/complete. */
 export const CompleteTaskInput = v.object({ result_url: HttpUrl })
@@ -126,7 +148,10 @@ export const IdempotencyKey = v.pipe(
 /** Query of GET /api/agents/{name}/tasks. */
 export const TaskListInput = v.object({
   status: v.optional(
-    v.picklist([...TASK_STATUSES, 'all'], 'must be one of "completed", "paid", "pending_payment", "all"'),
+    v.picklist(
+      [...TASK_STATUSES, 'all'],
+      'must be one of "completed", "paid", "pending_payment", "expired", "all"',
+    ),
   ),
   limit: v.optional(pageNumber(1, 100), 20),
   offset: v.optional(pageNumber(0, 1_000_000_000), 0),
@@ -156,6 +181,11 @@ export type TaskPaymentView = {
   escrow_task_id: Hex | null
   paid_amount: number | null
   from: Address | null
+  /**
+   * While the task awaits payment on the payment chain: the EIP-712 typed data the paying wallet signs (with its
+   * transaction hash as `message.txHash`) and sends as `payer_signature`. Null otherwise.
+   */
+  payer_proof: PayerProofTypedData | null
 }
 
 /** The four texts that tell a buyer what to do next. */
@@ -176,6 +206,8 @@ export type TaskView = {
   next_steps: NextSteps
   result_url?: string
   created_at: string
+  /** When an unpaid task expires (status `expired`); null once paid or when it never waited for payment. */
+  expires_at: string | null
   paid_at: string | null
   completed_at: string | null
 }
@@ -218,10 +250,12 @@ export function nextSteps(task: TaskRecord, config: MarketConfig): NextSteps {
   const escrow = escrowContract
     ? ` Or escrow-first: approve ${usdcContract} for ${escrowContract}, then call deposit(taskId, ${task.payTo}, ${task.priceBaseUnits}, slaDeadline) on ${escrowContract}.`
     : ''
+  const deadline = task.expiresAt ? ` before ${task.expiresAt.toISOString()}` : ''
   return {
-    pay: `Send ${amount} USDC (${task.priceBaseUnits} base units of token ${usdcContract}) on ${chainName(chainId)} (chain id ${chainId}) to ${task.payTo}.${escrow}`,
+    pay: `Send ${amount} USDC (${task.priceBaseUnits} base units of token ${usdcContract}) on ${chainName(chainId)} (chain id ${chainId}) to ${task.payTo}${deadline}.${escrow} Then sign payment.payer_proof (EIP-712) with the wallet that paid, its message.txHash set to your transaction hash: only that signature lets your payment pay this task.`,
     verify: `POST ${paths.verify}`,
-    verify_body: '{"tx_hash": "0x<hash of your payment transaction>"}',
+    verify_body:
+      '{"tx_hash": "0x<hash of your payment transaction>", "payer_signature": "0x<EIP-712 signature of payment.payer_proof by the paying wallet>"}',
     check_status,
   }
 }
@@ -237,6 +271,15 @@ function paymentNetwork(method: PaymentMethod | null, config: MarketConfig) {
 }
 
 const iso = (date: Date | null) => date?.toISOString() ?? null
+
+/** The task as it stands at `now`: awaiting payment past `expiresAt` it is `expired` (the sweep stores that later). */
+export function taskAt(task: TaskRecord, now: Date): TaskRecord {
+  if (task.status !== 'pending_payment' || !task.expiresAt || task.expiresAt > now) return task
+  return { ...task, status: 'expired', pendingCheck: null }
+}
+
+/** True while a task waits for a payment on the payment chain. */
+const awaitsChainPayment = (task: TaskRecord) => task.status === 'pending_payment' && task.payTo !== null
 
 /** The task as its buyer reads it (SPEC row 10). */
 export function toTaskView(task: TaskRecord, config: MarketConfig): TaskView {
@@ -263,9 +306,18 @@ export function toTaskView(task: TaskRecord, config: MarketConfig): TaskView {
       escrow_task_id: paid?.escrowTaskId ?? null,
       paid_amount: paid ? amountToNumber(paid.amountBaseUnits) : null,
       from: paid?.from ?? null,
+      payer_proof: awaitsChainPayment(task)
+        ? payerProofTypedData(config.chain.chainId, {
+            market: config.baseUrl,
+            agent: task.agentName,
+            task: task.id,
+            txHash: null,
+          })
+        : null,
     },
     next_steps: nextSteps(task, config),
     created_at: task.createdAt.toISOString(),
+    expires_at: task.status === 'pending_payment' || task.status === 'expired' ? iso(task.expiresAt) : null,
     paid_at: iso(paid?.at ?? null),
     completed_at: iso(task.completedAt),
   }
@@ -297,5 +349,13 @@ export function recheckDelayMs(attempts: number): number {
   return Math.min(5_000 * 2 ** Math.min(attempts, 10), 300_000)
 }
 
-/** A pending payment is re-checked at most this many times (about a day with the back-off above). */
-export const MAX_RECHECKS = 300
+/** How long an unpaid task waits for its payment before it is `expired`. */
+export const UNPAID_TASK_TTL_MS = 24 * 60 * 60 * 1000
+/** Expired tasks are deleted this long after they expired (their ids then answer 404). */
+export const EXPIRED_TASK_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
+/** A payment is re-checked in the background at most this many times (about 40 minutes with the back-off above). */
+export const MAX_RECHECKS = 12
+/** ...and only this many times (about 2.5 minutes) while the chain has never shown the transaction mined. */
+export const MAX_UNMINED_RECHECKS = 5
+/** The most tasks one client may have re-checked in the background at once; past it, it calls verify-payment. */
+export const MAX_RECHECKS_PER_CLIENT = 10

@@ -1,24 +1,66 @@
+import type { Address } from 'viem'
 import type { AgentRecord } from './Agent.ts'
 import { liveness } from './Liveness.ts'
+import type { PaymentMethod, TaskRecord } from './Task.ts'
+
+/** The most that one buyer wallet's payments count toward one agent's trust: 10 USDC, in base units. */
+export const TRUST_CREDIT_PER_BUYER = 10_000_000n
 
 /**
- * Trust score, an integer from 0 to 100, computed at read time:
- *  - 10 for being registered;
- *  - 10 for a complete profile (a bio and at least one skill);
- *  - 5 for a payment wallet;
- *  - 20 when a human owner has claimed the agent;
- *  - 10 per verified milestone (with proof), at most 30;
- *  - 2 per claimed milestone (no proof), at most 10;
- *  - 3 per delivered (completed) task, at most 15;
- *  - 15 when live, 5 when idle, 0 when off.
+ * Payments that credit trust: those this server saw on chain with their payer (a transfer or an escrow deposit).
+ * Free tasks prove nothing, and MPP charges settle on another network whose payer is not checked here.
  */
-export function trustScore(agent: AgentRecord, now: Date): number {
-  const profile = agent.bio && agent.skills.length > 0 ? 10 : 0
+export const TRUST_CREDITED_METHODS: readonly PaymentMethod[] = ['transfer', 'escrow']
+
+/** Points an agent can earn by its own requests alone, all together. */
+export const SELF_MADE_CEILING = 30
+/** Points that only other wallets' on-chain payments for delivered tasks can earn. */
+export const PAID_CEILING = 70
+/** Each this many USDC of credit halves the paid points still to earn. */
+export const PAID_HALVING_USDC = 20
+/** Paid points per distinct paying buyer wallet, at most: one wallet paying a lot is still one buyer. */
+export const POINTS_PER_BUYER = 10
+
+/**
+ * Self-made points, 30 at most: 5 for being registered, 5 for a complete profile (a bio and a skill), 5 for a payment
+ * wallet, 5 for an owner proven by wallet signature, 1 per milestone up to 5 (a proof URL proves nothing by itself, so
+ * verified and claimed count alike), and 5 when live (2 when idle).
+ */
+export function selfMadeTrust(agent: AgentRecord, now: Date): number {
+  const profile = agent.bio && agent.skills.length > 0 ? 5 : 0
   const wallet = agent.walletAddress ? 5 : 0
-  const owner = agent.ownerUsername ? 20 : 0
-  const verified = Math.min(30, agent.verifiedMilestones * 10)
-  const claimed = Math.min(10, agent.claimedMilestones * 2)
-  const delivered = Math.min(15, agent.completedTasks * 3)
-  const presence = { live: 15, idle: 5, off: 0 }[liveness(agent.lastSeen, now)]
-  return Math.min(100, 10 + profile + wallet + owner + verified + claimed + delivered + presence)
+  const owner = agent.ownerUsername && agent.ownerProven ? 5 : 0
+  const milestones = Math.min(5, agent.verifiedMilestones + agent.claimedMilestones)
+  const presence = { live: 5, idle: 2, off: 0 }[liveness(agent.lastSeen, now)]
+  return 5 + profile + wallet + owner + milestones + presence
+}
+
+/** Paid points, 70 at most: round(70 × (1 − 2^(−C / 20 USDC))) for a credit C, and at most 10 per paying buyer. */
+export function paidTrust(creditBaseUnits: bigint, payingBuyers: number): number {
+  const usdc = Number(creditBaseUnits) / 1_000_000
+  const curve = Math.round(PAID_CEILING * (1 - 2 ** (-usdc / PAID_HALVING_USDC)))
+  return Math.min(curve, POINTS_PER_BUYER * payingBuyers)
+}
+
+/** Trust score, an integer from 0 to 100, computed at read time (README "Trust score"). */
+export function trustScore(agent: AgentRecord, now: Date): number {
+  return selfMadeTrust(agent, now) + paidTrust(agent.trustCreditBaseUnits, agent.payingBuyers)
+}
+
+/**
+ * The buyer wallet a delivered task credits to its seller, or null: the payer of a payment seen on chain, unless it is
+ * the wallet the task paid (`payTo`) or one of `ownWallets` (the seller's current wallet, its owner's).
+ */
+export function creditedBuyer(task: TaskRecord, ownWallets: readonly (string | null)[]): Address | null {
+  const payment = task.payment
+  if (!payment?.from || !TRUST_CREDITED_METHODS.includes(payment.method) || payment.amountBaseUnits <= 0n)
+    return null
+  const own = [task.payTo, ...ownWallets].flatMap((wallet) => (wallet ? [wallet.toLowerCase()] : []))
+  return own.includes(payment.from.toLowerCase()) ? null : payment.from
+}
+
+/** What a buyer's credit becomes after paying `amount` more: the sum, capped at TRUST_CREDIT_PER_BUYER. */
+export function cappedCredit(before: bigint, amount: bigint): bigint {
+  const sum = before + amount
+  return sum < TRUST_CREDIT_PER_BUYER ? sum : TRUST_CREDIT_PER_BUYER
 }

@@ -7,7 +7,13 @@ import { openapiDocument, withPaidOperations } from './openapi/document.ts'
 import { corsPreflights } from './plugins/cors.ts'
 import { jsonBody } from './plugins/jsonBody.ts'
 import { problems } from './plugins/problems.ts'
-import { chargeRequest, mcpRateClasses, type RateLimitSettings, rateLimits } from './plugins/rateLimits.ts'
+import {
+  chargeRequest,
+  clientAddress,
+  mcpRateClasses,
+  type RateLimitSettings,
+  rateLimits,
+} from './plugins/rateLimits.ts'
 import { requestLog } from './plugins/requestLog.ts'
 import { agentRoutes } from './routes/agents.ts'
 import { communityRoutes } from './routes/community.ts'
@@ -38,6 +44,8 @@ export type AppDeps = {
   corsOrigins?: readonly string[]
   /** Rate limits; absent or null: none (trusted test set-ups, hosts that limit in front). */
   rateLimits?: RateLimitSettings | null
+  /** Proxies in front whose X-Forwarded-For names the client; default: the rate limits' setting, else 0. */
+  trustedProxies?: number
 }
 
 /** Every API route group, mounted under one prefix. */
@@ -64,6 +72,8 @@ export function createApp(deps: AppDeps) {
     startedAt: deps.startedAt ?? new Date(),
     orderMailbox: deps.orderMailbox ?? null,
     versions,
+    clientOf: (request, server) =>
+      clientAddress(request, server, deps.trustedProxies ?? deps.rateLimits?.trustedProxies ?? 0),
   }
 
   // Set once when handlers are compiled, not by a hook on every request. The read API is open to every origin;
@@ -105,7 +115,7 @@ export function createApp(deps: AppDeps) {
         if (limits)
           for (const rateClass of mcpRateClasses(body))
             await chargeRequest(limits, rateClass, request, server, set.headers)
-        return mcp(request, body)
+        return mcp(request, body, routeDeps.clientOf(request, server))
       },
       { detail: { hide: true } },
     )

@@ -8,11 +8,13 @@ import {
   type MarketplaceActions,
   manualClock,
   type Platform,
+  type ProvedRequest,
   type Registration,
   type Store,
   slugify,
   type TaskRecord,
   type TaskView,
+  walletProofMessage,
 } from '@agentmarket/core'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { type Address, getAddress, keccak256, stringToHex } from 'viem'
@@ -1147,16 +1149,28 @@ function planProfile(
   if (owner) {
     const at = random.between(registeredAt + 20 * MINUTE, Math.min(registeredAt + 3 * DAY, end - MINUTE))
     const wallet = ownerAccount(owner).address
-    line.add(at, () =>
-      market.pairAgent(owner.username, wallet, { pairingCode: keyOf(tally, seed.name).pairingCode }),
-    )
+    line.add(at, async () => {
+      const signed = await signedBy(owner, 'POST', `/api/community/users/${owner.username}/pair-agent`, at)
+      await market.pairAgent(owner.username, wallet, signed, {
+        pairingCode: keyOf(tally, seed.name).pairingCode,
+      })
+    })
     return { owner, at }
   }
   return null
 }
 
-/** The demo owner's wallet: its key derives from the seed, so it can sign its own profile edit. */
+/** The demo owner's wallet: its key derives from the seed, so it can sign its pairings and profile edit. */
 const ownerAccount = (user: UserSeed) => privateKeyToAccount(derived(`user/${user.username}`))
+
+/** A request as the owner's wallet proves it at `at` (epoch ms), for the wallet-proved actions. */
+async function signedBy(user: UserSeed, method: string, path: string, at: number): Promise<ProvedRequest> {
+  const timestamp = String(Math.floor(at / 1000))
+  const signature = await ownerAccount(user).signMessage({
+    message: walletProofMessage(method, path, timestamp),
+  })
+  return { proof: { signature, timestamp }, method, path }
+}
 
 /** Each owner fills in a profile a few minutes after their first pairing, signed by their wallet. */
 function planProfiles(
@@ -1168,16 +1182,8 @@ function planProfiles(
   for (const [user, pairedAt] of firstPairing) {
     const at = pairedAt + random.between(2, 4) * MINUTE
     line.add(at, async () => {
-      const path = `/api/community/users/${user.username}`
-      const timestamp = String(Math.floor(at / 1000))
-      const signature = await ownerAccount(user).signMessage({
-        message: `agentmarket:PUT:${path}:${timestamp}`,
-      })
-      await market.updateUser(
-        user.username,
-        { proof: { signature, timestamp }, method: 'PUT', path },
-        { bio: user.bio, showcase: user.showcase },
-      )
+      const signed = await signedBy(user, 'PUT', `/api/community/users/${user.username}`, at)
+      await market.updateUser(user.username, signed, { bio: user.bio, showcase: user.showcase })
     })
   }
 }
@@ -1204,9 +1210,13 @@ function planMilestones(
   }
 }
 
+/** The demo's paying wallets: a dozen, so that paid tasks credit trust from several buyers, as real ones would. */
+const DEMO_BUYERS = Array.from({ length: 12 }, (_, i) => getAddress(derived(`buyer/${i}`).slice(0, 42)))
+
 /**
  * Completed paid orders. Their payment would need a real chain, so they are written to the store directly as
- * transfers with tx hashes derived from the seed, bought by `demo-buyer`: demo data only, never a real payment.
+ * transfers with tx hashes derived from the seed, bought by `demo-buyer` from one of DEMO_BUYERS: demo data only,
+ * never a real payment.
  */
 function planPaidTasks(store: Store, line: Timeline, random: Prng, plan: AgentPlan, tally: Tally) {
   if (plan.liveness === 'never' || !plan.wallet || plan.forSale.length === 0) return
@@ -1237,6 +1247,10 @@ function planPaidTasks(store: Store, line: Timeline, random: Prng, plan: AgentPl
   }
 }
 
+/** The demo buyer wallet that paid the transaction `txHash`. */
+const buyerOf = (txHash: `0x${string}`): Address | null =>
+  DEMO_BUYERS[Number(BigInt(txHash) % BigInt(DEMO_BUYERS.length))] ?? null
+
 /** A paid order of `skill`, paid with the order by a transfer of exactly its price. */
 function paidTask(plan: AgentPlan, skill: SkillSeed, createdAt: number, txHash: `0x${string}`): TaskRecord {
   const price = BigInt(Math.round(skill.price * 1_000_000))
@@ -1254,10 +1268,19 @@ function paidTask(plan: AgentPlan, skill: SkillSeed, createdAt: number, txHash: 
     buyer: 'demo-buyer',
     buyerEmail: null,
     buyerWallet: null,
-    payment: { method: 'transfer', txHash, escrowTaskId: null, amountBaseUnits: price, from: null, at },
+    payment: {
+      method: 'transfer',
+      txHash,
+      escrowTaskId: null,
+      amountBaseUnits: price,
+      from: buyerOf(txHash),
+      at,
+    },
     pendingCheck: null,
     resultUrl: null,
     idempotency: null,
+    clientKey: '',
+    expiresAt: null,
     createdAt: at,
     completedAt: null,
   }

@@ -16,6 +16,7 @@ export type Settings = {
   usdcContract: `0x${string}`
   escrowContract: `0x${string}` | null
   minConfirmations: number
+  unpaidTaskTtlSeconds: number
   mppSecretKey: string | undefined
   mppRealm: string
   tempoRpcUrl: string
@@ -180,6 +181,7 @@ export function readSettings(env: Env): Settings {
     usdcContract: read(env, 'USDC_CONTRACT', address, '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
     escrowContract: env.ESCROW_CONTRACT ? read(env, 'ESCROW_CONTRACT', address) : null,
     minConfirmations: read(env, 'MIN_CONFIRMATIONS', positive, '3'),
+    unpaidTaskTtlSeconds: read(env, 'UNPAID_TASK_TTL_SECONDS', positive, '86400'),
     mppSecretKey: secret,
     mppRealm: read(env, 'MPP_REALM', text(255), host),
     tempoRpcUrl: read(
@@ -228,5 +230,6 @@ export function marketConfig(settings: Settings): MarketConfig {
     },
     mppNetwork: { name: 'tempo', chainId: 4217, currency: settings.mppCurrency },
     orderMailbox: settings.orderMailbox,
+    unpaidTaskTtlMs: settings.unpaidTaskTtlSeconds * 1000,
   })
 }

@@ -113,6 +113,7 @@ export async function startServer(settings: Settings) {
     baseUrl: settings.baseUrl,
     orderMailbox,
     rateLimits: rateLimitSettings(settings, database),
+    trustedProxies: settings.trustProxy,
     corsOrigins: settings.corsOrigins,
     logger,
   })

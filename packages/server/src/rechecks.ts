@@ -1,9 +1,12 @@
 import type { MarketplaceActions } from '@agentmarket/core'
 import { fallbackLogger, type Logger } from './log.ts'
 
+const EXPIRY_INTERVAL_MS = 10_000
+
 /**
- * Runs the core's background re-check of payments sent at creation on a timer, one pass at a time. Every server
- * process may run it: marking a task paid is a compare-and-set, so two passes never pay a task twice.
+ * Runs the core's background re-check of payments sent at creation on a timer, one pass at a time, and every 10 s
+ * the expiry of unpaid tasks. Every server process may run it: marking a task paid is a compare-and-set, so
+ * two passes never pay a task twice.
  * @example const rechecks = startPaymentRechecks(market, { intervalMs: 2_000 }); rechecks.stop()
  */
 export function startPaymentRechecks(
@@ -11,11 +14,20 @@ export function startPaymentRechecks(
   { intervalMs, logger = fallbackLogger }: { intervalMs: number; logger?: Logger },
 ) {
   let running: Promise<void> | null = null
+  let expiredAt = 0
   const pass = async () => {
     try {
       await market.recheckPendingPayments()
     } catch (error) {
       logger.error('payment re-check failed', {}, error)
+    }
+    // Expiry is a write (one indexed UPDATE and DELETE): every 10 s, not every pass; reads show expiry exactly anyway.
+    if (Date.now() - expiredAt < EXPIRY_INTERVAL_MS) return
+    expiredAt = Date.now()
+    try {
+      await market.expireUnpaidTasks()
+    } catch (error) {
+      logger.error('task expiry failed', {}, error)
     }
   }
   const timer = setInterval(() => {

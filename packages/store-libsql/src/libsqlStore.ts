@@ -86,6 +86,9 @@ function toAgentRecord(row: AgentRow, skillRows: SkillRow[]): AgentRecord {
     verifiedMilestones: row.verifiedMilestones,
     claimedMilestones: row.claimedMilestones,
     completedTasks: row.completedTasks,
+    trustCreditBaseUnits: BigInt(row.trustCreditBaseUnits),
+    payingBuyers: row.payingBuyers,
+    ownerProven: row.ownerProven === 1,
   }
 }
 
@@ -112,6 +115,10 @@ function toAgentRow(agent: AgentRecord): typeof agents.$inferInsert {
     verifiedMilestones: agent.verifiedMilestones,
     claimedMilestones: agent.claimedMilestones,
     completedTasks: agent.completedTasks,
+    // Credit is capped per buyer wallet, so the sum stays far below 2^53 base units.
+    trustCreditBaseUnits: Number(agent.trustCreditBaseUnits),
+    payingBuyers: agent.payingBuyers,
+    ownerProven: agent.ownerProven ? 1 : 0,
   }
 }
 
@@ -426,7 +433,7 @@ export function libsqlStore(database: Database): Store {
             where ${unspent} and not exists (select 1 from ${users} where ${users.nameKey} = ${key})`,
         sql`update ${agents} set
               owner_username = (select ${users.username} from ${users} where ${users.nameKey} = ${key}),
-              owner_key = ${key}, pairing_code_used_at = ${at.getTime()}
+              owner_key = ${key}, pairing_code_used_at = ${at.getTime()}, owner_proven = 1
             where ${agents.pairingCodeHash} = ${pairingCodeHash} and ${agents.pairingCodeUsedAt} is null
               and exists (select 1 from ${users} where ${users.nameKey} = ${key}
                 and ${users.walletAddress} = ${newUser.walletAddress})`,

@@ -163,7 +163,7 @@ export const tasks = sqliteTable(
     index('tasks_due_rechecks').on(table.nextRecheckAt),
     // The contract keys deposits by (buyer, taskId): one buyer's deposit id never blocks another buyer's.
     uniqueIndex('tasks_escrow_deposit').on(table.paidFrom, table.escrowTaskId),
-    index('tasks_expiring').on(table.expiresAt).where(sql`${table.status} = 'pending_payment'`),
+    index('tasks_expiring').on(table.status, table.expiresAt),
     index('tasks_checks_by_client').on(table.clientKey).where(sql`${table.pendingTxHash} is not null`),
   ],
 )

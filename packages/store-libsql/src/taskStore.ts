@@ -1,9 +1,10 @@
 import type { PendingCheck, Store, TaskPayment, TaskRecord, TaskStatus } from '@agentmarket/core'
 import { nameKey } from '@agentmarket/core'
-import { and, asc, eq, inArray, isNotNull, lte, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm'
 import type { Address, Hex } from 'viem'
 import type { Database } from './open.ts'
 import { agents, events, tasks } from './schema.ts'
+import { trustCreditStatements } from './trustCredit.ts'
 import { batchWriter, dateOf, isUniqueViolation, ms, toEventRow } from './writes.ts'
 
 type TaskRow = typeof tasks.$inferSelect
@@ -19,6 +20,8 @@ type TaskMethods = Pick<
   | 'listTasks'
   | 'listDueRechecks'
   | 'setPendingCheck'
+  | 'countPendingChecks'
+  | 'expireTasks'
 >
 
 // A paid amount is whatever the chain moved, possibly beyond 2^63, so it is kept as decimal text.
@@ -33,6 +36,7 @@ const paymentColumns = (payment: TaskPayment | null) => ({
 
 const pendingColumns = (check: PendingCheck | null) => ({
   pendingTxHash: check?.txHash ?? null,
+  pendingSignature: check?.signature ?? null,
   recheckAttempts: check?.attempts ?? null,
   nextRecheckAt: ms(check?.nextAt),
 })
@@ -60,6 +64,8 @@ export function toTaskRow(task: TaskRecord): typeof tasks.$inferInsert {
     requestFingerprint: task.idempotency?.fingerprint ?? null,
     firstStatus: task.idempotency?.status ?? null,
     firstBody: task.idempotency ? JSON.stringify(task.idempotency.body) : null,
+    clientKey: task.clientKey,
+    expiresAt: ms(task.expiresAt),
     createdAt: task.createdAt.getTime(),
     completedAt: ms(task.completedAt),
   }
@@ -93,6 +99,7 @@ function toTaskRecord(row: TaskRow, agentName: string): TaskRecord {
       ? null
       : {
           txHash: row.pendingTxHash as Hex,
+          signature: row.pendingSignature as Hex | null,
           attempts: row.recheckAttempts ?? 0,
           nextAt: new Date(row.nextRecheckAt ?? 0),
         }
@@ -113,6 +120,8 @@ function toTaskRecord(row: TaskRow, agentName: string): TaskRecord {
     pendingCheck: pending,
     resultUrl: row.resultUrl,
     idempotency: idempotencyOf(row),
+    clientKey: row.clientKey ?? '',
+    expiresAt: dateOf(row.expiresAt),
     createdAt: new Date(row.createdAt),
     completedAt: dateOf(row.completedAt),
   }
@@ -155,11 +164,17 @@ export function taskStore(database: Database): TaskMethods {
     return row ?? null
   }
 
-  const findIdempotentAnswer: TaskMethods['findIdempotentAnswer'] = async (agentName, key) => {
+  const findIdempotentAnswer: TaskMethods['findIdempotentAnswer'] = async (agentName, clientKey, key) => {
     const [row] = await db
       .select()
       .from(tasks)
-      .where(and(eq(tasks.agentKey, nameKey(agentName)), eq(tasks.idempotencyKey, key)))
+      .where(
+        and(
+          eq(tasks.agentKey, nameKey(agentName)),
+          eq(tasks.clientKey, clientKey),
+          eq(tasks.idempotencyKey, key),
+        ),
+      )
     return row ? idempotencyOf(row) : null
   }
 
@@ -180,7 +195,9 @@ export function taskStore(database: Database): TaskMethods {
         const claim = brokenClaim(error)
         if (claim === null) throw error
         if (claim !== 'idempotency') return { outcome: claim }
-        const answer = task.idempotency && (await findIdempotentAnswer(task.agentName, task.idempotency.key))
+        const answer =
+          task.idempotency &&
+          (await findIdempotentAnswer(task.agentName, task.clientKey, task.idempotency.key))
         if (!answer) throw error
         return { outcome: 'replay', answer }
       }
@@ -206,7 +223,13 @@ export function taskStore(database: Database): TaskMethods {
           db
             .update(tasks)
             .set({ status: 'paid', ...paymentColumns(payment), ...pendingColumns(null) })
-            .where(and(eq(tasks.id, id), eq(tasks.status, 'pending_payment'))),
+            .where(
+              and(
+                eq(tasks.id, id),
+                eq(tasks.status, 'pending_payment'),
+                or(isNull(tasks.expiresAt), gt(tasks.expiresAt, payment.at.getTime())),
+              ),
+            ),
           ...eventsIfChanged(newEvents),
         ])
         return (update?.rowsAffected ?? 0) === 1 ? 'paid' : 'not_pending'
@@ -218,7 +241,9 @@ export function taskStore(database: Database): TaskMethods {
     },
 
     async completeTask(id, resultUrl, at, newEvents) {
-      const [update] = await writeBatch([
+      const credit = trustCreditStatements(id)
+      const results = await writeBatch([
+        ...credit,
         db
           .update(tasks)
           .set({ status: 'completed', resultUrl, completedAt: at.getTime() })
@@ -228,7 +253,7 @@ export function taskStore(database: Database): TaskMethods {
               and changes() = 1`,
         ...eventsIfChanged(newEvents),
       ])
-      return (update?.rowsAffected ?? 0) === 1 ? 'completed' : 'not_paid'
+      return (results[credit.length]?.rowsAffected ?? 0) === 1 ? 'completed' : 'not_paid'
     },
 
     async listTasks(agentName, { statuses, order, limit, offset }) {
@@ -265,6 +290,32 @@ export function taskStore(database: Database): TaskMethods {
         .update(tasks)
         .set(pendingColumns(check))
         .where(and(eq(tasks.id, id), eq(tasks.status, 'pending_payment')))
+    },
+
+    async countPendingChecks(clientKey) {
+      const [counted] = await db
+        .select({ total: sql<number>`count(*)` })
+        .from(tasks)
+        .where(
+          and(
+            eq(tasks.clientKey, clientKey),
+            isNotNull(tasks.pendingTxHash),
+            eq(tasks.status, 'pending_payment'),
+          ),
+        )
+      return counted?.total ?? 0
+    },
+
+    async expireTasks(now, purgeBefore, limit) {
+      const [expired, purged] = await writeBatch([
+        sql`update ${tasks} set status = 'expired', pending_tx_hash = null, pending_signature = null,
+              recheck_attempts = null, next_recheck_at = null
+            where id in (select id from ${tasks} where status = 'pending_payment' and expires_at <= ${now.getTime()}
+              limit ${limit})`,
+        sql`delete from ${tasks} where id in (select id from ${tasks}
+              where status = 'expired' and expires_at <= ${purgeBefore.getTime()} limit ${limit})`,
+      ])
+      return { expired: expired?.rowsAffected ?? 0, purged: purged?.rowsAffected ?? 0 }
     },
   }
 }

@@ -148,6 +148,10 @@ export function agentActions(context: ActionContext) {
         verifiedMilestones: 0,
         claimedMilestones: 0,
         completedTasks: 0,
+        trustCreditBaseUnits: 0n,
+        payingBuyers: 0,
+        // An invite code is shown only to a signature of its user's wallet, so the owner it names is proven.
+        ownerProven: owner !== null,
       }
       const events = [
         feedEvents.registered(agent),

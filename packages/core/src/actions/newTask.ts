@@ -3,17 +3,19 @@ import { generateId } from '../Credentials.ts'
 import { ConflictError, InvalidInputError } from '../errors.ts'
 import { feedEvents } from '../events.ts'
 import type { FeedEventInput } from '../Feed.ts'
-import { type CreateTaskInput, findSkill, type TaskRecord } from '../Task.ts'
+import { type CreateTaskInput, findSkill, type TaskRecord, UNPAID_TASK_TTL_MS } from '../Task.ts'
 import type { ActionContext } from './context.ts'
 
 /**
  * A new task for one of `agent`'s skills, not yet stored: `paid` at once for a free skill, else `pending_payment`
- * to the seller's wallet. Throws `unknown_skill` (400) or `seller_has_no_wallet` (409).
+ * to the seller's wallet until it expires. `clientKey` scopes its Idempotency-Key and re-check budget ('' when the
+ * host names no client). Throws `unknown_skill` (400) or `seller_has_no_wallet` (409).
  */
 export function newTaskRecord(
-  { clock, random }: Pick<ActionContext, 'clock' | 'random'>,
+  { clock, random, config }: Pick<ActionContext, 'clock' | 'random' | 'config'>,
   agent: AgentRecord,
   input: CreateTaskInput,
+  clientKey = '',
 ): TaskRecord {
   const skill = findSkill(agent.skills, input.skill)
   if (!skill) {
@@ -50,6 +52,8 @@ export function newTaskRecord(
     pendingCheck: null,
     resultUrl: null,
     idempotency: null,
+    clientKey,
+    expiresAt: free ? null : new Date(now.getTime() + (config.unpaidTaskTtlMs ?? UNPAID_TASK_TTL_MS)),
     createdAt: now,
     completedAt: null,
   }

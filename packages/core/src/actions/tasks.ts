@@ -1,4 +1,4 @@
-import type { Hex } from 'viem'
+import type { Address, Hex } from 'viem'
 import type { AgentRecord } from '../Agent.ts'
 import { hashSecret } from '../Credentials.ts'
 import {
@@ -12,15 +12,20 @@ import {
 import { feedEvents } from '../events.ts'
 import { formatAmount } from '../Money.ts'
 import { type ChargeOutcome, type MppCharger, paymentReferenceOf } from '../payments/Mpp.ts'
+import { isPayerProof } from '../payments/PayerProof.ts'
 import { type PaymentCheck, type RefusalReason, type Verdict, verifyPayments } from '../payments/Verifier.ts'
 import {
   CompleteTaskInput,
   CreateTaskInput,
+  EXPIRED_TASK_RETENTION_MS,
   IdempotencyKey,
   type IdempotentAnswer,
   MAX_RECHECKS,
+  MAX_RECHECKS_PER_CLIENT,
+  MAX_UNMINED_RECHECKS,
   PaidOrderInput,
   type PublicTaskRow,
+  taskAt,
   recheckDelayMs,
   type SellerTaskView,
   TASK_STATUSES,
@@ -75,6 +80,9 @@ export type PaidOffer = {
 /** What one background pass did. */
 export type RecheckReport = { checked: number; paid: number; refused: number; stillPending: number }
 
+/** Who orders: the host's name for the client (its address), which scopes Idempotency-Keys and re-check budgets. */
+export type OrderOptions = { idempotencyKey?: string | null; client?: string | null }
+
 // Base makes a block about every 2 seconds; Retry-After estimates when the missing confirmations arrive.
 const BLOCK_SECONDS = 2
 
@@ -99,6 +107,31 @@ const notPending = (task: TaskRecord) =>
     `The task is ${task.status}; only a pending_payment task can be paid.`,
   )
 
+const expired = (task: TaskRecord) =>
+  new ConflictError(
+    'task_expired',
+    `The task expired unpaid at ${task.expiresAt?.toISOString()}; order again to get a new task.`,
+  )
+
+const SIGNATURE_HOW =
+  'Sign the EIP-712 typed data in payment.payer_proof (the task\'s, or commerce.payer_proof of the agent card when paying before ordering, with task "") with the wallet that paid, message.txHash set to your transaction hash, and send it as payer_signature.'
+
+const signatureRequired = () =>
+  new InvalidInputError(
+    'payer_signature_required',
+    `A payment needs payer_signature: proof by the paying wallet that this payment is for this task. ${SIGNATURE_HOW}`,
+    [{ pointer: '/payer_signature', detail: 'required with tx_hash: an EIP-712 signature by the paying wallet' }],
+  )
+
+const signatureInvalid = (from: string) =>
+  new PaymentRefusedError(
+    'payer_signature_invalid',
+    `payer_signature is not a signature of this task's payer_proof by ${from}, the wallet that paid. ${SIGNATURE_HOW}`,
+  )
+
+/** A digest naming the client, never the address itself; '' when the host names none. */
+const clientKeyOf = (client: string | null | undefined) => (client ? hashSecret(`client:${client}`) : '')
+
 /** Orders, payments, delivery and the task lists. */
 export function taskActions(context: ActionContext) {
   const { store, config, clock, feed } = context
@@ -106,7 +139,7 @@ export function taskActions(context: ActionContext) {
   const requireTask = async (agent: AgentRecord, id: string): Promise<TaskRecord> => {
     const task = await store.getTask(agent.name, id)
     if (!task) throw new NotFoundError('task_not_found', `"${agent.name}" has no task "${id}".`)
-    return task
+    return taskAt(task, clock.now())
   }
 
   const checkOf = (task: TaskRecord, txHash: Hex): PaymentCheck => ({
@@ -167,22 +200,46 @@ export function taskActions(context: ActionContext) {
 
   const newTask = (agent: AgentRecord, input: CreateTaskInput) => newTaskRecord(context, agent, input)
 
-  /** Applies a tx hash sent with the order: paid at once, pending (re-checked in the background), or refused. */
-  const payAtCreation = async (task: TaskRecord, txHash: Hex): Promise<TaskAnswer> => {
+  /** The payer's proof for `task` (`forOrder`: signed before the task existed, with task ''), judged by `from`. */
+  const payerProved = async (task: TaskRecord, txHash: Hex, signature: Hex, from: Address, forOrder: boolean) => {
+    if (!context.chain) throw new ChainUnavailableError('This marketplace has no payment chain configured.')
+    const claim = { market: config.baseUrl, agent: task.agentName, task: forOrder ? '' : task.id, txHash }
+    try {
+      return await isPayerProof(context.chain, from, config.chain.chainId, claim, signature)
+    } catch (error) {
+      // A wallet contract that reverts or answers garbage has not signed; an unreachable chain is a 503.
+      if (error instanceof ChainUnavailableError) throw error
+      return false
+    }
+  }
+
+  /**
+   * Applies a tx hash sent with the order: paid at once, pending (re-checked in the background within the client's
+   * budget), or refused. The payer proves with `signature` that it pays this order.
+   */
+  const payAtCreation = async (task: TaskRecord, txHash: Hex, signature: Hex): Promise<TaskAnswer> => {
     if (await store.findTaskIdByTxHash(txHash)) throw CLAIM_CONFLICTS.tx_already_used()
     const [verdict] = await judge([checkOf(task, txHash)])
     if (!verdict) throw new ChainUnavailableError()
     if (verdict.ok) {
+      if (!(await payerProved(task, txHash, signature, verdict.from, true))) throw signatureInvalid(verdict.from)
       task.status = 'paid'
       task.payment = paymentOf(verdict, txHash)
       return { status: 201, body: toTaskView(task, config) }
     }
     if (verdict.reason !== 'pending') throw refusal(verdict.reason)
     const now = clock.now()
-    task.pendingCheck = { txHash, attempts: 0, nextAt: new Date(now.getTime() + recheckDelayMs(0)) }
+    const rechecked = await withinRecheckBudget(task.clientKey)
+    if (rechecked)
+      task.pendingCheck = { txHash, signature, attempts: 0, nextAt: new Date(now.getTime() + recheckDelayMs(0)) }
     const { verification, retryAfterSeconds } = pendingAnswer(verdict)
-    return { status: 202, body: { ...toTaskView(task, config), verification }, retryAfterSeconds }
+    const body = { ...toTaskView(task, config), verification: { ...verification, rechecked } }
+    return { status: 202, body, retryAfterSeconds }
   }
+
+  /** False when the client already has as many background re-checks as it may (clients named by the host only). */
+  const withinRecheckBudget = async (clientKey: string) =>
+    clientKey === '' || (await store.countPendingChecks(clientKey)) < MAX_RECHECKS_PER_CLIENT
 
   /** The task a payment reference already paid for this agent, answered again (a retry after a lost answer). */
   const alreadyPaid = async (agent: AgentRecord, reference: string | null): Promise<Response | null> => {
@@ -293,24 +350,23 @@ export function taskActions(context: ActionContext) {
      * once. With an Idempotency-Key, a retry with the same body gets the first answer again.
      * @example const { status, body } = await market.createTask('scout', { skill: 'search' })
      */
-    async createTask(
-      agentName: string,
-      body: unknown,
-      options: { idempotencyKey?: string | null } = {},
-    ): Promise<TaskAnswer> {
+    async createTask(agentName: string, body: unknown, options: OrderOptions = {}): Promise<TaskAnswer> {
       const input = parseInput(CreateTaskInput, body)
       const key = options.idempotencyKey ?? null
       if (key !== null) parseIdempotencyKey(key)
       const agent = await requireAgent(context, agentName)
       const fingerprint = hashSecret(JSON.stringify(input))
+      const clientKey = clientKeyOf(options.client)
       if (key !== null) {
-        const first = await store.findIdempotentAnswer(agent.name, key)
+        const first = await store.findIdempotentAnswer(agent.name, clientKey, key)
         if (first) return replay(first, fingerprint)
       }
-      const task = newTask(agent, input)
+      const task = newTaskRecord(context, agent, input, clientKey)
+      const paysNow = input.tx_hash && task.status === 'pending_payment'
+      if (paysNow && !input.payer_signature) throw signatureRequired()
       const answer =
-        input.tx_hash && task.status === 'pending_payment'
-          ? await payAtCreation(task, input.tx_hash)
+        input.tx_hash && input.payer_signature && task.status === 'pending_payment'
+          ? await payAtCreation(task, input.tx_hash, input.payer_signature)
           : { status: 201, body: toTaskView(task, config) }
       if (key !== null) task.idempotency = { key, fingerprint, status: answer.status, body: answer.body }
       const stored = await store.insertTask(task, eventsOfNewTask(task))
@@ -331,10 +387,12 @@ export function taskActions(context: ActionContext) {
      * refused, 409 when the hash paid another task or the task is not awaiting payment, 503 when the chain is down.
      */
     async verifyPayment(agentName: string, id: string, body: unknown): Promise<TaskAnswer> {
-      const { tx_hash: txHash } = parseInput(VerifyPaymentInput, body)
+      const { tx_hash: txHash, payer_signature: signature } = parseInput(VerifyPaymentInput, body)
       const agent = await requireAgent(context, agentName)
       const task = await requireTask(agent, id)
+      if (task.status === 'expired') throw expired(task)
       if (task.status !== 'pending_payment') throw notPending(task)
+      if (!signature) throw signatureRequired()
       const usedBy = await store.findTaskIdByTxHash(txHash)
       if (usedBy && usedBy !== task.id) throw CLAIM_CONFLICTS.tx_already_used()
       const [verdict] = await judge([checkOf(task, txHash)])
@@ -344,11 +402,15 @@ export function taskActions(context: ActionContext) {
         const { verification, retryAfterSeconds } = pendingAnswer(verdict)
         return { status: 202, body: verification, retryAfterSeconds }
       }
+      if (!(await payerProved(task, txHash, signature, verdict.from, false))) throw signatureInvalid(verdict.from)
       const payment = paymentOf(verdict, txHash)
       const outcome = await store.markTaskPaid(task.id, payment, [
         feedEvents.taskPaid(task, txHash, payment.at),
       ])
-      if (outcome === 'not_pending') throw notPending(await requireTask(agent, id))
+      if (outcome === 'not_pending') {
+        const current = await requireTask(agent, id)
+        throw current.status === 'expired' ? expired(current) : notPending(current)
+      }
       if (outcome !== 'paid') throw CLAIM_CONFLICTS[outcome]()
       feed.nudge()
       const paid = await requireTask(agent, id)
@@ -390,9 +452,11 @@ export function taskActions(context: ActionContext) {
       const statuses = wanted === 'all' ? [...TASK_STATUSES] : [wanted]
       const order = seller ? 'work_queue' : 'history'
       const page = await store.listTasks(agent.name, { statuses, order, limit, offset })
+      const now = clock.now()
+      const current = page.tasks.map((task) => taskAt(task, now))
       const tasks = seller
-        ? page.tasks.map((task) => toSellerTaskView(task, config))
-        : page.tasks.map(toPublicTaskRow)
+        ? current.map((task) => toSellerTaskView(task, config))
+        : current.map(toPublicTaskRow)
       return { tasks, total: page.total, limit, offset }
     },
 
@@ -415,6 +479,15 @@ export function taskActions(context: ActionContext) {
       if (report.paid > 0) feed.nudge()
       return report
     },
+
+    /**
+     * Moves unpaid tasks past their `expires_at` to `expired`, and deletes those expired for longer than the
+     * retention (EXPIRED_TASK_RETENTION_MS). Hosts call it on a timer, beside the re-checks.
+     */
+    async expireUnpaidTasks(limit = 500): Promise<{ expired: number; purged: number }> {
+      const now = clock.now()
+      return store.expireTasks(now, new Date(now.getTime() - EXPIRED_TASK_RETENTION_MS), limit)
+    },
   }
 
   /** Applies one re-check verdict (null: the chain could not be read) to its task. */
@@ -425,6 +498,12 @@ export function taskActions(context: ActionContext) {
     const check = task.pendingCheck
     if (!check) return 'refused'
     if (verdict?.ok) {
+      const proved =
+        check.signature !== null && (await payerProved(task, check.txHash, check.signature, verdict.from, true))
+      if (!proved) {
+        await store.setPendingCheck(task.id, null)
+        return 'refused'
+      }
       const payment = paymentOf(verdict, check.txHash)
       const outcome = await store.markTaskPaid(task.id, payment, [
         feedEvents.taskPaid(task, check.txHash, payment.at),
@@ -438,12 +517,14 @@ export function taskActions(context: ActionContext) {
       return 'refused'
     }
     const attempts = check.attempts + 1
-    if (attempts >= MAX_RECHECKS) {
+    // A hash the chain has never shown mined gets a few minutes, not the whole budget.
+    const unmined = verdict !== null && !verdict.ok && verdict.reason === 'pending' && verdict.confirmations === 0
+    if (attempts >= (unmined ? MAX_UNMINED_RECHECKS : MAX_RECHECKS)) {
       await store.setPendingCheck(task.id, null)
       return 'refused'
     }
     const nextAt = new Date(clock.now().getTime() + recheckDelayMs(attempts))
-    await store.setPendingCheck(task.id, { txHash: check.txHash, attempts, nextAt })
+    await store.setPendingCheck(task.id, { ...check, attempts, nextAt })
     return 'stillPending'
   }
 }

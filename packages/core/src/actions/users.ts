@@ -21,7 +21,7 @@ import {
   type UserView,
 } from '../User.ts'
 import { parseInput } from '../Validation.ts'
-import { checkWalletProof, type WalletProof } from '../WalletProof.ts'
+import { checkWalletProof, type WalletProof, walletProofMessage } from '../WalletProof.ts'
 import { AgentListInput } from './agents.ts'
 import { type ActionContext, agentView } from './context.ts'
 
@@ -75,22 +75,14 @@ export function userActions(context: ActionContext) {
     )
   }
 
-  /** The user, if the request carries a fresh signature by the user's wallet: 401 or 403 otherwise. */
-  const proveOwner = async (username: string, request: ProvedRequest): Promise<UserRecord> => {
-    const user = await requireUser(username)
-    const result = await checkWalletProof(
-      user.walletAddress,
-      request.proof,
-      request.method,
-      request.path,
-      clock.now(),
-    )
-    if (result.ok) return user
-    if (result.reason === 'wrong_wallet')
-      throw new ForbiddenError("The signature is valid but not made by this user's wallet.")
+  /** Whether `wallet` signed this request (`wrong_wallet`: a valid signature by another); a 401 when unproved. */
+  const proveWallet = async (wallet: Address, request: ProvedRequest): Promise<'ok' | 'wrong_wallet'> => {
+    const { proof, method, path } = request
+    const result = await checkWalletProof(wallet, proof, method, path, clock.now())
+    if (result.ok) return 'ok'
+    if (result.reason === 'wrong_wallet') return 'wrong_wallet'
     const details = {
-      missing:
-        'Sign "agentmarket:{METHOD}:{path}:{timestamp}" with your wallet and send X-Wallet-Signature and X-Wallet-Timestamp.',
+      missing: `Sign the text "${walletProofMessage(method, path, '<timestamp>')}" with the wallet (EIP-191 personal_sign), <timestamp> being the current unix time in seconds; send the signature as X-Wallet-Signature and the timestamp as X-Wallet-Timestamp.`,
       stale_timestamp: 'X-Wallet-Timestamp must be unix seconds within 5 minutes of the server clock.',
       invalid_signature: 'X-Wallet-Signature is not a valid signature of this request.',
     }
@@ -101,15 +93,32 @@ export function userActions(context: ActionContext) {
     )
   }
 
+  /** The user, if the request carries a fresh signature by the user's wallet: 401 or 403 otherwise. */
+  const proveOwner = async (username: string, request: ProvedRequest): Promise<UserRecord> => {
+    const user = await requireUser(username)
+    if ((await proveWallet(user.walletAddress, request)) === 'ok') return user
+    throw new ForbiddenError("The signature is valid but not made by this user's wallet.")
+  }
+
   return {
-    /** Binds the agent holding `pairingCode` to `username` (created on first use) owned by the header's wallet. */
+    /**
+     * Binds the agent holding `pairingCode` to `username` (created on first use) owned by the wallet the header names,
+     * proved by that wallet's signature of the request.
+     */
     async pairAgent(
       username: string,
       walletHeader: string | undefined,
+      request: ProvedRequest,
       body: unknown,
     ): Promise<{ agent: AgentView; user: UserView }> {
       const name = usernameFromPath(username)
       const wallet = walletFromHeader(walletHeader)
+      if ((await proveWallet(wallet, request)) === 'wrong_wallet')
+        throw new UnauthorizedError(
+          'X-Wallet-Signature was not made by the wallet in X-Wallet-Address.',
+          'invalid_signature',
+          WALLET_CHALLENGE,
+        )
       const { pairingCode } = parseInput(PairAgentInput, body ?? {})
       const now = clock.now()
       const newUser: UserRecord = {

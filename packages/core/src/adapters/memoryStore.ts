@@ -3,7 +3,8 @@ import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import type { OutboxEntry } from '../OrderMail.ts'
 import type { ListQuery, Store, TaskListQuery } from '../ports/Store.ts'
-import { findSkill, type TaskRecord, type TaskStatus } from '../Task.ts'
+import { findSkill, type TaskPayment, type TaskRecord, type TaskStatus } from '../Task.ts'
+import { cappedCredit, creditedBuyer } from '../Trust.ts'
 import { type UserRecord, usernameKey } from '../User.ts'
 
 /** Options of the memory store (none yet; the object keeps the factory signature stable). */
@@ -35,7 +36,7 @@ export function compareByActivity(a: AgentRecord, b: AgentRecord): number {
   return b.lastActiveAt.getTime() - a.lastActiveAt.getTime() || byKey(nameKey(a.name), nameKey(b.name))
 }
 
-const WORK_QUEUE_RANK: Record<TaskStatus, number> = { paid: 0, pending_payment: 1, completed: 2 }
+const WORK_QUEUE_RANK: Record<TaskStatus, number> = { paid: 0, pending_payment: 1, completed: 2, expired: 2 }
 
 /** Tasks in the order a task list shows them (see TaskListQuery). */
 export function compareTasks(order: TaskListQuery['order']) {
@@ -68,6 +69,8 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
   const kv = new Map<string, string>()
   const orderMailKeys = new Set<string>()
   const outbox = new Map<string, OutboxEntry>()
+  /** Per agent key: what each buyer wallet (lower-cased) paid it, as trust credit. */
+  const trustBuyers = new Map<string, Map<string, bigint>>()
 
   const append = (inputs: FeedEventInput[]) => {
     for (const input of inputs) events.push(structuredClone({ ...input, id: String(events.length + 1) }))
@@ -78,12 +81,31 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       (agent) => agent.ownerUsername && usernameKey(agent.ownerUsername) === usernameKey(username),
     ).length
 
-  /** Which unique claim a payment would break: its tx hash or its escrow task id, held by another task. */
-  const claimConflict = (id: string, txHash?: string | null, escrowTaskId?: string | null) => {
+  /** Credits `seller` with the buyer of its delivered `task`, if that buyer counts (see Store.completeTask). */
+  const creditTrust = (seller: AgentRecord, task: TaskRecord) => {
+    const owner = seller.ownerUsername ? users.get(usernameKey(seller.ownerUsername)) : undefined
+    const buyer = creditedBuyer(task, [seller.walletAddress, owner?.walletAddress ?? null])
+    if (!buyer || !task.payment) return
+    const paid = trustBuyers.get(nameKey(seller.name)) ?? new Map<string, bigint>()
+    trustBuyers.set(nameKey(seller.name), paid)
+    const before = paid.get(buyer.toLowerCase()) ?? 0n
+    const after = cappedCredit(before, task.payment.amountBaseUnits)
+    paid.set(buyer.toLowerCase(), after)
+    seller.trustCreditBaseUnits += after - before
+    seller.payingBuyers = paid.size
+  }
+
+  /** Which unique claim a payment would break: its tx hash, or its buyer's escrow deposit, held by another task. */
+  const claimConflict = (id: string, payment: TaskPayment | null) => {
+    if (!payment) return null
     for (const other of tasks.values()) {
       if (other.id === id || !other.payment) continue
-      if (txHash && other.payment.txHash === txHash) return 'tx_already_used' as const
-      if (escrowTaskId && other.payment.escrowTaskId === escrowTaskId) return 'escrow_task_id_used' as const
+      if (payment.txHash && other.payment.txHash === payment.txHash) return 'tx_already_used' as const
+      const sameDeposit =
+        payment.escrowTaskId &&
+        other.payment.escrowTaskId === payment.escrowTaskId &&
+        other.payment.from === payment.from
+      if (sameDeposit) return 'escrow_task_id_used' as const
     }
     return null
   }
@@ -169,6 +191,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       users.set(key, owner)
       agent.pairingCodeUsedAt = at
       agent.ownerUsername = owner.username
+      agent.ownerProven = true
       append([event])
       return { outcome: 'claimed', agentName: agent.name }
     },
@@ -215,9 +238,11 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       const agentKey = nameKey(task.agentName)
       const siblings = [...tasks.values()].filter((other) => nameKey(other.agentName) === agentKey)
       const key = task.idempotency?.key
-      const first = key ? siblings.find((other) => other.idempotency?.key === key) : undefined
+      const first = key
+        ? siblings.find((other) => other.clientKey === task.clientKey && other.idempotency?.key === key)
+        : undefined
       if (first?.idempotency) return { outcome: 'replay', answer: structuredClone(first.idempotency) }
-      const claim = claimConflict(task.id, task.payment?.txHash, task.payment?.escrowTaskId)
+      const claim = claimConflict(task.id, task.payment)
       if (claim) return { outcome: claim }
       tasks.set(task.id, structuredClone(task))
       append(newEvents)
@@ -230,16 +255,20 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     async findTaskIdByTxHash(txHash) {
       return [...tasks.values()].find((task) => task.payment?.txHash === txHash)?.id ?? null
     },
-    async findIdempotentAnswer(agentName, key) {
+    async findIdempotentAnswer(agentName, clientKey, key) {
       const task = [...tasks.values()].find(
-        (other) => nameKey(other.agentName) === nameKey(agentName) && other.idempotency?.key === key,
+        (other) =>
+          nameKey(other.agentName) === nameKey(agentName) &&
+          other.clientKey === clientKey &&
+          other.idempotency?.key === key,
       )
       return task?.idempotency ? structuredClone(task.idempotency) : null
     },
     async markTaskPaid(id, payment, newEvents) {
       const task = tasks.get(id)
       if (task?.status !== 'pending_payment') return 'not_pending'
-      const claim = claimConflict(id, payment.txHash, payment.escrowTaskId)
+      if (task.expiresAt && task.expiresAt <= payment.at) return 'not_pending'
+      const claim = claimConflict(id, payment)
       if (claim) return claim
       Object.assign(task, { status: 'paid', payment: structuredClone(payment), pendingCheck: null })
       append(newEvents)
@@ -253,6 +282,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       if (seller) {
         seller.completedTasks += 1
         seller.lastActiveAt = later(seller.lastActiveAt, at)
+        creditTrust(seller, task)
       }
       append(newEvents)
       return 'completed'
@@ -279,6 +309,32 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     async setPendingCheck(id, check) {
       const task = tasks.get(id)
       if (task?.status === 'pending_payment') task.pendingCheck = structuredClone(check)
+    },
+    async countPendingChecks(clientKey) {
+      let count = 0
+      for (const task of tasks.values())
+        if (task.clientKey === clientKey && task.status === 'pending_payment' && task.pendingCheck) count++
+      return count
+    },
+    async expireTasks(now, purgeBefore, limit) {
+      let expired = 0
+      let purged = 0
+      for (const task of [...tasks.values()]) {
+        const due = task.expiresAt !== null && task.expiresAt <= now
+        if (task.status === 'pending_payment' && due && expired < limit) {
+          Object.assign(task, { status: 'expired', pendingCheck: null })
+          expired++
+        } else if (
+          task.status === 'expired' &&
+          task.expiresAt &&
+          task.expiresAt <= purgeBefore &&
+          purged < limit
+        ) {
+          tasks.delete(task.id)
+          purged++
+        }
+      }
+      return { expired, purged }
     },
     async findSkillSellers(nameOrSlug, limit) {
       return structuredClone(

@@ -28,6 +28,10 @@ export function viemChain(options: ViemChainOptions): ChainReader {
   return {
     headBlock: () => unavailableOnFailure(client.getBlockNumber({ cacheTime: 0 })),
 
+    // viem asks the wallet contract (ERC-1271), or deploys it in a simulated call first (ERC-6492).
+    isValidSignature: (signer, hash, signature) =>
+      unavailableOnFailure(client.verifyHash({ address: signer, hash, signature })),
+
     async receipts(hashes, { callDataFor = [] } = {}) {
       // Raw requests: null instead of not-found exceptions, and no formatting of fields we do not read. Every call
       // is issued in the same tick, so the batching transport packs them into one HTTP request.

@@ -166,26 +166,37 @@ export function judgeTransfer(
   })
 }
 
-type Deposit = { taskId: Hex; seller: Address; amount: bigint }
+type Deposit = { taskId: Hex; buyer: Address; seller: Address; amount: bigint }
 
-/** The deposit a receipt makes: decoded from the call when it calls the escrow, else from the escrow's event. */
+/** The escrow's Deposited events in the receipt. */
+function depositEvents(receipt: PaymentReceipt, escrow: Address): Deposit[] {
+  return receipt.logs.flatMap((log) => {
+    if (!isAddressEqual(log.address, escrow)) return []
+    const event = decodeOrNull(ESCROW_EVENT_ABI, log)
+    if (!event) return []
+    const { taskId, buyer, seller, amount } = event.args
+    return [{ taskId, buyer, seller, amount }]
+  })
+}
+
+/**
+ * The deposit a receipt makes: decoded from the call when it calls the escrow, else from the escrow's event. The
+ * buyer (the contract keys deposits by buyer and taskId) is the event's, else the sender of the call.
+ */
 function depositOf(receipt: PaymentReceipt, escrow: Address): Deposit | null {
+  const events = depositEvents(receipt, escrow)
   if (receipt.to && isAddressEqual(receipt.to, escrow)) {
     if (receipt.input === null) return null
     try {
       const call = decodeFunctionData({ abi: DEPOSIT_ABI, data: receipt.input })
       const [taskId, seller, amount] = call.args
-      return { taskId, seller, amount }
+      const buyer = events.find((event) => event.taskId === taskId)?.buyer ?? receipt.from
+      return { taskId, buyer, seller, amount }
     } catch {
       return null
     }
   }
-  for (const log of receipt.logs) {
-    if (!isAddressEqual(log.address, escrow)) continue
-    const event = decodeOrNull(ESCROW_EVENT_ABI, log)
-    if (event) return { taskId: event.args.taskId, seller: event.args.seller, amount: event.args.amount }
-  }
-  return null
+  return events[0] ?? null
 }
 
 /**
@@ -203,7 +214,9 @@ export function judgeEscrow(
   if (!deposit) return refuse('not_an_escrow_deposit')
   if (!isAddressEqual(deposit.seller, expected.seller)) return refuse('wrong_recipient')
   if (deposit.amount < expected.minAmount) return refuse('amount_mismatch')
-  const matches = matchingTransfers(transfersOf(receipt), expected.token, expected.escrow, expected.sender)
+  if (expected.sender && !isAddressEqual(deposit.buyer, expected.sender)) return refuse('wrong_sender')
+  // The escrow pulls the deposit from its buyer: the funding transfer comes from the wallet that owns the deposit.
+  const matches = matchingTransfers(transfersOf(receipt), expected.token, expected.escrow, deposit.buyer)
   if (typeof matches === 'string')
     return refuse(matches === 'wrong_recipient' ? 'not_an_escrow_deposit' : matches)
   const funding = matches.find((transfer) => transfer.value >= deposit.amount)
@@ -211,7 +224,7 @@ export function judgeEscrow(
   return pendingOrPaid(receipt, head, expected.minConfirmations, {
     ok: true,
     amount: deposit.amount,
-    from: getAddress(funding.from),
+    from: getAddress(deposit.buyer),
     escrowTaskId: deposit.taskId,
   })
 }

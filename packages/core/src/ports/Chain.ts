@@ -27,4 +27,9 @@ export type ChainReader = {
     hashes: readonly Hex[],
     options?: { callDataFor?: readonly Address[] },
   ): Promise<(PaymentReceipt | null)[]>
+  /**
+   * Optional: whether the contract wallet at `signer` accepts `signature` of `hash` (ERC-1271, or ERC-6492 for a
+   * wallet not deployed yet). Without it only signatures made by keys are accepted as payer proofs.
+   */
+  isValidSignature?(signer: Address, hash: Hex, signature: Hex): Promise<boolean>
 }

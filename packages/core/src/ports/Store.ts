@@ -32,7 +32,7 @@ export type ClaimResult =
 /** An `agent.online` event to append only if the agent was not live (last seen before `notSeenSince`). */
 export type OnlineEvent = { event: FeedEventInput; notSeenSince: Date }
 
-/** The outcome of inserting a task. `replay`: the agent already has a task under that Idempotency-Key. */
+/** The outcome of inserting a task. `replay`: the same client already has a task of this agent under that key. */
 export type InsertTaskResult =
   | { outcome: 'inserted' }
   | { outcome: 'replay'; answer: IdempotentAnswer }
@@ -98,7 +98,10 @@ export type Store = {
   listMilestones(agentName: string, limit: number): Promise<MilestoneRecord[]>
   /** The agent whose pairing code hashes to `pairingCodeHash`, used or not. */
   findAgentByPairingCodeHash(pairingCodeHash: string): Promise<AgentRecord | null>
-  /** Spends a pairing code: one of racing claims of a code wins, the others see `code_used`. */
+  /**
+   * Spends a pairing code: one of racing claims of a code wins, the others see `code_used`. The caller has checked the
+   * claimer's wallet signature, so the claimed agent's `ownerProven` becomes true.
+   */
   claimAgent(claim: AgentClaim): Promise<ClaimResult>
   /** The user of that username, looked up without regard to case. */
   getUser(username: string): Promise<UserRecord | null>
@@ -115,23 +118,30 @@ export type Store = {
   /** Feed events newest first. With `after`: the `limit` events right after that id. With `before`: right before it. */
   listEvents(query: FeedListQuery): Promise<FeedEventRecord[]>
   /**
-   * Inserts a task and its events. The task's payment tx hash and escrow task id are claimed by unique keys, and
-   * its Idempotency-Key is unique per agent: of racing inserts that collide, one wins and the others learn why.
+   * Inserts a task and its events. The task's payment tx hash and its escrow deposit (buyer and on-chain task id)
+   * are claimed by unique keys, and its Idempotency-Key is unique per agent and client (`clientKey`): of racing
+   * inserts that collide, one wins and the others learn why.
    */
   insertTask(task: TaskRecord, events: FeedEventInput[]): Promise<InsertTaskResult>
   /** The task with this id sold by that agent (name without regard to case). */
   getTask(agentName: string, id: string): Promise<TaskRecord | null>
   /** The id of the task a transaction hash paid, if any. */
   findTaskIdByTxHash(txHash: string): Promise<string | null>
-  /** The first answer under an agent's Idempotency-Key, if any. */
-  findIdempotentAnswer(agentName: string, key: string): Promise<IdempotentAnswer | null>
+  /** The first answer under a client's Idempotency-Key for an agent, if any. */
+  findIdempotentAnswer(agentName: string, clientKey: string, key: string): Promise<IdempotentAnswer | null>
   /**
-   * Compare-and-set `pending_payment` -> `paid`, claiming the tx hash (and escrow task id) in the same transaction:
-   * a hash pays one task and a task is paid once, whatever races. Clears the pending check. Events land only on
-   * success.
+   * Compare-and-set `pending_payment` (not expired at `payment.at`) -> `paid`, claiming the tx hash (and the escrow
+   * deposit: its buyer `payment.from` and on-chain task id) in the same transaction: a hash pays one task and a task
+   * is paid once, whatever races. Clears the pending check. Events land only on success.
    */
   markTaskPaid(id: string, payment: TaskPayment, events: FeedEventInput[]): Promise<MarkPaidResult>
-  /** Compare-and-set `paid` -> `completed` with the result URL; counts the task on its agent. */
+  /**
+   * Compare-and-set `paid` -> `completed` with the result URL; counts the task on its agent and, in the same
+   * transaction, credits its trust with the task's buyer wallet as `creditedBuyer` (Trust.ts) picks it (the seller's
+   * and its owner's wallets being the agent's current ones): that wallet's credit grows by the amount paid, capped by
+   * `cappedCredit`, and `trustCreditBaseUnits` and `payingBuyers` are the sum and count over the agent's buyer wallets
+   * (wallets compared without regard to case).
+   */
   completeTask(
     id: string,
     resultUrl: string,
@@ -144,6 +154,13 @@ export type Store = {
   listDueRechecks(now: Date, limit: number): Promise<TaskRecord[]>
   /** Sets or clears the pending check of a task still awaiting payment. */
   setPendingCheck(id: string, check: PendingCheck | null): Promise<void>
+  /** How many tasks awaiting payment of this client have a pending check. */
+  countPendingChecks(clientKey: string): Promise<number>
+  /**
+   * Moves up to `limit` tasks awaiting payment whose `expiresAt` is at or before `now` to `expired` (dropping their
+   * checks), and deletes up to `limit` expired tasks that expired at or before `purgeBefore`.
+   */
+  expireTasks(now: Date, purgeBefore: Date, limit: number): Promise<{ expired: number; purged: number }>
   /** Agents with a skill whose slug is `nameOrSlug` or whose name equals it ignoring case; most recently active first. */
   findSkillSellers(nameOrSlug: string, limit: number): Promise<AgentRecord[]>
   /**

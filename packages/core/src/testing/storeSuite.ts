@@ -1,6 +1,6 @@
 import { strictEqual as equal, ok, deepStrictEqual as same } from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import type { Hex } from 'viem'
+import type { Address, Hex } from 'viem'
 import type { AgentRecord } from '../Agent.ts'
 import type { FeedEventInput, FeedEventKind } from '../Feed.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
@@ -57,6 +57,9 @@ export function sampleAgent(overrides: Partial<AgentRecord> = {}): AgentRecord {
     verifiedMilestones: 0,
     claimedMilestones: 0,
     completedTasks: 0,
+    trustCreditBaseUnits: 0n,
+    payingBuyers: 0,
+    ownerProven: false,
     ...overrides,
   }
 }
@@ -94,6 +97,8 @@ export function sampleTask(overrides: Partial<TaskRecord> = {}): TaskRecord {
     pendingCheck: null,
     resultUrl: null,
     idempotency: null,
+    clientKey: '',
+    expiresAt: null,
     createdAt: T0,
     completedAt: null,
     ...overrides,
@@ -496,6 +501,7 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
         })
         const agent = await store.getAgent('pet')
         equal(agent?.ownerUsername, 'Ann')
+        equal(agent?.ownerProven, true)
         same(agent?.pairingCodeUsedAt, at(9))
         equal((await store.getUser('ann'))?.walletAddress, '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed')
         equal((await store.listEvents({ limit: 5 }))[0]?.kind, 'agent.claimed')
@@ -525,6 +531,7 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
         same(await store.claimAgent(claimOf('c2', thief, 'a2')), { outcome: 'wallet_mismatch' })
         equal((await store.getAgent('a2'))?.pairingCodeUsedAt, null)
         equal((await store.getAgent('a2'))?.ownerUsername, null)
+        equal((await store.getAgent('a2'))?.ownerProven, false)
         same(await store.claimAgent(claimOf('c2', sampleUser({ inviteCode: 'ignored' }), 'a2')), {
           outcome: 'claimed',
           agentName: 'a2',
@@ -607,7 +614,7 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
           buyer: 'buyer-bot',
           buyerEmail: 'buyer@example.com',
           buyerWallet: '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359',
-          pendingCheck: { txHash: hex32(1), attempts: 3, nextAt: at(7) },
+          pendingCheck: { txHash: hex32(1), signature: null, attempts: 3, nextAt: at(7) },
           idempotency: idempotencyOf('key-1', { task_id: 'x', list: [1, 'two'] }),
           createdAt: at(1),
         })
@@ -674,6 +681,73 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
     )
 
     test(
+      "behavior: an escrow deposit is claimed per (buyer, on-chain taskId), as the contract keys it: another buyer's deposit under the same taskId pays its own task",
+      withStore(async (store) => {
+        await store.insertAgent(sampleAgent(), [])
+        const buyerA = '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359'
+        const buyerB = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
+        const escrowOf = (n: number, from: Address) =>
+          samplePayment(n, { method: 'escrow', escrowTaskId: hex32(7, 0xe), from })
+        const squatter = paidTask(1, { payment: escrowOf(1, buyerA) })
+        same(await store.insertTask(squatter, []), { outcome: 'inserted' })
+        const victim = paidTask(2, { payment: escrowOf(2, buyerB) })
+        same(await store.insertTask(victim, []), { outcome: 'inserted' })
+        const pending = sampleTask()
+        await store.insertTask(pending, [])
+        equal(await store.markTaskPaid(pending.id, escrowOf(3, buyerB), []), 'escrow_task_id_used')
+        equal((await store.getTask('sample-agent', pending.id))?.status, 'pending_payment')
+      }),
+    )
+
+    test(
+      "behavior: an Idempotency-Key is scoped by client: another client's same key neither replays nor blocks",
+      withStore(async (store) => {
+        await store.insertAgent(sampleAgent(), [])
+        const mine = sampleTask({ clientKey: 'client-a', idempotency: idempotencyOf('shared', { mine: 1 }) })
+        const theirs = sampleTask({
+          clientKey: 'client-b',
+          idempotency: idempotencyOf('shared', { theirs: 1 }),
+        })
+        same(await store.insertTask(mine, []), { outcome: 'inserted' })
+        same(await store.insertTask(theirs, []), { outcome: 'inserted' })
+        same(await store.findIdempotentAnswer('sample-agent', 'client-a', 'shared'), mine.idempotency)
+        same(await store.findIdempotentAnswer('sample-agent', 'client-b', 'shared'), theirs.idempotency)
+        equal(await store.findIdempotentAnswer('sample-agent', 'client-c', 'shared'), null)
+        const retry = sampleTask({
+          clientKey: 'client-a',
+          idempotency: idempotencyOf('shared', { again: 1 }),
+        })
+        same(await store.insertTask(retry, []), { outcome: 'replay', answer: mine.idempotency })
+      }),
+    )
+
+    test(
+      'behavior: unpaid tasks expire at expiresAt (never paid after it), drop their checks, and are purged after retention',
+      withStore(async (store) => {
+        await store.insertAgent(sampleAgent(), [])
+        const check = { txHash: hex32(40), signature: null, attempts: 0, nextAt: at(1) }
+        const early = sampleTask({ expiresAt: at(10), pendingCheck: check, clientKey: 'c' })
+        const late = sampleTask({ expiresAt: at(20) })
+        const paid = paidTask(41, { expiresAt: at(5) })
+        for (const task of [early, late, paid]) await store.insertTask(task, [])
+        equal(await store.countPendingChecks('c'), 1)
+        equal(await store.countPendingChecks('other'), 0)
+        equal(await store.markTaskPaid(early.id, samplePayment(42, { at: at(10) }), []), 'not_pending')
+        same(await store.expireTasks(at(10), at(0), 100), { expired: 1, purged: 0 })
+        const expired = await store.getTask('sample-agent', early.id)
+        equal(expired?.status, 'expired')
+        equal(expired?.pendingCheck, null)
+        equal(await store.countPendingChecks('c'), 0)
+        equal(await store.findTaskIdByTxHash(hex32(42)), null)
+        same(await store.expireTasks(at(30), at(15), 100), { expired: 1, purged: 1 })
+        equal(await store.getTask('sample-agent', early.id), null)
+        equal((await store.getTask('sample-agent', late.id))?.status, 'expired')
+        equal((await store.getTask('sample-agent', paid.id))?.status, 'paid')
+        equal(await store.markTaskPaid(late.id, samplePayment(43, { at: at(19) }), []), 'not_pending')
+      }),
+    )
+
+    test(
       'behavior: payments without a tx hash or escrow task id (free tasks) claim nothing',
       withStore(async (store) => {
         await store.insertAgent(sampleAgent(), [])
@@ -699,7 +773,9 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
       'behavior: markTaskPaid pays a pending task once, storing the payment, clearing the check, adding events',
       withStore(async (store) => {
         await store.insertAgent(sampleAgent(), [])
-        const task = sampleTask({ pendingCheck: { txHash: hex32(1), attempts: 1, nextAt: at(1) } })
+        const task = sampleTask({
+          pendingCheck: { txHash: hex32(1), signature: null, attempts: 1, nextAt: at(1) },
+        })
         await store.insertTask(task, [taskEvent('task.created', task)])
         const payment = samplePayment(1, { escrowTaskId: hex32(1, 0xe), amountBaseUnits: 2n ** 70n })
         equal(await store.markTaskPaid(task.id, payment, [taskEvent('task.paid', task)]), 'paid')
@@ -733,7 +809,9 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
       withStore(async (store) => {
         await store.insertAgent(sampleAgent(), [])
         const holder = paidTask(1, { payment: samplePayment(1, { escrowTaskId: hex32(1, 0xe) }) })
-        const task = sampleTask({ pendingCheck: { txHash: hex32(1), attempts: 0, nextAt: at(1) } })
+        const task = sampleTask({
+          pendingCheck: { txHash: hex32(1), signature: null, attempts: 0, nextAt: at(1) },
+        })
         await store.insertTask(holder, [])
         await store.insertTask(task, [])
         equal(
@@ -808,18 +886,18 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
         })
         equal(await store.getTask('Idem', retry.id), null)
         equal((await store.listEvents({ limit: 50 })).length, 1)
-        same(await store.findIdempotentAnswer('IDEM', 'k-1'), first.idempotency)
-        same(await store.findIdempotentAnswer('idem', 'k-1'), first.idempotency)
-        equal(await store.findIdempotentAnswer('idem', 'K-1'), null)
-        equal(await store.findIdempotentAnswer('other', 'k-1'), null)
+        same(await store.findIdempotentAnswer('IDEM', '', 'k-1'), first.idempotency)
+        same(await store.findIdempotentAnswer('idem', '', 'k-1'), first.idempotency)
+        equal(await store.findIdempotentAnswer('idem', '', 'K-1'), null)
+        equal(await store.findIdempotentAnswer('other', '', 'k-1'), null)
 
         const elsewhere = sampleTask({
           agentName: 'other',
           idempotency: idempotencyOf('k-1', { other: true }),
         })
         same(await store.insertTask(elsewhere, []), { outcome: 'inserted' })
-        same(await store.findIdempotentAnswer('other', 'k-1'), elsewhere.idempotency)
-        same(await store.findIdempotentAnswer('Idem', 'k-1'), first.idempotency)
+        same(await store.findIdempotentAnswer('other', '', 'k-1'), elsewhere.idempotency)
+        same(await store.findIdempotentAnswer('Idem', '', 'k-1'), first.idempotency)
 
         const racers = Array.from({ length: 5 }, (_, i) =>
           sampleTask({ agentName: 'Idem', idempotency: idempotencyOf('k-race', { racer: i }) }),
@@ -883,6 +961,97 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
       }),
     )
 
+    /** A task of 'sample-agent' paid by `payment` through markTaskPaid, then completed. */
+    const deliver = async (store: Store, payment: TaskPayment): Promise<TaskRecord> => {
+      const task = sampleTask()
+      await store.insertTask(task, [])
+      equal(await store.markTaskPaid(task.id, payment, []), 'paid')
+      equal(await store.completeTask(task.id, 'https://example.com/r', at(40), []), 'completed')
+      return task
+    }
+    const trustOf = async (store: Store) => {
+      const agent = await store.getAgent('sample-agent')
+      return { credit: agent?.trustCreditBaseUnits, buyers: agent?.payingBuyers }
+    }
+    const BUYER_A: Address = '0x00000000000000000000000000000000000000a1'
+    const BUYER_B: Address = '0x00000000000000000000000000000000000000B2'
+    const USDC = 1_000_000n
+    const inCapitals = (address: Address): Address => `0x${address.slice(2).toUpperCase()}`
+
+    test(
+      "behavior: completing a task paid on chain credits its buyer wallet once; the seller's own and its owner's wallets, free tasks and MPP charges credit nothing",
+      withStore(async (store) => {
+        const sellerWallet: Address = '0x00000000000000000000000000000000000000c3'
+        await store.insertAgent(sampleAgent({ walletAddress: sellerWallet, pairingCodeHash: 'code' }), [])
+        const owner = sampleUser({ walletAddress: '0x00000000000000000000000000000000000000d4' })
+        await store.claimAgent(claimOf('code', owner, 'sample-agent'))
+        let n = 0
+        const paidBy = (from: Address | null, amount: bigint, method: TaskPayment['method'] = 'transfer') =>
+          samplePayment(++n, { from, amountBaseUnits: amount, method })
+
+        const first = await deliver(store, paidBy(BUYER_A, 3n * USDC))
+        same(await trustOf(store), { credit: 3n * USDC, buyers: 1 })
+        equal(await store.completeTask(first.id, 'https://example.com/again', at(41), []), 'not_paid')
+        await deliver(store, paidBy(BUYER_B, 4n * USDC, 'escrow'))
+        same(await trustOf(store), { credit: 7n * USDC, buyers: 2 })
+
+        // The wallet the task paid, the seller's current wallet, the owner's (any case): the seller paying itself.
+        await deliver(store, paidBy(inCapitals('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'), 5n * USDC))
+        await deliver(store, paidBy(sellerWallet, 5n * USDC))
+        await deliver(store, paidBy(inCapitals(owner.walletAddress), 5n * USDC))
+        await deliver(store, paidBy('0x00000000000000000000000000000000000000e5', 5n * USDC, 'mpp'))
+        await deliver(store, paidBy(null, 5n * USDC))
+        const free = paidTask(++n, {
+          payment: samplePayment(n, { method: 'free', txHash: null, from: null }),
+        })
+        await store.insertTask(free, [])
+        equal(await store.completeTask(free.id, 'https://example.com/r', at(40), []), 'completed')
+        same(await trustOf(store), { credit: 7n * USDC, buyers: 2 })
+        equal((await store.getAgent('sample-agent'))?.completedTasks, 8)
+
+        const unpaid = sampleTask()
+        await store.insertTask(unpaid, [])
+        equal(await store.completeTask(unpaid.id, 'https://example.com/r', at(40), []), 'not_paid')
+        await deliver(store, paidBy(BUYER_A, 1n * USDC))
+        same(await trustOf(store), { credit: 8n * USDC, buyers: 2 })
+      }),
+    )
+
+    test(
+      'behavior: one buyer wallet counts at most 10 USDC toward an agent, whatever it pays and in any letter case',
+      withStore(async (store) => {
+        await store.insertAgent(sampleAgent(), [])
+        await deliver(store, samplePayment(1, { from: BUYER_A, amountBaseUnits: 6n * USDC }))
+        await deliver(store, samplePayment(2, { from: inCapitals(BUYER_A), amountBaseUnits: 6n * USDC }))
+        same(await trustOf(store), { credit: 10n * USDC, buyers: 1 })
+        await deliver(store, samplePayment(3, { from: BUYER_A, amountBaseUnits: 1n }))
+        await deliver(store, samplePayment(4, { from: BUYER_B, amountBaseUnits: 2n ** 70n }))
+        same(await trustOf(store), { credit: 20n * USDC, buyers: 2 })
+      }),
+    )
+
+    test(
+      'behavior: racing completions credit each delivered task once, and each buyer up to its cap',
+      withStore(async (store) => {
+        await store.insertAgent(sampleAgent(), [])
+        const buyers: Address[] = [BUYER_A, BUYER_B, '0x00000000000000000000000000000000000000f6']
+        const tasks = Array.from({ length: 6 }, () => sampleTask())
+        for (const [i, task] of tasks.entries()) {
+          await store.insertTask(task, [])
+          const payment = samplePayment(i + 1, { from: buyers[i % 3] ?? null, amountBaseUnits: 4n * USDC })
+          await store.markTaskPaid(task.id, payment, [])
+        }
+        const outcomes = await Promise.all(
+          [...tasks, ...tasks].map((task, i) =>
+            store.completeTask(task.id, `https://example.com/${i}`, at(40), []),
+          ),
+        )
+        equal(outcomes.filter((outcome) => outcome === 'completed').length, 6)
+        same(await trustOf(store), { credit: 24n * USDC, buyers: 3 })
+        equal((await store.getAgent('sample-agent'))?.completedTasks, 6)
+      }),
+    )
+
     test(
       'behavior: an agent task list filters by status with a total, in history or work-queue order, paged',
       withStore(async (store) => {
@@ -936,6 +1105,7 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
         await store.insertAgent(sampleAgent({ name: 'other' }), [])
         const check = (minute: number, n = minute): PendingCheck => ({
           txHash: hex32(n, 0xc),
+          signature: null,
           attempts: minute,
           nextAt: at(minute),
         })

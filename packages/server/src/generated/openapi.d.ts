@@ -285,7 +285,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Claim an agent with its pairing code; creates the user on first use */
+        /** Claim an agent with its pairing code, signed by the wallet in X-Wallet-Address; creates the user on first use */
         post: operations["pairAgent"];
         delete?: never;
         options?: never;
@@ -376,6 +376,30 @@ export interface components {
                     }[];
                     escrow_contract: string | null;
                     flow: string;
+                    /** @description Sign with the paying wallet (eth_signTypedData_v4, viem signTypedData), message.txHash set to the payment, and send the signature as payer_signature. task is "" on agent cards (an order paid before it exists). */
+                    payer_proof: {
+                        domain: {
+                            chainId: number;
+                            /** @constant */
+                            name: "agentmarket";
+                            /** @constant */
+                            version: "1";
+                        };
+                        message: {
+                            agent: string;
+                            market: string;
+                            task: string;
+                            txHash: string | null;
+                        };
+                        /** @constant */
+                        primaryType: "PaymentClaim";
+                        types: {
+                            PaymentClaim: {
+                                name: string;
+                                type: string;
+                            }[];
+                        };
+                    };
                     payment_wallet: string | null;
                     usdc_contract: string;
                 };
@@ -641,6 +665,7 @@ export interface components {
         };
         PaymentPending: {
             confirmations: number;
+            rechecked?: boolean;
             required: number;
             /** @constant */
             state: "pending";
@@ -655,6 +680,7 @@ export interface components {
                 completed_at: string | null;
                 /** Format: date-time */
                 created_at: string;
+                expires_at: string | null;
                 next_steps: {
                     check_status: string;
                     pay: string;
@@ -677,6 +703,29 @@ export interface components {
                     from: string | null;
                     method: ("free" | "transfer" | "escrow" | "mpp") | null;
                     paid_amount: number | null;
+                    payer_proof: {
+                        domain: {
+                            chainId: number;
+                            /** @constant */
+                            name: "agentmarket";
+                            /** @constant */
+                            version: "1";
+                        };
+                        message: {
+                            agent: string;
+                            market: string;
+                            task: string;
+                            txHash: string | null;
+                        };
+                        /** @constant */
+                        primaryType: "PaymentClaim";
+                        types: {
+                            PaymentClaim: {
+                                name: string;
+                                type: string;
+                            }[];
+                        };
+                    } | null;
                     to: string | null;
                     tx_hash: string | null;
                     usdc_contract: string;
@@ -686,7 +735,7 @@ export interface components {
                 skill_slug: string;
                 sla: string;
                 /** @enum {string} */
-                status: "pending_payment" | "paid" | "completed";
+                status: "pending_payment" | "paid" | "completed" | "expired";
                 task_id: string;
             };
             /** @constant */
@@ -720,6 +769,7 @@ export interface components {
             completed_at: string | null;
             /** Format: date-time */
             created_at: string;
+            expires_at: string | null;
             next_steps: {
                 check_status: string;
                 pay: string;
@@ -742,6 +792,29 @@ export interface components {
                 from: string | null;
                 method: ("free" | "transfer" | "escrow" | "mpp") | null;
                 paid_amount: number | null;
+                payer_proof: {
+                    domain: {
+                        chainId: number;
+                        /** @constant */
+                        name: "agentmarket";
+                        /** @constant */
+                        version: "1";
+                    };
+                    message: {
+                        agent: string;
+                        market: string;
+                        task: string;
+                        txHash: string | null;
+                    };
+                    /** @constant */
+                    primaryType: "PaymentClaim";
+                    types: {
+                        PaymentClaim: {
+                            name: string;
+                            type: string;
+                        }[];
+                    };
+                } | null;
                 to: string | null;
                 tx_hash: string | null;
                 usdc_contract: string;
@@ -751,7 +824,7 @@ export interface components {
             skill_slug: string;
             sla: string;
             /** @enum {string} */
-            status: "pending_payment" | "paid" | "completed";
+            status: "pending_payment" | "paid" | "completed" | "expired";
             task_id: string;
         };
         SkillInput: string | {
@@ -779,6 +852,7 @@ export interface components {
             completed_at: string | null;
             /** Format: date-time */
             created_at: string;
+            expires_at: string | null;
             next_steps: {
                 check_status: string;
                 pay: string;
@@ -801,6 +875,29 @@ export interface components {
                 from: string | null;
                 method: ("free" | "transfer" | "escrow" | "mpp") | null;
                 paid_amount: number | null;
+                payer_proof: {
+                    domain: {
+                        chainId: number;
+                        /** @constant */
+                        name: "agentmarket";
+                        /** @constant */
+                        version: "1";
+                    };
+                    message: {
+                        agent: string;
+                        market: string;
+                        task: string;
+                        txHash: string | null;
+                    };
+                    /** @constant */
+                    primaryType: "PaymentClaim";
+                    types: {
+                        PaymentClaim: {
+                            name: string;
+                            type: string;
+                        }[];
+                    };
+                } | null;
                 to: string | null;
                 tx_hash: string | null;
                 usdc_contract: string;
@@ -810,7 +907,7 @@ export interface components {
             skill_slug: string;
             sla: string;
             /** @enum {string} */
-            status: "pending_payment" | "paid" | "completed";
+            status: "pending_payment" | "paid" | "completed" | "expired";
             task_id: string;
         };
         TaskAwaitingConfirmations: {
@@ -820,6 +917,7 @@ export interface components {
             completed_at: string | null;
             /** Format: date-time */
             created_at: string;
+            expires_at: string | null;
             next_steps: {
                 check_status: string;
                 pay: string;
@@ -842,6 +940,29 @@ export interface components {
                 from: string | null;
                 method: ("free" | "transfer" | "escrow" | "mpp") | null;
                 paid_amount: number | null;
+                payer_proof: {
+                    domain: {
+                        chainId: number;
+                        /** @constant */
+                        name: "agentmarket";
+                        /** @constant */
+                        version: "1";
+                    };
+                    message: {
+                        agent: string;
+                        market: string;
+                        task: string;
+                        txHash: string | null;
+                    };
+                    /** @constant */
+                    primaryType: "PaymentClaim";
+                    types: {
+                        PaymentClaim: {
+                            name: string;
+                            type: string;
+                        }[];
+                    };
+                } | null;
                 to: string | null;
                 tx_hash: string | null;
                 usdc_contract: string;
@@ -851,10 +972,11 @@ export interface components {
             skill_slug: string;
             sla: string;
             /** @enum {string} */
-            status: "pending_payment" | "paid" | "completed";
+            status: "pending_payment" | "paid" | "completed" | "expired";
             task_id: string;
             verification: {
                 confirmations: number;
+                rechecked?: boolean;
                 required: number;
                 /** @constant */
                 state: "pending";
@@ -875,7 +997,7 @@ export interface components {
                 paid_at: string | null;
                 skill: string;
                 /** @enum {string} */
-                status: "pending_payment" | "paid" | "completed";
+                status: "pending_payment" | "paid" | "completed" | "expired";
                 tx_hash: string | null;
             }[] | {
                 agent: string;
@@ -885,6 +1007,7 @@ export interface components {
                 completed_at: string | null;
                 /** Format: date-time */
                 created_at: string;
+                expires_at: string | null;
                 next_steps: {
                     check_status: string;
                     pay: string;
@@ -907,6 +1030,29 @@ export interface components {
                     from: string | null;
                     method: ("free" | "transfer" | "escrow" | "mpp") | null;
                     paid_amount: number | null;
+                    payer_proof: {
+                        domain: {
+                            chainId: number;
+                            /** @constant */
+                            name: "agentmarket";
+                            /** @constant */
+                            version: "1";
+                        };
+                        message: {
+                            agent: string;
+                            market: string;
+                            task: string;
+                            txHash: string | null;
+                        };
+                        /** @constant */
+                        primaryType: "PaymentClaim";
+                        types: {
+                            PaymentClaim: {
+                                name: string;
+                                type: string;
+                            }[];
+                        };
+                    } | null;
                     to: string | null;
                     tx_hash: string | null;
                     usdc_contract: string;
@@ -916,7 +1062,7 @@ export interface components {
                 skill_slug: string;
                 sla: string;
                 /** @enum {string} */
-                status: "pending_payment" | "paid" | "completed";
+                status: "pending_payment" | "paid" | "completed" | "expired";
                 task_id: string;
             }[];
             total: number;
@@ -1403,7 +1549,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 offset?: number;
-                status?: "pending_payment" | "paid" | "completed" | "all";
+                status?: "pending_payment" | "paid" | "completed" | "expired" | "all";
             };
             header?: never;
             path: {
@@ -1495,6 +1641,7 @@ export interface operations {
                     buyer_email?: string;
                     buyer_wallet?: string;
                     params?: unknown;
+                    payer_signature?: string;
                     skill: string;
                     tx_hash?: string;
                 };
@@ -1892,6 +2039,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    payer_signature?: string;
                     tx_hash: string;
                 };
             };
@@ -2493,6 +2641,15 @@ export interface operations {
             };
             /** @description Invalid body, query or parameter; `errors` points at each bad field. */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

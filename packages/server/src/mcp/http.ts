@@ -1,8 +1,8 @@
 import type { MarketplaceActions } from '@agentmarket/core'
 import type { Logger } from '../log.ts'
 
-/** An MCP request handler: the web request and its parsed JSON body in, the JSON-RPC answer out. */
-type McpHandler = (request: Request, parsedBody: unknown) => Promise<Response>
+/** An MCP request handler: the web request, its parsed JSON body and the client's address in, the answer out. */
+type McpHandler = (request: Request, parsedBody: unknown, client?: string) => Promise<Response>
 
 /**
  * The MCP endpoint, with the SDK (and its schema libraries) loaded on the first MCP request rather than at start-up:
@@ -10,9 +10,9 @@ type McpHandler = (request: Request, parsedBody: unknown) => Promise<Response>
  */
 export function lazyMcpHandler(market: MarketplaceActions, guide: string, logger?: Logger): McpHandler {
   let handler: Promise<McpHandler> | null = null
-  return async (request, parsedBody) => {
+  return async (request, parsedBody, client) => {
     handler ??= import('./server.ts').then(({ mcpHandler }) => mcpHandler(market, guide, logger))
-    return (await handler)(request, parsedBody)
+    return (await handler)(request, parsedBody, client)
   }
 }
 

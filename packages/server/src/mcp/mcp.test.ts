@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { testApp } from '../testing/http.ts'
 
 type App = Awaited<ReturnType<typeof testApp>>
@@ -106,10 +107,7 @@ describe('POST /mcp', () => {
     expect(verify.isError).toBe(true)
     expect(json(verify).code).toBe('task_not_pending')
 
-    await app.call('POST', '/api/community/users/owner/pair-agent', {
-      headers: { 'x-wallet-address': '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' },
-      body: { pairingCode: registered.pairingCode },
-    })
+    await app.pair('owner', registered.pairingCode, privateKeyToAccount(generatePrivateKey()))
     expect((await call(anonymous, 'get_user', { username: 'owner' })).agents[0].name).toBe('mcp-seller')
   })
 

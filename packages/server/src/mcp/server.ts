@@ -10,7 +10,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { fallbackLogger, type Logger } from '../log.ts'
 import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from '../openapi/jsonSchema.ts'
-import { marketTools, type Tool } from './tools.ts'
+import { marketTools, type Tool, type ToolContext } from './tools.ts'
 
 const CARD_URI = /^agentmarket:\/\/agents\/([^/]+)\/card$/
 const GUIDE_URI = 'agentmarket://guide/llms.txt'
@@ -58,7 +58,7 @@ function mcpServer(
   market: MarketplaceActions,
   { tools, listing }: Toolbox,
   guide: string,
-  apiKey: string | undefined,
+  context: ToolContext,
   logger: Logger,
 ) {
   const server = new Server(
@@ -77,7 +77,7 @@ function mcpServer(
         logger,
       )
     try {
-      const result = await tool.run(request.params.arguments ?? {}, { apiKey })
+      const result = await tool.run(request.params.arguments ?? {}, context)
       return {
         content: [{ type: 'text' as const, text: JSON.stringify(result) }],
         structuredContent: result as Record<string, unknown>,
@@ -124,8 +124,9 @@ export function mcpHandler(market: MarketplaceActions, guide: string, logger: Lo
   const tools = marketTools(market)
   let listing: ReturnType<typeof toolListing> | undefined
   const toolbox: Toolbox = { tools, listing: () => (listing ??= toolListing(tools)) }
-  return async (request: Request, parsedBody: unknown): Promise<Response> => {
-    const server = mcpServer(market, toolbox, guide, bearerKey(request.headers.get('authorization')), logger)
+  return async (request: Request, parsedBody: unknown, client?: string): Promise<Response> => {
+    const context = { apiKey: bearerKey(request.headers.get('authorization')), client: client ?? null }
+    const server = mcpServer(market, toolbox, guide, context, logger)
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

@@ -13,8 +13,8 @@ import {
 } from '@agentmarket/core'
 import * as v from 'valibot'
 
-/** What a tool call may use besides its arguments: the bearer key of the MCP request, if any. */
-export type ToolContext = { apiKey: string | undefined }
+/** What a tool call may use besides its arguments: the MCP request's bearer key, if any, and client address. */
+export type ToolContext = { apiKey: string | undefined; client: string | null }
 
 /** One MCP tool: its name, what it does, its arguments' schema, and the core action it calls. */
 export type Tool = {
@@ -111,9 +111,11 @@ export function marketTools(market: MarketplaceActions): Tool[] {
       name: 'create_task',
       description:
         'Order a skill from an agent. A paid skill starts pending_payment with payment instructions and next_steps; ' +
-        'send tx_hash when already paid on chain. A free skill starts paid.',
+        "send tx_hash and payer_signature (the paying wallet's EIP-712 signature of the agent card's " +
+        'commerce.payer_proof) when already paid on chain. A free skill starts paid.',
       input: v.object({ agent, ...CreateTaskInput.entries }),
-      run: async (args) => (await market.createTask(text(args, 'agent'), bodyOf(args, 'agent'))).body,
+      run: async (args, { client }) =>
+        (await market.createTask(text(args, 'agent'), bodyOf(args, 'agent'), { client })).body,
     },
     {
       name: 'get_task',
@@ -124,8 +126,9 @@ export function marketTools(market: MarketplaceActions): Tool[] {
     {
       name: 'verify_payment',
       description:
-        'Verify the on-chain USDC payment of a task by its transaction hash. verified: true when paid; state ' +
-        'pending while it has too few confirmations (call again later).',
+        'Verify the on-chain USDC payment of a task by its transaction hash and payer_signature (the paying ' +
+        "wallet's EIP-712 signature of the task's payment.payer_proof with message.txHash set). verified: true " +
+        'when paid; state pending while it has too few confirmations (call again later).',
       input: v.object({ agent, task_id: taskId, ...VerifyPaymentInput.entries }),
       run: async (args) =>
         (

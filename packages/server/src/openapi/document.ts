@@ -21,13 +21,14 @@ const COMPONENTS = {
       type: 'apiKey',
       in: 'header',
       name: 'X-Wallet-Address',
-      description: 'The owner wallet address.',
+      description: 'The wallet that claims an agent (pair-agent); X-Wallet-Signature proves it holds it.',
     },
     walletSignature: {
       type: 'apiKey',
       in: 'header',
       name: 'X-Wallet-Signature',
-      description: 'EIP-191 signature of "agentmarket:{METHOD}:{path}:{timestamp}" by the owner wallet.',
+      description:
+        'EIP-191 signature of "agentmarket:{METHOD}:{path}:{timestamp}" by the wallet: the user\'s, or for pair-agent the one in X-Wallet-Address.',
     },
     walletTimestamp: {
       type: 'apiKey',

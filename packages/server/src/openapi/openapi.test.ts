@@ -134,7 +134,10 @@ describe('a client generated from the document', () => {
     const pairingCode = registered.data?.pairingCode ?? ''
     const paired = await client.POST('/api/community/users/{username}/pair-agent', {
       params: { path: { username: 'owner' } },
-      headers: { 'x-wallet-address': owner.address },
+      headers: {
+        'x-wallet-address': owner.address,
+        ...(await app.walletProof(owner, 'POST', '/api/community/users/owner/pair-agent')),
+      },
       body: { pairingCode },
     })
     conforms('Pair', paired.data)
@@ -146,11 +149,7 @@ describe('a client generated from the document', () => {
       'User',
       (await client.GET('/api/community/users/{username}', { params: { path: { username: 'owner' } } })).data,
     )
-    const signed = async (method: string, target: string) => {
-      const timestamp = String(Math.floor(app.clock.now().getTime() / 1000))
-      const signature = await owner.signMessage({ message: `agentmarket:${method}:${target}:${timestamp}` })
-      return { 'x-wallet-signature': signature, 'x-wallet-timestamp': timestamp }
-    }
+    const signed = (method: string, target: string) => app.walletProof(owner, method, target)
     const edited = await client.PUT('/api/community/users/{username}', {
       params: { path: { username: 'owner' } },
       headers: await signed('PUT', '/api/community/users/owner'),

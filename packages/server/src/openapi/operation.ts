@@ -4,7 +4,7 @@ import { jsonSchemaOf } from './jsonSchema.ts'
 import type { ResponseName } from './responses.ts'
 
 /** How an operation is authenticated. */
-export type OperationAuth = 'none' | 'bearer' | 'walletAddress' | 'walletSignature'
+export type OperationAuth = 'none' | 'bearer' | 'walletSignature' | 'walletAddressSignature'
 
 /** What one route tells the OpenAPI document. Validation stays in the core; this only describes it. */
 export type OperationSpec = {
@@ -70,8 +70,8 @@ function queryParameters(schema: GenericSchema): Parameter[] {
 const SECURITY: Record<OperationAuth, Record<string, string[]>[] | undefined> = {
   none: undefined,
   bearer: [{ bearer: [] }],
-  walletAddress: [{ walletAddress: [] }],
   walletSignature: [{ walletSignature: [], walletTimestamp: [] }],
+  walletAddressSignature: [{ walletAddress: [], walletSignature: [], walletTimestamp: [] }],
 }
 
 /**

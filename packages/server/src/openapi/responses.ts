@@ -80,6 +80,19 @@ const page = { total: v.number(), limit: v.number(), offset: v.number() }
 const txHash = v.pipe(v.string(), v.regex(/^0x[0-9a-f]{64}$/))
 const taskStatus = v.picklist(TASK_STATUSES)
 
+/** The EIP-712 typed data a paying wallet signs to bind its payment to a task (message.txHash: its transaction). */
+const PayerProof = v.pipe(
+  v.strictObject({
+    domain: v.strictObject({ name: v.literal('agentmarket'), version: v.literal('1'), chainId: v.number() }),
+    types: v.strictObject({ PaymentClaim: v.array(v.strictObject({ name: text, type: text })) }),
+    primaryType: v.literal('PaymentClaim'),
+    message: v.strictObject({ market: text, agent: text, task: text, txHash: v.nullable(txHash) }),
+  }),
+  v.description(
+    'Sign with the paying wallet (eth_signTypedData_v4, viem signTypedData), message.txHash set to the payment, and send the signature as payer_signature. task is "" on agent cards (an order paid before it exists).',
+  ),
+)
+
 const TaskPayment = v.strictObject({
   amount: v.number(),
   currency: v.literal('USDC'),
@@ -94,6 +107,7 @@ const TaskPayment = v.strictObject({
   escrow_task_id: v.nullable(txHash),
   paid_amount: v.nullable(v.number()),
   from: v.nullable(address),
+  payer_proof: v.nullable(PayerProof),
 })
 
 const taskFields = {
@@ -110,6 +124,7 @@ const taskFields = {
   next_steps: v.strictObject({ pay: text, verify: text, verify_body: text, check_status: text }),
   result_url: v.optional(text),
   created_at: timestamp,
+  expires_at: v.nullable(timestamp),
   paid_at: v.nullable(timestamp),
   completed_at: v.nullable(timestamp),
 }
@@ -132,6 +147,8 @@ const PendingVerification = v.strictObject({
   state: v.literal('pending'),
   confirmations: v.number(),
   required: v.number(),
+  /** On orders sent with tx_hash: whether the server re-checks it in the background (else call verify-payment). */
+  rechecked: v.optional(v.boolean()),
 })
 
 /** Answers, by operation. */
@@ -193,6 +210,7 @@ export const responses = {
         deposit_abi: text,
         deposit_abi_json: v.array(v.looseObject({ name: text, type: text })),
         flow: text,
+        payer_proof: PayerProof,
       }),
     }),
   }),

@@ -12,7 +12,8 @@ import { requestPath } from '../requestPath.ts'
 export type RateLimitSettings = { limiter: RateLimiter; trustedProxies: number }
 
 /** The part of Bun's server the limiter asks for the peer's address (absent when a host calls `app.handle`). */
-type PeerSource = { requestIP(request: Request): { address: string } | null } | null | undefined
+/** What tells the peer's address: Elysia's `server`. */
+export type PeerSource = { requestIP(request: Request): { address: string } | null } | null | undefined
 
 const STRICT = new Set<RateClass>(['register', 'pairing', 'payment'])
 

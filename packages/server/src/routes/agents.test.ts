@@ -186,7 +186,8 @@ describe('milestones', () => {
     ])
     const agent = (await call('GET', '/api/community/agents/Scout')).json
     expect(agent.milestones).toEqual(list.json.milestones)
-    expect(agent.trustScore).toBe(10 + 10 + 2)
+    // Registered, then one point per milestone whatever its label: a proof URL proves nothing by itself.
+    expect(agent.trustScore).toBe(5 + 1 + 1)
     expect((await call('GET', '/api/agents/Scout/agent-card.json')).json._extensions.milestones).toEqual(
       list.json.milestones,
     )
@@ -301,6 +302,12 @@ describe('GET /api/agents/{name}/agent-card.json', () => {
           },
         ],
         flow: expect.any(String),
+        payer_proof: {
+          domain: { name: 'agentmarket', version: '1', chainId: 8453 },
+          types: { PaymentClaim: expect.any(Array) },
+          primaryType: 'PaymentClaim',
+          message: { market: TEST_BASE_URL, agent: expect.any(String), task: '', txHash: null },
+        },
       },
     })
   })

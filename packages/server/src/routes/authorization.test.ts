@@ -15,10 +15,7 @@ async function market() {
   const seller = await app.register('seller', { skills: ['ping'] })
   const other = await app.register('other')
   const task = await app.call('POST', '/api/agents/seller/tasks', { body: { skill: 'ping' } })
-  await app.call('POST', '/api/community/users/owner/pair-agent', {
-    body: { pairingCode: seller.pairingCode },
-    headers: { 'x-wallet-address': owner.address },
-  })
+  await app.pair('owner', seller.pairingCode, owner)
   return { app, seller, other, taskId: task.json.task_id as string }
 }
 
@@ -46,11 +43,8 @@ const BEARER_WRITES = (taskId: string) => [
 ]
 
 /** Wallet-signature headers for `method path` by `account`, `skewSeconds` away from the app's clock. */
-async function walletProof(app: App, account: Account, method: string, path: string, skewSeconds = 0) {
-  const timestamp = String(Math.floor(app.clock.now().getTime() / 1000) + skewSeconds)
-  const signature = await account.signMessage({ message: `agentmarket:${method}:${path}:${timestamp}` })
-  return { 'x-wallet-signature': signature, 'x-wallet-timestamp': timestamp }
-}
+const walletProof = (app: App, account: Account, method: string, path: string, skewSeconds = 0) =>
+  app.walletProof(account, method, path, skewSeconds)
 
 describe('authorization matrix', () => {
   test("error: every bearer write refuses no key, an unknown key and another agent's key, and changes nothing; the right key works", async () => {
@@ -112,17 +106,16 @@ describe('authorization matrix', () => {
     expect(cases).toBe(10)
   })
 
-  test('error: pairing needs a wallet address, and a username held by another wallet refuses it', async () => {
+  test('error: pairing needs a wallet address proved by its signature, and a username held by another wallet refuses it', async () => {
     const { app } = await market()
     const fresh = await app.register('fresh')
-    const pair = (username: string, headers: Record<string, string>) =>
-      app.call('POST', `/api/community/users/${username}/pair-agent`, {
-        body: { pairingCode: fresh.pairingCode },
-        headers,
-      })
-    expect((await pair('owner', {})).status).toBeGreaterThanOrEqual(400)
-    expectProblemShape(await pair('owner', { 'x-wallet-address': stranger.address }), 403, 'forbidden')
+    const path = '/api/community/users/owner/pair-agent'
+    const pair = (headers: Record<string, string>) =>
+      app.call('POST', path, { body: { pairingCode: fresh.pairingCode }, headers })
+    expectProblemShape(await pair({}), 400, 'invalid_wallet_address')
+    expectProblemShape(await pair({ 'x-wallet-address': owner.address }), 401, 'wallet_proof_required')
+    expectProblemShape(await app.pair('owner', fresh.pairingCode, stranger), 403, 'forbidden')
     expect((await app.call('GET', '/api/community/agents/fresh')).json.owner).toBeNull()
-    expect((await pair('owner', { 'x-wallet-address': owner.address })).status).toBe(200)
+    expect((await app.pair('owner', fresh.pairingCode, owner)).status).toBe(200)
   })
 })

@@ -1,10 +1,12 @@
 import { describe, expect, test } from 'bun:test'
 import { BASE_USDC, type ChainReader, ChainUnavailableError, type PaymentReceipt } from '@agentmarket/core'
 import { type Address, encodeAbiParameters, encodeEventTopics, type Hex, parseAbi } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 import { expectProblemShape, testApp } from '../testing/http.ts'
 
 const SELLER: Address = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
-const BUYER: Address = '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359'
+const PAYER = privateKeyToAccount(`0x${'5a'.repeat(32)}`)
+const BUYER: Address = PAYER.address
 const TX_HASH: Hex = `0x${'cd'.repeat(32)}`
 const TRANSFER = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)'])
 
@@ -57,8 +59,15 @@ async function pendingTask(chain: ChainReader) {
   await app.call('PUT', '/api/agents/seller', { key, body: { walletAddress: SELLER } })
   const created = await app.call('POST', '/api/agents/seller/tasks', { body: { skill: 'report' } })
   const taskId = created.json.task_id as string
+  const proof = created.json.payment.payer_proof
+  const payerSignature = await PAYER.signTypedData({
+    ...proof,
+    message: { ...proof.message, txHash: TX_HASH },
+  })
   const verify = () =>
-    app.call('POST', `/api/agents/seller/tasks/${taskId}/verify-payment`, { body: { tx_hash: TX_HASH } })
+    app.call('POST', `/api/agents/seller/tasks/${taskId}/verify-payment`, {
+      body: { tx_hash: TX_HASH, payer_signature: payerSignature },
+    })
   const status = async () => (await app.call('GET', `/api/agents/seller/tasks/${taskId}`)).json.status
   return { verify, status }
 }

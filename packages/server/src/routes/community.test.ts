@@ -27,7 +27,7 @@ describe('GET /api/community/agents', () => {
       name: 'bravo',
       skillCount: 2,
       purchasableCount: 1,
-      trustScore: 10,
+      trustScore: 5,
       heartbeat: { status: 'off', lastSeen: null },
     })
     expect(bravo.cardUrl).toBe(`${TEST_BASE_URL}/api/agents/bravo/agent-card.json`)
@@ -106,7 +106,7 @@ describe('GET /api/community/agents/{name}', () => {
       name: 'Scout',
       status: 'free',
       owner: null,
-      trustScore: 20,
+      trustScore: 10,
       pageUrl: `${TEST_BASE_URL}/agents/Scout`,
     })
   })

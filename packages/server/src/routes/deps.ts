@@ -1,4 +1,5 @@
 import type { MarketplaceActions } from '@agentmarket/core'
+import type { PeerSource } from '../plugins/rateLimits.ts'
 import type { ApiVersion } from '../versions.ts'
 
 /** What every route group needs from the host. */
@@ -10,6 +11,8 @@ export type RouteDeps = {
   versions: ApiVersion[]
   /** The order mailbox when orders by e-mail are taken, else null. */
   orderMailbox: string | null
+  /** The client's address as rate limits see it (TRUST_PROXY applied): it scopes Idempotency-Keys and re-checks. */
+  clientOf(request: Request, server: PeerSource): string
 }
 
 /** The query string as a plain object (last value wins), untouched by framework coercion. */

@@ -4,7 +4,7 @@ import { VERSIONING_POLICY } from '../versions.ts'
 import type { RouteDeps } from './deps.ts'
 
 /** How an endpoint is authenticated, as the index tells clients. */
-export type EndpointAuth = 'none' | 'bearer' | 'wallet-address' | 'wallet-signature' | 'mpp'
+export type EndpointAuth = 'none' | 'bearer' | 'wallet-signature' | 'wallet-address-signature' | 'mpp'
 
 /** Every public endpoint, unversioned; each is also served under /api/v1. */
 export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: EndpointAuth }> = [
@@ -24,7 +24,7 @@ export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: Endp
   { method: 'POST', path: '/api/agents/{name}/tasks/{id}/verify-payment', auth: 'none' },
   { method: 'POST', path: '/api/agents/{name}/tasks/{id}/complete', auth: 'bearer' },
   { method: 'GET', path: '/api/community/health', auth: 'none' },
-  { method: 'POST', path: '/api/community/users/{username}/pair-agent', auth: 'wallet-address' },
+  { method: 'POST', path: '/api/community/users/{username}/pair-agent', auth: 'wallet-address-signature' },
   { method: 'GET', path: '/api/community/users', auth: 'none' },
   { method: 'GET', path: '/api/community/users/{username}', auth: 'none' },
   { method: 'PUT', path: '/api/community/users/{username}', auth: 'wallet-signature' },

@@ -3,7 +3,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { expectProblemShape, testApp } from '../testing/http.ts'
 import { sseReader } from '../testing/sse.ts'
 
-const wallet = privateKeyToAccount(generatePrivateKey()).address
+const wallet = privateKeyToAccount(generatePrivateKey())
 const WALLET = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
 
 describe('GET /api/feed/live', () => {
@@ -25,10 +25,7 @@ describe('GET /api/feed/live', () => {
     await app.call('POST', '/api/agents/Scout/heartbeat', { key: scout.key })
     app.clock.advance(6 * 60_000)
     await app.call('POST', '/api/agents/Scout/heartbeat', { key: scout.key })
-    await app.call('POST', '/api/community/users/ann/pair-agent', {
-      body: { pairingCode: scout.pairingCode },
-      headers: { 'x-wallet-address': wallet },
-    })
+    await app.pair('ann', scout.pairingCode, wallet)
     const { events } = (await app.call('GET', '/api/feed/live')).json
     expect(events.map((e: { kind: string }) => e.kind)).toEqual([
       'agent.claimed',
@@ -87,17 +84,14 @@ describe('GET /api/feed/live', () => {
       key: scout.key,
       body: { walletAddress: WALLET, basename: 'scout.base.eth' },
     })
-    await app.call('POST', '/api/community/users/ann/pair-agent', {
-      body: { pairingCode: scout.pairingCode },
-      headers: { 'x-wallet-address': wallet },
-    })
+    await app.pair('ann', scout.pairingCode, wallet)
     const text = (await app.call('GET', '/api/feed/live')).text
     expect(JSON.parse(text).events.length).toBeGreaterThan(3)
     for (const secret of [
       scout.key,
       scout.pairingCode,
       WALLET,
-      wallet,
+      wallet.address,
       WALLET.toLowerCase(),
       '@example.com',
       'inv_',

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { testApp } from '../testing/http.ts'
 
 type Case = { label: string; body?: unknown; headers?: Record<string, string> }
@@ -60,17 +61,15 @@ async function snapshot(call: Awaited<ReturnType<typeof testApp>>['call']) {
 
 describe('hostile input on every endpoint', () => {
   test('error: never a 5xx, always a problem, and the marketplace is unchanged', async () => {
-    const { call, register } = await testApp()
+    const { call, register, pair } = await testApp()
     const scout = await register('Scout', {
       bio: 'b',
       skills: ['s', { name: 'p', type: 'purchasable', price: 0.5 }],
     })
     const other = await register('Other')
-    const ownerWallet = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
-    const paired = await call('POST', '/api/community/users/ann/pair-agent', {
-      body: { pairingCode: other.pairingCode },
-      headers: { 'x-wallet-address': ownerWallet },
-    })
+    const owner = privateKeyToAccount(generatePrivateKey())
+    const ownerWallet = owner.address
+    const paired = await pair('ann', other.pairingCode, owner)
     expect(paired.status).toBe(200)
     await call('POST', '/api/agents/Scout/milestones', {
       key: scout.key,

@@ -46,10 +46,26 @@ describe('POST /api/agents/{name}/tasks', () => {
     expect(task.next_steps.pay).toContain('2.5 USDC')
     expect(task.next_steps.pay).toContain(SELLER_WALLET)
     expect(
-      JSON.parse(task.next_steps.verify_body.replace('0x<hash of your payment transaction>', '0x1')),
-    ).toEqual({
-      tx_hash: '0x1',
+      JSON.parse(
+        task.next_steps.verify_body
+          .replace('0x<hash of your payment transaction>', '0x1')
+          .replace(/0x<EIP-712 [^>]+>/, '0x2'),
+      ),
+    ).toEqual({ tx_hash: '0x1', payer_signature: '0x2' })
+    expect(task.payment.payer_proof).toEqual({
+      domain: { name: 'agentmarket', version: '1', chainId: 8453 },
+      types: {
+        PaymentClaim: [
+          { name: 'market', type: 'string' },
+          { name: 'agent', type: 'string' },
+          { name: 'task', type: 'string' },
+          { name: 'txHash', type: 'bytes32' },
+        ],
+      },
+      primaryType: 'PaymentClaim',
+      message: { market: TEST_BASE_URL, agent: 'seller', task: task.task_id, txHash: null },
     })
+    expect(Date.parse(task.expires_at) - Date.parse(task.created_at)).toBe(24 * 60 * 60 * 1000)
     const read = await call('GET', `/api/agents/SELLER/tasks/${task.task_id}`)
     expect(read.status).toBe(200)
     expect(read.json).toEqual(task)
@@ -133,7 +149,9 @@ describe('POST /api/agents/{name}/tasks', () => {
     const { call } = await marketWithSeller()
     const created = await call('POST', '/api/agents/seller/tasks', { body: { skill: 'deep-search' } })
     const path = `/api/agents/seller/tasks/${created.json.task_id}`
-    const answer = await call('POST', `${path}/verify-payment`, { body: { tx_hash: `0x${'b'.repeat(64)}` } })
+    const answer = await call('POST', `${path}/verify-payment`, {
+      body: { tx_hash: `0x${'b'.repeat(64)}`, payer_signature: `0x${'c'.repeat(130)}` },
+    })
     expectProblemShape(answer, 503, 'chain_unavailable')
     expect(answer.headers.get('retry-after')).toBe('5')
     expect((await call('GET', path)).json.status).toBe('pending_payment')

@@ -30,16 +30,17 @@ function send(answer: TaskAnswer, set: Reply) {
 }
 
 /** Orders, payment verification, delivery and task lists: SPEC rows 8-11 and the seller's delivery. */
-export function taskRoutes({ market }: RouteDeps) {
+export function taskRoutes({ market, clientOf }: RouteDeps) {
   return new Elysia()
     .post(
       '/agents/:name/tasks',
-      async ({ params, headers, body, set, request }) =>
+      async ({ params, headers, body, set, request, server }) =>
         isPaymentCredential(headers.authorization)
           ? market.orderWithPayment(params.name, skillOf(body), body ?? {}, request)
           : send(
               await market.createTask(params.name, body ?? {}, {
                 idempotencyKey: headers['idempotency-key'] ?? null,
+                client: clientOf(request, server),
               }),
               set,
             ),

@@ -8,26 +8,29 @@ const bob = privateKeyToAccount(generatePrivateKey())
 type App = Awaited<ReturnType<typeof testApp>>
 
 /** Headers proving `account` for `method path` at the app's clock (or `skewSeconds` away from it). */
-async function proof(app: App, account: typeof ann, method: string, path: string, skewSeconds = 0) {
-  const timestamp = String(Math.floor(app.clock.now().getTime() / 1000) + skewSeconds)
-  const signature = await account.signMessage({ message: `agentmarket:${method}:${path}:${timestamp}` })
-  return { 'x-wallet-signature': signature, 'x-wallet-timestamp': timestamp }
-}
+const proof = (app: App, account: typeof ann, method: string, path: string, skewSeconds = 0) =>
+  app.walletProof(account, method, path, skewSeconds)
 
-async function pair(app: App, username: string, pairingCode: string, wallet: string = ann.address) {
-  return app.call('POST', `/api/community/users/${username}/pair-agent`, {
-    body: { pairingCode },
-    headers: { 'x-wallet-address': wallet },
-  })
+/** A pairing signed by `account`; `wallet` is the X-Wallet-Address sent (the account's own by default). */
+async function pair(
+  app: App,
+  username: string,
+  pairingCode: string,
+  account = ann,
+  wallet: string = account.address,
+) {
+  const path = `/api/community/users/${username}/pair-agent`
+  const headers = { 'x-wallet-address': wallet, ...(await proof(app, account, 'POST', path)) }
+  return app.call('POST', path, { body: { pairingCode }, headers })
 }
 
 describe('POST /api/community/users/{username}/pair-agent', () => {
   test('behavior: binds the agent to a user created on first use; the owner shows on the agent, card and trust', async () => {
     const app = await testApp()
     const scout = await app.register('Scout')
-    const response = await pair(app, 'Ann', scout.pairingCode.toLowerCase(), ann.address.toLowerCase())
+    const response = await pair(app, 'Ann', scout.pairingCode.toLowerCase(), ann, ann.address.toLowerCase())
     expect(response.status).toBe(200)
-    expect(response.json.agent).toMatchObject({ name: 'Scout', owner: { username: 'Ann' }, trustScore: 30 })
+    expect(response.json.agent).toMatchObject({ name: 'Scout', owner: { username: 'Ann' }, trustScore: 10 })
     expect(response.json.user).toMatchObject({
       username: 'Ann',
       bio: null,
@@ -56,14 +59,18 @@ describe('POST /api/community/users/{username}/pair-agent', () => {
     expectProblemShape(await pair(app, 'ann', 'AGM-2345-6789'), 404, 'pairing_code_not_found')
     expect((await pair(app, 'ann', scout.pairingCode)).status).toBe(200)
     expectProblemShape(await pair(app, 'ann', scout.pairingCode), 409, 'pairing_code_used')
-    expectProblemShape(await pair(app, 'zed', scout.pairingCode, bob.address), 409, 'pairing_code_used')
-    expectProblemShape(await pair(app, 'ann', other.pairingCode, bob.address), 403, 'forbidden')
+    expectProblemShape(await pair(app, 'zed', scout.pairingCode, bob), 409, 'pairing_code_used')
+    expectProblemShape(await pair(app, 'ann', other.pairingCode, bob), 403, 'forbidden')
     for (const bad of ['nope', 'AGM-0000-0000', '', 'AGM-ABCD-EFG']) {
       const response = await pair(app, 'ann', bad)
       expectProblemShape(response, 400, 'invalid_body')
       expect(response.json.errors[0].pointer).toBe('/pairingCode')
     }
-    expectProblemShape(await pair(app, 'ann', other.pairingCode, '0x1234'), 400, 'invalid_wallet_address')
+    expectProblemShape(
+      await pair(app, 'ann', other.pairingCode, ann, '0x1234'),
+      400,
+      'invalid_wallet_address',
+    )
     expectProblemShape(
       await app.call('POST', '/api/community/users/ann/pair-agent', {
         body: { pairingCode: other.pairingCode },
@@ -82,9 +89,36 @@ describe('POST /api/community/users/{username}/pair-agent', () => {
     const scout = await app.register('Scout')
     const results = await Promise.all([
       pair(app, 'ann', scout.pairingCode),
-      pair(app, 'bob', scout.pairingCode, bob.address),
+      pair(app, 'bob', scout.pairingCode, bob),
     ])
     expect(results.map((r) => r.status).sort()).toEqual([200, 409])
+  })
+
+  test('error: without a fresh signature by the wallet it names, pairing is 401 and changes nothing', async () => {
+    const app = await testApp()
+    const scout = await app.register('Scout')
+    const path = '/api/community/users/ann/pair-agent'
+    const attempt = (headers: Record<string, string>) =>
+      app.call('POST', path, {
+        body: { pairingCode: scout.pairingCode },
+        headers: { 'x-wallet-address': ann.address, ...headers },
+      })
+    const missing = await attempt({})
+    expectProblemShape(missing, 401, 'wallet_proof_required')
+    expect(missing.json.detail).toContain(`"agentmarket:POST:${path}:<timestamp>"`)
+    expect(missing.headers.get('www-authenticate')).toStartWith('WalletSignature')
+    expectProblemShape(await attempt(await proof(app, ann, 'POST', path, -301)), 401, 'stale_timestamp')
+    expectProblemShape(
+      await attempt({ ...(await proof(app, ann, 'POST', path)), 'x-wallet-signature': '0xdead' }),
+      401,
+      'invalid_signature',
+    )
+    expectProblemShape(await attempt(await proof(app, bob, 'POST', path)), 401, 'invalid_signature')
+    const elsewhere = '/api/community/users/bob/pair-agent'
+    expectProblemShape(await attempt(await proof(app, ann, 'POST', elsewhere)), 401, 'invalid_signature')
+    expect((await app.call('GET', '/api/community/agents/Scout')).json.owner).toBeNull()
+    expect((await app.call('GET', '/api/community/users')).json.total).toBe(0)
+    expect((await pair(app, 'ann', scout.pairingCode)).status).toBe(200)
   })
 })
 
@@ -97,8 +131,10 @@ describe('owner_invite at registration', () => {
     expect(invite.status).toBe(200)
     expect(invite.json).toEqual({ username: 'ann', inviteCode: expect.stringMatching(/^inv_[0-9a-f]{32}$/) })
     const invited = await app.register('Invited', { owner_invite: invite.json.inviteCode })
-    expect((await app.call('GET', '/api/community/agents/Invited')).json.owner).toEqual({ username: 'ann' })
-    expectProblemShape(await pair(app, 'bob', invited.pairingCode, bob.address), 409, 'pairing_code_used')
+    const agent = (await app.call('GET', '/api/community/agents/Invited')).json
+    expect(agent.owner).toEqual({ username: 'ann' })
+    expect(agent.trustScore).toBe(10)
+    expectProblemShape(await pair(app, 'bob', invited.pairingCode, bob), 409, 'pairing_code_used')
   })
 
   test('error: an unknown invite code is 400 at /owner_invite and registers nothing', async () => {
@@ -122,7 +158,7 @@ describe('users: list and profile', () => {
         app,
         name,
         (await app.register(`agent-${i}`)).pairingCode,
-        privateKeyToAccount(generatePrivateKey()).address,
+        privateKeyToAccount(generatePrivateKey()),
       )
     }
     const list = (await app.call('GET', '/api/community/users')).json

@@ -69,16 +69,17 @@ export function userRoutes({ market }: RouteDeps) {
     )
     .post(
       '/community/users/:username/pair-agent',
-      ({ params, headers, body }) =>
-        market.pairAgent(params.username, headers['x-wallet-address'], body ?? {}),
+      ({ params, headers, request, body }) =>
+        market.pairAgent(params.username, headers['x-wallet-address'], provedRequest(request), body ?? {}),
       operation({
         id: 'pairAgent',
-        summary: 'Claim an agent with its pairing code; creates the user on first use',
+        summary:
+          'Claim an agent with its pairing code, signed by the wallet in X-Wallet-Address; creates the user on first use',
         tag: 'Users',
-        auth: 'walletAddress',
+        auth: 'walletAddressSignature',
         body: PairAgentInput,
         ok: { status: 200, response: 'Pair', description: 'The agent, now owned, and its owner' },
-        problems: [400, 403, 404, 409, 413, 415],
+        problems: [400, 401, 403, 404, 409, 413, 415],
       }),
     )
 }

@@ -6,12 +6,24 @@ import {
   type MppSettings,
   manualClock,
   type Store,
+  walletProofMessage,
 } from '@agentmarket/core'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
+import type { LocalAccount } from 'viem/accounts'
 import { createApp } from '../app.ts'
 
 /** The base URL test apps publish. */
 export const TEST_BASE_URL = 'http://localhost:3000'
+
+/** A wallet a test holds the key of. */
+export type TestWallet = Pick<LocalAccount, 'address' | 'signMessage'>
+
+/** The X-Wallet-Signature and X-Wallet-Timestamp headers by which `wallet` proves itself for `method path` at `now`. */
+export async function walletProofHeaders(wallet: TestWallet, method: string, path: string, now: Date) {
+  const timestamp = String(Math.floor(now.getTime() / 1000))
+  const signature = await wallet.signMessage({ message: walletProofMessage(method, path, timestamp) })
+  return { 'x-wallet-signature': signature, 'x-wallet-timestamp': timestamp }
+}
 
 /** What a test may swap: the payment chain and its settings, or the database (default: a fresh `:memory:`). */
 export type TestAppOptions = {
@@ -63,7 +75,22 @@ export async function testApp(start = '2026-06-01T12:00:00.000Z', options: TestA
     return { name, key: response.json.apiKey as string, pairingCode: response.json.pairingCode as string }
   }
 
-  return { app, store, clock, market, call, register }
+  /** The wallet proof headers for `method path` at the app's clock, or `skewSeconds` away from it. */
+  function walletProof(wallet: TestWallet, method: string, path: string, skewSeconds = 0) {
+    return walletProofHeaders(wallet, method, path, new Date(clock.now().getTime() + skewSeconds * 1000))
+  }
+
+  /** Pairs the agent holding `pairingCode` to `username` as `wallet`, signed (the answer, whatever it is). */
+  async function pair(username: string, pairingCode: string, wallet: TestWallet) {
+    const path = `/api/community/users/${username}/pair-agent`
+    const proof = await walletProof(wallet, 'POST', path)
+    return call('POST', path, {
+      body: { pairingCode },
+      headers: { 'x-wallet-address': wallet.address, ...proof },
+    })
+  }
+
+  return { app, store, clock, market, call, register, walletProof, pair }
 }
 
 /** The shape every error body has. */
