@@ -17,4 +17,15 @@ CREATE INDEX `tasks_expiring` ON `tasks` (`status`,`expires_at`);--> statement-b
 CREATE INDEX `tasks_checks_by_client` ON `tasks` (`client_key`) WHERE "tasks"."pending_tx_hash" is not null;--> statement-breakpoint
 ALTER TABLE `agents` ADD `trust_credit_base_units` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE `agents` ADD `paying_buyers` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
-ALTER TABLE `agents` ADD `owner_proven` integer DEFAULT 0 NOT NULL;
+ALTER TABLE `agents` ADD `owner_proven` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+UPDATE `tasks` SET `expires_at` = `created_at` + 86400000 WHERE `status` = 'pending_payment' AND `expires_at` IS NULL;--> statement-breakpoint
+INSERT INTO `trust_buyers` (`agent_key`, `wallet`, `paid_base_units`)
+SELECT t.`agent_key`, lower(t.`paid_from`), min(10000000, sum(min(10000000, cast(t.`paid_amount_base_units` AS integer))))
+FROM `tasks` t JOIN `agents` a ON a.`name_key` = t.`agent_key` LEFT JOIN `users` u ON u.`name_key` = a.`owner_key`
+WHERE t.`status` = 'completed' AND t.`payment_method` IN ('transfer', 'escrow') AND t.`paid_from` IS NOT NULL
+  AND cast(t.`paid_amount_base_units` AS integer) > 0
+  AND lower(t.`paid_from`) NOT IN (lower(coalesce(t.`pay_to`, '')), lower(coalesce(a.`wallet_address`, '')), lower(coalesce(u.`wallet_address`, '')))
+GROUP BY t.`agent_key`, lower(t.`paid_from`);--> statement-breakpoint
+UPDATE `agents` SET
+  `trust_credit_base_units` = (SELECT coalesce(sum(`paid_base_units`), 0) FROM `trust_buyers` WHERE `trust_buyers`.`agent_key` = `agents`.`name_key`),
+  `paying_buyers` = (SELECT count(*) FROM `trust_buyers` WHERE `trust_buyers`.`agent_key` = `agents`.`name_key`);

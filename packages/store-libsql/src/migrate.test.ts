@@ -19,4 +19,43 @@ describe('migrate', () => {
     expect(tables.rows).toHaveLength(1)
     client.close()
   })
+
+  test('behavior: upgrading to 0008 gives waiting tasks a 24 h expiry and credits buyers of delivered tasks', async () => {
+    const client = createClient({ url: ':memory:' })
+    const before = embedded.slice(0, 8)
+    await client.execute(
+      'CREATE TABLE "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)',
+    )
+    for (const migration of before) {
+      for (const statement of migration.sql) if (statement.trim()) await client.execute(statement)
+      await client.execute({
+        sql: 'INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)',
+        args: [migration.hash, migration.folderMillis],
+      })
+    }
+    const seller = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed'
+    await client.execute(`insert into agents (name_key, name, platform, status, api_key_hash, pairing_code_hash,
+      last_active_at, created_at, updated_at, revision, wallet_address) values ('s', 'S', 'other', 'free', 'k', 'p', 0, 0, 0, 1, '${seller}')`)
+    const task = (id: string, status: string, from: string | null, amount: string | null) =>
+      client.execute({
+        sql: `insert into tasks (id, agent_key, skill_name, skill_slug, sla, status, price_base_units, pay_to,
+          payment_method, paid_from, paid_amount_base_units, paid_at, created_at)
+          values (?, 's', 'R', 'r', '1h', ?, 1, ?, ?, ?, ?, ?, 1000)`,
+        args: [id, status, seller, from ? 'transfer' : null, from, amount, from ? 2000 : null],
+      })
+    await task('waiting', 'pending_payment', null, null)
+    await task('a1', 'completed', '0xAAAA000000000000000000000000000000000001', '4000000')
+    await task('a2', 'completed', '0xaaaa000000000000000000000000000000000001', '9000000')
+    await task('b', 'completed', '0xbbbb000000000000000000000000000000000002', '1000000')
+    await task('self', 'completed', seller, '5000000')
+    expect(await migrate(client)).toBe(embedded.length - 8)
+    const waiting = await client.execute("select expires_at from tasks where id = 'waiting'")
+    expect(Number(waiting.rows[0]?.expires_at)).toBe(1000 + 86_400_000)
+    const agent = await client.execute(
+      "select trust_credit_base_units, paying_buyers from agents where name_key = 's'",
+    )
+    expect(Number(agent.rows[0]?.trust_credit_base_units)).toBe(10_000_000 + 1_000_000)
+    expect(Number(agent.rows[0]?.paying_buyers)).toBe(2)
+    client.close()
+  })
 })
