@@ -117,7 +117,14 @@ export const CreateTaskInput = v.object({
   buyer_wallet: v.optional(Wallet),
   tx_hash: v.optional(TxHash),
   /** The paying wallet's EIP-712 signature binding `tx_hash` to this order (see PayerProof.ts). */
-  payer_signature: v.optional(Signature),
+  payer_signature: v.optional(
+    v.pipe(
+      Signature,
+      v.description(
+        "Required with tx_hash: the paying wallet's EIP-712 signature of the agent card's commerce.payer_proof (task \"\"), message.txHash = tx_hash.",
+      ),
+    ),
+  ),
 })
 /** Validated create input. */
 export type CreateTaskInput = v.InferOutput<typeof CreateTaskInput>
@@ -134,7 +141,17 @@ export const PaidOrderInput = v.object({
 export type PaidOrderInput = v.InferOutput<typeof PaidOrderInput>
 
 /** Body of POST …/tasks/{id}/verify-payment: the payment and the paying wallet's signature binding it to the task. */
-export const VerifyPaymentInput = v.object({ tx_hash: TxHash, payer_signature: v.optional(Signature) })
+export const VerifyPaymentInput = v.object({
+  tx_hash: TxHash,
+  payer_signature: v.optional(
+    v.pipe(
+      Signature,
+      v.description(
+        "Required (400 payer_signature_required without it): the paying wallet's EIP-712 signature of the task's payment.payer_proof, message.txHash = tx_hash.",
+      ),
+    ),
+  ),
+})
 
 /** Body of POST …/tasks/{id}/complete. */
 export const CompleteTaskInput = v.object({ result_url: HttpUrl })

@@ -148,7 +148,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Verify the on-chain USDC payment of a task */
+        /** Verify the on-chain USDC payment of a task, signed for it by the paying wallet */
         post: operations["verifyPayment"];
         delete?: never;
         options?: never;

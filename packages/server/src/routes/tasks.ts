@@ -133,7 +133,7 @@ export function taskRoutes({ market, clientOf }: RouteDeps) {
         send(await market.verifyPayment(params.name, params.id, body ?? {}), set),
       operation({
         id: 'verifyPayment',
-        summary: 'Verify the on-chain USDC payment of a task',
+        summary: 'Verify the on-chain USDC payment of a task, signed for it by the paying wallet',
         tag: 'Tasks',
         body: VerifyPaymentInput,
         ok: { status: 200, response: 'PaymentVerified', description: 'Paid' },
