@@ -121,7 +121,7 @@ export const CreateTaskInput = v.object({
     v.pipe(
       Signature,
       v.description(
-        "Required with tx_hash: the paying wallet's EIP-712 signature of the agent card's commerce.payer_proof (task \"\"), message.txHash = tx_hash.",
+        'Required with tx_hash: the paying wallet\'s EIP-712 signature of the agent card\'s commerce.payer_proof (task ""), message.txHash = tx_hash.',
       ),
     ),
   ),

@@ -25,7 +25,6 @@ import {
   MAX_UNMINED_RECHECKS,
   PaidOrderInput,
   type PublicTaskRow,
-  taskAt,
   recheckDelayMs,
   type SellerTaskView,
   TASK_STATUSES,
@@ -33,6 +32,7 @@ import {
   type TaskPayment,
   type TaskRecord,
   type TaskView,
+  taskAt,
   toPublicTaskRow,
   toSellerTaskView,
   toTaskView,
@@ -120,7 +120,12 @@ const signatureRequired = () =>
   new InvalidInputError(
     'payer_signature_required',
     `A payment needs payer_signature: proof by the paying wallet that this payment is for this task. ${SIGNATURE_HOW}`,
-    [{ pointer: '/payer_signature', detail: 'required with tx_hash: an EIP-712 signature by the paying wallet' }],
+    [
+      {
+        pointer: '/payer_signature',
+        detail: 'required with tx_hash: an EIP-712 signature by the paying wallet',
+      },
+    ],
   )
 
 const signatureInvalid = (from: string) =>
@@ -201,7 +206,13 @@ export function taskActions(context: ActionContext) {
   const newTask = (agent: AgentRecord, input: CreateTaskInput) => newTaskRecord(context, agent, input)
 
   /** The payer's proof for `task` (`forOrder`: signed before the task existed, with task ''), judged by `from`. */
-  const payerProved = async (task: TaskRecord, txHash: Hex, signature: Hex, from: Address, forOrder: boolean) => {
+  const payerProved = async (
+    task: TaskRecord,
+    txHash: Hex,
+    signature: Hex,
+    from: Address,
+    forOrder: boolean,
+  ) => {
     if (!context.chain) throw new ChainUnavailableError('This marketplace has no payment chain configured.')
     const claim = { market: config.baseUrl, agent: task.agentName, task: forOrder ? '' : task.id, txHash }
     try {
@@ -222,7 +233,8 @@ export function taskActions(context: ActionContext) {
     const [verdict] = await judge([checkOf(task, txHash)])
     if (!verdict) throw new ChainUnavailableError()
     if (verdict.ok) {
-      if (!(await payerProved(task, txHash, signature, verdict.from, true))) throw signatureInvalid(verdict.from)
+      if (!(await payerProved(task, txHash, signature, verdict.from, true)))
+        throw signatureInvalid(verdict.from)
       task.status = 'paid'
       task.payment = paymentOf(verdict, txHash)
       return { status: 201, body: toTaskView(task, config) }
@@ -231,7 +243,12 @@ export function taskActions(context: ActionContext) {
     const now = clock.now()
     const rechecked = await withinRecheckBudget(task.clientKey)
     if (rechecked)
-      task.pendingCheck = { txHash, signature, attempts: 0, nextAt: new Date(now.getTime() + recheckDelayMs(0)) }
+      task.pendingCheck = {
+        txHash,
+        signature,
+        attempts: 0,
+        nextAt: new Date(now.getTime() + recheckDelayMs(0)),
+      }
     const { verification, retryAfterSeconds } = pendingAnswer(verdict)
     const body = { ...toTaskView(task, config), verification: { ...verification, rechecked } }
     return { status: 202, body, retryAfterSeconds }
@@ -241,9 +258,9 @@ export function taskActions(context: ActionContext) {
   const withinRecheckBudget = async (clientKey: string) =>
     clientKey === '' || (await store.countPendingChecks(clientKey)) < MAX_RECHECKS_PER_CLIENT
 
-  /** The task a payment reference already paid for this agent, answered again (a retry after a lost answer). */
-  const alreadyPaid = async (agent: AgentRecord, reference: string | null): Promise<Response | null> => {
-    const id = reference && (await store.findTaskIdByTxHash(reference))
+  /** The task a verified payment already paid for this agent, answered again (a retry after a lost answer). */
+  const alreadyPaid = async (agent: AgentRecord, reference: string): Promise<Response | null> => {
+    const id = await store.findTaskIdByTxHash(reference)
     const task = id ? await store.getTask(agent.name, id) : null
     if (!task) return null
     return Response.json(toTaskView(task, config), {
@@ -309,9 +326,6 @@ export function taskActions(context: ActionContext) {
           'This marketplace takes no machine payments.',
         )
       const authorization = request.headers.get('authorization')
-      const reference = await paymentReferenceOf(authorization)
-      const replayed = await alreadyPaid(agent, reference)
-      if (replayed) return replayed
       const charge = {
         amountBaseUnits: task.priceBaseUnits,
         // newTask refused a paid order of a seller without a wallet, so payTo is set.
@@ -320,12 +334,17 @@ export function taskActions(context: ActionContext) {
         scope: `${agent.name.toLowerCase()}/${skill.slug}`,
         bodyDigest: orderDigest(skill.slug, input),
       }
-      const recovered =
-        authorization && reference ? await context.mpp.recover(authorization, reference, charge) : null
-      const outcome = recovered
-        ? await recoveredOutcome(context.mpp, recovered, clock.now())
+      // Nothing about a task is answered before the credential is ours, for this order, and its settlement's memo
+      // binds its challenge: a transaction hash alone (public) opens nothing.
+      const reference = await paymentReferenceOf(authorization)
+      const spent =
+        authorization && reference ? await context.mpp.spent(authorization, reference, charge) : null
+      const outcome = spent
+        ? await recoveredOutcome(context.mpp, spent, clock.now())
         : await context.mpp.charge(request, charge)
       if (!outcome.paid) return outcome.challenge
+      const replayed = spent ? await alreadyPaid(agent, spent) : null
+      if (replayed) return outcome.withReceipt(replayed)
       task.status = 'paid'
       task.payment = {
         method: 'mpp',
@@ -402,7 +421,8 @@ export function taskActions(context: ActionContext) {
         const { verification, retryAfterSeconds } = pendingAnswer(verdict)
         return { status: 202, body: verification, retryAfterSeconds }
       }
-      if (!(await payerProved(task, txHash, signature, verdict.from, false))) throw signatureInvalid(verdict.from)
+      if (!(await payerProved(task, txHash, signature, verdict.from, false)))
+        throw signatureInvalid(verdict.from)
       const payment = paymentOf(verdict, txHash)
       const outcome = await store.markTaskPaid(task.id, payment, [
         feedEvents.taskPaid(task, txHash, payment.at),
@@ -499,7 +519,8 @@ export function taskActions(context: ActionContext) {
     if (!check) return 'refused'
     if (verdict?.ok) {
       const proved =
-        check.signature !== null && (await payerProved(task, check.txHash, check.signature, verdict.from, true))
+        check.signature !== null &&
+        (await payerProved(task, check.txHash, check.signature, verdict.from, true))
       if (!proved) {
         await store.setPendingCheck(task.id, null)
         return 'refused'
@@ -518,7 +539,8 @@ export function taskActions(context: ActionContext) {
     }
     const attempts = check.attempts + 1
     // A hash the chain has never shown mined gets a few minutes, not the whole budget.
-    const unmined = verdict !== null && !verdict.ok && verdict.reason === 'pending' && verdict.confirmations === 0
+    const unmined =
+      verdict !== null && !verdict.ok && verdict.reason === 'pending' && verdict.confirmations === 0
     if (attempts >= (unmined ? MAX_UNMINED_RECHECKS : MAX_RECHECKS)) {
       await store.setPendingCheck(task.id, null)
       return 'refused'

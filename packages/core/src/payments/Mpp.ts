@@ -11,7 +11,7 @@ import {
 import { formatAmount } from '../Money.ts'
 import type { Random } from '../ports/Random.ts'
 import type { Store } from '../ports/Store.ts'
-import { TRANSFER_EVENT_ABI } from './Verifier.ts'
+import { isMemoBoundTo, TRANSFER_WITH_MEMO_EVENT_ABI } from './MppMemo.ts'
 
 /** How a marketplace takes machine payments (MPP, method `tempo`, intent `charge`). */
 export type MppSettings = {
@@ -94,9 +94,9 @@ export function createMppCharger(settings: MppSettings, store: Store) {
   return {
     /** The token payments are made in. */
     currency: settings.currency,
-    /** The payment a spent credential made for this order when no task records it yet (see recoverSpentPayment). */
-    recover: (authorization: string, reference: Hex, charge: ChargeRequest) =>
-      recoverSpentPayment(settings, store, authorization, reference, charge),
+    /** The payment a credential already made for this very order (see spentPayment), or null. */
+    spent: (authorization: string, reference: Hex, charge: ChargeRequest) =>
+      spentPayment(settings, store, authorization, reference, charge),
     /** A Payment-Receipt header value for a payment settled earlier. */
     async receiptHeader(reference: Hex, at: Date): Promise<string> {
       const [{ Receipt }] = await loadMppx()
@@ -134,13 +134,49 @@ async function receiptOf(settings: MppSettings, hash: Hex) {
   } | null
 }
 
+/** The challenge a Payment credential answers, when we issued it (HMAC) for this very order; null otherwise. */
+async function ourChallengeFor(settings: MppSettings, authorization: string, charge: ChargeRequest) {
+  const [{ Challenge, Credential, PaymentRequest }] = await loadMppx()
+  try {
+    const { challenge } = Credential.deserialize(Credential.extractPaymentScheme(authorization) ?? '')
+    if (!Challenge.verify(challenge, { secretKey: settings.secretKey })) return null
+    if (challenge.realm !== settings.realm || !challenge.opaque) return null
+    const bound = PaymentRequest.deserialize(challenge.opaque) as {
+      _mppx_scope?: string
+      bodyDigest?: string
+    }
+    if (bound._mppx_scope !== charge.scope || bound.bodyDigest !== charge.bodyDigest) return null
+    return challenge
+  } catch {
+    return null
+  }
+}
+
+/** True when the mined transaction `reference` paid the order's recipient with a memo bound to `challengeId`. */
+async function settledFor(settings: MppSettings, reference: Hex, challengeId: string, charge: ChargeRequest) {
+  const receipt = await receiptOf(settings, reference)
+  if (receipt?.status !== '0x1') return false
+  const logs = parseEventLogs({
+    abi: TRANSFER_WITH_MEMO_EVENT_ABI,
+    logs: receipt.logs as never,
+    strict: true,
+  })
+  return logs.some(
+    (log) =>
+      isAddressEqual(log.address, settings.currency) &&
+      isAddressEqual(log.args.to, charge.recipient) &&
+      log.args.amount >= charge.amountBaseUnits &&
+      isMemoBoundTo(log.args.memo, settings.realm, challengeId),
+  )
+}
+
 /**
- * The payment a credential made when mppx already spent it but no task records it (the process stopped, or the
- * answer failed, after the transaction was sent): the credential must carry our challenge for this very order, its
- * replay marker must exist, and the chain must show the transfer. `reference` is the credential's, from
- * paymentReferenceOf. Null otherwise.
+ * The payment a credential already made for this order, when mppx spent it earlier: the credential's challenge is
+ * ours (HMAC) for this agent, skill and body, its replay marker exists, and the mined transfer's memo binds that
+ * very challenge, so a credential naming someone else's settlement gets nothing. `reference` is the credential's,
+ * from paymentReferenceOf. Null otherwise (the caller then lets mppx verify and settle it as new).
  */
-async function recoverSpentPayment(
+async function spentPayment(
   settings: MppSettings,
   store: Store,
   authorization: string,
@@ -148,21 +184,9 @@ async function recoverSpentPayment(
   charge: ChargeRequest,
 ): Promise<Hex | null> {
   if ((await store.kvGet(`mppx:charge:${reference}`)) === null) return null
-  const [{ Challenge, Credential, PaymentRequest }] = await loadMppx()
-  const encoded = Credential.extractPaymentScheme(authorization)
-  const { challenge } = Credential.deserialize(encoded ?? '')
-  if (!Challenge.verify(challenge, { secretKey: settings.secretKey }) || !challenge.opaque) return null
-  const bound = PaymentRequest.deserialize(challenge.opaque) as { _mppx_scope?: string; bodyDigest?: string }
-  if (bound._mppx_scope !== charge.scope || bound.bodyDigest !== charge.bodyDigest) return null
-  const receipt = await receiptOf(settings, reference)
-  if (receipt?.status !== '0x1') return null
-  const paid = parseEventLogs({ abi: TRANSFER_EVENT_ABI, logs: receipt.logs as never, strict: true }).some(
-    (log) =>
-      isAddressEqual(log.address, settings.currency) &&
-      isAddressEqual(log.args.to, charge.recipient) &&
-      log.args.value >= charge.amountBaseUnits,
-  )
-  return paid ? reference : null
+  const challenge = await ourChallengeFor(settings, authorization, charge)
+  if (!challenge) return null
+  return (await settledFor(settings, reference, challenge.id, charge)) ? reference : null
 }
 
 /** A charger, as actions receive it. */

@@ -1821,7 +1821,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A retry with a spent credential: the task it paid for */
+            /** @description A retry of the same credential (same challenge and body; its transfer names that challenge): the task it paid for */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -103,7 +103,8 @@ export function taskRoutes({ market, clientOf }: RouteDeps) {
           {
             status: 200,
             response: 'Task',
-            description: 'A retry with a spent credential: the task it paid for',
+            description:
+              'A retry of the same credential (same challenge and body; its transfer names that challenge): the task it paid for',
           },
         ],
         problems: [400, 402, 404, 409, 413, 415, 503],

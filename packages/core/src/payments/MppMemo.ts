@@ -1,0 +1,27 @@
+import { type Hex, keccak256, parseAbi, stringToHex } from 'viem'
+
+/** TIP-20's memo-carrying transfer event: what an MPP payment on Tempo emits beside its Transfer. */
+export const TRANSFER_WITH_MEMO_EVENT_ABI = parseAbi([
+  'event TransferWithMemo(address indexed from, address indexed to, uint256 amount, bytes32 indexed memo)',
+])
+
+/** The first `bytes` bytes of keccak256(text), as lower-case hex digits without 0x. */
+const fingerprint = (text: string, bytes: number) => keccak256(stringToHex(text)).slice(2, 2 + 2 * bytes)
+
+// The attribution memo mppx clients write (32 bytes): tag keccak256("mpp")[0..4], version 0x01,
+// keccak256(realm)[0..10], the client's fingerprint (10 bytes, ignored), keccak256(challengeId)[0..7].
+const TAG_AND_VERSION = `${fingerprint('mpp', 4)}01`
+
+/**
+ * True when an on-chain transfer memo names this server (its realm) and this very challenge: the proof that a
+ * settlement was made for the credential that carries `challengeId`, not for another holder of the same hash.
+ */
+export function isMemoBoundTo(memo: Hex, realm: string, challengeId: string): boolean {
+  const digits = memo.toLowerCase().slice(2)
+  return (
+    digits.length === 64 &&
+    digits.startsWith(TAG_AND_VERSION) &&
+    digits.slice(10, 30) === fingerprint(realm, 10) &&
+    digits.slice(50) === fingerprint(challengeId, 7)
+  )
+}

@@ -1,0 +1,213 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Challenge, Credential } from 'mppx'
+import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
+import { type Hex, keccak256 } from 'viem'
+import { type MarketServer, startMarketServer } from '../support/process.ts'
+import { type ScriptedTempo, scriptedTempo, type TempoRpcServer, tempoPayer } from '../support/tempo.ts'
+
+// Attack: an observer of the Tempo chain and of every public answer (transaction hashes, raw signed transactions)
+// but of no buyer's credential tries to read a task an MPP payment bought, or to take a settlement whose answer
+// was lost. Each test drives it through bun start, the real mppx client and the scripted Tempo node over HTTP.
+
+const SELLER_WALLET = tempoPayer(1).address
+const folder = mkdtempSync(join(tmpdir(), 'agentmarket-mpp-attack-'))
+let node: ScriptedTempo
+let rpc: TempoRpcServer
+let server: MarketServer
+let serial = 0
+
+beforeAll(async () => {
+  node = scriptedTempo()
+  rpc = await node.serve()
+  server = await startMarketServer({
+    DATABASE_URL: `file:${join(folder, 'market.db')}`,
+    TEMPO_RPC_URL: rpc.url,
+  })
+  const registered = (await (
+    await fetch(`${server.base}/api/agents/register`, {
+      ...json({ name: 'seller', skills: [{ name: 'Summary', type: 'purchasable', price: '0.01' }] }),
+    })
+  ).json()) as { apiKey: string }
+  await fetch(`${server.base}/api/agents/seller`, {
+    ...json({ walletAddress: SELLER_WALLET }),
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${registered.apiKey}` },
+  })
+})
+
+afterAll(async () => {
+  server?.stop()
+  await rpc?.stop()
+  rmSync(folder, { recursive: true, force: true })
+})
+
+function json(body: unknown, headers: Record<string, string> = {}): RequestInit {
+  return {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  }
+}
+
+const row12 = () => `${server.base}/api/agents/seller/tasks/summary`
+const row8 = () => `${server.base}/api/agents/seller/tasks`
+
+/** A fresh order body whose params only its buyer knows. */
+function victimOrder() {
+  serial += 1
+  return { params: { secret: `victim-secret-${serial}` }, buyer: 'victim' }
+}
+
+/** The real mppx client of the victim (anvil key 2) paying through the server in `mode`. */
+function victimClient(mode: 'pull' | 'push') {
+  return MppxClient.create({
+    polyfill: false,
+    methods: [tempoClient.charge({ account: tempoPayer(2), getClient: () => node.client('victim'), mode })],
+  })
+}
+
+/** The raw signed transactions the server broadcast, as anyone reading the chain sees them. */
+function broadcastOnChain(): Hex[] {
+  return node.calls
+    .filter((call) => call.method.startsWith('eth_sendRawTransaction'))
+    .map((call) => (call.params as [Hex])[0])
+}
+
+/** The attacker's own, genuine challenge for `body` (row 12; row 8 takes the same): what anyone is handed. */
+async function attackerChallenge(url: string, body: unknown) {
+  const answer = await fetch(url, json(body))
+  expect(answer.status).toBe(402)
+  return Challenge.fromResponse(answer)
+}
+
+/** Every credential an observer can build around a settlement it saw: its hash, or its raw bytes. */
+async function forgeries(hash: Hex, raw: Hex | null, body: Record<string, unknown>) {
+  const own = await attackerChallenge(row12(), body)
+  const invented = { ...own, id: 'invented-challenge-id' }
+  const forged = [
+    { name: 'a bare hash with an invented challenge', url: row12(), body, challenge: invented, hash },
+    { name: "a hash with the attacker's own fresh challenge", url: row12(), body, challenge: own, hash },
+    {
+      name: "a hash with the attacker's own challenge on row 8",
+      url: row8(),
+      body: { ...body, skill: 'summary' },
+      challenge: own,
+      hash,
+    },
+  ]
+  const credentials = forged.map(({ name, url, body: sent, challenge }) => ({
+    name,
+    url,
+    body: sent,
+    authorization: Credential.serialize(Credential.from({ challenge, payload: { type: 'hash', hash } })),
+  }))
+  if (raw)
+    credentials.push({
+      name: 'the raw signed transaction with the attacker’s own challenge',
+      url: row12(),
+      body,
+      authorization: Credential.serialize(
+        Credential.from({ challenge: own, payload: { type: 'transaction', signature: raw } }),
+      ),
+    })
+  return credentials
+}
+
+/** How many tasks the seller has (the list is public). */
+async function taskCount(): Promise<number> {
+  const list = (await (await fetch(`${server.base}/api/agents/seller/tasks?status=all`)).json()) as {
+    total: number
+  }
+  return list.total
+}
+
+describe('MPP credentials (attacks 1 and 3)', () => {
+  for (const mode of ['push', 'pull'] as const) {
+    test(`attack: a credential naming a paid ${mode} settlement's public hash opens nothing; only the buyer's own retry gets the task`, async () => {
+      const body = victimOrder()
+      const sent: string[] = []
+      const client = victimClient(mode)
+      client.onCredentialCreated(({ credential }) => {
+        sent.push(credential)
+      })
+      const paid = await client.fetch(row12(), json(body))
+      expect(paid.status).toBe(201)
+      const task = (await paid.json()) as { task_id: string; payment: { tx_hash: Hex } }
+      const hash = task.payment.tx_hash
+      const raw = broadcastOnChain().find((candidate) => keccak256(candidate) === hash) ?? null
+      if (mode === 'pull') expect(raw).not.toBeNull()
+      const before = await taskCount()
+
+      for (const forged of await forgeries(hash, raw, body)) {
+        const answer = await fetch(forged.url, json(forged.body, { authorization: forged.authorization }))
+        const text = await answer.text()
+        expect(answer.status, forged.name).toBe(402)
+        expect(text, forged.name).not.toContain(task.task_id)
+        expect(text, forged.name).not.toContain(body.params.secret)
+        expect(answer.headers.get('payment-receipt'), forged.name).toBeNull()
+      }
+      expect(await taskCount()).toBe(before)
+
+      const retry = await fetch(row12(), json(body, { authorization: sent[0] ?? '' }))
+      expect(retry.status).toBe(200)
+      expect(retry.headers.get('payment-receipt')).toBeTruthy()
+      const again = (await retry.json()) as { task_id: string; params: unknown }
+      expect(again.task_id).toBe(task.task_id)
+      expect(again.params).toEqual(body.params)
+    })
+  }
+
+  test('attack: a settlement whose answer was lost cannot be recovered by an observer; the buyer’s retry gets its own task', async () => {
+    const body = victimOrder()
+    const challenge = await fetch(row12(), json(body))
+    const credential = await victimClient('pull').createCredential(challenge)
+    const before = await taskCount()
+    node.failNextBroadcast()
+    const failed = await fetch(row12(), json(body, { authorization: credential }))
+    expect(failed.status).toBe(500)
+    expect(await taskCount()).toBe(before)
+
+    // The chain shows the mined transfer; the observer builds credentials around it for the very same order.
+    const raw = broadcastOnChain().at(-1)
+    if (!raw) throw new Error('the server broadcast nothing')
+    const hash = keccak256(raw)
+    expect(node.receipt(hash)?.status).toBe('0x1')
+    const stolen = [...(await forgeries(hash, raw, body)), ...(await forgeries(hash, raw, { params: {} }))]
+    for (const forged of stolen) {
+      const answer = await fetch(forged.url, json(forged.body, { authorization: forged.authorization }))
+      expect(answer.status, forged.name).toBe(402)
+      expect(answer.headers.get('payment-receipt'), forged.name).toBeNull()
+    }
+    expect(await taskCount()).toBe(before)
+
+    const recovered = await fetch(row12(), json(body, { authorization: credential }))
+    expect(recovered.status).toBe(201)
+    const task = (await recovered.json()) as { task_id: string; params: unknown; payment: { tx_hash: Hex } }
+    expect(task.params).toEqual(body.params)
+    expect(task.payment.tx_hash).toBe(hash)
+    const again = await fetch(row12(), json(body, { authorization: credential }))
+    expect(again.status).toBe(200)
+    expect(((await again.json()) as { task_id: string }).task_id).toBe(task.task_id)
+    expect(await taskCount()).toBe(before + 1)
+  })
+
+  test('attack: the buyer’s own credential sent with another body, or to row 8 with another skill body, opens nothing', async () => {
+    const body = victimOrder()
+    const sent: string[] = []
+    const client = victimClient('push')
+    client.onCredentialCreated(({ credential }) => {
+      sent.push(credential)
+    })
+    const paid = await client.fetch(row12(), json(body))
+    const task = (await paid.json()) as { task_id: string }
+    const credential = sent[0] ?? ''
+    for (const other of [{ params: {} }, { ...body, buyer: 'someone-else' }]) {
+      const answer = await fetch(row12(), json(other, { authorization: credential }))
+      expect(answer.status).toBe(402)
+      expect(await answer.text()).not.toContain(task.task_id)
+    }
+  })
+})
