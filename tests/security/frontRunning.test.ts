@@ -43,6 +43,8 @@ beforeAll(async () => {
     ESCROW_CONTRACT: escrow,
     ORDER_MAILBOX: MAILBOX,
     SMTP_INBOUND_PORT: String(smtpPort),
+    // Sender authentication (SPF, DKIM, DMARC) has its own test: tests/security/mailAbuse.test.ts.
+    MAIL_AUTH: 'off',
     SMTP_OUTBOUND_URL: relay.url,
   })
   call = jsonCaller(server.base)

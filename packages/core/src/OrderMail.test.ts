@@ -149,11 +149,13 @@ describe('parseOrderBody', () => {
     }
   })
 
-  test('error: invalid JSON is invalid_json with the parser message', () => {
-    expect(parseOrderBody('{"topic": "x",}')).toEqual({
+  test('error: invalid JSON is invalid_json, without repeating the parser message (it quotes the body)', () => {
+    const body = '{"topic": buy-pills-at-example}'
+    expect(parserMessage(body)).not.toBe('')
+    expect(parseOrderBody(body)).toEqual({
       ok: false,
       reason: 'invalid_json',
-      detail: `The body is not valid JSON (${parserMessage('{"topic": "x",}')}).`,
+      detail: 'The body is not valid JSON.',
     })
   })
 
@@ -211,7 +213,11 @@ describe('outboxMessageId', () => {
 })
 
 describe('replyTo', () => {
-  const content = { text: 'Your order is in.', headers: { 'X-Agentmarket-Task': 'task_1' } }
+  const content = {
+    subject: 'scout/deep-research',
+    text: 'Your order is in.',
+    headers: { 'X-Agentmarket-Task': 'task_1' },
+  }
 
   test('behavior: goes from the mailbox to the sender, threaded under the order', () => {
     const reply = replyTo(
@@ -223,7 +229,7 @@ describe('replyTo', () => {
     expect(reply).toEqual({
       from: 'orders@market.example',
       to: 'ann@example.com',
-      subject: 'Re: Deep Research',
+      subject: 'Re: scout/deep-research',
       text: 'Your order is in.',
       messageId: '<mail_1@market.example>',
       inReplyTo: '<order-1@example.com>',
@@ -238,13 +244,11 @@ describe('replyTo', () => {
     expect(reply.references).toEqual([...older.slice(3), '<order-1@example.com>'])
   })
 
-  test('behavior: adds Re: only when the subject has no reply prefix yet', () => {
+  test("behavior: the subject is the mailbox's own, never the sender's words", () => {
     const subjectOf = (subject: string) =>
       replyTo(inbound({ subject }), 'mail_1', config.orderMailbox, content).subject
-    expect(subjectOf('Deep Research')).toBe('Re: Deep Research')
-    expect(subjectOf('Re: Deep Research')).toBe('Re: Deep Research')
-    expect(subjectOf('RE: Deep Research')).toBe('RE: Deep Research')
-    expect(subjectOf('   ')).toBe('Re: (no subject)')
+    for (const subject of ['Deep Research', 'Re: Deep Research', 'Cheap pills at spam.example', '   '])
+      expect(subjectOf(subject)).toBe('Re: scout/deep-research')
   })
 })
 

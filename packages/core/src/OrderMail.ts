@@ -80,11 +80,16 @@ export function mailRetryDelayMs(attempts: number): number {
   return Math.min(1_000 * 2 ** Math.min(Math.max(attempts - 1, 0), 20), 600_000)
 }
 
-const REPLY_PREFIX = /^\s*((re|fwd?|aw|wg|sv|antw)\s*(\[\d+\])?\s*:\s*)+/i
+// Run on text whose whitespace is already collapsed: every optional part is one character or a bounded run, and
+// each repetition must consume a whole prefix, so the match is linear in the subject (no nested \s* to backtrack).
+const REPLY_PREFIX = /^(?:(?:re|fwd?|aw|wg|sv|antw) ?(?:\[\d{1,9}\])? ?: ?)+/i
+
+/** `text` with every run of whitespace made one space, trimmed. */
+const collapsed = (text: string) => text.replace(/\s+/g, ' ').trim()
 
 /** The subject without reply and forward prefixes (`Re:`, `Fwd:`, `AW:`), so a corrected reply orders too. */
 export function stripReplyPrefixes(subject: string): string {
-  return subject.replace(REPLY_PREFIX, '').replace(/\s+/g, ' ').trim()
+  return collapsed(subject).replace(REPLY_PREFIX, '').trim()
 }
 
 /** Reads the subject: `skill` or `agent/skill`. Null when nothing is left of it. */
@@ -146,7 +151,8 @@ export function parseOrderBody(text: string | null): OrderBody {
     const hint = QUOTE_MARKS.test(body)
       ? ' It contains curly quotes (“ ” ‘ ’): your mail program changed the straight quotes JSON needs; turn off smart quotes or paste the JSON as plain text.'
       : ''
-    return { ok: false, reason: 'invalid_json', detail: `The body is not valid JSON (${parsed.why}).${hint}` }
+    // The parser's message quotes the body's own tokens: a reply never repeats the sender's text.
+    return { ok: false, reason: 'invalid_json', detail: `The body is not valid JSON.${hint}` }
   }
   if (!isObject(parsed.value)) {
     return {
@@ -169,18 +175,21 @@ export function outboxMessageId(entryId: string, mailbox: string): string {
 
 const MAX_REFERENCES = 10
 
-/** A reply to `mail` from the order mailbox, threaded under it and marked as automatic (RFC 3834). */
+/**
+ * A reply to `mail` from the order mailbox, threaded under it (In-Reply-To, References) and marked as automatic
+ * (RFC 3834). Its subject is ours (`content.subject`), never the sender's: a forged sender cannot make the mailbox
+ * carry its words to someone else.
+ */
 export function replyTo(
   mail: InboundOrderMail,
   entryId: string,
   mailbox: string,
-  content: { text: string; headers: Record<string, string> },
+  content: { subject: string; text: string; headers: Record<string, string> },
 ): MailMessage {
-  const subject = mail.subject.trim() || '(no subject)'
   return {
     from: mailbox,
     to: mail.from,
-    subject: REPLY_PREFIX.test(subject) ? subject : `Re: ${subject}`,
+    subject: `Re: ${content.subject}`,
     text: content.text,
     messageId: outboxMessageId(entryId, mailbox),
     inReplyTo: mail.messageId,

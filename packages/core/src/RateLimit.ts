@@ -4,8 +4,11 @@ import type { RateBuckets, RateDecision, RatePolicy } from './ports/RateBuckets.
 
 export type { RateBuckets, RateDecision, RatePolicy } from './ports/RateBuckets.ts'
 
-/** The kinds of request limited separately; each has its own buckets per client address and per API key. */
-export type RateClass = 'read' | 'write' | 'register' | 'pairing' | 'payment'
+/**
+ * The kinds of request limited separately; each has its own buckets per client address and per API key. `mail` is an
+ * order e-mail, limited per sending address and per sender; `mail_total` is every order e-mail together.
+ */
+export type RateClass = 'read' | 'write' | 'register' | 'pairing' | 'payment' | 'mail' | 'mail_total'
 
 /**
  * The limits this project chose (SECURITY.md): reads are generous, other writes moderate, and the three requests an
@@ -17,6 +20,9 @@ export const DEFAULT_RATE_POLICIES: Readonly<Record<RateClass, RatePolicy>> = {
   register: { name: 'register', limit: 10, windowSeconds: 3600 },
   pairing: { name: 'pairing', limit: 10, windowSeconds: 900 },
   payment: { name: 'payment', limit: 30, windowSeconds: 60 },
+  // A busy buyer orders a few times an hour; one mail provider's outbound address carries many buyers.
+  mail: { name: 'mail', limit: 30, windowSeconds: 3600 },
+  mail_total: { name: 'mail_total', limit: 600, windowSeconds: 3600 },
 }
 
 /** Milliseconds between two tokens of `policy`. */
@@ -226,6 +232,14 @@ export function rateLimiter(buckets: RateBuckets, options: RateLimiterOptions = 
   const now = options.now ?? Date.now
   const keyBucket = options.keyBucket ?? ((apiKey: string) => hashSecret(apiKey).slice(0, 32))
   return {
+    /**
+     * Spends one token of the bucket `bucket` (a name the caller chooses, e.g. a sender's address) of `rateClass`:
+     * the allowance, or a RateLimitedError. For limits that are not per client address or API key.
+     */
+    async spend(rateClass: RateClass, bucket: string): Promise<RateAllowance> {
+      const policy = policies[rateClass]
+      return allowance(policy, await buckets.take(`${rateClass}:n:${keyBucket(bucket)}`, policy, 1, now()))
+    },
     /**
      * Spends one request of `rateClass` for `client`: the tighter of its allowances, or a RateLimitedError. It answers
      * synchronously when this process holds the tokens (the common case: no promise on the hot path).

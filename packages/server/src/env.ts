@@ -25,6 +25,10 @@ export type Settings = {
   orderMailbox: string
   smtpInboundPort: number | null
   smtpOutboundUrl: string | null
+  /** What the order mailbox does with mail its sender's domain does not authenticate. */
+  mailAuth: 'enforce' | 'report' | 'off'
+  /** DNS servers (`ip` or `ip:port`) for those checks; empty: the system's. */
+  mailDnsServers: string[]
   rateLimits: boolean
   /** Limits that replace the defaults of their kind (DEFAULT_RATE_POLICIES). */
   ratePolicies: Partial<Record<RateClass, RatePolicy>>
@@ -109,7 +113,21 @@ const origins = v.pipe(
     'must be a comma-separated list of origins such as https://app.example',
   ),
 )
-const RATE_LIMIT = /^(read|write|register|pairing|payment)=([1-9]\d{0,6})\/([1-9]\d{0,6})$/
+const DNS_SERVER = /^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9a-fA-F:]+\](:\d{1,5})?|[0-9a-fA-F:]+)$/
+const dnsServers = v.pipe(
+  v.string(),
+  v.transform((value) =>
+    value
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+  ),
+  v.check(
+    (list) => list.every((entry) => DNS_SERVER.test(entry)),
+    'must be a comma-separated list of DNS server addresses such as 1.1.1.1 or 127.0.0.1:5353',
+  ),
+)
+const RATE_LIMIT = /^(read|write|register|pairing|payment|mail|mail_total)=([1-9]\d{0,6})\/([1-9]\d{0,6})$/
 const ratePolicies = v.pipe(
   v.string(),
   v.transform((value) =>
@@ -205,6 +223,13 @@ export function readSettings(env: Env): Settings {
     ),
     smtpInboundPort: env.SMTP_INBOUND_PORT ? read(env, 'SMTP_INBOUND_PORT', port) : null,
     smtpOutboundUrl: optionalUrl('SMTP_OUTBOUND_URL', ['smtp:', 'smtps:'], 'smtp:// or smtps://'),
+    mailAuth: read(
+      env,
+      'MAIL_AUTH',
+      v.picklist(['enforce', 'report', 'off'], 'must be enforce, report or off'),
+      'enforce',
+    ),
+    mailDnsServers: read(env, 'MAIL_DNS_SERVERS', dnsServers, ''),
     rateLimits: read(env, 'RATE_LIMITS', v.picklist(['on', 'off'], 'must be "on" or "off"'), 'on') === 'on',
     ratePolicies: read(env, 'RATE_LIMIT_POLICIES', ratePolicies, ''),
     trustProxy: read(env, 'TRUST_PROXY', hops, 'off'),

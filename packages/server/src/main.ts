@@ -5,6 +5,7 @@ import {
   type MarketplaceActions,
   type MppSettings,
   persistentMppSecret,
+  type RateLimiter,
   rateLimiter,
   type Store,
 } from '@agentmarket/core'
@@ -68,7 +69,12 @@ function rateLimitSettings(settings: Settings, database: Database) {
  * Orders by e-mail: the outbox sender when a relay is set, the SMTP listener when its port is set. The mail modules
  * load only then, so a server without mail starts without them.
  */
-async function startMail(settings: Settings, market: MarketplaceActions, logger: Logger) {
+async function startMail(
+  settings: Settings,
+  market: MarketplaceActions,
+  limiter: RateLimiter | null,
+  logger: Logger,
+) {
   const { smtpOutboundUrl: relay, smtpInboundPort: port } = settings
   const mailer = relay ? (await import('./mail/smtpMailer.ts')).smtpMailer(relay) : null
   const delivery = mailer
@@ -86,6 +92,8 @@ async function startMail(settings: Settings, market: MarketplaceActions, logger:
           port,
           host: settings.host,
           onTaken: () => delivery?.kick(),
+          mailAuth: { policy: settings.mailAuth, dnsServers: settings.mailDnsServers },
+          limiter,
           logger,
         })
   return {
@@ -108,18 +116,19 @@ export async function startServer(settings: Settings) {
   const mpp = await mppSettings(settings, store)
   const market = Marketplace.create({ store, config, chain, mpp })
   const orderMailbox = settings.smtpInboundPort === null ? null : settings.orderMailbox
+  const rateLimits = rateLimitSettings(settings, database)
   const app = createApp({
     market,
     baseUrl: settings.baseUrl,
     orderMailbox,
-    rateLimits: rateLimitSettings(settings, database),
+    rateLimits,
     trustedProxies: settings.trustProxy,
     corsOrigins: settings.corsOrigins,
     logger,
   })
   const rechecks = startPaymentRechecks(market, { intervalMs: RECHECK_INTERVAL_MS, logger })
   // Mail first: once HTTP answers, every channel is ready (a health check is how hosts and tests wait for us).
-  const mail = await startMail(settings, market, logger)
+  const mail = await startMail(settings, market, rateLimits?.limiter ?? null, logger)
   app.listen({ port: settings.port, hostname: settings.host, idleTimeout: settings.idleTimeoutSeconds })
   return {
     app,

@@ -123,7 +123,7 @@ describe('receiveOrderMail', () => {
       mail: {
         from: 'orders@market.example',
         to: 'ann@example.com',
-        subject: 'Re: Deep Research',
+        subject: 'Re: scout/deep-research',
         messageId: `<${result.replyId}@market.example>`,
         inReplyTo: mail.messageId,
         references: ['<root@example.com>', mail.messageId],
@@ -242,7 +242,8 @@ describe('receiveOrderMail', () => {
       await seller('scout', [DEEP_RESEARCH])
       await seller('pinger', ['Ping'])
       const text = await refusedWith(market, order({ subject: 'Shallow Research' }), 'unknown_skill')
-      expect(text).toContain('No agent sells a skill named "Shallow Research"')
+      expect(text).toContain('No agent sells a skill with the name in your subject')
+      expect(text).not.toContain('Shallow Research')
       expect(await tasksOf('scout')).toEqual([])
       expect(await tasksOf('pinger')).toEqual([])
       expect(await createdEvents()).toEqual([])
@@ -253,7 +254,7 @@ describe('receiveOrderMail', () => {
       await seller('scout', [DEEP_RESEARCH])
       await seller('pinger', ['Ping'])
       const text = await refusedWith(market, order({ subject: 'pinger/deep-research' }), 'unknown_skill')
-      expect(text).toContain('agent "pinger" sells no skill named "deep-research"')
+      expect(text).toContain('no agent of the "agent/skill" it names sells such a skill')
       expect(await tasksOf('scout')).toEqual([])
     })
 
@@ -263,7 +264,7 @@ describe('receiveOrderMail', () => {
       const mail = order({ subject: '  ' })
       await refusedWith(market, mail, 'missing_subject')
       const result = refusal(await market.receiveOrderMail({ ...mail, messageId: '<again@example.com>' }))
-      expect((await market.getMail(result.replyId))?.mail.subject).toBe('Re: (no subject)')
+      expect((await market.getMail(result.replyId))?.mail.subject).toBe('Re: your order (not placed)')
     })
 
     test('error: a skill sold by two agents is ambiguous and the reply lists both', async () => {
@@ -271,7 +272,7 @@ describe('receiveOrderMail', () => {
       await seller('alpha', [DEEP_RESEARCH])
       await seller('beta', [DEEP_RESEARCH])
       const text = await refusedWith(market, order(), 'ambiguous_skill')
-      expect(text).toContain('2 agents sell a skill named "Deep Research"')
+      expect(text).toContain('2 agents sell a skill with the name in your subject')
       expect(text).toContain('  alpha/deep-research')
       expect(text).toContain('  beta/deep-research')
       expect(await tasksOf('alpha')).toEqual([])

@@ -49,7 +49,11 @@ type SkillChoice = { agent: AgentRecord; skill: string } | Refusal
 const SELLERS_LISTED = 20
 const LONGEST_ERROR = 500
 
-const quoted = (text: string) => JSON.stringify(text)
+// A JSON pointer is repeated in a refusal only when it is short and plain: keys are the sender's own text.
+const PLAIN_POINTER = /^[A-Za-z0-9_/-]{0,64}$/
+
+/** A validation message without the value it received (valibot ends some with `Received "…"`). */
+const withoutValue = (detail: string) => detail.replace(/,?\s*received\b[\s\S]*$/i, '')
 
 /** Orders by e-mail and the outbox that carries every reply. */
 export function mailActions(context: ActionContext) {
@@ -58,8 +62,8 @@ export function mailActions(context: ActionContext) {
   const unknownSkill = (subject: OrderSubject): Refusal => ({
     reason: 'unknown_skill',
     detail: subject.agent
-      ? `No skill is named ${quoted(subject.whole)}, and agent ${quoted(subject.agent)} sells no skill named ${quoted(subject.skill)}.`
-      : `No agent sells a skill named ${quoted(subject.whole)}.`,
+      ? 'No skill has the name in your subject, and no agent of the "agent/skill" it names sells such a skill.'
+      : 'No agent sells a skill with the name in your subject.',
     fix: `Put the exact name or slug of a skill in the subject. Search skills at ${config.baseUrl}/api/community/agents?q=<words>, or read an agent's skills at ${config.baseUrl}/api/agents/<name>/agent-card.json.`,
   })
 
@@ -70,7 +74,7 @@ export function mailActions(context: ActionContext) {
     })
     return {
       reason: 'ambiguous_skill',
-      detail: `${sellers.length === SELLERS_LISTED ? 'Many' : sellers.length} agents sell a skill named ${quoted(subject.whole)}.`,
+      detail: `${sellers.length === SELLERS_LISTED ? 'Many' : sellers.length} agents sell a skill with the name in your subject.`,
       fix: `Write "agent/skill" in the subject to pick one, e.g.:\n${choices.join('\n')}`,
     }
   }
@@ -126,18 +130,23 @@ export function mailActions(context: ActionContext) {
       const first = error.errors?.[0]
       return {
         reason: 'invalid_params',
-        detail: first ? `${first.pointer || 'params'}: ${first.detail}.` : error.message,
+        detail: first
+          ? `${PLAIN_POINTER.test(first.pointer) ? first.pointer || 'params' : 'params'}: ${withoutValue(first.detail)}.`
+          : error.message,
         fix: 'Correct the JSON in the body and send the order again.',
       }
     }
   }
 
-  const outboxEntry = (mail: InboundOrderMail, text: string, headers: Record<string, string>) => {
+  const outboxEntry = (
+    mail: InboundOrderMail,
+    content: { subject: string; text: string; headers: Record<string, string> },
+  ) => {
     const id = generateId(random, 'mail_')
     const now = clock.now()
     const entry: OutboxEntry = {
       id,
-      mail: replyTo(mail, id, config.orderMailbox, { text, headers }),
+      mail: replyTo(mail, id, config.orderMailbox, content),
       createdAt: now,
       attempts: 0,
       nextAttemptAt: now,
@@ -181,8 +190,10 @@ export function mailActions(context: ActionContext) {
       const key = hashSecret(`${mail.from.toLowerCase()}\n${mail.messageId}`)
       const outcome = await taskOf(mail)
       if ('reason' in outcome) {
-        const reply = outboxEntry(mail, orderRefusedText(outcome.detail, outcome.fix, config), {
-          'X-Agentmarket-Problem': outcome.reason,
+        const reply = outboxEntry(mail, {
+          subject: 'your order (not placed)',
+          text: orderRefusedText(outcome.detail, outcome.fix, config),
+          headers: { 'X-Agentmarket-Problem': outcome.reason },
         })
         const stored = await store.acceptOrderMail({
           key,
@@ -196,9 +207,13 @@ export function mailActions(context: ActionContext) {
           : { outcome: 'refused', reason: outcome.reason, replyId: reply.id }
       }
       const task = outcome
-      const reply = outboxEntry(mail, orderAcceptedText(task, config), {
-        'X-Agentmarket-Task': task.id,
-        'X-Agentmarket-Task-Url': taskPaths(config.baseUrl, task).self,
+      const reply = outboxEntry(mail, {
+        subject: `${task.agentName}/${task.skillSlug}`,
+        text: orderAcceptedText(task, config),
+        headers: {
+          'X-Agentmarket-Task': task.id,
+          'X-Agentmarket-Task-Url': taskPaths(config.baseUrl, task).self,
+        },
       })
       const events = eventsOfNewTask(task)
       const stored = await store.acceptOrderMail({ key, receivedAt: clock.now(), task, events, reply })

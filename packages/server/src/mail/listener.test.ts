@@ -92,6 +92,7 @@ describe('startOrderListener', () => {
       mailbox: MAILBOX,
       port: 0,
       host: '127.0.0.1',
+      mailAuth: { policy: 'off' },
       onTaken: (result) => taken.push(result.outcome),
     })
     const order = {
@@ -118,7 +119,13 @@ describe('startOrderListener', () => {
 
   test('behavior: an auto-reply is accepted with 250 and makes nothing', async () => {
     const { market, store } = await marketWithFlakyStore({ on: false })
-    listener = await startOrderListener({ market, mailbox: MAILBOX, port: 0, host: '127.0.0.1' })
+    listener = await startOrderListener({
+      market,
+      mailbox: MAILBOX,
+      port: 0,
+      host: '127.0.0.1',
+      mailAuth: { policy: 'off' },
+    })
     const answer = await sendMail(listener.port, {
       from: 'ann@buyer.test',
       to: MAILBOX,

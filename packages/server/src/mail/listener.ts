@@ -1,8 +1,9 @@
-import type { MarketplaceActions, OrderMailResult } from '@agentmarket/core'
-import { MAX_ORDER_MAIL_BYTES } from '@agentmarket/core'
+import type { MarketplaceActions, OrderMailResult, RateClass, RateLimiter } from '@agentmarket/core'
+import { addressBucket, MAX_ORDER_MAIL_BYTES, RateLimitedError } from '@agentmarket/core'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server'
 import { fallbackLogger, type Logger } from '../log.ts'
 import { readOrderMail } from './inbound.ts'
+import { checkSender, type DnsResolver, dnsResolver, type MailAuthPolicy } from './senderAuth.ts'
 
 /** Options of the inbound order mailbox. */
 export type OrderListenerOptions = {
@@ -11,6 +12,13 @@ export type OrderListenerOptions = {
   mailbox: string
   port: number
   host: string
+  /**
+   * What to do with mail whose From domain does not authenticate (default enforce: refuse it with 550), and how its
+   * DNS is asked: `resolver`, else `dnsServers`, else the system's servers.
+   */
+  mailAuth?: { policy: MailAuthPolicy; resolver?: DnsResolver; dnsServers?: string[] }
+  /** Limits orders per client address, per sender and in total (RATE_LIMITS); null takes every message. */
+  limiter?: RateLimiter | null
   /** Called after an order mail was taken and its reply is in the outbox. */
   onTaken?: (result: OrderMailResult) => void
   /** Where failures are logged. */
@@ -25,6 +33,21 @@ function smtpError(code: number, message: string): Error {
   return Object.assign(new Error(message), { responseCode: code })
 }
 
+/** Spends one message of each bucket; past a limit, an SMTP 451 (the sending server tries again later). */
+async function spendMail(limiter: RateLimiter, buckets: [RateClass, string][]) {
+  try {
+    for (const [rateClass, bucket] of buckets) await limiter.spend(rateClass, bucket)
+  } catch (error) {
+    if (!(error instanceof RateLimitedError)) throw error
+    const { limit, windowSeconds } = error.policy
+    const wait = error.decision.retryAfterSeconds
+    throw smtpError(
+      451,
+      `4.7.1 Too many order e-mails (at most ${limit} per ${windowSeconds} s); try again in ${wait} s`,
+    )
+  }
+}
+
 async function readStream(stream: SMTPServerDataStream): Promise<Uint8Array> {
   const chunks: Buffer[] = []
   for await (const chunk of stream) chunks.push(chunk as Buffer)
@@ -33,21 +56,48 @@ async function readStream(stream: SMTPServerDataStream): Promise<Uint8Array> {
 
 /**
  * Starts the SMTP listener of orders by e-mail: mail for `mailbox` only (others 550), at most
- * MAX_ORDER_MAIL_BYTES (552). A message is answered 250 only once its task and reply are stored; a store failure
+ * MAX_ORDER_MAIL_BYTES (552), from senders their domain authenticates (SPF, DKIM, DMARC; 550 otherwise, unless the
+ * policy says report or off), and with a limiter at most so many messages per client address, per sender and in
+ * total (451 past them). A message is answered 250 only once its task and reply are stored; a store failure
  * answers 451, so the sending server delivers it again later.
  * @example const listener = await startOrderListener({ market, mailbox: 'orders@market.example', port: 2525, host: '0.0.0.0' })
  */
 export async function startOrderListener(options: OrderListenerOptions): Promise<OrderListener> {
-  const { market, mailbox, onTaken, logger = fallbackLogger } = options
+  const { market, mailbox, onTaken, limiter = null, logger = fallbackLogger } = options
+  const { policy = 'enforce', dnsServers = [] } = options.mailAuth ?? {}
+  const resolver = options.mailAuth?.resolver ?? (dnsServers.length > 0 ? dnsResolver(dnsServers) : undefined)
+  const domain = mailbox.slice(mailbox.lastIndexOf('@') + 1)
+  /** Refuses (enforce) or logs (report) a message whose From domain does not authenticate. */
+  const authenticateSender = async (
+    raw: Uint8Array,
+    session: SMTPServerSession,
+    envelopeFrom: string | null,
+  ) => {
+    if (policy === 'off') return
+    const origin = { ip: session.remoteAddress, helo: session.hostNameAppearsAs, envelopeFrom }
+    const check = await checkSender(raw, origin, { mta: domain, resolver })
+    if (check.authenticated) return
+    logger.warn('order mail sender not authenticated', { policy, result: check.summary })
+    if (policy === 'report') return
+    if (check.temporary)
+      throw smtpError(451, '4.7.0 The sender could not be checked now (DNS); try again later')
+    throw smtpError(
+      550,
+      '5.7.1 The From address is not authenticated by its domain (SPF, DKIM, DMARC); orders are taken only from mail its domain vouches for',
+    )
+  }
   const take = async (stream: SMTPServerDataStream, session: SMTPServerSession) => {
     const raw = await readStream(stream)
     if (stream.sizeExceeded)
       throw smtpError(552, `5.3.4 Message too big: the limit is ${MAX_ORDER_MAIL_BYTES} bytes`)
     const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null
+    await authenticateSender(raw, session, envelopeFrom)
     const mail = await readOrderMail(raw, envelopeFrom, mailbox).catch(() => {
       throw smtpError(554, '5.6.0 The message is not readable MIME')
     })
     if ('skip' in mail) return `2.0.0 Message accepted without reply (${mail.skip})`
+    // The sender is whom the reply goes to: one address cannot be sent more replies than a buyer orders.
+    if (limiter) await spendMail(limiter, [['mail', `sender:${mail.from.toLowerCase()}`]])
     const result = await market.receiveOrderMail(mail)
     onTaken?.(result)
     if (result.outcome === 'task') return `2.0.0 Order taken: ${result.taskId}`
@@ -55,7 +105,7 @@ export async function startOrderListener(options: OrderListenerOptions): Promise
     return '2.0.0 Already taken'
   }
   const server = new SMTPServer({
-    name: mailbox.slice(mailbox.lastIndexOf('@') + 1),
+    name: domain,
     banner: 'agentmarket order mailbox',
     authOptional: true,
     disabledCommands: ['AUTH', 'STARTTLS'],
@@ -64,6 +114,14 @@ export async function startOrderListener(options: OrderListenerOptions): Promise
     maxClients: 50,
     maxRecipients: 10,
     logger: false,
+    onMailFrom(_address, session, callback) {
+      if (!limiter) return callback()
+      const client = `address:${addressBucket(session.remoteAddress)}`
+      spendMail(limiter, [
+        ['mail', client],
+        ['mail_total', 'all'],
+      ]).then(() => callback(), callback)
+    },
     onRcptTo(address, _session, callback) {
       if (address.address.toLowerCase() === mailbox.toLowerCase()) return callback()
       callback(smtpError(550, `5.1.1 <${address.address}>: no such mailbox; orders go to <${mailbox}>`))
