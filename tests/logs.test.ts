@@ -49,15 +49,29 @@ describe('structured logs (bun start)', () => {
     const email = 'buyer.secret@example.com'
     const registered = await send(base, '/api/agents/register', {
       method: 'POST',
-      body: { name: 'logged-seller', skills: [{ name: 'Deep Research', type: 'purchasable', price: 1 }] },
+      body: {
+        name: 'logged-seller',
+        skills: [{ name: 'Deep Research', type: 'purchasable', price: 1 }, { name: 'Ping' }],
+      },
       headers: { 'x-request-id': 'trace-from-proxy.1' },
     })
     const { apiKey, pairingCode } = JSON.parse(registered.text) as { apiKey: string; pairingCode: string }
+    const ordered = await send(base, '/api/agents/logged-seller/tasks', {
+      method: 'POST',
+      body: { skill: 'ping' },
+    })
+    const { task_id: taskId } = JSON.parse(ordered.text) as { task_id: string }
     const owner = privateKeyToAccount(generatePrivateKey())
     const pairing = '/api/community/users/someone/pair-agent'
     const proof = await walletProofHeaders(owner, 'POST', pairing, new Date())
     const answers = [
       registered,
+      ordered,
+      await send(base, `/api/agents/logged-seller/tasks/${taskId}`),
+      await send(base, `/api/agents/logged-seller/tasks/${taskId}/verify-payment`, {
+        method: 'POST',
+        body: { tx_hash: `0x${'00'.repeat(32)}` },
+      }),
       await send(base, '/api/agents/logged-seller/heartbeat', {
         method: 'POST',
         headers: { authorization: `Bearer ${apiKey}` },
@@ -75,6 +89,12 @@ describe('structured logs (bun start)', () => {
         headers: { 'x-wallet-signature': `0x${'ab'.repeat(65)}`, 'x-wallet-timestamp': '1700000000' },
       }),
       await send(base, '/api/community/agents?q=search-secret-word'),
+      await send(base, '/api/community/agents?q=nul%00-secret-word'),
+      await send(base, '/api/agents/logged-seller', {
+        method: 'PUT',
+        body: { bio: 'bio\u0000-secret-text' },
+        headers: { authorization: `Bearer ${apiKey}` },
+      }),
       await send(base, '/api/no-such-route', { headers: { 'x-request-id': 'bad id\twith tab' } }),
     ]
     server.process.kill('SIGTERM')
@@ -98,6 +118,10 @@ describe('structured logs (bun start)', () => {
     }
     expect(answers[0]?.requestId).toBe('trace-from-proxy.1')
     expect(answers.at(-1)?.requestId).not.toContain('bad id')
+    // A NUL in a search or a bio is a 400 at validation, never a 500 from the database.
+    expect(
+      answers.filter((answer) => answer.text.includes('control characters')).map((a) => a.status),
+    ).toEqual([400, 400])
     expect(lines.map((line) => line.msg)).toEqual(expect.arrayContaining(['listening', 'stopping']))
 
     for (const secret of [
@@ -108,6 +132,10 @@ describe('structured logs (bun start)', () => {
       email,
       'params-secret-topic',
       'search-secret-word',
+      'nul-secret-word',
+      'secret-text',
+      taskId,
+      taskId.slice(5),
     ])
       expect(output).not.toContain(secret)
   })

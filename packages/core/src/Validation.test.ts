@@ -3,7 +3,7 @@ import * as v from 'valibot'
 import { InvalidInputError } from './errors.ts'
 import { CreateTaskInput, MAX_PARAMS_DEPTH } from './Task.ts'
 import { MAX_SHOWCASE_DEPTH, UpdateUserInput } from './User.ts'
-import { boundedJsonObject, parseInput } from './Validation.ts'
+import { boundedJsonObject, boundedText, HttpUrl, parseInput } from './Validation.ts'
 
 /** An object nesting `levels` levels, itself included: every level below the first is made by `wrap`. */
 function nested(levels: number, wrap: (inner: unknown) => unknown = (inner) => ({ a: inner })) {
@@ -83,5 +83,23 @@ describe('params and showcase depth', () => {
         detail: `must nest objects and arrays at most ${MAX_SHOWCASE_DEPTH} levels deep`,
       },
     ])
+  })
+})
+
+describe('noControlCharacters (in every text field)', () => {
+  test('error: NUL, other C0 controls and DEL are refused with the character named; tab and newlines pass', () => {
+    const text = boundedText(100)
+    for (const [bad, code] of [
+      ['a\u0000b', '0000'],
+      ['a\u0007b', '0007'],
+      ['a\u001bb', '001B'],
+      ['a\u007fb', '007F'],
+    ] as const) {
+      const result = v.safeParse(text, bad)
+      expect(result.success).toBe(false)
+      expect(result.issues?.[0]?.message).toContain(`U+${code}`)
+    }
+    expect(v.safeParse(text, 'line one\r\nline two\tcolumn').success).toBe(true)
+    expect(v.safeParse(HttpUrl, 'https://a.example/\u0000x').success).toBe(false)
   })
 })

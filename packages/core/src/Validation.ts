@@ -33,10 +33,37 @@ export function parseInput<TSchema extends v.GenericSchema>(
   throw new InvalidInputError(code, `The request ${where} is invalid (${summary}).`, errors)
 }
 
-/** A trimmed string of bounded length with readable messages. */
+/**
+ * The first control character of `text` other than tab, line feed and carriage return (a CRLF newline), or null.
+ * C0 controls and DEL are invisible, and NUL truncates text in many stores and terminals.
+ */
+function firstControlCharacter(text: string): number | null {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index)
+    if ((code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) || code === 0x7f) return code
+  }
+  return null
+}
+
+/** Refuses text holding a control character other than tab and newline, naming the first one. */
+export function noControlCharacters() {
+  return v.check(
+    (text: string) => firstControlCharacter(text) === null,
+    (issue: v.CheckIssue<string>) => {
+      const code = (firstControlCharacter(String(issue.input)) ?? 0)
+        .toString(16)
+        .toUpperCase()
+        .padStart(4, '0')
+      return `must not contain control characters (found U+${code}); only tab and newline are allowed`
+    },
+  )
+}
+
+/** A trimmed string of bounded length, without control characters, with readable messages. */
 export function boundedText(max: number, min = 0) {
   return v.pipe(
     v.string('must be a string'),
+    noControlCharacters(),
     v.trim(),
     v.minLength(min, min === 1 ? 'must not be empty' : `must have at least ${min} characters`),
     v.maxLength(max, `must be at most ${max} characters`),
@@ -46,6 +73,7 @@ export function boundedText(max: number, min = 0) {
 /** An absolute http(s) URL of bounded length. */
 export const HttpUrl = v.pipe(
   v.string('must be a string'),
+  noControlCharacters(),
   v.trim(),
   v.maxLength(2048, 'must be at most 2048 characters'),
   v.check((text) => {

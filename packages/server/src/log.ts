@@ -16,10 +16,24 @@ export type Logger = {
   flush(atExit?: boolean): void
 }
 
-/** What may be logged of a thrown value: its kind, message and stack, never the object itself. */
+// Messages of database and parser errors quote the values they choke on (search words, body text): quoted parts are
+// replaced, and the rest is cut short.
+const QUOTED = /"[^"]*"|'[^']*'|`[^`]*`/g
+const LONGEST_MESSAGE = 300
+
+/** What may be logged of a thrown value: its kind, its message without quoted values, and its stack. */
 function describeError(error: unknown): LogFields {
-  if (!(error instanceof Error)) return { error: String(error) }
-  return { error: `${error.name}: ${error.message}`, stack: error.stack?.split('\n').slice(1, 6).join('\n') }
+  const message = (text: string) => text.replace(QUOTED, '"…"').slice(0, LONGEST_MESSAGE)
+  if (!(error instanceof Error)) return { error: message(String(error)) }
+  return {
+    error: `${error.name}: ${message(error.message)}`,
+    // Frames only: the stack's first lines repeat the message, quoted values included.
+    stack: error.stack
+      ?.split('\n')
+      .filter((line) => /^\s+at /.test(line))
+      .slice(0, 5)
+      .join('\n'),
+  }
 }
 
 /**

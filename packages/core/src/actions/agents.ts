@@ -16,7 +16,7 @@ import { LIVE_WINDOW_MS, livenessChangesAt } from '../Liveness.ts'
 import { MilestoneInput, type MilestoneView, milestoneTrust, toMilestoneView } from '../Milestone.ts'
 import { amountToNumber } from '../Money.ts'
 import { readCache } from '../ReadCache.ts'
-import { pageNumber, parseInput } from '../Validation.ts'
+import { noControlCharacters, pageNumber, parseInput } from '../Validation.ts'
 import {
   type ActionContext,
   agentView,
@@ -66,7 +66,13 @@ export const MAX_PAGE_SIZE = 100
 
 /** Query of GET /api/community/agents (and the user list). */
 export const AgentListInput = v.object({
-  q: v.optional(v.pipe(v.string('must be a string'), v.maxLength(100, 'must be at most 100 characters'))),
+  q: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      noControlCharacters(),
+      v.maxLength(100, 'must be at most 100 characters'),
+    ),
+  ),
   limit: v.optional(pageNumber(1, MAX_PAGE_SIZE), 20),
   offset: v.optional(pageNumber(0, 1_000_000_000), 0),
 })

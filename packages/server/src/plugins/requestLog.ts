@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { Logger } from '../log.ts'
-import { requestPath } from '../requestPath.ts'
+import { loggedPath } from '../requestPath.ts'
 
 /** What the log keeps of a request between its arrival and its answer. */
 type Arrival = { id: string; at: number }
@@ -23,7 +23,8 @@ export function requestIdOf(request: Request): string | undefined {
 }
 
 /**
- * Echoes a request id in `X-Request-Id` and logs one JSON line per answered request: id, method, path (no query),
+ * Echoes a request id in `X-Request-Id` and logs one JSON line per answered request: id, method, path (no query, task
+ * ids redacted),
  * status and duration. Failures (5xx) are warnings, so LOG_LEVEL=warn keeps them alone.
  */
 export function requestLog(logger: Logger) {
@@ -39,7 +40,7 @@ export function requestLog(logger: Logger) {
       const fields = {
         requestId: arrival?.id,
         method: request.method,
-        path: requestPath(request.url),
+        path: loggedPath(request.url),
         status,
         ms: arrival ? Math.round((performance.now() - arrival.at) * 100) / 100 : undefined,
       }
