@@ -4,6 +4,7 @@ import type { Logger } from './log.ts'
 import { lazyMcpHandler, mcpMethodNotAllowed } from './mcp/http.ts'
 import { docsUi } from './openapi/docsUi.ts'
 import { openapiDocument, withPaidOperations } from './openapi/document.ts'
+import { RATE_EXTENSION } from './openapi/operation.ts'
 import { corsPreflights } from './plugins/cors.ts'
 import { jsonBody } from './plugins/jsonBody.ts'
 import { problems } from './plugins/problems.ts'
@@ -12,7 +13,9 @@ import {
   clientAddress,
   mcpRateClasses,
   type RateLimitSettings,
+  type RouteRateClass,
   rateLimits,
+  routeRateClasses,
 } from './plugins/rateLimits.ts'
 import { requestLog } from './plugins/requestLog.ts'
 import { agentRoutes } from './routes/agents.ts'
@@ -99,7 +102,13 @@ export function createApp(deps: AppDeps) {
     logger && logger.level !== 'off' ? withDeprecations.use(requestLog(logger)) : withDeprecations
   const withProblems = logged.use(problems(deps.baseUrl, logger ?? undefined))
   // Only when limits are on: the hook costs every request (bench: the HTTP section).
-  const limited = limits ? withProblems.use(rateLimits(limits)) : withProblems
+  // The routes' classes are read once, on first request, when every route is registered.
+  let classes: RouteRateClass | undefined
+  const classOf: RouteRateClass = (method, route) => {
+    classes ??= routeRateClasses(app.routes)
+    return classes(method, route)
+  }
+  const limited = limits ? withProblems.use(rateLimits(limits, classOf)) : withProblems
   const withCors = deps.corsOrigins?.length ? limited.use(corsPreflights(deps.corsOrigins)) : limited
   const app = withCors
     .use(jsonBody)
@@ -117,7 +126,8 @@ export function createApp(deps: AppDeps) {
             await chargeRequest(limits, rateClass, request, server, set.headers)
         return mcp(request, body, routeDeps.clientOf(request, server))
       },
-      { detail: { hide: true } },
+      // Each JSON-RPC message is charged above by what its tool does.
+      { detail: { hide: true, [RATE_EXTENSION]: 'none' } as never },
     )
     .get('/mcp', mcpMethodNotAllowed, { detail: { hide: true } })
     .delete('/mcp', mcpMethodNotAllowed, { detail: { hide: true } })

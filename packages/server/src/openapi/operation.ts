@@ -1,3 +1,4 @@
+import type { RateClass } from '@agentmarket/core'
 import type { DocumentDecoration } from 'elysia'
 import type { GenericSchema } from 'valibot'
 import { jsonSchemaOf } from './jsonSchema.ts'
@@ -22,6 +23,8 @@ export type OperationSpec = {
   problems: number[]
   /** Extra headers the operation reads, besides those of its auth. */
   headers?: { name: string; description: string; required: boolean }[]
+  /** The rate-limit bucket a request spends (README "Rate limits"); default: `read` for GET, `write` otherwise. */
+  rate?: RateClass
 }
 
 type Parameter = Extract<NonNullable<DocumentDecoration['parameters']>[number], { in: string }>
@@ -54,6 +57,9 @@ const TOO_MANY_REQUESTS = {
   },
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 }
+
+/** The OpenAPI extension naming the rate-limit bucket of an operation; `none` when its handler charges itself. */
+export const RATE_EXTENSION = 'x-rate-limit'
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` }) as OpenApiSchema
 
@@ -123,6 +129,8 @@ export function operation(spec: OperationSpec): { detail: DocumentDecoration } {
   const detail = {
     operationId: spec.id,
     summary: spec.summary,
+    // The route's own fact: the rate limiter reads it from the matched route, whatever alias reached it.
+    ...(spec.rate ? { [RATE_EXTENSION]: spec.rate } : {}),
     tags: [spec.tag],
     ...(SECURITY[spec.auth ?? 'none'] ? { security: SECURITY[spec.auth ?? 'none'] } : {}),
     ...(parameters.length ? { parameters } : {}),

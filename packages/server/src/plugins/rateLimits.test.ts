@@ -1,23 +1,100 @@
 import { describe, expect, test } from 'bun:test'
-import { clientAddress, mcpRateClasses, rateClassOf } from './rateLimits.ts'
+import { DEFAULT_RATE_POLICIES, memoryRateBuckets, type RateBuckets, rateLimiter } from '@agentmarket/core'
+import { testApp } from '../testing/http.ts'
+import { clientAddress, mcpRateClasses, routeRateClasses } from './rateLimits.ts'
+
+const MCP_LIST = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
 
 const peer = (address: string) => ({ requestIP: () => ({ address }) })
 const forwarded = (value: string) =>
   new Request('http://market.example/api/agents/register', { headers: { 'x-forwarded-for': value } })
 
-describe('rateClassOf', () => {
-  test('behavior: the strict kinds are found under both API prefixes; reads are every GET', () => {
-    const base = 'http://market.example'
-    expect(rateClassOf('POST', `${base}/api/agents/register`)).toBe('register')
-    expect(rateClassOf('POST', `${base}/api/v1/agents/register?x=1`)).toBe('register')
-    expect(rateClassOf('POST', `${base}/api/community/users/ada/pair-agent`)).toBe('pairing')
-    expect(rateClassOf('POST', `${base}/api/agents/scout/tasks`)).toBe('payment')
-    expect(rateClassOf('POST', `${base}/api/v1/agents/scout/tasks/task_1/verify-payment`)).toBe('payment')
-    expect(rateClassOf('POST', `${base}/api/agents/scout/tasks/task_1/complete`)).toBe('write')
-    expect(rateClassOf('PUT', `${base}/api/agents/scout`)).toBe('write')
-    expect(rateClassOf('GET', `${base}/api/agents/register`)).toBe('read')
-    expect(rateClassOf('GET', `${base}/`)).toBe('read')
-    expect(rateClassOf('POST', `${base}/mcp`)).toBeNull()
+describe('rate classes of the matched route', () => {
+  /** An app whose limiter records the class of every bucket a request spends (and never refuses). */
+  async function recordingApp() {
+    const inner = memoryRateBuckets()
+    const spent: string[] = []
+    const recording: RateBuckets = {
+      takeHeld(key, policy, cost, now) {
+        spent.push(key.slice(0, key.indexOf(':')))
+        return inner.takeHeld?.(key, policy, cost, now)
+      },
+      take: (key, policy, cost, now) => inner.take(key, policy, cost, now),
+    }
+    const generous = Object.fromEntries(
+      Object.keys(DEFAULT_RATE_POLICIES).map((name) => [name, { name, limit: 1e6, windowSeconds: 60 }]),
+    )
+    const limiter = rateLimiter(recording, { policies: generous })
+    const { app } = await testApp(undefined, { rateLimits: { limiter, trustedProxies: 0 } })
+    return { app, spent }
+  }
+
+  // What each route must spend, written down here rather than read from the routes' own facts.
+  const STRICT: Record<string, string> = {
+    'POST /agents/register': 'register',
+    'POST /community/users/:username/pair-agent': 'pairing',
+    'POST /agents/:name/tasks': 'payment',
+    'POST /agents/:name/tasks/:id': 'payment',
+    'POST /agents/:name/tasks/:id/verify-payment': 'payment',
+  }
+  const expected = (method: string, path: string) => {
+    if (path === '/mcp' && method === 'POST') return 'read' // tools/list, charged by the MCP handler
+    return (
+      STRICT[`${method} ${path.replace(/^\/api(\/v1)?(?=\/)/, '')}`] ?? (method === 'GET' ? 'read' : 'write')
+    )
+  }
+  const concrete = (path: string) =>
+    path
+      .replace(':name', 'scout')
+      .replace(':id', 'task_0')
+      .replace(':username', 'ada')
+      .replace(':file', 'swagger-ui.css')
+
+  test('behavior: every route, by every alias the router accepts, spends its own bucket exactly once', async () => {
+    const { app, spent } = await recordingApp()
+    let walked = 0
+    for (const route of app.routes) {
+      const path = concrete(route.path)
+      const must = path === '/' ? [path] : [path, `${path}/`, path.replace(/^\/([^/]+)/, '/$1/.')]
+      const may = [
+        path.replace(/^\/api\/(?!v1\/)/, '/api/v1/'),
+        path.replace(/^\/api\/v1\//, '/api/'),
+        path.replace(/^\/api/, '/API'),
+        path.replace(/^\//, '//'),
+        path.replace(/a/, '%61'),
+        `${path}//`,
+      ]
+      for (const alias of new Set([...must, ...may])) {
+        spent.length = 0
+        const body = route.method === 'GET' ? undefined : route.path === '/mcp' ? MCP_LIST : '{}'
+        const answer = await app.handle(
+          new Request(`http://localhost${alias}`, {
+            method: route.method,
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+            body,
+          }),
+        )
+        await answer.body?.cancel()
+        if (spent.length === 0 && !must.includes(alias)) {
+          expect(answer.status, `${route.method} ${alias}`).toBe(404)
+          continue
+        }
+        expect(spent, `${route.method} ${alias}`).toEqual([expected(route.method, route.path)])
+        walked += 1
+      }
+    }
+    expect(walked).toBeGreaterThan(app.routes.length * 3)
+  })
+
+  test('behavior: routes without a declared class spend read for GET and write otherwise', () => {
+    const classOf = routeRateClasses([
+      { method: 'POST', path: '/x', hooks: { detail: { 'x-rate-limit': 'register' } } },
+      { method: 'POST', path: '/mcp', hooks: { detail: { 'x-rate-limit': 'none' } } },
+    ])
+    expect(classOf('POST', '/x')).toBe('register')
+    expect(classOf('POST', '/mcp')).toBeNull()
+    expect(classOf('GET', '/x')).toBe('read')
+    expect(classOf('DELETE', '/y')).toBe('write')
   })
 
   test('behavior: each MCP message is charged by what its tool does', () => {

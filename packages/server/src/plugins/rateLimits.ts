@@ -6,7 +6,7 @@ import {
   rateLimitHeaders,
 } from '@agentmarket/core'
 import { Elysia } from 'elysia'
-import { requestPath } from '../requestPath.ts'
+import { RATE_EXTENSION } from '../openapi/operation.ts'
 
 /** How the server limits requests: the limiter, and how many proxies in front of it add to X-Forwarded-For. */
 export type RateLimitSettings = { limiter: RateLimiter; trustedProxies: number }
@@ -17,19 +17,29 @@ export type PeerSource = { requestIP(request: Request): { address: string } | nu
 
 const STRICT = new Set<RateClass>(['register', 'pairing', 'payment'])
 
+/** A route as Elysia lists it: its method, path template and documentation. */
+export type RouteEntry = { method: string; path: string; hooks?: { detail?: unknown } }
+
+/** Which bucket a request to a matched route spends: null when its handler charges itself (MCP). */
+export type RouteRateClass = (method: string, route: string) => RateClass | null
+
 /**
- * Which bucket a request spends from, by method and path (both API prefixes); null for /mcp, whose handler charges
- * each tool call by what it does.
+ * The rate class of every route, read from its own facts (`x-rate-limit` in its operation, see `operation`), keyed by
+ * method and path template: the matched route decides, so every alias the router accepts (a trailing slash, /api or
+ * /api/v1, dot segments) spends the same bucket. Routes without the fact spend `read` for GET and HEAD, else `write`.
  */
-export function rateClassOf(method: string, url: string): RateClass | null {
-  const path = requestPath(url)
-  if (path === '/mcp') return null
-  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return 'read'
-  const route = path.replace(/^\/api(\/v1)?(?=\/)/, '')
-  if (route === '/agents/register') return 'register'
-  if (/^\/community\/users\/[^/]+\/pair-agent$/.test(route)) return 'pairing'
-  if (/^\/agents\/[^/]+\/tasks(\/[^/]+\/verify-payment)?$/.test(route)) return 'payment'
-  return 'write'
+export function routeRateClasses(routes: readonly RouteEntry[]): RouteRateClass {
+  const table = new Map<string, RateClass | null>()
+  for (const route of routes) {
+    const declared = (route.hooks?.detail as Record<string, unknown> | undefined)?.[RATE_EXTENSION]
+    if (typeof declared === 'string')
+      table.set(`${route.method} ${route.path}`, declared === 'none' ? null : (declared as RateClass))
+  }
+  return (method, route) => {
+    const declared = table.get(`${method} ${route}`)
+    if (declared !== undefined) return declared
+    return method === 'GET' || method === 'HEAD' || method === 'OPTIONS' ? 'read' : 'write'
+  }
 }
 
 /**
@@ -88,10 +98,16 @@ export function chargeRequest(
   showAllowance(rateClass, allowed, headers)
 }
 
-/** Rate limits on every route registered after it (SECURITY.md gives the limits). */
-export function rateLimits(settings: RateLimitSettings) {
-  return new Elysia({ name: 'rate-limits' }).onRequest(({ request, server, set }) => {
-    const rateClass = rateClassOf(request.method, request.url)
-    if (rateClass !== null) return chargeRequest(settings, rateClass, request, server, set.headers)
-  })
+/**
+ * Rate limits on every route registered after it (SECURITY.md gives the limits), charged once the router has matched
+ * the route, by the class `classOf` gives that route. A path no route matches (404) touches nothing and is not charged.
+ */
+export function rateLimits(settings: RateLimitSettings, classOf: RouteRateClass) {
+  return new Elysia({ name: 'rate-limits' }).onBeforeHandle(
+    { as: 'global' },
+    ({ request, route, server, set }) => {
+      const rateClass = classOf(request.method, route)
+      if (rateClass !== null) return chargeRequest(settings, rateClass, request, server, set.headers)
+    },
+  )
 }

@@ -12,6 +12,7 @@ export function agentRoutes({ market }: RouteDeps) {
       ({ body }) => market.registerAgent(body ?? {}),
       operation({
         id: 'registerAgent',
+        rate: 'register',
         summary: 'Register an agent; the answer holds its API key, once',
         tag: 'Agents',
         body: RegisterAgentInput,

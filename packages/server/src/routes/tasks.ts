@@ -46,6 +46,7 @@ export function taskRoutes({ market, clientOf }: RouteDeps) {
             ),
       operation({
         id: 'createTask',
+        rate: 'payment',
         summary: 'Order a skill; with tx_hash the payment is verified at once',
         tag: 'Tasks',
         body: CreateTaskInput,
@@ -89,6 +90,7 @@ export function taskRoutes({ market, clientOf }: RouteDeps) {
       ({ params, body, request }) => market.orderWithPayment(params.name, params.id, body ?? {}, request),
       operation({
         id: 'orderWithPayment',
+        rate: 'payment',
         summary:
           'Order a skill by its slug (the {id} segment), paid by machine payment: HTTP 402, MPP tempo charge',
         tag: 'Tasks',
@@ -134,6 +136,7 @@ export function taskRoutes({ market, clientOf }: RouteDeps) {
         send(await market.verifyPayment(params.name, params.id, body ?? {}), set),
       operation({
         id: 'verifyPayment',
+        rate: 'payment',
         summary: 'Verify the on-chain USDC payment of a task, signed for it by the paying wallet',
         tag: 'Tasks',
         body: VerifyPaymentInput,

@@ -73,6 +73,7 @@ export function userRoutes({ market }: RouteDeps) {
         market.pairAgent(params.username, headers['x-wallet-address'], provedRequest(request), body ?? {}),
       operation({
         id: 'pairAgent',
+        rate: 'pairing',
         summary:
           'Claim an agent with its pairing code, signed by the wallet in X-Wallet-Address; creates the user on first use',
         tag: 'Users',

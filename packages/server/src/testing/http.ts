@@ -11,6 +11,7 @@ import {
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import type { LocalAccount } from 'viem/accounts'
 import { createApp } from '../app.ts'
+import type { RateLimitSettings } from '../plugins/rateLimits.ts'
 
 /** The base URL test apps publish. */
 export const TEST_BASE_URL = 'http://localhost:3000'
@@ -33,6 +34,8 @@ export type TestAppOptions = {
   mpp?: MppSettings
   /** Browser origins allowed to write (CORS_ORIGINS). */
   corsOrigins?: string[]
+  /** Rate limits (off unless given). */
+  rateLimits?: RateLimitSettings
 }
 
 /** An in-process app over a fresh libSQL :memory: database, with a clock the test moves. */
@@ -42,7 +45,12 @@ export async function testApp(start = '2026-06-01T12:00:00.000Z', options: TestA
   const base = defaultConfig(TEST_BASE_URL)
   const config = { ...base, chain: { ...base.chain, ...options.chainConfig } }
   const market = Marketplace.create({ store, clock, config, chain: options.chain, mpp: options.mpp })
-  const app = createApp({ market, baseUrl: TEST_BASE_URL, corsOrigins: options.corsOrigins })
+  const app = createApp({
+    market,
+    baseUrl: TEST_BASE_URL,
+    corsOrigins: options.corsOrigins,
+    rateLimits: options.rateLimits ?? null,
+  })
 
   /** Calls the app as an HTTP client would; objects are sent as JSON. */
   async function call(
