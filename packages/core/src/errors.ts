@@ -107,3 +107,12 @@ export class ChainUnavailableError extends MarketError {
     super('chain_unavailable', 503, 'Payment chain unavailable', detail)
   }
 }
+
+/** 429: the client (or the whole server) already holds as many open live streams as it may. */
+export class TooManyStreamsError extends MarketError {
+  override readonly name = 'TooManyStreamsError'
+  readonly retryAfterSeconds = 5
+  constructor(detail: string) {
+    super('too_many_streams', 429, 'Too many open streams', detail)
+  }
+}

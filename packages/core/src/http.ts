@@ -4,6 +4,7 @@ import {
   InvalidInputError,
   MarketError,
   NotFoundError,
+  TooManyStreamsError,
   toProblem,
   UnauthorizedError,
 } from './errors.ts'
@@ -121,7 +122,8 @@ export function problemResponse(
       error instanceof UnauthorizedError ? error.challenge : 'Bearer realm="agentmarket"',
     )
   }
-  if (error instanceof ChainUnavailableError) headers.set('retry-after', String(error.retryAfterSeconds))
+  if (error instanceof ChainUnavailableError || error instanceof TooManyStreamsError)
+    headers.set('retry-after', String(error.retryAfterSeconds))
   if (error instanceof RateLimitedError)
     for (const [name, value] of Object.entries(error.headers)) headers.set(name, value)
   if (problem.status >= 500 && !(error instanceof MarketError)) report(error, request)

@@ -25,6 +25,7 @@ import { discoveryRoutes } from './routes/discovery.ts'
 import { jsonWithETag, type Reply } from './routes/etag.ts'
 import { feedRoutes } from './routes/feed.ts'
 import { llmsGuide, llmsRoutes } from './routes/llms.ts'
+import { type StreamLimits, streamSlots } from './routes/streamSlots.ts'
 import { taskRoutes } from './routes/tasks.ts'
 import { userRoutes } from './routes/users.ts'
 import { VERSION } from './version.ts'
@@ -49,6 +50,8 @@ export type AppDeps = {
   rateLimits?: RateLimitSettings | null
   /** Proxies in front whose X-Forwarded-For names the client; default: the rate limits' setting, else 0. */
   trustedProxies?: number
+  /** Live feed streams open at once, per client address and in all (default DEFAULT_STREAM_LIMITS). */
+  streamLimits?: StreamLimits
 }
 
 /** Every API route group, mounted under one prefix. */
@@ -77,6 +80,7 @@ export function createApp(deps: AppDeps) {
     versions,
     clientOf: (request, server) =>
       clientAddress(request, server, deps.trustedProxies ?? deps.rateLimits?.trustedProxies ?? 0),
+    streams: streamSlots(deps.streamLimits),
   }
 
   // Set once when handlers are compiled, not by a hook on every request. The read API is open to every origin;

@@ -29,6 +29,8 @@ export type Settings = {
   mailAuth: 'enforce' | 'report' | 'off'
   /** DNS servers (`ip` or `ip:port`) for those checks; empty: the system's. */
   mailDnsServers: string[]
+  /** Live feed streams open at once per client address, and in this process. */
+  feedStreams: { perClient: number; total: number }
   rateLimits: boolean
   /** Limits that replace the defaults of their kind (DEFAULT_RATE_POLICIES). */
   ratePolicies: Partial<Record<RateClass, RatePolicy>>
@@ -230,6 +232,10 @@ export function readSettings(env: Env): Settings {
       'enforce',
     ),
     mailDnsServers: read(env, 'MAIL_DNS_SERVERS', dnsServers, ''),
+    feedStreams: {
+      perClient: read(env, 'FEED_STREAMS_PER_CLIENT', positive, '10'),
+      total: read(env, 'FEED_STREAMS_MAX', positive, '1000'),
+    },
     rateLimits: read(env, 'RATE_LIMITS', v.picklist(['on', 'off'], 'must be "on" or "off"'), 'on') === 'on',
     ratePolicies: read(env, 'RATE_LIMIT_POLICIES', ratePolicies, ''),
     trustProxy: read(env, 'TRUST_PROXY', hops, 'off'),

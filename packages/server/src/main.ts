@@ -123,6 +123,7 @@ export async function startServer(settings: Settings) {
     orderMailbox,
     rateLimits,
     trustedProxies: settings.trustProxy,
+    streamLimits: settings.feedStreams,
     corsOrigins: settings.corsOrigins,
     logger,
   })

@@ -1,6 +1,7 @@
 import type { MarketplaceActions } from '@agentmarket/core'
 import type { PeerSource } from '../plugins/rateLimits.ts'
 import type { ApiVersion } from '../versions.ts'
+import type { StreamSlots } from './streamSlots.ts'
 
 /** What every route group needs from the host. */
 export type RouteDeps = {
@@ -13,6 +14,8 @@ export type RouteDeps = {
   orderMailbox: string | null
   /** The client's address as rate limits see it (TRUST_PROXY applied): it scopes Idempotency-Keys and re-checks. */
   clientOf(request: Request, server: PeerSource): string
+  /** Admission of live feed streams: at most so many per client address and in all. */
+  streams: StreamSlots
 }
 
 /** The query string as a plain object (last value wins), untouched by framework coercion. */
