@@ -178,6 +178,29 @@ describe("a chain observer cannot make a buyer's card-and-verify transfer pay it
   }, 20_000)
 })
 
+describe('a mint to the seller (Transfer from the zero address) pays no task', () => {
+  // r = 0, s = 0, v = 27: no signature at all; ecrecover answers address(0) for it.
+  const noSignature = `0x${'00'.repeat(64)}1b` as Hex
+
+  test('attack: a junk signature "from" the zero address claims neither a task nor a pay-first order, and no trust', async () => {
+    const before = (await call('GET', '/api/community/agents/seller')).json.trustScore
+    const mint = await anvil.mintUsdc(seller.address, PRICE)
+    await anvil.mine(3)
+    const { path } = await order()
+    const verified = await call('POST', `${path}/verify-payment`, {
+      body: { tx_hash: mint, payer_signature: noSignature },
+    })
+    expectProblem(verified, 422, 'payer_signature_invalid')
+    expect((await call('GET', path)).json.status).toBe('pending_payment')
+
+    const mintAgain = await anvil.mintUsdc(seller.address, PRICE)
+    await anvil.mine(3)
+    const payFirst = await order('seller', { tx_hash: mintAgain, payer_signature: noSignature })
+    expectProblem(payFirst.created, 422, 'payer_signature_invalid')
+    expect((await call('GET', '/api/community/agents/seller')).json.trustScore).toBe(before)
+  })
+})
+
 describe("a chain observer cannot take a buyer's escrow deposit", () => {
   async function depositFor(from: HDAccount, sellerAddress: Address, taskId: Hex, amount: bigint) {
     await anvil.approveUsdc(from, escrow, amount)

@@ -155,6 +155,21 @@ describe('background re-checks have a budget per client', () => {
     expect(rpc.reads(hashes[0] as Hex)).toBeGreaterThanOrEqual(2)
     expect(rpc.reads(last)).toBe(1)
   }, 20_000)
+
+  test('attack: rotating the low bits of one IPv6 /64 is one client: its 11th never-mined hash is not re-checked', async () => {
+    const addresses = Array.from({ length: 11 }, (_, index) => `2001:db8:1:2::${(index + 1).toString(16)}`)
+    const rechecked = []
+    for (const address of addresses) {
+      const answer = await orderFrom(address, { tx_hash: neverMined(address), payer_signature: anySignature })
+      rechecked.push(answer.json.verification.rechecked)
+    }
+    expect(rechecked).toEqual([...Array.from({ length: 10 }, () => true), false])
+    const elsewhere = await orderFrom('2001:db8:1:3::1', {
+      tx_hash: neverMined('another /64'),
+      payer_signature: anySignature,
+    })
+    expect(elsewhere.json.verification.rechecked).toBe(true)
+  })
 })
 
 describe('a hash the chain never shows mined gets minutes of re-checks, not a day (re-check loop, real chain)', () => {

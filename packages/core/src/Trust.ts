@@ -1,4 +1,4 @@
-import type { Address } from 'viem'
+import { type Address, zeroAddress } from 'viem'
 import type { AgentRecord } from './Agent.ts'
 import { liveness } from './Liveness.ts'
 import type { PaymentMethod, TaskRecord } from './Task.ts'
@@ -55,7 +55,10 @@ export function creditedBuyer(task: TaskRecord, ownWallets: readonly (string | n
   const payment = task.payment
   if (!payment?.from || !TRUST_CREDITED_METHODS.includes(payment.method) || payment.amountBaseUnits <= 0n)
     return null
-  const own = [task.payTo, ...ownWallets].flatMap((wallet) => (wallet ? [wallet.toLowerCase()] : []))
+  // The zero address is a mint's sender: money nobody is known to have paid.
+  const own = [task.payTo, zeroAddress, ...ownWallets].flatMap((wallet) =>
+    wallet ? [wallet.toLowerCase()] : [],
+  )
   return own.includes(payment.from.toLowerCase()) ? null : payment.from
 }
 

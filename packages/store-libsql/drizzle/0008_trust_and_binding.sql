@@ -24,7 +24,7 @@ SELECT t.`agent_key`, lower(t.`paid_from`), min(10000000, sum(min(10000000, cast
 FROM `tasks` t JOIN `agents` a ON a.`name_key` = t.`agent_key` LEFT JOIN `users` u ON u.`name_key` = a.`owner_key`
 WHERE t.`status` = 'completed' AND t.`payment_method` IN ('transfer', 'escrow') AND t.`paid_from` IS NOT NULL
   AND cast(t.`paid_amount_base_units` AS integer) > 0
-  AND lower(t.`paid_from`) NOT IN (lower(coalesce(t.`pay_to`, '')), lower(coalesce(a.`wallet_address`, '')), lower(coalesce(u.`wallet_address`, '')))
+  AND lower(t.`paid_from`) NOT IN (lower(coalesce(t.`pay_to`, '')), lower(coalesce(a.`wallet_address`, '')), lower(coalesce(u.`wallet_address`, '')), '0x0000000000000000000000000000000000000000')
 GROUP BY t.`agent_key`, lower(t.`paid_from`);--> statement-breakpoint
 UPDATE `agents` SET
   `trust_credit_base_units` = (SELECT coalesce(sum(`paid_base_units`), 0) FROM `trust_buyers` WHERE `trust_buyers`.`agent_key` = `agents`.`name_key`),

@@ -1,5 +1,6 @@
 import { TRUST_CREDIT_PER_BUYER, TRUST_CREDITED_METHODS } from '@agentmarket/core'
 import { inArray, sql } from 'drizzle-orm'
+import { zeroAddress } from 'viem'
 import { agents, tasks, trustBuyers, users } from './schema.ts'
 
 /**
@@ -19,7 +20,7 @@ export function trustCreditStatements(taskId: string) {
       and ${inArray(tasks.paymentMethod, [...TRUST_CREDITED_METHODS])}
       and ${tasks.paidFrom} is not null and ${amount} > 0
       and ${payer} not in (lower(coalesce(${tasks.payTo}, '')), lower(coalesce(${agents.walletAddress}, '')),
-        lower(coalesce(${users.walletAddress}, '')))
+        lower(coalesce(${users.walletAddress}, '')), ${zeroAddress})
     on conflict (agent_key, wallet)
       do update set paid_base_units = min(${TRUST_CREDIT_PER_BUYER}, paid_base_units + excluded.paid_base_units)`
   const ofAgent = sql`from ${trustBuyers} where ${trustBuyers.agentKey} = ${agents.nameKey}`

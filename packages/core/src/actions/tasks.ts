@@ -14,6 +14,7 @@ import { formatAmount } from '../Money.ts'
 import { type ChargeOutcome, type MppCharger, paymentReferenceOf } from '../payments/Mpp.ts'
 import { isPayerProof } from '../payments/PayerProof.ts'
 import { type PaymentCheck, type RefusalReason, type Verdict, verifyPayments } from '../payments/Verifier.ts'
+import { addressBucket } from '../RateLimit.ts'
 import {
   CompleteTaskInput,
   CreateTaskInput,
@@ -135,7 +136,9 @@ const signatureInvalid = (from: string) =>
   )
 
 /** A digest naming the client, never the address itself; '' when the host names none. */
-const clientKeyOf = (client: string | null | undefined) => (client ? hashSecret(`client:${client}`) : '')
+// By the client's rate-limit bucket (an IPv6 address by its /64): rotating the low bits of one network is one client.
+const clientKeyOf = (client: string | null | undefined) =>
+  client ? hashSecret(`client:${addressBucket(client)}`) : ''
 
 /** Orders, payments, delivery and the task lists. */
 export function taskActions(context: ActionContext) {

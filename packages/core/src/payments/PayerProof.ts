@@ -1,4 +1,4 @@
-import { type Address, type Hex, hashTypedData, isAddressEqual, recoverAddress } from 'viem'
+import { type Address, type Hex, hashTypedData, isAddressEqual, recoverAddress, zeroAddress } from 'viem'
 import type { ChainReader } from '../ports/Chain.ts'
 
 /**
@@ -48,6 +48,9 @@ export async function isPayerProof(
   claim: PaymentClaim & { txHash: Hex },
   signature: Hex,
 ): Promise<boolean> {
+  // A mint's Transfer comes from the zero address, which no key holds: nobody can prove it paid. Asked anyway, an
+  // ERC-6492 validator would accept any invalid signature for it (ecrecover answers address(0) for those).
+  if (isAddressEqual(payer, zeroAddress)) return false
   const hash = hashTypedData(payerProofTypedData(chainId, claim) as Parameters<typeof hashTypedData>[0])
   try {
     if (isAddressEqual(await recoverAddress({ hash, signature }), payer)) return true
