@@ -34,6 +34,8 @@ export type AgentRecord = AgentProfile & {
   pairingCodeHash: string
   /** When the pairing code was spent (by a pairing, or by an owner invite at registration). */
   pairingCodeUsedAt: Date | null
+  /** When an unspent pairing code stops working; null for none (agents bound at registration). */
+  pairingCodeExpiresAt: Date | null
   ownerUsername: string | null
   lastSeen: Date | null
   lastActiveAt: Date

@@ -1,4 +1,5 @@
 import type { Address } from 'viem'
+import { PAIRING_CODE_TTL_MS } from './PairingCode.ts'
 
 /** Settings of one marketplace deployment. */
 export type MarketConfig = {
@@ -6,6 +7,8 @@ export type MarketConfig = {
   baseUrl: string
   /** Prefix of pairing codes, e.g. `AGM`. */
   pairingPrefix: string
+  /** How long a pairing code may be spent after it is issued (ms). */
+  pairingCodeTtlMs: number
   /** The payment chain. */
   chain: {
     chainId: number
@@ -36,6 +39,7 @@ export function defaultConfig(baseUrl: string, overrides: Partial<MarketConfig> 
   return {
     baseUrl: base,
     pairingPrefix: 'AGM',
+    pairingCodeTtlMs: PAIRING_CODE_TTL_MS,
     chain: { chainId: 8453, usdcContract: BASE_USDC, escrowContract: null, minConfirmations: 3 },
     mppNetwork: { name: 'tempo', chainId: 4217, currency: TEMPO_USDC_E },
     orderMailbox: `orders@${new URL(base).hostname}`,

@@ -6,6 +6,7 @@ import { taskActions } from './actions/tasks.ts'
 import { userActions } from './actions/users.ts'
 import type { MarketConfig } from './Config.ts'
 import { createFeedHub } from './FeedHub.ts'
+import { pairingDigests } from './PairingCode.ts'
 import { createMppCharger, type MppSettings } from './payments/Mpp.ts'
 import type { ChainReader } from './ports/Chain.ts'
 import { type Clock, systemClock } from './ports/Clock.ts'
@@ -23,6 +24,8 @@ export type MarketplacePorts = {
   mpp?: MppSettings
   /** How often live feed followers poll the store for events other processes wrote (ms). */
   feedPollMs?: number
+  /** The key pairing codes are kept under (HMAC); without it, one made once and kept in the store. */
+  pairingSecret?: string
 }
 
 /**
@@ -35,15 +38,17 @@ export type MarketplacePorts = {
 export const Marketplace = {
   /** Builds the actions over the given ports. */
   create(ports: MarketplacePorts) {
+    const random = ports.random ?? cryptoRandom()
     const context: ActionContext = {
       store: ports.store,
       config: ports.config,
       clock: ports.clock ?? systemClock(),
-      random: ports.random ?? cryptoRandom(),
+      random,
       feed: createFeedHub(ports.store, ports.feedPollMs),
       chain: ports.chain ?? null,
       mpp: ports.mpp ? createMppCharger(ports.mpp, ports.store) : null,
       credentials: new Map(),
+      pairing: pairingDigests(ports.store, random, ports.pairingSecret),
     }
     return {
       /** The configuration it was made with (its public base URL, chain, mailbox). */

@@ -22,6 +22,9 @@ export type Settings = {
   tempoRpcUrl: string
   mppCurrency: `0x${string}`
   pairingPrefix: string
+  /** HMAC key of pairing codes; unset: one made once and kept in the database. */
+  pairingSecret: string | undefined
+  pairingCodeTtlSeconds: number
   orderMailbox: string
   smtpInboundPort: number | null
   smtpOutboundUrl: string | null
@@ -115,6 +118,10 @@ const origins = v.pipe(
     'must be a comma-separated list of origins such as https://app.example',
   ),
 )
+const secretOf32Bytes = v.pipe(
+  v.string(),
+  v.check((key) => new TextEncoder().encode(key).length >= 32, 'must be at least 32 bytes'),
+)
 const DNS_SERVER = /^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9a-fA-F:]+\](:\d{1,5})?|[0-9a-fA-F:]+)$/
 const dnsServers = v.pipe(
   v.string(),
@@ -174,16 +181,7 @@ export function readSettings(env: Env): Settings {
   const host = new URL(baseUrl).hostname
   const optionalUrl = (name: string, protocols: string[], label: string) =>
     env[name] ? read(env, name, urlWith(protocols, label)) : null
-  const secret = env.MPP_SECRET_KEY
-    ? read(
-        env,
-        'MPP_SECRET_KEY',
-        v.pipe(
-          v.string(),
-          v.check((key) => new TextEncoder().encode(key).length >= 32, 'must be at least 32 bytes'),
-        ),
-      )
-    : undefined
+  const secret = env.MPP_SECRET_KEY ? read(env, 'MPP_SECRET_KEY', secretOf32Bytes) : undefined
   return {
     port: listenPort,
     host: read(env, 'HOST', text(255), '0.0.0.0'),
@@ -217,6 +215,8 @@ export function readSettings(env: Env): Settings {
       v.pipe(v.string(), v.regex(/^[A-Z0-9]{2,8}$/, 'must be 2-8 upper-case letters or digits')),
       'AGM',
     ),
+    pairingSecret: env.PAIRING_SECRET ? read(env, 'PAIRING_SECRET', secretOf32Bytes) : undefined,
+    pairingCodeTtlSeconds: read(env, 'PAIRING_CODE_TTL_SECONDS', positive, '604800'),
     orderMailbox: read(
       env,
       'ORDER_MAILBOX',
@@ -253,6 +253,7 @@ export function readSettings(env: Env): Settings {
 export function marketConfig(settings: Settings): MarketConfig {
   return defaultConfig(settings.baseUrl, {
     pairingPrefix: settings.pairingPrefix,
+    pairingCodeTtlMs: settings.pairingCodeTtlSeconds * 1000,
     chain: {
       chainId: settings.chainId,
       usdcContract: settings.usdcContract,

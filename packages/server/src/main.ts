@@ -114,7 +114,7 @@ export async function startServer(settings: Settings) {
   const config = marketConfig(settings)
   const chain = viemChain({ rpcUrl: settings.chainRpcUrl })
   const mpp = await mppSettings(settings, store)
-  const market = Marketplace.create({ store, config, chain, mpp })
+  const market = Marketplace.create({ store, config, chain, mpp, pairingSecret: settings.pairingSecret })
   const orderMailbox = settings.smtpInboundPort === null ? null : settings.orderMailbox
   const rateLimits = rateLimitSettings(settings, database)
   const app = createApp({

@@ -77,6 +77,7 @@ function toAgentRecord(row: AgentRow, skillRows: SkillRow[]): AgentRecord {
     apiKeyHash: row.apiKeyHash,
     pairingCodeHash: row.pairingCodeHash,
     pairingCodeUsedAt: row.pairingCodeUsedAt === null ? null : toDate(row.pairingCodeUsedAt),
+    pairingCodeExpiresAt: row.pairingCodeExpiresAt === null ? null : toDate(row.pairingCodeExpiresAt),
     ownerUsername: row.ownerUsername,
     lastSeen: row.lastSeen === null ? null : toDate(row.lastSeen),
     lastActiveAt: toDate(row.lastActiveAt),
@@ -105,6 +106,7 @@ function toAgentRow(agent: AgentRecord): typeof agents.$inferInsert {
     apiKeyHash: agent.apiKeyHash,
     pairingCodeHash: agent.pairingCodeHash,
     pairingCodeUsedAt: ms(agent.pairingCodeUsedAt),
+    pairingCodeExpiresAt: ms(agent.pairingCodeExpiresAt),
     ownerUsername: agent.ownerUsername,
     ownerKey: agent.ownerUsername ? usernameKey(agent.ownerUsername) : null,
     lastSeen: ms(agent.lastSeen),
@@ -452,6 +454,14 @@ export function libsqlStore(database: Database): Store {
       return owner && owner.walletAddress !== newUser.walletAddress && agent.usedAt === null
         ? { outcome: 'wallet_mismatch' }
         : { outcome: 'code_used' }
+    },
+
+    async setPairingCode(agentName, pairingCodeHash, expiresAt) {
+      const [result] = await writeBatch([
+        sql`update ${agents} set pairing_code_hash = ${pairingCodeHash}, pairing_code_expires_at = ${expiresAt.getTime()}
+            where ${agents.nameKey} = ${nameKey(agentName)} and ${agents.pairingCodeUsedAt} is null`,
+      ])
+      return (result?.rowsAffected ?? 0) === 1
     },
 
     getUser,

@@ -48,6 +48,7 @@ describe('migrate', () => {
     await task('a2', 'completed', '0xaaaa000000000000000000000000000000000001', '9000000')
     await task('b', 'completed', '0xbbbb000000000000000000000000000000000002', '1000000')
     await task('self', 'completed', seller, '5000000')
+    await task('mint', 'completed', '0x0000000000000000000000000000000000000000', '5000000')
     expect(await migrate(client)).toBe(embedded.length - 8)
     const waiting = await client.execute("select expires_at from tasks where id = 'waiting'")
     expect(Number(waiting.rows[0]?.expires_at)).toBe(1000 + 86_400_000)
@@ -56,6 +57,10 @@ describe('migrate', () => {
     )
     expect(Number(agent.rows[0]?.trust_credit_base_units)).toBe(10_000_000 + 1_000_000)
     expect(Number(agent.rows[0]?.paying_buyers)).toBe(2)
+    // 0009: a code issued before expiry existed works for 7 days from the upgrade.
+    const code = await client.execute("select pairing_code_expires_at from agents where name_key = 's'")
+    const expires = Number(code.rows[0]?.pairing_code_expires_at)
+    expect(Math.abs(expires - (Date.now() + 7 * 86_400_000))).toBeLessThan(60_000)
     client.close()
   })
 })

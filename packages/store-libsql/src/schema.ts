@@ -16,6 +16,7 @@ export const agents = sqliteTable(
     apiKeyHash: text('api_key_hash').notNull().unique(),
     pairingCodeHash: text('pairing_code_hash').notNull().unique(),
     pairingCodeUsedAt: integer('pairing_code_used_at'),
+    pairingCodeExpiresAt: integer('pairing_code_expires_at'),
     ownerUsername: text('owner_username'),
     ownerKey: text('owner_key'),
     lastSeen: integer('last_seen'),

@@ -32,6 +32,8 @@ export type Registration = {
   agentId: string
   apiKey: string
   pairingCode: string
+  /** When the pairing code stops working (ISO 8601); null when an invite already bound the agent. */
+  pairingCodeExpiresAt: string | null
   status: 'free'
   message: string
 }
@@ -142,9 +144,10 @@ export function agentActions(context: ActionContext) {
         skills: input.skills ?? [],
         status: 'free',
         apiKeyHash: hashSecret(apiKey),
-        pairingCodeHash: hashSecret(pairingCode),
+        pairingCodeHash: await context.pairing.of(pairingCode),
         // An agent bound by an invite is already claimed: its pairing code cannot move it to someone else.
         pairingCodeUsedAt: owner ? now : null,
+        pairingCodeExpiresAt: owner ? null : new Date(now.getTime() + config.pairingCodeTtlMs),
         ownerUsername: owner,
         lastSeen: null,
         lastActiveAt: now,
@@ -175,10 +178,30 @@ export function agentActions(context: ActionContext) {
         agentId: agent.name,
         apiKey,
         pairingCode,
+        pairingCodeExpiresAt: agent.pairingCodeExpiresAt?.toISOString() ?? null,
         status: 'free',
         message:
-          'Registered. Keep the apiKey secret: it is shown only now. Give the pairingCode to your owner.',
+          'Registered. Keep the apiKey secret: it is shown only now. Give the pairingCode to your owner before it expires (POST /api/agents/{name}/pairing-code issues a new one).',
       }
+    },
+
+    /**
+     * A new pairing code for an agent not yet paired (its bearer key): the old code stops working, the new one is
+     * shown once and expires like a registration's. 409 once the agent has an owner.
+     */
+    async issuePairingCode(
+      name: string,
+      apiKey: string | undefined,
+    ): Promise<{ pairingCode: string; pairingCodeExpiresAt: string }> {
+      const agent = await authenticate(context, name, apiKey)
+      const pairingCode = generatePairingCode(random, config.pairingPrefix)
+      const expiresAt = new Date(clock.now().getTime() + config.pairingCodeTtlMs)
+      if (!(await store.setPairingCode(agent.name, await context.pairing.of(pairingCode), expiresAt)))
+        throw new ConflictError(
+          'agent_already_paired',
+          `"${agent.name}" already has an owner; it needs no pairing code.`,
+        )
+      return { pairingCode, pairingCodeExpiresAt: expiresAt.toISOString() }
     },
 
     /** Replaces the fields sent (bearer key of that agent); `skills`, when sent, replaces the whole list. */

@@ -4,6 +4,7 @@ import { constantTimeEqual, hashSecret } from '../Credentials.ts'
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.ts'
 import type { FeedHub } from '../FeedHub.ts'
 import { type MilestoneView, toMilestoneView } from '../Milestone.ts'
+import type { PairingDigests } from '../PairingCode.ts'
 import type { MppCharger } from '../payments/Mpp.ts'
 import type { ChainReader } from '../ports/Chain.ts'
 import type { Clock } from '../ports/Clock.ts'
@@ -26,6 +27,8 @@ export type ActionContext = {
    * exists (no rename, no key rotation), so a hot path such as the heartbeat authenticates without a store read.
    */
   credentials: Map<string, { name: string; apiKeyHash: string }>
+  /** Digests of pairing codes under the marketplace's pairing secret. */
+  pairing: PairingDigests
 }
 
 /** The agent of that name, or a 404. */

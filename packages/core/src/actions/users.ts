@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { type Address, getAddress, isAddress } from 'viem'
 import { type AgentView, toAgentSummary } from '../Agent.ts'
-import { generateId, hashSecret } from '../Credentials.ts'
+import { generateId } from '../Credentials.ts'
 import {
   ConflictError,
   ForbiddenError,
@@ -130,9 +130,16 @@ export function userActions(context: ActionContext) {
         createdAt: now,
         updatedAt: now,
       }
-      const pairingCodeHash = hashSecret(pairingCode)
-      const target = await store.findAgentByPairingCodeHash(pairingCodeHash)
+      const target =
+        (await store.findAgentByPairingCodeHash(await context.pairing.of(pairingCode))) ??
+        (await store.findAgentByPairingCodeHash(context.pairing.legacyOf(pairingCode)))
       if (!target) throw new NotFoundError('pairing_code_not_found', 'No agent has this pairing code.')
+      const { pairingCodeHash, pairingCodeExpiresAt: expiresAt } = target
+      if (!target.pairingCodeUsedAt && expiresAt && expiresAt.getTime() <= now.getTime())
+        throw new ConflictError(
+          'pairing_code_expired',
+          `This pairing code expired at ${expiresAt.toISOString()}; the agent issues a new one with POST /api/agents/${target.name}/pairing-code.`,
+        )
       const event = feedEvents.claimed(target.name, name, now)
       const result = await store.claimAgent({ pairingCodeHash, newUser, at: now, event })
       if (result.outcome !== 'claimed') {

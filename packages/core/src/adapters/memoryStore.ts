@@ -195,6 +195,13 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       append([event])
       return { outcome: 'claimed', agentName: agent.name }
     },
+    async setPairingCode(agentName, pairingCodeHash, expiresAt) {
+      const agent = agents.get(nameKey(agentName))
+      if (!agent || agent.pairingCodeUsedAt) return false
+      agent.pairingCodeHash = pairingCodeHash
+      agent.pairingCodeExpiresAt = new Date(expiresAt)
+      return true
+    },
     async getUser(username) {
       const user = users.get(usernameKey(username))
       return user ? structuredClone(user) : null

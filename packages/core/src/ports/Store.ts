@@ -103,6 +103,11 @@ export type Store = {
    * claimer's wallet signature, so the claimed agent's `ownerProven` becomes true.
    */
   claimAgent(claim: AgentClaim): Promise<ClaimResult>
+  /**
+   * Gives an agent whose code is unspent a new pairing code (its digest) expiring at `expiresAt`; the old code stops
+   * working. False when the agent does not exist or its code was spent (it has an owner).
+   */
+  setPairingCode(agentName: string, pairingCodeHash: string, expiresAt: Date): Promise<boolean>
   /** The user of that username, looked up without regard to case. */
   getUser(username: string): Promise<UserRecord | null>
   /** The user whose invite code this is. */

@@ -48,6 +48,7 @@ export function sampleAgent(overrides: Partial<AgentRecord> = {}): AgentRecord {
     apiKeyHash: `hash-of-${overrides.name ?? 'sample-agent'}`,
     pairingCodeHash: `pairing-of-${overrides.name ?? 'sample-agent'}`,
     pairingCodeUsedAt: null,
+    pairingCodeExpiresAt: null,
     ownerUsername: null,
     lastSeen: null,
     lastActiveAt: T0,
@@ -486,6 +487,22 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
         equal((await store.listEvents({ limit: 10 })).length, 1)
         await store.recordHeartbeat('blink', at(21), online('blink', 21))
         equal((await store.listEvents({ limit: 10 })).length, 2)
+      }),
+    )
+
+    test(
+      'behavior: a new pairing code replaces an unspent one (with its expiry); a spent one cannot be replaced',
+      withStore(async (store) => {
+        await store.insertAgent(sampleAgent({ name: 'pup', pairingCodeHash: 'old-code' }), [])
+        equal(await store.setPairingCode('PUP', 'new-code', at(50)), true)
+        equal(await store.findAgentByPairingCodeHash('old-code'), null)
+        const renewed = await store.findAgentByPairingCodeHash('new-code')
+        equal(renewed?.name, 'pup')
+        same(renewed?.pairingCodeExpiresAt, at(50))
+        await store.claimAgent(claimOf('new-code', sampleUser({ username: 'Ann' }), 'pup'))
+        equal(await store.setPairingCode('pup', 'third-code', at(60)), false)
+        equal(await store.findAgentByPairingCodeHash('third-code'), null)
+        equal(await store.setPairingCode('nobody', 'x', at(60)), false)
       }),
     )
 

@@ -157,9 +157,12 @@ export const responses = {
     agentId: text,
     apiKey: v.pipe(v.string(), v.startsWith('amk_')),
     pairingCode: text,
+    /** When the pairing code stops working; null when an owner invite bound the agent at registration. */
+    pairingCodeExpiresAt: v.nullable(timestamp),
     status: v.literal('free'),
     message: text,
   }),
+  PairingCode: v.strictObject({ pairingCode: text, pairingCodeExpiresAt: timestamp }),
   Agent,
   AgentList: v.strictObject({ agents: v.array(AgentSummary), ...page }),
   Heartbeat: v.strictObject({ status: v.literal('live'), lastSeen: timestamp, agent: text }),

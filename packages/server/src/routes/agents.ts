@@ -36,6 +36,18 @@ export function agentRoutes({ market }: RouteDeps) {
       }),
     )
     .post(
+      '/agents/:name/pairing-code',
+      ({ params, headers }) => market.issuePairingCode(params.name, bearerKey(headers.authorization)),
+      operation({
+        id: 'issuePairingCode',
+        summary: 'A new pairing code for an agent without an owner (the old one stops working); shown once',
+        tag: 'Agents',
+        auth: 'bearer',
+        ok: { status: 200, response: 'PairingCode', description: 'The new code and when it expires' },
+        problems: [400, 401, 403, 404, 409, 413, 415],
+      }),
+    )
+    .post(
       '/agents/:name/heartbeat',
       ({ params, headers }) => market.heartbeat(params.name, bearerKey(headers.authorization)),
       operation({

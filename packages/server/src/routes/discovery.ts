@@ -15,6 +15,7 @@ export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: Endp
   { method: 'POST', path: '/api/agents/register', auth: 'none' },
   { method: 'PUT', path: '/api/agents/{name}', auth: 'bearer' },
   { method: 'POST', path: '/api/agents/{name}/heartbeat', auth: 'bearer' },
+  { method: 'POST', path: '/api/agents/{name}/pairing-code', auth: 'bearer' },
   { method: 'POST', path: '/api/agents/{name}/milestones', auth: 'bearer' },
   { method: 'GET', path: '/api/agents/{name}/milestones', auth: 'none' },
   { method: 'POST', path: '/api/agents/{name}/tasks', auth: 'none' },

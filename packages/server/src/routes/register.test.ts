@@ -19,12 +19,15 @@ describe('POST /api/agents/register', () => {
       agentId: 'Scout',
       apiKey: expect.stringMatching(/^amk_[0-9a-f]{64}$/),
       pairingCode: expect.stringMatching(/^AGM-[A-HJKMNP-Z2-9]{4}-[A-HJKMNP-Z2-9]{4}$/),
+      pairingCodeExpiresAt: '2026-06-08T12:00:00.000Z',
       status: 'free',
       message: expect.any(String),
     })
     const record = await store.getAgent('scout')
     expect(record?.apiKeyHash).toBe(hashSecret(response.json.apiKey))
-    expect(record?.pairingCodeHash).toBe(hashSecret(response.json.pairingCode))
+    // Kept as an HMAC under the pairing secret: its plain hash, which a database thief could test codes against, is not.
+    expect(record?.pairingCodeHash).toMatch(/^h1:[0-9a-f]{64}$/)
+    expect(record?.pairingCodeHash).not.toBe(hashSecret(response.json.pairingCode))
     expect(
       JSON.stringify(record, (_k, value) => (typeof value === 'bigint' ? value.toString() : value)),
     ).not.toContain(response.json.apiKey)
