@@ -101,6 +101,8 @@ describe('rate limits (bun start, RATE_LIMITS=on)', () => {
   test('behavior: pairing code guesses are limited to 10 per 15 minutes per address', async () => {
     const guesser = privateKeyToAccount(generatePrivateKey())
     const path = '/api/community/users/guesser/pair-agent'
+    // Each guess is signed afresh, a second apart: a wallet proof is accepted once.
+    let signed = 0
     const guess = async () =>
       call(behindProxy, path, {
         method: 'POST',
@@ -108,7 +110,7 @@ describe('rate limits (bun start, RATE_LIMITS=on)', () => {
         from: '203.0.113.20',
         headers: {
           'x-wallet-address': guesser.address,
-          ...(await walletProofHeaders(guesser, 'POST', path, new Date())),
+          ...(await walletProofHeaders(guesser, 'POST', path, new Date(Date.now() + signed++ * 1000))),
         },
       })
     const seen = await statuses(10, guess)

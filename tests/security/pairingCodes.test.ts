@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { hashSecret } from '@agentmarket/core'
 import { createClient } from '@libsql/client'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { walletProofHeaders } from '../../packages/server/src/testing/http.ts'
+import { signedRequestHeaders } from '../../packages/server/src/testing/http.ts'
 import { expectProblem, jsonCaller } from '../support/examples.ts'
 import { startMarketServer } from '../support/process.ts'
 
@@ -16,6 +16,7 @@ const folder = mkdtempSync(join(tmpdir(), 'agentmarket-pairing-'))
 afterAll(() => rmSync(folder, { recursive: true, force: true }))
 
 const SECRET = 'a pairing secret kept outside the database, 32+ bytes'
+const MARKET = 'https://market.test'
 
 describe('pairing codes are kept under a secret and expire', () => {
   test('attack: the stored digest is an HMAC under PAIRING_SECRET, not a hash anyone can recompute; a code expires; the agent issues a new one', async () => {
@@ -23,6 +24,7 @@ describe('pairing codes are kept under a secret and expire', () => {
     const server = await startMarketServer({
       DATABASE_URL: `file:${database}`,
       PAIRING_SECRET: SECRET,
+      BASE_URL: MARKET,
       PAIRING_CODE_TTL_SECONDS: '2',
     })
     try {
@@ -44,15 +46,16 @@ describe('pairing codes are kept under a secret and expire', () => {
       expect(Number(settings.rows[0]?.n)).toBe(0)
 
       const owner = privateKeyToAccount(generatePrivateKey())
+      // Each pairing is signed afresh (EIP-712, this request's body): a wallet proof is accepted once.
       const pair = async (code: string) => {
         const path = '/api/community/users/ann/pair-agent'
-        return call('POST', path, {
-          body: { pairingCode: code },
-          headers: {
-            'x-wallet-address': owner.address,
-            ...(await walletProofHeaders(owner, 'POST', path, new Date())),
-          },
-        })
+        const body = JSON.stringify({ pairingCode: code })
+        const proof = await signedRequestHeaders(
+          owner,
+          { market: MARKET, method: 'POST', path, body },
+          new Date(),
+        )
+        return call('POST', path, { raw: body, headers: { 'x-wallet-address': owner.address, ...proof } })
       }
       await Bun.sleep(2_300)
       const late = await pair(pairingCode)

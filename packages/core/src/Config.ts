@@ -9,6 +9,8 @@ export type MarketConfig = {
   pairingPrefix: string
   /** How long a pairing code may be spent after it is issued (ms). */
   pairingCodeTtlMs: number
+  /** Whether the deprecated EIP-191 wallet proof (no market, no body) is still accepted. */
+  walletProofLegacy: boolean
   /** The payment chain. */
   chain: {
     chainId: number
@@ -40,6 +42,7 @@ export function defaultConfig(baseUrl: string, overrides: Partial<MarketConfig> 
     baseUrl: base,
     pairingPrefix: 'AGM',
     pairingCodeTtlMs: PAIRING_CODE_TTL_MS,
+    walletProofLegacy: true,
     chain: { chainId: 8453, usdcContract: BASE_USDC, escrowContract: null, minConfirmations: 3 },
     mppNetwork: { name: 'tempo', chainId: 4217, currency: TEMPO_USDC_E },
     orderMailbox: `orders@${new URL(base).hostname}`,

@@ -1,45 +1,135 @@
-import { type Address, type Hex, isAddressEqual, isHex, recoverMessageAddress, verifyMessage } from 'viem'
+import {
+  type Address,
+  type Hex,
+  hashTypedData,
+  isAddressEqual,
+  isHex,
+  keccak256,
+  recoverAddress,
+  recoverMessageAddress,
+} from 'viem'
+import type { ChainReader } from './ports/Chain.ts'
 
-/** How far the signed timestamp may be from the server's clock. */
+/** How old a signed timestamp may be. */
 export const WALLET_PROOF_WINDOW_SECONDS = 5 * 60
+/** How far ahead of the server's clock a signed timestamp may be (clock skew), no more. */
+export const WALLET_PROOF_SKEW_SECONDS = 30
 
-/** What a client sends to prove it holds a wallet: headers X-Wallet-Signature and X-Wallet-Timestamp. */
-export type WalletProof = { signature: string | undefined; timestamp: string | undefined }
+/** The X-Wallet-Scheme value of the current proof: EIP-712 typed data binding market, request and body. */
+export const WALLET_PROOF_SCHEME = 'eip712'
 
-/** The outcome of checking a proof. */
+/**
+ * The EIP-712 request a wallet signs to prove itself (X-Wallet-Scheme: eip712): the marketplace (its BASE_URL), the
+ * method, the path, keccak256 of the exact body bytes (of no bytes when there is none) and the time in milliseconds.
+ */
+export const WALLET_PROOF_TYPES = {
+  WalletRequest: [
+    { name: 'market', type: 'string' },
+    { name: 'method', type: 'string' },
+    { name: 'path', type: 'string' },
+    { name: 'body', type: 'bytes32' },
+    { name: 'timestamp', type: 'uint64' },
+  ],
+} as const
+
+/** What a client sends to prove it holds a wallet: X-Wallet-Signature, X-Wallet-Timestamp and X-Wallet-Scheme. */
+export type WalletProof = {
+  signature: string | undefined
+  timestamp: string | undefined
+  /** `eip712` for the current proof; absent for the deprecated EIP-191 text (unix seconds). */
+  scheme?: string | undefined
+}
+
+/** The request a proof must be made for. */
+export type ProofTarget = { market: string; method: string; path: string; body: Uint8Array }
+
+/** The outcome of checking a proof; `id` names the proof for the accepted-once check, `at` is its time (ms). */
 export type WalletProofResult =
-  | { ok: true }
-  | { ok: false; reason: 'missing' | 'stale_timestamp' | 'invalid_signature' | 'wrong_wallet' }
+  | { ok: true; id: Hex; at: number }
+  | {
+      ok: false
+      reason: 'missing' | 'stale_timestamp' | 'invalid_signature' | 'wrong_wallet' | 'legacy_refused'
+    }
 
-/** The exact text a wallet signs (EIP-191) to prove itself for one request. */
+/** The typed data of a request, as a wallet is asked to sign it (eth_signTypedData_v4). */
+export function walletProofTypedData(target: ProofTarget, timestampMs: bigint) {
+  return {
+    domain: { name: 'agentmarket', version: '1' },
+    types: WALLET_PROOF_TYPES,
+    primaryType: 'WalletRequest' as const,
+    message: {
+      market: target.market,
+      method: target.method.toUpperCase(),
+      path: target.path,
+      body: keccak256(target.body),
+      timestamp: timestampMs,
+    },
+  }
+}
+
+/** The exact text a wallet signs (EIP-191) for the deprecated proof: no market, no body. */
 export function walletProofMessage(method: string, path: string, timestamp: string): string {
   return `agentmarket:${method.toUpperCase()}:${path}:${timestamp}`
 }
 
+/** Whether `at` (ms) is at most WALLET_PROOF_WINDOW_SECONDS old and WALLET_PROOF_SKEW_SECONDS ahead of `now`. */
+const fresh = (at: number, now: Date) =>
+  at <= now.getTime() + WALLET_PROOF_SKEW_SECONDS * 1000 &&
+  at >= now.getTime() - WALLET_PROOF_WINDOW_SECONDS * 1000
+
+/** `wallet` against the signer a key's signature recovers to, else (contract wallets) the chain's answer. */
+async function signedBy(
+  wallet: Address,
+  recover: () => Promise<Address>,
+  hash: Hex,
+  signature: Hex,
+  chain?: ChainReader | null,
+): Promise<'ok' | 'wrong_wallet' | 'invalid_signature'> {
+  const signer = await recover().catch(() => null)
+  if (signer && isAddressEqual(signer, wallet)) return 'ok'
+  if (chain?.isValidSignature && (await chain.isValidSignature(wallet, hash, signature).catch(() => false)))
+    return 'ok'
+  return signer ? 'wrong_wallet' : 'invalid_signature'
+}
+
 /**
- * Checks that `wallet` signed `agentmarket:{METHOD}:{path}:{timestamp}` within 5 minutes of `now`.
- * @example await checkWalletProof(user.walletAddress, { signature, timestamp }, 'PUT', '/api/community/users/ann', now)
+ * Checks that `wallet` signed this request: with X-Wallet-Scheme eip712, the typed data of `target` (market, method,
+ * path, body digest) at a millisecond timestamp; else, when `legacy` allows it, the EIP-191 text at unix seconds.
+ * Either way the timestamp may be at most 5 minutes old and 30 s ahead. The caller makes it accepted once (`id`).
+ * @example await checkWalletProof(user.walletAddress, proof, { market, method: 'PUT', path, body }, now)
  */
 export async function checkWalletProof(
   wallet: Address,
   proof: WalletProof,
-  method: string,
-  path: string,
+  target: ProofTarget,
   now: Date,
+  options: { legacy?: boolean; chain?: ChainReader | null } = {},
 ): Promise<WalletProofResult> {
-  const { signature, timestamp } = proof
+  const { signature, timestamp, scheme } = proof
   if (!signature || !timestamp) return { ok: false, reason: 'missing' }
-  if (
-    !/^\d{1,12}$/.test(timestamp) ||
-    Math.abs(Number(timestamp) - now.getTime() / 1000) > WALLET_PROOF_WINDOW_SECONDS
-  ) {
-    return { ok: false, reason: 'stale_timestamp' }
+  if (!isHex(signature) || signature.length < 132 || signature.length > 16_386)
+    return { ok: false, reason: 'invalid_signature' }
+  const typed = scheme?.trim().toLowerCase() === WALLET_PROOF_SCHEME
+  if (!typed && options.legacy === false) return { ok: false, reason: 'legacy_refused' }
+  if (!(typed ? /^\d{1,15}$/ : /^\d{1,12}$/).test(timestamp)) return { ok: false, reason: 'stale_timestamp' }
+  const at = typed ? Number(timestamp) : Number(timestamp) * 1000
+  if (!fresh(at, now)) return { ok: false, reason: 'stale_timestamp' }
+  const id = keccak256(signature)
+  if (typed) {
+    const data = walletProofTypedData(target, BigInt(timestamp))
+    const hash = hashTypedData(data)
+    const outcome = await signedBy(
+      wallet,
+      () => recoverAddress({ hash, signature }),
+      hash,
+      signature,
+      options.chain,
+    )
+    return outcome === 'ok' ? { ok: true, id, at } : { ok: false, reason: outcome }
   }
-  if (!isHex(signature) || signature.length !== 132) return { ok: false, reason: 'invalid_signature' }
-  const message = walletProofMessage(method, path, timestamp)
-  if (await verifyMessage({ address: wallet, message, signature: signature as Hex }).catch(() => false))
-    return { ok: true }
-  const signer = await recoverMessageAddress({ message, signature: signature as Hex }).catch(() => null)
+  if (signature.length !== 132) return { ok: false, reason: 'invalid_signature' }
+  const message = walletProofMessage(target.method, target.path, timestamp)
+  const signer = await recoverMessageAddress({ message, signature }).catch(() => null)
   if (!signer) return { ok: false, reason: 'invalid_signature' }
-  return isAddressEqual(signer, wallet) ? { ok: true } : { ok: false, reason: 'wrong_wallet' }
+  return isAddressEqual(signer, wallet) ? { ok: true, id, at } : { ok: false, reason: 'wrong_wallet' }
 }

@@ -51,7 +51,14 @@ function isJsonMediaType(contentType: string): boolean {
 
 /** A request body as any JSON value: absent -> undefined, over 64 KiB -> 413, not JSON media type -> 415, malformed -> 400. */
 export async function readJson(request: Request, max = MAX_BODY_BYTES): Promise<unknown> {
-  const bytes = await readLimited(request, max)
+  return jsonOfBytes(await readLimited(request, max), request)
+}
+
+/**
+ * Body bytes already read (readLimited) as JSON, with readJson's answers: undefined for none, 415 for another media
+ * type, 400 for malformed JSON. For hosts that keep the bytes too (a wallet proof signs their digest).
+ */
+export function jsonOfBytes(bytes: Uint8Array, request: Request): unknown {
   if (bytes.byteLength === 0) return undefined
   if (!isJsonMediaType(request.headers.get('content-type') ?? '')) {
     throw new MarketError(
@@ -76,7 +83,11 @@ export async function readJsonObject(
   request: Request,
   max = MAX_BODY_BYTES,
 ): Promise<Record<string, unknown> | undefined> {
-  const data = await readJson(request, max)
+  return jsonObjectOf(await readJson(request, max))
+}
+
+/** A parsed body that must be a JSON object, or absent: 400 for any other JSON value. */
+export function jsonObjectOf(data: unknown): Record<string, unknown> | undefined {
   if (data !== undefined && (data === null || typeof data !== 'object' || Array.isArray(data))) {
     throw new InvalidInputError('invalid_body', 'The request body must be a JSON object.', [
       { pointer: '', detail: 'must be a JSON object' },

@@ -25,6 +25,8 @@ export type Settings = {
   /** HMAC key of pairing codes; unset: one made once and kept in the database. */
   pairingSecret: string | undefined
   pairingCodeTtlSeconds: number
+  /** Whether the deprecated EIP-191 wallet proof is still accepted (`accept`) or refused (`refuse`). */
+  walletProofLegacy: boolean
   orderMailbox: string
   smtpInboundPort: number | null
   smtpOutboundUrl: string | null
@@ -217,6 +219,13 @@ export function readSettings(env: Env): Settings {
     ),
     pairingSecret: env.PAIRING_SECRET ? read(env, 'PAIRING_SECRET', secretOf32Bytes) : undefined,
     pairingCodeTtlSeconds: read(env, 'PAIRING_CODE_TTL_SECONDS', positive, '604800'),
+    walletProofLegacy:
+      read(
+        env,
+        'WALLET_PROOF_LEGACY',
+        v.picklist(['accept', 'refuse'], 'must be accept or refuse'),
+        'accept',
+      ) === 'accept',
     orderMailbox: read(
       env,
       'ORDER_MAILBOX',
@@ -254,6 +263,7 @@ export function marketConfig(settings: Settings): MarketConfig {
   return defaultConfig(settings.baseUrl, {
     pairingPrefix: settings.pairingPrefix,
     pairingCodeTtlMs: settings.pairingCodeTtlSeconds * 1000,
+    walletProofLegacy: settings.walletProofLegacy,
     chain: {
       chainId: settings.chainId,
       usdcContract: settings.usdcContract,

@@ -10,6 +10,7 @@ import {
   UnauthorizedError,
 } from '../errors.ts'
 import { feedEvents } from '../events.ts'
+import { spendProof } from '../ProofLedger.ts'
 import {
   PairAgentInput,
   toUserSummary,
@@ -21,7 +22,7 @@ import {
   type UserView,
 } from '../User.ts'
 import { parseInput } from '../Validation.ts'
-import { checkWalletProof, type WalletProof, walletProofMessage } from '../WalletProof.ts'
+import { checkWalletProof, type WalletProof } from '../WalletProof.ts'
 import { AgentListInput } from './agents.ts'
 import { type ActionContext, agentView } from './context.ts'
 
@@ -31,11 +32,11 @@ export const UserListInput = AgentListInput
 /** One page of the user list. */
 export type UserPage = { users: UserSummary[]; total: number; limit: number; offset: number }
 
-/** The request a wallet proof was made for: its method and the path the client called. */
-export type ProvedRequest = { proof: WalletProof; method: string; path: string }
+/** The request a wallet proof was made for: its method, the path the client called and its exact body bytes. */
+export type ProvedRequest = { proof: WalletProof; method: string; path: string; body?: Uint8Array }
 
 const WALLET_CHALLENGE =
-  'WalletSignature realm="agentmarket", headers="X-Wallet-Signature X-Wallet-Timestamp"'
+  'WalletSignature realm="agentmarket", scheme="eip712", headers="X-Wallet-Signature X-Wallet-Timestamp X-Wallet-Scheme"'
 
 /** A checksummed address from the X-Wallet-Address header, or a 400. */
 function walletFromHeader(header: string | undefined): Address {
@@ -75,16 +76,34 @@ export function userActions(context: ActionContext) {
     )
   }
 
-  /** Whether `wallet` signed this request (`wrong_wallet`: a valid signature by another); a 401 when unproved. */
+  /**
+   * Whether `wallet` signed this very request (`wrong_wallet`: a valid signature by another), once: a 401 when
+   * unproved, stale, or a proof already spent.
+   */
   const proveWallet = async (wallet: Address, request: ProvedRequest): Promise<'ok' | 'wrong_wallet'> => {
     const { proof, method, path } = request
-    const result = await checkWalletProof(wallet, proof, method, path, clock.now())
-    if (result.ok) return 'ok'
+    const now = clock.now()
+    const target = { market: config.baseUrl, method, path, body: request.body ?? new Uint8Array() }
+    const result = await checkWalletProof(wallet, proof, target, now, {
+      legacy: config.walletProofLegacy,
+      chain: context.chain,
+    })
+    if (result.ok) {
+      if (await spendProof(store, wallet, result.id, result.at, now)) return 'ok'
+      throw new UnauthorizedError(
+        'This wallet proof was already used: sign each request afresh (a new timestamp).',
+        'proof_replayed',
+        WALLET_CHALLENGE,
+      )
+    }
     if (result.reason === 'wrong_wallet') return 'wrong_wallet'
     const details = {
-      missing: `Sign the text "${walletProofMessage(method, path, '<timestamp>')}" with the wallet (EIP-191 personal_sign), <timestamp> being the current unix time in seconds; send the signature as X-Wallet-Signature and the timestamp as X-Wallet-Timestamp.`,
-      stale_timestamp: 'X-Wallet-Timestamp must be unix seconds within 5 minutes of the server clock.',
+      missing: `Sign the EIP-712 typed data WalletRequest {market: "${config.baseUrl}", method: "${method.toUpperCase()}", path: "${path}", body: keccak256 of the exact body bytes (of none when there is no body), timestamp: unix milliseconds} in domain {name: "agentmarket", version: "1"} with the wallet (eth_signTypedData_v4); send X-Wallet-Signature, X-Wallet-Timestamp (the milliseconds) and X-Wallet-Scheme: eip712.`,
+      stale_timestamp:
+        'X-Wallet-Timestamp must be the current time (eip712: unix milliseconds; else unix seconds), at most 5 minutes old and 30 s ahead of the server clock.',
       invalid_signature: 'X-Wallet-Signature is not a valid signature of this request.',
+      legacy_refused:
+        'This server takes only EIP-712 wallet proofs: send X-Wallet-Scheme: eip712 with a signature of the WalletRequest typed data.',
     }
     throw new UnauthorizedError(
       details[result.reason],

@@ -28,13 +28,14 @@ const COMPONENTS = {
       in: 'header',
       name: 'X-Wallet-Signature',
       description:
-        'EIP-191 signature of "agentmarket:{METHOD}:{path}:{timestamp}" by the wallet: the user\'s, or for pair-agent the one in X-Wallet-Address.',
+        'EIP-712 signature (with X-Wallet-Scheme: eip712) of WalletRequest {market: BASE_URL, method, path, body: keccak256 of the body bytes, timestamp} in domain {name: "agentmarket", version: "1"}, by the wallet: the user\'s, or for pair-agent the one in X-Wallet-Address. Accepted once. Without X-Wallet-Scheme: the deprecated EIP-191 signature of "agentmarket:{METHOD}:{path}:{timestamp}" (unix seconds).',
     },
     walletTimestamp: {
       type: 'apiKey',
       in: 'header',
       name: 'X-Wallet-Timestamp',
-      description: 'Unix seconds, within 5 minutes.',
+      description:
+        'Unix milliseconds (eip712; unix seconds for the deprecated proof), at most 5 minutes old and 30 s ahead.',
     },
   },
 }

@@ -105,7 +105,8 @@ describe('POST /api/community/users/{username}/pair-agent', () => {
       })
     const missing = await attempt({})
     expectProblemShape(missing, 401, 'wallet_proof_required')
-    expect(missing.json.detail).toContain(`"agentmarket:POST:${path}:<timestamp>"`)
+    expect(missing.json.detail).toContain(`path: "${path}"`)
+    expect(missing.json.detail).toContain('X-Wallet-Scheme: eip712')
     expect(missing.headers.get('www-authenticate')).toStartWith('WalletSignature')
     expectProblemShape(await attempt(await proof(app, ann, 'POST', path, -301)), 401, 'stale_timestamp')
     expectProblemShape(
@@ -199,9 +200,15 @@ describe('wallet proof for profile edits and invite codes', () => {
     const v1 = '/api/v1/community/users/ann'
     const again = await app.call('PUT', v1, {
       body: { bio: 'v1 too' },
-      headers: await proof(app, ann, 'PUT', v1, 299),
+      headers: await proof(app, ann, 'PUT', v1, 30),
     })
     expect(again.json).toMatchObject({ bio: 'v1 too', showcase: body.showcase })
+    // More than 30 s ahead of the server clock is refused (299 s used to pass: a proof lived 10 minutes).
+    const ahead = await app.call('PUT', v1, {
+      body: { bio: 'later' },
+      headers: await proof(app, ann, 'PUT', v1, 31),
+    })
+    expectProblemShape(ahead, 401, 'stale_timestamp')
   })
 
   test('error: missing, stale, malformed, replayed and foreign signatures are refused and change nothing', async () => {

@@ -1,17 +1,20 @@
 import { PairAgentInput, type ProvedRequest, UpdateUserInput, UserListInput } from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import { operation } from '../openapi/operation.ts'
+import { rawBodyOf } from '../plugins/jsonBody.ts'
 import { queryOf, type RouteDeps } from './deps.ts'
 
-/** The wallet proof a request carries, bound to its method and the path the client called. */
+/** The wallet proof a request carries, bound to its method, the path the client called and its body bytes. */
 function provedRequest(request: Request): ProvedRequest {
   return {
     proof: {
       signature: request.headers.get('x-wallet-signature') ?? undefined,
       timestamp: request.headers.get('x-wallet-timestamp') ?? undefined,
+      scheme: request.headers.get('x-wallet-scheme') ?? undefined,
     },
     method: request.method,
     path: new URL(request.url).pathname,
+    body: rawBodyOf(request),
   }
 }
 

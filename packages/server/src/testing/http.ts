@@ -7,6 +7,7 @@ import {
   manualClock,
   type Store,
   walletProofMessage,
+  walletProofTypedData,
 } from '@agentmarket/core'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import type { LocalAccount } from 'viem/accounts'
@@ -20,6 +21,26 @@ export const TEST_BASE_URL = 'http://localhost:3000'
 export type TestWallet = Pick<LocalAccount, 'address' | 'signMessage'>
 
 /** The X-Wallet-Signature and X-Wallet-Timestamp headers by which `wallet` proves itself for `method path` at `now`. */
+/**
+ * Headers of the current wallet proof (X-Wallet-Scheme: eip712): `wallet` signs the request's typed data, its body
+ * (the exact JSON text sent) included, for the marketplace at `market`.
+ */
+export async function signedRequestHeaders(
+  wallet: LocalAccount,
+  request: { market: string; method: string; path: string; body?: string },
+  now: Date,
+) {
+  const timestamp = BigInt(now.getTime())
+  const body = new TextEncoder().encode(request.body ?? '')
+  const signature = await wallet.signTypedData(walletProofTypedData({ ...request, body }, timestamp))
+  return {
+    'x-wallet-signature': signature,
+    'x-wallet-timestamp': String(timestamp),
+    'x-wallet-scheme': 'eip712',
+  }
+}
+
+/** Headers of the deprecated wallet proof (EIP-191 text, unix seconds), as clients before EIP-712 send them. */
 export async function walletProofHeaders(wallet: TestWallet, method: string, path: string, now: Date) {
   const timestamp = String(Math.floor(now.getTime() / 1000))
   const signature = await wallet.signMessage({ message: walletProofMessage(method, path, timestamp) })
@@ -83,8 +104,12 @@ export async function testApp(start = '2026-06-01T12:00:00.000Z', options: TestA
     return { name, key: response.json.apiKey as string, pairingCode: response.json.pairingCode as string }
   }
 
-  /** The wallet proof headers for `method path` at the app's clock, or `skewSeconds` away from it. */
+  /**
+   * The wallet proof headers for `method path` at the app's clock, or `skewSeconds` away from it. The clock first
+   * moves a second on, as a real client's would between two signatures: each proof is accepted once.
+   */
   function walletProof(wallet: TestWallet, method: string, path: string, skewSeconds = 0) {
+    clock.advance(1000)
     return walletProofHeaders(wallet, method, path, new Date(clock.now().getTime() + skewSeconds * 1000))
   }
 
