@@ -25,6 +25,10 @@ const READS: Record<string, (size: MarketSize) => string> = {
   [`search q=${SEARCH_WORD}`]: () => `/api/community/agents?q=${SEARCH_WORD}&limit=20`,
   'search q=agent 5 (many matches)': () => '/api/community/agents?q=agent%205&limit=20',
   'agent card': (size) => `/api/agents/${seededAgent(Math.floor(size.agents / 2))}/agent-card.json`,
+  // Every seeded agent has a wallet and a purchasable skill: the document once listed them all.
+  'OpenAPI document': () => '/api/openapi.json',
+  'paid offers, a deep page': (size) =>
+    `/api/paid-offers?limit=100&after=${seededAgent(Math.floor(size.agents / 2)).toLowerCase()}%2Fdeep-research`,
   'task by id': (size) => {
     const index = Math.floor(size.tasks / 2)
     return `/api/agents/${seededAgent(index % size.agents)}/tasks/${seededTask(index)}`
@@ -34,7 +38,13 @@ const READS: Record<string, (size: MarketSize) => string> = {
 const UNCACHED_SEARCHES = 5_000
 const UNCACHED = `search, ${UNCACHED_SEARCHES.toLocaleString('en')} different q in turn (never cached)`
 /** The reads whose figures must stay within 2x. */
-const BOUNDED = ['agent list (first page)', `search q=${SEARCH_WORD}`, UNCACHED]
+const BOUNDED = [
+  'agent list (first page)',
+  `search q=${SEARCH_WORD}`,
+  UNCACHED,
+  'OpenAPI document',
+  'paid offers, a deep page',
+]
 
 /** Writes the uncached searches' paths to a file for wrk: q = "agent <n>", n from 1 to 5,000. */
 function uncachedPaths(folder: string): string {
@@ -60,7 +70,9 @@ async function measureMarket(size: MarketSize) {
     CHAIN_RPC_URL: 'http://127.0.0.1:9',
   })
   const results: Record<string, WrkResult> = {}
+  let documentBytes = 0
   try {
+    documentBytes = (await (await fetch(`${server.base}/api/openapi.json`)).arrayBuffer()).byteLength
     for (const [label, path] of Object.entries(READS)) {
       const url = `${server.base}${path(size)}`
       const check = await fetch(url)
@@ -76,7 +88,7 @@ async function measureMarket(size: MarketSize) {
   }
   const bytes = statSync(file).size
   rmSync(folder, { recursive: true, force: true })
-  return { results, seedMs, bytes }
+  return { results, seedMs, bytes, documentBytes }
 }
 
 const small = await measureMarket(SMALL)
@@ -117,5 +129,9 @@ A read asked again and again is answered from the read cache; the last row asks 
 more than the cache holds, so each is computed: the cost of search itself.
 
 ${table(['read', 'req/s', 'p50', 'p99', 'large/small p50 / p99'], rows)}
+
+The OpenAPI document is ${formatCount(small.documentBytes / 1024)} KiB / ${formatCount(large.documentBytes / 1024)} KiB: it holds the first 100 paid
+operations whatever the market's size (before: one per purchasable skill, 23 MB for 10,000 of them), and
+\`GET /api/paid-offers\` pages through the rest by (agent, slug), one indexed read per page.
 `
 finishSection({ title: 'Scale', markdown, goals }, json)

@@ -135,13 +135,18 @@ export function createApp(deps: AppDeps) {
     )
     .get('/mcp', mcpMethodNotAllowed, { detail: { hide: true } })
     .delete('/mcp', mcpMethodNotAllowed, { detail: { hide: true } })
-  // The routes' part is built once, on first request, when every route is registered; the paid operations come
-  // from the database on each request, so the ETag changes when a skill or a price does.
+  // The routes' part is built once, on first request, when every route is registered; the paid operations (the
+  // first page of offers, a bounded read) come from the database on each request, so the ETag follows prices.
   let document: ReturnType<typeof openapiDocument> | undefined
+  // The last document made, by what its offers hold: while they are unchanged the same object is served, and its
+  // JSON and ETag (about 190 KiB) are made once.
+  let last: { key: string; complete: ReturnType<typeof withPaidOperations> } | undefined
   const serveDocument = async ({ request, set }: { request: Request; set: Reply }) => {
     document ??= openapiDocument(app, { baseUrl: deps.baseUrl })
-    const complete = withPaidOperations(document, await deps.market.paidOffers())
-    return jsonWithETag(complete, request, set, 'no-cache')
+    const page = await deps.market.paidOffers({ limit: DOCUMENT_OFFERS })
+    const key = JSON.stringify(page, (_name, value) => (typeof value === 'bigint' ? value.toString() : value))
+    if (last?.key !== key) last = { key, complete: withPaidOperations(document, page) }
+    return jsonWithETag(last.complete, request, set, 'no-cache')
   }
   return app
     .get('/api/openapi.json', serveDocument, { detail: { hide: true } })
@@ -149,6 +154,9 @@ export function createApp(deps: AppDeps) {
       detail: { hide: true },
     })
 }
+
+/** How many paid operations the OpenAPI document itself holds; GET /api/paid-offers pages through all of them. */
+const DOCUMENT_OFFERS = 100
 
 /** The app's type, for hosts and tests. */
 export type App = ReturnType<typeof createApp>

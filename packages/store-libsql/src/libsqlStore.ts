@@ -11,7 +11,20 @@ import type {
   UserRecord,
 } from '@agentmarket/core'
 import { nameKey, usernameKey } from '@agentmarket/core'
-import { asc, desc, eq, gt, inArray, lt, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm'
+import {
+  and,
+  asc,
+  desc,
+  eq,
+  gt,
+  inArray,
+  isNotNull,
+  lt,
+  or,
+  type SQL,
+  type SQLWrapper,
+  sql,
+} from 'drizzle-orm'
 import type { Address } from 'viem'
 import { withChangeVersion } from './changeVersion.ts'
 import { groupCommit } from './groupCommit.ts'
@@ -341,6 +354,34 @@ export function libsqlStore(database: Database): Store {
         .limit(limit)
         .offset(offset)
       return { agents: await withSkills(rows), total: counted?.total ?? 0 }
+    },
+
+    async listPaidOffers(after, limit) {
+      // Keyset paging on the skills primary key (agent_key, slug), through the partial index of purchasable skills.
+      const rows = await db
+        .select({
+          agentKey: skills.agentKey,
+          agent: agents.name,
+          slug: skills.slug,
+          name: skills.name,
+          description: skills.description,
+          price: skills.priceBaseUnits,
+        })
+        .from(skills)
+        .innerJoin(agents, eq(agents.nameKey, skills.agentKey))
+        .where(
+          and(
+            eq(skills.type, 'purchasable'),
+            sql`${skills.priceBaseUnits} > 0`,
+            isNotNull(agents.walletAddress),
+            after
+              ? sql`(${skills.agentKey}, ${skills.slug}) > (${after.agentKey}, ${after.slug})`
+              : undefined,
+          ),
+        )
+        .orderBy(asc(skills.agentKey), asc(skills.slug))
+        .limit(limit)
+      return rows.map(({ price, ...offer }) => ({ ...offer, amountBaseUnits: BigInt(price ?? 0) }))
     },
 
     async findSkillSellers(nameOrSlug, limit) {

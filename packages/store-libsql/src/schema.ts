@@ -63,6 +63,8 @@ export const skills = sqliteTable(
     primaryKey({ columns: [table.agentKey, table.slug] }),
     index('skills_by_slug').on(table.slug),
     index('skills_by_name').on(table.nameKey),
+    // What machine payments sell, paged by (agent, slug) without reading free skills.
+    index('skills_paid').on(table.agentKey, table.slug).where(sql`${table.type} = 'purchasable'`),
   ],
 )
 

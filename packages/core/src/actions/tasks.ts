@@ -1,3 +1,4 @@
+import * as v from 'valibot'
 import type { Address, Hex } from 'viem'
 import type { AgentRecord } from '../Agent.ts'
 import { hashSecret } from '../Credentials.ts'
@@ -39,7 +40,7 @@ import {
   toTaskView,
   VerifyPaymentInput,
 } from '../Task.ts'
-import { parseInput } from '../Validation.ts'
+import { pageNumber, parseInput } from '../Validation.ts'
 import { type ActionContext, authenticate, requireAgent } from './context.ts'
 import { eventsOfNewTask, newTaskRecord } from './newTask.ts'
 
@@ -77,6 +78,20 @@ export type PaidOffer = {
   amountBaseUnits: bigint
   currency: string
 }
+
+/** One page of paid offers, and the cursor of the next (null at the end). */
+export type PaidOfferPage = { offers: PaidOffer[]; next: string | null }
+
+/** Query of a page of paid offers: `limit` 1-100, `after` the `next` cursor of the page before. */
+export const PaidOfferQuery = v.object({
+  limit: v.optional(pageNumber(1, 100)),
+  after: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      v.regex(/^[a-z0-9_-]{2,50}\/[a-z0-9-]{1,64}$/, 'must be the `next` cursor of a page: agent/slug'),
+    ),
+  ),
+})
 
 /** What one background pass did. */
 export type RecheckReport = { checked: number; paid: number; refused: number; stillPending: number }
@@ -273,30 +288,23 @@ export function taskActions(context: ActionContext) {
   }
 
   return {
-    /** Every purchasable skill of every agent with a wallet, when machine payments are on: what row 12 sells. */
-    async paidOffers(): Promise<PaidOffer[]> {
+    /**
+     * A page of what row 12 sells (purchasable skills of agents with a wallet, when machine payments are on), by
+     * agent and slug: at most `limit` (1-100, default 100) after the cursor `after`; `next` is the cursor of the page
+     * after this one, null at the end. Cost is one page, whatever the market's size.
+     * @example const { offers, next } = await market.paidOffers({ limit: 50 })
+     */
+    async paidOffers(query: unknown = {}): Promise<PaidOfferPage> {
+      const { limit = 100, after } = parseInput(PaidOfferQuery, query, 'invalid_query')
       const mpp = context.mpp
-      if (!mpp) return []
-      const offers: PaidOffer[] = []
-      for (let offset = 0; ; offset += 100) {
-        const page = await store.listAgents({ limit: 100, offset })
-        for (const agent of page.agents) {
-          if (!agent.walletAddress) continue
-          for (const skill of agent.skills) {
-            if (skill.type !== 'purchasable' || !skill.priceBaseUnits) continue
-            const { slug, name, description, priceBaseUnits: amountBaseUnits } = skill
-            offers.push({
-              agent: agent.name,
-              slug,
-              name,
-              description,
-              amountBaseUnits,
-              currency: mpp.currency,
-            })
-          }
-        }
-        if (offset + 100 >= page.total) return offers
-      }
+      if (!mpp) return { offers: [], next: null }
+      const [agentKey = '', slug = ''] = after ? after.split('/') : []
+      const rows = await store.listPaidOffers(after ? { agentKey, slug } : null, limit + 1)
+      const offers = rows
+        .slice(0, limit)
+        .map(({ agentKey: _key, ...offer }) => ({ ...offer, currency: mpp.currency }))
+      const last = rows[limit - 1]
+      return { offers, next: rows.length > limit && last ? `${last.agentKey}/${last.slug}` : null }
     },
 
     /**

@@ -151,6 +151,31 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
         .sort(compareByActivity)
       return { agents: structuredClone(page(found, query)), total: found.length }
     },
+    async listPaidOffers(after, limit) {
+      const offers = [...agents.values()]
+        .filter((agent) => agent.walletAddress)
+        .flatMap((agent) =>
+          agent.skills
+            .filter((skill) => skill.type === 'purchasable' && (skill.priceBaseUnits ?? 0n) > 0n)
+            .map((skill) => ({
+              agentKey: nameKey(agent.name),
+              agent: agent.name,
+              slug: skill.slug,
+              name: skill.name,
+              description: skill.description ?? null,
+              amountBaseUnits: skill.priceBaseUnits ?? 0n,
+            })),
+        )
+        .sort((a, b) => byKey(a.agentKey, b.agentKey) || byKey(a.slug, b.slug))
+      const start = after
+        ? offers.findIndex(
+            (offer) =>
+              byKey(offer.agentKey, after.agentKey) > 0 ||
+              (offer.agentKey === after.agentKey && byKey(offer.slug, after.slug) > 0),
+          )
+        : 0
+      return start < 0 ? [] : offers.slice(start, start + limit)
+    },
     async listAgentsOwnedBy(username) {
       const key = usernameKey(username)
       const owned = [...agents.values()].filter(

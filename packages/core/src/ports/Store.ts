@@ -52,6 +52,16 @@ export type TaskListQuery = {
   offset: number
 }
 
+/** One purchasable skill on sale, as listPaidOffers gives it. */
+export type PaidOfferRecord = {
+  agentKey: string
+  agent: string
+  slug: string
+  name: string
+  description: string | null
+  amountBaseUnits: bigint
+}
+
 /** What an atomic key-value update does: keep, write or remove the entry; `result` goes back to the caller. */
 export type KvChange<R> =
   | { op: 'noop'; result: R }
@@ -90,6 +100,11 @@ export type Store = {
   recordHeartbeat(name: string, at: Date, online: OnlineEvent): Promise<boolean>
   /** Agents most recently active first, then by name; with the total matching `q` (name or bio). */
   listAgents(query: AgentListQuery): Promise<{ agents: AgentRecord[]; total: number }>
+  /**
+   * Purchasable skills with a price of agents with a wallet, by (agent name key, slug), the first `limit` after
+   * `after` (exclusive; null: from the start): what machine payments sell, read a page at a time.
+   */
+  listPaidOffers(after: { agentKey: string; slug: string } | null, limit: number): Promise<PaidOfferRecord[]>
   /** Agents owned by a user, most recently active first. */
   listAgentsOwnedBy(username: string): Promise<AgentRecord[]>
   /** Inserts a milestone, counts it on its agent, marks the agent active and appends events, in one transaction. */

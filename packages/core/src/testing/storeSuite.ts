@@ -491,6 +491,41 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
     )
 
     test(
+      'behavior: paid offers are the priced purchasable skills of agents with a wallet, paged by (agent, slug)',
+      withStore(async (store) => {
+        const wallet = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
+        const paid = (slug: string) =>
+          sampleSkill({ name: slug, slug, type: 'purchasable', priceBaseUnits: 5n })
+        const agent = (name: string, walletAddress: typeof wallet | null, skills = [paid('b'), paid('a')]) =>
+          sampleAgent({ name, walletAddress, skills, apiKeyHash: `k-${name}`, pairingCodeHash: `p-${name}` })
+        await store.insertAgent(agent('Zed', wallet), [])
+        await store.insertAgent(
+          agent('amy', wallet, [paid('x'), sampleSkill({ name: 'free', slug: 'free' })]),
+          [],
+        )
+        await store.insertAgent(agent('nowallet', null), [])
+        const all = await store.listPaidOffers(null, 10)
+        same(
+          all.map((offer) => `${offer.agent}/${offer.slug}`),
+          ['amy/x', 'Zed/a', 'Zed/b'],
+        )
+        same(all[1], {
+          agentKey: 'zed',
+          agent: 'Zed',
+          slug: 'a',
+          name: 'a',
+          description: null,
+          amountBaseUnits: 5n,
+        })
+        same(
+          (await store.listPaidOffers({ agentKey: 'amy', slug: 'x' }, 1)).map((offer) => offer.slug),
+          ['a'],
+        )
+        same(await store.listPaidOffers({ agentKey: 'zed', slug: 'b' }, 5), [])
+      }),
+    )
+
+    test(
       'behavior: a new pairing code replaces an unspent one (with its expiry); a spent one cannot be replaced',
       withStore(async (store) => {
         await store.insertAgent(sampleAgent({ name: 'pup', pairingCodeHash: 'old-code' }), [])

@@ -327,6 +327,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/paid-offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every skill sold by machine payment, a page at a time (by agent and slug), with its x-payment-info */
+        get: operations["listPaidOffers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -594,6 +611,25 @@ export interface components {
                 title: string;
                 /** @enum {string} */
                 trust: "verified" | "claimed";
+            }[];
+        };
+        PaidOfferPage: {
+            next: string | null;
+            offers: {
+                agent: string;
+                description: string | null;
+                path: string;
+                skill: string;
+                slug: string;
+                "x-payment-info": {
+                    amount: string;
+                    currency: string;
+                    description: string;
+                    /** @constant */
+                    intent: "charge";
+                    /** @constant */
+                    method: "tempo";
+                };
             }[];
         };
         Pair: {
@@ -2863,6 +2899,53 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Feed"];
                     "text/event-stream": string;
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPaidOffers: {
+        parameters: {
+            query?: {
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of offers and the cursor of the next */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaidOfferPage"];
                 };
             };
             /** @description Invalid body, query or parameter; `errors` points at each bad field. */

@@ -1,4 +1,4 @@
-import { formatAmount, type PaidOffer, PaidOrderInput } from '@agentmarket/core'
+import { formatAmount, type PaidOffer, type PaidOfferPage, PaidOrderInput } from '@agentmarket/core'
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
 import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from './jsonSchema.ts'
@@ -106,15 +106,35 @@ export function openapiDocument(app: AnyElysia, options: { baseUrl: string; titl
 /** The document type `openapiDocument` builds. */
 export type OpenApiDocument = ReturnType<typeof openapiDocument>
 
-/** One paid operation per purchasable (agent, skill): `POST /api/agents/{agent}/tasks/{slug}` with `x-payment-info`. */
-export function withPaidOperations(document: OpenApiDocument, offers: readonly PaidOffer[]): OpenApiDocument {
+/** The path and the `x-payment-info` of one offer: what an MPP client needs to buy it. */
+export function paymentInfoOf(offer: PaidOffer) {
+  const description = `${offer.name} by ${offer.agent}: ${formatAmount(offer.amountBaseUnits)} USDC.e`
+  return {
+    path: `/api/agents/${encodeURIComponent(offer.agent)}/tasks/${offer.slug}`,
+    description,
+    info: {
+      amount: offer.amountBaseUnits.toString(),
+      method: 'tempo',
+      intent: 'charge',
+      currency: offer.currency,
+      description,
+    },
+  }
+}
+
+/**
+ * The document with one paid operation per offer of `page` (`POST /api/agents/{agent}/tasks/{slug}` with
+ * `x-payment-info`): the first page only, so the document costs the same whatever the market's size;
+ * `x-paid-offers` says where every offer is listed, and whether this page was all of them. Operation ids join the
+ * agent and the slug with a dot, a character neither may hold, so two offers never share one.
+ */
+export function withPaidOperations(document: OpenApiDocument, page: PaidOfferPage): OpenApiDocument {
   const paths: Paths = { ...document.paths }
-  for (const offer of offers) {
-    const path = `/api/agents/${encodeURIComponent(offer.agent)}/tasks/${offer.slug}`
-    const description = `${offer.name} by ${offer.agent}: ${formatAmount(offer.amountBaseUnits)} USDC.e`
+  for (const offer of page.offers) {
+    const { path, description, info } = paymentInfoOf(offer)
     paths[path] = {
       post: {
-        operationId: `order_${offer.agent}_${offer.slug}`.replace(/[^A-Za-z0-9_]/g, '_'),
+        operationId: `order.${offer.agent}.${offer.slug}`,
         summary: description,
         ...(offer.description ? { description: offer.description } : {}),
         tags: ['Paid skills'],
@@ -133,15 +153,10 @@ export function withPaidOperations(document: OpenApiDocument, offers: readonly P
             content: { 'application/problem+json': { schema: { type: 'object' } } },
           },
         },
-        'x-payment-info': {
-          amount: offer.amountBaseUnits.toString(),
-          method: 'tempo',
-          intent: 'charge',
-          currency: offer.currency,
-          description,
-        },
+        'x-payment-info': info,
       },
     }
   }
-  return { ...document, paths }
+  const listing = { href: '/api/paid-offers', listed: page.offers.length, complete: page.next === null }
+  return { ...document, paths, 'x-paid-offers': listing } as OpenApiDocument
 }

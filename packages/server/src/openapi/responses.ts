@@ -163,6 +163,27 @@ export const responses = {
     message: text,
   }),
   PairingCode: v.strictObject({ pairingCode: text, pairingCodeExpiresAt: timestamp }),
+  PaidOfferPage: v.strictObject({
+    offers: v.array(
+      v.strictObject({
+        agent: text,
+        skill: text,
+        slug: text,
+        description: nullableText,
+        /** Where to buy it: POST with an MPP client (HTTP 402). */
+        path: text,
+        'x-payment-info': v.strictObject({
+          amount: text,
+          method: v.literal('tempo'),
+          intent: v.literal('charge'),
+          currency: text,
+          description: text,
+        }),
+      }),
+    ),
+    /** The `after` of the next page; null at the end. */
+    next: nullableText,
+  }),
   Agent,
   AgentList: v.strictObject({ agents: v.array(AgentSummary), ...page }),
   Heartbeat: v.strictObject({ status: v.literal('live'), lastSeen: timestamp, agent: text }),

@@ -1,7 +1,10 @@
+import { PaidOfferQuery } from '@agentmarket/core'
 import { Elysia } from 'elysia'
+import { paymentInfoOf } from '../openapi/document.ts'
 import { operation } from '../openapi/operation.ts'
 import { VERSIONING_POLICY } from '../versions.ts'
-import type { RouteDeps } from './deps.ts'
+import { queryOf, type RouteDeps } from './deps.ts'
+import { jsonWithETag } from './etag.ts'
 
 /** How an endpoint is authenticated, as the index tells clients. */
 export type EndpointAuth = 'none' | 'bearer' | 'wallet-signature' | 'wallet-address-signature' | 'mpp'
@@ -32,11 +35,13 @@ export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: Endp
   { method: 'GET', path: '/api/community/users/{username}/invite', auth: 'wallet-signature' },
   { method: 'GET', path: '/api/feed/live', auth: 'none' },
   { method: 'GET', path: '/api/openapi.json', auth: 'none' },
+  { method: 'GET', path: '/api/paid-offers', auth: 'none' },
   { method: 'GET', path: '/api/docs', auth: 'none' },
 ]
 
 /** The API index, SPEC row 1. */
-export function discoveryRoutes({ baseUrl, version, versions, orderMailbox }: RouteDeps) {
+export function discoveryRoutes(deps: RouteDeps) {
+  const { baseUrl, version, versions, orderMailbox } = deps
   const index = {
     name: 'agentmarket',
     version,
@@ -65,15 +70,52 @@ export function discoveryRoutes({ baseUrl, version, versions, orderMailbox }: Ro
       policy: VERSIONING_POLICY,
     },
   }
-  return new Elysia().get(
-    '',
-    () => index,
-    operation({
-      id: 'apiIndex',
-      summary: 'The API index: endpoints, entry points, versioning policy',
-      tag: 'Discovery',
-      ok: { status: 200, response: 'Index', description: 'The index' },
-      problems: [],
+  return new Elysia()
+    .get(
+      '',
+      () => index,
+      operation({
+        id: 'apiIndex',
+        summary: 'The API index: endpoints, entry points, versioning policy',
+        tag: 'Discovery',
+        ok: { status: 200, response: 'Index', description: 'The index' },
+        problems: [],
+      }),
+    )
+    .get(
+      '/paid-offers',
+      async ({ request, set }) => jsonWithETag(await paidOfferPage(deps, request), request, set, 'no-cache'),
+      operation({
+        id: 'listPaidOffers',
+        summary:
+          'Every skill sold by machine payment, a page at a time (by agent and slug), with its x-payment-info',
+        tag: 'Discovery',
+        query: PaidOfferQuery,
+        ok: {
+          status: 200,
+          response: 'PaidOfferPage',
+          description: 'A page of offers and the cursor of the next',
+        },
+        problems: [400],
+      }),
+    )
+}
+
+/** A page of paid offers as the listing shows them: each with its path and `x-payment-info`. */
+async function paidOfferPage({ market }: RouteDeps, request: Request) {
+  const { offers, next } = await market.paidOffers(queryOf(request))
+  return {
+    offers: offers.map((offer) => {
+      const { path, info } = paymentInfoOf(offer)
+      return {
+        agent: offer.agent,
+        skill: offer.name,
+        slug: offer.slug,
+        description: offer.description,
+        path,
+        'x-payment-info': info,
+      }
     }),
-  )
+    next,
+  }
 }

@@ -1,0 +1,1 @@
+CREATE INDEX `skills_paid` ON `skills` (`agent_key`,`slug`) WHERE "skills"."type" = 'purchasable';
