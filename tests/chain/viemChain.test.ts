@@ -8,9 +8,9 @@ import {
   toEventSelector,
   toHex,
 } from 'viem'
-import { DEPOSIT_ABI } from '../../packages/core/src/AgentCard.ts'
 import { viemChain } from '../../packages/core/src/adapters/viemChain.ts'
 import { ChainUnavailableError } from '../../packages/core/src/errors.ts'
+import { DEPOSIT_ABI } from '../../packages/core/src/payments/Escrow.ts'
 import { verifyPayments } from '../../packages/core/src/payments/Verifier.ts'
 import type { ChainReader } from '../../packages/core/src/ports/Chain.ts'
 import { type Anvil, startAnvil, USDC_ABI, USDC_ADDRESS } from '../support/anvil.ts'

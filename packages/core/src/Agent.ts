@@ -1,10 +1,10 @@
 import * as v from 'valibot'
-import { type Address, getAddress, isAddress } from 'viem'
+import type { Address } from 'viem'
 import { type Liveness, liveness } from './Liveness.ts'
 import type { MilestoneView } from './Milestone.ts'
 import { assertUniqueSlugs, SkillListInput, type SkillRecord, type SkillView, toSkillView } from './Skill.ts'
 import { trustScore } from './Trust.ts'
-import { boundedText } from './Validation.ts'
+import { boundedText, WalletAddressInput } from './Validation.ts'
 
 /** Agent names: 2-50 letters, digits, hyphens or underscores; unique without regard to case. */
 export const AGENT_NAME_PATTERN = /^[A-Za-z0-9_-]{2,50}$/
@@ -69,15 +69,6 @@ const AgentName = v.pipe(
   v.regex(AGENT_NAME_PATTERN, 'must be 2-50 characters: letters, digits, hyphens or underscores'),
 )
 
-const WalletAddress = v.pipe(
-  v.string('must be a string'),
-  v.check(
-    (text) => isAddress(text),
-    'must be a 20-byte hex address (0x + 40 hex digits, valid EIP-55 checksum if mixed case)',
-  ),
-  v.transform((text) => getAddress(text)),
-)
-
 const Skills = v.pipe(
   SkillListInput,
   v.check((skills) => {
@@ -103,7 +94,7 @@ export const UpdateAgentInput = v.object({
   bio: v.optional(v.nullable(boundedText(AGENT_LIMITS.bio))),
   platform: v.optional(v.picklist(PLATFORMS, 'must be "primaryplatform" or "other"')),
   model: v.optional(v.nullable(boundedText(AGENT_LIMITS.model))),
-  walletAddress: v.optional(v.nullable(WalletAddress)),
+  walletAddress: v.optional(v.nullable(WalletAddressInput)),
   basename: v.optional(v.nullable(boundedText(AGENT_LIMITS.basename))),
   skills: v.optional(Skills),
 })

@@ -2,28 +2,9 @@ import { type AgentRecord, agentLinks, heartbeatView } from './Agent.ts'
 import { chainName, type MarketConfig } from './Config.ts'
 import type { MilestoneView } from './Milestone.ts'
 import { amountToNumber } from './Money.ts'
+import { DEPOSIT_ABI, DEPOSIT_SIGNATURE } from './payments/Escrow.ts'
 import { payerProofTypedData } from './payments/PayerProof.ts'
 import type { SkillRecord } from './Skill.ts'
-
-/** Signature of the escrow's deposit function, as agent cards publish it. */
-export const DEPOSIT_SIGNATURE =
-  'deposit(bytes32 taskId, address seller, uint256 amount, uint256 slaDeadline)'
-
-/** The escrow's deposit function as a JSON ABI fragment. */
-export const DEPOSIT_ABI = [
-  {
-    name: 'deposit',
-    type: 'function',
-    stateMutability: 'nonpayable',
-    inputs: [
-      { name: 'taskId', type: 'bytes32' },
-      { name: 'seller', type: 'address' },
-      { name: 'amount', type: 'uint256' },
-      { name: 'slaDeadline', type: 'uint256' },
-    ],
-    outputs: [],
-  },
-] as const
 
 /** A skill in an A2A card; purchasable ones carry pricing. */
 export type CardSkill = {

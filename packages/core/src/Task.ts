@@ -1,11 +1,11 @@
 import * as v from 'valibot'
-import { type Address, getAddress, type Hex, isAddress } from 'viem'
+import type { Address, Hex } from 'viem'
 import { AGENT_NAME_PATTERN } from './Agent.ts'
 import { chainName, type MarketConfig } from './Config.ts'
 import { amountToNumber, formatAmount } from './Money.ts'
 import { type PayerProofTypedData, payerProofTypedData } from './payments/PayerProof.ts'
 import type { SkillRecord } from './Skill.ts'
-import { boundedJsonObject, boundedText, HttpUrl, pageNumber } from './Validation.ts'
+import { boundedJsonObject, boundedText, HttpUrl, pageNumber, WalletAddressInput } from './Validation.ts'
 
 /** The states of a task (SPEC "Task status", plus `expired`: unpaid past `expires_at`). */
 export const TASK_STATUSES = ['pending_payment', 'paid', 'completed', 'expired'] as const
@@ -88,12 +88,6 @@ const Signature = v.pipe(
   v.transform((text) => text as Hex),
 )
 
-const Wallet = v.pipe(
-  v.string('must be a string'),
-  v.check((text) => isAddress(text), 'must be a 20-byte hex address (0x + 40 hex digits)'),
-  v.transform((text) => getAddress(text)),
-)
-
 const Params = boundedJsonObject(MAX_PARAMS_BYTES, MAX_PARAMS_DEPTH)
 
 /** Body of POST /api/agents/{name}/tasks. Unknown fields are ignored. */
@@ -114,7 +108,7 @@ export const CreateTaskInput = v.object({
       v.email('must be an e-mail address'),
     ),
   ),
-  buyer_wallet: v.optional(Wallet),
+  buyer_wallet: v.optional(WalletAddressInput),
   tx_hash: v.optional(TxHash),
   /** The paying wallet's EIP-712 signature binding `tx_hash` to this order (see PayerProof.ts). */
   payer_signature: v.optional(

@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import { getAddress, isAddress } from 'viem'
 import { type FieldProblem, InvalidInputError } from './errors.ts'
 
 /** Escapes one key for a JSON Pointer (RFC 6901). */
@@ -132,3 +133,13 @@ export function pageNumber(min: number, max: number) {
     v.maxValue(max, `must be at most ${max}`),
   )
 }
+
+/** A 20-byte hex address (a mixed-case one must carry a valid EIP-55 checksum), answered checksummed. */
+export const WalletAddressInput = v.pipe(
+  v.string('must be a string'),
+  v.check(
+    (text) => isAddress(text),
+    'must be a 20-byte hex address (0x + 40 hex digits, valid EIP-55 checksum if mixed case)',
+  ),
+  v.transform((text) => getAddress(text)),
+)

@@ -1,4 +1,10 @@
-import { defaultConfig, type MarketConfig, type RateClass, type RatePolicy } from '@agentmarket/core'
+import {
+  defaultConfig,
+  type MarketConfig,
+  type RateClass,
+  type RatePolicy,
+  UNPAID_TASK_TTL_MS,
+} from '@agentmarket/core'
 import * as v from 'valibot'
 import { isAddress } from 'viem'
 
@@ -120,6 +126,9 @@ const origins = v.pipe(
     'must be a comma-separated list of origins such as https://app.example',
   ),
 )
+// The core's defaults (chain, token, confirmations, pairing), stated once in core's Config.ts.
+const CORE = defaultConfig('http://localhost')
+
 const secretOf32Bytes = v.pipe(
   v.string(),
   v.check((key) => new TextEncoder().encode(key).length >= 32, 'must be at least 32 bytes'),
@@ -197,11 +206,11 @@ export function readSettings(env: Env): Settings {
       urlWith(['http:', 'https:', 'ws:', 'wss:'], 'http(s) or ws(s)'),
       'https://mainnet.base.org',
     ),
-    chainId: read(env, 'CHAIN_ID', positive, '8453'),
-    usdcContract: read(env, 'USDC_CONTRACT', address, '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'),
+    chainId: read(env, 'CHAIN_ID', positive, String(CORE.chain.chainId)),
+    usdcContract: read(env, 'USDC_CONTRACT', address, CORE.chain.usdcContract),
     escrowContract: env.ESCROW_CONTRACT ? read(env, 'ESCROW_CONTRACT', address) : null,
-    minConfirmations: read(env, 'MIN_CONFIRMATIONS', positive, '3'),
-    unpaidTaskTtlSeconds: read(env, 'UNPAID_TASK_TTL_SECONDS', positive, '86400'),
+    minConfirmations: read(env, 'MIN_CONFIRMATIONS', positive, String(CORE.chain.minConfirmations)),
+    unpaidTaskTtlSeconds: read(env, 'UNPAID_TASK_TTL_SECONDS', positive, String(UNPAID_TASK_TTL_MS / 1000)),
     mppSecretKey: secret,
     mppRealm: read(env, 'MPP_REALM', text(255), host),
     tempoRpcUrl: read(
@@ -210,15 +219,20 @@ export function readSettings(env: Env): Settings {
       urlWith(['http:', 'https:', 'ws:', 'wss:'], 'http(s) or ws(s)'),
       'https://rpc.tempo.xyz',
     ),
-    mppCurrency: read(env, 'MPP_CURRENCY', address, '0x20C000000000000000000000b9537d11c60E8b50'),
+    mppCurrency: read(env, 'MPP_CURRENCY', address, CORE.mppNetwork.currency),
     pairingPrefix: read(
       env,
       'PAIRING_PREFIX',
       v.pipe(v.string(), v.regex(/^[A-Z0-9]{2,8}$/, 'must be 2-8 upper-case letters or digits')),
-      'AGM',
+      CORE.pairingPrefix,
     ),
     pairingSecret: env.PAIRING_SECRET ? read(env, 'PAIRING_SECRET', secretOf32Bytes) : undefined,
-    pairingCodeTtlSeconds: read(env, 'PAIRING_CODE_TTL_SECONDS', positive, '604800'),
+    pairingCodeTtlSeconds: read(
+      env,
+      'PAIRING_CODE_TTL_SECONDS',
+      positive,
+      String(CORE.pairingCodeTtlMs / 1000),
+    ),
     walletProofLegacy:
       read(
         env,

@@ -8,16 +8,9 @@ import {
   pad,
   parseAbi,
 } from 'viem'
-import { DEPOSIT_ABI } from '../AgentCard.ts'
 import type { ChainReader, PaymentReceipt, ReceiptLog } from '../ports/Chain.ts'
-import {
-  confirmationsOf,
-  ESCROW_EVENT_ABI,
-  judgeEscrow,
-  judgeTaskPayment,
-  judgeTransfer,
-  verifyPayments,
-} from './Verifier.ts'
+import { DEPOSIT_ABI, ESCROW_EVENT_ABI } from './Escrow.ts'
+import { confirmationsOf, judgeEscrow, judgeTaskPayment, judgeTransfer, verifyPayments } from './Verifier.ts'
 
 const USDC: Address = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
 const OTHER_TOKEN: Address = '0x4200000000000000000000000000000000000006'

@@ -8,16 +8,12 @@ import {
   parseAbi,
   toEventSelector,
 } from 'viem'
-import { DEPOSIT_ABI } from '../AgentCard.ts'
 import type { ChainReader, PaymentReceipt, ReceiptLog } from '../ports/Chain.ts'
+import { DEPOSIT_ABI, ESCROW_EVENT_ABI } from './Escrow.ts'
 
 /** The ERC-20 (and TIP-20) Transfer event every payment rule reads. */
 export const TRANSFER_EVENT_ABI = parseAbi([
   'event Transfer(address indexed from, address indexed to, uint256 value)',
-])
-/** The escrow's event, for deposits made through contract wallets. */
-export const ESCROW_EVENT_ABI = parseAbi([
-  'event Deposited(bytes32 indexed taskId, address indexed buyer, address indexed seller, uint256 amount, uint256 slaDeadline)',
 ])
 
 /** Why a payment does not count (yet). */
