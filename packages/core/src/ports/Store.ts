@@ -81,8 +81,8 @@ export type OrderMailReceipt = {
   reply: OutboxEntry
 }
 
-/** Persistence of the marketplace. Every method is atomic on its own, events included. */
-export type Store = {
+/** Agents, their skills and milestones, and what the registry lists of them. */
+export type AgentStore = {
   /** Inserts a new agent and its events unless the name is taken in any case. Of two racing inserts one wins. */
   insertAgent(agent: AgentRecord, events: FeedEventInput[]): Promise<'inserted' | 'name_taken'>
   /** The agent of that name, looked up without regard to case. */
@@ -111,6 +111,12 @@ export type Store = {
   insertMilestone(milestone: MilestoneRecord, events: FeedEventInput[]): Promise<void>
   /** An agent's milestones, newest `date` first, then most recently recorded first. */
   listMilestones(agentName: string, limit: number): Promise<MilestoneRecord[]>
+  /** Agents with a skill whose slug is `nameOrSlug` or whose name equals it ignoring case; most recently active first. */
+  findSkillSellers(nameOrSlug: string, limit: number): Promise<AgentRecord[]>
+}
+
+/** Owners: users, pairing codes and the claims that bind agents to them. */
+export type UserStore = {
   /** The agent whose pairing code hashes to `pairingCodeHash`, used or not. */
   findAgentByPairingCodeHash(pairingCodeHash: string): Promise<AgentRecord | null>
   /**
@@ -135,8 +141,16 @@ export type Store = {
   ): Promise<UserRecord | null>
   /** Users newest first, then by username; each with the number of agents it owns. */
   listUsers(query: UserListQuery): Promise<{ users: (UserRecord & { agentCount: number })[]; total: number }>
+}
+
+/** The public event log the live feed reads (events are written with the change that causes them). */
+export type FeedStore = {
   /** Feed events newest first. With `after`: the `limit` events right after that id. With `before`: right before it. */
   listEvents(query: FeedListQuery): Promise<FeedEventRecord[]>
+}
+
+/** Orders: tasks, their payments, idempotent answers, background re-checks and expiry. */
+export type TaskStore = {
   /**
    * Inserts a task and its events. The task's payment tx hash and its escrow deposit (buyer and on-chain task id)
    * are claimed by unique keys, and its Idempotency-Key is unique per agent and client (`clientKey`): of racing
@@ -181,8 +195,10 @@ export type Store = {
    * checks), and deletes up to `limit` expired tasks that expired at or before `purgeBefore`.
    */
   expireTasks(now: Date, purgeBefore: Date, limit: number): Promise<{ expired: number; purged: number }>
-  /** Agents with a skill whose slug is `nameOrSlug` or whose name equals it ignoring case; most recently active first. */
-  findSkillSellers(nameOrSlug: string, limit: number): Promise<AgentRecord[]>
+}
+
+/** Orders by e-mail and the outbox of replies. */
+export type MailStore = {
   /**
    * Records an order e-mail: its key, its task and events if any, and its reply in the outbox, all in one
    * transaction. `duplicate` (nothing written) when a message with that key was recorded before.
@@ -197,6 +213,10 @@ export type Store = {
   settleMail(id: string, outcome: MailOutcome): Promise<void>
   /** An outbox entry by id. */
   getMail(id: string): Promise<OutboxEntry | null>
+}
+
+/** Small shared values (secrets, replay markers, spent wallet proofs), updated atomically across processes. */
+export type KvStore = {
   /** A JSON value kept under `key` (settings, payment-library replay markers), or null. */
   kvGet(key: string): Promise<unknown | null>
   /** Writes a JSON value under `key`. */
@@ -208,6 +228,10 @@ export type Store = {
    * free of side effects (it may run again).
    */
   kvUpdate<R>(key: string, change: (current: unknown | null) => KvChange<R>): Promise<R>
+}
+
+/** Whether the store answers, the version its read caches are keyed by, and closing it. */
+export type StoreLifecycle = {
   /**
    * Optional: a value that changes whenever what public reads show changes (agents, skills, milestones, users): at
    * once after this process's writes, within a few milliseconds after other processes' writes. The core keys its
@@ -219,3 +243,9 @@ export type Store = {
   /** Releases connections. */
   close(): Promise<void>
 }
+
+/**
+ * What the core needs from a database: every aggregate's port together. Each write that must be atomic with its
+ * feed events or claims is one method, so a store implements it in one transaction.
+ */
+export type Store = AgentStore & UserStore & FeedStore & TaskStore & MailStore & KvStore & StoreLifecycle
