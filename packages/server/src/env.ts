@@ -113,18 +113,21 @@ const hops = v.pipe(
   v.regex(/^(off|[0-9])$/, 'must be "off" or the number of proxies (0-9)'),
   v.transform((value) => (value === 'off' ? 0 : Number(value))),
 )
-const origins = v.pipe(
-  v.string(),
-  v.transform((value) =>
-    value
-      .split(',')
-      .map((origin) => origin.trim())
-      .filter(Boolean),
-  ),
-  v.check(
-    (list) => list.every((origin) => URL.canParse(origin) && new URL(origin).origin === origin),
-    'must be a comma-separated list of origins such as https://app.example',
-  ),
+/** A comma-separated list whose every entry passes `valid`; `example` says what to write otherwise. */
+const commaList = (valid: (entry: string) => boolean, example: string) =>
+  v.pipe(
+    v.string(),
+    v.transform((value) =>
+      value
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    ),
+    v.check((list) => list.every(valid), `must be a comma-separated list ${example}`),
+  )
+const origins = commaList(
+  (origin) => URL.canParse(origin) && new URL(origin).origin === origin,
+  'of origins such as https://app.example',
 )
 // The core's defaults (chain, token, confirmations, pairing), stated once in core's Config.ts.
 const CORE = defaultConfig('http://localhost')
@@ -134,31 +137,15 @@ const secretOf32Bytes = v.pipe(
   v.check((key) => new TextEncoder().encode(key).length >= 32, 'must be at least 32 bytes'),
 )
 const DNS_SERVER = /^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9a-fA-F:]+\](:\d{1,5})?|[0-9a-fA-F:]+)$/
-const dnsServers = v.pipe(
-  v.string(),
-  v.transform((value) =>
-    value
-      .split(',')
-      .map((entry) => entry.trim())
-      .filter(Boolean),
-  ),
-  v.check(
-    (list) => list.every((entry) => DNS_SERVER.test(entry)),
-    'must be a comma-separated list of DNS server addresses such as 1.1.1.1 or 127.0.0.1:5353',
-  ),
+const dnsServers = commaList(
+  (entry) => DNS_SERVER.test(entry),
+  'of DNS server addresses such as 1.1.1.1 or 127.0.0.1:5353',
 )
 const RATE_LIMIT = /^(read|write|register|pairing|payment|mail|mail_total)=([1-9]\d{0,6})\/([1-9]\d{0,6})$/
 const ratePolicies = v.pipe(
-  v.string(),
-  v.transform((value) =>
-    value
-      .split(',')
-      .map((entry) => entry.trim())
-      .filter(Boolean),
-  ),
-  v.check(
-    (entries) => entries.every((entry) => RATE_LIMIT.test(entry)),
-    'must be a comma-separated list such as read=1200/60,register=10/3600 (kind=requests/seconds)',
+  commaList(
+    (entry) => RATE_LIMIT.test(entry),
+    'such as read=1200/60,register=10/3600 (kind=requests/seconds)',
   ),
   v.transform((entries) =>
     Object.fromEntries(
