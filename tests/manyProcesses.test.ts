@@ -6,7 +6,7 @@ import { payerProofTypedData } from '@agentmarket/core'
 import { type Client, createClient } from '@libsql/client'
 import { getAddress, type Hex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
-import { type Anvil, startAnvil, USDC_ADDRESS } from './support/anvil.ts'
+import { type Anvil, paymentChain, USDC_ADDRESS } from './support/anvil.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
 
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-many-'))
@@ -21,12 +21,9 @@ let buyer: HDAccount
 let seller: HDAccount
 
 beforeAll(async () => {
-  anvil = await startAnvil()
-  await anvil.installUsdc()
-  const [, first, second] = anvil.accounts
-  if (!first || !second) throw new Error('missing anvil accounts')
-  ;[buyer, seller] = [first, second]
-  await anvil.mintUsdc(buyer.address, 1_000_000_000n)
+  const chain = await paymentChain(['buyer', 'seller'], { funded: ['buyer'] })
+  anvil = chain.anvil
+  ;({ buyer, seller } = chain.accounts)
   const env = {
     DATABASE_URL: databaseUrl,
     CHAIN_RPC_URL: anvil.rpcUrl,

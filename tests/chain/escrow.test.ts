@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Address, type Hex, keccak256, parseAbi, toHex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
-import { type Anvil, ESCROW_ABI, startAnvil, USDC_ADDRESS } from '../support/anvil.ts'
+import { type Anvil, ESCROW_ABI, paymentChain, USDC_ADDRESS } from '../support/anvil.ts'
 
 const BALANCE_ABI = parseAbi(['function balanceOf(address) view returns (uint256)'])
 const AMOUNT = 1_000_000n
@@ -13,13 +13,13 @@ let seller: HDAccount
 let stranger: HDAccount
 
 beforeAll(async () => {
-  anvil = await startAnvil()
-  await anvil.installUsdc()
-  escrow = await anvil.deployEscrow()
-  const [, first, second, third] = anvil.accounts
-  if (!first || !second || !third) throw new Error('missing anvil accounts')
-  ;[buyer, seller, stranger] = [first, second, third]
-  await anvil.mintUsdc(buyer.address, 100_000_000n)
+  const chain = await paymentChain(['buyer', 'seller', 'stranger'], {
+    escrow: true,
+    funded: ['buyer'],
+    usdc: 100_000_000n,
+  })
+  ;({ anvil, escrow } = chain)
+  ;({ buyer, seller, stranger } = chain.accounts)
 })
 
 afterAll(() => anvil?.stop())

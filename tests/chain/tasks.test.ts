@@ -8,7 +8,7 @@ import type { HDAccount } from 'viem/accounts'
 import artifacts from '../../contracts/artifacts.json'
 import { startPaymentRechecks } from '../../packages/server/src/rechecks.ts'
 import { expectProblemShape, testApp } from '../../packages/server/src/testing/http.ts'
-import { type Anvil, startAnvil } from '../support/anvil.ts'
+import { type Anvil, paymentChain } from '../support/anvil.ts'
 import { type ServedPayerProof, signPayerProof } from '../support/payer.ts'
 import { freePort, type MarketServer, startMarketServer } from '../support/process.ts'
 
@@ -27,14 +27,12 @@ let stranger: HDAccount
 let secondBuyer: HDAccount
 
 beforeAll(async () => {
-  anvil = await startAnvil()
-  await anvil.installUsdc()
-  escrow = await anvil.deployEscrow()
-  const [, first, second, third, fourth] = anvil.accounts
-  if (!first || !second || !third || !fourth) throw new Error('missing anvil accounts')
-  ;[buyer, seller, stranger, secondBuyer] = [first, second, third, fourth]
-  await anvil.mintUsdc(buyer.address, 1_000_000_000n)
-  await anvil.mintUsdc(secondBuyer.address, 1_000_000_000n)
+  const chain = await paymentChain(['buyer', 'seller', 'stranger', 'secondBuyer'], {
+    escrow: true,
+    funded: ['buyer', 'secondBuyer'],
+  })
+  ;({ anvil, escrow } = chain)
+  ;({ buyer, seller, stranger, secondBuyer } = chain.accounts)
   await anvil.testClient.setCode({
     address: OTHER_TOKEN,
     bytecode: artifacts.MockUSDC.deployedBytecode as Hex,

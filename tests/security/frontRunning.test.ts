@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Address, type Hex, keccak256, toHex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
-import { type Anvil, startAnvil } from '../support/anvil.ts'
+import { type Anvil, paymentChain } from '../support/anvil.ts'
 import { type CallAnswer, expectProblem, jsonCaller } from '../support/examples.ts'
 import { signPayerProof } from '../support/payer.ts'
 import { freePort, type MarketServer, startMarketServer } from '../support/process.ts'
@@ -28,14 +28,12 @@ let seller: HDAccount
 let attackerWallet: HDAccount
 
 beforeAll(async () => {
-  anvil = await startAnvil()
-  await anvil.installUsdc()
-  escrow = await anvil.deployEscrow()
-  const [, first, second, third, fourth] = anvil.accounts
-  if (!first || !second || !third || !fourth) throw new Error('missing anvil accounts')
-  ;[victim, attacker, seller, attackerWallet] = [first, second, third, fourth]
-  await anvil.mintUsdc(victim.address, 1_000_000_000n)
-  await anvil.mintUsdc(attacker.address, 1_000_000_000n)
+  const chain = await paymentChain(['victim', 'attacker', 'seller', 'attackerWallet'], {
+    escrow: true,
+    funded: ['victim', 'attacker'],
+  })
+  ;({ anvil, escrow } = chain)
+  ;({ victim, attacker, seller, attackerWallet } = chain.accounts)
   relay = await captureRelay(freePort())
   server = await startMarketServer({
     DATABASE_URL: `file:${join(folder, 'market.db')}`,

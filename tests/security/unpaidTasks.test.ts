@@ -6,7 +6,7 @@ import { viemChain } from '@agentmarket/core/viem'
 import { type Hex, keccak256, toHex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { expectProblemShape, testApp } from '../../packages/server/src/testing/http.ts'
-import { type Anvil, startAnvil } from '../support/anvil.ts'
+import { type Anvil, paymentChain } from '../support/anvil.ts'
 import { expectProblem, jsonCaller } from '../support/examples.ts'
 import { signPayerProof } from '../support/payer.ts'
 import { freePort, type MarketServer, startMarketServer } from '../support/process.ts'
@@ -61,12 +61,9 @@ const neverMined = (label: string) => keccak256(toHex(`${label}-${Math.random()}
 const anySignature = `0x${'ab'.repeat(65)}`
 
 beforeAll(async () => {
-  anvil = await startAnvil()
-  await anvil.installUsdc()
-  const [, first, second] = anvil.accounts
-  if (!first || !second) throw new Error('missing anvil accounts')
-  ;[buyer, seller] = [first, second]
-  await anvil.mintUsdc(buyer.address, 1_000_000_000n)
+  const chain = await paymentChain(['buyer', 'seller'], { funded: ['buyer'] })
+  anvil = chain.anvil
+  ;({ buyer, seller } = chain.accounts)
   rpc = countingRpc(anvil.rpcUrl)
   server = await startMarketServer({
     DATABASE_URL: `file:${join(folder, 'market.db')}`,

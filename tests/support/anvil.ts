@@ -273,3 +273,34 @@ export async function startAnvil(): Promise<Anvil> {
     stop: kill,
   }
 }
+
+/** A local payment chain as most tests set it up: anvil with USDC, named accounts, some funded, maybe the escrow. */
+export type PaymentChain<Role extends string> = {
+  anvil: Anvil
+  /** The escrow's address when `escrow` was asked for; the zero address otherwise. */
+  escrow: Address
+  accounts: Record<Role, HDAccount>
+}
+
+/**
+ * Starts anvil with USDC installed, names anvil's accounts 1, 2, … after `roles`, mints `usdc` base units (default
+ * 1,000 USDC) to each role in `funded`, and deploys the escrow when asked. Account 0 stays the deployer's.
+ * @example const { anvil, accounts: { buyer, seller } } = await paymentChain(['buyer', 'seller'], { funded: ['buyer'] })
+ */
+export async function paymentChain<const Role extends string>(
+  roles: readonly Role[],
+  options: { escrow?: boolean; funded?: readonly Role[]; usdc?: bigint } = {},
+): Promise<PaymentChain<Role>> {
+  const anvil = await startAnvil()
+  await anvil.installUsdc()
+  const escrow = options.escrow ? await anvil.deployEscrow() : '0x0000000000000000000000000000000000000000'
+  const accounts = {} as Record<Role, HDAccount>
+  roles.forEach((role, index) => {
+    const account = anvil.accounts[index + 1]
+    if (!account) throw new Error(`paymentChain: anvil has no account ${index + 1} for ${role}`)
+    accounts[role] = account
+  })
+  for (const role of options.funded ?? [])
+    await anvil.mintUsdc(accounts[role].address, options.usdc ?? 1_000_000_000n)
+  return { anvil, escrow, accounts }
+}
