@@ -12,7 +12,10 @@ export type Problem = {
   errors?: FieldProblem[]
 }
 
-/** Base of every error the core throws on a broken contract: a stable snake_case code and an HTTP status. */
+/**
+ * Base of every error the core throws on a broken contract: a stable snake_case code and an HTTP status. `cause`,
+ * when set, is the unexpected failure behind it, which hosts log (the client sees only the problem).
+ */
 export class MarketError extends Error {
   override readonly name: string = 'MarketError'
   constructor(
@@ -21,8 +24,9 @@ export class MarketError extends Error {
     readonly title: string,
     detail: string,
     readonly errors?: FieldProblem[],
+    options?: { cause?: unknown },
   ) {
-    super(detail)
+    super(detail, options)
   }
 }
 
@@ -103,8 +107,11 @@ export class PaymentRefusedError extends MarketError {
 export class ChainUnavailableError extends MarketError {
   override readonly name = 'ChainUnavailableError'
   readonly retryAfterSeconds = 5
-  constructor(detail = 'The payment chain cannot be reached right now; nothing changed. Retry shortly.') {
-    super('chain_unavailable', 503, 'Payment chain unavailable', detail)
+  constructor(
+    detail = 'The payment chain cannot be reached right now; nothing changed. Retry shortly.',
+    options?: { cause?: unknown },
+  ) {
+    super('chain_unavailable', 503, 'Payment chain unavailable', detail, undefined, options)
   }
 }
 

@@ -78,6 +78,18 @@ describe('problemResponse', () => {
     expect(Number(down.headers.get('retry-after'))).toBeGreaterThan(0)
   })
 
+  test('behavior: a 503 hiding an unexpected failure (its cause) is reported to the host; a plain outage is not', async () => {
+    const reported: unknown[] = []
+    const report = (error: unknown) => reported.push(error)
+    const bug = new TypeError("Cannot read properties of undefined (reading 'logs')")
+    const hidden = problemResponse(new ChainUnavailableError(undefined, { cause: bug }), request, 'x', report)
+    expect(hidden.status).toBe(503)
+    expect(await hidden.text()).not.toContain('logs')
+    problemResponse(new ChainUnavailableError(), request, 'x', report)
+    expect(reported).toHaveLength(1)
+    expect((reported[0] as Error).cause).toBe(bug)
+  })
+
   test('error: an unexpected error is a 500 that does not show its message', async () => {
     const original = console.error
     console.error = () => {}

@@ -137,7 +137,9 @@ export function problemResponse(
     headers.set('retry-after', String(error.retryAfterSeconds))
   if (error instanceof RateLimitedError)
     for (const [name, value] of Object.entries(error.headers)) headers.set(name, value)
-  if (problem.status >= 500 && !(error instanceof MarketError)) report(error, request)
+  // Unexpected failures are reported: thrown as such, or behind a problem (its `cause`).
+  const unexpected = !(error instanceof MarketError) || error.cause !== undefined
+  if (problem.status >= 500 && unexpected) report(error, request)
   return new Response(JSON.stringify(problem), { status: problem.status, headers })
 }
 

@@ -27,6 +27,9 @@ function describeError(error: unknown): LogFields {
   if (!(error instanceof Error)) return { error: message(String(error)) }
   return {
     error: `${error.name}: ${message(error.message)}`,
+    ...(error.cause instanceof Error
+      ? { cause: `${error.cause.name}: ${message(error.cause.message)}` }
+      : {}),
     // Frames only: the stack's first lines repeat the message, quoted values included.
     stack: error.stack
       ?.split('\n')

@@ -1,4 +1,4 @@
-import type { MarketplaceActions } from '@agentmarket/core'
+import { ChainUnavailableError, type MarketplaceActions } from '@agentmarket/core'
 import { fallbackLogger, type Logger } from './log.ts'
 
 const EXPIRY_INTERVAL_MS = 10_000
@@ -17,7 +17,11 @@ export function startPaymentRechecks(
   let expiredAt = 0
   const pass = async () => {
     try {
-      await market.recheckPendingPayments()
+      const { failure } = await market.recheckPendingPayments()
+      // A chain outage is expected now and then (warn); anything behind it, or anything else, is a fault (error).
+      if (failure instanceof ChainUnavailableError && failure.cause === undefined)
+        logger.warn('payment re-check waits for the chain', { reason: failure.message })
+      else if (failure !== undefined) logger.error('payment re-check failed', {}, failure)
     } catch (error) {
       logger.error('payment re-check failed', {}, error)
     }

@@ -94,7 +94,14 @@ export const PaidOfferQuery = v.object({
 })
 
 /** What one background pass did. */
-export type RecheckReport = { checked: number; paid: number; refused: number; stillPending: number }
+export type RecheckReport = {
+  checked: number
+  paid: number
+  refused: number
+  stillPending: number
+  /** Why the chain could not be read this pass (the checks wait for the next); the host logs it. */
+  failure?: unknown
+}
 
 /** Who orders: the host's name for the client (its address), which scopes Idempotency-Keys and re-check budgets. */
 export type OrderOptions = { idempotencyKey?: string | null; client?: string | null }
@@ -186,7 +193,8 @@ export function taskActions(context: ActionContext) {
       return await verifyPayments(context.chain, checks)
     } catch (error) {
       if (error instanceof ChainUnavailableError) throw error
-      throw new ChainUnavailableError()
+      // Not a refusal the rules made: the client gets a 503, the host logs what failed.
+      throw new ChainUnavailableError(undefined, { cause: error })
     }
   }
 
@@ -502,7 +510,10 @@ export function taskActions(context: ActionContext) {
       const checks = due.flatMap((task) =>
         task.pendingCheck ? [checkOf(task, task.pendingCheck.txHash)] : [],
       )
-      const verdicts = await judge(checks).catch(() => null)
+      const verdicts = await judge(checks).catch((error: unknown) => {
+        report.failure = error
+        return null
+      })
       for (const [index, task] of due.entries()) {
         const outcome = await settleRecheck(task, verdicts?.[index] ?? null)
         report[outcome] += 1
