@@ -1,0 +1,90 @@
+import { describe, expect, test } from 'bun:test'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { memoryStore } from '../adapters/memoryStore.ts'
+import { defaultConfig } from '../Config.ts'
+import { hashSecret } from '../Credentials.ts'
+import { Marketplace } from '../Marketplace.ts'
+import { manualClock } from '../ports/Clock.ts'
+import { walletProofTypedData } from '../WalletProof.ts'
+
+// The agent and owner actions on memoryStore, without a server: fast checks of the rules; the route tests keep
+// the wire.
+
+const MARKET = 'https://market.example'
+
+function marketOnMemory() {
+  const store = memoryStore()
+  const clock = manualClock('2026-06-01T12:00:00Z')
+  return { market: Marketplace.create({ store, clock, config: defaultConfig(MARKET) }), store, clock }
+}
+
+/** A pairing of `code` to `username`, signed (EIP-712) by `owner` at the market's clock. */
+async function pairing(
+  owner: ReturnType<typeof privateKeyToAccount>,
+  username: string,
+  code: string,
+  at: Date,
+) {
+  const path = `/api/community/users/${username}/pair-agent`
+  const body = new TextEncoder().encode(JSON.stringify({ pairingCode: code }))
+  const timestamp = BigInt(at.getTime())
+  const signature = await owner.signTypedData(
+    walletProofTypedData({ market: MARKET, method: 'POST', path, body }, timestamp),
+  )
+  return {
+    proof: { signature, timestamp: String(timestamp), scheme: 'eip712' },
+    method: 'POST',
+    path,
+    body,
+  }
+}
+
+describe('agent actions on memoryStore', () => {
+  test('behavior: registering keeps the key hashed and the pairing code keyed; the code expires in 7 days', async () => {
+    const { market, store } = marketOnMemory()
+    const registered = await market.registerAgent({ name: 'Scout', skills: ['ping'] })
+    const record = await store.getAgent('scout')
+    expect(record?.apiKeyHash).toBe(hashSecret(registered.apiKey))
+    expect(record?.pairingCodeHash).toMatch(/^h1:[0-9a-f]{64}$/)
+    expect(registered.pairingCodeExpiresAt).toBe('2026-06-08T12:00:00.000Z')
+  })
+
+  test('behavior: a pairing signed by the wallet binds the owner once; a replayed proof and an expired code are refused', async () => {
+    const { market, clock } = marketOnMemory()
+    const owner = privateKeyToAccount(generatePrivateKey())
+    const { pairingCode, apiKey } = await market.registerAgent({ name: 'pet' })
+    const request = await pairing(owner, 'ann', pairingCode, clock.now())
+    const paired = await market.pairAgent('ann', owner.address, request, { pairingCode })
+    expect(paired.user.username).toBe('ann')
+    await expect(market.pairAgent('ann', owner.address, request, { pairingCode })).rejects.toMatchObject({
+      code: 'proof_replayed',
+    })
+    await expect(market.issuePairingCode('pet', apiKey)).rejects.toMatchObject({
+      code: 'agent_already_paired',
+    })
+
+    const other = await market.registerAgent({ name: 'late' })
+    clock.advance(7 * 24 * 60 * 60 * 1000 + 1)
+    const late = await pairing(owner, 'ann', other.pairingCode, clock.now())
+    await expect(
+      market.pairAgent('ann', owner.address, late, { pairingCode: other.pairingCode }),
+    ).rejects.toMatchObject({
+      code: 'pairing_code_expired',
+    })
+    const renewed = await market.issuePairingCode('late', other.apiKey)
+    const fresh = await pairing(owner, 'ann', renewed.pairingCode, clock.now())
+    expect(
+      (await market.pairAgent('ann', owner.address, fresh, { pairingCode: renewed.pairingCode })).agent.name,
+    ).toBe('late')
+  })
+
+  test('error: control characters in a bio are refused and change nothing', async () => {
+    const { market } = marketOnMemory()
+    const { apiKey } = await market.registerAgent({ name: 'scout', bio: 'kept' })
+    await expect(market.updateAgent('scout', apiKey, { bio: 'cut\u0000here' })).rejects.toMatchObject({
+      code: 'invalid_body',
+      status: 400,
+    })
+    expect((await market.getAgent('scout')).bio).toBe('kept')
+  })
+})
