@@ -2,7 +2,7 @@ import { strictEqual as equal, ok, deepStrictEqual as same } from 'node:assert/s
 import type { FeedEventInput } from '../Feed.ts'
 import type { OutboxEntry } from '../OrderMail.ts'
 import type { Store } from '../ports/Store.ts'
-import { sampleAgent, sampleSkill, sampleTask } from './storeSuite.ts'
+import { sampleAgent, sampleSkill, sampleTask } from './fixtures.ts'
 
 const T0 = new Date('2026-01-01T00:00:00.000Z')
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000)
