@@ -1,5 +1,6 @@
 import { bytesToHex } from 'viem'
 import { hashSecret } from './Credentials.ts'
+import { persistentSecret } from './PersistentSecret.ts'
 import type { Random } from './ports/Random.ts'
 import type { Store } from './ports/Store.ts'
 
@@ -26,7 +27,7 @@ export type PairingDigests = {
 export function pairingDigests(store: Store, random: Random, secret?: string): PairingDigests {
   let key: Promise<CryptoKey> | null = null
   const load = async () => {
-    const raw = secret ?? (await persistentSecret(store, random))
+    const raw = secret ?? (await persistentSecret(store, random, SECRET_SETTING))
     return crypto.subtle.importKey('raw', utf8.encode(raw), { name: 'HMAC', hash: 'SHA-256' }, false, [
       'sign',
     ])
@@ -39,14 +40,4 @@ export function pairingDigests(store: Store, random: Random, secret?: string): P
     },
     legacyOf: (code) => hashSecret(code),
   }
-}
-
-/** The pairing secret kept in the store: made once from 32 random bytes, then read by every process. */
-async function persistentSecret(store: Store, random: Random): Promise<string> {
-  const fresh = bytesToHex(random.bytes(32))
-  return store.kvUpdate(SECRET_SETTING, (current) =>
-    typeof current === 'string'
-      ? { op: 'noop', result: current }
-      : { op: 'set', value: fresh, result: fresh },
-  )
 }

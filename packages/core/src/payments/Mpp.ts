@@ -1,14 +1,7 @@
 import type { Store as MppStore } from 'mppx/server'
-import {
-  type Address,
-  bytesToHex,
-  type Client,
-  type Hex,
-  isAddressEqual,
-  keccak256,
-  parseEventLogs,
-} from 'viem'
+import { type Address, type Client, type Hex, isAddressEqual, keccak256, parseEventLogs } from 'viem'
 import { formatAmount } from '../Money.ts'
+import { persistentSecret } from '../PersistentSecret.ts'
 import type { Random } from '../ports/Random.ts'
 import type { Store } from '../ports/Store.ts'
 import { isMemoBoundTo, TRANSFER_WITH_MEMO_EVENT_ABI } from './MppMemo.ts'
@@ -50,13 +43,8 @@ const loadMppx = () => {
 }
 
 /** The MPP secret kept in the store: made once from 32 random bytes, then read by every process. */
-export async function persistentMppSecret(store: Store, random: Random): Promise<string> {
-  const fresh = bytesToHex(random.bytes(32))
-  return store.kvUpdate(SECRET_KEY_SETTING, (current) =>
-    typeof current === 'string'
-      ? { op: 'noop', result: current }
-      : { op: 'set', value: fresh, result: fresh },
-  )
+export function persistentMppSecret(store: Store, random: Random): Promise<string> {
+  return persistentSecret(store, random, SECRET_KEY_SETTING)
 }
 
 /** mppx's replay store over our Store, so every process sharing the database refuses a spent credential. */

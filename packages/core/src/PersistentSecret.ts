@@ -1,0 +1,17 @@
+import { bytesToHex } from 'viem'
+import type { Random } from './ports/Random.ts'
+import type { Store } from './ports/Store.ts'
+
+/**
+ * A secret kept in the store under `setting`: made once from 32 random bytes (hex), then read by every process.
+ * Processes starting together race to make it; one write wins and the others read it.
+ * @example const key = await persistentSecret(store, cryptoRandom(), 'setting:mpp_secret_key')
+ */
+export async function persistentSecret(store: Store, random: Random, setting: string): Promise<string> {
+  const fresh = bytesToHex(random.bytes(32))
+  return store.kvUpdate(setting, (current) =>
+    typeof current === 'string'
+      ? { op: 'noop', result: current }
+      : { op: 'set', value: fresh, result: fresh },
+  )
+}
