@@ -5,10 +5,10 @@ import {
   isAddressEqual,
   isHex,
   keccak256,
-  recoverAddress,
   recoverMessageAddress,
 } from 'viem'
 import type { ChainReader } from './ports/Chain.ts'
+import { signatureOf } from './SignatureCheck.ts'
 
 /** How old a signed timestamp may be. */
 export const WALLET_PROOF_WINDOW_SECONDS = 5 * 60
@@ -77,19 +77,12 @@ const fresh = (at: number, now: Date) =>
   at <= now.getTime() + WALLET_PROOF_SKEW_SECONDS * 1000 &&
   at >= now.getTime() - WALLET_PROOF_WINDOW_SECONDS * 1000
 
-/** `wallet` against the signer a key's signature recovers to, else (contract wallets) the chain's answer. */
-async function signedBy(
-  wallet: Address,
-  recover: () => Promise<Address>,
-  hash: Hex,
-  signature: Hex,
-  chain?: ChainReader | null,
-): Promise<'ok' | 'wrong_wallet' | 'invalid_signature'> {
-  const signer = await recover().catch(() => null)
-  if (signer && isAddressEqual(signer, wallet)) return 'ok'
-  if (chain?.isValidSignature && (await chain.isValidSignature(wallet, hash, signature).catch(() => false)))
-    return 'ok'
-  return signer ? 'wrong_wallet' : 'invalid_signature'
+/** `chain`'s signature check, answering no when the node cannot answer: a proof is refused, never a 503. */
+function noOnFailure(
+  chain?: Pick<ChainReader, 'isValidSignature'> | null,
+): Pick<ChainReader, 'isValidSignature'> | null {
+  const check = chain?.isValidSignature?.bind(chain)
+  return check ? { isValidSignature: (...args) => check(...args).catch(() => false) } : null
 }
 
 /**
@@ -103,7 +96,7 @@ export async function checkWalletProof(
   proof: WalletProof,
   target: ProofTarget,
   now: Date,
-  options: { legacy?: boolean; chain?: ChainReader | null } = {},
+  options: { legacy?: boolean; chain?: Pick<ChainReader, 'isValidSignature'> | null } = {},
 ): Promise<WalletProofResult> {
   const { signature, timestamp, scheme } = proof
   if (!signature || !timestamp) return { ok: false, reason: 'missing' }
@@ -118,13 +111,7 @@ export async function checkWalletProof(
   if (typed) {
     const data = walletProofTypedData(target, BigInt(timestamp))
     const hash = hashTypedData(data)
-    const outcome = await signedBy(
-      wallet,
-      () => recoverAddress({ hash, signature }),
-      hash,
-      signature,
-      options.chain,
-    )
+    const outcome = await signatureOf(wallet, hash, signature, noOnFailure(options.chain))
     return outcome === 'ok' ? { ok: true, id, at } : { ok: false, reason: outcome }
   }
   if (signature.length !== 132) return { ok: false, reason: 'invalid_signature' }

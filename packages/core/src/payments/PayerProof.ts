@@ -1,5 +1,6 @@
-import { type Address, type Hex, hashTypedData, isAddressEqual, recoverAddress, zeroAddress } from 'viem'
+import { type Address, type Hex, hashTypedData } from 'viem'
 import type { ChainReader } from '../ports/Chain.ts'
+import { signatureOf } from '../SignatureCheck.ts'
 
 /**
  * The EIP-712 message a paying wallet signs to bind its payment to one order: a transfer or escrow deposit pays a
@@ -48,14 +49,7 @@ export async function isPayerProof(
   claim: PaymentClaim & { txHash: Hex },
   signature: Hex,
 ): Promise<boolean> {
-  // A mint's Transfer comes from the zero address, which no key holds: nobody can prove it paid. Asked anyway, an
-  // ERC-6492 validator would accept any invalid signature for it (ecrecover answers address(0) for those).
-  if (isAddressEqual(payer, zeroAddress)) return false
+  // A mint's Transfer comes from the zero address: signatureOf refuses it, so nobody can prove it paid.
   const hash = hashTypedData(payerProofTypedData(chainId, claim) as Parameters<typeof hashTypedData>[0])
-  try {
-    if (isAddressEqual(await recoverAddress({ hash, signature }), payer)) return true
-  } catch {
-    // Not a key's signature (a contract wallet's has another shape): the chain decides below.
-  }
-  return chain.isValidSignature ? chain.isValidSignature(payer, hash, signature) : false
+  return (await signatureOf(payer, hash, signature, chain)) === 'ok'
 }
