@@ -44,6 +44,21 @@ describe('changeVersion across connections', () => {
   })
 })
 
+describe('changeVersion and reads', () => {
+  test('behavior: reads leave it as it is, so the read caches keep their entries (paid offers, re-check budgets)', async () => {
+    const store = libsqlStore(await openDatabase(':memory:'))
+    await store.insertAgent(sampleAgent({ name: 'quiet' }), [])
+    await Bun.sleep(CHANGE_WINDOW_MS + 1)
+    const before = await store.changeVersion?.()
+    await store.listPaidOffers(null, 10)
+    await store.countPendingChecks('client')
+    await store.listAgents({ limit: 10, offset: 0 })
+    await Bun.sleep(CHANGE_WINDOW_MS + 1)
+    expect(await store.changeVersion?.()).toBe(before)
+    await store.close()
+  })
+})
+
 describe('agent search through the trigram index', () => {
   test('behavior: finds by substring after insert and after a bio change, quotes and short queries included', async () => {
     const store = libsqlStore(await openDatabase(':memory:'))
