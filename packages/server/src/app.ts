@@ -1,4 +1,4 @@
-import type { MarketplaceActions } from '@agentmarket/core'
+import type { MarketplaceActions, PaidOfferPage } from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import type { Logger } from './log.ts'
 import { lazyMcpHandler, mcpMethodNotAllowed } from './mcp/http.ts'
@@ -138,14 +138,13 @@ export function createApp(deps: AppDeps) {
   // The routes' part is built once, on first request, when every route is registered; the paid operations (the
   // first page of offers, a bounded read) come from the database on each request, so the ETag follows prices.
   let document: ReturnType<typeof openapiDocument> | undefined
-  // The last document made, by what its offers hold: while they are unchanged the same object is served, and its
-  // JSON and ETag (about 190 KiB) are made once.
-  let last: { key: string; complete: ReturnType<typeof withPaidOperations> } | undefined
+  // The core hands out the same page while its offers are unchanged (its read cache): the document made from it is
+  // then the same object, whose JSON and ETag (about 190 KiB) are made once.
+  let last: { page: PaidOfferPage; complete: ReturnType<typeof withPaidOperations> } | undefined
   const serveDocument = async ({ request, set }: { request: Request; set: Reply }) => {
     document ??= openapiDocument(app, { baseUrl: deps.baseUrl })
     const page = await deps.market.paidOffers({ limit: DOCUMENT_OFFERS })
-    const key = JSON.stringify(page, (_name, value) => (typeof value === 'bigint' ? value.toString() : value))
-    if (last?.key !== key) last = { key, complete: withPaidOperations(document, page) }
+    if (last?.page !== page) last = { page, complete: withPaidOperations(document, page) }
     return jsonWithETag(last.complete, request, set, 'no-cache')
   }
   return app

@@ -16,6 +16,7 @@ import { type ChargeOutcome, type MppCharger, paymentReferenceOf } from '../paym
 import { isPayerProof } from '../payments/PayerProof.ts'
 import { type PaymentCheck, type RefusalReason, type Verdict, verifyPayments } from '../payments/Verifier.ts'
 import { addressBucket } from '../RateLimit.ts'
+import { readCache } from '../ReadCache.ts'
 import {
   CompleteTaskInput,
   CreateTaskInput,
@@ -280,6 +281,8 @@ export function taskActions(context: ActionContext) {
     return { status: 202, body, retryAfterSeconds }
   }
 
+  const offerPages = readCache<PaidOfferPage>()
+
   /** False when the client already has as many background re-checks as it may (clients named by the host only). */
   const withinRecheckBudget = async (clientKey: string) =>
     clientKey === '' || (await store.countPendingChecks(clientKey)) < MAX_RECHECKS_PER_CLIENT
@@ -306,13 +309,23 @@ export function taskActions(context: ActionContext) {
       const { limit = 100, after } = parseInput(PaidOfferQuery, query, 'invalid_query')
       const mpp = context.mpp
       if (!mpp) return { offers: [], next: null }
-      const [agentKey = '', slug = ''] = after ? after.split('/') : []
-      const rows = await store.listPaidOffers(after ? { agentKey, slug } : null, limit + 1)
-      const offers = rows
-        .slice(0, limit)
-        .map(({ agentKey: _key, ...offer }) => ({ ...offer, currency: mpp.currency }))
-      const last = rows[limit - 1]
-      return { offers, next: rows.length > limit && last ? `${last.agentKey}/${last.slug}` : null }
+      // Offers change only with agents and skills: the page is kept under the store's change version, so an unchanged
+      // page is the same object (hosts serialize it once).
+      return offerPages.read(
+        `${limit}/${after ?? ''}`,
+        await store.changeVersion?.(),
+        clock.now(),
+        async () => {
+          const [agentKey = '', slug = ''] = after ? after.split('/') : []
+          const rows = await store.listPaidOffers(after ? { agentKey, slug } : null, limit + 1)
+          const offers = rows
+            .slice(0, limit)
+            .map(({ agentKey: _key, ...offer }) => ({ ...offer, currency: mpp.currency }))
+          const last = rows[limit - 1]
+          const next = rows.length > limit && last ? `${last.agentKey}/${last.slug}` : null
+          return { value: { offers, next }, validUntil: Number.POSITIVE_INFINITY }
+        },
+      )
     },
 
     /**
