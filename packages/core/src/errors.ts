@@ -13,13 +13,76 @@ export type Problem = {
 }
 
 /**
+ * Every problem `code` the API answers, and its HTTP status: the one list of them. Codes are stable (clients branch on
+ * them); a new code is an addition to this catalog, and an error class only takes codes of its own status.
+ */
+export const ERROR_CODES = {
+  invalid_body: 400,
+  invalid_query: 400,
+  invalid_json: 400,
+  invalid_idempotency_key: 400,
+  invalid_username: 400,
+  invalid_wallet_address: 400,
+  unknown_skill: 400,
+  payer_signature_required: 400,
+  unauthorized: 401,
+  invalid_signature: 401,
+  stale_timestamp: 401,
+  proof_replayed: 401,
+  legacy_refused: 401,
+  wallet_proof_required: 401,
+  forbidden: 403,
+  not_found: 404,
+  unknown_tool: 404,
+  agent_not_found: 404,
+  user_not_found: 404,
+  task_not_found: 404,
+  skill_not_found: 404,
+  pairing_code_not_found: 404,
+  name_taken: 409,
+  agent_already_paired: 409,
+  pairing_code_used: 409,
+  pairing_code_expired: 409,
+  tx_already_used: 409,
+  escrow_task_id_used: 409,
+  idempotency_key_reused: 409,
+  task_not_pending: 409,
+  task_not_paid: 409,
+  task_expired: 409,
+  seller_has_no_wallet: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  reverted: 422,
+  wrong_token: 422,
+  wrong_recipient: 422,
+  amount_mismatch: 422,
+  wrong_sender: 422,
+  not_an_escrow_deposit: 422,
+  payer_signature_invalid: 422,
+  rate_limited: 429,
+  too_many_streams: 429,
+  too_many_proofs: 429,
+  internal_error: 500,
+  chain_unavailable: 503,
+  mpp_unavailable: 503,
+} as const satisfies Record<string, number>
+
+/** A stable problem code of the catalog. */
+export type ErrorCode = keyof typeof ERROR_CODES
+
+/** The codes of one HTTP status (`CodeOf<404>`: the not-found codes). */
+export type CodeOf<Status extends number> = {
+  [Code in ErrorCode]: (typeof ERROR_CODES)[Code] extends Status ? Code : never
+}[ErrorCode]
+
+/**
  * Base of every error the core throws on a broken contract: a stable snake_case code and an HTTP status. `cause`,
  * when set, is the unexpected failure behind it, which hosts log (the client sees only the problem).
  */
 export class MarketError extends Error {
   override readonly name: string = 'MarketError'
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     readonly status: number,
     readonly title: string,
     detail: string,
@@ -33,11 +96,7 @@ export class MarketError extends Error {
 /** 400: a body, query or parameter that breaks its schema. */
 export class InvalidInputError extends MarketError {
   override readonly name = 'InvalidInputError'
-  constructor(
-    code: 'invalid_body' | 'invalid_query' | 'invalid_json' | string,
-    detail: string,
-    errors?: FieldProblem[],
-  ) {
+  constructor(code: CodeOf<400>, detail: string, errors?: FieldProblem[]) {
     super(code, 400, 'Invalid request', detail, errors)
   }
 }
@@ -47,7 +106,7 @@ export class UnauthorizedError extends MarketError {
   override readonly name = 'UnauthorizedError'
   constructor(
     detail = 'A valid bearer API key is required: Authorization: Bearer <API_KEY>.',
-    code = 'unauthorized',
+    code: CodeOf<401> = 'unauthorized',
     /** The WWW-Authenticate challenge hosts send with the 401. */
     readonly challenge = 'Bearer realm="agentmarket"',
   ) {
@@ -66,7 +125,7 @@ export class ForbiddenError extends MarketError {
 /** 404: the named resource does not exist. */
 export class NotFoundError extends MarketError {
   override readonly name = 'NotFoundError'
-  constructor(code: string, detail: string) {
+  constructor(code: CodeOf<404>, detail: string) {
     super(code, 404, 'Not found', detail)
   }
 }
@@ -74,7 +133,7 @@ export class NotFoundError extends MarketError {
 /** 409: the request conflicts with the current state (a taken name, a used code). */
 export class ConflictError extends MarketError {
   override readonly name = 'ConflictError'
-  constructor(code: string, detail: string) {
+  constructor(code: CodeOf<409>, detail: string) {
     super(code, 409, 'Conflict', detail)
   }
 }
@@ -98,7 +157,7 @@ export function toProblem(error: unknown, instance: string, typeBase: string): P
 /** 422: a payment that was checked on chain and does not pay this task; `code` says why. */
 export class PaymentRefusedError extends MarketError {
   override readonly name = 'PaymentRefusedError'
-  constructor(code: string, detail: string) {
+  constructor(code: CodeOf<422>, detail: string) {
     super(code, 422, 'Payment refused', detail)
   }
 }

@@ -18,16 +18,12 @@ import {
   routeRateClasses,
 } from './plugins/rateLimits.ts'
 import { requestLog } from './plugins/requestLog.ts'
-import { agentRoutes } from './routes/agents.ts'
-import { communityRoutes } from './routes/community.ts'
 import type { RouteDeps } from './routes/deps.ts'
-import { discoveryRoutes } from './routes/discovery.ts'
+import { serverRoutes } from './routes/discovery.ts'
 import { jsonWithETag, type Reply } from './routes/etag.ts'
-import { feedRoutes } from './routes/feed.ts'
 import { llmsGuide, llmsRoutes } from './routes/llms.ts'
 import { type StreamLimits, streamSlots } from './routes/streamSlots.ts'
-import { taskRoutes } from './routes/tasks.ts'
-import { userRoutes } from './routes/users.ts'
+import { tableRoutes } from './routes/table.ts'
 import { VERSION } from './version.ts'
 import { API_VERSIONS, type ApiVersion, deprecationHeaders, versionOfPath } from './versions.ts'
 import { webRoutes } from './web/routes.ts'
@@ -56,13 +52,7 @@ export type AppDeps = {
 
 /** Every API route group, mounted under one prefix. */
 function api(prefix: string, deps: RouteDeps) {
-  return new Elysia({ prefix, seed: prefix })
-    .use(discoveryRoutes(deps))
-    .use(communityRoutes(deps))
-    .use(agentRoutes(deps))
-    .use(taskRoutes(deps))
-    .use(userRoutes(deps))
-    .use(feedRoutes(deps))
+  return new Elysia({ prefix, seed: prefix }).use(tableRoutes(serverRoutes(deps), deps))
 }
 
 /**

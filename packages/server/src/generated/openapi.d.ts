@@ -800,7 +800,8 @@ export interface components {
             verified: true;
         };
         Problem: {
-            code: string;
+            /** @enum {string} */
+            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "unknown_skill" | "unknown_tool" | "payer_signature_required" | "unauthorized" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "forbidden" | "not_found" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "task_not_paid" | "task_expired" | "seller_has_no_wallet" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
             detail: string;
             errors?: {
                 detail: string;

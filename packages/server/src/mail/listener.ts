@@ -131,7 +131,7 @@ export async function startOrderListener(options: OrderListenerOptions): Promise
         (message) => callback(null, message),
         (error: Error & { responseCode?: number }) => {
           if (error.responseCode) return callback(error)
-          logger.error('order mail not taken', {}, error)
+          logger.error('order mail not taken', { session: session.id }, error)
           callback(smtpError(451, '4.3.0 The order could not be stored; please try again later'))
         },
       )

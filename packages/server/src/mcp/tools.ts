@@ -1,15 +1,9 @@
 import {
-  AgentListInput,
-  CompleteTaskInput,
-  CreateTaskInput,
-  FeedQueryInput,
   InvalidInputError,
+  MARKET_ROUTES,
   type MarketplaceActions,
-  MilestoneInput,
-  RegisterAgentInput,
-  UpdateAgentInput,
-  UserListInput,
-  VerifyPaymentInput,
+  type RateClass,
+  type RouteRow,
 } from '@agentmarket/core'
 import * as v from 'valibot'
 
@@ -24,14 +18,8 @@ export type Tool = {
   run(args: Record<string, unknown>, context: ToolContext): Promise<unknown>
 }
 
-const name = v.pipe(v.string(), v.description('The agent name (any case).'))
-const agent = v.pipe(v.string(), v.description('The seller agent name.'))
-const taskId = v.pipe(v.string(), v.description('The task id (task_…), as create_task returned it.'))
-
-/** `args` without the keys that name the resource (they go in the path on HTTP). */
-function bodyOf(args: Record<string, unknown>, ...pathKeys: string[]): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(args).filter(([key]) => !pathKeys.includes(key)))
-}
+/** The rows offered as tools: every operation of the route table with a `tool`. */
+const TOOL_ROWS = MARKET_ROUTES.filter((row) => row.tool)
 
 /** The string argument `key`, or a 400 pointing at it. */
 function text(args: Record<string, unknown>, key: string): string {
@@ -44,118 +32,47 @@ function text(args: Record<string, unknown>, key: string): string {
   )
 }
 
-/** Every tool, each calling the same core action as its HTTP route. */
-export function marketTools(market: MarketplaceActions): Tool[] {
-  return [
-    {
-      name: 'search_agents',
-      description:
-        'List agents, most recently active first. q: a literal, case-insensitive substring of name or bio.',
-      input: AgentListInput,
-      run: (args) => market.listAgents(args),
+/** A row as a tool: its path parameters and body (or query) fields as arguments, its core call as the run. */
+function toolOf(market: MarketplaceActions, row: RouteRow): Tool {
+  const tool = row.tool as NonNullable<RouteRow['tool']>
+  const params = Object.entries(tool.params)
+  const input = v.object({
+    ...Object.fromEntries(
+      params.map(([, argument]) => [argument.name, v.pipe(v.string(), v.description(argument.description))]),
+    ),
+    ...(row.body ?? row.query)?.entries,
+  })
+  const pathArgs = new Set(params.map(([, argument]) => argument.name))
+  return {
+    name: tool.name,
+    description: tool.description,
+    input,
+    async run(args, context) {
+      const rest = Object.fromEntries(Object.entries(args).filter(([key]) => !pathArgs.has(key)))
+      const reply = await row.call(market, {
+        params: Object.fromEntries(params.map(([param, argument]) => [param, text(args, argument.name)])),
+        query: rest,
+        body: rest,
+        headers: new Headers(),
+        apiKey: context.apiKey,
+        request: null,
+        rawBody: undefined,
+        client: () => context.client,
+      })
+      return reply instanceof Response ? reply.json() : reply.body
     },
-    {
-      name: 'get_agent',
-      description: 'One agent: profile, skills with prices, liveness, milestones, trust score, owner.',
-      input: v.object({ name }),
-      run: (args) => market.getAgent(text(args, 'name')),
-    },
-    {
-      name: 'get_agent_card',
-      description: "An agent's A2A v1.0 card, with payment details in _extensions.commerce.",
-      input: v.object({ name }),
-      run: (args) => market.agentCard(text(args, 'name')),
-    },
-    {
-      name: 'list_users',
-      description: 'List community users (owners of agents), newest first; q filters by username or bio.',
-      input: UserListInput,
-      run: (args) => market.listUsers(args),
-    },
-    {
-      name: 'get_user',
-      description: "A user's public profile with the agents it owns.",
-      input: v.object({ username: v.pipe(v.string(), v.description('The username (any case).')) }),
-      run: (args) => market.getUser(text(args, 'username')),
-    },
-    {
-      name: 'register_agent',
-      description:
-        'Register an agent. The answer holds its apiKey (shown only once: keep it) and a pairingCode for its owner.',
-      input: RegisterAgentInput,
-      run: (args) => market.registerAgent(args),
-    },
-    {
-      name: 'update_agent',
-      description:
-        "Update the fields sent (bio, platform, model, walletAddress, basename, skills). Needs the agent's key as " +
-        'the MCP request header Authorization: Bearer <apiKey>.',
-      input: v.object({ name, ...UpdateAgentInput.entries }),
-      run: (args, { apiKey }) => market.updateAgent(text(args, 'name'), apiKey, bodyOf(args, 'name')),
-    },
-    {
-      name: 'heartbeat',
-      description:
-        "Report that the agent is live (every 1-5 minutes). Needs the agent's key (Authorization: Bearer).",
-      input: v.object({ name }),
-      run: (args, { apiKey }) => market.heartbeat(text(args, 'name'), apiKey),
-    },
-    {
-      name: 'record_milestone',
-      description:
-        "Record a milestone (date YYYY-MM-DD, title, description, proof URL: with a proof it is verified). Needs the agent's key.",
-      input: v.object({ name, ...MilestoneInput.entries }),
-      run: (args, { apiKey }) => market.recordMilestone(text(args, 'name'), apiKey, bodyOf(args, 'name')),
-    },
-    {
-      name: 'create_task',
-      description:
-        'Order a skill from an agent. A paid skill starts pending_payment with payment instructions and next_steps; ' +
-        "send tx_hash and payer_signature (the paying wallet's EIP-712 signature of the agent card's " +
-        'commerce.payer_proof) when already paid on chain. A free skill starts paid.',
-      input: v.object({ agent, ...CreateTaskInput.entries }),
-      run: async (args, { client }) =>
-        (await market.createTask(text(args, 'agent'), bodyOf(args, 'agent'), { client })).body,
-    },
-    {
-      name: 'get_task',
-      description: 'A task by its id: poll until status is completed, then read result_url.',
-      input: v.object({ agent, task_id: taskId }),
-      run: (args) => market.getTask(text(args, 'agent'), text(args, 'task_id')),
-    },
-    {
-      name: 'verify_payment',
-      description:
-        'Verify the on-chain USDC payment of a task by its transaction hash and payer_signature (the paying ' +
-        "wallet's EIP-712 signature of the task's payment.payer_proof with message.txHash set). verified: true " +
-        'when paid; state pending while it has too few confirmations (call again later).',
-      input: v.object({ agent, task_id: taskId, ...VerifyPaymentInput.entries }),
-      run: async (args) =>
-        (
-          await market.verifyPayment(
-            text(args, 'agent'),
-            text(args, 'task_id'),
-            bodyOf(args, 'agent', 'task_id'),
-          )
-        ).body,
-    },
-    {
-      name: 'complete_task',
-      description: "Deliver a paid task with its result_url (the seller's key: Authorization: Bearer).",
-      input: v.object({ agent, task_id: taskId, ...CompleteTaskInput.entries }),
-      run: (args, { apiKey }) =>
-        market.completeTask(
-          text(args, 'agent'),
-          text(args, 'task_id'),
-          apiKey,
-          bodyOf(args, 'agent', 'task_id'),
-        ),
-    },
-    {
-      name: 'live_feed',
-      description: 'Recent marketplace events, newest first (registrations, skills, milestones, orders).',
-      input: FeedQueryInput,
-      run: (args) => market.liveFeed(args),
-    },
-  ]
+  }
 }
+
+/** Every tool, each calling its operation's row: the same core call as its HTTP route. */
+export function marketTools(market: MarketplaceActions): Tool[] {
+  return TOOL_ROWS.map((row) => toolOf(market, row))
+}
+
+/** The bucket a call of each tool spends: its operation's own class, else `write`. */
+export const TOOL_RATE_CLASSES: ReadonlyMap<string, RateClass> = new Map(
+  TOOL_ROWS.map((row) => [
+    row.tool?.name ?? '',
+    row.rate && row.rate !== 'none' ? row.rate : ('write' as RateClass),
+  ]),
+)

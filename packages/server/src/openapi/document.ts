@@ -1,4 +1,4 @@
-import { formatAmount, type PaidOffer, type PaidOfferPage, PaidOrderInput } from '@agentmarket/core'
+import { type PaidOfferPage, PaidOrderInput, paymentInfoOf } from '@agentmarket/core'
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
 import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from './jsonSchema.ts'
@@ -105,22 +105,6 @@ export function openapiDocument(app: AnyElysia, options: { baseUrl: string; titl
 
 /** The document type `openapiDocument` builds. */
 export type OpenApiDocument = ReturnType<typeof openapiDocument>
-
-/** The path and the `x-payment-info` of one offer: what an MPP client needs to buy it. */
-export function paymentInfoOf(offer: PaidOffer) {
-  const description = `${offer.name} by ${offer.agent}: ${formatAmount(offer.amountBaseUnits)} USDC.e`
-  return {
-    path: `/api/agents/${encodeURIComponent(offer.agent)}/tasks/${offer.slug}`,
-    description,
-    info: {
-      amount: offer.amountBaseUnits.toString(),
-      method: 'tempo',
-      intent: 'charge',
-      currency: offer.currency,
-      description,
-    },
-  }
-}
 
 /**
  * The document with one paid operation per offer of `page` (`POST /api/agents/{agent}/tasks/{slug}` with

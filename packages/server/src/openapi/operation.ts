@@ -1,31 +1,10 @@
-import type { RateClass } from '@agentmarket/core'
+import type { RouteAuth, RouteRow } from '@agentmarket/core'
 import type { DocumentDecoration } from 'elysia'
 import type { GenericSchema } from 'valibot'
 import { jsonSchemaOf } from './jsonSchema.ts'
-import type { ResponseName } from './responses.ts'
 
-/** How an operation is authenticated. */
-export type OperationAuth = 'none' | 'bearer' | 'walletSignature' | 'walletAddressSignature'
-
-/** What one route tells the OpenAPI document. Validation stays in the core; this only describes it. */
-export type OperationSpec = {
-  id: string
-  summary: string
-  tag: 'Discovery' | 'Agents' | 'Users' | 'Feed' | 'Tasks'
-  auth?: OperationAuth
-  body?: GenericSchema
-  /** The body may be left out (PUT with nothing to change). */
-  bodyOptional?: boolean
-  query?: GenericSchema
-  ok: { status: number; response: ResponseName; description: string; eventStream?: boolean }
-  /** Other successful answers (a 202 while a payment is not final). */
-  alsoOk?: { status: number; response: ResponseName; description: string; retryAfter?: boolean }[]
-  problems: number[]
-  /** Extra headers the operation reads, besides those of its auth. */
-  headers?: { name: string; description: string; required: boolean }[]
-  /** The rate-limit bucket a request spends (README "Rate limits"); default: `read` for GET, `write` otherwise. */
-  rate?: RateClass
-}
+/** What one route tells the OpenAPI document: its row without the call. Validation stays in the core. */
+export type OperationSpec = Omit<RouteRow, 'call'>
 
 type Parameter = Extract<NonNullable<DocumentDecoration['parameters']>[number], { in: string }>
 // Elysia types `detail` with OpenAPI 3.0 objects; our schemas are 3.1 (JSON Schema 2020-12).
@@ -73,8 +52,10 @@ function queryParameters(schema: GenericSchema): Parameter[] {
   }))
 }
 
-const SECURITY: Record<OperationAuth, Record<string, string[]>[] | undefined> = {
+const SECURITY: Record<RouteAuth, Record<string, string[]>[] | undefined> = {
   none: undefined,
+  // A machine payment is asked for by the 402 challenge, not declared up front.
+  mpp: undefined,
   bearer: [{ bearer: [] }],
   walletSignature: [{ walletSignature: [], walletTimestamp: [] }],
   walletAddressSignature: [{ walletAddress: [], walletSignature: [], walletTimestamp: [] }],
@@ -82,7 +63,7 @@ const SECURITY: Record<OperationAuth, Record<string, string[]>[] | undefined> = 
 
 /**
  * The `detail` hook of a route: its OpenAPI operation, request and answers built from valibot schemas.
- * @example .put('/agents/:name', handler, operation({ id: 'updateAgent', ... }))
+ * @example app.route('PUT', '/agents/:name', handler, operation(row))
  */
 export function operation(spec: OperationSpec): { detail: DocumentDecoration } {
   const { ok } = spec
@@ -126,13 +107,14 @@ export function operation(spec: OperationSpec): { detail: DocumentDecoration } {
       schema: { type: 'string' } as OpenApiSchema,
     })),
   ]
+  const security = SECURITY[spec.auth]
   const detail = {
     operationId: spec.id,
     summary: spec.summary,
     // The route's own fact: the rate limiter reads it from the matched route, whatever alias reached it.
     ...(spec.rate ? { [RATE_EXTENSION]: spec.rate } : {}),
     tags: [spec.tag],
-    ...(SECURITY[spec.auth ?? 'none'] ? { security: SECURITY[spec.auth ?? 'none'] } : {}),
+    ...(security ? { security } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(spec.body
       ? {

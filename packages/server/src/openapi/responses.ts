@@ -1,4 +1,4 @@
-import { FEED_EVENT_KINDS, TASK_STATUSES } from '@agentmarket/core'
+import { ERROR_CODES, type ErrorCode, FEED_EVENT_KINDS, TASK_STATUSES } from '@agentmarket/core'
 import * as v from 'valibot'
 
 /**
@@ -291,7 +291,8 @@ export const responses = {
     status: v.number(),
     detail: text,
     instance: text,
-    code: text,
+    // The catalog's codes: a client may branch on each.
+    code: v.picklist(Object.keys(ERROR_CODES) as ErrorCode[]),
     errors: v.optional(v.array(v.strictObject({ pointer: text, detail: text }))),
   }),
 }

@@ -6,6 +6,7 @@ import {
   rateLimitHeaders,
 } from '@agentmarket/core'
 import { Elysia } from 'elysia'
+import { TOOL_RATE_CLASSES } from '../mcp/tools.ts'
 import { RATE_EXTENSION } from '../openapi/operation.ts'
 
 /** How the server limits requests: the limiter, and how many proxies in front of it add to X-Forwarded-For. */
@@ -64,9 +65,7 @@ export function mcpRateClasses(body: unknown): RateClass[] {
   return messages.map((message) => {
     const { method, params } = (message ?? {}) as { method?: unknown; params?: { name?: unknown } }
     if (method !== 'tools/call') return 'read'
-    if (params?.name === 'register_agent') return 'register'
-    if (params?.name === 'create_task' || params?.name === 'verify_payment') return 'payment'
-    return 'write'
+    return (typeof params?.name === 'string' && TOOL_RATE_CLASSES.get(params.name)) || 'write'
   })
 }
 

@@ -1,48 +1,61 @@
-import { PaidOfferQuery } from '@agentmarket/core'
-import { Elysia } from 'elysia'
-import { paymentInfoOf } from '../openapi/document.ts'
-import { operation } from '../openapi/operation.ts'
+import { MARKET_ROUTES, type RouteAuth, type RouteRow } from '@agentmarket/core'
 import { VERSIONING_POLICY } from '../versions.ts'
-import { queryOf, type RouteDeps } from './deps.ts'
-import { jsonWithETag } from './etag.ts'
+import type { RouteDeps } from './deps.ts'
 
 /** How an endpoint is authenticated, as the index tells clients. */
 export type EndpointAuth = 'none' | 'bearer' | 'wallet-signature' | 'wallet-address-signature' | 'mpp'
 
-/** Every public endpoint, unversioned; each is also served under /api/v1. */
-export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: EndpointAuth }> = [
-  { method: 'GET', path: '/api', auth: 'none' },
-  { method: 'GET', path: '/api/community/agents', auth: 'none' },
-  { method: 'GET', path: '/api/community/agents/{name}', auth: 'none' },
-  { method: 'GET', path: '/api/agents/{name}/agent-card.json', auth: 'none' },
-  { method: 'POST', path: '/api/agents/register', auth: 'none' },
-  { method: 'PUT', path: '/api/agents/{name}', auth: 'bearer' },
-  { method: 'POST', path: '/api/agents/{name}/heartbeat', auth: 'bearer' },
-  { method: 'POST', path: '/api/agents/{name}/pairing-code', auth: 'bearer' },
-  { method: 'POST', path: '/api/agents/{name}/milestones', auth: 'bearer' },
-  { method: 'GET', path: '/api/agents/{name}/milestones', auth: 'none' },
-  { method: 'POST', path: '/api/agents/{name}/tasks', auth: 'none' },
-  { method: 'GET', path: '/api/agents/{name}/tasks', auth: 'none' },
-  { method: 'POST', path: '/api/agents/{name}/tasks/{id}', auth: 'mpp' },
-  { method: 'GET', path: '/api/agents/{name}/tasks/{id}', auth: 'none' },
-  { method: 'POST', path: '/api/agents/{name}/tasks/{id}/verify-payment', auth: 'none' },
-  { method: 'POST', path: '/api/agents/{name}/tasks/{id}/complete', auth: 'bearer' },
-  { method: 'GET', path: '/api/community/health', auth: 'none' },
-  { method: 'POST', path: '/api/community/users/{username}/pair-agent', auth: 'wallet-address-signature' },
-  { method: 'GET', path: '/api/community/users', auth: 'none' },
-  { method: 'GET', path: '/api/community/users/{username}', auth: 'none' },
-  { method: 'PUT', path: '/api/community/users/{username}', auth: 'wallet-signature' },
-  { method: 'GET', path: '/api/community/users/{username}/invite', auth: 'wallet-signature' },
-  { method: 'GET', path: '/api/feed/live', auth: 'none' },
+const INDEX_AUTH: Record<RouteAuth, EndpointAuth> = {
+  none: 'none',
+  bearer: 'bearer',
+  walletSignature: 'wallet-signature',
+  walletAddressSignature: 'wallet-address-signature',
+  mpp: 'mpp',
+}
+
+/** The server's own operations, besides the marketplace's: the index and health (their calls need the host). */
+const HOST_FACTS = {
+  apiIndex: {
+    id: 'apiIndex',
+    method: 'GET',
+    path: '',
+    summary: 'The API index: endpoints, entry points, versioning policy',
+    tag: 'Discovery',
+    auth: 'none',
+    ok: { status: 200, response: 'Index', description: 'The index' },
+    problems: [],
+  },
+  health: {
+    id: 'health',
+    method: 'GET',
+    path: '/community/health',
+    summary: 'Service and database health (503 when the database cannot be read)',
+    tag: 'Discovery',
+    auth: 'none',
+    ok: { status: 200, response: 'Health', description: 'Healthy' },
+    problems: [],
+  },
+} as const satisfies Record<string, Omit<RouteRow, 'call'>>
+
+/** The documents served beside the operations. */
+const DOCUMENTS = [
   { method: 'GET', path: '/api/openapi.json', auth: 'none' },
-  { method: 'GET', path: '/api/paid-offers', auth: 'none' },
   { method: 'GET', path: '/api/docs', auth: 'none' },
+] as const
+
+/** Every public endpoint, unversioned, from the route table; each is also served under /api/v1. */
+export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: EndpointAuth }> = [
+  ...[HOST_FACTS.apiIndex, ...MARKET_ROUTES, HOST_FACTS.health].map((row) => ({
+    method: row.method,
+    path: `/api${row.path}`,
+    auth: INDEX_AUTH[row.auth],
+  })),
+  ...DOCUMENTS,
 ]
 
-/** The API index, SPEC row 1. */
-export function discoveryRoutes(deps: RouteDeps) {
-  const { baseUrl, version, versions, orderMailbox } = deps
-  const index = {
+/** The index, SPEC row 1: the endpoints, entry points and the versioning policy. */
+function apiIndex({ baseUrl, version, versions, orderMailbox }: RouteDeps) {
+  return {
     name: 'agentmarket',
     version,
     apiVersion: '1',
@@ -70,52 +83,31 @@ export function discoveryRoutes(deps: RouteDeps) {
       policy: VERSIONING_POLICY,
     },
   }
-  return new Elysia()
-    .get(
-      '',
-      () => index,
-      operation({
-        id: 'apiIndex',
-        summary: 'The API index: endpoints, entry points, versioning policy',
-        tag: 'Discovery',
-        ok: { status: 200, response: 'Index', description: 'The index' },
-        problems: [],
-      }),
-    )
-    .get(
-      '/paid-offers',
-      async ({ request, set }) => jsonWithETag(await paidOfferPage(deps, request), request, set, 'no-cache'),
-      operation({
-        id: 'listPaidOffers',
-        summary:
-          'Every skill sold by machine payment, a page at a time (by agent and slug), with its x-payment-info',
-        tag: 'Discovery',
-        query: PaidOfferQuery,
-        ok: {
-          status: 200,
-          response: 'PaidOfferPage',
-          description: 'A page of offers and the cursor of the next',
-        },
-        problems: [400],
-      }),
-    )
 }
 
-/** A page of paid offers as the listing shows them: each with its path and `x-payment-info`. */
-async function paidOfferPage({ market }: RouteDeps, request: Request) {
-  const { offers, next } = await market.paidOffers(queryOf(request))
-  return {
-    offers: offers.map((offer) => {
-      const { path, info } = paymentInfoOf(offer)
-      return {
-        agent: offer.agent,
-        skill: offer.name,
-        slug: offer.slug,
-        description: offer.description,
-        path,
-        'x-payment-info': info,
-      }
-    }),
-    next,
-  }
+/** The server's rows (index, health), their calls bound to the host's facts. */
+export function hostRoutes(deps: RouteDeps): RouteRow[] {
+  const index = apiIndex(deps)
+  return [
+    { ...HOST_FACTS.apiIndex, problems: [], call: async () => ({ body: index }) },
+    {
+      ...HOST_FACTS.health,
+      problems: [],
+      call: async (market) => {
+        const healthy = await market.storeIsHealthy()
+        return {
+          status: healthy ? 200 : 503,
+          body: {
+            status: healthy ? 'ok' : 'error',
+            database: healthy ? 'ok' : 'error',
+            version: deps.version,
+            uptimeSeconds: Math.floor((Date.now() - deps.startedAt.getTime()) / 1000),
+          },
+        }
+      },
+    },
+  ]
 }
+
+/** Every row the server serves under /api and /api/v1: its own and the marketplace's. */
+export const serverRoutes = (deps: RouteDeps): RouteRow[] => [...hostRoutes(deps), ...MARKET_ROUTES]

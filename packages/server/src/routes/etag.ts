@@ -1,9 +1,4 @@
-/** True when an If-None-Match header matches `etag` (weak comparison, lists and `*` allowed). */
-export function matchesETag(ifNoneMatch: string | null, etag: string): boolean {
-  if (!ifNoneMatch) return false
-  const bare = (tag: string) => tag.trim().replace(/^W\//, '')
-  return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || bare(tag) === bare(etag))
-}
+import { matchesETag } from '@agentmarket/core'
 
 // The core hands out the same object while its read cache holds it, so its JSON and ETag are made once.
 const serialized = new WeakMap<object, { body: string; etag: string }>()
@@ -15,6 +10,7 @@ function serialize(value: unknown): { body: string; etag: string } {
   const body = JSON.stringify(value)
   const made = {
     body,
+    // The format of core's etagOf, by Bun's native hasher (synchronous).
     etag: `W/"${new Bun.CryptoHasher('sha256').update(body).digest('base64url').slice(0, 27)}"`,
   }
   if (typeof value === 'object' && value !== null) serialized.set(value, made)

@@ -1,18 +1,8 @@
-import { type FeedEventView, FeedQueryInput, type MarketplaceActions } from '@agentmarket/core'
-import { Elysia } from 'elysia'
-import type { Server } from 'elysia/universal'
-import { operation } from '../openapi/operation.ts'
-import { queryOf, type RouteDeps } from './deps.ts'
+import type { FeedEventView } from '../Feed.ts'
+import type { MarketplaceActions } from '../Marketplace.ts'
 
 /** How often an idle stream sends a comment, so proxies keep it open. */
 export const SSE_KEEPALIVE_MS = 15_000
-/**
- * A stream's own idle timeout, in place of the server's (IDLE_TIMEOUT_SECONDS), which may be shorter than the
- * keep-alive: each write renews it, so the stream ends only when its client leaves or stops taking its writes.
- */
-const SSE_IDLE_TIMEOUT_SECONDS = 3 * (SSE_KEEPALIVE_MS / 1000)
-
-const encoder = new TextEncoder()
 
 /**
  * Bytes a stream may hold for a client that does not read them (after what the socket took): past this, the client is
@@ -20,32 +10,51 @@ const encoder = new TextEncoder()
  */
 export const SSE_MAX_QUEUED_BYTES = 256 * 1024
 
+const encoder = new TextEncoder()
+
 /** One server-sent event per feed event; `id:` lets a client resume with Last-Event-ID. */
 function sseFrame(event: FeedEventView): Uint8Array {
   return encoder.encode(`id: ${event.id}\ndata: ${JSON.stringify(event)}\n\n`)
 }
 
+/** True when a request asks for the live feed as a stream (`Accept: text/event-stream`). */
+export const wantsEventStream = (headers: Headers) =>
+  (headers.get('accept') ?? '').includes('text/event-stream')
+
 /**
- * A text/event-stream of new feed events that ends cleanly when the client leaves, or when it stops reading and
- * SSE_MAX_QUEUED_BYTES wait for it; `release` is called once when it ends.
+ * A text/event-stream of new feed events (resuming after Last-Event-ID or `?after=`) that ends cleanly when the
+ * client leaves, or when it stops reading and SSE_MAX_QUEUED_BYTES wait for it; `release` is called once when it ends.
  */
 export async function feedStream(
   market: MarketplaceActions,
   request: Request,
-  server: Server | null,
   release: () => void = () => {},
 ): Promise<Response> {
-  server?.timeout(request, SSE_IDLE_TIMEOUT_SECONDS)
   const resumeFrom =
     request.headers.get('last-event-id') ?? new URL(request.url).searchParams.get('after') ?? undefined
+  let open = true
   let stop = () => {}
   const stream = new ReadableStream<Uint8Array>(
     {
       async start(controller) {
-        let open = true
+        let cleanup = () => {}
+        stop = () => {
+          if (!open) return
+          open = false
+          cleanup()
+          release()
+          try {
+            controller.close()
+          } catch {}
+        }
         const write = (bytes: Uint8Array) => {
           if (!open) return
-          controller.enqueue(bytes)
+          try {
+            controller.enqueue(bytes)
+          } catch {
+            // The host closed the stream under us (its client left): end ours too.
+            return stop()
+          }
           // desiredSize is the room left below the high-water mark: negative once the client falls behind.
           if ((controller.desiredSize ?? 0) < 0) stop()
         }
@@ -55,20 +64,19 @@ export async function feedStream(
             for (const event of events) write(sseFrame(event))
           })
           .catch((error: unknown) => {
-            release()
+            if (open) {
+              open = false
+              release()
+            }
             throw error
           })
         const keepAlive = setInterval(() => write(encoder.encode(': keep-alive\n\n')), SSE_KEEPALIVE_MS)
-        stop = () => {
-          if (!open) return
-          open = false
+        cleanup = () => {
           clearInterval(keepAlive)
           unsubscribe()
-          release()
-          try {
-            controller.close()
-          } catch {}
         }
+        // Cancelled while subscribing: nothing will call stop again.
+        if (!open) return cleanup()
         if (request.signal.aborted) stop()
         request.signal.addEventListener('abort', stop, { once: true })
       },
@@ -81,24 +89,4 @@ export async function feedStream(
   return new Response(stream, {
     headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
   })
-}
-
-/** The live feed, SPEC row 19: JSON pages, or a stream with `Accept: text/event-stream`. */
-export function feedRoutes({ market, streams, clientOf }: RouteDeps) {
-  return new Elysia().get(
-    '/feed/live',
-    ({ request, server }) =>
-      (request.headers.get('accept') ?? '').includes('text/event-stream')
-        ? feedStream(market, request, server, streams.open(clientOf(request, server)))
-        : market.liveFeed(queryOf(request)),
-    operation({
-      id: 'liveFeed',
-      summary:
-        'Recent public events, newest first; with Accept: text/event-stream, a live stream (Last-Event-ID resumes)',
-      tag: 'Feed',
-      query: FeedQueryInput,
-      ok: { status: 200, response: 'Feed', description: 'Events, or a text/event-stream', eventStream: true },
-      problems: [400],
-    }),
-  )
 }

@@ -1,0 +1,112 @@
+import type { ObjectEntries, ObjectSchema } from 'valibot'
+import type { MarketplaceActions } from '../Marketplace.ts'
+import type { RateClass } from '../RateLimit.ts'
+
+/** How an operation is authenticated: nothing, the agent's API key, a wallet proof, or a machine payment. */
+export type RouteAuth = 'none' | 'bearer' | 'walletSignature' | 'walletAddressSignature' | 'mpp'
+
+/** The groups operations are listed under in the OpenAPI document. */
+export type RouteTag = 'Discovery' | 'Agents' | 'Users' | 'Feed' | 'Tasks'
+
+/** A valibot object schema of a body or query, the one kind a route reads. */
+export type InputSchema = ObjectSchema<ObjectEntries, undefined>
+
+/** A successful answer of an operation: its status, the name of its response schema, and what it means. */
+export type RouteAnswerSpec = {
+  status: number
+  /** The name of the response schema (a component of the OpenAPI document). */
+  response: string
+  description: string
+  /** It carries Retry-After (a payment not final yet). */
+  retryAfter?: boolean
+  /** It may also be a text/event-stream. */
+  eventStream?: boolean
+}
+
+/** What one call of an operation is given, whatever carried it (HTTP, a fetch handler, an MCP tool call). */
+export type RouteCall = {
+  /** The path's parameters, decoded (`{name}` → `params.name`). */
+  params: Record<string, string>
+  /** The query string, or an MCP tool's arguments, as read by the action's own schema. */
+  query: Record<string, unknown>
+  /** The JSON body (or the MCP arguments besides the path's), absent when none was sent. */
+  body: Record<string, unknown> | undefined
+  /** The request's headers (empty for MCP). */
+  headers: Headers
+  /** The `Authorization: Bearer` key, if any. */
+  apiKey: string | undefined
+  /** The web request, when the call came over HTTP: machine payments and wallet proofs read it. */
+  request: Request | null
+  /** The body's exact bytes (a wallet proof signs their digest); undefined without a body. */
+  rawBody: Uint8Array | undefined
+  /** The client's address as rate limits see it (it scopes Idempotency-Keys); null when unknown. */
+  client(): string | null
+  /**
+   * Admits a long-lived answer (the feed stream) and returns its release; throws (429) when the host holds too many.
+   * Hosts without such limits leave it out.
+   */
+  admitStream?(): () => void
+}
+
+/** A JSON answer: the body, its status (default: the row's `ok` status) and extra headers. */
+export type RouteJson = { status?: number; body: unknown; headers?: Record<string, string> }
+
+/** What an operation answers: JSON for the host to send, or a whole web Response (a 402 challenge, a stream). */
+export type RouteReply = RouteJson | Response
+
+/** An extra header an operation reads, besides those of its auth. */
+export type RouteHeader = { name: string; description: string; required: boolean }
+
+/** How an MCP tool names one of the path's parameters, and describes it. */
+export type ToolArgument = { name: string; description: string }
+
+/** The MCP tool an operation is also offered as. */
+export type RouteTool = {
+  name: string
+  description: string
+  /** The tool's argument for each path parameter (`{id}` → `task_id`). */
+  params: Record<string, ToolArgument>
+}
+
+/**
+ * One operation, stated once: every host (Elysia, `createFetchHandler`, MCP) and every listing (the OpenAPI document,
+ * the `/api` index, the rate classes) is derived from its row.
+ */
+export type RouteRow = {
+  /** The OpenAPI operationId. */
+  id: string
+  method: 'GET' | 'POST' | 'PUT'
+  /** The path under `/api` (and `/api/v1`), with `{param}` segments. */
+  path: string
+  summary: string
+  tag: RouteTag
+  auth: RouteAuth
+  /** The rate-limit bucket a request spends; default `read` for GET, `write` otherwise; `none` when it charges itself. */
+  rate?: RateClass | 'none'
+  body?: InputSchema
+  /** The body may be left out (PUT with nothing to change). */
+  bodyOptional?: boolean
+  query?: InputSchema
+  ok: RouteAnswerSpec
+  /** Other successful answers (a 202 while a payment is not final). */
+  alsoOk?: RouteAnswerSpec[]
+  /** The problem statuses it may answer, besides 429. */
+  problems: number[]
+  headers?: RouteHeader[]
+  /** The Cache-Control of a read answered with a content ETag (304 to If-None-Match). */
+  etag?: string
+  /** The core hands out the same object while its read cache holds it, so a host may serialize it once. */
+  cachedRead?: boolean
+  tool?: RouteTool
+  /** Calls the core action. */
+  call(market: MarketplaceActions, call: RouteCall): Promise<RouteReply>
+}
+
+/** The rate class a request to `row` spends: its own, else `read` for GET and `write` otherwise; null: none here. */
+export function rateClassOf(row: Pick<RouteRow, 'method' | 'rate'>): RateClass | null {
+  if (row.rate === 'none') return null
+  return row.rate ?? (row.method === 'GET' ? 'read' : 'write')
+}
+
+/** The full path of a row as clients call it (`/api/agents/{name}`). */
+export const apiPathOf = (row: Pick<RouteRow, 'path'>) => `/api${row.path}`

@@ -1,0 +1,89 @@
+import { describe, expect, test } from 'bun:test'
+import { memoryStore } from '../adapters/memoryStore.ts'
+import { defaultConfig } from '../Config.ts'
+import { Marketplace } from '../Marketplace.ts'
+import { memoryRateBuckets, rateLimiter } from '../RateLimit.ts'
+import { createFetchHandler } from './fetchHandler.ts'
+import { MARKET_ROUTES } from './marketRoutes.ts'
+
+const base = 'http://market.test'
+const newMarket = () => Marketplace.create({ store: memoryStore(), config: defaultConfig(base) })
+
+/** One request to `handler`, with a JSON body when given. */
+function send(handler: ReturnType<typeof createFetchHandler>, method: string, path: string, body?: unknown) {
+  return handler.fetch(
+    new Request(`${base}${path}`, {
+      method,
+      ...(body === undefined
+        ? {}
+        : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+    }),
+  )
+}
+
+describe('createFetchHandler', () => {
+  test('behavior: every row of the route table is served (no row answers the unknown-route 404)', async () => {
+    const handler = createFetchHandler(newMarket())
+    for (const row of MARKET_ROUTES) {
+      const path = `/api${row.path.replace(/\{\w+\}/g, 'nobody')}`
+      const answer = await send(handler, row.method, path)
+      const body = answer.headers.get('content-type')?.includes('json') ? await answer.json() : {}
+      expect(body.code, `${row.method} ${path}`).not.toBe('not_found')
+      expect(answer.status, `${row.method} ${path}`).not.toBe(500)
+    }
+  })
+
+  test('behavior: /api/v1 and a trailing slash reach the same operation; a static segment wins over a parameter', async () => {
+    const handler = createFetchHandler(newMarket())
+    expect((await send(handler, 'POST', '/api/v1/agents/register/', { name: 'aliased' })).status).toBe(200)
+    const agent = await send(handler, 'GET', '/api/community/agents/ALIASED')
+    expect((await agent.json()).name).toBe('aliased')
+  })
+
+  test('error: an unknown path, a wrong method and a malformed percent-encoding are 404 problems', async () => {
+    const handler = createFetchHandler(newMarket())
+    for (const [method, path] of [
+      ['GET', '/api/nothing'],
+      ['DELETE', '/api/community/agents'],
+      ['GET', '/apix/community/agents'],
+      ['GET', '/api/community/agents/%E0%A4%A'],
+    ] as const) {
+      const answer = await send(handler, method, path)
+      expect(answer.status, path).toBe(404)
+      expect(answer.headers.get('content-type')).toBe('application/problem+json')
+    }
+  })
+
+  test("attack: with a limiter, registrations past the row's class (register) are 429 with Retry-After; reads are not", async () => {
+    const limiter = rateLimiter(memoryRateBuckets(), {
+      policies: { register: { name: 'register', limit: 1, windowSeconds: 3600 } },
+    })
+    const handler = createFetchHandler(newMarket(), { limiter, clientOf: () => '198.51.100.7' })
+    expect((await send(handler, 'POST', '/api/agents/register', { name: 'first-one' })).status).toBe(200)
+    const refused = await send(handler, 'POST', '/api/agents/register', { name: 'second-one' })
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/)
+    expect((await send(handler, 'GET', '/api/community/agents/second-one')).status).toBe(404)
+    expect((await send(handler, 'GET', '/api/community/agents')).status).toBe(200)
+  })
+
+  test('behavior: the card carries a content ETag (304 to If-None-Match); the feed streams with Accept: text/event-stream', async () => {
+    const handler = createFetchHandler(newMarket())
+    await send(handler, 'POST', '/api/agents/register', { name: 'carded' })
+    const card = await send(handler, 'GET', '/api/agents/carded/agent-card.json')
+    const etag = card.headers.get('etag') ?? ''
+    expect(etag).toMatch(/^W\/"[\w-]{27}"$/)
+    const again = await handler.fetch(
+      new Request(`${base}/api/agents/carded/agent-card.json`, { headers: { 'if-none-match': etag } }),
+    )
+    expect(again.status).toBe(304)
+    const left = new AbortController()
+    const stream = await handler.fetch(
+      new Request(`${base}/api/feed/live`, { headers: { accept: 'text/event-stream' }, signal: left.signal }),
+    )
+    expect(stream.headers.get('content-type')).toBe('text/event-stream')
+    const reader = stream.body?.getReader()
+    expect(new TextDecoder().decode((await reader?.read())?.value)).toContain('retry: 2000')
+    left.abort()
+  })
+})

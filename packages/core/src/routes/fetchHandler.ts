@@ -1,0 +1,79 @@
+import { bearerKey, jsonObjectOf, jsonOfBytes, problemResponse, readLimited, routeNotFound } from '../http.ts'
+import type { MarketplaceActions } from '../Marketplace.ts'
+import type { RateLimiter } from '../RateLimit.ts'
+import { etagOf, matchesETag } from './etag.ts'
+import { MARKET_ROUTES } from './marketRoutes.ts'
+import { compileRoutes } from './match.ts'
+import { type RouteReply, type RouteRow, rateClassOf } from './RouteRow.ts'
+
+/** What a host may add to the fetch handler. */
+export type FetchHandlerOptions = {
+  /** The operations served (default: every marketplace operation). */
+  routes?: readonly RouteRow[]
+  /** Rate limits per operation (its row's class), charged to the client's address and API key. */
+  limiter?: RateLimiter
+  /** The client's address (default: unknown, so every client shares the address buckets). */
+  clientOf?: (request: Request) => string | null
+  /** Reports unexpected errors (default: console.error). */
+  report?: (error: unknown, request: Request) => void
+}
+
+/** A JSON reply as a web Response, with a content ETag (and 304) when the row asks for one. */
+async function responseOf(row: RouteRow, reply: RouteReply, request: Request): Promise<Response> {
+  if (reply instanceof Response) return reply
+  const status = reply.status ?? row.ok.status
+  const headers = new Headers(reply.headers)
+  const body = JSON.stringify(reply.body)
+  if (row.etag) {
+    const etag = await etagOf(body)
+    headers.set('etag', etag)
+    headers.set('cache-control', row.etag)
+    if (matchesETag(request.headers.get('if-none-match'), etag))
+      return new Response(null, { status: 304, headers })
+  }
+  headers.set('content-type', 'application/json')
+  return new Response(body, { status, headers })
+}
+
+/**
+ * The marketplace as a web-standard fetch handler, for hosts that speak `Request` and `Response` (Workers, Deno, Bun,
+ * Node through an adapter, Hono): every operation of the route table under `/api` and `/api/v1`, with the 64 KiB JSON
+ * body limit, content ETags and RFC 9457 problems. The Elysia server is the production host; this is its embeddable
+ * twin over the same rows.
+ * @example export default createFetchHandler(Marketplace.create({ store: memoryStore(), config }))
+ */
+export function createFetchHandler(market: MarketplaceActions, options: FetchHandlerOptions = {}) {
+  const match = compileRoutes(options.routes ?? MARKET_ROUTES)
+  const clientOf = options.clientOf ?? (() => null)
+  return {
+    /** Answers one request. */
+    async fetch(request: Request): Promise<Response> {
+      try {
+        const { row, params } = match(request.method, new URL(request.url).pathname) ?? {}
+        if (!row || !params) throw routeNotFound()
+        const apiKey = bearerKey(request)
+        const rateClass = rateClassOf(row)
+        if (options.limiter && rateClass)
+          await options.limiter.check(rateClass, {
+            address: clientOf(request) ?? 'unknown',
+            apiKey: rateClass === 'read' ? undefined : apiKey,
+          })
+        const rawBody = request.method === 'GET' ? undefined : await readLimited(request)
+        const body = rawBody?.byteLength ? jsonObjectOf(jsonOfBytes(rawBody, request)) : undefined
+        const reply = await row.call(market, {
+          params,
+          query: Object.fromEntries(new URL(request.url).searchParams),
+          body,
+          headers: request.headers,
+          apiKey,
+          request,
+          rawBody,
+          client: () => clientOf(request),
+        })
+        return await responseOf(row, reply, request)
+      } catch (error) {
+        return problemResponse(error, request, market.config.baseUrl, options.report)
+      }
+    },
+  }
+}

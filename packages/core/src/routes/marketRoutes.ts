@@ -1,0 +1,503 @@
+import { RegisterAgentInput, UpdateAgentInput } from '../Agent.ts'
+import { AgentListInput } from '../actions/agents.ts'
+import { PaidOfferQuery, type TaskAnswer } from '../actions/tasks.ts'
+import type { ProvedRequest } from '../actions/users.ts'
+import { UserListInput } from '../actions/users.ts'
+import { FeedQueryInput } from '../Feed.ts'
+import { answerHeaders } from '../http.ts'
+import { MilestoneInput } from '../Milestone.ts'
+import { paidOfferListing } from '../payments/PaymentInfo.ts'
+import {
+  CompleteTaskInput,
+  CreateTaskInput,
+  PaidOrderInput,
+  TaskListInput,
+  VerifyPaymentInput,
+} from '../Task.ts'
+import { PairAgentInput, UpdateUserInput } from '../User.ts'
+import { feedStream, wantsEventStream } from './feedStream.ts'
+import type { RouteCall, RouteJson, RouteRow, ToolArgument } from './RouteRow.ts'
+
+const json = (body: unknown): RouteJson => ({ body })
+
+/** A task answer (created, replayed, pending) as JSON with its status, Retry-After and replay headers. */
+const taskJson = (answer: TaskAnswer): RouteJson => ({
+  status: answer.status,
+  body: answer.body,
+  headers: answerHeaders(answer),
+})
+
+/** True when the Authorization header carries an MPP credential (`Payment …`). */
+const isPaymentCredential = (header: string | null) => /^Payment\s/i.test(header ?? '')
+
+/** The `skill` of an order body, for an order with a credential (the skill is then a slug). */
+const skillOf = (body: Record<string, unknown> | undefined) =>
+  typeof body?.skill === 'string' ? body.skill : ''
+
+/** The web request of a call; operations that need one are offered over HTTP only. */
+function requestOf(call: RouteCall): Request {
+  if (!call.request) throw new Error('This operation is served over HTTP only.')
+  return call.request
+}
+
+/** The wallet proof a request carries, bound to its method, the path the client called and its body bytes. */
+function provedRequest(call: RouteCall): ProvedRequest {
+  const request = requestOf(call)
+  return {
+    proof: {
+      signature: call.headers.get('x-wallet-signature') ?? undefined,
+      timestamp: call.headers.get('x-wallet-timestamp') ?? undefined,
+      scheme: call.headers.get('x-wallet-scheme') ?? undefined,
+    },
+    method: request.method,
+    path: new URL(request.url).pathname,
+    body: call.rawBody ?? new Uint8Array(0),
+  }
+}
+
+const agentName: ToolArgument = { name: 'name', description: 'The agent name (any case).' }
+const seller: ToolArgument = { name: 'agent', description: 'The seller agent name.' }
+const taskId: ToolArgument = {
+  name: 'task_id',
+  description: 'The task id (task_…), as create_task returned it.',
+}
+const username: ToolArgument = { name: 'username', description: 'The username (any case).' }
+
+/** The problems a write with a body may answer besides its own: a bad, oversized or non-JSON body. */
+const BODY_PROBLEMS = [400, 413, 415]
+
+/**
+ * Every marketplace operation, one row each (SPEC order). Hosts add their own rows (the index, health) beside
+ * these; `docs/architecture.md` maps each SPEC row to its operation.
+ */
+export const MARKET_ROUTES: readonly RouteRow[] = [
+  {
+    id: 'listAgents',
+    method: 'GET',
+    path: '/community/agents',
+    summary: 'Browse and search agents, most recently active first',
+    tag: 'Agents',
+    auth: 'none',
+    query: AgentListInput,
+    ok: { status: 200, response: 'AgentList', description: 'A page of agents' },
+    problems: [400],
+    cachedRead: true,
+    tool: {
+      name: 'search_agents',
+      description:
+        'List agents, most recently active first. q: a literal, case-insensitive substring of name or bio.',
+      params: {},
+    },
+    call: async (market, { query }) => json(await market.listAgents(query)),
+  },
+  {
+    id: 'getAgent',
+    method: 'GET',
+    path: '/community/agents/{name}',
+    summary: 'An agent: profile, skills, milestones, owner, trust score',
+    tag: 'Agents',
+    auth: 'none',
+    ok: { status: 200, response: 'Agent', description: 'The agent' },
+    problems: [404],
+    cachedRead: true,
+    tool: {
+      name: 'get_agent',
+      description: 'One agent: profile, skills with prices, liveness, milestones, trust score, owner.',
+      params: { name: agentName },
+    },
+    call: async (market, { params }) => json(await market.getAgent(params.name ?? '')),
+  },
+  {
+    id: 'getAgentCard',
+    method: 'GET',
+    path: '/agents/{name}/agent-card.json',
+    summary: 'The A2A v1.0 agent card (ETag; 304 to If-None-Match)',
+    tag: 'Agents',
+    auth: 'none',
+    ok: { status: 200, response: 'AgentCard', description: 'The card' },
+    problems: [404],
+    etag: 'public, max-age=60',
+    tool: {
+      name: 'get_agent_card',
+      description: "An agent's A2A v1.0 card, with payment details in _extensions.commerce.",
+      params: { name: agentName },
+    },
+    call: async (market, { params }) => json(await market.agentCard(params.name ?? '')),
+  },
+  {
+    id: 'registerAgent',
+    method: 'POST',
+    path: '/agents/register',
+    summary: 'Register an agent; the answer holds its API key, once',
+    tag: 'Agents',
+    auth: 'none',
+    rate: 'register',
+    body: RegisterAgentInput,
+    ok: { status: 200, response: 'Registration', description: 'Registered' },
+    problems: [...BODY_PROBLEMS, 409],
+    tool: {
+      name: 'register_agent',
+      description:
+        'Register an agent. The answer holds its apiKey (shown only once: keep it) and a pairingCode for its owner.',
+      params: {},
+    },
+    call: async (market, { body }) => json(await market.registerAgent(body ?? {})),
+  },
+  {
+    id: 'updateAgent',
+    method: 'PUT',
+    path: '/agents/{name}',
+    summary: 'Update the fields sent; skills, when sent, replace the list',
+    tag: 'Agents',
+    auth: 'bearer',
+    body: UpdateAgentInput,
+    bodyOptional: true,
+    ok: { status: 200, response: 'Agent', description: 'The updated agent' },
+    problems: [...BODY_PROBLEMS, 401, 403, 404],
+    tool: {
+      name: 'update_agent',
+      description:
+        "Update the fields sent (bio, platform, model, walletAddress, basename, skills). Needs the agent's key as " +
+        'the MCP request header Authorization: Bearer <apiKey>.',
+      params: { name: agentName },
+    },
+    call: async (market, { params, apiKey, body }) =>
+      json(await market.updateAgent(params.name ?? '', apiKey, body ?? {})),
+  },
+  {
+    id: 'heartbeat',
+    method: 'POST',
+    path: '/agents/{name}/heartbeat',
+    summary: 'Report liveness (every 1-5 minutes)',
+    tag: 'Agents',
+    auth: 'bearer',
+    ok: { status: 200, response: 'Heartbeat', description: 'The agent is live' },
+    problems: [...BODY_PROBLEMS, 401, 403, 404],
+    tool: {
+      name: 'heartbeat',
+      description:
+        "Report that the agent is live (every 1-5 minutes). Needs the agent's key (Authorization: Bearer).",
+      params: { name: agentName },
+    },
+    call: async (market, { params, apiKey }) => json(await market.heartbeat(params.name ?? '', apiKey)),
+  },
+  {
+    id: 'issuePairingCode',
+    method: 'POST',
+    path: '/agents/{name}/pairing-code',
+    summary: 'A new pairing code for an agent without an owner (the old one stops working); shown once',
+    tag: 'Agents',
+    auth: 'bearer',
+    ok: { status: 200, response: 'PairingCode', description: 'The new code and when it expires' },
+    problems: [...BODY_PROBLEMS, 401, 403, 404, 409],
+    call: async (market, { params, apiKey }) =>
+      json(await market.issuePairingCode(params.name ?? '', apiKey)),
+  },
+  {
+    id: 'recordMilestone',
+    method: 'POST',
+    path: '/agents/{name}/milestones',
+    summary: 'Record a milestone; with a proof URL it is verified',
+    tag: 'Agents',
+    auth: 'bearer',
+    body: MilestoneInput,
+    ok: { status: 201, response: 'Milestone', description: 'Recorded' },
+    problems: [...BODY_PROBLEMS, 401, 403, 404],
+    tool: {
+      name: 'record_milestone',
+      description:
+        "Record a milestone (date YYYY-MM-DD, title, description, proof URL: with a proof it is verified). Needs the agent's key.",
+      params: { name: agentName },
+    },
+    call: async (market, { params, apiKey, body }) =>
+      json(await market.recordMilestone(params.name ?? '', apiKey, body ?? {})),
+  },
+  {
+    id: 'listMilestones',
+    method: 'GET',
+    path: '/agents/{name}/milestones',
+    summary: "An agent's milestones, newest first",
+    tag: 'Agents',
+    auth: 'none',
+    ok: { status: 200, response: 'MilestoneList', description: 'The milestones' },
+    problems: [404],
+    call: async (market, { params }) => json(await market.listMilestones(params.name ?? '')),
+  },
+  {
+    id: 'createTask',
+    method: 'POST',
+    path: '/agents/{name}/tasks',
+    summary: 'Order a skill; with tx_hash the payment is verified at once',
+    tag: 'Tasks',
+    auth: 'none',
+    rate: 'payment',
+    body: CreateTaskInput,
+    ok: { status: 201, response: 'Task', description: 'Created (pending_payment, or paid)' },
+    alsoOk: [
+      {
+        status: 202,
+        response: 'TaskAwaitingConfirmations',
+        description: 'Created; the payment in tx_hash is not final yet and is re-checked in the background',
+        retryAfter: true,
+      },
+    ],
+    problems: [...BODY_PROBLEMS, 404, 409, 422, 503],
+    headers: [
+      {
+        name: 'Idempotency-Key',
+        description: 'A retry with the same key and body gets the first answer again',
+        required: false,
+      },
+    ],
+    tool: {
+      name: 'create_task',
+      description:
+        'Order a skill from an agent. A paid skill starts pending_payment with payment instructions and next_steps; ' +
+        "send tx_hash and payer_signature (the paying wallet's EIP-712 signature of the agent card's " +
+        'commerce.payer_proof) when already paid on chain. A free skill starts paid.',
+      params: { name: seller },
+    },
+    call: async (market, call) => {
+      const name = call.params.name ?? ''
+      // With a Payment credential the skill is bought by machine payment, as on its own path (row 12).
+      if (call.request && isPaymentCredential(call.headers.get('authorization')))
+        return market.orderWithPayment(name, skillOf(call.body), call.body ?? {}, call.request)
+      return taskJson(
+        await market.createTask(name, call.body ?? {}, {
+          idempotencyKey: call.headers.get('idempotency-key'),
+          client: call.client(),
+        }),
+      )
+    },
+  },
+  {
+    id: 'listTasks',
+    method: 'GET',
+    path: '/agents/{name}/tasks',
+    summary: "Public history (default completed); with the seller's key, its work queue (paid first)",
+    tag: 'Tasks',
+    auth: 'none',
+    query: TaskListInput,
+    ok: { status: 200, response: 'TaskList', description: 'A page of tasks' },
+    problems: [400, 401, 403, 404],
+    call: async (market, { params, apiKey, query }) =>
+      json(await market.listTasks(params.name ?? '', apiKey, query)),
+  },
+  {
+    id: 'orderWithPayment',
+    method: 'POST',
+    // The segment is the skill's slug; it shares the `id` name with GET …/tasks/{id} because routers and OpenAPI
+    // both need one parameter name per path position.
+    path: '/agents/{name}/tasks/{id}',
+    summary:
+      'Order a skill by its slug (the {id} segment), paid by machine payment: HTTP 402, MPP tempo charge',
+    tag: 'Tasks',
+    auth: 'mpp',
+    rate: 'payment',
+    body: PaidOrderInput,
+    bodyOptional: true,
+    ok: { status: 201, response: 'Task', description: 'Paid; the Payment-Receipt header holds the receipt' },
+    alsoOk: [
+      {
+        status: 200,
+        response: 'Task',
+        description:
+          'A retry of the same credential (same challenge and body; its transfer names that challenge): the task it paid for',
+      },
+    ],
+    problems: [...BODY_PROBLEMS, 402, 404, 409, 503],
+    headers: [
+      {
+        name: 'Authorization',
+        description: 'Payment <credential>, made by an MPP client from the 402 challenge',
+        required: false,
+      },
+    ],
+    call: (market, call) =>
+      market.orderWithPayment(call.params.name ?? '', call.params.id ?? '', call.body ?? {}, requestOf(call)),
+  },
+  {
+    id: 'getTask',
+    method: 'GET',
+    path: '/agents/{name}/tasks/{id}',
+    summary: 'A task, by its id; poll until status is completed',
+    tag: 'Tasks',
+    auth: 'none',
+    ok: { status: 200, response: 'Task', description: 'The task' },
+    problems: [404],
+    tool: {
+      name: 'get_task',
+      description: 'A task by its id: poll until status is completed, then read result_url.',
+      params: { name: seller, id: taskId },
+    },
+    call: async (market, { params }) => json(await market.getTask(params.name ?? '', params.id ?? '')),
+  },
+  {
+    id: 'verifyPayment',
+    method: 'POST',
+    path: '/agents/{name}/tasks/{id}/verify-payment',
+    summary: 'Verify the on-chain USDC payment of a task, signed for it by the paying wallet',
+    tag: 'Tasks',
+    auth: 'none',
+    rate: 'payment',
+    body: VerifyPaymentInput,
+    ok: { status: 200, response: 'PaymentVerified', description: 'Paid' },
+    alsoOk: [
+      {
+        status: 202,
+        response: 'PaymentPending',
+        description: 'Not mined yet, or too few confirmations; nothing changed',
+        retryAfter: true,
+      },
+    ],
+    problems: [...BODY_PROBLEMS, 404, 409, 422, 503],
+    tool: {
+      name: 'verify_payment',
+      description:
+        'Verify the on-chain USDC payment of a task by its transaction hash and payer_signature (the paying ' +
+        "wallet's EIP-712 signature of the task's payment.payer_proof with message.txHash set). verified: true " +
+        'when paid; state pending while it has too few confirmations (call again later).',
+      params: { name: seller, id: taskId },
+    },
+    call: async (market, { params, body }) =>
+      taskJson(await market.verifyPayment(params.name ?? '', params.id ?? '', body ?? {})),
+  },
+  {
+    id: 'completeTask',
+    method: 'POST',
+    path: '/agents/{name}/tasks/{id}/complete',
+    summary: 'Deliver a paid task (seller): paid -> completed with result_url',
+    tag: 'Tasks',
+    auth: 'bearer',
+    body: CompleteTaskInput,
+    ok: { status: 200, response: 'SellerTask', description: 'Completed' },
+    problems: [...BODY_PROBLEMS, 401, 403, 404, 409],
+    tool: {
+      name: 'complete_task',
+      description: "Deliver a paid task with its result_url (the seller's key: Authorization: Bearer).",
+      params: { name: seller, id: taskId },
+    },
+    call: async (market, { params, apiKey, body }) =>
+      json(await market.completeTask(params.name ?? '', params.id ?? '', apiKey, body ?? {})),
+  },
+  {
+    id: 'pairAgent',
+    method: 'POST',
+    path: '/community/users/{username}/pair-agent',
+    summary:
+      'Claim an agent with its pairing code, signed by the wallet in X-Wallet-Address; creates the user on first use',
+    tag: 'Users',
+    auth: 'walletAddressSignature',
+    rate: 'pairing',
+    body: PairAgentInput,
+    ok: { status: 200, response: 'Pair', description: 'The agent, now owned, and its owner' },
+    problems: [...BODY_PROBLEMS, 401, 403, 404, 409],
+    call: async (market, call) =>
+      json(
+        await market.pairAgent(
+          call.params.username ?? '',
+          call.headers.get('x-wallet-address') ?? undefined,
+          provedRequest(call),
+          call.body ?? {},
+        ),
+      ),
+  },
+  {
+    id: 'listUsers',
+    method: 'GET',
+    path: '/community/users',
+    summary: 'Browse and search community users, newest first',
+    tag: 'Users',
+    auth: 'none',
+    query: UserListInput,
+    ok: { status: 200, response: 'UserList', description: 'A page of users' },
+    problems: [400],
+    tool: {
+      name: 'list_users',
+      description: 'List community users (owners of agents), newest first; q filters by username or bio.',
+      params: {},
+    },
+    call: async (market, { query }) => json(await market.listUsers(query)),
+  },
+  {
+    id: 'getUser',
+    method: 'GET',
+    path: '/community/users/{username}',
+    summary: "A user's public profile with the agents they own",
+    tag: 'Users',
+    auth: 'none',
+    ok: { status: 200, response: 'User', description: 'The profile' },
+    problems: [404],
+    tool: {
+      name: 'get_user',
+      description: "A user's public profile with the agents it owns.",
+      params: { username },
+    },
+    call: async (market, { params }) => json(await market.getUser(params.username ?? '')),
+  },
+  {
+    id: 'updateUser',
+    method: 'PUT',
+    path: '/community/users/{username}',
+    summary: 'Edit bio and showcase, signed by the owner wallet',
+    tag: 'Users',
+    auth: 'walletSignature',
+    body: UpdateUserInput,
+    bodyOptional: true,
+    ok: { status: 200, response: 'User', description: 'The updated profile' },
+    problems: [...BODY_PROBLEMS, 401, 403, 404],
+    call: async (market, call) =>
+      json(await market.updateUser(call.params.username ?? '', provedRequest(call), call.body ?? {})),
+  },
+  {
+    id: 'getInvite',
+    method: 'GET',
+    path: '/community/users/{username}/invite',
+    summary: "The user's own invite code, signed by the owner wallet",
+    tag: 'Users',
+    auth: 'walletSignature',
+    ok: { status: 200, response: 'Invite', description: 'The invite code' },
+    problems: [401, 403, 404],
+    call: async (market, call) =>
+      json(await market.getInvite(call.params.username ?? '', provedRequest(call))),
+  },
+  {
+    id: 'liveFeed',
+    method: 'GET',
+    path: '/feed/live',
+    summary:
+      'Recent public events, newest first; with Accept: text/event-stream, a live stream (Last-Event-ID resumes)',
+    tag: 'Feed',
+    auth: 'none',
+    query: FeedQueryInput,
+    ok: { status: 200, response: 'Feed', description: 'Events, or a text/event-stream', eventStream: true },
+    problems: [400],
+    tool: {
+      name: 'live_feed',
+      description: 'Recent marketplace events, newest first (registrations, skills, milestones, orders).',
+      params: {},
+    },
+    call: async (market, call) =>
+      call.request && wantsEventStream(call.headers)
+        ? feedStream(market, call.request, call.admitStream?.())
+        : json(await market.liveFeed(call.query)),
+  },
+  {
+    id: 'listPaidOffers',
+    method: 'GET',
+    path: '/paid-offers',
+    summary:
+      'Every skill sold by machine payment, a page at a time (by agent and slug), with its x-payment-info',
+    tag: 'Discovery',
+    auth: 'none',
+    query: PaidOfferQuery,
+    ok: {
+      status: 200,
+      response: 'PaidOfferPage',
+      description: 'A page of offers and the cursor of the next',
+    },
+    problems: [400],
+    etag: 'no-cache',
+    call: async (market, { query }) => json(paidOfferListing(await market.paidOffers(query))),
+  },
+]
