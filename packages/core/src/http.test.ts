@@ -104,16 +104,16 @@ describe('problemResponse', () => {
 })
 
 describe('answerResponse', () => {
-  test('behavior: status, body, Retry-After and the replay mark of a task answer', async () => {
-    const response = answerResponse({
-      status: 202,
-      body: { verified: false },
-      retryAfterSeconds: 4,
-      replayed: true,
-    })
-    expect(response.status).toBe(202)
-    expect(response.headers.get('retry-after')).toBe('4')
-    expect(response.headers.get('idempotent-replayed')).toBe('true')
-    expect(await response.json()).toEqual({ verified: false })
+  test('behavior: status, body and Retry-After of a pending answer; the replay mark of a replayed one', async () => {
+    const body = { verified: false, state: 'pending', confirmations: 1, required: 3 } as const
+    const pending = answerResponse({ outcome: 'pending', status: 202, body, retryAfterSeconds: 4 })
+    expect(pending.status).toBe(202)
+    expect(pending.headers.get('retry-after')).toBe('4')
+    expect(pending.headers.get('idempotent-replayed')).toBeNull()
+    expect(await pending.json()).toEqual(body)
+    const replayed = answerResponse({ outcome: 'replayed', status: 201, body: { id: 1 }, replayed: true })
+    expect(replayed.status).toBe(201)
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true')
+    expect(replayed.headers.get('retry-after')).toBeNull()
   })
 })

@@ -1,4 +1,4 @@
-import type { TaskAnswer } from './actions/tasks.ts'
+import type { TaskAnswer } from './actions/tasks/index.ts'
 import {
   ChainUnavailableError,
   InvalidInputError,
@@ -146,8 +146,8 @@ export function problemResponse(
 /** The headers a task answer carries: `Retry-After` while a payment is not final, and whether it is a replay. */
 export function answerHeaders(answer: TaskAnswer): Record<string, string> {
   const headers: Record<string, string> = {}
-  if (answer.retryAfterSeconds !== undefined) headers['retry-after'] = String(answer.retryAfterSeconds)
-  if (answer.replayed) headers['idempotent-replayed'] = 'true'
+  if ('retryAfterSeconds' in answer) headers['retry-after'] = String(answer.retryAfterSeconds)
+  if (answer.outcome === 'replayed') headers['idempotent-replayed'] = 'true'
   return headers
 }
 

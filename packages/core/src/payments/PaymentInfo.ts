@@ -1,4 +1,4 @@
-import type { PaidOffer } from '../actions/tasks.ts'
+import type { PaidOffer } from '../actions/tasks/index.ts'
 import { formatAmount } from '../Money.ts'
 
 /** The path and the `x-payment-info` of one paid offer: what an MPP client needs to buy it. */

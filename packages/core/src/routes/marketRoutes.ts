@@ -1,6 +1,6 @@
 import { RegisterAgentInput, UpdateAgentInput } from '../Agent.ts'
 import { AgentListInput } from '../actions/agents.ts'
-import { PaidOfferQuery, type TaskAnswer } from '../actions/tasks.ts'
+import { PaidOfferQuery, type TaskAnswer } from '../actions/tasks/index.ts'
 import type { ProvedRequest } from '../actions/users.ts'
 import { UserListInput } from '../actions/users.ts'
 import { FeedQueryInput } from '../Feed.ts'

@@ -1,0 +1,125 @@
+import type { Hex } from 'viem'
+import { hashSecret } from '../../Credentials.ts'
+import { ChainUnavailableError, ConflictError, InvalidInputError } from '../../errors.ts'
+import { addressBucket } from '../../RateLimit.ts'
+import {
+  CreateTaskInput,
+  IdempotencyKey,
+  type IdempotentAnswer,
+  recheckDelayMs,
+  type TaskRecord,
+  toTaskView,
+} from '../../Task.ts'
+import { parseInput } from '../../Validation.ts'
+import { type ActionContext, requireAgent } from '../context.ts'
+import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
+import { type TaskAnswer, taskAnswer } from './answers.ts'
+import { checkOf, judge, payerProved, paymentOf, pendingVerification } from './judging.ts'
+import { withinRecheckBudget } from './rechecks.ts'
+import { CLAIM_CONFLICTS, refusal, signatureInvalid, signatureRequired } from './refusals.ts'
+
+/** Who orders: the host's name for the client (its address), which scopes Idempotency-Keys and re-check budgets. */
+export type OrderOptions = { idempotencyKey?: string | null; client?: string | null }
+
+/** A digest naming the client, never the address itself; '' when the host names none. */
+// By the client's rate-limit bucket (an IPv6 address by its /64): rotating the low bits of one network is one client.
+const clientKeyOf = (client: string | null | undefined) =>
+  client ? hashSecret(`client:${addressBucket(client)}`) : ''
+
+/** Checks an Idempotency-Key header, or throws a 400 naming it. */
+function parseIdempotencyKey(key: string): string {
+  try {
+    return parseInput(IdempotencyKey, key)
+  } catch {
+    throw new InvalidInputError(
+      'invalid_idempotency_key',
+      'The Idempotency-Key header must be 1-255 visible ASCII characters.',
+      [{ pointer: '', detail: 'Idempotency-Key must be 1-255 visible ASCII characters' }],
+    )
+  }
+}
+
+/** The stored first answer to a request with the same key, if the body is the same; 409 otherwise. */
+function replay(answer: IdempotentAnswer, fingerprint: string): TaskAnswer {
+  if (answer.fingerprint !== fingerprint) {
+    throw new ConflictError(
+      'idempotency_key_reused',
+      'This Idempotency-Key was already used with a different request body.',
+    )
+  }
+  return { outcome: 'replayed', status: answer.status, body: answer.body, replayed: true }
+}
+
+/**
+ * Applies a tx hash sent with the order: paid at once, pending (re-checked in the background within the client's
+ * budget), or refused. The payer proves with `signature` that it pays this order.
+ */
+async function payAtCreation(
+  context: ActionContext,
+  task: TaskRecord,
+  txHash: Hex,
+  signature: Hex,
+): Promise<TaskAnswer> {
+  const { store, config, clock } = context
+  if (await store.findTaskIdByTxHash(txHash)) throw CLAIM_CONFLICTS.tx_already_used()
+  const [verdict] = await judge(context, [checkOf(context, task, txHash)])
+  if (!verdict) throw new ChainUnavailableError()
+  if (verdict.ok) {
+    if (!(await payerProved(context, task, txHash, signature, verdict.from, true)))
+      throw signatureInvalid(verdict.from)
+    task.status = 'paid'
+    task.payment = paymentOf(context, verdict, txHash)
+    return taskAnswer('created', { body: toTaskView(task, config) })
+  }
+  if (verdict.reason !== 'pending') throw refusal(verdict.reason)
+  const rechecked = await withinRecheckBudget(context, task.clientKey)
+  if (rechecked)
+    task.pendingCheck = {
+      txHash,
+      signature,
+      attempts: 0,
+      nextAt: new Date(clock.now().getTime() + recheckDelayMs(0)),
+    }
+  const { verification, retryAfterSeconds } = pendingVerification(verdict)
+  const body = { ...toTaskView(task, config), verification: { ...verification, rechecked } }
+  return taskAnswer('awaiting_confirmations', { body, retryAfterSeconds })
+}
+
+/** The `createTask` action (SPEC row 8). */
+export function createTaskAction(context: ActionContext) {
+  const { store, config, feed } = context
+  /**
+   * Orders a skill (SPEC row 8). A free skill's task starts `paid`; with `tx_hash` the payment is verified at
+   * once. With an Idempotency-Key, a retry with the same body gets the first answer again.
+   * @example const { outcome, body } = await market.createTask('scout', { skill: 'search' })
+   */
+  return async function createTask(
+    agentName: string,
+    body: unknown,
+    options: OrderOptions = {},
+  ): Promise<TaskAnswer> {
+    const input = parseInput(CreateTaskInput, body)
+    const key = options.idempotencyKey ?? null
+    if (key !== null) parseIdempotencyKey(key)
+    const agent = await requireAgent(context, agentName)
+    const fingerprint = hashSecret(JSON.stringify(input))
+    const clientKey = clientKeyOf(options.client)
+    if (key !== null) {
+      const first = await store.findIdempotentAnswer(agent.name, clientKey, key)
+      if (first) return replay(first, fingerprint)
+    }
+    const task = newTaskRecord(context, agent, input, clientKey)
+    const paysNow = input.tx_hash && task.status === 'pending_payment'
+    if (paysNow && !input.payer_signature) throw signatureRequired()
+    const answer =
+      input.tx_hash && input.payer_signature && task.status === 'pending_payment'
+        ? await payAtCreation(context, task, input.tx_hash, input.payer_signature)
+        : taskAnswer('created', { body: toTaskView(task, config) })
+    if (key !== null) task.idempotency = { key, fingerprint, status: answer.status, body: answer.body }
+    const stored = await store.insertTask(task, eventsOfNewTask(task))
+    if (stored.outcome === 'replay') return replay(stored.answer, fingerprint)
+    if (stored.outcome !== 'inserted') throw CLAIM_CONFLICTS[stored.outcome]()
+    feed.nudge()
+    return answer
+  }
+}

@@ -1,0 +1,32 @@
+import type { ActionContext } from '../context.ts'
+import { completeTaskAction } from './completeTask.ts'
+import { createTaskAction } from './createTask.ts'
+import { orderWithPaymentAction } from './orderWithPayment.ts'
+import { paidOffersAction } from './paidOffers.ts'
+import { readTaskActions } from './readTasks.ts'
+import { recheckActions } from './rechecks.ts'
+import { verifyPaymentAction } from './verifyPayment.ts'
+
+export { type PendingVerification, TASK_OUTCOME_STATUS, type TaskAnswer } from './answers.ts'
+export type { OrderOptions } from './createTask.ts'
+export { type PaidOffer, type PaidOfferPage, PaidOfferQuery } from './paidOffers.ts'
+export type { TaskPage } from './readTasks.ts'
+export type { RecheckReport } from './rechecks.ts'
+
+/** Orders, payments, delivery and the task lists: one action per file of this folder. */
+export function taskActions(context: ActionContext) {
+  return {
+    /** A page of the skills sold by machine payment, with the cursor of the next (`paidOffers.ts`). */
+    paidOffers: paidOffersAction(context),
+    /** Orders a skill by machine payment: a 402 challenge, or the paid task with its receipt (SPEC row 12). */
+    orderWithPayment: orderWithPaymentAction(context),
+    /** Orders a skill: `created`, `awaiting_confirmations` or `replayed` (SPEC row 8). */
+    createTask: createTaskAction(context),
+    /** Verifies a task's on-chain payment: `verified` or `pending` (SPEC row 11). */
+    verifyPayment: verifyPaymentAction(context),
+    /** Delivers a paid task with its result URL (the seller's key). */
+    completeTask: completeTaskAction(context),
+    ...readTaskActions(context),
+    ...recheckActions(context),
+  }
+}

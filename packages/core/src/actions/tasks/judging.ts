@@ -1,0 +1,102 @@
+import type { Address, Hex } from 'viem'
+import type { AgentRecord } from '../../Agent.ts'
+import { ChainUnavailableError, NotFoundError } from '../../errors.ts'
+import { isPayerProof } from '../../payments/PayerProof.ts'
+import { type PaymentCheck, type Verdict, verifyPayments } from '../../payments/Verifier.ts'
+import { type TaskPayment, type TaskRecord, taskAt } from '../../Task.ts'
+import type { ActionContext } from '../context.ts'
+import type { PendingVerification } from './answers.ts'
+
+// Base makes a block about every 2 seconds; Retry-After estimates when the missing confirmations arrive.
+const BLOCK_SECONDS = 2
+
+/** The task `id` of `agent` as of now (an unpaid task past its expiry reads expired), or a 404. */
+export async function requireTask(
+  { store, clock }: ActionContext,
+  agent: AgentRecord,
+  id: string,
+): Promise<TaskRecord> {
+  const task = await store.getTask(agent.name, id)
+  if (!task) throw new NotFoundError('task_not_found', `"${agent.name}" has no task "${id}".`)
+  return taskAt(task, clock.now())
+}
+
+/** What a payment of `task` by `txHash` must show on chain. */
+export function checkOf({ config }: ActionContext, task: TaskRecord, txHash: Hex): PaymentCheck {
+  return {
+    txHash,
+    kind: 'task',
+    expected: {
+      token: config.chain.usdcContract,
+      // Only purchasable tasks are verified, and those always have a wallet to pay.
+      seller: task.payTo ?? '0x0000000000000000000000000000000000000000',
+      minAmount: task.priceBaseUnits,
+      sender: task.buyerWallet,
+      minConfirmations: config.chain.minConfirmations,
+      escrow: config.chain.escrowContract,
+    },
+  }
+}
+
+/** Verdicts from the chain, or a 503 when it cannot be read (an unexpected failure kept as its `cause`). */
+export async function judge({ chain }: ActionContext, checks: PaymentCheck[]): Promise<Verdict[]> {
+  if (!chain) throw new ChainUnavailableError('This marketplace has no payment chain configured.')
+  try {
+    return await verifyPayments(chain, checks)
+  } catch (error) {
+    if (error instanceof ChainUnavailableError) throw error
+    // Not a refusal the rules made: the client gets a 503, the host logs what failed.
+    throw new ChainUnavailableError(undefined, { cause: error })
+  }
+}
+
+/** The payment record of a verdict that pays. */
+export function paymentOf(
+  { clock }: ActionContext,
+  verdict: Extract<Verdict, { ok: true }>,
+  txHash: Hex,
+): TaskPayment {
+  return {
+    method: verdict.escrowTaskId ? 'escrow' : 'transfer',
+    txHash,
+    escrowTaskId: verdict.escrowTaskId ?? null,
+    amountBaseUnits: verdict.amount,
+    from: verdict.from,
+    at: clock.now(),
+  }
+}
+
+/** The 202 body of a payment not final yet, and when asking again is worthwhile. */
+export function pendingVerification(verdict: { confirmations: number; required: number }) {
+  return {
+    verification: {
+      verified: false,
+      state: 'pending',
+      confirmations: verdict.confirmations,
+      required: verdict.required,
+    } satisfies PendingVerification,
+    retryAfterSeconds: Math.max(1, (verdict.required - verdict.confirmations) * BLOCK_SECONDS),
+  }
+}
+
+/**
+ * True when `signature` is the paying wallet `from`'s EIP-712 claim of `task`'s payment (`forOrder`: signed before the
+ * task existed, with task ''). A wallet contract that reverts has not signed; an unreachable chain is a 503.
+ */
+export async function payerProved(
+  { chain, config }: ActionContext,
+  task: TaskRecord,
+  txHash: Hex,
+  signature: Hex,
+  from: Address,
+  forOrder: boolean,
+): Promise<boolean> {
+  if (!chain) throw new ChainUnavailableError('This marketplace has no payment chain configured.')
+  const claim = { market: config.baseUrl, agent: task.agentName, task: forOrder ? '' : task.id, txHash }
+  try {
+    return await isPayerProof(chain, from, config.chain.chainId, claim, signature)
+  } catch (error) {
+    if (error instanceof ChainUnavailableError) throw error
+    return false
+  }
+}

@@ -1,0 +1,120 @@
+import type { Hex } from 'viem'
+import type { AgentRecord } from '../../Agent.ts'
+import { hashSecret } from '../../Credentials.ts'
+import { MarketError, NotFoundError } from '../../errors.ts'
+import { formatAmount } from '../../Money.ts'
+import { type ChargeOutcome, type MppCharger, paymentReferenceOf } from '../../payments/Mpp.ts'
+import { PaidOrderInput, toTaskView } from '../../Task.ts'
+import { parseInput } from '../../Validation.ts'
+import { type ActionContext, requireAgent } from '../context.ts'
+import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
+import { CLAIM_CONFLICTS } from './refusals.ts'
+
+/** A digest of what an order asks for, in a fixed field order, so row 8 and row 12 bodies of one order agree. */
+function orderDigest(slug: string, input: PaidOrderInput): string {
+  const { params, buyer, buyer_email, buyer_wallet } = input
+  return hashSecret(
+    JSON.stringify([slug, params ?? null, buyer ?? null, buyer_email ?? null, buyer_wallet ?? null]),
+  )
+}
+
+/** The outcome of a payment recovered after a crash: paid, its receipt stamped on the answer. */
+async function recoveredOutcome(mpp: MppCharger, reference: Hex, at: Date): Promise<ChargeOutcome> {
+  const header = await mpp.receiptHeader(reference, at)
+  return {
+    paid: true,
+    reference,
+    withReceipt(response) {
+      response.headers.set('payment-receipt', header)
+      return response
+    },
+  }
+}
+
+/** The task a verified payment already paid for this agent, answered again (a retry after a lost answer). */
+async function alreadyPaid(
+  { store, config }: ActionContext,
+  agent: AgentRecord,
+  reference: string,
+): Promise<Response | null> {
+  const id = await store.findTaskIdByTxHash(reference)
+  const task = id ? await store.getTask(agent.name, id) : null
+  if (!task) return null
+  return Response.json(toTaskView(task, config), {
+    status: 200,
+    headers: { 'idempotent-replayed': 'true' },
+  })
+}
+
+/** The `orderWithPayment` action (SPEC row 12). */
+export function orderWithPaymentAction(context: ActionContext) {
+  const { store, config, clock, feed } = context
+  /**
+   * Orders a purchasable skill paid by machine payment (SPEC row 12): 402 with a challenge bound to the agent, the
+   * skill and the body; with a valid `Authorization: Payment` credential, 201 with the task `paid` and a
+   * Payment-Receipt. A credential pays once; a retry with it answers the task it paid for. MPP is HTTP (its
+   * challenge and receipt are headers), so this action takes and answers web Request and Response.
+   */
+  return async function orderWithPayment(
+    agentName: string,
+    slug: string,
+    body: unknown,
+    request: Request,
+  ): Promise<Response> {
+    const input = parseInput(PaidOrderInput, body)
+    const agent = await requireAgent(context, agentName)
+    const skill = agent.skills.find((candidate) => candidate.slug === slug.toLowerCase())
+    if (!skill)
+      throw new NotFoundError('skill_not_found', `"${agent.name}" has no skill with slug "${slug}".`)
+    const task = newTaskRecord(context, agent, { ...input, skill: skill.slug })
+    if (task.status === 'paid') {
+      await store.insertTask(task, eventsOfNewTask(task))
+      feed.nudge()
+      return Response.json(toTaskView(task, config), { status: 201 })
+    }
+    if (!context.mpp)
+      throw new MarketError(
+        'mpp_unavailable',
+        503,
+        'Machine payments unavailable',
+        'This marketplace takes no machine payments.',
+      )
+    const authorization = request.headers.get('authorization')
+    const charge = {
+      amountBaseUnits: task.priceBaseUnits,
+      // newTaskRecord refused a paid order of a seller without a wallet, so payTo is set.
+      recipient: task.payTo ?? '0x0000000000000000000000000000000000000000',
+      description: `${skill.name} by ${agent.name}: ${formatAmount(task.priceBaseUnits)} USDC.e`,
+      scope: `${agent.name.toLowerCase()}/${skill.slug}`,
+      bodyDigest: orderDigest(skill.slug, input),
+    }
+    // Nothing about a task is answered before the credential is ours, for this order, and its settlement's memo
+    // binds its challenge: a transaction hash alone (public) opens nothing.
+    const reference = await paymentReferenceOf(authorization)
+    const spent =
+      authorization && reference ? await context.mpp.spent(authorization, reference, charge) : null
+    const outcome = spent
+      ? await recoveredOutcome(context.mpp, spent, clock.now())
+      : await context.mpp.charge(request, charge)
+    if (!outcome.paid) return outcome.challenge
+    const replayed = spent ? await alreadyPaid(context, agent, spent) : null
+    if (replayed) return outcome.withReceipt(replayed)
+    task.status = 'paid'
+    task.payment = {
+      method: 'mpp',
+      txHash: outcome.reference,
+      escrowTaskId: null,
+      amountBaseUnits: task.priceBaseUnits,
+      from: null,
+      at: clock.now(),
+    }
+    const stored = await store.insertTask(task, eventsOfNewTask(task))
+    if (stored.outcome !== 'inserted') {
+      const existing = await alreadyPaid(context, agent, outcome.reference)
+      if (existing) return outcome.withReceipt(existing)
+      throw CLAIM_CONFLICTS.tx_already_used()
+    }
+    feed.nudge()
+    return outcome.withReceipt(Response.json(toTaskView(task, config), { status: 201 }))
+  }
+}

@@ -1,0 +1,54 @@
+import {
+  type PublicTaskRow,
+  type SellerTaskView,
+  TASK_STATUSES,
+  TaskListInput,
+  type TaskView,
+  taskAt,
+  toPublicTaskRow,
+  toSellerTaskView,
+  toTaskView,
+} from '../../Task.ts'
+import { parseInput } from '../../Validation.ts'
+import { type ActionContext, authenticate, requireAgent } from '../context.ts'
+import { requireTask } from './judging.ts'
+
+/** One page of an agent's tasks: public history rows, or the seller's own full tasks. */
+export type TaskPage = {
+  tasks: PublicTaskRow[] | SellerTaskView[]
+  total: number
+  limit: number
+  offset: number
+}
+
+/** The reads of tasks: one by id (the buyer's), and an agent's list (public history or the seller's queue). */
+export function readTaskActions(context: ActionContext) {
+  const { store, config, clock } = context
+  return {
+    /** A task as its buyer reads it (SPEC row 10): knowing the id is the credential. */
+    async getTask(agentName: string, id: string): Promise<TaskView> {
+      const agent = await requireAgent(context, agentName)
+      return toTaskView(await requireTask(context, agent, id), config)
+    },
+
+    /**
+     * An agent's tasks (SPEC row 9). Without a key: the public history (default `completed`), rows without ids,
+     * params, e-mails or results. With the seller's key: its full tasks as a work queue (default `all`, paid first).
+     */
+    async listTasks(agentName: string, apiKey: string | undefined, query: unknown): Promise<TaskPage> {
+      const { status, limit, offset } = parseInput(TaskListInput, query ?? {}, 'invalid_query')
+      const seller = apiKey === undefined ? null : await authenticate(context, agentName, apiKey)
+      const agent = seller ?? (await requireAgent(context, agentName))
+      const wanted = status ?? (seller ? 'all' : 'completed')
+      const statuses = wanted === 'all' ? [...TASK_STATUSES] : [wanted]
+      const order = seller ? 'work_queue' : 'history'
+      const page = await store.listTasks(agent.name, { statuses, order, limit, offset })
+      const now = clock.now()
+      const current = page.tasks.map((task) => taskAt(task, now))
+      const tasks = seller
+        ? current.map((task) => toSellerTaskView(task, config))
+        : current.map(toPublicTaskRow)
+      return { tasks, total: page.total, limit, offset }
+    },
+  }
+}

@@ -1,0 +1,102 @@
+import { feedEvents } from '../../events.ts'
+import type { Verdict } from '../../payments/Verifier.ts'
+import {
+  EXPIRED_TASK_RETENTION_MS,
+  MAX_RECHECKS,
+  MAX_RECHECKS_PER_CLIENT,
+  MAX_UNMINED_RECHECKS,
+  recheckDelayMs,
+  type TaskRecord,
+} from '../../Task.ts'
+import type { ActionContext } from '../context.ts'
+import { checkOf, judge, payerProved, paymentOf } from './judging.ts'
+
+/** What one background pass did. */
+export type RecheckReport = {
+  checked: number
+  paid: number
+  refused: number
+  stillPending: number
+  /** Why the chain could not be read this pass (the checks wait for the next); the host logs it. */
+  failure?: unknown
+}
+
+/** False when the client already has as many background re-checks as it may (clients named by the host only). */
+export async function withinRecheckBudget({ store }: ActionContext, clientKey: string): Promise<boolean> {
+  return clientKey === '' || (await store.countPendingChecks(clientKey)) < MAX_RECHECKS_PER_CLIENT
+}
+
+/** Drops a task's check: its payment will not be looked at again. */
+async function drop({ store }: ActionContext, task: TaskRecord): Promise<'refused'> {
+  await store.setPendingCheck(task.id, null)
+  return 'refused'
+}
+
+/** Applies one re-check verdict (null: the chain could not be read) to its task. */
+async function settleRecheck(
+  context: ActionContext,
+  task: TaskRecord,
+  verdict: Verdict | null,
+): Promise<'paid' | 'refused' | 'stillPending'> {
+  const { store, clock } = context
+  const check = task.pendingCheck
+  if (!check) return 'refused'
+  if (verdict?.ok) {
+    const proved =
+      check.signature !== null &&
+      (await payerProved(context, task, check.txHash, check.signature, verdict.from, true))
+    if (!proved) return drop(context, task)
+    const payment = paymentOf(context, verdict, check.txHash)
+    const outcome = await store.markTaskPaid(task.id, payment, [
+      feedEvents.taskPaid(task, check.txHash, payment.at),
+    ])
+    return outcome === 'paid' ? 'paid' : drop(context, task)
+  }
+  if (verdict && verdict.reason !== 'pending') return drop(context, task)
+  const attempts = check.attempts + 1
+  // A hash the chain has never shown mined gets a few minutes, not the whole budget.
+  const unmined =
+    verdict !== null && !verdict.ok && verdict.reason === 'pending' && verdict.confirmations === 0
+  if (attempts >= (unmined ? MAX_UNMINED_RECHECKS : MAX_RECHECKS)) return drop(context, task)
+  const nextAt = new Date(clock.now().getTime() + recheckDelayMs(attempts))
+  await store.setPendingCheck(task.id, { ...check, attempts, nextAt })
+  return 'stillPending'
+}
+
+/** The background actions hosts call on a timer: payment re-checks and the expiry of unpaid tasks. */
+export function recheckActions(context: ActionContext) {
+  const { store, clock, feed } = context
+  return {
+    /**
+     * One pass of the background re-check: verifies, in one batch, every payment sent at creation whose check is
+     * due, and pays, reschedules (bounded back-off) or drops each. Hosts call it on a timer.
+     */
+    async recheckPendingPayments(limit = 100): Promise<RecheckReport> {
+      const due = await store.listDueRechecks(clock.now(), limit)
+      const report: RecheckReport = { checked: due.length, paid: 0, refused: 0, stillPending: 0 }
+      if (due.length === 0 || !context.chain) return report
+      const checks = due.flatMap((task) =>
+        task.pendingCheck ? [checkOf(context, task, task.pendingCheck.txHash)] : [],
+      )
+      const verdicts = await judge(context, checks).catch((error: unknown) => {
+        report.failure = error
+        return null
+      })
+      for (const [index, task] of due.entries()) {
+        const outcome = await settleRecheck(context, task, verdicts?.[index] ?? null)
+        report[outcome] += 1
+      }
+      if (report.paid > 0) feed.nudge()
+      return report
+    },
+
+    /**
+     * Moves unpaid tasks past their `expires_at` to `expired`, and deletes those expired for longer than the
+     * retention (EXPIRED_TASK_RETENTION_MS). Hosts call it on a timer, beside the re-checks.
+     */
+    async expireUnpaidTasks(limit = 500): Promise<{ expired: number; purged: number }> {
+      const now = clock.now()
+      return store.expireTasks(now, new Date(now.getTime() - EXPIRED_TASK_RETENTION_MS), limit)
+    },
+  }
+}

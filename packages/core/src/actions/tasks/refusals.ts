@@ -1,0 +1,59 @@
+import { ConflictError, InvalidInputError, PaymentRefusedError } from '../../errors.ts'
+import type { RefusalReason } from '../../payments/Verifier.ts'
+import type { TaskRecord } from '../../Task.ts'
+
+const REFUSAL_DETAILS: Record<RefusalReason, string> = {
+  reverted: 'The transaction reverted on chain; it moved no USDC.',
+  wrong_token: 'The transaction moved no USDC of the configured USDC contract.',
+  wrong_recipient: "The USDC did not go to the seller's wallet shown in payment.to.",
+  amount_mismatch: 'The USDC sent is less than the price of the skill.',
+  wrong_sender: 'The USDC did not come from the buyer_wallet given when the task was created.',
+  not_an_escrow_deposit: 'The transaction touches the escrow contract but is not a funded deposit.',
+}
+
+/** 422: the chain shows a payment that does not pay this task, and why. */
+export const refusal = (reason: RefusalReason) => new PaymentRefusedError(reason, REFUSAL_DETAILS[reason])
+
+/** 409s of a payment another task already claimed. */
+export const CLAIM_CONFLICTS = {
+  tx_already_used: () => new ConflictError('tx_already_used', 'This transaction already paid another task.'),
+  escrow_task_id_used: () =>
+    new ConflictError('escrow_task_id_used', 'The escrow deposit of this taskId already paid another task.'),
+}
+
+/** 409: the task is not awaiting payment. */
+export const notPending = (task: TaskRecord) =>
+  new ConflictError(
+    'task_not_pending',
+    `The task is ${task.status}; only a pending_payment task can be paid.`,
+  )
+
+/** 409: the task expired unpaid. */
+export const expired = (task: TaskRecord) =>
+  new ConflictError(
+    'task_expired',
+    `The task expired unpaid at ${task.expiresAt?.toISOString()}; order again to get a new task.`,
+  )
+
+const SIGNATURE_HOW =
+  'Sign the EIP-712 typed data in payment.payer_proof (the task\'s, or commerce.payer_proof of the agent card when paying before ordering, with task "") with the wallet that paid, message.txHash set to your transaction hash, and send it as payer_signature.'
+
+/** 400: a tx hash sent without the payer's signature. */
+export const signatureRequired = () =>
+  new InvalidInputError(
+    'payer_signature_required',
+    `A payment needs payer_signature: proof by the paying wallet that this payment is for this task. ${SIGNATURE_HOW}`,
+    [
+      {
+        pointer: '/payer_signature',
+        detail: 'required with tx_hash: an EIP-712 signature by the paying wallet',
+      },
+    ],
+  )
+
+/** 422: the signature is not the paying wallet's for this task. */
+export const signatureInvalid = (from: string) =>
+  new PaymentRefusedError(
+    'payer_signature_invalid',
+    `payer_signature is not a signature of this task's payer_proof by ${from}, the wallet that paid. ${SIGNATURE_HOW}`,
+  )
