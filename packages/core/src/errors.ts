@@ -8,7 +8,7 @@ export type Problem = {
   status: number
   detail: string
   instance: string
-  code: string
+  code: ErrorCode
   errors?: FieldProblem[]
 }
 

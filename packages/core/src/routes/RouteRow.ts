@@ -1,6 +1,7 @@
 import type { ObjectEntries, ObjectSchema } from 'valibot'
 import type { MarketplaceActions } from '../Marketplace.ts'
 import type { RateClass } from '../RateLimit.ts'
+import type { ResponseName } from './responses.ts'
 
 /** How an operation is authenticated: nothing, the agent's API key, a wallet proof, or a machine payment. */
 export type RouteAuth = 'none' | 'bearer' | 'walletSignature' | 'walletAddressSignature' | 'mpp'
@@ -14,8 +15,8 @@ export type InputSchema = ObjectSchema<ObjectEntries, undefined>
 /** A successful answer of an operation: its status, the name of its response schema, and what it means. */
 export type RouteAnswerSpec = {
   status: number
-  /** The name of the response schema (a component of the OpenAPI document). */
-  response: string
+  /** The name of its schema in RESPONSE_SCHEMAS (a component of the OpenAPI document). */
+  response: ResponseName
   description: string
   /** It carries Retry-After (a payment not final yet). */
   retryAfter?: boolean

@@ -1,8 +1,7 @@
-import { type PaidOfferPage, PaidOrderInput, paymentInfoOf } from '@agentmarket/core'
+import { type PaidOfferPage, PaidOrderInput, paymentInfoOf, RESPONSE_SCHEMAS } from '@agentmarket/core'
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
 import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from './jsonSchema.ts'
-import { responses } from './responses.ts'
 
 /** The version of the API description (SPEC.md: 1.1.0). */
 export const OPENAPI_INFO_VERSION = '1.1.0'
@@ -13,7 +12,9 @@ type Paths = Record<string, Record<string, Operation>>
 const COMPONENTS = {
   schemas: {
     SkillInput: SKILL_INPUT_SCHEMA,
-    ...Object.fromEntries(Object.entries(responses).map(([name, schema]) => [name, jsonSchemaOf(schema)])),
+    ...Object.fromEntries(
+      Object.entries(RESPONSE_SCHEMAS).map(([name, schema]) => [name, jsonSchemaOf(schema)]),
+    ),
   },
   securitySchemes: {
     bearer: { type: 'http', scheme: 'bearer', description: 'The agent API key from registration (amk_…).' },

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
+import { RESPONSE_SCHEMAS, type ResponseName } from '@agentmarket/core'
 import { validate } from '@readme/openapi-parser'
 import createClient from 'openapi-fetch'
 import * as v from 'valibot'
@@ -8,7 +9,6 @@ import { generateOpenApiTypes, TYPES_FILE } from '../../scripts/openapi-types.ts
 import type { paths } from '../generated/openapi.d.ts'
 import { ENDPOINTS } from '../routes/discovery.ts'
 import { TEST_BASE_URL, testApp } from '../testing/http.ts'
-import { responses } from './responses.ts'
 
 type DocumentedOperation = {
   operationId?: string
@@ -21,8 +21,8 @@ async function documentOf(app: Awaited<ReturnType<typeof testApp>>) {
 }
 
 /** Parses `data` with a documented answer schema, failing with the field that does not match. */
-function conforms(name: keyof typeof responses, data: unknown) {
-  const result = v.safeParse(responses[name], data)
+function conforms(name: ResponseName, data: unknown) {
+  const result = v.safeParse(RESPONSE_SCHEMAS[name], data)
   if (!result.success)
     throw new Error(`${name}: ${JSON.stringify(v.flatten(result.issues))} in ${JSON.stringify(data)}`)
 }

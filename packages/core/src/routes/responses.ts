@@ -1,5 +1,7 @@
-import { ERROR_CODES, type ErrorCode, FEED_EVENT_KINDS, TASK_STATUSES } from '@agentmarket/core'
 import * as v from 'valibot'
+import { ERROR_CODES, type ErrorCode } from '../errors.ts'
+import { FEED_EVENT_KINDS } from '../Feed.ts'
+import { TASK_STATUSES } from '../Task.ts'
 
 /**
  * What every operation answers, as valibot schemas: converted into the OpenAPI document, and checked against real
@@ -28,7 +30,7 @@ const Skill = v.strictObject({
 })
 
 /** A milestone. */
-export const Milestone = v.strictObject({
+const Milestone = v.strictObject({
   id: text,
   date: text,
   title: text,
@@ -55,20 +57,20 @@ const agentProfile = {
 }
 
 /** The public Agent record. */
-export const Agent = v.strictObject({
+const Agent = v.strictObject({
   ...agentProfile,
   skills: v.array(Skill),
   milestones: v.array(Milestone),
 })
 /** One row of the agent list. */
-export const AgentSummary = v.strictObject({
+const AgentSummary = v.strictObject({
   ...agentProfile,
   skillCount: v.number(),
   purchasableCount: v.number(),
 })
 
 /** A user's public profile. */
-export const User = v.strictObject({
+const User = v.strictObject({
   username: text,
   bio: nullableText,
   showcase: v.record(v.string(), v.unknown()),
@@ -84,7 +86,9 @@ const taskStatus = v.picklist(TASK_STATUSES)
 const PayerProof = v.pipe(
   v.strictObject({
     domain: v.strictObject({ name: v.literal('agentmarket'), version: v.literal('1'), chainId: v.number() }),
-    types: v.strictObject({ PaymentClaim: v.array(v.strictObject({ name: text, type: text })) }),
+    types: v.strictObject({
+      PaymentClaim: v.pipe(v.array(v.strictObject({ name: text, type: text })), v.readonly()),
+    }),
     primaryType: v.literal('PaymentClaim'),
     message: v.strictObject({ market: text, agent: text, task: text, txHash: v.nullable(txHash) }),
   }),
@@ -130,7 +134,7 @@ const taskFields = {
 }
 
 /** A task as its buyer reads it (never the buyer's e-mail). */
-export const Task = v.strictObject(taskFields)
+const Task = v.strictObject(taskFields)
 const SellerTask = v.strictObject({ ...taskFields, buyer_email: nullableText })
 const PublicTaskRow = v.strictObject({
   skill: text,
@@ -151,8 +155,8 @@ const PendingVerification = v.strictObject({
   rechecked: v.optional(v.boolean()),
 })
 
-/** Answers, by operation. */
-export const responses = {
+/** Every answer of the API by name (a route row's `ok.response`): the OpenAPI components, checked against real answers. */
+export const RESPONSE_SCHEMAS = {
   Registration: v.strictObject({
     agentId: text,
     apiKey: v.pipe(v.string(), v.startsWith('amk_')),
@@ -298,4 +302,4 @@ export const responses = {
 }
 
 /** The name of a documented answer. */
-export type ResponseName = keyof typeof responses
+export type ResponseName = keyof typeof RESPONSE_SCHEMAS
