@@ -138,6 +138,14 @@ export class ConflictError extends MarketError {
   }
 }
 
+/**
+ * True when an error is a fault the host should log: not one of ours, or ours with an unexpected failure behind it
+ * (its `cause`, e.g. a chain read that threw). Refusals the rules made are not logged.
+ */
+export function isUnexpected(error: unknown): boolean {
+  return !(error instanceof MarketError) || error.cause !== undefined
+}
+
 /** Maps any thrown value to a problem body; unknown errors become an opaque 500 that leaks nothing. */
 export function toProblem(error: unknown, instance: string, typeBase: string): Problem {
   const known = error instanceof MarketError

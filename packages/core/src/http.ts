@@ -2,6 +2,7 @@ import type { TaskAnswer } from './actions/tasks/index.ts'
 import {
   ChainUnavailableError,
   InvalidInputError,
+  isUnexpected,
   MarketError,
   NotFoundError,
   TooManyStreamsError,
@@ -138,8 +139,7 @@ export function problemResponse(
   if (error instanceof RateLimitedError)
     for (const [name, value] of Object.entries(error.headers)) headers.set(name, value)
   // Unexpected failures are reported: thrown as such, or behind a problem (its `cause`).
-  const unexpected = !(error instanceof MarketError) || error.cause !== undefined
-  if (problem.status >= 500 && unexpected) report(error, request)
+  if (problem.status >= 500 && isUnexpected(error)) report(error, request)
   return new Response(JSON.stringify(problem), { status: problem.status, headers })
 }
 

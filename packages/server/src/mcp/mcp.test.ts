@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { jsonLogger } from '../log.ts'
 import { testApp } from '../testing/http.ts'
 
 type App = Awaited<ReturnType<typeof testApp>>
@@ -157,5 +158,56 @@ describe('POST /mcp', () => {
       expect(answer.status).toBe(405)
       expect(answer.headers.get('allow')).toBe('POST')
     }
+  })
+
+  test('error: a tool failing on an unexpected chain fault answers chain_unavailable and logs the fault with its request id', async () => {
+    const lines: string[] = []
+    const bug = new TypeError('the node answered something else')
+    const logger = jsonLogger('info', (text) => lines.push(text))
+    const app = await testApp(undefined, {
+      logger,
+      chain: {
+        headBlock: async () => 10n,
+        receipts: async () => {
+          throw bug
+        },
+      },
+    })
+    const registered = await app.call('POST', '/api/agents/register', {
+      body: { name: 'faulty', skills: [{ name: 'Report', type: 'purchasable', price: 1 }] },
+    })
+    const key = registered.json.apiKey
+    await app.call('PUT', '/api/agents/faulty', {
+      key,
+      body: { walletAddress: privateKeyToAccount(generatePrivateKey()).address },
+    })
+    const client = new Client({ name: 'agentmarket-test', version: '1.0.0' })
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('http://localhost/mcp'), {
+        fetch: (input, init) => app.app.handle(new Request(input, init)),
+        requestInit: { headers: { 'x-request-id': 'trace-42' } },
+      }),
+    )
+    const task = json(
+      await client.callTool({ name: 'create_task', arguments: { agent: 'faulty', skill: 'report' } }),
+    )
+    const failed = await client.callTool({
+      name: 'verify_payment',
+      arguments: {
+        agent: 'faulty',
+        task_id: task.task_id,
+        tx_hash: `0x${'ab'.repeat(32)}`,
+        payer_signature: `0x${'cd'.repeat(65)}`,
+      },
+    })
+    expect(failed.isError).toBe(true)
+    expect(json(failed)).toMatchObject({ code: 'chain_unavailable', status: 503 })
+    logger.flush(true)
+    const logged = lines
+      .flatMap((text) => text.trim().split('\n'))
+      .map((line) => JSON.parse(line))
+      .find((line) => line.msg === 'mcp tool failed')
+    expect(logged).toMatchObject({ requestId: 'trace-42' })
+    expect(JSON.stringify(logged)).toContain('TypeError')
   })
 })

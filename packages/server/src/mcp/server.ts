@@ -1,4 +1,4 @@
-import { bearerKey, MarketError, type MarketplaceActions, toProblem } from '@agentmarket/core'
+import { bearerKey, isUnexpected, MarketError, type MarketplaceActions, toProblem } from '@agentmarket/core'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import {
@@ -10,6 +10,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { fallbackLogger, type Logger } from '../log.ts'
 import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from '../openapi/jsonSchema.ts'
+import { requestIdOf } from '../plugins/requestLog.ts'
 import { marketTools, type Tool, type ToolContext } from './tools.ts'
 
 const CARD_URI = /^agentmarket:\/\/agents\/([^/]+)\/card$/
@@ -24,9 +25,9 @@ function toolInputSchema(tool: Tool) {
   return { ...JSON.parse(text), type: 'object' as const }
 }
 
-/** A tool failure as MCP reports it: isError, with the problem's code and detail. */
-function toolError(error: unknown, logger: Logger) {
-  if (!(error instanceof MarketError)) logger.error('mcp tool failed', {}, error)
+/** A tool failure as MCP reports it: isError, with the problem's code and detail; faults are logged with the request id. */
+function toolError(error: unknown, logger: Logger, context: ToolContext) {
+  if (isUnexpected(error)) logger.error('mcp tool failed', { requestId: context.requestId }, error)
   const problem = toProblem(error, '/mcp', 'agentmarket')
   const { code, detail, status, errors } = problem
   return {
@@ -75,6 +76,7 @@ function mcpServer(
       return toolError(
         new MarketError('unknown_tool', 404, 'Not found', `No tool is named "${request.params.name}".`),
         logger,
+        context,
       )
     try {
       const result = await tool.run(request.params.arguments ?? {}, context)
@@ -83,7 +85,7 @@ function mcpServer(
         structuredContent: result as Record<string, unknown>,
       }
     } catch (error) {
-      return toolError(error, logger)
+      return toolError(error, logger, context)
     }
   })
   server.setRequestHandler(ListResourcesRequestSchema, async () => {
@@ -125,7 +127,11 @@ export function mcpHandler(market: MarketplaceActions, guide: string, logger: Lo
   let listing: ReturnType<typeof toolListing> | undefined
   const toolbox: Toolbox = { tools, listing: () => (listing ??= toolListing(tools)) }
   return async (request: Request, parsedBody: unknown, client?: string): Promise<Response> => {
-    const context = { apiKey: bearerKey(request.headers.get('authorization')), client: client ?? null }
+    const context: ToolContext = {
+      apiKey: bearerKey(request.headers.get('authorization')),
+      client: client ?? null,
+      requestId: requestIdOf(request),
+    }
     const server = mcpServer(market, toolbox, guide, context, logger)
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

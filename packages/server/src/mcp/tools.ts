@@ -7,8 +7,12 @@ import {
 } from '@agentmarket/core'
 import * as v from 'valibot'
 
-/** What a tool call may use besides its arguments: the MCP request's bearer key, if any, and client address. */
-export type ToolContext = { apiKey: string | undefined; client: string | null }
+/** What a tool call may use besides its arguments: the MCP request's bearer key, if any, client address and id. */
+export type ToolContext = {
+  apiKey: string | undefined
+  client: string | null
+  requestId?: string | undefined
+}
 
 /** One MCP tool: its name, what it does, its arguments' schema, and the core action it calls. */
 export type Tool = {

@@ -12,6 +12,7 @@ import {
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import type { LocalAccount } from 'viem/accounts'
 import { createApp } from '../app.ts'
+import type { Logger } from '../log.ts'
 import type { RateLimitSettings } from '../plugins/rateLimits.ts'
 
 /** The base URL test apps publish. */
@@ -57,6 +58,8 @@ export type TestAppOptions = {
   corsOrigins?: string[]
   /** Rate limits (off unless given). */
   rateLimits?: RateLimitSettings
+  /** The request log and fault log (none unless given). */
+  logger?: Logger
 }
 
 /** An in-process app over a fresh libSQL :memory: database, with a clock the test moves. */
@@ -71,6 +74,7 @@ export async function testApp(start = '2026-06-01T12:00:00.000Z', options: TestA
     baseUrl: TEST_BASE_URL,
     corsOrigins: options.corsOrigins,
     rateLimits: options.rateLimits ?? null,
+    logger: options.logger ?? null,
   })
 
   /** Calls the app as an HTTP client would; objects are sent as JSON. */
