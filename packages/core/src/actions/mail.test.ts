@@ -13,7 +13,7 @@ import { manualClock } from '../ports/Clock.ts'
 import type { Mailer } from '../ports/Mailer.ts'
 import type { TaskListQuery } from '../ports/Store.ts'
 import { TASK_STATUSES } from '../Task.ts'
-import type { OrderMailResult } from './mail.ts'
+import type { OrderMailResult } from './mail/index.ts'
 
 const WALLET = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
 const DEEP_RESEARCH = { name: 'Deep Research', type: 'purchasable', price: 1.5, sla: '24h' }

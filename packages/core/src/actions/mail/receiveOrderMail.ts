@@ -1,11 +1,8 @@
-import type { AgentRecord } from '../Agent.ts'
-import { generateId, hashSecret } from '../Credentials.ts'
-import { MarketError } from '../errors.ts'
+import type { AgentRecord } from '../../Agent.ts'
+import { generateId, hashSecret } from '../../Credentials.ts'
+import { MarketError } from '../../errors.ts'
 import {
   type InboundOrderMail,
-  MAIL_GIVE_UP_MS,
-  type MailOutcome,
-  mailRetryDelayMs,
   type OrderMailRefusal,
   type OrderSubject,
   type OutboxEntry,
@@ -14,31 +11,17 @@ import {
   parseOrderBody,
   parseOrderSubject,
   replyTo,
-} from '../OrderMail.ts'
-import type { Mailer } from '../ports/Mailer.ts'
-import { CreateTaskInput, findSkill, type TaskRecord, taskPaths } from '../Task.ts'
-import { parseInput } from '../Validation.ts'
-import type { ActionContext } from './context.ts'
-import { eventsOfNewTask, newTaskRecord } from './newTask.ts'
+} from '../../OrderMail.ts'
+import { CreateTaskInput, findSkill, type TaskRecord, taskPaths } from '../../Task.ts'
+import { parseInput } from '../../Validation.ts'
+import type { ActionContext } from '../context.ts'
+import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
 
 /** What became of an order e-mail. */
 export type OrderMailResult =
   | { outcome: 'task'; taskId: string; agent: string; replyId: string }
   | { outcome: 'refused'; reason: OrderMailRefusal; replyId: string }
   | { outcome: 'duplicate' }
-
-/** What one pass over the outbox did. */
-export type MailDeliveryReport = { sent: number; retrying: number; failed: number }
-
-/** Options of one outbox pass. */
-export type MailDeliveryOptions = {
-  /** Most entries sent in this pass. */
-  limit?: number
-  /** How long a claimed entry is held by this pass before another sender may try it. */
-  leaseMs?: number
-  /** Delay before the next attempt after `attempts` failed ones. */
-  retryDelayMs?: (attempts: number) => number
-}
 
 /** A refused order: why, and the reply's text parts. */
 type Refusal = { reason: OrderMailRefusal; detail: string; fix: string }
@@ -47,7 +30,6 @@ type Refusal = { reason: OrderMailRefusal; detail: string; fix: string }
 type SkillChoice = { agent: AgentRecord; skill: string } | Refusal
 
 const SELLERS_LISTED = 20
-const LONGEST_ERROR = 500
 
 // A JSON pointer is repeated in a refusal only when it is short and plain: keys are the sender's own text.
 const PLAIN_POINTER = /^[A-Za-z0-9_/-]{0,64}$/
@@ -55,8 +37,8 @@ const PLAIN_POINTER = /^[A-Za-z0-9_/-]{0,64}$/
 /** A validation message without the value it received (valibot ends some with `Received "…"`). */
 const withoutValue = (detail: string) => detail.replace(/,?\s*received\b[\s\S]*$/i, '')
 
-/** Orders by e-mail and the outbox that carries every reply. */
-export function mailActions(context: ActionContext) {
+/** The `receiveOrderMail` action: orders by e-mail. */
+export function receiveOrderMailAction(context: ActionContext) {
   const { store, config, clock, random } = context
 
   const unknownSkill = (subject: OrderSubject): Refusal => ({
@@ -157,92 +139,45 @@ export function mailActions(context: ActionContext) {
     return entry
   }
 
-  /** One attempt to send a claimed entry, and how it ended. */
-  const attempt = async (
-    mailer: Mailer,
-    entry: OutboxEntry,
-    retryDelayMs: (attempts: number) => number,
-  ): Promise<MailOutcome> => {
-    try {
-      await mailer.send(entry.mail)
-      return { outcome: 'sent', at: clock.now() }
-    } catch (failure) {
-      const at = clock.now()
-      const error = (failure instanceof Error ? failure.message : String(failure)).slice(0, LONGEST_ERROR)
-      if (at.getTime() - entry.createdAt.getTime() >= MAIL_GIVE_UP_MS) return { outcome: 'failed', at, error }
-      return {
-        outcome: 'retry',
-        at,
-        error,
-        nextAttemptAt: new Date(at.getTime() + retryDelayMs(entry.attempts)),
-      }
-    }
-  }
-
-  return {
-    /**
-     * Takes an order e-mail (SPEC: subject = skill, body = JSON params): a task plus a reply with its id, payment
-     * instructions and links, or no task and a reply that says what to fix. The reply is written to the outbox in
-     * the same transaction. A message delivered again (same sender and Message-ID) changes nothing.
-     * @example await market.receiveOrderMail({ messageId: '<1@mail>', from: 'ann@example.com', subject: 'scout/deep-research', text: '{"topic":"x"}', references: [] })
-     */
-    async receiveOrderMail(mail: InboundOrderMail): Promise<OrderMailResult> {
-      const key = hashSecret(`${mail.from.toLowerCase()}\n${mail.messageId}`)
-      const outcome = await taskOf(mail)
-      if ('reason' in outcome) {
-        const reply = outboxEntry(mail, {
-          subject: 'your order (not placed)',
-          text: orderRefusedText(outcome.detail, outcome.fix, config),
-          headers: { 'X-Agentmarket-Problem': outcome.reason },
-        })
-        const stored = await store.acceptOrderMail({
-          key,
-          receivedAt: clock.now(),
-          task: null,
-          events: [],
-          reply,
-        })
-        return stored === 'duplicate'
-          ? { outcome: 'duplicate' }
-          : { outcome: 'refused', reason: outcome.reason, replyId: reply.id }
-      }
-      const task = outcome
+  /**
+   * Takes an order e-mail (SPEC: subject = skill, body = JSON params): a task plus a reply with its id, payment
+   * instructions and links, or no task and a reply that says what to fix. The reply is written to the outbox in
+   * the same transaction. A message delivered again (same sender and Message-ID) changes nothing.
+   * @example await market.receiveOrderMail({ messageId: '<1@mail>', from: 'ann@example.com', subject: 'scout/deep-research', text: '{"topic":"x"}', references: [] })
+   */
+  return async function receiveOrderMail(mail: InboundOrderMail): Promise<OrderMailResult> {
+    const key = hashSecret(`${mail.from.toLowerCase()}\n${mail.messageId}`)
+    const outcome = await taskOf(mail)
+    if ('reason' in outcome) {
       const reply = outboxEntry(mail, {
-        subject: `${task.agentName}/${task.skillSlug}`,
-        text: orderAcceptedText(task, config),
-        headers: {
-          'X-Agentmarket-Task': task.id,
-          'X-Agentmarket-Task-Url': taskPaths(config.baseUrl, task).self,
-        },
+        subject: 'your order (not placed)',
+        text: orderRefusedText(outcome.detail, outcome.fix, config),
+        headers: { 'X-Agentmarket-Problem': outcome.reason },
       })
-      const events = eventsOfNewTask(task)
-      const stored = await store.acceptOrderMail({ key, receivedAt: clock.now(), task, events, reply })
-      if (stored === 'duplicate') return { outcome: 'duplicate' }
-      context.feed.nudge()
-      return { outcome: 'task', taskId: task.id, agent: task.agentName, replyId: reply.id }
-    },
-
-    /**
-     * One pass over the outbox: claims the due entries and hands each to `mailer`. A failed send is retried later
-     * with back-off (1 s doubling to 10 min) and abandoned after three days; a crash mid-pass leaves the entry to
-     * be retried once its lease ends.
-     */
-    async deliverMail(mailer: Mailer, options: MailDeliveryOptions = {}): Promise<MailDeliveryReport> {
-      const { limit = 20, leaseMs = 120_000, retryDelayMs = mailRetryDelayMs } = options
-      const now = clock.now()
-      const due = await store.claimDueMail(now, new Date(now.getTime() + leaseMs), limit)
-      const report: MailDeliveryReport = { sent: 0, retrying: 0, failed: 0 }
-      for (const entry of due) {
-        const outcome = await attempt(mailer, entry, retryDelayMs)
-        await store.settleMail(entry.id, outcome)
-        report[outcome.outcome === 'retry' ? 'retrying' : outcome.outcome] += 1
-      }
-      return report
-    },
-
-    /** An outbox entry: what was sent or is waiting, with its attempts and last error. */
-    async getMail(id: string): Promise<OutboxEntry | null> {
-      return store.getMail(id)
-    },
+      const stored = await store.acceptOrderMail({
+        key,
+        receivedAt: clock.now(),
+        task: null,
+        events: [],
+        reply,
+      })
+      return stored === 'duplicate'
+        ? { outcome: 'duplicate' }
+        : { outcome: 'refused', reason: outcome.reason, replyId: reply.id }
+    }
+    const task = outcome
+    const reply = outboxEntry(mail, {
+      subject: `${task.agentName}/${task.skillSlug}`,
+      text: orderAcceptedText(task, config),
+      headers: {
+        'X-Agentmarket-Task': task.id,
+        'X-Agentmarket-Task-Url': taskPaths(config.baseUrl, task).self,
+      },
+    })
+    const events = eventsOfNewTask(task)
+    const stored = await store.acceptOrderMail({ key, receivedAt: clock.now(), task, events, reply })
+    if (stored === 'duplicate') return { outcome: 'duplicate' }
+    context.feed.nudge()
+    return { outcome: 'task', taskId: task.id, agent: task.agentName, replyId: reply.id }
   }
 }

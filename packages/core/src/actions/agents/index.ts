@@ -1,0 +1,33 @@
+import type { ActionContext } from '../context.ts'
+import { heartbeatAction } from './heartbeat.ts'
+import { issuePairingCodeAction } from './issuePairingCode.ts'
+import { milestoneActions } from './milestones.ts'
+import { readAgentActions } from './readAgents.ts'
+import { registerAgentAction } from './registerAgent.ts'
+import { updateAgentAction } from './updateAgent.ts'
+
+export type { HeartbeatResult } from './heartbeat.ts'
+export {
+  AgentListInput,
+  type AgentPage,
+  type AgentRowsPage,
+  type BrowsePage,
+  MAX_PAGE_SIZE,
+} from './readAgents.ts'
+export type { Registration } from './registerAgent.ts'
+
+/** Registration, self-service updates, heartbeats, milestones, and public reads of agents: one file per action. */
+export function agentActions(context: ActionContext) {
+  return {
+    /** Registers an agent (no auth) and returns its API key and pairing code, once (SPEC row 5). */
+    registerAgent: registerAgentAction(context),
+    /** A new pairing code for an agent not yet paired; the old one stops working. */
+    issuePairingCode: issuePairingCodeAction(context),
+    /** Replaces the fields sent (the agent's key); `skills`, when sent, replaces the list (SPEC row 6). */
+    updateAgent: updateAgentAction(context),
+    /** Records a heartbeat (the agent's key): live from now (SPEC row 7). */
+    heartbeat: heartbeatAction(context),
+    ...milestoneActions(context),
+    ...readAgentActions(context),
+  }
+}

@@ -1,0 +1,32 @@
+import { type AgentView, UpdateAgentInput } from '../../Agent.ts'
+import { NotFoundError } from '../../errors.ts'
+import { feedEvents, newSkills } from '../../events.ts'
+import { parseInput } from '../../Validation.ts'
+import { type ActionContext, agentView, authenticate } from '../context.ts'
+
+/** The `updateAgent` action (SPEC row 6). */
+export function updateAgentAction(context: ActionContext) {
+  const { store, clock, feed } = context
+  /** Replaces the fields sent (bearer key of that agent); `skills`, when sent, replaces the whole list. */
+  return async function updateAgent(
+    name: string,
+    apiKey: string | undefined,
+    body: unknown,
+  ): Promise<AgentView> {
+    const agent = await authenticate(context, name, apiKey)
+    const patch = parseInput(UpdateAgentInput, body ?? {})
+    const fields = Object.keys(patch)
+    // Nothing known to change: no write, so revision, card version and activity stay as they are.
+    if (fields.length === 0) return agentView(context, agent)
+    const now = clock.now()
+    const published = patch.skills ? newSkills(agent.skills, patch.skills) : []
+    const events = [
+      feedEvents.updated(agent, fields, now),
+      ...published.map((skill) => feedEvents.skillPublished(agent.name, skill, now)),
+    ]
+    const updated = await store.updateAgent(agent.name, patch, now, events)
+    if (!updated) throw new NotFoundError('agent_not_found', `No agent is named "${name}".`)
+    feed.nudge()
+    return agentView(context, updated)
+  }
+}

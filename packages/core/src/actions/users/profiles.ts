@@ -1,0 +1,87 @@
+import { toAgentSummary } from '../../Agent.ts'
+import { ForbiddenError, NotFoundError } from '../../errors.ts'
+import {
+  toUserSummary,
+  toUserView,
+  UpdateUserInput,
+  type UserRecord,
+  type UserSummary,
+  type UserView,
+} from '../../User.ts'
+import { parseInput } from '../../Validation.ts'
+import { AgentListInput } from '../agents/index.ts'
+import type { ActionContext } from '../context.ts'
+import { type ProvedRequest, proveWallet } from './walletProof.ts'
+
+/** Query of GET /api/community/users: like the agent list, `q` matching username or bio. */
+export const UserListInput = AgentListInput
+
+/** One page of the user list. */
+export type UserPage = { users: UserSummary[]; total: number; limit: number; offset: number }
+
+/** The user named `username`, or a 404. */
+export async function requireUser({ store }: ActionContext, username: string): Promise<UserRecord> {
+  const user = await store.getUser(username)
+  if (!user) throw new NotFoundError('user_not_found', `No user is named "${username}".`)
+  return user
+}
+
+/** A user's public profile with the agents they own. */
+export async function profileOf(
+  { store, config, clock }: ActionContext,
+  user: UserRecord,
+): Promise<UserView> {
+  const now = clock.now()
+  const owned = await store.listAgentsOwnedBy(user.username)
+  return toUserView(
+    user,
+    owned.map((agent) => toAgentSummary(agent, now, config.baseUrl)),
+  )
+}
+
+/** The user, if the request carries a fresh signature by the user's wallet: 401 or 403 otherwise. */
+export async function proveOwner(
+  context: ActionContext,
+  username: string,
+  request: ProvedRequest,
+): Promise<UserRecord> {
+  const user = await requireUser(context, username)
+  if ((await proveWallet(context, user.walletAddress, request)) === 'ok') return user
+  throw new ForbiddenError("The signature is valid but not made by this user's wallet.")
+}
+
+/** Profiles: the user list, one user, the owner's edits and invite code (SPEC rows 16, 17). */
+export function profileActions(context: ActionContext) {
+  const { store, clock } = context
+  return {
+    /** A page of users, newest first, optionally filtered by `q` (username or bio). */
+    async listUsers(query: unknown): Promise<UserPage> {
+      const { q, limit, offset } = parseInput(UserListInput, query ?? {}, 'invalid_query')
+      const page = await store.listUsers({ q: q || undefined, limit, offset })
+      return { users: page.users.map(toUserSummary), total: page.total, limit, offset }
+    },
+
+    /** A user's public profile with the agents they own. */
+    async getUser(username: string): Promise<UserView> {
+      return profileOf(context, await requireUser(context, username))
+    },
+
+    /** Edits `bio` and `showcase`, proved by a signature of the user's wallet. */
+    async updateUser(username: string, request: ProvedRequest, body: unknown): Promise<UserView> {
+      const user = await proveOwner(context, username, request)
+      const patch = parseInput(UpdateUserInput, body ?? {})
+      if (Object.keys(patch).length === 0) return profileOf(context, user)
+      const updated = await store.updateUser(user.username, patch, clock.now())
+      return profileOf(context, updated ?? user)
+    },
+
+    /** The user's own invite code, proved by a signature of the user's wallet. */
+    async getInvite(
+      username: string,
+      request: ProvedRequest,
+    ): Promise<{ username: string; inviteCode: string }> {
+      const user = await proveOwner(context, username, request)
+      return { username: user.username, inviteCode: user.inviteCode }
+    },
+  }
+}

@@ -1,0 +1,53 @@
+import type { Address } from 'viem'
+import { UnauthorizedError } from '../../errors.ts'
+import { spendProof } from '../../ProofLedger.ts'
+import { checkWalletProof, type WalletProof } from '../../WalletProof.ts'
+import type { ActionContext } from '../context.ts'
+
+/** The request a wallet proof was made for: its method, the path the client called and its exact body bytes. */
+export type ProvedRequest = { proof: WalletProof; method: string; path: string; body?: Uint8Array }
+
+/** The WWW-Authenticate challenge of a 401 for a missing or bad wallet proof. */
+export const WALLET_CHALLENGE =
+  'WalletSignature realm="agentmarket", scheme="eip712", headers="X-Wallet-Signature X-Wallet-Timestamp X-Wallet-Scheme"'
+
+/**
+ * Whether `wallet` signed this very request (`wrong_wallet`: a valid signature by another), once: a 401 when
+ * unproved, stale, or a proof already spent.
+ */
+export async function proveWallet(
+  context: ActionContext,
+  wallet: Address,
+  request: ProvedRequest,
+): Promise<'ok' | 'wrong_wallet'> {
+  const { store, config, clock } = context
+  const { proof, method, path } = request
+  const now = clock.now()
+  const target = { market: config.baseUrl, method, path, body: request.body ?? new Uint8Array() }
+  const result = await checkWalletProof(wallet, proof, target, now, {
+    legacy: config.walletProofLegacy,
+    chain: context.chain,
+  })
+  if (result.ok) {
+    if (await spendProof(store, wallet, result.id, result.at, now)) return 'ok'
+    throw new UnauthorizedError(
+      'This wallet proof was already used: sign each request afresh (a new timestamp).',
+      'proof_replayed',
+      WALLET_CHALLENGE,
+    )
+  }
+  if (result.reason === 'wrong_wallet') return 'wrong_wallet'
+  const details = {
+    missing: `Sign the EIP-712 typed data WalletRequest {market: "${config.baseUrl}", method: "${method.toUpperCase()}", path: "${path}", body: keccak256 of the exact body bytes (of none when there is no body), timestamp: unix milliseconds} in domain {name: "agentmarket", version: "1"} with the wallet (eth_signTypedData_v4); send X-Wallet-Signature, X-Wallet-Timestamp (the milliseconds) and X-Wallet-Scheme: eip712.`,
+    stale_timestamp:
+      'X-Wallet-Timestamp must be the current time (eip712: unix milliseconds; else unix seconds), at most 5 minutes old and 30 s ahead of the server clock.',
+    invalid_signature: 'X-Wallet-Signature is not a valid signature of this request.',
+    legacy_refused:
+      'This server takes only EIP-712 wallet proofs: send X-Wallet-Scheme: eip712 with a signature of the WalletRequest typed data.',
+  }
+  throw new UnauthorizedError(
+    details[result.reason],
+    result.reason === 'missing' ? 'wallet_proof_required' : result.reason,
+    WALLET_CHALLENGE,
+  )
+}
