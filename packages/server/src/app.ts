@@ -1,4 +1,9 @@
-import type { MarketplaceActions, PaidOfferPage } from '@agentmarket/core'
+import {
+  type MarketplaceActions,
+  type PaidOfferPage,
+  type StreamLimits,
+  streamSlots,
+} from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import type { Logger } from './log.ts'
 import { lazyMcpHandler, mcpMethodNotAllowed } from './mcp/http.ts'
@@ -22,7 +27,6 @@ import type { RouteDeps } from './routes/deps.ts'
 import { serverRoutes } from './routes/discovery.ts'
 import { jsonWithETag, type Reply } from './routes/etag.ts'
 import { llmsGuide, llmsRoutes } from './routes/llms.ts'
-import { type StreamLimits, streamSlots } from './routes/streamSlots.ts'
 import { tableRoutes } from './routes/table.ts'
 import { VERSION } from './version.ts'
 import { API_VERSIONS, type ApiVersion, deprecationHeaders, versionOfPath } from './versions.ts'

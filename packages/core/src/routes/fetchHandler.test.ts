@@ -86,4 +86,35 @@ describe('createFetchHandler', () => {
     expect(new TextDecoder().decode((await reader?.read())?.value)).toContain('retry: 2000')
     left.abort()
   })
+
+  test('attack: feed streams are capped per client and in all (429 too_many_streams); a closed one frees its slot', async () => {
+    const handler = createFetchHandler(newMarket(), {
+      clientOf: (request) => request.headers.get('x-client'),
+      streams: { perClient: 2, total: 3 },
+    })
+    const open = (client: string) => {
+      const left = new AbortController()
+      const answer = handler.fetch(
+        new Request(`${base}/api/feed/live`, {
+          headers: { accept: 'text/event-stream', 'x-client': client },
+          signal: left.signal,
+        }),
+      )
+      return { answer, left }
+    }
+    const first = open('198.51.100.1')
+    const second = open('198.51.100.1')
+    expect((await first.answer).status).toBe(200)
+    expect((await second.answer).status).toBe(200)
+    const third = await open('198.51.100.1').answer
+    expect(third.status).toBe(429)
+    expect((await third.json()).code).toBe('too_many_streams')
+    const other = open('203.0.113.5')
+    expect((await other.answer).status).toBe(200)
+    expect((await open('203.0.113.6').answer).status).toBe(429)
+    first.left.abort()
+    await Bun.sleep(5)
+    expect((await open('198.51.100.1').answer).status).toBe(200)
+    for (const stream of [second, other]) stream.left.abort()
+  })
 })

@@ -5,6 +5,7 @@ import { etagOf, matchesETag } from './etag.ts'
 import { MARKET_ROUTES } from './marketRoutes.ts'
 import { compileRoutes } from './match.ts'
 import { type RouteReply, type RouteRow, rateClassOf } from './RouteRow.ts'
+import { DEFAULT_STREAM_LIMITS, type StreamLimits, streamSlots } from './streamSlots.ts'
 
 /** What a host may add to the fetch handler. */
 export type FetchHandlerOptions = {
@@ -16,6 +17,11 @@ export type FetchHandlerOptions = {
   clientOf?: (request: Request) => string | null
   /** Reports unexpected errors (default: console.error). */
   report?: (error: unknown, request: Request) => void
+  /**
+   * Live feed streams open at once (default DEFAULT_STREAM_LIMITS): in all, and per client address when `clientOf`
+   * names clients (without it every client is one address, so only the total applies).
+   */
+  streams?: StreamLimits
 }
 
 /** A JSON reply as a web Response, with a content ETag (and 304) when the row asks for one. */
@@ -38,13 +44,15 @@ async function responseOf(row: RouteRow, reply: RouteReply, request: Request): P
 /**
  * The marketplace as a web-standard fetch handler, for hosts that speak `Request` and `Response` (Workers, Deno, Bun,
  * Node through an adapter, Hono): every operation of the route table under `/api` and `/api/v1`, with the 64 KiB JSON
- * body limit, content ETags and RFC 9457 problems. The Elysia server is the production host; this is its embeddable
+ * body limit, content ETags, capped feed streams and RFC 9457 problems; rate limits when given a limiter. The Elysia server is the production host; this is its embeddable
  * twin over the same rows.
  * @example export default createFetchHandler(Marketplace.create({ store: memoryStore(), config }))
  */
 export function createFetchHandler(market: MarketplaceActions, options: FetchHandlerOptions = {}) {
   const match = compileRoutes(options.routes ?? MARKET_ROUTES)
   const clientOf = options.clientOf ?? (() => null)
+  const limits = options.streams ?? DEFAULT_STREAM_LIMITS
+  const streams = streamSlots(options.clientOf ? limits : { ...limits, perClient: limits.total })
   return {
     /** Answers one request. */
     async fetch(request: Request): Promise<Response> {
@@ -69,6 +77,7 @@ export function createFetchHandler(market: MarketplaceActions, options: FetchHan
           request,
           rawBody,
           client: () => clientOf(request),
+          admitStream: () => streams.open(clientOf(request) ?? 'unknown'),
         })
         return await responseOf(row, reply, request)
       } catch (error) {

@@ -1,7 +1,6 @@
-import type { MarketplaceActions } from '@agentmarket/core'
+import type { MarketplaceActions, StreamSlots } from '@agentmarket/core'
 import type { PeerSource } from '../plugins/rateLimits.ts'
 import type { ApiVersion } from '../versions.ts'
-import type { StreamSlots } from './streamSlots.ts'
 
 /** What every route group needs from the host. */
 export type RouteDeps = {

@@ -1,4 +1,5 @@
-import { addressBucket, TooManyStreamsError } from '@agentmarket/core'
+import { TooManyStreamsError } from '../errors.ts'
+import { addressBucket } from '../RateLimit.ts'
 
 /** How many live streams may be open at once: per client address, and in this process. */
 export type StreamLimits = { perClient: number; total: number }
