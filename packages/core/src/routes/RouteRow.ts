@@ -24,7 +24,11 @@ export type RouteAnswerSpec = {
   eventStream?: boolean
 }
 
-/** What one call of an operation is given, whatever carried it (HTTP, a fetch handler, an MCP tool call). */
+/**
+ * What one call of an operation is given, whatever carried it (HTTP, a fetch handler, an MCP tool call). Hosts may
+ * compute parts lazily (getters), so read only what the operation needs, and call `client` and `admitStream` as
+ * methods of the call.
+ */
 export type RouteCall = {
   /** The path's parameters, decoded (`{name}` → `params.name`). */
   params: Record<string, string>

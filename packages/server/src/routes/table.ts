@@ -1,4 +1,4 @@
-import { bearerKey, type RouteRow, SSE_KEEPALIVE_MS } from '@agentmarket/core'
+import { bearerKey, type RouteCall, type RouteRow, SSE_KEEPALIVE_MS } from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import type { Server } from 'elysia/universal'
 import { operation } from '../openapi/operation.ts'
@@ -24,10 +24,42 @@ type HandlerContext = {
   server: Server | null
 }
 
+/**
+ * A row's call over one Elysia request. The parts a row may not read (the bearer key, the query, the client's address)
+ * are getters, computed only when read: the hot cached reads pay for none of them.
+ */
+class ElysiaCall implements RouteCall {
+  constructor(
+    readonly request: Request,
+    readonly params: Record<string, string>,
+    readonly body: Record<string, unknown> | undefined,
+    private readonly server: Server | null,
+    private readonly deps: RouteDeps,
+  ) {}
+  get headers() {
+    return this.request.headers
+  }
+  get apiKey() {
+    return bearerKey(this.request)
+  }
+  get query() {
+    return queryOf(this.request)
+  }
+  get rawBody() {
+    return this.body === undefined ? undefined : rawBodyOf(this.request)
+  }
+  client() {
+    return this.deps.clientOf(this.request, this.server)
+  }
+  admitStream() {
+    const release = this.deps.streams.open(this.client())
+    this.server?.timeout(this.request, STREAM_IDLE_TIMEOUT_SECONDS)
+    return release
+  }
+}
+
 /** The handler of one row: the core call with the request's parts, its reply sent through Elysia's `set`. */
-function handlerOf(row: RouteRow, { market, clientOf, streams }: RouteDeps) {
-  // Only rows that read a query pay for parsing the URL.
-  const queryOfRow = row.query ? queryOf : () => ({})
+function handlerOf(row: RouteRow, deps: RouteDeps) {
   const answer = async (
     request: Request,
     params: Record<string, string>,
@@ -35,21 +67,14 @@ function handlerOf(row: RouteRow, { market, clientOf, streams }: RouteDeps) {
     set: Reply,
     server: Server | null,
   ) => {
-    const reply = await row.call(market, {
-      params,
-      query: queryOfRow(request),
-      body: (body ?? undefined) as Record<string, unknown> | undefined,
-      headers: request.headers,
-      apiKey: bearerKey(request),
+    const call = new ElysiaCall(
       request,
-      rawBody: body === undefined ? undefined : rawBodyOf(request),
-      client: () => clientOf(request, server),
-      admitStream: () => {
-        const release = streams.open(clientOf(request, server))
-        server?.timeout(request, STREAM_IDLE_TIMEOUT_SECONDS)
-        return release
-      },
-    })
+      params,
+      (body ?? undefined) as Record<string, unknown> | undefined,
+      server,
+      deps,
+    )
+    const reply = await row.call(deps.market, call)
     if (reply instanceof Response) return reply
     if (reply.status !== undefined) set.status = reply.status
     else if (row.ok.status !== 200) set.status = row.ok.status
