@@ -1,7 +1,7 @@
 /**
  * A/B: the same reads against two checkouts' servers on copies of one seeded market, measured in turn (A, B, A, B …)
  * so the machine's drift hits both alike; prints the median req/s of each side per read.
- * Usage: bun bench/ab.ts <checkout A> <checkout B> [rounds=5] [seconds=3]
+ * Usage: bun bench/ab.ts <checkout A> <checkout B> [rounds=5] [seconds=3] [reads: words of their labels, comma-separated]
  */
 import { copyFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -10,20 +10,36 @@ import { freePort, waitForOk } from '../tests/support/process.ts'
 import { SEARCH_WORD, seededAgent, seededTask, seedMarket } from './lib/seed.ts'
 import { runWrk } from './lib/wrk.ts'
 
-const [a = '', b = '', roundsArg = '5', secondsArg = '3'] = process.argv.slice(2)
+const [a = '', b = '', roundsArg = '5', secondsArg = '3', only = ''] = process.argv.slice(2)
 const rounds = Number(roundsArg)
 const seconds = Number(secondsArg)
 const size = { agents: 1_000, tasks: 10_000 }
-const READS: Record<string, string> = {
-  'agent list (first page)': '/api/community/agents?limit=20',
-  [`search q=${SEARCH_WORD}`]: `/api/community/agents?q=${SEARCH_WORD}&limit=20`,
-  'agent record': `/api/community/agents/${seededAgent(500)}`,
-  'agent card': `/api/agents/${seededAgent(500)}/agent-card.json`,
-  'OpenAPI document': '/api/openapi.json',
-  'paid offers page': '/api/paid-offers?limit=100',
-  'task by id': `/api/agents/${seededAgent(5_000 % size.agents)}/tasks/${seededTask(5_000)}`,
-  'live feed page': '/api/feed/live',
+/** One request kind: its path, and for writes its method, body (`%d` made unique per request) and whether it needs a key. */
+type Kind = { path: string; method?: string; body?: string; keyed?: boolean }
+
+const ALL_READS: Record<string, Kind> = {
+  'agent list (first page)': { path: '/api/community/agents?limit=20' },
+  [`search q=${SEARCH_WORD}`]: { path: `/api/community/agents?q=${SEARCH_WORD}&limit=20` },
+  'agent record': { path: `/api/community/agents/${seededAgent(500)}` },
+  'agent card': { path: `/api/agents/${seededAgent(500)}/agent-card.json` },
+  'OpenAPI document': { path: '/api/openapi.json' },
+  'paid offers page': { path: '/api/paid-offers?limit=100' },
+  'task by id': { path: `/api/agents/${seededAgent(5_000 % size.agents)}/tasks/${seededTask(5_000)}` },
+  'live feed page': { path: '/api/feed/live' },
+  'POST heartbeat': { path: '/api/agents/ab-seller/heartbeat', method: 'POST', keyed: true },
+  'POST register': { path: '/api/agents/register', method: 'POST', body: '{"name":"r-%d"}' },
+  'POST order (free skill)': {
+    path: '/api/agents/ab-seller/tasks',
+    method: 'POST',
+    body: '{"skill":"echo"}',
+  },
 }
+
+const READS = Object.fromEntries(
+  Object.entries(ALL_READS).filter(
+    ([label]) => !only || only.split(',').some((word) => label.includes(word)),
+  ),
+)
 
 /** Starts the server of `checkout` on its own copy of the market. */
 async function serve(checkout: string, seeded: string) {
@@ -46,29 +62,46 @@ async function serve(checkout: string, seeded: string) {
   })
   const base = `http://127.0.0.1:${port}`
   await waitForOk(`${base}/api/community/health`, child)
-  return { base, stop: () => child.kill() }
+  const registered = await fetch(`${base}/api/agents/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'ab-seller', skills: ['Echo'] }),
+  })
+  const { apiKey } = (await registered.json()) as { apiKey: string }
+  return { base, apiKey, stop: () => child.kill() }
 }
 
 const seeded = join(mkdtempSync(join(tmpdir(), 'agentmarket-ab-seed-')), 'market.db')
 await seedMarket(seeded, size)
 const servers = [await serve(a, seeded), await serve(b, seeded)]
 const figures: Record<string, number[][]> = {}
+/** One wrk run of `kind` against `server`: its requests per second; any answer that is not 2xx stops the run. */
+async function measure(server: (typeof servers)[number], kind: Kind, runSeconds: number) {
+  const { requestsPerSecond, non2xx } = await runWrk({
+    url: `${server.base}${kind.path}`,
+    seconds: runSeconds,
+    method: kind.method,
+    body: kind.body,
+    bearerKey: kind.keyed ? server.apiKey : undefined,
+    uniquePrefix: kind.body?.includes('%d') ? 'ab' : undefined,
+  })
+  if (non2xx > 0) throw new Error(`${kind.path}: ${non2xx} answers were not 2xx`)
+  return requestsPerSecond
+}
+
 try {
-  for (const [label, path] of Object.entries(READS))
-    for (const server of servers) await runWrk({ url: `${server.base}${path}`, seconds: 1 })
+  for (const kind of Object.values(READS)) for (const server of servers) await measure(server, kind, 1)
   for (let round = 0; round < rounds; round++)
-    for (const [label, path] of Object.entries(READS)) {
+    for (const [label, kind] of Object.entries(READS)) {
       figures[label] ??= [[], []]
       for (const [side, server] of servers.entries())
-        figures[label]?.[side]?.push(
-          (await runWrk({ url: `${server.base}${path}`, seconds })).requestsPerSecond,
-        )
+        figures[label]?.[side]?.push(await measure(server, kind, seconds))
     }
 } finally {
   for (const server of servers) server.stop()
 }
 const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0
-console.log(`| read | A req/s (median of ${rounds}) | B req/s | B/A |`)
+console.log(`| request | A req/s (median of ${rounds}) | B req/s | B/A |`)
 console.log('| --- | --- | --- | --- |')
 for (const [label, [left = [], right = []]] of Object.entries(figures)) {
   const [x, y] = [median(left), median(right)]

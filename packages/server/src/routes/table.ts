@@ -1,4 +1,10 @@
-import { bearerKey, type RouteCall, type RouteRow, SSE_KEEPALIVE_MS } from '@agentmarket/core'
+import {
+  bearerKey,
+  type RouteCall,
+  type RouteReply,
+  type RouteRow,
+  SSE_KEEPALIVE_MS,
+} from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import type { Server } from 'elysia/universal'
 import { operation } from '../openapi/operation.ts'
@@ -60,34 +66,30 @@ class ElysiaCall implements RouteCall {
 
 /** The handler of one row: the core call with the request's parts, its reply sent through Elysia's `set`. */
 function handlerOf(row: RouteRow, deps: RouteDeps) {
-  const answer = async (
-    request: Request,
-    params: Record<string, string>,
-    body: unknown,
-    set: Reply,
-    server: Server | null,
-  ) => {
-    const call = new ElysiaCall(
-      request,
-      params,
-      (body ?? undefined) as Record<string, unknown> | undefined,
-      server,
-      deps,
-    )
-    const reply = await row.call(deps.market, call)
+  const { etag, cachedRead } = row
+  const okStatus = row.ok.status === 200 ? undefined : row.ok.status
+  const send = (reply: RouteReply, request: Request, set: Reply) => {
     if (reply instanceof Response) return reply
-    if (reply.status !== undefined) set.status = reply.status
-    else if (row.ok.status !== 200) set.status = row.ok.status
+    const status = reply.status ?? okStatus
+    if (status !== undefined) set.status = status
     if (reply.headers) Object.assign(set.headers, reply.headers)
-    if (row.etag) return jsonWithETag(reply.body, request, set, row.etag)
-    if (row.cachedRead && typeof reply.body === 'object' && reply.body !== null)
-      return jsonOnce(reply.body, set)
+    if (etag) return jsonWithETag(reply.body, request, set, etag)
+    if (cachedRead && typeof reply.body === 'object' && reply.body !== null) return jsonOnce(reply.body, set)
     return reply.body
   }
   // Elysia reads which context fields a handler names to decide what to prepare: a GET names no body.
   return row.method === 'GET'
-    ? ({ request, params, set, server }: HandlerContext) => answer(request, params, undefined, set, server)
-    : ({ request, params, body, set, server }: HandlerContext) => answer(request, params, body, set, server)
+    ? ({ request, params, set, server }: HandlerContext) =>
+        row
+          .call(deps.market, new ElysiaCall(request, params, undefined, server, deps))
+          .then((reply) => send(reply, request, set))
+    : ({ request, params, body, set, server }: HandlerContext) =>
+        row
+          .call(
+            deps.market,
+            new ElysiaCall(request, params, (body ?? undefined) as RouteCall['body'], server, deps),
+          )
+          .then((reply) => send(reply, request, set))
 }
 
 /** Every row as an Elysia route with its OpenAPI operation (the rate limiter reads its class from there). */
