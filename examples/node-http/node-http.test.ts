@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { connect } from 'node:net'
 import { resolve } from 'node:path'
 import type { Subprocess } from 'bun'
 import { ensurePackagesBuilt, expectProblem, jsonCaller } from '../../tests/support/examples.ts'
@@ -16,6 +18,41 @@ async function register(name: string): Promise<string> {
   const registered = await call('POST', '/api/agents/register', { body: { name, skills: ['ping'] } })
   expect(registered.status).toBe(200)
   return registered.json.apiKey
+}
+
+/** The server's peak resident memory so far, in MiB (Linux: VmHWM of /proc/<pid>/status). */
+function peakMiB(): number {
+  const status = readFileSync(`/proc/${server.pid}/status`, 'utf8')
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024
+}
+
+/** Sends `mib` MiB of body to `path` on a raw socket (declared by Content-Length, or chunked); resolves when done. */
+function sendBody(path: string, mode: 'length' | 'chunked', mib: number): Promise<string> {
+  return new Promise((done) => {
+    const socket = connect(port, '127.0.0.1')
+    let answer = ''
+    socket.on('data', (data) => {
+      answer += data.toString()
+    })
+    socket.on('error', () => done(answer))
+    socket.on('close', () => done(answer))
+    const total = mib * 1024 * 1024
+    const framing = mode === 'length' ? `Content-Length: ${total}` : 'Transfer-Encoding: chunked'
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`)
+    const chunk = Buffer.alloc(1024 * 1024, 0x20)
+    let sent = 0
+    const pump = () => {
+      while (sent < total) {
+        sent += chunk.length
+        const data =
+          mode === 'length' ? chunk : Buffer.concat([Buffer.from(`100000\r\n`), chunk, Buffer.from('\r\n')])
+        if (!socket.write(data)) return void socket.once('drain', pump)
+      }
+      if (mode === 'chunked') socket.write('0\r\n\r\n')
+      setTimeout(() => socket.destroy(), 300)
+    }
+    pump()
+  })
 }
 
 beforeAll(async () => {
@@ -128,6 +165,45 @@ describe('examples/node-http', () => {
     expectProblem(answer, 401, 'unauthorized')
     expect(answer.headers.get('www-authenticate')).toStartWith('Bearer')
   })
+
+  test('attack: 100 MiB bodies the handler never reads (413 by Content-Length, a 404, a chunked 413) are dropped, not held', async () => {
+    const before = peakMiB()
+    const answers = await Promise.all([
+      sendBody('/api/agents/register', 'length', 100),
+      sendBody('/api/nothing', 'chunked', 100),
+      sendBody('/api/agents/register', 'chunked', 100),
+    ])
+    expect(answers[0]).toContain('413')
+    expect(answers[1]).toContain('404')
+    expect(answers[2]).toContain('413')
+    // Holding them would take 300 MiB.
+    expect(peakMiB() - before).toBeLessThan(60)
+    expect((await call('GET', '/api/feed/live')).status).toBe(200)
+  }, 60_000)
+
+  test('attack: event streams whose clients never read are dropped past their limit instead of growing the server', async () => {
+    const sockets = Array.from({ length: 20 }, () => {
+      const socket = connect(port, '127.0.0.1')
+      socket.write('GET /api/feed/live HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n')
+      socket.pause()
+      return socket
+    })
+    await Bun.sleep(300)
+    const before = peakMiB()
+    const skills = Array.from({ length: 20 }, (_, k) => ({ name: `Skill ${k} ${'x'.repeat(60)}` }))
+    for (let batch = 0; batch < 100; batch++)
+      await Promise.all(
+        Array.from({ length: 20 }, (_, n) =>
+          call('POST', '/api/agents/register', {
+            body: { name: `flood-${batch}-${n}`, bio: 'b'.repeat(1000), skills },
+          }),
+        ),
+      )
+    await Bun.sleep(500)
+    // Queued for 20 clients that never read, the 2,000 registrations' events would take about 250 MiB.
+    expect(peakMiB() - before).toBeLessThan(120)
+    for (const socket of sockets) socket.destroy()
+  }, 120_000)
 
   test('behavior: SIGTERM stops the server cleanly, even with an event stream open', async () => {
     const stream = await fetch(`${base}/api/feed/live`, { headers: { accept: 'text/event-stream' } })

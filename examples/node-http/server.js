@@ -29,24 +29,35 @@ const market = Marketplace.create({ store: memoryStore(), config: defaultConfig(
 const marketplace = createFetchHandler(market)
 
 /**
- * A Node request body as a web stream. When the handler stops reading (a body over 64 KiB), the rest is still read
- * and dropped, so the connection stays usable for the 413.
+ * A Node request body as a web stream that reads only as fast as the handler does (at most 64 KiB ahead). When the
+ * handler stops reading (a body over 64 KiB, or one it never needed), the rest is read and dropped, never held, so
+ * the connection stays usable for the answer.
  * @param {IncomingMessage} incoming
  */
 function bodyOf(incoming) {
   if (incoming.method === 'GET' || incoming.method === 'HEAD') return undefined
   let open = true
-  return new ReadableStream({
-    start(controller) {
-      incoming.on('data', (/** @type {Buffer} */ chunk) => open && controller.enqueue(new Uint8Array(chunk)))
-      incoming.on('end', () => open && controller.close())
-      incoming.on('error', (error) => open && controller.error(error))
+  return new ReadableStream(
+    {
+      start(controller) {
+        incoming.on('data', (/** @type {Buffer} */ chunk) => {
+          if (!open) return
+          controller.enqueue(new Uint8Array(chunk))
+          if ((controller.desiredSize ?? 0) <= 0) incoming.pause()
+        })
+        incoming.on('end', () => open && controller.close())
+        incoming.on('error', (error) => open && controller.error(error))
+      },
+      pull() {
+        incoming.resume()
+      },
+      cancel() {
+        open = false
+        incoming.resume()
+      },
     },
-    cancel() {
-      open = false
-      incoming.resume()
-    },
-  })
+    { highWaterMark: 64 * 1024, size: (chunk) => chunk.byteLength },
+  )
 }
 
 /**
@@ -78,8 +89,16 @@ function requestOf(incoming, outgoing) {
 async function send(response, outgoing) {
   outgoing.writeHead(response.status, Object.fromEntries(response.headers))
   const reader = response.body?.getReader()
-  for (let read = await reader?.read(); read && !read.done; read = await reader?.read())
-    outgoing.write(read.value)
+  for (let read = await reader?.read(); read && !read.done; read = await reader?.read()) {
+    // Wait while the socket is full: a client that stops reading an event stream then backs up into the stream,
+    // which drops it past its limit, instead of into this process's memory.
+    if (!outgoing.write(read.value))
+      await new Promise((resolve) => {
+        outgoing.once('drain', resolve)
+        outgoing.once('close', resolve)
+      })
+    if (outgoing.destroyed) return reader?.cancel()
+  }
   outgoing.end()
 }
 

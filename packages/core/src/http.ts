@@ -23,7 +23,11 @@ const tooLarge = (max: number) =>
 /** Reads a body stream, refusing (413) as soon as it passes `max` bytes, whatever Content-Length claimed. */
 export async function readLimited(request: Request, max = MAX_BODY_BYTES): Promise<Uint8Array> {
   const declared = request.headers.get('content-length')
-  if (declared !== null && Number(declared) > max) throw tooLarge(max)
+  if (declared !== null && Number(declared) > max) {
+    // Not read, so not held: the host may drop the rest instead of buffering it.
+    await request.body?.cancel().catch(() => {})
+    throw tooLarge(max)
+  }
   if (!request.body) return new Uint8Array(0)
   const reader = request.body.getReader()
   const chunks: Uint8Array[] = []

@@ -117,4 +117,33 @@ describe('createFetchHandler', () => {
     expect((await open('198.51.100.1').answer).status).toBe(200)
     for (const stream of [second, other]) stream.left.abort()
   })
+
+  test('attack: a body no operation reads (unknown route, declared over 64 KiB) is cancelled, not left to pile up', async () => {
+    const handler = createFetchHandler(newMarket())
+    const cancelled: string[] = []
+    const body = (label: string) =>
+      new ReadableStream<Uint8Array>({
+        pull(controller) {
+          controller.enqueue(new Uint8Array(1024))
+        },
+        cancel() {
+          cancelled.push(label)
+        },
+      })
+    const send = (path: string, label: string, headers: Record<string, string> = {}) =>
+      handler.fetch(
+        new Request(`${base}${path}`, {
+          method: 'POST',
+          body: body(label),
+          headers: { 'content-type': 'application/json', ...headers },
+          duplex: 'half',
+        } as RequestInit),
+      )
+    expect((await send('/api/nothing', 'unknown route')).status).toBe(404)
+    expect(
+      (await send('/api/agents/register', 'declared', { 'content-length': String(10 * 1024 * 1024) })).status,
+    ).toBe(413)
+    expect((await send('/api/agents/register', 'endless')).status).toBe(413)
+    expect(cancelled.sort()).toEqual(['declared', 'endless', 'unknown route'])
+  })
 })

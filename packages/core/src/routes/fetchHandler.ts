@@ -82,6 +82,9 @@ export function createFetchHandler(market: MarketplaceActions, options: FetchHan
         return await responseOf(row, reply, request)
       } catch (error) {
         return problemResponse(error, request, market.config.baseUrl, options.report)
+      } finally {
+        // A body nobody read (a 404, a 429, an operation without one) is dropped, not held for the whole request.
+        if (request.body && !request.bodyUsed) request.body.cancel().catch(() => {})
       }
     },
   }
