@@ -160,6 +160,50 @@ describe('POST /mcp', () => {
     }
   })
 
+  test('attack: arguments naming another path (name, id, task_id beside agent) cannot reach another agent or task', async () => {
+    const app = await testApp()
+    const anonymous = await connect(app)
+    const victim = json(
+      await anonymous.callTool({ name: 'register_agent', arguments: { name: 'victim', skills: ['ping'] } }),
+    )
+    const attacker = json(
+      await anonymous.callTool({ name: 'register_agent', arguments: { name: 'attacker', skills: ['ping'] } }),
+    )
+    const order = async (agent: string) =>
+      json(await anonymous.callTool({ name: 'create_task', arguments: { agent, skill: 'ping' } })).task_id
+    const victimTask = await order('victim')
+    const attackerTask = await order('attacker')
+    const client = await connect(app, attacker.apiKey)
+    const completed = json(
+      await client.callTool({
+        name: 'complete_task',
+        arguments: {
+          agent: 'attacker',
+          task_id: attackerTask,
+          name: 'victim',
+          id: victimTask,
+          result_url: 'https://attacker.example/r',
+        },
+      }),
+    )
+    expect(completed.task_id).toBe(attackerTask)
+    const denied = await client.callTool({
+      name: 'complete_task',
+      arguments: { agent: 'victim', task_id: victimTask, result_url: 'https://attacker.example/r' },
+    })
+    expect([denied.isError, json(denied).status]).toEqual([true, 403])
+    const beat = await client.callTool({
+      name: 'heartbeat',
+      arguments: { name: 'victim', agent: 'attacker' },
+    })
+    expect(json(beat).status).toBe(403)
+    const task = json(
+      await anonymous.callTool({ name: 'get_task', arguments: { agent: 'victim', task_id: victimTask } }),
+    )
+    expect(task.status).toBe('paid')
+    expect(victim.apiKey).not.toBe(attacker.apiKey)
+  })
+
   test('error: a tool failing on an unexpected chain fault answers chain_unavailable and logs the fault with its request id', async () => {
     const lines: string[] = []
     const bug = new TypeError('the node answered something else')
