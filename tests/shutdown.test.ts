@@ -20,8 +20,14 @@ describe('bun start on SIGTERM', () => {
         body: JSON.stringify({ name: `leaving-${index}`, skills: ['ping'] }),
       }).then(
         (response) => (response.status === 200 ? `leaving-${index}` : `status ${response.status}`),
-        // Refused: sent after the server stopped listening. Any other failure is an accepted request cut off.
-        (error: { code?: string }) => (error.code === 'ECONNREFUSED' ? null : `failed ${error.code}`),
+        // Refused: sent after the server stopped listening. Reset: the connection was still in the listen backlog
+        // when the listener closed (never read, so nothing of it may be stored: checked below). Anything else fails.
+        (error: { code?: string }) =>
+          error.code === 'ECONNREFUSED'
+            ? null
+            : error.code === 'ECONNRESET'
+              ? `reset leaving-${index}`
+              : `failed ${error.code}`,
       )
     const sent: Promise<string | null>[] = []
     for (let index = 0; index < 400; index++) {
@@ -35,12 +41,18 @@ describe('bun start on SIGTERM', () => {
     expect(answers.filter((answer) => answer?.startsWith('status') || answer?.startsWith('failed'))).toEqual(
       [],
     )
-    expect(answers.filter((answer) => answer === null).length).toBeGreaterThan(0)
-    expect(acknowledged.length).toBeGreaterThan(100)
+    expect(answers.filter((answer) => answer === null || answer?.startsWith('reset')).length).toBeGreaterThan(
+      0,
+    )
+    // How many got in before the stop depends on the machine's load; at least one must, or nothing was checked.
+    expect(acknowledged.length).toBeGreaterThan(0)
     const database = createClient({ url: databaseUrl })
     const stored = await database.execute("select name from agents where name like 'leaving-%'")
     database.close()
     const names = new Set(stored.rows.map((row) => String(row[0])))
     expect(acknowledged.filter((name) => !names.has(name))).toEqual([])
+    // A request cut off after its write would be stored without its answer: a reset must have written nothing.
+    const reset = answers.flatMap((answer) => (answer?.startsWith('reset ') ? [answer.slice(6)] : []))
+    expect(reset.filter((name) => names.has(name))).toEqual([])
   })
 })
