@@ -6,7 +6,7 @@
 import { copyFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, waitForOk } from '../tests/support/process.ts'
+import { startMarketServer } from '../tests/support/process.ts'
 import { SEARCH_WORD, seededAgent, seededTask, seedMarket } from './lib/seed.ts'
 import { runWrk } from './lib/wrk.ts'
 
@@ -45,30 +45,18 @@ const READS = Object.fromEntries(
 async function serve(checkout: string, seeded: string) {
   const file = join(mkdtempSync(join(tmpdir(), 'agentmarket-ab-')), 'market.db')
   copyFileSync(seeded, file)
-  const port = freePort()
-  const child = Bun.spawn(['bun', 'packages/server/src/main.ts'], {
-    cwd: checkout,
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      RATE_LIMITS: 'off',
-      DATABASE_URL: `file:${file}`,
-      NODE_ENV: 'production',
-      CHAIN_RPC_URL: 'http://127.0.0.1:9',
-    },
-    stdout: 'ignore',
-    stderr: 'inherit',
-  })
-  const base = `http://127.0.0.1:${port}`
-  await waitForOk(`${base}/api/community/health`, child)
+  const server = await startMarketServer(
+    { DATABASE_URL: `file:${file}`, NODE_ENV: 'production', CHAIN_RPC_URL: 'http://127.0.0.1:9' },
+    { cwd: checkout },
+  )
+  const { base } = server
   const registered = await fetch(`${base}/api/agents/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'ab-seller', skills: ['Echo'] }),
   })
   const { apiKey } = (await registered.json()) as { apiKey: string }
-  return { base, apiKey, stop: () => child.kill() }
+  return { base, apiKey, stop: server.stop }
 }
 
 const seeded = join(mkdtempSync(join(tmpdir(), 'agentmarket-ab-seed-')), 'market.db')

@@ -53,15 +53,16 @@ export type MarketServer = { base: string; process: Subprocess; stop(): void }
  * Starts the server as `bun start` does, on a free port with only PATH and `env` in its environment (as a self-hoster
  * would), and waits until its health check answers. It runs the entry point itself rather than through `bun start`,
  * so `process` is the server: killing it kills the server, with no orphan left holding its ports. Rate limits are off
- * (every test client is 127.0.0.1) unless `env` sets RATE_LIMITS. With `stdout: 'pipe'` its log is kept for the test.
+ * (every test client is 127.0.0.1) unless `env` sets RATE_LIMITS. With `stdout: 'pipe'` its log is kept for the test;
+ * `cwd` runs another checkout's server (bench/ab.ts).
  */
 export async function startMarketServer(
   env: Record<string, string>,
-  { stdout = 'ignore' }: { stdout?: 'ignore' | 'pipe' } = {},
+  { stdout = 'ignore', cwd = repoRoot }: { stdout?: 'ignore' | 'pipe'; cwd?: string } = {},
 ): Promise<MarketServer> {
   const port = freePort()
   const child = Bun.spawn(['bun', 'packages/server/src/main.ts'], {
-    cwd: repoRoot,
+    cwd,
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       PORT: String(port),

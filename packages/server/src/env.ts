@@ -1,8 +1,10 @@
 import {
+  DEFAULT_STREAM_LIMITS,
   defaultConfig,
   type MarketConfig,
   type RateClass,
   type RatePolicy,
+  type StreamLimits,
   UNPAID_TASK_TTL_MS,
 } from '@agentmarket/core'
 import * as v from 'valibot'
@@ -41,7 +43,7 @@ export type Settings = {
   /** DNS servers (`ip` or `ip:port`) for those checks; empty: the system's. */
   mailDnsServers: string[]
   /** Live feed streams open at once per client address, and in this process. */
-  feedStreams: { perClient: number; total: number }
+  feedStreams: StreamLimits
   rateLimits: boolean
   /** Limits that replace the defaults of their kind (DEFAULT_RATE_POLICIES). */
   ratePolicies: Partial<Record<RateClass, RatePolicy>>
@@ -243,8 +245,8 @@ export function readSettings(env: Env): Settings {
     ),
     mailDnsServers: read(env, 'MAIL_DNS_SERVERS', dnsServers, ''),
     feedStreams: {
-      perClient: read(env, 'FEED_STREAMS_PER_CLIENT', positive, '10'),
-      total: read(env, 'FEED_STREAMS_MAX', positive, '1000'),
+      perClient: read(env, 'FEED_STREAMS_PER_CLIENT', positive, String(DEFAULT_STREAM_LIMITS.perClient)),
+      total: read(env, 'FEED_STREAMS_MAX', positive, String(DEFAULT_STREAM_LIMITS.total)),
     },
     rateLimits: read(env, 'RATE_LIMITS', v.picklist(['on', 'off'], 'must be "on" or "off"'), 'on') === 'on',
     ratePolicies: read(env, 'RATE_LIMIT_POLICIES', ratePolicies, ''),

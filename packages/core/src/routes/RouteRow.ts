@@ -107,10 +107,16 @@ export type RouteRow = {
   call(market: MarketplaceActions, call: RouteCall): Promise<RouteReply>
 }
 
-/** The rate class a request to `row` spends: its own, else `read` for GET and `write` otherwise; null: none here. */
-export function rateClassOf(row: Pick<RouteRow, 'method' | 'rate'>): RateClass | null {
-  if (row.rate === 'none') return null
-  return row.rate ?? (row.method === 'GET' ? 'read' : 'write')
+/**
+ * The rate class a request spends: its route's own, else `read` for GET, HEAD and OPTIONS and `write` otherwise;
+ * null when its handler charges itself (`none`).
+ */
+export function rateClassOf(route: {
+  method: string
+  rate?: RateClass | 'none' | undefined
+}): RateClass | null {
+  if (route.rate === 'none') return null
+  return route.rate ?? (['GET', 'HEAD', 'OPTIONS'].includes(route.method) ? 'read' : 'write')
 }
 
 /** The full path of a row as clients call it (`/api/agents/{name}`). */

@@ -57,7 +57,8 @@ export function createFetchHandler(market: MarketplaceActions, options: FetchHan
     /** Answers one request. */
     async fetch(request: Request): Promise<Response> {
       try {
-        const { row, params } = match(request.method, new URL(request.url).pathname) ?? {}
+        const url = new URL(request.url)
+        const { row, params } = match(request.method, url.pathname) ?? {}
         if (!row || !params) throw routeNotFound()
         const apiKey = bearerKey(request)
         const rateClass = rateClassOf(row)
@@ -67,10 +68,10 @@ export function createFetchHandler(market: MarketplaceActions, options: FetchHan
             apiKey: rateClass === 'read' ? undefined : apiKey,
           })
         const rawBody = request.method === 'GET' ? undefined : await readLimited(request)
-        const body = rawBody?.byteLength ? jsonObjectOf(jsonOfBytes(rawBody, request)) : undefined
+        const body = rawBody ? jsonObjectOf(jsonOfBytes(rawBody, request)) : undefined
         const reply = await row.call(market, {
           params,
-          query: Object.fromEntries(new URL(request.url).searchParams),
+          query: Object.fromEntries(url.searchParams),
           body,
           headers: request.headers,
           apiKey,

@@ -3,6 +3,7 @@ import {
   type RateAllowance,
   type RateClass,
   type RateLimiter,
+  rateClassOf,
   rateLimitHeaders,
 } from '@agentmarket/core'
 import { Elysia } from 'elysia'
@@ -30,17 +31,13 @@ export type RouteRateClass = (method: string, route: string) => RateClass | null
  * /api/v1, dot segments) spends the same bucket. Routes without the fact spend `read` for GET and HEAD, else `write`.
  */
 export function routeRateClasses(routes: readonly RouteEntry[]): RouteRateClass {
-  const table = new Map<string, RateClass | null>()
+  const table = new Map<string, RateClass | 'none'>()
   for (const route of routes) {
     const declared = (route.hooks?.detail as Record<string, unknown> | undefined)?.[RATE_EXTENSION]
     if (typeof declared === 'string')
-      table.set(`${route.method} ${route.path}`, declared === 'none' ? null : (declared as RateClass))
+      table.set(`${route.method} ${route.path}`, declared as RateClass | 'none')
   }
-  return (method, route) => {
-    const declared = table.get(`${method} ${route}`)
-    if (declared !== undefined) return declared
-    return method === 'GET' || method === 'HEAD' || method === 'OPTIONS' ? 'read' : 'write'
-  }
+  return (method, route) => rateClassOf({ method, rate: table.get(`${method} ${route}`) })
 }
 
 /**

@@ -1,4 +1,4 @@
-import { MARKET_ROUTES, type RouteAuth, type RouteRow } from '@agentmarket/core'
+import { apiPathOf, MARKET_ROUTES, type RouteAuth, type RouteRow } from '@agentmarket/core'
 import { VERSIONING_POLICY } from '../versions.ts'
 import type { RouteDeps } from './deps.ts'
 
@@ -14,7 +14,7 @@ const INDEX_AUTH: Record<RouteAuth, EndpointAuth> = {
 }
 
 /** The server's own operations, besides the marketplace's: the index and health (their calls need the host). */
-const HOST_FACTS = {
+const HOST_FACTS: Record<'apiIndex' | 'health', Omit<RouteRow, 'call'>> = {
   apiIndex: {
     id: 'apiIndex',
     method: 'GET',
@@ -35,7 +35,7 @@ const HOST_FACTS = {
     ok: { status: 200, response: 'Health', description: 'Healthy' },
     problems: [],
   },
-} as const satisfies Record<string, Omit<RouteRow, 'call'>>
+}
 
 /** The documents served beside the operations. */
 const DOCUMENTS = [
@@ -47,7 +47,7 @@ const DOCUMENTS = [
 export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: EndpointAuth }> = [
   ...[HOST_FACTS.apiIndex, ...MARKET_ROUTES, HOST_FACTS.health].map((row) => ({
     method: row.method,
-    path: `/api${row.path}`,
+    path: apiPathOf(row),
     auth: INDEX_AUTH[row.auth],
   })),
   ...DOCUMENTS,
@@ -89,10 +89,9 @@ function apiIndex({ baseUrl, version, versions, orderMailbox }: RouteDeps) {
 export function hostRoutes(deps: RouteDeps): RouteRow[] {
   const index = apiIndex(deps)
   return [
-    { ...HOST_FACTS.apiIndex, problems: [], call: async () => ({ body: index }) },
+    { ...HOST_FACTS.apiIndex, call: async () => ({ body: index }) },
     {
       ...HOST_FACTS.health,
-      problems: [],
       call: async (market) => {
         const healthy = await market.storeIsHealthy()
         return {
