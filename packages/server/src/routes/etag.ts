@@ -1,4 +1,4 @@
-import { matchesETag } from '@agentmarket/core'
+import { etagOfDigest, matchesETag } from '@agentmarket/core'
 
 // The core hands out the same object while its read cache holds it, so its JSON and ETag are made once.
 const serialized = new WeakMap<object, { body: string; etag: string }>()
@@ -10,8 +10,8 @@ function serialize(value: unknown): { body: string; etag: string } {
   const body = JSON.stringify(value)
   const made = {
     body,
-    // The format of core's etagOf, by Bun's native hasher (synchronous).
-    etag: `W/"${new Bun.CryptoHasher('sha256').update(body).digest('base64url').slice(0, 27)}"`,
+    // Core's ETag format, over Bun's native hasher (synchronous, where core's etagOf awaits Web Crypto).
+    etag: etagOfDigest(new Bun.CryptoHasher('sha256').update(body).digest()),
   }
   if (typeof value === 'object' && value !== null) serialized.set(value, made)
   return made
