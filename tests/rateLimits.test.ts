@@ -86,6 +86,28 @@ describe('rate limits (bun start, RATE_LIMITS=on)', () => {
     ).toBe(200)
   })
 
+  test('behavior: refused registrations (400, 409) spend only the larger register_attempt bucket, never the 10 an hour', async () => {
+    const from = '203.0.113.20'
+    const register = (body: unknown) =>
+      call(behindProxy, '/api/agents/register', { method: 'POST', body, from })
+    expect((await register({ name: 'taken-name' })).status).toBe(200)
+    const mistakes = await statuses(20, (i) =>
+      register(i % 2 ? { name: 'taken-name' } : { name: `try-${i}`, Skills: ['x'] }),
+    )
+    expect(mistakes).toEqual(Array.from({ length: 20 }, (_, i) => (i % 2 ? 409 : 400)))
+    // Nine registrations are still left of the ten an hour.
+    const first = await register({ name: 'after-mistakes' })
+    expect(first.status).toBe(200)
+    expect(first.headers.get('ratelimit')).toBe('"register";r=8;t=720')
+    // Trial and error is bounded too: 60 attempts an hour in all.
+    const rest = await statuses(38, (i) => register({ name: `try-more-${i}`, Skills: [] }))
+    expect(rest).toEqual(Array(38).fill(400))
+    await expectThrottled(
+      await register({ name: 'one-too-many', Skills: [] }),
+      '"register_attempt";q=60;w=3600',
+    )
+  })
+
   test('behavior: without TRUST_PROXY, X-Forwarded-For is ignored, so forging it gains nothing', async () => {
     const register = (index: number) =>
       call(direct, '/api/agents/register', {
@@ -172,7 +194,10 @@ describe('rate limits (bun start, RATE_LIMITS=on)', () => {
         params: { name: 'register_agent', arguments: { name: 'mcp-over' } },
       },
     })
-    await expectThrottled(answer, '"register";q=10;w=3600')
+    // The tool call itself was admitted (register_attempt); creating an agent was not: a tool error, rate_limited.
+    const result = (await answer.json()) as { result: { isError: boolean; structuredContent: unknown } }
+    expect(result.result.isError).toBe(true)
+    expect(result.result.structuredContent).toMatchObject({ status: 429, code: 'rate_limited' })
     expect((await call(behindProxy, '/api/agents/mcp-over')).status).toBe(404)
   })
 

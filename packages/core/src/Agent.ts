@@ -4,7 +4,7 @@ import { type Liveness, liveness } from './Liveness.ts'
 import type { MilestoneView } from './Milestone.ts'
 import { assertUniqueSlugs, SkillListInput, type SkillRecord, type SkillView, toSkillView } from './Skill.ts'
 import { trustScore } from './Trust.ts'
-import { boundedText, WalletAddressInput } from './Validation.ts'
+import { boundedText, strictFields, WalletAddressInput } from './Validation.ts'
 
 /** Agent names: 2-50 letters, digits, hyphens or underscores; unique without regard to case. */
 export const AGENT_NAME_PATTERN = /^[A-Za-z0-9_-]{2,50}$/
@@ -77,20 +77,21 @@ const Skills = v.pipe(
   }),
 )
 
-/** Body of POST /api/agents/register. Unknown fields are ignored. */
-export const RegisterAgentInput = v.object({
+/** Body of POST /api/agents/register. */
+export const RegisterAgentInput = strictFields({
   name: AgentName,
   bio: v.optional(boundedText(AGENT_LIMITS.bio)),
   platform: v.optional(v.picklist(PLATFORMS, 'must be "primaryplatform" or "other"')),
   model: v.optional(boundedText(AGENT_LIMITS.model)),
   skills: v.optional(Skills),
+  walletAddress: v.optional(WalletAddressInput),
   owner_invite: v.optional(boundedText(100, 1)),
 })
 /** Validated registration input. */
 export type RegisterAgentInput = v.InferOutput<typeof RegisterAgentInput>
 
 /** Body of PUT /api/agents/{name}: only the fields sent change; null clears an optional field. */
-export const UpdateAgentInput = v.object({
+export const UpdateAgentInput = strictFields({
   bio: v.optional(v.nullable(boundedText(AGENT_LIMITS.bio))),
   platform: v.optional(v.picklist(PLATFORMS, 'must be "primaryplatform" or "other"')),
   model: v.optional(v.nullable(boundedText(AGENT_LIMITS.model))),
@@ -100,6 +101,18 @@ export const UpdateAgentInput = v.object({
 })
 /** Validated update input. */
 export type UpdateAgentInput = v.InferOutput<typeof UpdateAgentInput>
+
+/** What keeps an agent from selling what it lists: paid skills with no wallet to be paid to. Empty when nothing. */
+export function sellerWarnings(
+  agent: Pick<AgentProfile, 'name' | 'walletAddress'> & { skills: SkillRecord[] },
+) {
+  const paid = agent.skills.filter((skill) => skill.type === 'purchasable').map((skill) => skill.slug)
+  if (paid.length === 0 || agent.walletAddress) return []
+  return [
+    `No walletAddress is set, so buyers cannot order your paid skills (${paid.join(', ')}) yet: they get 409 ` +
+      `seller_has_no_wallet. Send {"walletAddress": "0x…"} with PUT /api/agents/${agent.name}.`,
+  ]
+}
 
 /** Liveness as shown on the wire. */
 export type HeartbeatView = { status: Liveness; lastSeen: string | null }

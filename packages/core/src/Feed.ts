@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { pageNumber } from './Validation.ts'
+import { pageNumber, strictFields } from './Validation.ts'
 
 /** Every kind of event the live feed carries. */
 export const FEED_EVENT_KINDS = [
@@ -43,7 +43,7 @@ export const FEED_PAGE = { default: 50, max: 200 } as const
 const EventId = v.pipe(v.string('must be an event id'), v.regex(/^\d{1,15}$/, 'must be an event id'))
 
 /** Query of GET /api/feed/live: newest first; `after` pages forward from an id, `before` backward. */
-export const FeedQueryInput = v.object({
+export const FeedQueryInput = strictFields({
   limit: v.optional(pageNumber(1, FEED_PAGE.max), FEED_PAGE.default),
   after: v.optional(EventId),
   before: v.optional(EventId),

@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { boundedText, HttpUrl } from './Validation.ts'
+import { boundedText, HttpUrl, strictFields } from './Validation.ts'
 
 /** `verified` when a proof URL backs the milestone, else `claimed`. */
 export type MilestoneTrust = 'verified' | 'claimed'
@@ -30,7 +30,7 @@ export function isCalendarDate(text: string): boolean {
 }
 
 /** Body of POST /api/agents/{name}/milestones. */
-export const MilestoneInput = v.object({
+export const MilestoneInput = strictFields({
   date: v.pipe(v.string('must be a string'), v.check(isCalendarDate, 'must be a calendar date YYYY-MM-DD')),
   title: boundedText(MILESTONE_LIMITS.title, 1),
   description: v.optional(boundedText(MILESTONE_LIMITS.description)),

@@ -8,7 +8,15 @@ export type { RateBuckets, RateDecision, RatePolicy } from './ports/RateBuckets.
  * The kinds of request limited separately; each has its own buckets per client address and per API key. `mail` is an
  * order e-mail, limited per sending address and per sender; `mail_total` is every order e-mail together.
  */
-export type RateClass = 'read' | 'write' | 'register' | 'pairing' | 'payment' | 'mail' | 'mail_total'
+export type RateClass =
+  | 'read'
+  | 'write'
+  | 'register'
+  | 'register_attempt'
+  | 'pairing'
+  | 'payment'
+  | 'mail'
+  | 'mail_total'
 
 /**
  * The limits this project chose (SECURITY.md): reads are generous, other writes moderate, and the three requests an
@@ -17,7 +25,10 @@ export type RateClass = 'read' | 'write' | 'register' | 'pairing' | 'payment' | 
 export const DEFAULT_RATE_POLICIES: Readonly<Record<RateClass, RatePolicy>> = {
   read: { name: 'read', limit: 1200, windowSeconds: 60 },
   write: { name: 'write', limit: 120, windowSeconds: 60 },
+  // Spent only by a registration that would create an agent (a valid body, a free name): trial and error is not.
   register: { name: 'register', limit: 10, windowSeconds: 3600 },
+  // Every registration request, refused ones included: a newcomer's mistakes cost from this larger bucket.
+  register_attempt: { name: 'register_attempt', limit: 60, windowSeconds: 3600 },
   pairing: { name: 'pairing', limit: 10, windowSeconds: 900 },
   payment: { name: 'payment', limit: 30, windowSeconds: 60 },
   // A busy buyer orders a few times an hour; one mail provider's outbound address carries many buyers.

@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { InvalidInputError } from './errors.ts'
 import { amountToNumber, MAX_PRICE_BASE_UNITS, toBaseUnits } from './Money.ts'
-import { boundedText, HttpUrl } from './Validation.ts'
+import { boundedText, HttpUrl, strictFields } from './Validation.ts'
 
 /** A skill is either free or sold per order. */
 export type SkillType = 'free' | 'purchasable'
@@ -60,7 +60,7 @@ const Price = v.pipe(
 
 /** A skill object on the wire (the object form of SkillInput), checked and turned into a SkillRecord. */
 export const SkillObject = v.pipe(
-  v.object(
+  strictFields(
     {
       name: boundedText(100, 1),
       description: v.optional(boundedText(1000)),

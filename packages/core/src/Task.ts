@@ -5,7 +5,14 @@ import { chainName, type MarketConfig } from './Config.ts'
 import { amountToNumber, formatAmount } from './Money.ts'
 import { type PayerProofTypedData, payerProofTypedData } from './payments/PayerProof.ts'
 import type { SkillRecord } from './Skill.ts'
-import { boundedJsonObject, boundedText, HttpUrl, pageNumber, WalletAddressInput } from './Validation.ts'
+import {
+  boundedJsonObject,
+  boundedText,
+  HttpUrl,
+  pageNumber,
+  strictFields,
+  WalletAddressInput,
+} from './Validation.ts'
 
 /** The states of a task (SPEC "Task status", plus `expired`: unpaid past `expires_at`). */
 export const TASK_STATUSES = ['pending_payment', 'paid', 'completed', 'expired'] as const
@@ -90,8 +97,8 @@ const Signature = v.pipe(
 
 const Params = boundedJsonObject(MAX_PARAMS_BYTES, MAX_PARAMS_DEPTH)
 
-/** Body of POST /api/agents/{name}/tasks. Unknown fields are ignored. */
-export const CreateTaskInput = v.object({
+/** Body of POST /api/agents/{name}/tasks. */
+export const CreateTaskInput = strictFields({
   skill: boundedText(100, 1),
   params: v.optional(Params),
   buyer: v.optional(
@@ -124,7 +131,7 @@ export const CreateTaskInput = v.object({
 export type CreateTaskInput = v.InferOutput<typeof CreateTaskInput>
 
 /** Body of a paid per-skill order (SPEC row 12): the skill comes from the path; a payment credential pays it. */
-export const PaidOrderInput = v.object({
+export const PaidOrderInput = strictFields({
   skill: v.optional(boundedText(100, 1)),
   params: CreateTaskInput.entries.params,
   buyer: CreateTaskInput.entries.buyer,
@@ -135,7 +142,7 @@ export const PaidOrderInput = v.object({
 export type PaidOrderInput = v.InferOutput<typeof PaidOrderInput>
 
 /** Body of POST …/tasks/{id}/verify-payment: the payment and the paying wallet's signature binding it to the task. */
-export const VerifyPaymentInput = v.object({
+export const VerifyPaymentInput = strictFields({
   tx_hash: TxHash,
   payer_signature: v.optional(
     v.pipe(
@@ -148,7 +155,7 @@ export const VerifyPaymentInput = v.object({
 })
 
 /** Body of POST …/tasks/{id}/complete. */
-export const CompleteTaskInput = v.object({ result_url: HttpUrl })
+export const CompleteTaskInput = strictFields({ result_url: HttpUrl })
 
 /** The `Idempotency-Key` header: 1-255 visible ASCII characters. */
 export const IdempotencyKey = v.pipe(
@@ -157,7 +164,7 @@ export const IdempotencyKey = v.pipe(
 )
 
 /** Query of GET /api/agents/{name}/tasks. */
-export const TaskListInput = v.object({
+export const TaskListInput = strictFields({
   status: v.optional(
     v.picklist(
       [...TASK_STATUSES, 'all'],

@@ -2,7 +2,7 @@ import * as v from 'valibot'
 import type { Address } from 'viem'
 import { AGENT_NAME_PATTERN, type AgentSummary } from './Agent.ts'
 import { PAIRING_ALPHABET } from './Credentials.ts'
-import { boundedJsonObject, boundedText } from './Validation.ts'
+import { boundedJsonObject, boundedText, strictFields } from './Validation.ts'
 
 /** A community user: a human who owns agents, identified by a wallet. */
 export type UserRecord = {
@@ -42,7 +42,7 @@ const letters = `[${PAIRING_ALPHABET}]`
 const PAIRING_CODE_PATTERN = new RegExp(`^[A-Z0-9]{2,8}-${letters}{4}-${letters}{4}$`)
 
 /** Body of POST /api/community/users/{username}/pair-agent. Codes are read without regard to case. */
-export const PairAgentInput = v.object({
+export const PairAgentInput = strictFields({
   pairingCode: v.pipe(
     v.string('must be a string'),
     v.trim(),
@@ -54,7 +54,7 @@ export const PairAgentInput = v.object({
 const Showcase = boundedJsonObject(MAX_SHOWCASE_BYTES, MAX_SHOWCASE_DEPTH)
 
 /** Body of PUT /api/community/users/{username}: only the fields sent change. */
-export const UpdateUserInput = v.object({
+export const UpdateUserInput = strictFields({
   bio: v.optional(v.nullable(boundedText(1000))),
   showcase: v.optional(Showcase),
 })

@@ -1,3 +1,4 @@
+import leven from 'leven'
 import * as v from 'valibot'
 import { getAddress, isAddress } from 'viem'
 import { type FieldProblem, InvalidInputError } from './errors.ts'
@@ -7,12 +8,58 @@ function escapePointerToken(key: unknown): string {
   return String(key).replaceAll('~', '~0').replaceAll('/', '~1')
 }
 
-/** Turns valibot issues into JSON Pointer field problems, one per issue, deepest first. */
+/** Turns valibot issues into JSON Pointer field problems, one per issue, deepest first, in plain words. */
 export function issuesToFieldProblems(issues: readonly v.BaseIssue<unknown>[]): FieldProblem[] {
   return issues.map((issue) => {
     const keys = (issue.path ?? []).map((item) => escapePointerToken(item.key))
-    return { pointer: keys.length ? `/${keys.join('/')}` : '', detail: issue.message }
+    return { pointer: keys.length ? `/${keys.join('/')}` : '', detail: plainWords(issue) }
   })
+}
+
+/**
+ * The issue's message, or plain words for valibot's own ("Invalid type: Expected string but received 5"), which
+ * read like library internals; every schema of ours names its rule, this covers the few that fall through.
+ */
+function plainWords(issue: v.BaseIssue<unknown>): string {
+  if (!issue.message.startsWith('Invalid ')) return issue.message
+  if (issue.received === 'undefined') return 'is required'
+  const expected = issue.expected?.replaceAll('|', 'or') ?? 'another value'
+  return `must be ${expected} (got ${issue.received})`
+}
+
+/** The known name closest to `name` (case or a couple of letters apart), or null when none is close. */
+export function closestName(name: string, known: readonly string[]): string | null {
+  let best: string | null = null
+  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1
+  for (const candidate of known) {
+    const distance = leven(name.toLowerCase(), candidate.toLowerCase())
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance]
+  }
+  return best
+}
+
+/** What is wrong with one key of a strict object: unknown (with the closest known field), or missing. */
+function fieldMessage(issue: v.BaseIssue<unknown>, known: readonly string[], notAnObject: string): string {
+  const key = issue.path?.at(-1)?.key
+  if (issue.expected === 'never' && typeof key === 'string') {
+    const near = closestName(key, known)
+    const hint = near ? `did you mean "${near}"? ` : ''
+    return `is not a field here; ${hint}send only ${known.map((name) => `"${name}"`).join(', ')}`
+  }
+  if (issue.received === 'undefined' && key !== undefined) return 'is required'
+  return notAnObject
+}
+
+/**
+ * A JSON object with exactly these fields: an unknown or misplaced one (a typo, a field of another request) is a
+ * 400 naming it and the closest known field, never silently ignored.
+ */
+export function strictFields<TEntries extends v.ObjectEntries>(
+  entries: TEntries,
+  notAnObject = 'must be a JSON object',
+) {
+  const known = Object.keys(entries)
+  return v.strictObject(entries, (issue) => fieldMessage(issue, known, notAnObject))
 }
 
 /**
@@ -30,8 +77,8 @@ export function parseInput<TSchema extends v.GenericSchema>(
   const errors = issuesToFieldProblems(result.issues)
   const where = code === 'invalid_query' ? 'query' : 'body'
   const first = errors[0]
-  const summary = first ? `${first.pointer || where}: ${first.detail}` : 'invalid'
-  throw new InvalidInputError(code, `The request ${where} is invalid (${summary}).`, errors)
+  const summary = first ? `${first.pointer || `the ${where}`} ${first.detail}` : `the ${where} is malformed`
+  throw new InvalidInputError(code, `The request ${where} is invalid: ${summary}.`, errors)
 }
 
 /**

@@ -75,6 +75,10 @@ export function createApp(deps: AppDeps) {
     clientOf: (request, server) =>
       clientAddress(request, server, deps.trustedProxies ?? deps.rateLimits?.trustedProxies ?? 0),
     streams: streamSlots(deps.streamLimits),
+    charge: deps.rateLimits
+      ? (rateClass, request, server, headers) =>
+          chargeRequest(deps.rateLimits as RateLimitSettings, rateClass, request, server, headers)
+      : undefined,
   }
 
   // Set once when handlers are compiled, not by a hook on every request. The read API is open to every origin;
@@ -122,7 +126,9 @@ export function createApp(deps: AppDeps) {
         if (limits)
           for (const rateClass of mcpRateClasses(body))
             await chargeRequest(limits, rateClass, request, server, set.headers)
-        return mcp(request, body, routeDeps.clientOf(request, server))
+        return mcp(request, body, routeDeps.clientOf(request, server), (rateClass) =>
+          routeDeps.charge?.(rateClass, request, server, set.headers),
+        )
       },
       // Each JSON-RPC message is charged above by what its tool does.
       { detail: { hide: true, [RATE_EXTENSION]: 'none' } as never },

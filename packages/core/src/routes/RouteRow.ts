@@ -1,4 +1,10 @@
-import type { ObjectEntries, ObjectSchema } from 'valibot'
+import type {
+  ErrorMessage,
+  ObjectEntries,
+  ObjectSchema,
+  StrictObjectIssue,
+  StrictObjectSchema,
+} from 'valibot'
 import type { MarketplaceActions } from '../Marketplace.ts'
 import type { RateClass } from '../RateLimit.ts'
 import type { ResponseName } from './responses.ts'
@@ -9,8 +15,10 @@ export type RouteAuth = 'none' | 'bearer' | 'walletSignature' | 'walletAddressSi
 /** The groups operations are listed under in the OpenAPI document. */
 export type RouteTag = 'Discovery' | 'Agents' | 'Users' | 'Feed' | 'Tasks'
 
-/** A valibot object schema of a body or query, the one kind a route reads. */
-export type InputSchema = ObjectSchema<ObjectEntries, undefined>
+/** A valibot object schema of a body or query, the one kind a route reads (strict: unknown fields are a 400). */
+export type InputSchema =
+  | ObjectSchema<ObjectEntries, undefined>
+  | StrictObjectSchema<ObjectEntries, ErrorMessage<StrictObjectIssue> | undefined>
 
 /** A successful answer of an operation: its status, the name of its response schema, and what it means. */
 export type RouteAnswerSpec = {
@@ -51,6 +59,11 @@ export type RouteCall = {
    * Hosts without such limits leave it out.
    */
   admitStream?(): () => void
+  /**
+   * Spends one more token of `rateClass` for this client (its address and API key), beside the row's own class;
+   * throws RateLimitedError (429) when none is left. Hosts without rate limits leave it out.
+   */
+  charge?(rateClass: RateClass): void | Promise<void>
 }
 
 /** A JSON answer: the body, its status (default: the row's `ok` status) and extra headers. */

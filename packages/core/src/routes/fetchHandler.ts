@@ -79,6 +79,9 @@ export function createFetchHandler(market: MarketplaceActions, options: FetchHan
           rawBody,
           client: () => clientOf(request),
           admitStream: () => streams.open(clientOf(request) ?? 'unknown'),
+          charge: async (extra) => {
+            await options.limiter?.check(extra, { address: clientOf(request) ?? 'unknown', apiKey })
+          },
         })
         return await responseOf(row, reply, request)
       } catch (error) {

@@ -131,7 +131,8 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     summary: 'Register an agent; the answer holds its API key, once',
     tag: 'Agents',
     auth: 'none',
-    rate: 'register',
+    // Every attempt spends register_attempt; only one that would create an agent also spends register (its call).
+    rate: 'register_attempt',
     body: RegisterAgentInput,
     ok: { status: 200, response: 'Registration', description: 'Registered' },
     problems: [...BODY_PROBLEMS, 409],
@@ -141,7 +142,8 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
         'Register an agent. The answer holds its apiKey (shown only once: keep it) and a pairingCode for its owner.',
       params: {},
     },
-    call: async (market, { body }) => json(await market.registerAgent(body ?? {})),
+    call: async (market, call) =>
+      json(await market.registerAgent(call.body ?? {}, { admit: () => call.charge?.('register') })),
   },
   {
     id: 'updateAgent',
@@ -152,7 +154,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     auth: 'bearer',
     body: UpdateAgentInput,
     bodyOptional: true,
-    ok: { status: 200, response: 'Agent', description: 'The updated agent' },
+    ok: { status: 200, response: 'AgentUpdate', description: 'The updated agent, with `warnings`' },
     problems: [...BODY_PROBLEMS, 401, 403, 404],
     tool: {
       name: 'update_agent',

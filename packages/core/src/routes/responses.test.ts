@@ -23,6 +23,7 @@ const FITS = {
   Registration: (value: Result<'registerAgent'>): Answer<'Registration'> => value,
   PairingCode: (value: Result<'issuePairingCode'>): Answer<'PairingCode'> => value,
   Agent: (value: Result<'getAgent'>): Answer<'Agent'> => value,
+  AgentUpdate: (value: Result<'updateAgent'>): Answer<'AgentUpdate'> => value,
   AgentList: (value: Result<'listAgents'>): Answer<'AgentList'> => value,
   Heartbeat: (value: Result<'heartbeat'>): Answer<'Heartbeat'> => value,
   Milestone: (value: Result<'recordMilestone'>): Answer<'Milestone'> => value,

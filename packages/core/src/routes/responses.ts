@@ -165,6 +165,8 @@ export const RESPONSE_SCHEMAS = {
     pairingCodeExpiresAt: v.nullable(timestamp),
     status: v.literal('free'),
     message: text,
+    /** What keeps the agent from selling yet, e.g. paid skills without a walletAddress; empty when nothing does. */
+    warnings: v.array(text),
   }),
   PairingCode: v.strictObject({ pairingCode: text, pairingCodeExpiresAt: timestamp }),
   PaidOfferPage: v.strictObject({
@@ -189,6 +191,8 @@ export const RESPONSE_SCHEMAS = {
     next: nullableText,
   }),
   Agent,
+  /** The updated agent, and what keeps it from selling yet (as at registration). */
+  AgentUpdate: v.strictObject({ ...Agent.entries, warnings: v.array(text) }),
   AgentList: v.strictObject({ agents: v.array(AgentSummary), ...page }),
   Heartbeat: v.strictObject({ status: v.literal('live'), lastSeen: timestamp, agent: text }),
   Milestone,

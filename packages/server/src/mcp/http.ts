@@ -1,8 +1,19 @@
-import type { MarketplaceActions } from '@agentmarket/core'
+import type { MarketplaceActions, RateClass } from '@agentmarket/core'
 import type { Logger } from '../log.ts'
 
-/** An MCP request handler: the web request, its parsed JSON body and the client's address in, the answer out. */
-type McpHandler = (request: Request, parsedBody: unknown, client?: string) => Promise<Response>
+/** Spends one more token of a rate class for the request's client (see RouteCall.charge). */
+export type Charge = (rateClass: RateClass) => void | Promise<void>
+
+/**
+ * An MCP request handler: the web request, its parsed JSON body, the client's address and how to charge it more in,
+ * the answer out.
+ */
+type McpHandler = (
+  request: Request,
+  parsedBody: unknown,
+  client?: string,
+  charge?: Charge,
+) => Promise<Response>
 
 /**
  * The MCP endpoint, with the SDK (and its schema libraries) loaded on the first MCP request rather than at start-up:
@@ -10,9 +21,9 @@ type McpHandler = (request: Request, parsedBody: unknown, client?: string) => Pr
  */
 export function lazyMcpHandler(market: MarketplaceActions, guide: string, logger?: Logger): McpHandler {
   let handler: Promise<McpHandler> | null = null
-  return async (request, parsedBody, client) => {
+  return async (request, parsedBody, client, charge) => {
     handler ??= import('./server.ts').then(({ mcpHandler }) => mcpHandler(market, guide, logger))
-    return (await handler)(request, parsedBody, client)
+    return (await handler)(request, parsedBody, client, charge)
   }
 }
 

@@ -174,16 +174,22 @@ describe('POST /mcp', () => {
     const victimTask = await order('victim')
     const attackerTask = await order('attacker')
     const client = await connect(app, attacker.apiKey)
+    // Arguments that are no field of the tool are refused (400), never read as another path's parameters.
+    const stray = await client.callTool({
+      name: 'complete_task',
+      arguments: {
+        agent: 'attacker',
+        task_id: attackerTask,
+        name: 'victim',
+        id: victimTask,
+        result_url: 'https://attacker.example/r',
+      },
+    })
+    expect([stray.isError, json(stray).status]).toEqual([true, 400])
     const completed = json(
       await client.callTool({
         name: 'complete_task',
-        arguments: {
-          agent: 'attacker',
-          task_id: attackerTask,
-          name: 'victim',
-          id: victimTask,
-          result_url: 'https://attacker.example/r',
-        },
+        arguments: { agent: 'attacker', task_id: attackerTask, result_url: 'https://attacker.example/r' },
       }),
     )
     expect(completed.task_id).toBe(attackerTask)

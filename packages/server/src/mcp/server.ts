@@ -11,6 +11,7 @@ import {
 import { fallbackLogger, type Logger } from '../log.ts'
 import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from '../openapi/jsonSchema.ts'
 import { requestIdOf } from '../plugins/requestLog.ts'
+import type { Charge } from './http.ts'
 import { marketTools, type Tool, type ToolContext } from './tools.ts'
 
 const CARD_URI = /^agentmarket:\/\/agents\/([^/]+)\/card$/
@@ -126,10 +127,16 @@ export function mcpHandler(market: MarketplaceActions, guide: string, logger: Lo
   const tools = marketTools(market)
   let listing: ReturnType<typeof toolListing> | undefined
   const toolbox: Toolbox = { tools, listing: () => (listing ??= toolListing(tools)) }
-  return async (request: Request, parsedBody: unknown, client?: string): Promise<Response> => {
+  return async (
+    request: Request,
+    parsedBody: unknown,
+    client?: string,
+    charge?: Charge,
+  ): Promise<Response> => {
     const context: ToolContext = {
       apiKey: bearerKey(request.headers.get('authorization')),
       client: client ?? null,
+      charge,
       requestId: requestIdOf(request),
     }
     const server = mcpServer(market, toolbox, guide, context, logger)

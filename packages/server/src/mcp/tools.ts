@@ -12,6 +12,8 @@ export type ToolContext = {
   apiKey: string | undefined
   client: string | null
   requestId?: string | undefined
+  /** Spends one more token of a rate class for this client (a registration that would create an agent). */
+  charge?: ((rateClass: RateClass) => void | Promise<void>) | undefined
 }
 
 /** One MCP tool: its name, what it does, its arguments' schema, and the core action it calls. */
@@ -62,6 +64,7 @@ function toolOf(market: MarketplaceActions, row: RouteRow): Tool {
         request: null,
         rawBody: undefined,
         client: () => context.client,
+        charge: (rateClass) => context.charge?.(rateClass),
       })
       return reply instanceof Response ? reply.json() : reply.body
     },

@@ -31,7 +31,8 @@ describe('rate classes of the matched route', () => {
 
   // What each route must spend, written down here rather than read from the routes' own facts.
   const STRICT: Record<string, string> = {
-    'POST /agents/register': 'register',
+    // Every attempt; a registration that would create an agent also spends register (tests/rateLimits.test.ts).
+    'POST /agents/register': 'register_attempt',
     'POST /community/users/:username/pair-agent': 'pairing',
     'POST /agents/:name/tasks': 'payment',
     'POST /agents/:name/tasks/:id': 'payment',
@@ -99,7 +100,7 @@ describe('rate classes of the matched route', () => {
 
   test('behavior: each MCP message is charged by what its tool does', () => {
     const call = (name: string) => ({ jsonrpc: '2.0', method: 'tools/call', params: { name } })
-    expect(mcpRateClasses(call('register_agent'))).toEqual(['register'])
+    expect(mcpRateClasses(call('register_agent'))).toEqual(['register_attempt'])
     expect(
       mcpRateClasses([
         call('verify_payment'),

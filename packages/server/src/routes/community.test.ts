@@ -73,7 +73,10 @@ describe('GET /api/community/agents', () => {
       expectProblemShape(response, 400, 'invalid_query')
       expect(response.json.errors[0].pointer).toBe(pointer)
     }
-    expect((await call('GET', '/api/community/agents?limit=100&offset=0&unknown=1')).status).toBe(200)
+    const unknown = await call('GET', '/api/community/agents?limt=100&offset=0')
+    expectProblemShape(unknown, 400, 'invalid_query')
+    expect(unknown.json.errors[0].pointer).toBe('/limt')
+    expect(unknown.json.errors[0].detail).toContain('did you mean "limit"?')
   })
 })
 

@@ -1,4 +1,4 @@
-import type { MarketplaceActions, StreamSlots } from '@agentmarket/core'
+import type { MarketplaceActions, RateClass, StreamSlots } from '@agentmarket/core'
 import type { PeerSource } from '../plugins/rateLimits.ts'
 import type { ApiVersion } from '../versions.ts'
 
@@ -15,6 +15,15 @@ export type RouteDeps = {
   clientOf(request: Request, server: PeerSource): string
   /** Admission of live feed streams: at most so many per client address and in all. */
   streams: StreamSlots
+  /** Spends one more token of `rateClass` for the request's client, its headers shown in `headers`; absent: no limits. */
+  charge?:
+    | ((
+        rateClass: RateClass,
+        request: Request,
+        server: PeerSource,
+        headers: Record<string, unknown>,
+      ) => void | Promise<void>)
+    | undefined
 }
 
 /** The query string as a plain object (last value wins), untouched by framework coercion. */

@@ -129,7 +129,8 @@ describe('hostile input on every endpoint', () => {
       key: scout.key,
       body: { admin: true, apiKey: 'amk_x', name: 'Other' },
     })
-    expect(unknownOnly.status).toBe(200)
+    expect(unknownOnly.status).toBe(400)
+    expect(unknownOnly.json.errors[0].pointer).toBe('/admin')
     expect(await snapshot(call)).toBe(before)
   })
 

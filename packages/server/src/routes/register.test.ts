@@ -22,6 +22,7 @@ describe('POST /api/agents/register', () => {
       pairingCodeExpiresAt: '2026-06-08T12:00:00.000Z',
       status: 'free',
       message: expect.any(String),
+      warnings: [],
     })
     const record = await store.getAgent('scout')
     expect(record?.apiKeyHash).toBe(hashSecret(response.json.apiKey))
@@ -154,13 +155,68 @@ describe('POST /api/agents/register', () => {
     expectProblemShape(await call('GET', '/api/community/agents/seller'), 404, 'agent_not_found')
   })
 
-  test('behavior: unknown fields are ignored', async () => {
+  test('error: an unknown or misplaced field is a 400 naming it and the closest known field, and creates nothing', async () => {
     const { call } = await testApp()
-    const response = await call('POST', '/api/agents/register', {
-      body: { name: 'extra', admin: true, apiKey: 'amk_mine' },
+    for (const [body, pointer, hint] of [
+      [{ name: 'extra', admin: true, apiKey: 'amk_mine' }, '/admin', null],
+      [
+        { name: 'extra', walletAdress: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed' },
+        '/walletAdress',
+        'walletAddress',
+      ],
+      [{ name: 'extra', Skills: ['ping'] }, '/Skills', 'skills'],
+      [{ name: 'extra', skills: [{ name: 'a', prise: 1 }] }, '/skills/0/prise', 'price'],
+    ] as const) {
+      const response = await call('POST', '/api/agents/register', { body })
+      expectProblemShape(response, 400, 'invalid_body')
+      expect(response.json.errors[0].pointer).toBe(pointer)
+      if (hint) expect(response.json.errors[0].detail).toContain(`did you mean "${hint}"?`)
+      expect(response.json.detail).not.toMatch(/Invalid key|Expected|received/)
+    }
+    expect((await call('GET', '/api/community/agents/extra')).status).toBe(404)
+  })
+
+  test('behavior: a seller sets its wallet at registration; paid skills without one are a warning, not a silent dead end', async () => {
+    const { call } = await testApp()
+    const paid = [{ name: 'Deep Research', type: 'purchasable', price: 0.01 }]
+    const ready = await call('POST', '/api/agents/register', {
+      body: { name: 'ready', skills: paid, walletAddress: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed' },
     })
-    expect(response.status).toBe(200)
-    expect(response.json.apiKey).not.toBe('amk_mine')
+    expect([ready.status, ready.json.warnings]).toEqual([200, []])
+    const agent = await call('GET', '/api/community/agents/ready')
+    expect(agent.json.walletAddress).toBe('0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed')
+    const order = await call('POST', '/api/agents/ready/tasks', { body: { skill: 'deep-research' } })
+    expect(order.status).toBe(201)
+
+    const walletless = await call('POST', '/api/agents/register', {
+      body: { name: 'walletless', skills: paid },
+    })
+    expect(walletless.status).toBe(200)
+    expect(walletless.json.warnings).toEqual([expect.stringContaining('No walletAddress is set')])
+    expect(walletless.json.warnings[0]).toContain('deep-research')
+    const update = await call('PUT', '/api/agents/walletless', {
+      key: walletless.json.apiKey,
+      body: { bio: 'still no wallet' },
+    })
+    expect(update.json.warnings).toHaveLength(1)
+    const fixed = await call('PUT', '/api/agents/walletless', {
+      key: walletless.json.apiKey,
+      body: { walletAddress: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed' },
+    })
+    expect([fixed.status, fixed.json.warnings]).toEqual([200, []])
+    const bad = await call('POST', '/api/agents/register', {
+      body: { name: 'badwallet', walletAddress: '0x12' },
+    })
+    expectProblemShape(bad, 400, 'invalid_body')
+    expect(bad.json.errors[0].pointer).toBe('/walletAddress')
+  })
+
+  test('error: a missing field says it is required, in plain words', async () => {
+    const { call } = await testApp()
+    const response = await call('POST', '/api/agents/register', { body: { bio: 'no name' } })
+    expectProblemShape(response, 400, 'invalid_body')
+    expect(response.json.errors).toEqual([{ pointer: '/name', detail: 'is required' }])
+    expect(response.json.detail).toBe('The request body is invalid: /name is required.')
   })
 
   test('error: bodies that are not a JSON object, not JSON, or too large', async () => {

@@ -1,5 +1,6 @@
 import {
   bearerKey,
+  type RateClass,
   type RouteCall,
   type RouteReply,
   type RouteRow,
@@ -41,6 +42,7 @@ class ElysiaCall implements RouteCall {
     readonly body: Record<string, unknown> | undefined,
     private readonly server: Server | null,
     private readonly deps: RouteDeps,
+    private readonly reply: Reply,
   ) {}
   get headers() {
     return this.request.headers
@@ -62,6 +64,9 @@ class ElysiaCall implements RouteCall {
     this.server?.timeout(this.request, STREAM_IDLE_TIMEOUT_SECONDS)
     return release
   }
+  charge(rateClass: RateClass) {
+    return this.deps.charge?.(rateClass, this.request, this.server, this.reply.headers)
+  }
 }
 
 /** The handler of one row: the core call with the request's parts, its reply sent through Elysia's `set`. */
@@ -81,13 +86,13 @@ function handlerOf(row: RouteRow, deps: RouteDeps) {
   return row.method === 'GET'
     ? ({ request, params, set, server }: HandlerContext) =>
         row
-          .call(deps.market, new ElysiaCall(request, params, undefined, server, deps))
+          .call(deps.market, new ElysiaCall(request, params, undefined, server, deps, set))
           .then((reply) => send(reply, request, set))
     : ({ request, params, body, set, server }: HandlerContext) =>
         row
           .call(
             deps.market,
-            new ElysiaCall(request, params, (body ?? undefined) as RouteCall['body'], server, deps),
+            new ElysiaCall(request, params, (body ?? undefined) as RouteCall['body'], server, deps, set),
           )
           .then((reply) => send(reply, request, set))
 }

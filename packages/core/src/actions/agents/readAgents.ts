@@ -4,7 +4,7 @@ import { type AgentCard, buildAgentCard } from '../../AgentCard.ts'
 import { livenessChangesAt } from '../../Liveness.ts'
 import { amountToNumber } from '../../Money.ts'
 import { readCache } from '../../ReadCache.ts'
-import { noControlCharacters, pageNumber, parseInput } from '../../Validation.ts'
+import { noControlCharacters, pageNumber, parseInput, strictFields } from '../../Validation.ts'
 import { type ActionContext, agentView, MILESTONES_SHOWN, milestonesOf, requireAgent } from '../context.ts'
 
 /** One page of an agent list, its rows made by the caller. */
@@ -22,7 +22,7 @@ export type BrowsePage = Omit<AgentPage, 'agents'> & {
 export const MAX_PAGE_SIZE = 100
 
 /** Query of GET /api/community/agents (and the user list). */
-export const AgentListInput = v.object({
+export const AgentListInput = strictFields({
   q: v.optional(
     v.pipe(
       v.string('must be a string'),

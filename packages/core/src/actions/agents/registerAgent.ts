@@ -1,4 +1,4 @@
-import { type AgentRecord, RegisterAgentInput } from '../../Agent.ts'
+import { type AgentRecord, RegisterAgentInput, sellerWarnings } from '../../Agent.ts'
 import { generateApiKey, generatePairingCode, hashSecret } from '../../Credentials.ts'
 import { ConflictError, InvalidInputError } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
@@ -14,6 +14,8 @@ export type Registration = {
   pairingCodeExpiresAt: string | null
   status: 'free'
   message: string
+  /** What keeps the agent from selling yet (paid skills without a wallet); empty when nothing does. */
+  warnings: string[]
 }
 
 /** The owner an invite code names, or a 400 pointing at `owner_invite`. */
@@ -27,13 +29,27 @@ async function ownerByInvite({ store }: ActionContext, invite: string | undefine
   ])
 }
 
+/** How a host admits a registration that would create an agent (its strict rate limit), once it is known valid. */
+export type RegisterOptions = { admit?: () => void | Promise<void> }
+
+/** 409: the name (in any case) belongs to another agent. */
+function nameTaken(name: string): ConflictError {
+  return new ConflictError(
+    'name_taken',
+    `The name "${name}" is already taken (names ignore case); choose another name.`,
+  )
+}
+
 /** The `registerAgent` action (SPEC row 5). */
 export function registerAgentAction(context: ActionContext) {
   const { store, config, clock, random, feed } = context
   /** Registers an agent (no auth) and returns its API key and pairing code, once. */
-  return async function registerAgent(body: unknown): Promise<Registration> {
+  return async function registerAgent(body: unknown, options: RegisterOptions = {}): Promise<Registration> {
     const input = parseInput(RegisterAgentInput, body)
     const owner = await ownerByInvite(context, input.owner_invite)
+    if (await store.getAgent(input.name)) throw nameTaken(input.name)
+    // Admitted only now: a refused attempt (a bad body, a taken name) never spends the strict registration budget.
+    await options.admit?.()
     const now = clock.now()
     const apiKey = generateApiKey(random)
     const pairingCode = generatePairingCode(random, config.pairingPrefix)
@@ -42,7 +58,7 @@ export function registerAgentAction(context: ActionContext) {
       bio: input.bio ?? null,
       platform: input.platform ?? 'other',
       model: input.model ?? null,
-      walletAddress: null,
+      walletAddress: input.walletAddress ?? null,
       basename: null,
       skills: input.skills ?? [],
       status: 'free',
@@ -70,9 +86,7 @@ export function registerAgentAction(context: ActionContext) {
       ...agent.skills.map((skill) => feedEvents.skillPublished(agent.name, skill, now)),
       ...(owner ? [feedEvents.claimed(agent.name, owner, now)] : []),
     ]
-    if ((await store.insertAgent(agent, events)) === 'name_taken') {
-      throw new ConflictError('name_taken', `The name "${input.name}" is already taken (names ignore case).`)
-    }
+    if ((await store.insertAgent(agent, events)) === 'name_taken') throw nameTaken(input.name)
     feed.nudge()
     return {
       agentId: agent.name,
@@ -82,6 +96,7 @@ export function registerAgentAction(context: ActionContext) {
       status: 'free',
       message:
         'Registered. Keep the apiKey secret: it is shown only now. Give the pairingCode to your owner before it expires (POST /api/agents/{name}/pairing-code issues a new one).',
+      warnings: sellerWarnings(agent),
     }
   }
 }

@@ -1,4 +1,4 @@
-import { type AgentView, UpdateAgentInput } from '../../Agent.ts'
+import { type AgentView, sellerWarnings, UpdateAgentInput } from '../../Agent.ts'
 import { NotFoundError } from '../../errors.ts'
 import { feedEvents, newSkills } from '../../events.ts'
 import { parseInput } from '../../Validation.ts'
@@ -12,12 +12,12 @@ export function updateAgentAction(context: ActionContext) {
     name: string,
     apiKey: string | undefined,
     body: unknown,
-  ): Promise<AgentView> {
+  ): Promise<AgentView & { warnings: string[] }> {
     const agent = await authenticate(context, name, apiKey)
     const patch = parseInput(UpdateAgentInput, body ?? {})
     const fields = Object.keys(patch)
     // Nothing known to change: no write, so revision, card version and activity stay as they are.
-    if (fields.length === 0) return agentView(context, agent)
+    if (fields.length === 0) return { ...(await agentView(context, agent)), warnings: sellerWarnings(agent) }
     const now = clock.now()
     const published = patch.skills ? newSkills(agent.skills, patch.skills) : []
     const events = [
@@ -27,6 +27,6 @@ export function updateAgentAction(context: ActionContext) {
     const updated = await store.updateAgent(agent.name, patch, now, events)
     if (!updated) throw new NotFoundError('agent_not_found', `No agent is named "${name}".`)
     feed.nudge()
-    return agentView(context, updated)
+    return { ...(await agentView(context, updated)), warnings: sellerWarnings(updated) }
   }
 }

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 import { readCache } from '../../ReadCache.ts'
-import { pageNumber, parseInput } from '../../Validation.ts'
+import { pageNumber, parseInput, strictFields } from '../../Validation.ts'
 import type { ActionContext } from '../context.ts'
 
 /** One purchasable skill an agent sells by machine payment: one paid operation of the OpenAPI document. */
@@ -17,7 +17,7 @@ export type PaidOffer = {
 export type PaidOfferPage = { offers: PaidOffer[]; next: string | null }
 
 /** Query of a page of paid offers: `limit` 1-100, `after` the `next` cursor of the page before. */
-export const PaidOfferQuery = v.object({
+export const PaidOfferQuery = strictFields({
   limit: v.optional(pageNumber(1, 100)),
   after: v.optional(
     v.pipe(
