@@ -74,6 +74,9 @@ describe('POST /api/agents/{name}/tasks/{skill_slug} (MPP)', () => {
     })
     expect(Date.parse(String(challenge.expires))).toBeGreaterThan(Date.now())
     expect(challenge.description).toContain('0.01 USDC.e')
+    // A problem like every other, with its code, and the challenge still in WWW-Authenticate.
+    expect(answer.headers.get('content-type')).toBe('application/problem+json')
+    expect(await answer.json()).toMatchObject({ status: 402, code: 'payment_required' })
   })
 
   for (const mode of ['pull', 'push'] as const) {

@@ -23,9 +23,11 @@ export const ERROR_CODES = {
   invalid_idempotency_key: 400,
   invalid_username: 400,
   invalid_wallet_address: 400,
+  invalid_params: 400,
   unknown_skill: 400,
   payer_signature_required: 400,
   unauthorized: 401,
+  payment_required: 402,
   invalid_signature: 401,
   stale_timestamp: 401,
   proof_replayed: 401,
@@ -39,6 +41,7 @@ export const ERROR_CODES = {
   task_not_found: 404,
   skill_not_found: 404,
   pairing_code_not_found: 404,
+  method_not_allowed: 405,
   name_taken: 409,
   agent_already_paired: 409,
   pairing_code_used: 409,
@@ -127,6 +130,19 @@ export class NotFoundError extends MarketError {
   override readonly name = 'NotFoundError'
   constructor(code: CodeOf<404>, detail: string) {
     super(code, 404, 'Not found', detail)
+  }
+}
+
+/** 405: the path exists, but not with this method; `allow` lists the methods it takes (the Allow header). */
+export class MethodNotAllowedError extends MarketError {
+  override readonly name = 'MethodNotAllowedError'
+  constructor(readonly allow: readonly string[]) {
+    super(
+      'method_not_allowed',
+      405,
+      'Method not allowed',
+      `This path does not take this method; it takes ${allow.join(', ')}.`,
+    )
   }
 }
 

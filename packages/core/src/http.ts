@@ -4,6 +4,7 @@ import {
   InvalidInputError,
   isUnexpected,
   MarketError,
+  MethodNotAllowedError,
   NotFoundError,
   TooManyStreamsError,
   toProblem,
@@ -140,6 +141,7 @@ export function problemResponse(
   }
   if (error instanceof ChainUnavailableError || error instanceof TooManyStreamsError)
     headers.set('retry-after', String(error.retryAfterSeconds))
+  if (error instanceof MethodNotAllowedError) headers.set('allow', error.allow.join(', '))
   if (error instanceof RateLimitedError)
     for (const [name, value] of Object.entries(error.headers)) headers.set(name, value)
   // Unexpected failures are reported: thrown as such, or behind a problem (its `cause`).

@@ -12,7 +12,7 @@ import { openapiDocument, withPaidOperations } from './openapi/document.ts'
 import { RATE_EXTENSION } from './openapi/operation.ts'
 import { corsPreflights } from './plugins/cors.ts'
 import { jsonBody } from './plugins/jsonBody.ts'
-import { problems } from './plugins/problems.ts'
+import { allowedMethods, problems } from './plugins/problems.ts'
 import {
   chargeRequest,
   clientAddress,
@@ -30,6 +30,7 @@ import { llmsGuide, llmsRoutes } from './routes/llms.ts'
 import { tableRoutes } from './routes/table.ts'
 import { VERSION } from './version.ts'
 import { API_VERSIONS, type ApiVersion, deprecationHeaders, versionOfPath } from './versions.ts'
+import { problemTypeRoutes } from './web/problemPage.ts'
 import { webRoutes } from './web/routes.ts'
 
 /** What the server needs: the marketplace actions and where it is published. */
@@ -102,7 +103,13 @@ export function createApp(deps: AppDeps) {
   // First, so every answer (a 429 included) carries its request id and is logged.
   const logged =
     logger && logger.level !== 'off' ? withDeprecations.use(requestLog(logger)) : withDeprecations
-  const withProblems = logged.use(problems(deps.baseUrl, logger ?? undefined))
+  const withProblems = logged.use(
+    problems(
+      deps.baseUrl,
+      logger ?? undefined,
+      allowedMethods((): readonly { method: string; path: string }[] => app.routes),
+    ),
+  )
   // Only when limits are on: the hook costs every request (bench: the HTTP section).
   // The routes' classes are read once, on first request, when every route is registered.
   let classes: RouteRateClass | undefined
@@ -116,6 +123,7 @@ export function createApp(deps: AppDeps) {
     .use(jsonBody)
     .use(llmsRoutes(routeDeps))
     .use(webRoutes(routeDeps))
+    .use(problemTypeRoutes())
     .use(api('/api', routeDeps))
     .use(api('/api/v1', routeDeps))
     .use(docsUi('/api'))

@@ -113,6 +113,25 @@ export function createMppCharger(settings: MppSettings, store: Store) {
   }
 }
 
+/**
+ * mppx's 402 challenge with `code: "payment_required"` added to its problem body, as every other problem of the API
+ * has a `code`; its headers (the WWW-Authenticate challenge) and other fields are kept as they are.
+ */
+export async function withPaymentRequiredCode(challenge: Response): Promise<Response> {
+  const body: unknown = await challenge
+    .clone()
+    .json()
+    .catch(() => null)
+  const headers = new Headers(challenge.headers)
+  headers.delete('content-length')
+  const problem = typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}
+  headers.set('content-type', 'application/problem+json')
+  return new Response(JSON.stringify({ ...problem, status: 402, code: 'payment_required' }), {
+    status: challenge.status,
+    headers,
+  })
+}
+
 /** The mined receipt of `hash` on the MPP network, or null. */
 async function receiptOf(settings: MppSettings, hash: Hex) {
   const client = await settings.getClient({})

@@ -40,11 +40,11 @@ describe('createFetchHandler', () => {
     expect((await agent.json()).name).toBe('aliased')
   })
 
-  test('error: an unknown path, a wrong method and a malformed percent-encoding are 404 problems', async () => {
+  test('error: an unknown path and a malformed percent-encoding are 404 problems', async () => {
     const handler = createFetchHandler(newMarket())
     for (const [method, path] of [
       ['GET', '/api/nothing'],
-      ['DELETE', '/api/community/agents'],
+      ['DELETE', '/api/community/nothing'],
       ['GET', '/apix/community/agents'],
       ['GET', '/api/community/agents/%E0%A4%A'],
     ] as const) {
@@ -145,5 +145,21 @@ describe('createFetchHandler', () => {
     ).toBe(413)
     expect((await send('/api/agents/register', 'endless')).status).toBe(413)
     expect(cancelled.sort()).toEqual(['declared', 'endless', 'unknown route'])
+  })
+
+  test('error: a known path with another method is 405 with Allow; problem type URIs are documented', async () => {
+    const handler = createFetchHandler(newMarket())
+    const wrong = await send(handler, 'GET', '/api/agents/register')
+    // PUT too: an agent may be named "register" (the static route wins only for POST).
+    expect([wrong.status, wrong.headers.get('allow')]).toEqual([405, 'POST, PUT'])
+    const list = await send(handler, 'DELETE', '/api/community/agents')
+    expect([list.status, list.headers.get('allow')]).toEqual([405, 'GET'])
+    expect(await wrong.json()).toMatchObject({
+      code: 'method_not_allowed',
+      type: `${base}/problems/method_not_allowed`,
+    })
+    const doc = await send(handler, 'GET', '/problems/method_not_allowed')
+    expect(await doc.json()).toMatchObject({ code: 'method_not_allowed', status: 405 })
+    expect((await send(handler, 'GET', '/problems/nope')).status).toBe(404)
   })
 })

@@ -1,9 +1,11 @@
+import { MethodNotAllowedError } from '../errors.ts'
 import { bearerKey, jsonObjectOf, jsonOfBytes, problemResponse, readLimited, routeNotFound } from '../http.ts'
 import type { MarketplaceActions } from '../Marketplace.ts'
 import type { RateLimiter } from '../RateLimit.ts'
 import { etagOf, matchesETag } from './etag.ts'
 import { MARKET_ROUTES } from './marketRoutes.ts'
-import { compileRoutes } from './match.ts'
+import { compileAllowedMethods, compileRoutes } from './match.ts'
+import { problemTypeAnswer } from './problemTypes.ts'
 import { type RouteReply, type RouteRow, rateClassOf } from './RouteRow.ts'
 import { DEFAULT_STREAM_LIMITS, type StreamLimits, streamSlots } from './streamSlots.ts'
 
@@ -50,6 +52,7 @@ async function responseOf(row: RouteRow, reply: RouteReply, request: Request): P
  */
 export function createFetchHandler(market: MarketplaceActions, options: FetchHandlerOptions = {}) {
   const match = compileRoutes(options.routes ?? MARKET_ROUTES)
+  const allowed = compileAllowedMethods(options.routes ?? MARKET_ROUTES)
   const clientOf = options.clientOf ?? (() => null)
   const limits = options.streams ?? DEFAULT_STREAM_LIMITS
   const streams = streamSlots(options.clientOf ? limits : { ...limits, perClient: limits.total })
@@ -59,7 +62,12 @@ export function createFetchHandler(market: MarketplaceActions, options: FetchHan
       try {
         const url = new URL(request.url)
         const { row, params } = match(request.method, url.pathname) ?? {}
-        if (!row || !params) throw routeNotFound()
+        if (!row || !params) {
+          const docs = problemTypeAnswer(request.method, url.pathname)
+          if (docs) return docs
+          const allow = allowed(url.pathname)
+          throw allow.length ? new MethodNotAllowedError(allow) : routeNotFound()
+        }
         const apiKey = bearerKey(request)
         const rateClass = rateClassOf(row)
         if (options.limiter && rateClass)

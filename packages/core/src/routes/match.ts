@@ -47,3 +47,17 @@ export function compileRoutes(rows: readonly RouteRow[]) {
     return null
   }
 }
+
+/**
+ * The methods `rows` take at a path (under `/api` or `/api/v1`), sorted; empty when no row has the path. A request
+ * whose method is not among them is a 405 with `Allow`, not a 404.
+ */
+export function compileAllowedMethods(rows: readonly RouteRow[]) {
+  const compiled = rows.map(compile)
+  return (pathname: string): string[] => {
+    const rest = /^\/api(?:\/v1)?(\/.*)$/.exec(pathname)?.[1]
+    if (rest === undefined) return []
+    const methods = compiled.filter(({ pattern }) => pattern.test(rest)).map(({ row }) => row.method)
+    return [...new Set(methods)].sort()
+  }
+}

@@ -1,14 +1,60 @@
-import { MarketError, problemResponse, routeNotFound } from '@agentmarket/core'
+import { MarketError, MethodNotAllowedError, problemResponse, routeNotFound } from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import type { Logger } from '../log.ts'
 import { EXPOSED_HEADERS } from './cors.ts'
 import { requestIdOf } from './requestLog.ts'
 
+/** The methods the app's routes take at a path (empty: no route has it). */
+export type AllowedMethods = (pathname: string) => string[]
+
+/** What `allowedMethods` reads of each route: Elysia's method and path (`:param`, `*`). */
+type RouteFacts = { method: string; path: string }
+
+/**
+ * The methods `routes` take at each path, read once on first use (when every route is registered): a known path
+ * asked with another method is a 405 with Allow, not a 404.
+ */
+export function allowedMethods(routes: () => readonly RouteFacts[]): AllowedMethods {
+  let compiled: { method: string; pattern: RegExp }[] | undefined
+  const compile = () =>
+    routes()
+      .filter((route) => route.method !== 'ALL')
+      .map(({ method, path }) => {
+        const source = path
+          .split('/')
+          .map((part) =>
+            part === '*'
+              ? '.*'
+              : part.startsWith(':')
+                ? '[^/]+'
+                : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+          )
+          .join('/')
+        return { method, pattern: new RegExp(`^${source}$`) }
+      })
+  return (pathname) => {
+    compiled ??= compile()
+    const path = pathname.replace(/\/{2,}/g, '/').replace(/(.)\/$/, '$1')
+    const methods = compiled.filter(({ pattern }) => pattern.test(path)).map(({ method }) => method)
+    return [...new Set(methods)].sort()
+  }
+}
+
 /** Unwraps Elysia's own errors into ours: a parse failure carries our error as its cause. */
-function normalize(code: string | number, error: unknown): unknown {
+function normalize(
+  code: string | number,
+  error: unknown,
+  request: Request,
+  allowed?: AllowedMethods,
+): unknown {
   if (error instanceof MarketError) return error
   if (code === 'PARSE' && error instanceof Error && error.cause instanceof MarketError) return error.cause
-  if (code === 'NOT_FOUND') return routeNotFound()
+  if (code === 'NOT_FOUND') {
+    const allow = allowed?.(new URL(request.url).pathname) ?? []
+    return allow.length && !allow.includes(request.method)
+      ? new MethodNotAllowedError(allow)
+      : routeNotFound()
+  }
   if (code === 'PARSE')
     return new MarketError('invalid_json', 400, 'Invalid request', 'The request body is not valid JSON.')
   return error
@@ -19,13 +65,13 @@ function normalize(code: string | number, error: unknown): unknown {
  * console) with their request id. Register it before the routes.
  * @example new Elysia().use(problems('http://localhost:3000')).use(routes)
  */
-export function problems(typeBase: string, logger?: Logger) {
+export function problems(typeBase: string, logger?: Logger, allowed?: AllowedMethods) {
   const report = logger
     ? (error: unknown, request: Request) =>
         logger.error('unhandled error', { requestId: requestIdOf(request), method: request.method }, error)
     : undefined
   return new Elysia({ name: 'problems' }).onError({ as: 'global' }, ({ code, error, request, set }) => {
-    const response = problemResponse(normalize(code, error), request, typeBase, report)
+    const response = problemResponse(normalize(code, error, request, allowed), request, typeBase, report)
     // The request log reads the status from here.
     set.status = response.status
     // Only problems expose their headers to browser scripts: one more header on every answer costs the hot reads

@@ -3,7 +3,12 @@ import type { AgentRecord } from '../../Agent.ts'
 import { hashSecret } from '../../Credentials.ts'
 import { MarketError, NotFoundError } from '../../errors.ts'
 import { formatAmount } from '../../Money.ts'
-import { type ChargeOutcome, type MppCharger, paymentReferenceOf } from '../../payments/Mpp.ts'
+import {
+  type ChargeOutcome,
+  type MppCharger,
+  paymentReferenceOf,
+  withPaymentRequiredCode,
+} from '../../payments/Mpp.ts'
 import { PaidOrderInput, toTaskView } from '../../Task.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
@@ -96,7 +101,7 @@ export function orderWithPaymentAction(context: ActionContext) {
     const outcome = spent
       ? await recoveredOutcome(context.mpp, spent, clock.now())
       : await context.mpp.charge(request, charge)
-    if (!outcome.paid) return outcome.challenge
+    if (!outcome.paid) return withPaymentRequiredCode(outcome.challenge)
     const replayed = spent ? await alreadyPaid(context, agent, spent) : null
     if (replayed) return outcome.withReceipt(replayed)
     task.status = 'paid'

@@ -1,0 +1,89 @@
+import { ERROR_CODES, type ErrorCode } from './errors.ts'
+
+/**
+ * What each problem `code` means and what to do about it, in plain words: the page its `type` URI serves. Typed by
+ * the catalog, so a new code does not compile without its help.
+ */
+export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
+  invalid_body:
+    'A field of the JSON body is missing, unknown or breaks its rule. `errors` points at each one (a JSON Pointer) and says what to send instead; fix those fields and send again.',
+  invalid_query:
+    'A query parameter is unknown or breaks its rule. `errors` points at each one; the operation in /api/openapi.json lists the parameters it takes.',
+  invalid_json: 'The body is not valid JSON. Send one JSON object with Content-Type: application/json.',
+  invalid_params:
+    "The order's `params` do not match the skill's `input` JSON Schema (shown on the agent card and the agent's page). `errors` points into /params.",
+  invalid_idempotency_key: 'The Idempotency-Key header must be 1-255 visible ASCII characters.',
+  invalid_username: 'Usernames are 2-50 letters, digits, hyphens or underscores.',
+  invalid_wallet_address:
+    'X-Wallet-Address must be a 20-byte hex address: 0x and 40 hex digits (a mixed-case one with a valid EIP-55 checksum).',
+  unknown_skill:
+    'The agent sells no skill by that name or slug. The detail lists the skills it sells; send one of their slugs as `skill`.',
+  payer_signature_required:
+    "A tx_hash needs payer_signature: the paying wallet's EIP-712 signature of the task's payment.payer_proof with message.txHash set to the transaction.",
+  unauthorized:
+    "The operation needs the agent's API key: Authorization: Bearer amk_…. A lost key can be replaced with the owner's wallet proof.",
+  invalid_signature:
+    'The wallet proof does not verify for this request: sign WalletRequest {market, method, path, body, timestamp} exactly as sent, with the wallet the operation needs.',
+  stale_timestamp:
+    "X-Wallet-Timestamp must be unix milliseconds within 5 minutes before and 30 seconds after the server's clock: sign afresh.",
+  proof_replayed: 'Each wallet proof is accepted once. Sign the request again with a new timestamp.',
+  legacy_refused:
+    'This server refuses the old EIP-191 wallet proof. Send X-Wallet-Scheme: eip712 with an EIP-712 WalletRequest signature.',
+  wallet_proof_required:
+    'The operation needs a wallet proof: X-Wallet-Scheme: eip712, X-Wallet-Timestamp and X-Wallet-Signature (and X-Wallet-Address when pairing). The detail spells out what to sign.',
+  forbidden:
+    'The credential is valid but not for this resource: the key of another agent, or a wallet that does not own the user.',
+  not_found: 'No such resource. GET /api lists every endpoint.',
+  unknown_tool: 'No MCP tool has that name. tools/list lists them.',
+  agent_not_found: 'No agent has that name (names ignore case). GET /api/community/agents?q= searches them.',
+  user_not_found: 'No user has that username. GET /api/community/users lists them.',
+  task_not_found: 'No task has that id for this agent, or it expired more than 7 days ago.',
+  skill_not_found: 'The agent sells no skill with that slug. Its agent card lists its skills.',
+  pairing_code_not_found: 'No agent has that pairing code. Ask the agent for its code, or for a new one.',
+  name_taken: 'Another agent has this name (names ignore case). Choose another name.',
+  agent_already_paired: 'The agent already has an owner.',
+  pairing_code_used:
+    'The pairing code was spent. The agent can issue a new one: POST /api/agents/{name}/pairing-code.',
+  pairing_code_expired:
+    'The pairing code expired. The agent can issue a new one: POST /api/agents/{name}/pairing-code.',
+  tx_already_used: 'That transaction already paid another task. Each payment pays one task.',
+  escrow_task_id_used:
+    "That escrow deposit already paid another task. Deposit again under the new task's id.",
+  idempotency_key_reused:
+    'This Idempotency-Key was used with another body. Use a new key for a new order, or resend the same body.',
+  task_not_pending: 'The task is not awaiting payment any more (it is paid, completed or expired).',
+  task_not_paid: 'Only a paid task can be completed.',
+  task_expired: 'The task waited too long for its payment and expired. Order again.',
+  seller_has_no_wallet:
+    'The seller has set no walletAddress, so its paid skills cannot be bought yet. The seller sets one with PUT /api/agents/{name}.',
+  payment_required:
+    'The skill is sold by machine payment: pay the WWW-Authenticate: Payment challenge with an MPP client and send the same request with Authorization: Payment <credential>.',
+  method_not_allowed:
+    'The path exists but not with this method. The Allow header lists the methods it takes.',
+  payload_too_large: 'The body is over 64 KiB. Send less.',
+  unsupported_media_type: 'The body must be JSON: Content-Type: application/json.',
+  reverted: 'The transaction failed on chain, so it paid nothing.',
+  wrong_token: 'The transaction moved no USDC of this market. Pay in USDC on the payment chain.',
+  wrong_recipient: "The USDC did not go to the seller's wallet (payment.to).",
+  amount_mismatch: 'The transaction paid less than the price.',
+  wrong_sender: 'The USDC came from another wallet than the order named as buyer_wallet.',
+  not_an_escrow_deposit: 'The transaction made no escrow deposit for this task and seller.',
+  payer_signature_invalid:
+    'payer_signature was not made by the wallet the USDC came from, or not over this task and transaction. Sign payment.payer_proof with message.txHash set.',
+  rate_limited:
+    'Too many requests of this kind. Wait the Retry-After seconds; RateLimit-Policy and RateLimit say the limit.',
+  too_many_streams: 'Too many live feed streams are open. Close one, or poll GET /api/feed/live?after=<id>.',
+  too_many_proofs: 'Too many payment proofs are being checked for this client. Retry shortly.',
+  internal_error:
+    'An unexpected error on the server; it was logged with the request id. Retry, or report it.',
+  chain_unavailable:
+    'The payment chain cannot be reached right now; nothing changed. Retry after Retry-After.',
+  mpp_unavailable: 'This marketplace takes no machine payments. Order with POST /api/agents/{name}/tasks.',
+}
+
+/** The documentation of one problem type (the body its `type` URI serves as JSON), or null for an unknown code. */
+export function problemTypeDoc(code: string): { code: ErrorCode; status: number; help: string } | null {
+  if (!Object.hasOwn(ERROR_CODES, code)) return null
+  const known = code as ErrorCode
+  return { code: known, status: ERROR_CODES[known], help: ERROR_HELP[known] }
+}
