@@ -21,6 +21,7 @@ describe('SkillInput', () => {
       currency: 'USDC',
       sla: null,
       url: null,
+      input: null,
     })
   })
 

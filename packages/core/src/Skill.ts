@@ -1,6 +1,7 @@
 import * as v from 'valibot'
 import { InvalidInputError } from './errors.ts'
 import { amountToNumber, MAX_PRICE_BASE_UNITS, toBaseUnits } from './Money.ts'
+import { type SkillInputSchema, SkillInputSchemaInput } from './SkillInputSchema.ts'
 import { boundedText, HttpUrl, strictFields } from './Validation.ts'
 
 /** A skill is either free or sold per order. */
@@ -16,6 +17,8 @@ export type SkillRecord = {
   currency: 'USDC'
   sla: string | null
   url: string | null
+  /** The JSON Schema its orders' params must fit; null: any JSON object. */
+  input: SkillInputSchema | null
 }
 
 /** A skill as the API shows it. */
@@ -28,6 +31,8 @@ export type SkillView = {
   currency: 'USDC'
   sla: string | null
   url: string | null
+  /** The JSON Schema (2020-12) its orders' params must fit; null: any JSON object. */
+  input: SkillInputSchema | null
 }
 
 /** At most this many skills per agent. */
@@ -76,6 +81,7 @@ export const SkillObject = v.pipe(
         ),
       ),
       url: v.optional(HttpUrl),
+      input: v.optional(SkillInputSchemaInput),
     },
     'must be a skill name or a skill object',
   ),
@@ -107,6 +113,7 @@ export const SkillObject = v.pipe(
       currency: skill.currency,
       sla: skill.sla ?? null,
       url: skill.url ?? null,
+      input: skill.input ?? null,
     }),
   ),
 )
@@ -151,5 +158,6 @@ export function toSkillView(skill: SkillRecord): SkillView {
     currency: skill.currency,
     sla: skill.sla,
     url: skill.url,
+    input: skill.input,
   }
 }

@@ -57,6 +57,7 @@ function toSkillRecord(row: SkillRow): SkillRecord {
     currency: 'USDC',
     sla: row.sla,
     url: row.url,
+    input: null,
   }
 }
 

@@ -3,8 +3,25 @@ import { generateId } from '../Credentials.ts'
 import { ConflictError, InvalidInputError } from '../errors.ts'
 import { feedEvents } from '../events.ts'
 import type { FeedEventInput } from '../Feed.ts'
+import { paramsProblems } from '../SkillInputSchema.ts'
 import { type CreateTaskInput, findSkill, type TaskRecord, UNPAID_TASK_TTL_MS } from '../Task.ts'
+import { closestName } from '../Validation.ts'
 import type { ActionContext } from './context.ts'
+
+/** 400 unknown_skill: what the agent sells instead, by slug, so the next try can name one. */
+function unknownSkill(agent: AgentRecord, asked: string): InvalidInputError {
+  const slugs = agent.skills.map((skill) => `"${skill.slug}"`)
+  const near = closestName(
+    asked,
+    agent.skills.flatMap((skill) => [skill.slug, skill.name]),
+  )
+  const hint = near ? ` Did you mean "${near}"?` : ''
+  const sells = slugs.length ? `it sells ${slugs.join(', ')}` : 'it sells no skills yet'
+  const detail = `"${agent.name}" has no skill named "${asked}"; ${sells}`
+  return new InvalidInputError('unknown_skill', `The request body is invalid: /skill ${detail}.${hint}`, [
+    { pointer: '/skill', detail },
+  ])
+}
 
 /**
  * A new task for one of `agent`'s skills, not yet stored: `paid` at once for a free skill, else `pending_payment`
@@ -18,11 +35,16 @@ export function newTaskRecord(
   clientKey = '',
 ): TaskRecord {
   const skill = findSkill(agent.skills, input.skill)
-  if (!skill) {
-    const detail = `"${agent.name}" has no skill named "${input.skill}"`
-    throw new InvalidInputError('unknown_skill', `The request body is invalid (/skill: ${detail}).`, [
-      { pointer: '/skill', detail },
-    ])
+  if (!skill) throw unknownSkill(agent, input.skill)
+  if (skill.input) {
+    const errors = paramsProblems(skill.input, input.params ?? {})
+    const [first] = errors
+    if (first)
+      throw new InvalidInputError(
+        'invalid_params',
+        `The params do not fit the input of "${skill.slug}": ${first.pointer} ${first.detail}. Its JSON Schema is the skill's "input" (agent card, GET /api/community/agents/${agent.name}).`,
+        errors,
+      )
   }
   const price = skill.type === 'purchasable' ? (skill.priceBaseUnits ?? 0n) : 0n
   if (price > 0n && !agent.walletAddress) {

@@ -27,6 +27,8 @@ const Skill = v.strictObject({
   currency: v.literal('USDC'),
   sla: nullableText,
   url: nullableText,
+  /** The JSON Schema (2020-12) an order's params must fit; null: any JSON object. */
+  input: v.nullable(v.record(v.string(), v.unknown())),
 })
 
 /** A milestone. */

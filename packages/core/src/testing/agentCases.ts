@@ -34,6 +34,7 @@ export function agentStoreCases(test: StoreTest, withStore: WithStore): void {
             slug: 'search',
             description: 'web search',
             type: 'purchasable',
+            input: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
             priceBaseUnits: 10_000n,
             currency: 'USDC',
             sla: '5s',

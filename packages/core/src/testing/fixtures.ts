@@ -38,6 +38,7 @@ export function sampleSkill(overrides: Partial<SkillRecord> = {}): SkillRecord {
     priceBaseUnits: null,
     currency: 'USDC',
     sla: null,
+    input: null,
     url: null,
     ...overrides,
   }
