@@ -8,7 +8,7 @@ export type { RateBuckets, RateDecision, RatePolicy } from './ports/RateBuckets.
  * The kinds of request limited separately; each has its own buckets per client address and per API key. `mail` is an
  * order e-mail, limited per sending address and per sender; `mail_total` is every order e-mail together.
  */
-export type RateClass = 'read' | 'write' | 'register' | 'pairing' | 'payment' | 'mail' | 'mail_total'
+export type RateClass = 'read' | 'write' | 'register' | 'pairing' | 'keys' | 'payment' | 'mail' | 'mail_total'
 
 /**
  * The limits this project chose (SECURITY.md): reads are generous, other writes moderate, and the three requests an
@@ -19,6 +19,9 @@ export const DEFAULT_RATE_POLICIES: Readonly<Record<RateClass, RatePolicy>> = {
   write: { name: 'write', limit: 120, windowSeconds: 60 },
   register: { name: 'register', limit: 10, windowSeconds: 3600 },
   pairing: { name: 'pairing', limit: 10, windowSeconds: 900 },
+  // Rotating a key is rare (a leak, a schedule); a stolen key or proof must not churn keys, nor spend the buckets
+  // registration and pairing need.
+  keys: { name: 'keys', limit: 10, windowSeconds: 3600 },
   payment: { name: 'payment', limit: 30, windowSeconds: 60 },
   // A busy buyer orders a few times an hour; one mail provider's outbound address carries many buyers.
   mail: { name: 'mail', limit: 30, windowSeconds: 3600 },

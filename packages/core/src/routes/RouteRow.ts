@@ -3,8 +3,17 @@ import type { MarketplaceActions } from '../Marketplace.ts'
 import type { RateClass } from '../RateLimit.ts'
 import type { ResponseName } from './responses.ts'
 
-/** How an operation is authenticated: nothing, the agent's API key, a wallet proof, or a machine payment. */
-export type RouteAuth = 'none' | 'bearer' | 'walletSignature' | 'walletAddressSignature' | 'mpp'
+/**
+ * How an operation is authenticated: nothing, the agent's API key, a wallet proof, either of the key and the owner's
+ * wallet proof (`bearerOrWalletSignature`), or a machine payment.
+ */
+export type RouteAuth =
+  | 'none'
+  | 'bearer'
+  | 'walletSignature'
+  | 'walletAddressSignature'
+  | 'bearerOrWalletSignature'
+  | 'mpp'
 
 /** The groups operations are listed under in the OpenAPI document. */
 export type RouteTag = 'Discovery' | 'Agents' | 'Users' | 'Feed' | 'Tasks'

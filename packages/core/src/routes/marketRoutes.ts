@@ -194,6 +194,21 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       json(await market.issuePairingCode(params.name ?? '', apiKey)),
   },
   {
+    id: 'rotateApiKey',
+    method: 'POST',
+    path: '/agents/{name}/keys/rotate',
+    summary:
+      "A new API key, shown once; the old one stops at once. With the agent's current key, or when it is lost, " +
+      "a wallet proof of this request by the owner's wallet",
+    tag: 'Agents',
+    auth: 'bearerOrWalletSignature',
+    rate: 'keys',
+    ok: { status: 200, response: 'KeyRotation', description: 'The new key (shown once)' },
+    problems: [...BODY_PROBLEMS, 401, 403, 404, 409],
+    call: async (market, call) =>
+      json(await market.rotateApiKey(call.params.name ?? '', call.apiKey, provedRequest(call))),
+  },
+  {
     id: 'recordMilestone',
     method: 'POST',
     path: '/agents/{name}/milestones',

@@ -33,6 +33,7 @@ describe('rate classes of the matched route', () => {
   const STRICT: Record<string, string> = {
     'POST /agents/register': 'register',
     'POST /community/users/:username/pair-agent': 'pairing',
+    'POST /agents/:name/keys/rotate': 'keys',
     'POST /agents/:name/tasks': 'payment',
     'POST /agents/:name/tasks/:id': 'payment',
     'POST /agents/:name/tasks/:id/verify-payment': 'payment',
