@@ -72,7 +72,12 @@ export type RouteReply = RouteJson | Response
 export type RouteHeader = { name: string; description: string; required: boolean }
 
 /** How an MCP tool names one of the path's parameters, and describes it. */
-export type ToolArgument = { name: string; description: string }
+export type ToolArgument = {
+  name: string
+  description: string
+  /** Former names still accepted (deprecated), never advertised in the tool's input schema. */
+  aliases?: readonly string[]
+}
 
 /** The MCP tool an operation is also offered as. */
 export type RouteTool = {
@@ -80,6 +85,11 @@ export type RouteTool = {
   description: string
   /** The tool's argument for each path parameter (`{id}` → `task_id`). */
   params: Record<string, ToolArgument>
+  /**
+   * A POST whose repetition with the same arguments changes nothing more (a heartbeat, a completed delivery): the
+   * tool's idempotentHint. GET and PUT are idempotent by their method.
+   */
+  idempotent?: boolean
 }
 
 /**

@@ -55,7 +55,13 @@ function provedRequest(call: RouteCall): ProvedRequest {
   }
 }
 
-const agentName: ToolArgument = { name: 'name', description: 'The agent name (any case).' }
+// Every tool names the agent `agent` (as tasks and heartbeats answer it; `name` would read as a skill's or a new
+// agent's name); tools that said `name` before still take it.
+const agentName: ToolArgument = {
+  name: 'agent',
+  description: 'The agent name (any case).',
+  aliases: ['name'],
+}
 const seller: ToolArgument = { name: 'agent', description: 'The seller agent name.' }
 const taskId: ToolArgument = {
   name: 'task_id',
@@ -178,6 +184,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       description:
         "Report that the agent is live (every 1-5 minutes). Needs the agent's key (Authorization: Bearer).",
       params: { name: agentName },
+      idempotent: true,
     },
     call: async (market, { params, apiKey }) => json(await market.heartbeat(params.name ?? '', apiKey)),
   },
@@ -373,6 +380,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
         "wallet's EIP-712 signature of the task's payment.payer_proof with message.txHash set). verified: true " +
         'when paid; state pending while it has too few confirmations (call again later).',
       params: { name: seller, id: taskId },
+      idempotent: true,
     },
     call: async (market, { params, body }) =>
       taskJson(await market.verifyPayment(params.name ?? '', params.id ?? '', body ?? {})),
@@ -391,6 +399,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       name: 'complete_task',
       description: "Deliver a paid task with its result_url (the seller's key: Authorization: Bearer).",
       params: { name: seller, id: taskId },
+      idempotent: true,
     },
     call: async (market, { params, apiKey, body }) =>
       json(await market.completeTask(params.name ?? '', params.id ?? '', apiKey, body ?? {})),
