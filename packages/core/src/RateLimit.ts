@@ -14,6 +14,7 @@ export type RateClass =
   | 'register'
   | 'register_attempt'
   | 'pairing'
+  | 'keys'
   | 'payment'
   | 'mail'
   | 'mail_total'
@@ -30,6 +31,9 @@ export const DEFAULT_RATE_POLICIES: Readonly<Record<RateClass, RatePolicy>> = {
   // Every registration request, refused ones included: a newcomer's mistakes cost from this larger bucket.
   register_attempt: { name: 'register_attempt', limit: 60, windowSeconds: 3600 },
   pairing: { name: 'pairing', limit: 10, windowSeconds: 900 },
+  // Rotating a key is rare (a leak, a schedule); a stolen key or proof must not churn keys, nor spend the buckets
+  // registration and pairing need.
+  keys: { name: 'keys', limit: 10, windowSeconds: 3600 },
   payment: { name: 'payment', limit: 30, windowSeconds: 60 },
   // A busy buyer orders a few times an hour; one mail provider's outbound address carries many buyers.
   mail: { name: 'mail', limit: 30, windowSeconds: 3600 },

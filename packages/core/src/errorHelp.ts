@@ -46,6 +46,8 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
     'The pairing code was spent. The agent can issue a new one: POST /api/agents/{name}/pairing-code.',
   pairing_code_expired:
     'The pairing code expired. The agent can issue a new one: POST /api/agents/{name}/pairing-code.',
+  api_key_changed:
+    'The API key changed while this request was under way (another rotation won). Use the key that rotation answered.',
   tx_already_used: 'That transaction already paid another task. Each payment pays one task.',
   escrow_task_id_used:
     "That escrow deposit already paid another task. Deposit again under the new task's id.",

@@ -53,6 +53,7 @@ export const ERROR_CODES = {
   task_not_paid: 409,
   task_expired: 409,
   seller_has_no_wallet: 409,
+  api_key_changed: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   reverted: 422,

@@ -143,7 +143,8 @@ const dnsServers = commaList(
   (entry) => DNS_SERVER.test(entry),
   'of DNS server addresses such as 1.1.1.1 or 127.0.0.1:5353',
 )
-const RATE_LIMIT = /^(read|write|register|pairing|payment|mail|mail_total)=([1-9]\d{0,6})\/([1-9]\d{0,6})$/
+const RATE_LIMIT =
+  /^(read|write|register|pairing|keys|payment|mail|mail_total)=([1-9]\d{0,6})\/([1-9]\d{0,6})$/
 const ratePolicies = v.pipe(
   commaList(
     (entry) => RATE_LIMIT.test(entry),

@@ -231,34 +231,37 @@ export function libsqlStore(database: Database): Store {
     return row ? toUserRecord(row) : null
   }
 
-  /** Heartbeats of many agents in one transaction: per agent, its `online` event if due, then its times. */
-  const heartbeats = groupCommit(async (items: { key: string; at: Date; online: OnlineEvent }[]) => {
+  /** Heartbeats of many agents in one transaction: per agent and key, its `online` event if due, then its times. */
+  type Beat = { key: string; at: Date; online: OnlineEvent; keyHash: string | undefined }
+  const heartbeats = groupCommit(async (items: Beat[]) => {
     // Per agent only its first heartbeat of the batch can be its first in five minutes, and its latest sets the times.
-    const perAgent = new Map<string, { online: OnlineEvent; at: number }>()
-    for (const { key, at, online } of items) {
-      const seen = perAgent.get(key)
-      if (seen) seen.at = Math.max(seen.at, at.getTime())
-      else perAgent.set(key, { online, at: at.getTime() })
+    // Heartbeats sent with different keys stay apart: each is recorded only if its key is the agent's.
+    const sender = (item: Beat) => `${item.key}\n${item.keyHash ?? ''}`
+    const perSender = new Map<string, Beat & { newest: number }>()
+    for (const item of items) {
+      const seen = perSender.get(sender(item))
+      if (seen) seen.newest = Math.max(seen.newest, item.at.getTime())
+      else perSender.set(sender(item), { ...item, newest: item.at.getTime() })
     }
-    const agentsIn = [...perAgent.keys()]
-    const statements = [...perAgent].flatMap(([key, { online, at }]) => {
+    const statements = [...perSender.values()].flatMap(({ key, online, newest: at, keyHash }) => {
       const event = toEventRow(online.event)
+      const keyed = keyHash === undefined ? sql`1` : sql`${agents.apiKeyHash} = ${keyHash}`
       return [
         sql`insert into ${events} (kind, agent, at, summary, data)
             select ${event.kind}, ${event.agent}, ${event.at}, ${event.summary}, ${event.data}
-            where exists (select 1 from ${agents} where ${agents.nameKey} = ${key}
+            where exists (select 1 from ${agents} where ${agents.nameKey} = ${key} and ${keyed}
               and (${agents.lastSeen} is null or ${agents.lastSeen} < ${online.notSeenSince.getTime()}))`,
         db
           .update(agents)
           .set({ lastSeen: latest(agents.lastSeen, at), lastActiveAt: latest(agents.lastActiveAt, at) })
-          .where(eq(agents.nameKey, key)),
+          .where(and(eq(agents.nameKey, key), keyed)),
       ]
     })
     const results = await writeBatch(statements)
     const found = new Map(
-      agentsIn.map((key, index) => [key, (results[2 * index + 1]?.rowsAffected ?? 0) > 0]),
+      [...perSender.keys()].map((name, index) => [name, (results[2 * index + 1]?.rowsAffected ?? 0) > 0]),
     )
-    return items.map((item) => found.get(item.key) ?? false)
+    return items.map((item) => found.get(sender(item)) ?? false)
   })
 
   /**
@@ -342,7 +345,17 @@ export function libsqlStore(database: Database): Store {
       return getAgent(key)
     },
 
-    recordHeartbeat: (name, at, online) => heartbeats({ key: nameKey(name), at, online }),
+    recordHeartbeat: (name, at, online, keyHash) => heartbeats({ key: nameKey(name), at, online, keyHash }),
+
+    async rotateApiKey(name, fromHash, toHash) {
+      const [result] = await writeBatch([
+        db
+          .update(agents)
+          .set({ apiKeyHash: toHash })
+          .where(and(eq(agents.nameKey, nameKey(name)), eq(agents.apiKeyHash, fromHash))),
+      ])
+      return (result?.rowsAffected ?? 0) === 1
+    },
 
     async listAgents({ q, limit, offset }: AgentListQuery) {
       const where = agentSearch(q)

@@ -23,8 +23,9 @@ export type ActionContext = {
   /** Machine payments (MPP); null when the host takes none (per-skill orders then answer 503). */
   mpp: MppCharger | null
   /**
-   * Each agent's name as registered and its API key hash, by name key: facts that never change once an agent
-   * exists (no rename, no key rotation), so a hot path such as the heartbeat authenticates without a store read.
+   * Each agent's name as registered and the API key hash last seen, by name key, so a hot path such as the heartbeat
+   * authenticates without a store read. A key may be rotated by another process, so the hash here only ever lets a
+   * request through to a write that checks it again (`recordHeartbeat` with the hash); any other key is looked up.
    */
   credentials: Map<string, { name: string; apiKeyHash: string }>
   /** Digests of pairing codes under the marketplace's pairing secret. */
@@ -59,17 +60,21 @@ export async function authenticate(
   return constantTimeEqual(agent.apiKeyHash, hash) ? agent : refuseKey(context, agent.name, hash)
 }
 
-/** As `authenticate`, answering only the agent's name: from memory once the agent was seen, without a store read. */
+/**
+ * As `authenticate`, answering the agent's name and the key's hash: from memory when the key is the one last seen,
+ * without a store read. The caller's write must check the hash again (the key may have been rotated elsewhere).
+ */
 export async function authenticateName(
   context: ActionContext,
   name: string,
   apiKey: string | undefined,
-): Promise<string> {
-  const known = context.credentials.get(nameKey(name))
-  if (!known) return (await authenticate(context, name, apiKey)).name
+): Promise<{ name: string; apiKeyHash: string }> {
   if (!apiKey) throw new UnauthorizedError()
+  const known = context.credentials.get(nameKey(name))
   const hash = hashSecret(apiKey)
-  return constantTimeEqual(known.apiKeyHash, hash) ? known.name : refuseKey(context, known.name, hash)
+  if (known && constantTimeEqual(known.apiKeyHash, hash)) return known
+  // Unknown here, a wrong key, or a key rotated by another process: the store decides.
+  return authenticate(context, name, apiKey)
 }
 
 /** How many milestones the agent record and card carry (the milestones list has them all). */

@@ -137,12 +137,18 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       append(newEvents)
       return structuredClone(agent)
     },
-    async recordHeartbeat(name, at, online) {
+    async recordHeartbeat(name, at, online, apiKeyHash) {
       const agent = agentOf(name)
-      if (!agent) return false
+      if (!agent || (apiKeyHash !== undefined && agent.apiKeyHash !== apiKeyHash)) return false
       if (!agent.lastSeen || agent.lastSeen < online.notSeenSince) append([online.event])
       agent.lastSeen = later(agent.lastSeen, at)
       agent.lastActiveAt = later(agent.lastActiveAt, at)
+      return true
+    },
+    async rotateApiKey(name, fromHash, toHash) {
+      const agent = agentOf(name)
+      if (!agent || agent.apiKeyHash !== fromHash) return false
+      agent.apiKeyHash = toHash
       return true
     },
     async listAgents(query) {

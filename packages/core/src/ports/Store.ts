@@ -96,8 +96,17 @@ export type AgentStore = {
     at: Date,
     events: FeedEventInput[],
   ): Promise<AgentRecord | null>
-  /** Records a heartbeat (`lastSeen` and `lastActiveAt` = `at`), appending `online` if it applies. False: no such agent. */
-  recordHeartbeat(name: string, at: Date, online: OnlineEvent): Promise<boolean>
+  /**
+   * Records a heartbeat (`lastSeen` and `lastActiveAt` = `at`), appending `online` if it applies. With `apiKeyHash`
+   * (the key the heartbeat was sent with), only while it is still the agent's key, in the same statement: a key rotated
+   * by another process stops at once. False: no such agent, or its key is another.
+   */
+  recordHeartbeat(name: string, at: Date, online: OnlineEvent, apiKeyHash?: string): Promise<boolean>
+  /**
+   * Replaces the agent's API key hash by `toHash` if it is still `fromHash` (compare-and-set): of racing rotations
+   * from one key exactly one succeeds. False when no such agent or its key hash is no longer `fromHash`.
+   */
+  rotateApiKey(name: string, fromHash: string, toHash: string): Promise<boolean>
   /** Agents most recently active first, then by name; with the total matching `q` (name or bio). */
   listAgents(query: AgentListQuery): Promise<{ agents: AgentRecord[]; total: number }>
   /**

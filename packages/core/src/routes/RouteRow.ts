@@ -9,8 +9,17 @@ import type { MarketplaceActions } from '../Marketplace.ts'
 import type { RateClass } from '../RateLimit.ts'
 import type { ResponseName } from './responses.ts'
 
-/** How an operation is authenticated: nothing, the agent's API key, a wallet proof, or a machine payment. */
-export type RouteAuth = 'none' | 'bearer' | 'walletSignature' | 'walletAddressSignature' | 'mpp'
+/**
+ * How an operation is authenticated: nothing, the agent's API key, a wallet proof, either of the key and the owner's
+ * wallet proof (`bearerOrWalletSignature`), or a machine payment.
+ */
+export type RouteAuth =
+  | 'none'
+  | 'bearer'
+  | 'walletSignature'
+  | 'walletAddressSignature'
+  | 'bearerOrWalletSignature'
+  | 'mpp'
 
 /** The groups operations are listed under in the OpenAPI document. */
 export type RouteTag = 'Discovery' | 'Agents' | 'Users' | 'Feed' | 'Tasks'
@@ -76,7 +85,12 @@ export type RouteReply = RouteJson | Response
 export type RouteHeader = { name: string; description: string; required: boolean }
 
 /** How an MCP tool names one of the path's parameters, and describes it. */
-export type ToolArgument = { name: string; description: string }
+export type ToolArgument = {
+  name: string
+  description: string
+  /** Former names still accepted (deprecated), never advertised in the tool's input schema. */
+  aliases?: readonly string[]
+}
 
 /** The MCP tool an operation is also offered as. */
 export type RouteTool = {
@@ -84,6 +98,11 @@ export type RouteTool = {
   description: string
   /** The tool's argument for each path parameter (`{id}` → `task_id`). */
   params: Record<string, ToolArgument>
+  /**
+   * A POST whose repetition with the same arguments changes nothing more (a heartbeat, a completed delivery): the
+   * tool's idempotentHint. GET and PUT are idempotent by their method.
+   */
+  idempotent?: boolean
 }
 
 /**

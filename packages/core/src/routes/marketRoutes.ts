@@ -55,7 +55,13 @@ function provedRequest(call: RouteCall): ProvedRequest {
   }
 }
 
-const agentName: ToolArgument = { name: 'name', description: 'The agent name (any case).' }
+// Every tool names the agent `agent` (as tasks and heartbeats answer it; `name` would read as a skill's or a new
+// agent's name); tools that said `name` before still take it.
+const agentName: ToolArgument = {
+  name: 'agent',
+  description: 'The agent name (any case).',
+  aliases: ['name'],
+}
 const seller: ToolArgument = { name: 'agent', description: 'The seller agent name.' }
 const taskId: ToolArgument = {
   name: 'task_id',
@@ -180,6 +186,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       description:
         "Report that the agent is live (every 1-5 minutes). Needs the agent's key (Authorization: Bearer).",
       params: { name: agentName },
+      idempotent: true,
     },
     call: async (market, { params, apiKey }) => json(await market.heartbeat(params.name ?? '', apiKey)),
   },
@@ -194,6 +201,21 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     problems: [...BODY_PROBLEMS, 401, 403, 404, 409],
     call: async (market, { params, apiKey }) =>
       json(await market.issuePairingCode(params.name ?? '', apiKey)),
+  },
+  {
+    id: 'rotateApiKey',
+    method: 'POST',
+    path: '/agents/{name}/keys/rotate',
+    summary:
+      "A new API key, shown once; the old one stops at once. With the agent's current key, or when it is lost, " +
+      "a wallet proof of this request by the owner's wallet",
+    tag: 'Agents',
+    auth: 'bearerOrWalletSignature',
+    rate: 'keys',
+    ok: { status: 200, response: 'KeyRotation', description: 'The new key (shown once)' },
+    problems: [...BODY_PROBLEMS, 401, 403, 404, 409],
+    call: async (market, call) =>
+      json(await market.rotateApiKey(call.params.name ?? '', call.apiKey, provedRequest(call))),
   },
   {
     id: 'recordMilestone',
@@ -360,6 +382,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
         "wallet's EIP-712 signature of the task's payment.payer_proof with message.txHash set). verified: true " +
         'when paid; state pending while it has too few confirmations (call again later).',
       params: { name: seller, id: taskId },
+      idempotent: true,
     },
     call: async (market, { params, body }) =>
       taskJson(await market.verifyPayment(params.name ?? '', params.id ?? '', body ?? {})),
@@ -378,6 +401,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       name: 'complete_task',
       description: "Deliver a paid task with its result_url (the seller's key: Authorization: Bearer).",
       params: { name: seller, id: taskId },
+      idempotent: true,
     },
     call: async (market, { params, apiKey, body }) =>
       json(await market.completeTask(params.name ?? '', params.id ?? '', apiKey, body ?? {})),

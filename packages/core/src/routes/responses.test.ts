@@ -22,6 +22,7 @@ type TaskBody<Outcome> = Extract<Result<'createTask'> | Result<'verifyPayment'>,
 const FITS = {
   Registration: (value: Result<'registerAgent'>): Answer<'Registration'> => value,
   PairingCode: (value: Result<'issuePairingCode'>): Answer<'PairingCode'> => value,
+  KeyRotation: (value: Result<'rotateApiKey'>): Answer<'KeyRotation'> => value,
   Agent: (value: Result<'getAgent'>): Answer<'Agent'> => value,
   AgentUpdate: (value: Result<'updateAgent'>): Answer<'AgentUpdate'> => value,
   AgentList: (value: Result<'listAgents'>): Answer<'AgentList'> => value,

@@ -171,6 +171,12 @@ export const RESPONSE_SCHEMAS = {
     warnings: v.array(text),
   }),
   PairingCode: v.strictObject({ pairingCode: text, pairingCodeExpiresAt: timestamp }),
+  KeyRotation: v.strictObject({
+    agent: text,
+    apiKey: v.pipe(v.string(), v.regex(/^amk_[0-9a-f]{64}$/)),
+    rotatedAt: timestamp,
+    message: text,
+  }),
   PaidOfferPage: v.strictObject({
     offers: v.array(
       v.strictObject({

@@ -106,6 +106,44 @@ export function agentStoreCases(test: StoreTest, withStore: WithStore): void {
   )
 
   test(
+    'behavior: a key rotation is a compare-and-set on the old hash: of racing rotations exactly one wins',
+    withStore(async (store) => {
+      await store.insertAgent(sampleAgent({ name: 'Rotor', apiKeyHash: 'k0' }), [])
+      const outcomes = await Promise.all(
+        ['k1', 'k2', 'k3', 'k4'].map((next) => store.rotateApiKey('rotor', 'k0', next)),
+      )
+      equal(outcomes.filter(Boolean).length, 1)
+      const winner = ['k1', 'k2', 'k3', 'k4'][outcomes.indexOf(true)]
+      equal((await store.getAgent('ROTOR'))?.apiKeyHash, winner)
+      equal(await store.findAgentNameByKeyHash('k0'), null)
+      equal(await store.findAgentNameByKeyHash(winner ?? ''), 'Rotor')
+      equal(await store.rotateApiKey('rotor', 'k0', 'k5'), false)
+      equal(await store.rotateApiKey('nobody', 'k0', 'k6'), false)
+      equal((await store.getAgent('rotor'))?.apiKeyHash, winner)
+    }),
+  )
+
+  test(
+    "behavior: a heartbeat sent with a key hash is recorded only while that is the agent's key, its event too",
+    withStore(async (store) => {
+      await store.insertAgent(sampleAgent({ name: 'keyedbeat', apiKeyHash: 'old' }), [])
+      equal(await store.rotateApiKey('keyedbeat', 'old', 'new'), true)
+      const [stale, fresh] = await Promise.all([
+        store.recordHeartbeat('keyedbeat', at(7), online('keyedbeat', 7), 'old'),
+        store.recordHeartbeat('KEYEDBEAT', at(6), online('keyedbeat', 6), 'new'),
+      ])
+      same([stale, fresh], [false, true])
+      same((await store.getAgent('keyedbeat'))?.lastSeen, at(6))
+      equal(
+        (await store.listEvents({ limit: 10 })).filter((event) => event.kind === 'agent.online').length,
+        1,
+      )
+      equal(await store.recordHeartbeat('keyedbeat', at(8), online('keyedbeat', 8), 'old'), false)
+      same((await store.getAgent('keyedbeat'))?.lastSeen, at(6))
+    }),
+  )
+
+  test(
     'behavior: an update changes only the patched fields and bumps the revision',
     withStore(async (store) => {
       await store.insertAgent(sampleAgent({ name: 'upd', bio: 'old', model: 'm' }), [])

@@ -71,15 +71,15 @@ describe('POST /mcp', () => {
       expect(result.isError, `${name}: ${JSON.stringify(result.content)}`).toBeFalsy()
       return json(result)
     }
-    expect((await call(seller, 'update_agent', { name: 'mcp-seller', model: 'm-1' })).model).toBe('m-1')
-    expect((await call(seller, 'heartbeat', { name: 'mcp-seller' })).status).toBe('live')
+    expect((await call(seller, 'update_agent', { agent: 'mcp-seller', model: 'm-1' })).model).toBe('m-1')
+    expect((await call(seller, 'heartbeat', { agent: 'mcp-seller' })).status).toBe('live')
     expect(
-      (await call(seller, 'record_milestone', { name: 'mcp-seller', date: '2026-05-01', title: 'First' }))
+      (await call(seller, 'record_milestone', { agent: 'mcp-seller', date: '2026-05-01', title: 'First' }))
         .trust,
     ).toBe('claimed')
     expect((await call(anonymous, 'search_agents', { q: 'mcp' })).total).toBe(1)
-    expect((await call(anonymous, 'get_agent', { name: 'MCP-SELLER' })).name).toBe('mcp-seller')
-    expect((await call(anonymous, 'get_agent_card', { name: 'mcp-seller' })).name).toBe('mcp-seller')
+    expect((await call(anonymous, 'get_agent', { agent: 'MCP-SELLER' })).name).toBe('mcp-seller')
+    expect((await call(anonymous, 'get_agent_card', { agent: 'mcp-seller' })).name).toBe('mcp-seller')
     expect((await call(anonymous, 'list_users', {})).total).toBe(0)
     const task = await call(anonymous, 'create_task', {
       agent: 'mcp-seller',
@@ -131,7 +131,7 @@ describe('POST /mcp', () => {
     expect(invalid.isError).toBe(true)
     expect(json(invalid)).toMatchObject({ code: 'invalid_body', status: 400, errors: [{ pointer: '/date' }] })
     const noName = await anonymous.callTool({ name: 'get_agent', arguments: {} })
-    expect(json(noName)).toMatchObject({ code: 'invalid_body', errors: [{ pointer: '/name' }] })
+    expect(json(noName)).toMatchObject({ code: 'invalid_body', errors: [{ pointer: '/agent' }] })
     expect((await app.call('GET', '/api/agents/keeper/milestones')).json.milestones).toEqual([])
     expect((await app.call('GET', '/api/community/agents/keeper')).json.bio).toBeNull()
   })
@@ -198,11 +198,16 @@ describe('POST /mcp', () => {
       arguments: { agent: 'victim', task_id: victimTask, result_url: 'https://attacker.example/r' },
     })
     expect([denied.isError, json(denied).status]).toEqual([true, 403])
+    // The former argument name beside the current one, naming another agent: which was meant is not guessed.
     const beat = await client.callTool({
       name: 'heartbeat',
       arguments: { name: 'victim', agent: 'attacker' },
     })
-    expect(json(beat).status).toBe(403)
+    expect(json(beat)).toMatchObject({ status: 400, errors: [{ pointer: '/name' }] })
+    expect(json(await client.callTool({ name: 'heartbeat', arguments: { agent: 'victim' } })).status).toBe(
+      403,
+    )
+    expect(json(await client.callTool({ name: 'heartbeat', arguments: { name: 'victim' } })).status).toBe(403)
     const task = json(
       await anonymous.callTool({ name: 'get_task', arguments: { agent: 'victim', task_id: victimTask } }),
     )

@@ -17,16 +17,20 @@ import { marketTools, type Tool, type ToolContext } from './tools.ts'
 const CARD_URI = /^agentmarket:\/\/agents\/([^/]+)\/card$/
 const GUIDE_URI = 'agentmarket://guide/llms.txt'
 
-/** A tool's input as a self-contained JSON Schema object (skills inline, no OpenAPI component references). */
-function toolInputSchema(tool: Tool) {
-  const text = JSON.stringify(jsonSchemaOf(tool.input)).replaceAll(
+/** A JSON Schema object made self-contained (skills inline, no OpenAPI component references). */
+function selfContained(schema: object) {
+  const text = JSON.stringify(schema).replaceAll(
     '{"$ref":"#/components/schemas/SkillInput"}',
     JSON.stringify(SKILL_INPUT_SCHEMA),
   )
   return { ...JSON.parse(text), type: 'object' as const }
 }
 
-/** A tool failure as MCP reports it: isError, with the problem's code and detail; faults are logged with the request id. */
+/**
+ * A tool failure as MCP reports it: isError, with the problem's code and detail as text (no structuredContent: that
+ * is the shape of a success, which clients check against the tool's outputSchema); faults are logged with the
+ * request id.
+ */
 function toolError(error: unknown, logger: Logger, context: ToolContext) {
   if (isUnexpected(error)) logger.error('mcp tool failed', { requestId: context.requestId }, error)
   const problem = toProblem(error, '/mcp', 'agentmarket')
@@ -39,16 +43,17 @@ function toolError(error: unknown, logger: Logger, context: ToolContext) {
         text: JSON.stringify({ code, detail, status, ...(errors ? { errors } : {}) }),
       },
     ],
-    structuredContent: { code, detail, status, ...(errors ? { errors } : {}) },
   }
 }
 
-/** What tools/list answers: names, descriptions and self-contained input schemas. */
+/** What tools/list answers: names, descriptions, effects, and self-contained input and output schemas. */
 function toolListing(tools: Tool[]) {
   return tools.map((tool) => ({
     name: tool.name,
     description: tool.description,
-    inputSchema: toolInputSchema(tool),
+    inputSchema: selfContained(jsonSchemaOf(tool.input)),
+    outputSchema: selfContained(tool.outputSchema()),
+    annotations: tool.annotations,
   }))
 }
 
@@ -81,10 +86,7 @@ function mcpServer(
       )
     try {
       const result = await tool.run(request.params.arguments ?? {}, context)
-      return {
-        content: [{ type: 'text' as const, text: JSON.stringify(result) }],
-        structuredContent: result as Record<string, unknown>,
-      }
+      return { content: [{ type: 'text' as const, text: JSON.stringify(result) }], structuredContent: result }
     } catch (error) {
       return toolError(error, logger, context)
     }

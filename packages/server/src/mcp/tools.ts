@@ -3,9 +3,13 @@ import {
   MARKET_ROUTES,
   type MarketplaceActions,
   type RateClass,
+  RESPONSE_SCHEMAS,
   type RouteRow,
+  type ToolArgument,
 } from '@agentmarket/core'
+import type { JsonSchema } from '@valibot/to-json-schema'
 import * as v from 'valibot'
+import { jsonSchemaOf } from '../openapi/jsonSchema.ts'
 
 /** What a tool call may use besides its arguments: the MCP request's bearer key, if any, client address and id. */
 export type ToolContext = {
@@ -16,26 +20,73 @@ export type ToolContext = {
   charge?: ((rateClass: RateClass) => void | Promise<void>) | undefined
 }
 
-/** One MCP tool: its name, what it does, its arguments' schema, and the core action it calls. */
+/** What a tool tells clients about its effects (MCP ToolAnnotations), derived from its operation's row. */
+export type ToolAnnotations = {
+  readOnlyHint: boolean
+  destructiveHint: boolean
+  idempotentHint: boolean
+  openWorldHint: boolean
+}
+
+/** One MCP tool: its name, what it does, its arguments' schema, its effects, its answer's schema, and its call. */
 export type Tool = {
   name: string
   description: string
   input: v.ObjectSchema<v.ObjectEntries, undefined>
-  run(args: Record<string, unknown>, context: ToolContext): Promise<unknown>
+  annotations: ToolAnnotations
+  /** The JSON Schema of what a successful call answers (its `structuredContent`). */
+  outputSchema(): { type: 'object' } & JsonSchema
+  run(args: Record<string, unknown>, context: ToolContext): Promise<Record<string, unknown>>
 }
 
 /** The rows offered as tools: every operation of the route table with a `tool`. */
 const TOOL_ROWS = MARKET_ROUTES.filter((row) => row.tool)
 
-/** The string argument `key`, or a 400 pointing at it. */
-function text(args: Record<string, unknown>, key: string): string {
-  const value = args[key]
-  if (typeof value === 'string' && value.length > 0) return value
-  throw new InvalidInputError(
-    'invalid_body',
-    `The arguments are invalid (/${key}: must be a non-empty string).`,
-    [{ pointer: `/${key}`, detail: 'must be a non-empty string' }],
-  )
+/** A 400 pointing at the argument `key`. */
+function badArgument(key: string, detail: string): InvalidInputError {
+  return new InvalidInputError('invalid_body', `The arguments are invalid (/${key}: ${detail}).`, [
+    { pointer: `/${key}`, detail },
+  ])
+}
+
+/**
+ * The string argument `argument` names, under its name or a deprecated alias: a 400 when missing, or when an alias
+ * disagrees with the name (which one was meant is not ours to guess).
+ */
+function pathArgument(args: Record<string, unknown>, argument: ToolArgument): string {
+  const given = [argument.name, ...(argument.aliases ?? [])].filter((key) => args[key] !== undefined)
+  for (const key of given)
+    if (typeof args[key] !== 'string' || args[key] === '')
+      throw badArgument(key, 'must be a non-empty string')
+  const [first, ...others] = given
+  const conflict = others.find((key) => args[key] !== args[first ?? ''])
+  if (conflict)
+    throw badArgument(conflict, `is the former name of "${argument.name}"; send only "${argument.name}"`)
+  if (first === undefined) throw badArgument(argument.name, 'must be a non-empty string')
+  return args[first] as string
+}
+
+/**
+ * The effects of a row's tool: GET reads only; PUT replaces what it names (destructive, idempotent); POST adds
+ * (idempotent when the row says a repeat changes nothing more). Operations that may query the payment chain
+ * (rate `payment`) reach beyond the marketplace.
+ */
+export function annotationsOf(row: RouteRow): ToolAnnotations {
+  const read = row.method === 'GET'
+  return {
+    readOnlyHint: read,
+    destructiveHint: row.method === 'PUT',
+    idempotentHint: read || row.method === 'PUT' || row.tool?.idempotent === true,
+    openWorldHint: row.rate === 'payment',
+  }
+}
+
+/** The JSON Schema of a row's successful answers: its answer schema, or any of them when it has several. */
+function outputSchemaOf(row: RouteRow): { type: 'object' } & JsonSchema {
+  const schemas = [row.ok, ...(row.alsoOk ?? [])].map((ok) => jsonSchemaOf(RESPONSE_SCHEMAS[ok.response]))
+  const [only] = schemas
+  if (schemas.length === 1 && only) return { ...only, type: 'object' }
+  return { type: 'object', anyOf: schemas }
 }
 
 /** A row as a tool: its path parameters and body (or query) fields as arguments, its core call as the run. */
@@ -48,15 +99,18 @@ function toolOf(market: MarketplaceActions, row: RouteRow): Tool {
     ),
     ...(row.body ?? row.query)?.entries,
   })
-  const pathArgs = new Set(params.map(([, argument]) => argument.name))
+  const pathArgs = new Set(params.flatMap(([, argument]) => [argument.name, ...(argument.aliases ?? [])]))
+  let output: ({ type: 'object' } & JsonSchema) | undefined
   return {
     name: tool.name,
     description: tool.description,
     input,
+    annotations: annotationsOf(row),
+    outputSchema: () => (output ??= outputSchemaOf(row)),
     async run(args, context) {
       const rest = Object.fromEntries(Object.entries(args).filter(([key]) => !pathArgs.has(key)))
       const reply = await row.call(market, {
-        params: Object.fromEntries(params.map(([param, argument]) => [param, text(args, argument.name)])),
+        params: Object.fromEntries(params.map(([param, argument]) => [param, pathArgument(args, argument)])),
         query: rest,
         body: rest,
         headers: new Headers(),
@@ -66,7 +120,7 @@ function toolOf(market: MarketplaceActions, row: RouteRow): Tool {
         client: () => context.client,
         charge: (rateClass) => context.charge?.(rateClass),
       })
-      return reply instanceof Response ? reply.json() : reply.body
+      return (reply instanceof Response ? await reply.json() : reply.body) as Record<string, unknown>
     },
   }
 }

@@ -162,6 +162,14 @@ describe('a client generated from the document', () => {
     })
     conforms('Invite', invite.data)
     conforms('Feed', (await client.GET('/api/feed/live', { params: { query: { limit: 50 } } })).data)
+    const byKey = await client.POST('/api/agents/{name}/keys/rotate', { params: { path }, headers: auth })
+    conforms('KeyRotation', byKey.data)
+    const byOwner = await client.POST('/api/agents/{name}/keys/rotate', {
+      params: { path },
+      headers: await signed('POST', '/api/agents/typed/keys/rotate'),
+    })
+    conforms('KeyRotation', byOwner.data)
+    expect(byOwner.data?.apiKey).not.toBe(byKey.data?.apiKey)
 
     const refused = await client.POST('/api/agents/register', { body: { name: 'x' } })
     expect(refused.response.status).toBe(400)

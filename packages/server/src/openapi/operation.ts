@@ -59,6 +59,8 @@ const SECURITY: Record<RouteAuth, Record<string, string[]>[] | undefined> = {
   bearer: [{ bearer: [] }],
   walletSignature: [{ walletSignature: [], walletTimestamp: [] }],
   walletAddressSignature: [{ walletAddress: [], walletSignature: [], walletTimestamp: [] }],
+  // Alternatives: either one suffices.
+  bearerOrWalletSignature: [{ bearer: [] }, { walletSignature: [], walletTimestamp: [] }],
 }
 
 /**

@@ -34,6 +34,7 @@ describe('rate classes of the matched route', () => {
     // Every attempt; a registration that would create an agent also spends register (tests/rateLimits.test.ts).
     'POST /agents/register': 'register_attempt',
     'POST /community/users/:username/pair-agent': 'pairing',
+    'POST /agents/:name/keys/rotate': 'keys',
     'POST /agents/:name/tasks': 'payment',
     'POST /agents/:name/tasks/:id': 'payment',
     'POST /agents/:name/tasks/:id/verify-payment': 'payment',

@@ -17,7 +17,7 @@ export type RateLimitSettings = { limiter: RateLimiter; trustedProxies: number }
 /** What tells the peer's address: Elysia's `server`. */
 export type PeerSource = { requestIP(request: Request): { address: string } | null } | null | undefined
 
-const STRICT = new Set<RateClass>(['register', 'register_attempt', 'pairing', 'payment'])
+const STRICT = new Set<RateClass>(['register', 'register_attempt', 'pairing', 'keys', 'payment'])
 
 /** A route as Elysia lists it: its method, path template and documentation. */
 export type RouteEntry = { method: string; path: string; hooks?: { detail?: unknown } }
@@ -66,7 +66,7 @@ export function mcpRateClasses(body: unknown): RateClass[] {
   })
 }
 
-/** Adds the RateLimit headers of the strict kinds (register, pairing, payment) to an allowed answer. */
+/** Adds the RateLimit headers of the strict kinds (register, pairing, keys, payment) to an allowed answer. */
 function showAllowance(
   rateClass: RateClass,
   { policy, decision }: RateAllowance,

@@ -1,54 +1,7 @@
 import { describe, expect, test } from 'bun:test'
-import { BASE_USDC, type ChainReader, ChainUnavailableError, type PaymentReceipt } from '@agentmarket/core'
-import { type Address, encodeAbiParameters, encodeEventTopics, type Hex, parseAbi } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import { type ChainReader, ChainUnavailableError } from '@agentmarket/core'
+import { PAYER, payment, SELLER, scriptedChain, TX_HASH } from '../testing/chain.ts'
 import { expectProblemShape, testApp } from '../testing/http.ts'
-
-const SELLER: Address = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
-const PAYER = privateKeyToAccount(`0x${'5a'.repeat(32)}`)
-const BUYER: Address = PAYER.address
-const TX_HASH: Hex = `0x${'cd'.repeat(32)}`
-const TRANSFER = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)'])
-
-/** A mined USDC payment of 1.5 to the seller in `block`. */
-function payment(block: bigint): PaymentReceipt {
-  return {
-    transactionHash: TX_HASH,
-    blockNumber: block,
-    status: 'success',
-    from: BUYER,
-    to: BASE_USDC,
-    input: null,
-    logs: [
-      {
-        address: BASE_USDC,
-        topics: encodeEventTopics({
-          abi: TRANSFER,
-          eventName: 'Transfer',
-          args: { from: BUYER, to: SELLER },
-        }) as Hex[],
-        data: encodeAbiParameters([{ type: 'uint256' }], [1_500_000n]),
-        logIndex: 0,
-      },
-    ],
-  }
-}
-
-/** A chain whose answers the test scripts: each read takes the next head, or throws what it is given. */
-function scriptedChain() {
-  const script = { heads: [] as (bigint | Error)[], receipts: [] as ((PaymentReceipt | null)[] | Error)[] }
-  const next = <T>(list: (T | Error)[]): T => {
-    const value = list.length > 1 ? list.shift() : list[0]
-    if (value === undefined) throw new Error('the script ran out')
-    if (value instanceof Error) throw value
-    return value
-  }
-  const chain: ChainReader = {
-    headBlock: async () => next(script.heads),
-    receipts: async () => next(script.receipts),
-  }
-  return { chain, script }
-}
 
 /** A seller with a wallet and a pending 1.5 USDC task. */
 async function pendingTask(chain: ChainReader) {

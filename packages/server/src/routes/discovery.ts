@@ -3,13 +3,20 @@ import { VERSIONING_POLICY } from '../versions.ts'
 import type { RouteDeps } from './deps.ts'
 
 /** How an endpoint is authenticated, as the index tells clients. */
-export type EndpointAuth = 'none' | 'bearer' | 'wallet-signature' | 'wallet-address-signature' | 'mpp'
+export type EndpointAuth =
+  | 'none'
+  | 'bearer'
+  | 'wallet-signature'
+  | 'wallet-address-signature'
+  | 'bearer-or-wallet-signature'
+  | 'mpp'
 
 const INDEX_AUTH: Record<RouteAuth, EndpointAuth> = {
   none: 'none',
   bearer: 'bearer',
   walletSignature: 'wallet-signature',
   walletAddressSignature: 'wallet-address-signature',
+  bearerOrWalletSignature: 'bearer-or-wallet-signature',
   mpp: 'mpp',
 }
 

@@ -1,7 +1,7 @@
-import { NotFoundError } from '../../errors.ts'
+import { UnauthorizedError } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
 import { LIVE_WINDOW_MS } from '../../Liveness.ts'
-import { type ActionContext, authenticateName } from '../context.ts'
+import { type ActionContext, authenticate, authenticateName } from '../context.ts'
 
 /** The answer to a heartbeat. */
 export type HeartbeatResult = { status: 'live'; lastSeen: string; agent: string }
@@ -11,15 +11,20 @@ export function heartbeatAction(context: ActionContext) {
   const { store, clock, feed } = context
   /** Records a heartbeat (bearer key of that agent): the agent is live from now. */
   return async function heartbeat(name: string, apiKey: string | undefined): Promise<HeartbeatResult> {
-    const agentName = await authenticateName(context, name, apiKey)
     const now = clock.now()
-    const online = {
-      event: feedEvents.online(agentName, now),
-      notSeenSince: new Date(now.getTime() - LIVE_WINDOW_MS),
+    const record = ({ name: agentName, apiKeyHash }: { name: string; apiKeyHash: string }) => {
+      const event = feedEvents.online(agentName, now)
+      const online = { event, notSeenSince: new Date(now.getTime() - LIVE_WINDOW_MS) }
+      return store.recordHeartbeat(agentName, now, online, apiKeyHash)
     }
-    if (!(await store.recordHeartbeat(agentName, now, online)))
-      throw new NotFoundError('agent_not_found', `No agent is named "${name}".`)
+    let agent = await authenticateName(context, name, apiKey)
+    // Refused when the key remembered here was rotated meanwhile: the store's own answer then decides (401 or 403).
+    if (!(await record(agent))) {
+      agent = await authenticate(context, name, apiKey)
+      // Only a rotation landing between the two can refuse it again: the key is no longer valid.
+      if (!(await record(agent))) throw new UnauthorizedError()
+    }
     feed.nudge()
-    return { status: 'live', lastSeen: now.toISOString(), agent: agentName }
+    return { status: 'live', lastSeen: now.toISOString(), agent: agent.name }
   }
 }

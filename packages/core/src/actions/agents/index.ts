@@ -4,6 +4,7 @@ import { issuePairingCodeAction } from './issuePairingCode.ts'
 import { milestoneActions } from './milestones.ts'
 import { readAgentActions } from './readAgents.ts'
 import { registerAgentAction } from './registerAgent.ts'
+import { rotateApiKeyAction } from './rotateApiKey.ts'
 import { updateAgentAction } from './updateAgent.ts'
 
 export type { HeartbeatResult } from './heartbeat.ts'
@@ -15,6 +16,7 @@ export {
   MAX_PAGE_SIZE,
 } from './readAgents.ts'
 export type { Registration } from './registerAgent.ts'
+export type { KeyRotation } from './rotateApiKey.ts'
 
 /** Registration, self-service updates, heartbeats, milestones, and public reads of agents: one file per action. */
 export function agentActions(context: ActionContext) {
@@ -23,6 +25,8 @@ export function agentActions(context: ActionContext) {
     registerAgent: registerAgentAction(context),
     /** A new pairing code for an agent not yet paired; the old one stops working. */
     issuePairingCode: issuePairingCodeAction(context),
+    /** A new API key (the current key, or the owner's wallet proof); the old one stops at once. */
+    rotateApiKey: rotateApiKeyAction(context),
     /** Replaces the fields sent (the agent's key); `skills`, when sent, replaces the list (SPEC row 6). */
     updateAgent: updateAgentAction(context),
     /** Records a heartbeat (the agent's key): live from now (SPEC row 7). */
