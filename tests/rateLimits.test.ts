@@ -73,7 +73,7 @@ describe('rate limits (bun start, RATE_LIMITS=on)', () => {
     expect(first.headers.get('ratelimit')).toBe('"register";r=9;t=360')
     expect(await statuses(9, (i) => register(`limit-${i + 1}`))).toEqual(Array(9).fill(200))
     await expectThrottled(await register('limit-10'), '"register";q=10;w=3600')
-    expect((await call(behindProxy, '/api/agents/limit-10')).status).toBe(404)
+    expect((await call(behindProxy, '/api/community/agents/limit-10')).status).toBe(404)
     // Another client behind the same proxy has its own bucket.
     expect(
       (
@@ -195,10 +195,10 @@ describe('rate limits (bun start, RATE_LIMITS=on)', () => {
       },
     })
     // The tool call itself was admitted (register_attempt); creating an agent was not: a tool error, rate_limited.
-    const result = (await answer.json()) as { result: { isError: boolean; structuredContent: unknown } }
+    const result = (await answer.json()) as { result: { isError: boolean; content: { text: string }[] } }
     expect(result.result.isError).toBe(true)
-    expect(result.result.structuredContent).toMatchObject({ status: 429, code: 'rate_limited' })
-    expect((await call(behindProxy, '/api/agents/mcp-over')).status).toBe(404)
+    expect(JSON.parse(result.result.content[0]?.text ?? '{}')).toMatchObject({ status: 429, code: 'rate_limited' })
+    expect((await call(behindProxy, '/api/community/agents/mcp-over')).status).toBe(404)
   })
 
   test('behavior: reads are limited too (1,200 a minute per address), and another address still reads', async () => {
