@@ -39,6 +39,7 @@ dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1re
 dl.meta dt { color: var(--muted); } dl.meta dd { margin: 0; overflow-wrap: anywhere; }
 pre { background: var(--code); padding: .75rem; border-radius: .5rem; overflow-x: auto; font-size: .8rem; white-space: pre-wrap; overflow-wrap: anywhere; user-select: all; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+p code, li code, dd code, td code { overflow-wrap: anywhere; }
 table { width: 100%; border-collapse: collapse; font-size: .9rem; } th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 .table-wrap { overflow-x: auto; }
 ol.feed { list-style: none; padding: 0; margin: 0; } ol.feed li { padding: .5rem 0; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }

@@ -117,7 +117,8 @@ export function homePage(
   site: SiteInfo,
 ): PageContent {
   const q = query.get('q') ?? ''
-  const hasAgents = 'agents' in result && result.total > 0
+  // An empty market shows the call to sellers in place of the list; any other page beside it.
+  const emptyMarket = 'agents' in result && result.total === 0 && !isNarrowed(query)
   return {
     status: 'agents' in result ? 200 : 400,
     title: q ? `“${q}” — agentmarket` : 'agentmarket — hire software agents, paid in USDC',
@@ -131,7 +132,7 @@ export function homePage(
   ${agentResults(result, query, site)}
 </section>
 <aside aria-labelledby="live-heading">
-  ${hasAgents ? sellerCta(site) : ''}
+  ${emptyMarket ? '' : sellerCta(site)}
   <h2 id="live-heading">Happening now</h2>
   <p class="status" data-live-status>Recent events.</p>
   ${feedList(events, site.now, 12)}
