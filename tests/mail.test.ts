@@ -150,7 +150,9 @@ describe('orders by e-mail (real SMTP both ways, bun start)', () => {
       subject: expect.stringContaining('agent/skill'),
       body: expect.stringContaining('JSON params'),
     })
-    const guide = await (await fetch(`${server.base}/llms.txt`)).text()
+    const llms = await (await fetch(`${server.base}/llms.txt`)).text()
+    expect(llms).toContain(`Orders by e-mail: write to ${MAILBOX}`)
+    const guide = await (await fetch(`${server.base}/llms-full.txt`)).text()
     expect(guide).toContain(`E-mail: orders to ${MAILBOX}`)
     expect(guide).toContain(`To: ${MAILBOX}`)
   })

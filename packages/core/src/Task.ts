@@ -240,6 +240,8 @@ export type PublicTaskRow = {
   amount: number
   currency: 'USDC'
   tx_hash: Hex | null
+  /** The chain `tx_hash` is on (the payment chain, or the MPP network's); null without a hash. */
+  chain_id: number | null
   created_at: string
   paid_at: string | null
   completed_at: string | null
@@ -349,13 +351,15 @@ export function toSellerTaskView(task: TaskRecord, config: MarketConfig): Seller
 }
 
 /** The public history row of a task. */
-export function toPublicTaskRow(task: TaskRecord): PublicTaskRow {
+export function toPublicTaskRow(task: TaskRecord, config: MarketConfig): PublicTaskRow {
+  const txHash = task.payment?.txHash ?? null
   return {
     skill: task.skillName,
     status: task.status,
     amount: amountToNumber(task.priceBaseUnits),
     currency: 'USDC',
-    tx_hash: task.payment?.txHash ?? null,
+    tx_hash: txHash,
+    chain_id: txHash ? paymentNetwork(task.payment?.method ?? null, config).chain_id : null,
     created_at: task.createdAt.toISOString(),
     paid_at: iso(task.payment?.at ?? null),
     completed_at: iso(task.completedAt),

@@ -98,7 +98,7 @@ export function createApp(deps: AppDeps) {
     : base
   const limits = deps.rateLimits ?? null
   const logger = deps.logger ?? null
-  const guide = llmsGuide(deps.baseUrl, deps.orderMailbox ?? null)
+  const guide = llmsGuide(deps.baseUrl, deps.orderMailbox ?? null, deps.market.config.chain.chainId)
   const mcp = lazyMcpHandler(deps.market, guide, logger ?? undefined)
   // First, so every answer (a 429 included) carries its request id and is logged.
   const logged =

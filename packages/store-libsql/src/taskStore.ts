@@ -142,6 +142,8 @@ const WORK_QUEUE_ORDER = [
   sql`${tasks.id} desc`,
 ]
 const HISTORY_ORDER = [sql`${tasks.createdAt} desc`, sql`${tasks.id} desc`]
+const DELIVERED_ORDER = [sql`${tasks.completedAt} desc nulls last`, ...HISTORY_ORDER]
+const ORDERS = { history: HISTORY_ORDER, delivered: DELIVERED_ORDER, work_queue: WORK_QUEUE_ORDER }
 
 /** The task methods of the libSQL Store: every state change is a compare-and-set inside one write transaction. */
 export function taskStore(database: Database): TaskMethods {
@@ -263,7 +265,7 @@ export function taskStore(database: Database): TaskMethods {
         .select()
         .from(tasks)
         .where(where)
-        .orderBy(...(order === 'work_queue' ? WORK_QUEUE_ORDER : HISTORY_ORDER))
+        .orderBy(...ORDERS[order])
         .limit(limit)
         .offset(offset)
       return { tasks: await withAgentNames(rows), total: counted?.total ?? 0 }

@@ -43,6 +43,8 @@ export function compareTasks(order: TaskListQuery['order']) {
   return (a: TaskRecord, b: TaskRecord): number => {
     const newestFirst = b.createdAt.getTime() - a.createdAt.getTime() || byKey(b.id, a.id)
     if (order === 'history') return newestFirst
+    if (order === 'delivered')
+      return (b.completedAt?.getTime() ?? -1) - (a.completedAt?.getTime() ?? -1) || newestFirst
     const rank = WORK_QUEUE_RANK[a.status] - WORK_QUEUE_RANK[b.status]
     if (rank !== 0) return rank
     // The paid queue is first in, first out; the rest read newest first.

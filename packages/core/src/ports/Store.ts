@@ -42,12 +42,12 @@ export type InsertTaskResult =
 export type MarkPaidResult = 'paid' | 'not_pending' | 'tx_already_used' | 'escrow_task_id_used'
 
 /**
- * A page of one agent's tasks. `history`: newest first. `work_queue`: paid (oldest first, the next job on top),
- * then pending payment, then completed (newest first).
+ * A page of one agent's tasks. `history`: newest first. `delivered`: most recently completed first (then newest
+ * first). `work_queue`: paid (oldest first, the next job on top), then pending payment, then completed (newest first).
  */
 export type TaskListQuery = {
   statuses: TaskStatus[]
-  order: 'history' | 'work_queue'
+  order: 'history' | 'delivered' | 'work_queue'
   limit: number
   offset: number
 }

@@ -144,6 +144,7 @@ const PublicTaskRow = v.strictObject({
   amount: v.number(),
   currency: v.literal('USDC'),
   tx_hash: v.nullable(txHash),
+  chain_id: v.nullable(v.number()),
   created_at: timestamp,
   paid_at: v.nullable(timestamp),
   completed_at: v.nullable(timestamp),

@@ -445,7 +445,7 @@ export function taskStoreCases(test: StoreTest, withStore: WithStore): void {
   )
 
   test(
-    'behavior: an agent task list filters by status with a total, in history or work-queue order, paged',
+    'behavior: an agent task list filters by status with a total, in history, delivery or work-queue order, paged',
     withStore(async (store) => {
       await store.insertAgent(sampleAgent({ name: 'Lister' }), [])
       await store.insertAgent(sampleAgent({ name: 'other' }), [])
@@ -476,6 +476,11 @@ export function taskStoreCases(test: StoreTest, withStore: WithStore): void {
         total: 6,
       })
       same(await ids({ statuses: ['paid'] }), { ids: ['task_paidA', 'task_paidB'], total: 2 })
+      same(await ids({ statuses: ['completed'], order: 'delivered' }), {
+        ids: ['task_c2', 'task_c1'],
+        total: 2,
+      })
+      same(await ids({ order: 'delivered', limit: 3 }), { ids: ['task_c2', 'task_c1', 'task_p2'], total: 6 })
       same(await ids({ statuses: ['pending_payment', 'completed'], order: 'history' }), {
         ids: ['task_p2', 'task_c1', 'task_p1', 'task_c2'],
         total: 4,

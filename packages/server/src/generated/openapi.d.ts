@@ -1073,6 +1073,7 @@ export interface components {
             offset: number;
             tasks: {
                 amount: number;
+                chain_id: number | null;
                 completed_at: string | null;
                 /** Format: date-time */
                 created_at: string;

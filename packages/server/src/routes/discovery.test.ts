@@ -105,10 +105,10 @@ describe('deprecated versions', () => {
   })
 })
 
-describe('GET /llms.txt', () => {
+describe('GET /llms-full.txt', () => {
   test("behavior: a plain-text guide through every flow with this server's real addresses", async () => {
     const { call } = await testApp()
-    const response = await call('GET', '/llms.txt')
+    const response = await call('GET', '/llms-full.txt')
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8')
     for (const line of [
@@ -125,6 +125,8 @@ describe('GET /llms.txt', () => {
       expect(response.text).toContain(line)
     }
     expect(response.text).not.toContain('${')
+    expect(response.text).not.toMatch(/\{'|'\}|chain id in your card/)
+    expect(response.text).toContain('in USDC on base (chain id 8453)')
     expect(response.text).toContain('E-mail: not enabled on this server')
   })
 })

@@ -186,7 +186,17 @@ describe('GET /api/agents/{name}/tasks', () => {
     expect(history.json).toMatchObject({ total: 2, limit: 20, offset: 0 })
     for (const row of history.json.tasks) {
       expect(Object.keys(row).sort()).toEqual(
-        ['amount', 'completed_at', 'created_at', 'currency', 'paid_at', 'skill', 'status', 'tx_hash'].sort(),
+        [
+          'amount',
+          'chain_id',
+          'completed_at',
+          'created_at',
+          'currency',
+          'paid_at',
+          'skill',
+          'status',
+          'tx_hash',
+        ].sort(),
       )
       expect(row.status).toBe('completed')
     }

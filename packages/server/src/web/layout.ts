@@ -19,14 +19,17 @@ export function layout({ title, description, body }: PageContent): Html {
 <meta name="description" content="${description}">
 <meta property="og:title" content="${title}">
 <meta property="og:description" content="${description}">
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/assets/site.css">
 <script src="/assets/live.js" defer></script>
+<script src="/assets/copy.js" defer></script>
 </head>
 <body>
 <header class="site">
   <a class="brand" href="/">agentmarket</a>
   <nav aria-label="Site">
     <a href="/">Agents</a>
+    <a href="/users">Users</a>
     <a href="/feed">Live feed</a>
     <a href="/api/docs">API</a>
     <a href="/llms.txt">llms.txt</a>

@@ -1,115 +1,138 @@
 import type {
-  AgentSummary,
   AgentView,
   BrowsePage,
   FeedEventView,
+  MarketError,
   MilestoneView,
   PublicTaskRow,
   SkillView,
-  UserView,
 } from '@agentmarket/core'
-import { type Fragment, type Html, html, safeHref } from './html.ts'
+import { exampleParams } from './exampleParams.ts'
+import { txExplorerUrl } from './explorers.ts'
+import { feedList } from './feedPages.ts'
+import { type Fragment, type Html, html } from './html.ts'
 import type { PageContent } from './layout.ts'
+import {
+  agentCard,
+  copyable,
+  externalLink,
+  isPastTheEnd,
+  type ListPlace,
+  livenessBadge,
+  offsetLink,
+  pager,
+  pastTheEnd,
+  plural,
+  problemNotice,
+  type SiteInfo,
+  timeAgo,
+  usdc,
+  userPath,
+} from './parts.ts'
+import { sellerCta } from './sellerCta.ts'
 
-/** What the pages know about the server they are served from. */
-export type SiteInfo = { baseUrl: string; orderMailbox: string | null; now: Date }
+/** The search filters of the agent list, by query parameter: the values the core's list action takes. */
+const FILTERS = {
+  type: [
+    ['', 'Any price'],
+    ['free', 'Free'],
+    ['paid', 'Paid'],
+  ],
+  status: [
+    ['', 'Any status'],
+    ['live', 'Live'],
+    ['idle', 'Idle'],
+    ['off', 'Off'],
+  ],
+  sort: [
+    ['activity', 'Most active'],
+    ['trust', 'Most trusted'],
+    ['price', 'Cheapest'],
+    ['new', 'Newest'],
+  ],
+} as const
 
-const LIVENESS_TEXT = { live: 'live', idle: 'idle', off: 'off' } as const
-
-/** "3 min ago", "2 h ago", "5 days ago". */
-export function timeAgo(iso: string | null, now: Date): string {
-  if (!iso) return 'never'
-  const seconds = Math.max(0, Math.round((now.getTime() - new Date(iso).getTime()) / 1000))
-  if (seconds < 60) return 'just now'
-  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h ago`
-  const days = Math.floor(seconds / 86_400)
-  return days === 1 ? 'yesterday' : `${days} days ago`
+function select(name: keyof typeof FILTERS, label: string, query: URLSearchParams): Html {
+  const current = query.get(name) ?? ''
+  return html`<select name="${name}" aria-label="${label}">${FILTERS[name].map(
+    ([value, text]) =>
+      html`<option value="${value}"${value === current ? html` selected` : ''}>${text}</option>`,
+  )}</select>`
 }
 
-const usdc = (amount: number) => `${amount.toLocaleString('en-US', { maximumFractionDigits: 6 })} USDC`
-const agentPath = (name: string) => `/agents/${encodeURIComponent(name)}`
-const userPath = (username: string) => `/users/${encodeURIComponent(username)}`
-const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`
-
-function livenessBadge(status: keyof typeof LIVENESS_TEXT): Html {
-  return html`<span class="badge ${status}" title="heartbeat: ${status}">${LIVENESS_TEXT[status]}</span>`
-}
-
-function externalLink(url: string | null, text: Fragment): Fragment {
-  const href = safeHref(url)
-  return href ? html`<a href="${href}" rel="nofollow noopener">${text}</a>` : text
-}
-
-/** One agent as a card of the list: liveness, trust, skills, cheapest price. */
-function agentCard(agent: AgentSummary & { cheapestPrice?: number | null }): Html {
-  const price =
-    agent.cheapestPrice === undefined
-      ? null
-      : agent.cheapestPrice === null
-        ? 'free skills only'
-        : `from ${usdc(agent.cheapestPrice)}`
-  return html`<li class="card" data-agent="${agent.name}">
-  <h3><a href="${agentPath(agent.name)}">${agent.name}</a> ${livenessBadge(agent.heartbeat.status)}</h3>
-  ${agent.bio ? html`<p class="bio">${agent.bio}</p>` : ''}
-  <div class="facts">
-    <span>Trust ${agent.trustScore}</span>
-    <span>${plural(agent.skillCount, 'skill')}</span>
-    ${price ? html`<span>${price}</span>` : ''}
-    ${agent.model ? html`<span>${agent.model}</span>` : ''}
-    ${agent.owner ? html`<span>owned by <a href="${userPath(agent.owner.username)}">${agent.owner.username}</a></span>` : ''}
+/** The search form: words, then the filters and the order, each prefilled from the page's query. */
+function searchForm(query: URLSearchParams): Html {
+  return html`<form class="search" role="search" action="/" method="get">
+  <div class="search-row">
+    <input type="search" name="q" value="${query.get('q') ?? ''}" placeholder="Search agents" aria-label="Search agents by what they do">
+    <button type="submit">Search</button>
   </div>
-</li>`
+  <div class="filters">
+    ${select('type', 'Price', query)}
+    <input type="number" name="max_price" value="${query.get('max_price') ?? ''}" min="0" step="any" placeholder="Max USDC" aria-label="Highest price in USDC">
+    ${select('status', 'Liveness', query)}
+    <input type="text" name="owner" value="${query.get('owner') ?? ''}" placeholder="Owner" aria-label="Owner's username">
+    ${select('sort', 'Order', query)}
+  </div>
+</form>`
 }
 
-/** One feed event as a list item: time, agent, what happened. */
-function feedItem(event: FeedEventView, now: Date): Html {
-  const own = event.summary.startsWith(event.agent)
-  const rest = own ? event.summary.slice(event.agent.length) : `: ${event.summary}`
-  return html`<li data-event-id="${event.id}"><time datetime="${event.at}">${timeAgo(event.at, now)}</time><a href="${agentPath(event.agent)}">${event.agent}</a>${rest}</li>`
-}
+/** True when the query narrows the list (words or a filter), so an empty answer means "no match", not "no agents". */
+const isNarrowed = (query: URLSearchParams) =>
+  ['q', 'type', 'max_price', 'status', 'owner'].some((name) => (query.get(name) ?? '') !== '')
 
-function feedList(events: FeedEventView[], now: Date, max: number): Html {
-  return html`<ol class="feed" data-live-feed data-after="${events[0]?.id ?? ''}" data-max="${max}">${events.map((event) => feedItem(event, now))}</ol>`
-}
-
-/** The marketplace's front page (`/`): search, the agents, pages, and a live strip of the feed. */
-export function homePage(page: BrowsePage, q: string, events: FeedEventView[], site: SiteInfo): PageContent {
-  const first = page.total === 0 ? 0 : page.offset + 1
-  const last = page.offset + page.agents.length
-  const link = (offset: number) => {
-    const params = new URLSearchParams()
-    if (q) params.set('q', q)
-    if (offset > 0) params.set('offset', String(offset))
-    const query = params.toString()
-    return query ? `/?${query}` : '/'
+/** What the list part of the front page shows: the agents, or one clear sentence why there are none. */
+function agentResults(result: BrowsePage | MarketError, query: URLSearchParams, site: SiteInfo): Fragment {
+  if (!('agents' in result)) return problemNotice(result)
+  const linkTo = offsetLink('/', query)
+  const place: ListPlace = {
+    total: result.total,
+    limit: result.limit,
+    offset: result.offset,
+    shown: result.agents.length,
   }
-  const previous = page.offset > 0 ? link(Math.max(0, page.offset - page.limit)) : null
-  const next = last < page.total ? link(page.offset + page.limit) : null
-  const results =
-    page.agents.length === 0
-      ? html`<p class="muted">${q ? `No agent matches "${q}".` : 'No agents yet: register the first one.'}</p>`
-      : html`<ul class="cards">${page.agents.map(agentCard)}</ul>`
+  if (isPastTheEnd(place)) return pastTheEnd(place, 'agent', linkTo)
+  if (result.agents.length === 0) {
+    if (isNarrowed(query))
+      return html`<p class="muted" data-empty>No agent matches this search. <a href="/">See all agents</a>.</p>`
+    return html`<p class="muted" data-empty>No agents yet: register the first one.</p>${sellerCta(site, 'h3')}`
+  }
+  return html`<ul class="cards">${result.agents.map(agentCard)}</ul>${pager(place, linkTo)}`
+}
+
+function leadOf(result: BrowsePage | MarketError, query: URLSearchParams, site: SiteInfo): Fragment {
+  const channels = `HTTP, MCP, machine payments${site.orderMailbox ? ' or e-mail' : ''}`
+  if (!('agents' in result) || result.total === 0)
+    return html`<p class="lead">Order a skill over ${channels}; pay in USDC.</p>`
+  const q = query.get('q')
+  const matching = isNarrowed(query) ? (q ? ` matching “${q}”` : ' matching these filters') : ''
+  return html`<p class="lead">${plural(result.total, 'agent')}${matching}. Order a skill over ${channels}; pay in USDC.</p>`
+}
+
+/** The marketplace's front page (`/`): search with filters, the agents, pages, how to sell, and the live feed. */
+export function homePage(
+  result: BrowsePage | MarketError,
+  query: URLSearchParams,
+  events: FeedEventView[],
+  site: SiteInfo,
+): PageContent {
+  const q = query.get('q') ?? ''
+  // An empty market shows the call to sellers in place of the list; any other page beside it.
+  const emptyMarket = 'agents' in result && result.total === 0 && !isNarrowed(query)
   return {
+    status: 'agents' in result ? 200 : 400,
     title: q ? `“${q}” — agentmarket` : 'agentmarket — hire software agents, paid in USDC',
     description:
       'A marketplace of software agents: find one by what it does, see whether it is live and how it is trusted, and order its skills paid in USDC.',
     body: html`<div class="layout">
 <section aria-labelledby="agents-heading">
   <h1 id="agents-heading">Software agents for hire</h1>
-  <p class="lead">${plural(page.total, 'agent')}${q ? ` matching “${q}”` : ''}. Order a skill over HTTP, MCP, machine payments${site.orderMailbox ? ' or e-mail' : ''}; pay in USDC.</p>
-  <form class="search" role="search" action="/" method="get">
-    <input type="search" name="q" value="${q}" placeholder="Search agents by name or bio" aria-label="Search agents">
-    <button type="submit">Search</button>
-  </form>
-  ${results}
-  <nav class="pages" aria-label="Pages">
-    ${previous ? html`<a href="${previous}" rel="prev">← Previous</a>` : ''}
-    <span class="muted">${page.total ? `${first}–${last} of ${page.total}` : ''}</span>
-    ${next ? html`<a href="${next}" rel="next">Next →</a>` : ''}
-  </nav>
+  ${leadOf(result, query, site)}
+  ${searchForm(query)}
+  ${agentResults(result, query, site)}
 </section>
 <aside aria-labelledby="live-heading">
+  ${emptyMarket ? '' : sellerCta(site)}
   <h2 id="live-heading">Happening now</h2>
   <p class="status" data-live-status>Recent events.</p>
   ${feedList(events, site.now, 12)}
@@ -119,22 +142,25 @@ export function homePage(page: BrowsePage, q: string, events: FeedEventView[], s
   }
 }
 
-/** How to order one skill: the exact calls. */
+/** How to order one skill: the exact calls, with example params built from the skill's input schema when it has one. */
 function orderInstructions(agent: AgentView, skill: SkillView, site: SiteInfo): Html {
   const api = `${site.baseUrl}/api/agents/${encodeURIComponent(agent.name)}`
-  const body = JSON.stringify({ skill: skill.slug, params: {} })
+  // Read so that it compiles whether or not skills declare an input schema.
+  const params = exampleParams('input' in skill ? skill.input : undefined)
+  const body = JSON.stringify({ skill: skill.slug, params })
   const curl = `curl -X POST ${api}/tasks \\\n  -H 'content-type: application/json' \\\n  -d '${body}'`
   const paid = skill.type === 'purchasable'
   const email = site.orderMailbox
-    ? html`<p>By e-mail: write to <code>${site.orderMailbox}</code> with the subject <code>${agent.name}/${skill.slug}</code> and the JSON params as the body.</p>`
+    ? html`<p>By e-mail: write to <code>${site.orderMailbox}</code> with the subject <code>${agent.name}/${skill.slug}</code> and the JSON params as the body: <code>${JSON.stringify(params)}</code>.</p>`
     : ''
   if (paid && !agent.walletAddress)
     return html`<p class="muted">Not orderable yet: ${agent.name} has not published a wallet to be paid at.</p>`
   return html`<details>
   <summary>How to order</summary>
   <pre><code>${curl}</code></pre>
+  <button type="button" class="copy" data-copy="${curl}" hidden>Copy command</button>
   <p>${paid ? 'The answer is a task awaiting payment, with next_steps: what to send where, and how to confirm it.' : 'Free: the answer is a paid task the agent can start at once.'}</p>
-  ${paid ? html`<p>Machine payment: <code>POST ${api}/tasks/${skill.slug}</code> answers HTTP 402 with an MPP challenge; pay it with an MPP client and send the request again with the credential.</p>` : ''}
+  ${paid ? html`<p>Machine payment: <code>POST ${api}/tasks/${skill.slug}</code> with <code>${JSON.stringify({ params })}</code> answers HTTP 402 with an MPP challenge; pay it with an MPP client and send the request again with the credential.</p>` : ''}
   ${email}
 </details>`
 }
@@ -158,14 +184,23 @@ function milestoneItem(milestone: MilestoneView): Html {
 </li>`
 }
 
+/** A payment's hash, linked to its block explorer when the chain has a known one. */
+function txCell(row: PublicTaskRow): Fragment {
+  if (!row.tx_hash) return '—'
+  const short = html`<code title="${row.tx_hash}">${row.tx_hash.slice(0, 10)}…</code>`
+  const url = txExplorerUrl(row.chain_id, row.tx_hash)
+  return url ? html`<a href="${url}" rel="nofollow noopener" data-tx="${row.tx_hash}">${short}</a>` : short
+}
+
 function historyTable(rows: PublicTaskRow[], total: number, now: Date): Html {
   if (rows.length === 0) return html`<p class="muted">No delivered tasks yet.</p>`
-  return html`<p class="muted">${plural(total, 'task')} delivered.</p>
+  const shown = rows.length < total ? `, the ${rows.length} most recent below` : ''
+  return html`<p class="muted">${plural(total, 'task')} delivered${shown}, newest delivery first.</p>
 <div class="table-wrap"><table>
   <thead><tr><th>Skill</th><th>Amount</th><th>Delivered</th><th>Payment</th></tr></thead>
   <tbody>${rows.map(
     (row) =>
-      html`<tr><td>${row.skill}</td><td>${row.amount ? usdc(row.amount) : 'free'}</td><td>${timeAgo(row.completed_at, now)}</td><td>${row.tx_hash ? html`<code title="${row.tx_hash}">${row.tx_hash.slice(0, 10)}…</code>` : '—'}</td></tr>`,
+      html`<tr data-delivered="${row.completed_at ?? ''}"><td>${row.skill}</td><td>${row.amount ? usdc(row.amount) : 'free'}</td><td><time datetime="${row.completed_at ?? ''}">${timeAgo(row.completed_at, now)}</time></td><td>${txCell(row)}</td></tr>`,
   )}</tbody>
 </table></div>`
 }
@@ -190,7 +225,7 @@ ${agent.bio ? html`<p class="lead bio">${agent.bio}</p>` : ''}
   <dt>Last heartbeat</dt><dd>${timeAgo(agent.heartbeat.lastSeen, site.now)}</dd>
   <dt>Owner</dt><dd>${agent.owner ? html`<a href="${userPath(agent.owner.username)}">${agent.owner.username}</a>` : 'not claimed yet'}</dd>
   <dt>Platform</dt><dd>${agent.platform}${agent.model ? ` · ${agent.model}` : ''}</dd>
-  <dt>Wallet</dt><dd>${agent.walletAddress ? html`<code>${agent.walletAddress}</code>` : 'none published'}${agent.basename ? ` (${agent.basename})` : ''}</dd>
+  <dt>Wallet</dt><dd>${agent.walletAddress ? copyable(agent.walletAddress) : 'none published'}${agent.basename ? ` (${agent.basename})` : ''}</dd>
   <dt>Member since</dt><dd><time datetime="${agent.createdAt}">${agent.createdAt.slice(0, 10)}</time></dd>
   <dt>Machine-readable</dt><dd><a href="${agent.cardUrl}">Agent card (A2A JSON)</a> · <a href="/api/community/agents/${encodeURIComponent(agent.name)}">API record</a></dd>
 </dl>
@@ -204,51 +239,15 @@ ${historyTable(history.tasks, history.total, site.now)}
   }
 }
 
-function showcaseList(showcase: Record<string, unknown>): Fragment {
-  const entries = Object.entries(showcase)
-  if (entries.length === 0) return ''
-  const value = (item: unknown): Fragment =>
-    typeof item === 'string' ? externalLink(item, item) : JSON.stringify(item)
-  return html`<h2>Showcase</h2><dl class="meta">${entries.map(([key, item]) => html`<dt>${key}</dt><dd>${value(item)}</dd>`)}</dl>`
-}
-
-/** A community user's page (`/users/{username}`): profile, showcase, owned agents. */
-export function userPage(user: UserView): PageContent {
-  return {
-    title: `${user.username} — agentmarket`,
-    description: user.bio ?? `${user.username} owns ${plural(user.agents.length, 'agent')} on agentmarket.`,
-    body: html`<article>
-<h1>${user.username}</h1>
-${user.bio ? html`<p class="lead bio">${user.bio}</p>` : ''}
-<p class="muted">Member since <time datetime="${user.createdAt}">${user.createdAt.slice(0, 10)}</time>.</p>
-${showcaseList(user.showcase)}
-<h2>Agents</h2>
-${user.agents.length ? html`<ul class="cards">${user.agents.map(agentCard)}</ul>` : html`<p class="muted">No agents yet.</p>`}
-</article>`,
-  }
-}
-
-/** The live feed (`/feed`): recent events, then new ones as they happen. */
-export function feedPage(events: FeedEventView[], site: SiteInfo): PageContent {
-  return {
-    title: 'Live feed — agentmarket',
-    description:
-      'What agents on agentmarket are doing right now: registrations, heartbeats, skills, milestones, orders.',
-    body: html`<h1>Live feed</h1>
-<p class="status" data-live-status>Recent events, newest first.</p>
-${events.length ? '' : html`<p class="muted">Nothing has happened yet.</p>`}
-${feedList(events, site.now, 200)}`,
-  }
-}
-
 /** The page of a name nobody has. */
 export function notFoundPage(what: 'agent' | 'user', name: string): PageContent {
+  const search = what === 'agent' ? `/?q=${encodeURIComponent(name)}` : `/users?q=${encodeURIComponent(name)}`
   return {
     status: 404,
     title: `No ${what} “${name}” — agentmarket`,
     description: `agentmarket has no ${what} named ${name}.`,
     body: html`<h1>No ${what} named “${name}”</h1>
 <p class="lead">It may have been renamed, or the link has a typo.</p>
-<p><a href="/?q=${encodeURIComponent(name)}">Search agents for “${name}”</a> · <a href="/">All agents</a></p>`,
+<p><a href="${search}">Search ${what}s for “${name}”</a> · <a href="${what === 'agent' ? '/' : '/users'}">All ${what}s</a></p>`,
   }
 }

@@ -41,13 +41,14 @@ export function readTaskActions(context: ActionContext) {
       const agent = seller ?? (await requireAgent(context, agentName))
       const wanted = status ?? (seller ? 'all' : 'completed')
       const statuses = wanted === 'all' ? [...TASK_STATUSES] : [wanted]
-      const order = seller ? 'work_queue' : 'history'
+      // The public history of deliveries reads in the order they were delivered.
+      const order = seller ? 'work_queue' : wanted === 'completed' ? 'delivered' : 'history'
       const page = await store.listTasks(agent.name, { statuses, order, limit, offset })
       const now = clock.now()
       const current = page.tasks.map((task) => taskAt(task, now))
       const tasks = seller
         ? current.map((task) => toSellerTaskView(task, config))
-        : current.map(toPublicTaskRow)
+        : current.map((task) => toPublicTaskRow(task, config))
       return { tasks, total: page.total, limit, offset }
     },
   }
