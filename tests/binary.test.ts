@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import serverPackage from '../packages/server/package.json' with { type: 'json' }
 import { freePort, runToEnd, waitForOk } from './support/process.ts'
 
 const root = resolve(import.meta.dir, '..')
@@ -88,4 +89,22 @@ describe('the single binary', () => {
     second.child.kill()
     await second.child.exited
   })
+
+  test('behavior: --version, --help and a typo answer without a database; the demo names the binary and its database', async () => {
+    const folder = mkdtempSync(join(buildFolder, 'cwd-'))
+    const run = (words: string[], env: Record<string, string> = {}) =>
+      runToEnd([binary, ...words], { cwd: folder, env })
+    const version = await run(['--version'])
+    expect(version).toEqual({ exitCode: 0, stdout: `${serverPackage.version}\n`, stderr: '' })
+    const help = await run(['--help'])
+    expect(help.exitCode).toBe(0)
+    expect(help.stdout).toContain('migrate')
+    const typo = await run(['serv'])
+    expect(typo.exitCode).toBe(2)
+    expect(typo.stderr).toContain('did you mean "serve"?')
+    expect(readdirSync(folder)).toEqual([])
+    const demo = await run(['demo'], { DATABASE_URL: 'file:./demo/market.db' })
+    expect(demo.exitCode).toBe(0)
+    expect(demo.stdout).toContain(`\n  DATABASE_URL=file:./demo/market.db ${binary}\n`)
+  }, 30_000)
 })

@@ -37,7 +37,6 @@ import { webRoutes } from './web/routes.ts'
 export type AppDeps = {
   market: MarketplaceActions
   baseUrl: string
-  version?: string
   startedAt?: Date
   /** The API versions and their deprecations; default: v1, current. */
   versions?: ApiVersion[]
@@ -69,7 +68,7 @@ export function createApp(deps: AppDeps) {
   const routeDeps: RouteDeps = {
     market: deps.market,
     baseUrl: deps.baseUrl,
-    version: deps.version ?? VERSION,
+    version: VERSION,
     startedAt: deps.startedAt ?? new Date(),
     orderMailbox: deps.orderMailbox ?? null,
     versions,

@@ -591,11 +591,11 @@ async function summarize(market: MarketplaceActions, baseUrl: string, tally: Tal
 // ---------------------------------------------------------------------------------------------------------------
 
 /**
- * `bun run demo`: seeds the configured database and prints what to do next. Resolves to the exit code: 1, after one
- * line on stderr, when the database already has agents.
- * @example process.exitCode = await runDemo(readSettings(process.env))
+ * `agentmarket demo`: seeds the configured database and prints what to do next, `serve` being the command that starts
+ * the server on that database. Resolves to the exit code: 1, after one line on stderr, when it already has agents.
+ * @example process.exitCode = await runDemo(readSettings(process.env), serveCommand(process.env))
  */
-export async function runDemo(settings: Settings): Promise<number> {
+export async function runDemo(settings: Settings, serve: string): Promise<number> {
   const started = performance.now()
   const database = await openDatabase(settings.databaseUrl, settings.databaseAuthToken)
   const store = libsqlStore(database)
@@ -612,7 +612,7 @@ export async function runDemo(settings: Settings): Promise<number> {
     console.log(
       `  ${s.milestones} milestones (${s.verifiedMilestones} verified), ${s.completedTasks} completed tasks`,
     )
-    console.log(`Next: bun start, then open ${settings.baseUrl}/`)
+    console.log(`Next, start the server on it:\n  ${serve}\nthen open ${settings.baseUrl}/ or an agent:`)
     for (const agent of s.visit) console.log(`  ${agent.url}`)
     console.log('Liveness is relative to now: agents drift to idle and off as real time passes.')
     return 0

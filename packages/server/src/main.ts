@@ -1,197 +1,46 @@
-import {
-  cryptoRandom,
-  leasedRateBuckets,
-  Marketplace,
-  type MarketplaceActions,
-  type MppSettings,
-  persistentMppSecret,
-  type RateLimiter,
-  rateLimiter,
-  type Store,
-} from '@agentmarket/core'
-import { viemChain } from '@agentmarket/core/viem'
-import {
-  type Database,
-  libsqlRateBuckets,
-  libsqlStore,
-  openDatabase,
-  whileBusy,
-} from '@agentmarket/store-libsql'
-import { type Client, createClient, http } from 'viem'
-import { createApp } from './app.ts'
-import { marketConfig, readSettings, type Settings, SettingsError } from './env.ts'
-import { jsonLogger, type Logger } from './log.ts'
-import { startPaymentRechecks } from './rechecks.ts'
-
-/** How often pending payments sent at creation are re-checked (each task also backs off on its own). */
-const RECHECK_INTERVAL_MS = 1_000
-/** How often the outbox is looked at (each entry also backs off on its own). */
-const OUTBOX_INTERVAL_MS = 1_000
-/** How long a SIGTERM or SIGINT may take to finish requests in flight and flush before the process exits anyway. */
-const SHUTDOWN_DEADLINE_MS = 15_000
-
-/** A client of the MPP network (Tempo mainnet), made on the first paid request: its chain module is slow to load. */
-function tempoClient(rpcUrl: string): () => Promise<Client> {
-  let client: Promise<Client> | null = null
-  return () => {
-    client ??= import('viem/tempo/chains').then(({ tempo }) =>
-      createClient({ chain: tempo, transport: http(rpcUrl, { retryCount: 0, timeout: 10_000 }) }),
-    )
-    return client
-  }
-}
-
-/** Machine-payment settings: the configured secret, or one made once and kept in the database. */
-async function mppSettings(settings: Settings, store: Store): Promise<MppSettings> {
-  return {
-    // Processes starting together on a new database race to make the secret; the loser reads the winner's.
-    secretKey: settings.mppSecretKey ?? (await whileBusy(() => persistentMppSecret(store, cryptoRandom()))),
-    realm: settings.mppRealm,
-    currency: settings.mppCurrency,
-    getClient: tempoClient(settings.tempoRpcUrl),
-  }
-}
-
-/** Rate limits kept in the database, so every process on it shares them; null when RATE_LIMITS=off. */
-function rateLimitSettings(settings: Settings, database: Database) {
-  if (!settings.rateLimits) return null
-  return {
-    limiter: rateLimiter(leasedRateBuckets(libsqlRateBuckets(database)), {
-      policies: settings.ratePolicies,
-      // Bun's native 64-bit hash: a bucket name per key at a fraction of SHA-256's cost on every write.
-      keyBucket: (apiKey) => Bun.hash(apiKey).toString(36),
-    }),
-    trustedProxies: settings.trustProxy,
-  }
-}
-
 /**
- * Orders by e-mail: the outbox sender when a relay is set, the SMTP listener when its port is set. The mail modules
- * load only then, so a server without mail starts without them.
+ * The `agentmarket` command (`bun start`, the single binary): reads the command line, then loads only what the
+ * command needs, so help, the version and a mistyped word answer at once and never open a database or a port.
  */
-async function startMail(
-  settings: Settings,
-  market: MarketplaceActions,
-  limiter: RateLimiter | null,
-  logger: Logger,
-) {
-  const { smtpOutboundUrl: relay, smtpInboundPort: port } = settings
-  const mailer = relay ? (await import('./mail/smtpMailer.ts')).smtpMailer(relay) : null
-  const delivery = mailer
-    ? (await import('./mail/delivery.ts')).startMailDelivery(market, mailer, {
-        intervalMs: OUTBOX_INTERVAL_MS,
-        logger,
-      })
-    : null
-  const listener =
-    port === null
-      ? null
-      : await (await import('./mail/listener.ts')).startOrderListener({
-          market,
-          mailbox: settings.orderMailbox,
-          port,
-          host: settings.host,
-          onTaken: () => delivery?.kick(),
-          mailAuth: { policy: settings.mailAuth, dnsServers: settings.mailDnsServers },
-          limiter,
-          logger,
-        })
-  return {
-    port: listener?.port ?? null,
-    async stop() {
-      await listener?.close()
-      await delivery?.stop()
-      mailer?.close()
-    },
-  }
-}
+import { parseCommandLine, serveCommand, usage } from './cli.ts'
+import type { Settings } from './env.ts'
+import { VERSION } from './version.ts'
 
-/** Opens the database, builds the marketplace and starts listening. Returns a stop function. */
-export async function startServer(settings: Settings) {
-  const logger = jsonLogger(settings.logLevel)
-  const database = await openDatabase(settings.databaseUrl, settings.databaseAuthToken)
-  const store = libsqlStore(database)
-  const config = marketConfig(settings)
-  const chain = viemChain({ rpcUrl: settings.chainRpcUrl })
-  const mpp = await mppSettings(settings, store)
-  const market = Marketplace.create({ store, config, chain, mpp, pairingSecret: settings.pairingSecret })
-  const orderMailbox = settings.smtpInboundPort === null ? null : settings.orderMailbox
-  const rateLimits = rateLimitSettings(settings, database)
-  const app = createApp({
-    market,
-    baseUrl: settings.baseUrl,
-    orderMailbox,
-    rateLimits,
-    trustedProxies: settings.trustProxy,
-    streamLimits: settings.feedStreams,
-    corsOrigins: settings.corsOrigins,
-    logger,
-  })
-  const rechecks = startPaymentRechecks(market, { intervalMs: RECHECK_INTERVAL_MS, logger })
-  // Mail first: once HTTP answers, every channel is ready (a health check is how hosts and tests wait for us).
-  const mail = await startMail(settings, market, rateLimits?.limiter ?? null, logger)
-  app.listen({ port: settings.port, hostname: settings.host, idleTimeout: settings.idleTimeoutSeconds })
-  return {
-    app,
-    logger,
-    /** The port of the order mailbox, when it is on. */
-    mailPort: mail.port,
-    /**
-     * Stops taking requests and lets those in flight finish (their writes are committed before they are
-     * answered), then stops mail (a last outbox pass) and the re-checks, then closes the database.
-     */
-    async stop() {
-      await app.stop()
-      await mail.stop()
-      await rechecks.stop()
-      await store.close()
-      // Elysia logs a request in a setImmediate after answering it: one more turn lets the last ones in.
-      await new Promise((resolve) => setImmediate(resolve))
-      logger.flush(true)
-    },
-  }
-}
-
-if (import.meta.main) {
-  let settings: Settings
+/** The settings from the environment, or exit 1 after one line naming the malformed variable. */
+async function settingsOrExit(): Promise<Settings> {
+  const { readSettings, SettingsError } = await import('./env.ts')
   try {
-    settings = readSettings(process.env)
+    return readSettings(process.env)
   } catch (error) {
     if (!(error instanceof SettingsError)) throw error
     console.error(`agentmarket: ${error.message}`)
     process.exit(1)
   }
-  if (process.argv[2] === 'demo') {
+}
+
+/** Runs what the command line asks for; resolves when a command that exits has set its exit code. */
+async function main(words: string[]) {
+  const line = parseCommandLine(words)
+  if (line.kind === 'usage error') {
+    console.error(line.message)
+    process.exit(2)
+  }
+  if (line.kind === 'version') return console.log(VERSION)
+  if (line.command === 'help') return process.stdout.write(usage(VERSION))
+  const settings = await settingsOrExit()
+  if (line.command === 'demo') {
     const { runDemo } = await import('./demo.ts')
-    process.exit(await runDemo(settings))
+    process.exit(await runDemo(settings, serveCommand(process.env)))
   }
   try {
-    const server = await startServer(settings)
-    const { logger } = server
-    logger.info('listening', {
-      url: `http://${settings.host}:${settings.port}`,
-      baseUrl: settings.baseUrl,
-      rateLimits: settings.rateLimits,
-    })
-    if (server.mailPort !== null)
-      logger.info('taking orders by e-mail', { mailbox: settings.orderMailbox, smtpPort: server.mailPort })
-    const shutdown = (signal: string) => {
-      logger.info('stopping', { signal })
-      // A stop that hangs (a request that never ends) must not keep the process: exit 1 after the deadline.
-      setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS).unref()
-      server.stop().then(
-        () => process.exit(0),
-        (error) => {
-          logger.error('shutdown failed', {}, error)
-          logger.flush(true)
-          process.exit(1)
-        },
-      )
-    }
-    process.once('SIGINT', shutdown)
-    process.once('SIGTERM', shutdown)
+    if (line.command === 'migrate')
+      process.exit(await (await import('./migrateCommand.ts')).runMigrate(settings))
+    await (await import('./serve.ts')).serve(settings)
   } catch (error) {
-    console.error(`agentmarket: cannot start: ${error instanceof Error ? error.message : String(error)}`)
+    const doing = line.command === 'migrate' ? 'migrate' : 'start'
+    console.error(`agentmarket: cannot ${doing}: ${error instanceof Error ? error.message : String(error)}`)
     process.exit(1)
   }
 }
+
+await main(process.argv.slice(2))

@@ -1,4 +1,4 @@
 export { libsqlStore } from './libsqlStore.ts'
-export { migrate } from './migrate.ts'
+export { applyMigrations, type MigrationReport, migrate } from './migrate.ts'
 export { type Database, openDatabase, whileBusy } from './open.ts'
 export { libsqlRateBuckets } from './rateBuckets.ts'

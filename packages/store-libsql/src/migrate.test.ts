@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { createClient } from '@libsql/client'
 import { readMigrationFolder } from '../scripts/embed-migrations.ts'
-import { migrate } from './migrate.ts'
+import { applyMigrations, migrate } from './migrate.ts'
 import embedded from './migrations.json' with { type: 'json' }
 
 describe('migrate', () => {
@@ -62,5 +62,28 @@ describe('migrate', () => {
     const expires = Number(code.rows[0]?.pairing_code_expires_at)
     expect(Math.abs(expires - (Date.now() + 7 * 86_400_000))).toBeLessThan(60_000)
     client.close()
+  })
+
+  test('behavior: a run reports the numbers of the migrations it applied, in order, of those it knows', async () => {
+    expect(await applyMigrations(createClient({ url: ':memory:' }))).toEqual({
+      applied: embedded.map((_, number) => number),
+      known: embedded.length,
+    })
+    // A database an older release made: its first migrations applied, as that release's migrate did.
+    const older = createClient({ url: ':memory:' })
+    await older.execute(
+      'CREATE TABLE "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)',
+    )
+    for (const migration of embedded.slice(0, -2)) {
+      for (const statement of migration.sql) if (statement.trim()) await older.execute(statement)
+      await older.execute({
+        sql: 'INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)',
+        args: [migration.hash, migration.folderMillis],
+      })
+    }
+    const n = embedded.length
+    expect(await applyMigrations(older)).toEqual({ applied: [n - 2, n - 1], known: n })
+    expect(await applyMigrations(older)).toEqual({ applied: [], known: n })
+    older.close()
   })
 })

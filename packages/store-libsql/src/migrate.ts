@@ -8,10 +8,17 @@ const MIGRATIONS: MigrationMeta[] = embeddedMigrations
 const TABLE = '"__drizzle_migrations"'
 
 /**
+ * What a migration run did: the numbers of the migrations it applied, in order (7 is drizzle's `0007_….sql`), and
+ * how many migrations this code knows.
+ */
+export type MigrationReport = { applied: number[]; known: number }
+
+/**
  * Applies the embedded migrations that the database has not seen, in one write transaction.
  * BEGIN IMMEDIATE comes before reading what is applied, so processes starting together migrate one at a time.
+ * @example const { applied } = await applyMigrations(client)
  */
-export async function migrate(client: Client): Promise<number> {
+export async function applyMigrations(client: Client): Promise<MigrationReport> {
   await client.execute(
     `CREATE TABLE IF NOT EXISTS ${TABLE} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`,
   )
@@ -19,8 +26,10 @@ export async function migrate(client: Client): Promise<number> {
   try {
     const last = await transaction.execute(`SELECT created_at FROM ${TABLE} ORDER BY created_at DESC LIMIT 1`)
     const appliedUpTo = Number(last.rows[0]?.created_at ?? -1)
-    const pending = MIGRATIONS.filter((migration) => migration.folderMillis > appliedUpTo)
-    for (const migration of pending) {
+    const pending = MIGRATIONS.map((migration, number) => ({ migration, number })).filter(
+      ({ migration }) => migration.folderMillis > appliedUpTo,
+    )
+    for (const { migration } of pending) {
       for (const statement of migration.sql) if (statement.trim()) await transaction.execute(statement)
       await transaction.execute({
         sql: `INSERT INTO ${TABLE} ("hash", "created_at") VALUES (?, ?)`,
@@ -28,8 +37,13 @@ export async function migrate(client: Client): Promise<number> {
       })
     }
     await transaction.commit()
-    return pending.length
+    return { applied: pending.map(({ number }) => number), known: MIGRATIONS.length }
   } finally {
     transaction.close()
   }
+}
+
+/** Applies the pending migrations (see `applyMigrations`) and answers how many it applied. */
+export async function migrate(client: Client): Promise<number> {
+  return (await applyMigrations(client)).applied.length
 }

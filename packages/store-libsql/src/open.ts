@@ -2,10 +2,10 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { type Client, createClient } from '@libsql/client'
 import { drizzle, type LibSQLDatabase } from 'drizzle-orm/libsql'
-import { migrate } from './migrate.ts'
+import { applyMigrations, type MigrationReport } from './migrate.ts'
 
-/** An open, migrated database. */
-export type Database = { client: Client; db: LibSQLDatabase; close(): void }
+/** An open, migrated database, and what migrating it at this opening did. */
+export type Database = { client: Client; db: LibSQLDatabase; migrations: MigrationReport; close(): void }
 
 /** The file path of a `file:` URL, or null for other URLs. */
 function filePath(url: string): string | null {
@@ -56,6 +56,6 @@ export async function openDatabase(url: string, authToken?: string): Promise<Dat
   const client = createClient({ url, authToken, timeout: 5000 })
   if (path && path !== ':memory:') await whileBusy(() => useWal(client))
   const db = drizzle(client)
-  await whileBusy(() => migrate(client))
-  return { client, db, close: () => client.close() }
+  const migrations = await whileBusy(() => applyMigrations(client))
+  return { client, db, migrations, close: () => client.close() }
 }

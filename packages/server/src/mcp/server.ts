@@ -11,6 +11,7 @@ import {
 import { fallbackLogger, type Logger } from '../log.ts'
 import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from '../openapi/jsonSchema.ts'
 import { requestIdOf } from '../plugins/requestLog.ts'
+import { VERSION } from '../version.ts'
 import type { Charge } from './http.ts'
 import { marketTools, type Tool, type ToolContext } from './tools.ts'
 
@@ -69,7 +70,7 @@ function mcpServer(
   logger: Logger,
 ) {
   const server = new Server(
-    { name: 'agentmarket', version: '1.1.0' },
+    { name: 'agentmarket', version: VERSION },
     {
       capabilities: { tools: {}, resources: {} },
       instructions: 'The agentmarket API as tools; read the guide resource first.',

@@ -1,9 +1,13 @@
 import { type PaidOfferPage, PaidOrderInput, paymentInfoOf, RESPONSE_SCHEMAS } from '@agentmarket/core'
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
+import { VERSION } from '../version.ts'
 import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from './jsonSchema.ts'
 
-/** The version of the API description (SPEC.md: 1.1.0). */
+/**
+ * The version of the API description, fixed by SPEC.md (versioning, rule 5) and CONTRACT.md: it changes with the
+ * description, not with each release. The release serving it is `info["x-server-version"]`.
+ */
 export const OPENAPI_INFO_VERSION = '1.1.0'
 
 type Operation = { parameters?: { name: string; in: string }[] } & Record<string, unknown>
@@ -83,6 +87,7 @@ export function openapiDocument(app: AnyElysia, options: { baseUrl: string; titl
     info: {
       title: options.title ?? 'agentmarket',
       version: OPENAPI_INFO_VERSION,
+      'x-server-version': VERSION,
       description:
         'A marketplace where software agents register, publish free or paid skills, report liveness, record milestones, ' +
         `and sell skill orders paid in USDC. Guide for agents: ${options.baseUrl}/llms.txt`,

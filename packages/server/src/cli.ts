@@ -1,0 +1,146 @@
+import { parseArgs } from 'node:util'
+import { distance } from 'fastest-levenshtein'
+
+/** The commands of `agentmarket`, each with the line `--help` shows; the first is the default. */
+export const COMMANDS = {
+  serve: 'start the server (the default when no command is given)',
+  demo: 'fill an empty database with a demo market, then exit',
+  migrate: 'apply the pending database migrations to DATABASE_URL, print them, then exit',
+  help: 'print this help',
+} as const
+
+/** A command of `agentmarket`. */
+export type Command = keyof typeof COMMANDS
+
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const
+
+/** What the words after `agentmarket` ask for: a command to run, or a line for standard error and exit code 2. */
+export type CommandLine =
+  | { kind: 'command'; command: Command }
+  | { kind: 'version' }
+  | { kind: 'usage error'; message: string }
+
+// Farther than this from every known word, a typo gets no suggestion (a guess that far off misleads more than helps).
+const MAX_SUGGESTION_DISTANCE = 2
+
+/** The known word closest to `word`, when one is close enough to be what was meant (`-x` is not `-h` mistyped). */
+function closest(word: string, known: readonly string[]): string | null {
+  const bare = (text: string) => text.replace(/^-+/, '').toLowerCase()
+  const ranked = known
+    .map((candidate) => ({ candidate, far: distance(bare(word), bare(candidate)) }))
+    .sort((a, b) => a.far - b.far)
+  const best = ranked[0]
+  if (!best || best.far > MAX_SUGGESTION_DISTANCE || best.far >= bare(best.candidate).length) return null
+  return best.candidate
+}
+
+/** The one line a mistyped word gets: what was not understood, the closest known word, and where help is. */
+function unknown(what: 'command' | 'option', word: string, known: readonly string[]): CommandLine {
+  const suggestion = closest(word, known)
+  const hint = suggestion ? ` (did you mean "${suggestion}"?)` : ''
+  return {
+    kind: 'usage error',
+    message: `agentmarket: unknown ${what} "${word}"${hint}; run agentmarket --help for the commands`,
+  }
+}
+
+const OPTION_WORDS = Object.entries(OPTIONS).flatMap(([name, { short }]) => [`--${name}`, `-${short}`])
+
+/**
+ * Reads the words after the program's name (`process.argv.slice(2)`). Nothing is done here: the caller runs the
+ * command, so help, the version and a typo never open a database or a port.
+ * @example parseCommandLine(['serv']) // { kind: 'usage error', message: 'agentmarket: unknown command "serv" (did you mean "serve"?); …' }
+ */
+export function parseCommandLine(words: string[]): CommandLine {
+  // Not strict: an unknown option is ours to report, with a suggestion, rather than a thrown library message.
+  const { values, positionals, tokens } = parseArgs({
+    args: words,
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  })
+  const stray = tokens.find((token) => token.kind === 'option' && !(token.name in OPTIONS))
+  if (stray?.kind === 'option') return unknown('option', stray.rawName, OPTION_WORDS)
+  const valued = tokens.find((token) => token.kind === 'option' && token.value !== undefined)
+  if (valued?.kind === 'option')
+    return {
+      kind: 'usage error',
+      message: `agentmarket: ${valued.rawName} takes no value; run agentmarket --help for the commands`,
+    }
+  if (values.help) return { kind: 'command', command: 'help' }
+  if (values.version) return { kind: 'version' }
+  const [word, extra] = positionals
+  if (extra !== undefined)
+    return {
+      kind: 'usage error',
+      message: `agentmarket: unexpected argument "${extra}" after ${word}; run agentmarket --help for the commands`,
+    }
+  if (word === undefined) return { kind: 'command', command: 'serve' }
+  if (word in COMMANDS) return { kind: 'command', command: word as Command }
+  return unknown('command', word, Object.keys(COMMANDS))
+}
+
+/** The variables most set-ups touch, with their defaults; README.md's "Configuration" has every one. */
+const VARIABLES: [string, string][] = [
+  ['PORT, HOST', 'listen address (3000, 0.0.0.0)'],
+  ['BASE_URL', 'public address used in cards and links (http://localhost:$PORT)'],
+  ['DATABASE_URL', 'file:…, :memory: or libsql://… (file:./data/market.db)'],
+  ['DATABASE_AUTH_TOKEN', 'token of a remote libsql:// database'],
+  ['CHAIN_RPC_URL, CHAIN_ID', 'the payment chain (Base mainnet)'],
+  ['LOG_LEVEL', 'info, warn or off (info)'],
+  ['RATE_LIMITS', 'on or off (on)'],
+]
+
+/** Pads each first column to the widest, for the aligned lists of `--help`. */
+function columns(rows: [string, string][]): string[] {
+  const width = Math.max(...rows.map(([left]) => left.length))
+  return rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`)
+}
+
+/** The text of `agentmarket --help`. */
+export function usage(version: string): string {
+  return [
+    `agentmarket ${version}: a marketplace where software agents sell their skills`,
+    '',
+    'Usage: agentmarket [command]        (from a checkout: bun start [command])',
+    '',
+    'Commands:',
+    ...columns(Object.entries(COMMANDS)),
+    '',
+    'Options:',
+    ...columns([
+      ['-h, --help', 'print this help'],
+      ['-v, --version', 'print the version'],
+    ]),
+    '',
+    'Environment (every variable, its default and its checks: README.md, "Configuration"):',
+    ...columns(VARIABLES),
+    '',
+  ].join('\n')
+}
+
+/** A word as a POSIX shell reads it back: as it is when it holds no special character, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
+}
+
+// What says which database and address a server uses; the token is a secret, so only its place is shown.
+const WHERE_VARIABLES = ['DATABASE_URL', 'DATABASE_AUTH_TOKEN', 'PORT', 'HOST', 'BASE_URL'] as const
+
+/**
+ * The command that starts the server on the database and address these variables name: the variables that were set
+ * (a token as `…`), then `bun start` from a checkout or, from the binary, the binary as it was called.
+ * @example serveCommand({ DATABASE_URL: 'file:/tmp/demo.db' }) // 'DATABASE_URL=file:/tmp/demo.db bun start'
+ */
+export function serveCommand(env: Record<string, string | undefined>): string {
+  const set = WHERE_VARIABLES.filter((name) => env[name])
+  const assignments = set.map((name) =>
+    name === 'DATABASE_AUTH_TOKEN' ? `${name}=…` : `${name}=${shellWord(env[name] ?? '')}`,
+  )
+  const program = Bun.isStandaloneExecutable ? shellWord(process.argv0) : 'bun start'
+  return [...assignments, program].join(' ')
+}
