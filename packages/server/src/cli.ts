@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import { distance } from 'fastest-levenshtein'
+import { closestName } from '@agentmarket/core'
 
 /** The commands of `agentmarket`, each with the line `--help` shows; the first is the default. */
 export const COMMANDS = {
@@ -23,18 +23,15 @@ export type CommandLine =
   | { kind: 'version' }
   | { kind: 'usage error'; message: string }
 
-// Farther than this from every known word, a typo gets no suggestion (a guess that far off misleads more than helps).
-const MAX_SUGGESTION_DISTANCE = 2
-
-/** The known word closest to `word`, when one is close enough to be what was meant (`-x` is not `-h` mistyped). */
+/**
+ * The known word closest to `word`, when one is close enough to be what was meant (core's closestName, the rule API
+ * fields use too); a one-letter word gets none (`-x` is not `-h` mistyped).
+ */
 function closest(word: string, known: readonly string[]): string | null {
   const bare = (text: string) => text.replace(/^-+/, '').toLowerCase()
-  const ranked = known
-    .map((candidate) => ({ candidate, far: distance(bare(word), bare(candidate)) }))
-    .sort((a, b) => a.far - b.far)
-  const best = ranked[0]
-  if (!best || best.far > MAX_SUGGESTION_DISTANCE || best.far >= bare(best.candidate).length) return null
-  return best.candidate
+  if (bare(word).length <= 1) return null
+  const near = closestName(bare(word), known.map(bare))
+  return known.find((candidate) => bare(candidate) === near) ?? null
 }
 
 /** The one line a mistyped word gets: what was not understood, the closest known word, and where help is. */
