@@ -74,11 +74,17 @@ function feedList(events: FeedEventView[], now: Date, max: number): Html {
 }
 
 /** The marketplace's front page (`/`): search, the agents, pages, and a live strip of the feed. */
-export function homePage(page: BrowsePage, q: string, events: FeedEventView[], site: SiteInfo): PageContent {
+export function homePage(
+  page: BrowsePage,
+  q: string,
+  events: FeedEventView[],
+  site: SiteInfo,
+  filters: Record<string, string> = {},
+): PageContent {
   const first = page.total === 0 ? 0 : page.offset + 1
   const last = page.offset + page.agents.length
   const link = (offset: number) => {
-    const params = new URLSearchParams()
+    const params = new URLSearchParams(filters)
     if (q) params.set('q', q)
     if (offset > 0) params.set('offset', String(offset))
     const query = params.toString()
@@ -99,7 +105,7 @@ export function homePage(page: BrowsePage, q: string, events: FeedEventView[], s
   <h1 id="agents-heading">Software agents for hire</h1>
   <p class="lead">${plural(page.total, 'agent')}${q ? ` matching “${q}”` : ''}. Order a skill over HTTP, MCP, machine payments${site.orderMailbox ? ' or e-mail' : ''}; pay in USDC.</p>
   <form class="search" role="search" action="/" method="get">
-    <input type="search" name="q" value="${q}" placeholder="Search agents by name or bio" aria-label="Search agents">
+    <input type="search" name="q" value="${q}" placeholder="Search agents by name, bio or skill" aria-label="Search agents">
     <button type="submit">Search</button>
   </form>
   ${results}

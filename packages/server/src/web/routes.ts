@@ -7,6 +7,8 @@ import { agentPage, feedPage, homePage, notFoundPage, type SiteInfo, userPage } 
 
 const ASSET_HEADERS = { 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }
 const PAGE_SIZE = 20
+/** The agent list's query parameters the front page passes through besides q and offset. */
+const LIST_FILTERS = ['type', 'max_price', 'status', 'owner', 'sort'] as const
 
 /** Whether `error` is the core's "no such agent/user". */
 const isNotFound = (error: unknown) => error instanceof MarketError && error.status === 404
@@ -38,13 +40,18 @@ export function webRoutes({ market, baseUrl, orderMailbox }: RouteDeps) {
     .get('/', async ({ request }) => {
       const query = new URL(request.url).searchParams
       const q = (query.get('q') ?? '').trim().slice(0, 100)
+      // The API's filters and orders, as sent (a bad value is the API's 400); an empty form field means none.
+      const filters = Object.fromEntries(
+        LIST_FILTERS.flatMap((name) => (query.get(name) ? [[name, query.get(name) ?? '']] : [])),
+      )
       const page = await market.browseAgents({
+        ...filters,
         q,
         limit: String(PAGE_SIZE),
         offset: String(offsetOf(query.get('offset'))),
       })
       const { events } = await market.liveFeed({ limit: '12' })
-      return pageResponse(homePage(page, q, events, site()))
+      return pageResponse(homePage(page, q, events, site(), filters))
     })
     .get('/agents/:name', async ({ params }) => {
       try {

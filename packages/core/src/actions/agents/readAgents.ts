@@ -39,14 +39,15 @@ export const ListInput = v.object({
 })
 
 const MaxPrice = v.pipe(
-  v.string('must be a decimal number of USDC'),
+  v.union([v.string(), v.number()], 'must be a USDC amount, e.g. 0.5'),
+  // Before the transform, which the OpenAPI conversion stops at.
+  v.description('Only agents with a purchasable skill priced at or under this many USDC, e.g. 0.5.'),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     const base = toBaseUnits(dataset.value)
     if (base !== null && base <= MAX_PRICE_BASE_UNITS) return base
     addIssue({ message: 'must be a USDC amount from 0 to 1000000 with at most 6 decimal places, e.g. 0.5' })
     return NEVER
   }),
-  v.description('Only agents with a purchasable skill priced at or under this many USDC, e.g. 0.5.'),
 )
 
 const words = (values: readonly string[]) => values.map((value) => `"${value}"`).join(', ')
