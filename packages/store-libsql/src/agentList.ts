@@ -57,27 +57,35 @@ const TRIGRAM = 3
  * index (agent_search) picks the candidates first; the exact test then keeps its meaning (ASCII case folding, % and _
  * literal), since the index folds case at least as widely.
  */
-function textSearch(q: string | undefined): SQL | undefined {
+function textSearch(q: string | undefined, inOrder: boolean): SQL | undefined {
   const exact = searchCondition(q, agents.name, agents.bio, agents.skillText)
   if (!q || [...q].length < TRIGRAM) return exact
   const phrase = `"${q.replaceAll('"', '""')}"`
-  return sql`${agents}.rowid in (select rowid from agent_search where agent_search match ${phrase}) and ${exact}`
+  const rowid = inOrder ? sql`+${agents}.rowid` : sql`${agents}.rowid`
+  return sql`${rowid} in (select rowid from agent_search where agent_search match ${phrase}) and ${exact}`
 }
 
-/** The condition of every filter of `query` (matchesFilters in SQL); never seen counts as before any instant. */
-export function agentListWhere(query: AgentListQuery): SQL | undefined {
-  const { q, sells, maxPriceBaseUnits, lastSeen, owner } = query
+/** From this many matches on, a page is read walking the order's index and testing each agent (see agentListWhere). */
+export const WALK_IN_ORDER_FROM = 2_000
+
+/**
+ * The condition of every filter of `query` (matchesFilters in SQL); never seen counts as before any instant.
+ * `inOrder` keeps SQLite from picking the agents by the search index or the heartbeat index (the unary +), so it
+ * walks the order's index and stops at the page: when many agents match, that beats sorting them all (a page of
+ * 42,000 idle agents: 8 ms against 200 ms); when few do, finding and sorting them is cheaper.
+ */
+export function agentListWhere(query: AgentListQuery, inOrder = false): SQL | undefined {
+  const { q, sells, maxPriceBaseUnits, lastSeen: seen, owner } = query
+  const lastSeen = inOrder ? sql`+${agents.lastSeen}` : sql`${agents.lastSeen}`
   return and(
-    textSearch(q),
+    textSearch(q, inOrder),
     sells === 'free' ? eq(agents.sellsFree, 1) : undefined,
     sells === 'paid' ? isNotNull(agents.cheapestPriceBaseUnits) : undefined,
     maxPriceBaseUnits === undefined
       ? undefined
       : lte(agents.cheapestPriceBaseUnits, Number(maxPriceBaseUnits)),
-    lastSeen?.from ? gte(agents.lastSeen, lastSeen.from.getTime()) : undefined,
-    lastSeen?.before
-      ? or(isNull(agents.lastSeen), lt(agents.lastSeen, lastSeen.before.getTime()))
-      : undefined,
+    seen?.from ? gte(lastSeen, seen.from.getTime()) : undefined,
+    seen?.before ? or(isNull(lastSeen), lt(lastSeen, seen.before.getTime())) : undefined,
     owner ? eq(agents.ownerKey, usernameKey(owner)) : undefined,
   )
 }

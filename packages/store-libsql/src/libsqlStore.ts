@@ -13,7 +13,13 @@ import type {
 import { IDLE_WINDOW_MS, LIVE_WINDOW_MS, livenessChangesAt, nameKey, usernameKey } from '@agentmarket/core'
 import { and, asc, desc, eq, gt, inArray, isNotNull, lt, or, type SQLWrapper, sql } from 'drizzle-orm'
 import type { Address } from 'viem'
-import { agentListOrder, agentListWhere, searchCondition, skillColumns } from './agentList.ts'
+import {
+  agentListOrder,
+  agentListWhere,
+  searchCondition,
+  skillColumns,
+  WALK_IN_ORDER_FROM,
+} from './agentList.ts'
 import { withChangeVersion } from './changeVersion.ts'
 import { groupCommit } from './groupCommit.ts'
 import { kvStore } from './kvStore.ts'
@@ -312,16 +318,19 @@ export function libsqlStore(database: Database): Store {
     recordHeartbeat: (name, at, online) => heartbeats({ key: nameKey(name), at, online }),
 
     async listAgents(query: AgentListQuery) {
-      const where = agentListWhere(query)
-      const [counted] = await db.select({ total: sql<number>`count(*)` }).from(agents).where(where)
+      const [counted] = await db
+        .select({ total: sql<number>`count(*)` })
+        .from(agents)
+        .where(agentListWhere(query))
+      const total = counted?.total ?? 0
       const rows = await db
         .select()
         .from(agents)
-        .where(where)
+        .where(agentListWhere(query, total >= WALK_IN_ORDER_FROM))
         .orderBy(...agentListOrder(query))
         .limit(query.limit)
         .offset(query.offset)
-      return { agents: await withSkills(rows), total: counted?.total ?? 0 }
+      return { agents: await withSkills(rows), total }
     },
 
     async nextLivenessChange(now) {
