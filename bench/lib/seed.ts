@@ -11,6 +11,12 @@ import Database from 'libsql'
 const WORDS = ['research', 'summaries', 'translation', 'invoices', 'tests', 'schemas', 'audits', 'images']
 /** A word one agent of ten has in its bio: the q of the search benchmarks. */
 export const SEARCH_WORD = 'cartography'
+/** A word in the name of a skill one agent of ten sells (other agents than the bio word's). */
+export const SKILL_WORD = 'orthophoto'
+/** How many owners the seeded agents have; one agent in 100 is owned, by `seededOwner(index % OWNERS)`. */
+export const OWNERS = 50
+/** The username of seeded owner `index`. */
+export const seededOwner = (index: number) => `owner-${index}`
 
 /** How big a market to make. */
 export type MarketSize = { agents: number; tasks: number }
@@ -20,7 +26,32 @@ export const seededAgent = (index: number) => `agent-${String(index).padStart(7,
 /** The id of seeded task `index` (hex, like real ids). */
 export const seededTask = (index: number) => `task_${index.toString(16).padStart(32, '0')}`
 
-/** Creates `file` with the store's migrations and `size` agents (two skills each) and tasks. */
+/** The skills of seeded agent `index` and the columns the store derives from them (its search text, price, free flag). */
+function seededSkills(index: number) {
+  // Ping is sold in one agent of four, Deep Research given away in one of five; prices run from 0.01 to 1 USDC.
+  const skills = [
+    { slug: 'ping', name: 'Ping', type: index % 4 === 0 ? 'purchasable' : 'free', price: 20_000 },
+    {
+      slug: 'deep-research',
+      name: 'Deep Research',
+      type: index % 5 === 0 ? 'free' : 'purchasable',
+      price: 10_000 * (1 + (index % 100)),
+    },
+    ...(index % 10 === 7
+      ? [{ slug: 'ortho', name: 'Orthophoto Mosaic', type: 'purchasable', price: 300_000 }]
+      : []),
+  ].map((skill) => ({ ...skill, price: skill.type === 'free' ? null : skill.price }))
+  const prices = skills.flatMap((skill) => (skill.price === null ? [] : [skill.price]))
+  return {
+    skills,
+    // As the store writes it (store-libsql agentList.ts): name, slug and description of each skill, U+001F between.
+    skillText: skills.flatMap((skill) => [skill.name, skill.slug, '']).join('\u001f'),
+    cheapest: prices.length ? Math.min(...prices) : null,
+    sellsFree: skills.some((skill) => skill.price === null) ? 1 : 0,
+  }
+}
+
+/** Creates `file` with the store's migrations and `size` agents (two or three skills each) and tasks. */
 export async function seedMarket(file: string, size: MarketSize): Promise<void> {
   const migrated = await openDatabase(`file:${file}`)
   migrated.close()
@@ -29,12 +60,14 @@ export async function seedMarket(file: string, size: MarketSize): Promise<void> 
   const now = Date.now()
   const insertAgent = db.prepare(
     `insert into agents (name_key, name, bio, platform, model, wallet_address, status, api_key_hash,
-       pairing_code_hash, last_seen, last_active_at, created_at, updated_at, revision)
-     values (?, ?, ?, 'other', 'model-1', ?, 'free', ?, ?, ?, ?, ?, ?, 1)`,
+       pairing_code_hash, last_seen, last_active_at, created_at, updated_at, revision, owner_username, owner_key,
+       owner_proven, verified_milestones, trust_credit_base_units, paying_buyers, skill_text,
+       cheapest_price_base_units, sells_free)
+     values (?, ?, ?, 'other', 'model-1', ?, 'free', ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
   const insertSkill = db.prepare(
-    `insert into skills (agent_key, position, slug, name, type, price_base_units, currency, sla)
-     values (?, ?, ?, ?, ?, ?, 'USDC', ?)`,
+    `insert into skills (agent_key, position, slug, name, name_key, type, price_base_units, currency, sla)
+     values (?, ?, ?, ?, lower(?), ?, ?, 'USDC', ?)`,
   )
   const insertTask = db.prepare(
     `insert into tasks (id, agent_key, skill_name, skill_slug, sla, status, price_base_units, pay_to, params,
@@ -47,7 +80,12 @@ export async function seedMarket(file: string, size: MarketSize): Promise<void> 
       const name = seededAgent(index)
       const words = `${WORDS[index % WORDS.length]} and ${WORDS[(index * 7) % WORDS.length]}`
       const bio = `Agent ${index} does ${words}${index % 10 === 3 ? ` with ${SEARCH_WORD}` : ''}.`
+      // Heartbeats spread over the last hour: about 8% live, 42% idle, 50% off.
       const seen = now - (index % 3_600) * 1_000
+      const owner = index % 100 === 0 ? seededOwner((index / 100) % OWNERS) : null
+      // Trust varies: milestones, and for one agent in 50 a paid credit from up to 5 buyers.
+      const credit = index % 50 === 0 ? (index % 7) * 3_000_000 : 0
+      const { skills, skillText, cheapest, sellsFree } = seededSkills(index)
       insertAgent.run(
         name,
         name,
@@ -57,11 +95,30 @@ export async function seedMarket(file: string, size: MarketSize): Promise<void> 
         `pair-${index}`,
         seen,
         seen,
+        now - index * 1_000,
         now,
-        now,
+        owner,
+        owner,
+        owner ? 1 : 0,
+        index % 6,
+        credit,
+        credit ? 1 + (index % 5) : 0,
+        skillText,
+        cheapest,
+        sellsFree,
       )
-      insertSkill.run(name, 0, 'ping', 'Ping', 'free', null, null)
-      insertSkill.run(name, 1, 'deep-research', 'Deep Research', 'purchasable', 500_000, '24 hours')
+      skills.forEach((skill, position) => {
+        insertSkill.run(
+          name,
+          position,
+          skill.slug,
+          skill.name,
+          skill.name,
+          skill.type,
+          skill.price,
+          '24 hours',
+        )
+      })
     }
   })
   const tasksTransaction = db.transaction((from: number, to: number) => {

@@ -31,3 +31,22 @@ export function livenessChangesAt(lastSeen: Date | null, now: Date): number {
   if (age <= IDLE_WINDOW_MS) return lastSeen.getTime() + IDLE_WINDOW_MS + 1
   return Number.POSITIVE_INFINITY
 }
+
+/** The liveness values, in the order the API lists them. */
+export const LIVENESS_VALUES: readonly Liveness[] = ['live', 'idle', 'off']
+
+/**
+ * The last heartbeats of the agents of one liveness at `now`: at or after `from` (null: no bound) and before `before`
+ * (null: no bound). An agent never seen counts as seen before any instant, so only `off` holds it.
+ * @example lastSeenRange('idle', now) // { from: now - 30 min, before: now - 5 min }
+ */
+export function lastSeenRange(status: Liveness, now: Date): LastSeenRange {
+  const liveSince = new Date(now.getTime() - LIVE_WINDOW_MS)
+  const idleSince = new Date(now.getTime() - IDLE_WINDOW_MS)
+  if (status === 'live') return { from: liveSince, before: null }
+  if (status === 'idle') return { from: idleSince, before: liveSince }
+  return { from: null, before: idleSince }
+}
+
+/** A range of last heartbeats: at or after `from`, before `before`; null bounds are open. */
+export type LastSeenRange = { from: Date | null; before: Date | null }

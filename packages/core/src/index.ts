@@ -1,5 +1,6 @@
 export * from './Agent.ts'
 export * from './AgentCard.ts'
+export * from './AgentSearch.ts'
 export * from './actions/agents/index.ts'
 export { MILESTONES_SHOWN } from './actions/context.ts'
 export * from './actions/feed.ts'

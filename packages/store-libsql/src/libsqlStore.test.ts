@@ -2,7 +2,9 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { sampleAgent, storeSuite } from '@agentmarket/core/testing'
+import { type AgentListQuery, lastSeenRange, memoryStore } from '@agentmarket/core'
+import { sampleAgent, sampleSkill, storeSuite } from '@agentmarket/core/testing'
+import { WALK_IN_ORDER_FROM } from './agentList.ts'
 import { CHANGE_WINDOW_MS } from './changeVersion.ts'
 import { libsqlStore } from './libsqlStore.ts'
 import { openDatabase } from './open.ts'
@@ -80,5 +82,40 @@ describe('agent search through the trigram index', () => {
     expect(await names('cartography')).toEqual(['other', 'mapper'])
     expect(await names('poems')).toEqual([])
     await store.close()
+  })
+})
+
+describe('agent list with many matches (read walking the order, WALK_IN_ORDER_FROM)', () => {
+  test('behavior: pages of a search and of a liveness filter with thousands of matches equal memoryStore', async () => {
+    const libsql = libsqlStore(await openDatabase(':memory:'))
+    const memory = memoryStore()
+    const now = new Date('2026-01-01T12:00:00Z')
+    const count = 2 * WALK_IN_ORDER_FROM
+    const agents = Array.from({ length: count }, (_, index) =>
+      sampleAgent({
+        name: `many-${index}`,
+        apiKeyHash: `k-${index}`,
+        pairingCodeHash: `p-${index}`,
+        bio: index % 7 === 0 ? 'other work' : 'maps and more',
+        skills: [sampleSkill({ name: index % 3 ? 'Map tiles' : 'Weather' })],
+        lastActiveAt: new Date(now.getTime() - (index % 97) * 1_000),
+        lastSeen: new Date(now.getTime() - (index % 10) * 600_000),
+      }),
+    )
+    await Promise.all(agents.map((agent) => libsql.insertAgent(agent, [])))
+    for (const agent of agents) await memory.insertAgent(agent, [])
+    const queries: AgentListQuery[] = [
+      { q: 'map', limit: 20, offset: 0 },
+      { q: 'map', limit: 20, offset: 1_700, sort: 'new' },
+      { lastSeen: lastSeenRange('off', now), limit: 30, offset: 10 },
+      { q: 'maps and', lastSeen: lastSeenRange('idle', now), limit: 25, offset: 5, sort: 'trust', now },
+    ]
+    for (const query of queries) {
+      const [expected, actual] = await Promise.all([memory.listAgents(query), libsql.listAgents(query)])
+      expect(expected.total).toBeGreaterThanOrEqual(query.q && query.lastSeen ? 1 : WALK_IN_ORDER_FROM)
+      expect(actual.total).toBe(expected.total)
+      expect(actual.agents.map((agent) => agent.name)).toEqual(expected.agents.map((agent) => agent.name))
+    }
+    await libsql.close()
   })
 })

@@ -10,22 +10,16 @@ import type {
   Store,
   UserRecord,
 } from '@agentmarket/core'
-import { nameKey, usernameKey } from '@agentmarket/core'
-import {
-  and,
-  asc,
-  desc,
-  eq,
-  gt,
-  inArray,
-  isNotNull,
-  lt,
-  or,
-  type SQL,
-  type SQLWrapper,
-  sql,
-} from 'drizzle-orm'
+import { IDLE_WINDOW_MS, LIVE_WINDOW_MS, livenessChangesAt, nameKey, usernameKey } from '@agentmarket/core'
+import { and, asc, desc, eq, gt, inArray, isNotNull, lt, or, type SQLWrapper, sql } from 'drizzle-orm'
 import type { Address } from 'viem'
+import {
+  agentListOrder,
+  agentListWhere,
+  searchCondition,
+  skillColumns,
+  WALK_IN_ORDER_FROM,
+} from './agentList.ts'
 import { withChangeVersion } from './changeVersion.ts'
 import { groupCommit } from './groupCommit.ts'
 import { kvStore } from './kvStore.ts'
@@ -135,6 +129,7 @@ function toAgentRow(agent: AgentRecord): typeof agents.$inferInsert {
     trustCreditBaseUnits: Number(agent.trustCreditBaseUnits),
     payingBuyers: agent.payingBuyers,
     ownerProven: agent.ownerProven ? 1 : 0,
+    ...skillColumns(agent.skills),
   }
 }
 
@@ -161,13 +156,6 @@ function toEventRecord(row: typeof events.$inferSelect): FeedEventRecord {
   }
 }
 
-/** Literal, case-insensitive substring match of any column: instr() treats % and _ as themselves. */
-function searchCondition(q: string | undefined, ...columns: SQLWrapper[]): SQL | undefined {
-  if (!q) return undefined
-  const matches = columns.map((column) => sql`instr(lower(coalesce(${column}, '')), lower(${q})) > 0`)
-  return sql`(${sql.join(matches, sql` or `)})`
-}
-
 /** Rows per multi-row insert: far below SQLite's bound on bound parameters (32,766) at ~25 columns a row. */
 const INSERT_ROWS = 200
 
@@ -176,21 +164,6 @@ function chunks<T>(list: T[], size: number): T[][] {
   const runs: T[][] = []
   for (let start = 0; start < list.length; start += size) runs.push(list.slice(start, start + size))
   return runs
-}
-
-/** The shortest q the trigram index can answer; shorter ones read every agent. */
-const TRIGRAM = 3
-
-/**
- * Agents whose name or bio holds `q` (literal, case-insensitive). From three characters on, the trigram index
- * (agent_search) picks the candidates first; the exact test then keeps its meaning (ASCII case folding, % and _
- * literal), since the index folds case at least as widely.
- */
-function agentSearch(q: string | undefined): SQL | undefined {
-  const exact = searchCondition(q, agents.name, agents.bio)
-  if (!q || [...q].length < TRIGRAM) return exact
-  const phrase = `"${q.replaceAll('"', '""')}"`
-  return sql`${agents}.rowid in (select rowid from agent_search where agent_search match ${phrase}) and ${exact}`
 }
 
 /**
@@ -329,6 +302,7 @@ export function libsqlStore(database: Database): Store {
           .update(agents)
           .set({
             ...fields,
+            ...(newSkills === undefined ? {} : skillColumns(newSkills)),
             revision: sql`${agents.revision} + 1`,
             updatedAt: latest(agents.updatedAt, at.getTime()),
             lastActiveAt: latest(agents.lastActiveAt, at.getTime()),
@@ -357,17 +331,41 @@ export function libsqlStore(database: Database): Store {
       return (result?.rowsAffected ?? 0) === 1
     },
 
-    async listAgents({ q, limit, offset }: AgentListQuery) {
-      const where = agentSearch(q)
-      const [counted] = await db.select({ total: sql<number>`count(*)` }).from(agents).where(where)
+    async listAgents(query: AgentListQuery) {
+      const [counted] = await db
+        .select({ total: sql<number>`count(*)` })
+        .from(agents)
+        .where(agentListWhere(query))
+      const total = counted?.total ?? 0
       const rows = await db
         .select()
         .from(agents)
-        .where(where)
-        .orderBy(desc(agents.lastActiveAt), asc(agents.nameKey))
-        .limit(limit)
-        .offset(offset)
-      return { agents: await withSkills(rows), total: counted?.total ?? 0 }
+        .where(agentListWhere(query, total >= WALK_IN_ORDER_FROM))
+        .orderBy(...agentListOrder(query))
+        .limit(query.limit)
+        .offset(query.offset)
+      return { agents: await withSkills(rows), total }
+    },
+
+    async nextLivenessChange(now) {
+      // Each liveness changes first for its earliest heartbeat (three index seeks); a heartbeat in the future (another
+      // process's clock) changes at its own instant.
+      const earliest = (from: number, to: number) =>
+        sql`(select min(${agents.lastSeen}) from ${agents} where ${agents.lastSeen} >= ${from} and ${agents.lastSeen} <= ${to})`
+      const time = now.getTime()
+      const [row] = await db
+        .select({
+          idle: earliest(time - IDLE_WINDOW_MS, time - LIVE_WINDOW_MS - 1),
+          live: earliest(time - LIVE_WINDOW_MS, time),
+          future: earliest(time + 1, Number.MAX_SAFE_INTEGER),
+        })
+        .from(sql`(select 1)`)
+      const instants = [row?.idle, row?.live, row?.future].map((seen) =>
+        seen === null || seen === undefined
+          ? Number.POSITIVE_INFINITY
+          : livenessChangesAt(new Date(Number(seen)), now),
+      )
+      return Math.min(...instants)
     },
 
     async listPaidOffers(after, limit) {

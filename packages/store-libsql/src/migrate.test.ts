@@ -1,8 +1,30 @@
 import { describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { AgentFilters } from '@agentmarket/core'
 import { createClient } from '@libsql/client'
 import { readMigrationFolder } from '../scripts/embed-migrations.ts'
+import { libsqlStore } from './libsqlStore.ts'
 import { applyMigrations, migrate } from './migrate.ts'
 import embedded from './migrations.json' with { type: 'json' }
+import { openDatabase } from './open.ts'
+
+/** A client at `:memory:` or `url` with the first `count` embedded migrations applied, as an older release left it. */
+async function migratedUpTo(count: number, url = ':memory:') {
+  const client = createClient({ url })
+  await client.execute(
+    'CREATE TABLE "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)',
+  )
+  for (const migration of embedded.slice(0, count)) {
+    for (const statement of migration.sql) if (statement.trim()) await client.execute(statement)
+    await client.execute({
+      sql: 'INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)',
+      args: [migration.hash, migration.folderMillis],
+    })
+  }
+  return client
+}
 
 describe('migrate', () => {
   test('behavior: the embedded migrations are the drizzle folder as drizzle reads it (run bun run db:generate)', () => {
@@ -21,18 +43,7 @@ describe('migrate', () => {
   })
 
   test('behavior: upgrading to 0008 gives waiting tasks a 24 h expiry and credits buyers of delivered tasks', async () => {
-    const client = createClient({ url: ':memory:' })
-    const before = embedded.slice(0, 8)
-    await client.execute(
-      'CREATE TABLE "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)',
-    )
-    for (const migration of before) {
-      for (const statement of migration.sql) if (statement.trim()) await client.execute(statement)
-      await client.execute({
-        sql: 'INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)',
-        args: [migration.hash, migration.folderMillis],
-      })
-    }
+    const client = await migratedUpTo(8)
     const seller = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed'
     await client.execute(`insert into agents (name_key, name, platform, status, api_key_hash, pairing_code_hash,
       last_active_at, created_at, updated_at, revision, wallet_address) values ('s', 'S', 'other', 'free', 'k', 'p', 0, 0, 0, 1, '${seller}')`)
@@ -85,5 +96,50 @@ describe('migrate', () => {
     expect(await applyMigrations(older)).toEqual({ applied: [n - 2, n - 1], known: n })
     expect(await applyMigrations(older)).toEqual({ applied: [], known: n })
     older.close()
+  })
+
+  test('behavior: upgrading to 0011 indexes existing skills for search and derives their price and free columns', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'agentmarket-migrate-'))
+    const url = `file:${join(folder, 'market.db')}`
+    const client = await migratedUpTo(11, url)
+    const agent = (key: string, bio: string | null) =>
+      client.execute({
+        sql: `insert into agents (name_key, name, bio, platform, status, api_key_hash, pairing_code_hash,
+          last_active_at, created_at, updated_at, revision) values (?, ?, ?, 'other', 'free', ?, ?, 0, 0, 0, 1)`,
+        args: [key, key, bio, `k-${key}`, `p-${key}`],
+      })
+    const skill = (key: string, position: number, name: string, type: string, price: number | null) =>
+      client.execute({
+        sql: `insert into skills (agent_key, position, slug, name, name_key, description, type, price_base_units, currency)
+          values (?, ?, ?, ?, ?, ?, ?, ?, 'USDC')`,
+        args: [key, position, `s${position}`, name, name.toLowerCase(), `about ${name}`, type, price],
+      })
+    await agent('gdpr', 'privacy')
+    await skill('gdpr', 0, 'GDPR Data Map', 'purchasable', 5_000_000)
+    await skill('gdpr', 1, 'Audit', 'purchasable', 700_000)
+    await skill('gdpr', 2, 'Intro call', 'free', null)
+    await agent('plain', 'makes maps')
+    client.close()
+
+    const store = libsqlStore(await openDatabase(url))
+    try {
+      const found = async (q: string) =>
+        (await store.listAgents({ q, limit: 10, offset: 0 })).agents.map((row) => row.name)
+      expect(await found('Data Map')).toEqual(['gdpr'])
+      expect(await found('about intro')).toEqual(['gdpr'])
+      expect(await found('maps')).toEqual(['plain'])
+      const names = async (query: AgentFilters & { sort?: 'price' }) =>
+        (await store.listAgents({ limit: 10, offset: 0, ...query })).agents.map((row) => row.name)
+      expect(await names({ maxPriceBaseUnits: 700_000n })).toEqual(['gdpr'])
+      expect(await names({ maxPriceBaseUnits: 699_999n })).toEqual([])
+      expect(await names({ sells: 'free' })).toEqual(['gdpr'])
+      expect(await names({ sort: 'price' })).toEqual(['gdpr', 'plain'])
+      // The rebuilt index follows later writes through its triggers.
+      await store.updateAgent('gdpr', { skills: [] }, new Date(1), [])
+      expect(await found('Data Map')).toEqual([])
+    } finally {
+      await store.close()
+      rmSync(folder, { recursive: true, force: true })
+    }
   })
 })

@@ -33,10 +33,29 @@ export const agents = sqliteTable(
     payingBuyers: integer('paying_buyers').notNull().default(0),
     /** Trust: 1 when the owner claimed the agent with a wallet signature (claims before that proof count 0). */
     ownerProven: integer('owner_proven').notNull().default(0),
+    /**
+     * Search: the skills' names, slugs and descriptions joined by U+001F, which q cannot hold, so a match never spans
+     * two; indexed with name and bio by agent_search. Written with the skills.
+     */
+    skillText: text('skill_text').notNull().default(''),
+    /** The lowest price of its purchasable skills (base units), null when it sells none. Written with the skills. */
+    cheapestPriceBaseUnits: integer('cheapest_price_base_units'),
+    /** 1 when it lists a free skill. Written with the skills. */
+    sellsFree: integer('sells_free').notNull().default(0),
   },
   (table) => [
     index('agents_by_activity').on(sql`${table.lastActiveAt} desc`, table.nameKey),
     index('agents_by_owner').on(table.ownerKey),
+    index('agents_by_age').on(sql`${table.createdAt} desc`, table.nameKey),
+    // The price order: cheapest first, agents selling nothing paid last, ties by activity.
+    index('agents_by_price').on(
+      sql`${table.cheapestPriceBaseUnits} is null`,
+      table.cheapestPriceBaseUnits,
+      sql`${table.lastActiveAt} desc`,
+      table.nameKey,
+    ),
+    // Liveness filters and the next instant any agent's liveness changes.
+    index('agents_by_last_seen').on(table.lastSeen),
   ],
 )
 

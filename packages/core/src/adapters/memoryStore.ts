@@ -1,5 +1,7 @@
 import { type AgentRecord, nameKey } from '../Agent.ts'
+import { asciiLower, compareAgents, compareByActivity, matchesFilters } from '../AgentSearch.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
+import { livenessChangesAt } from '../Liveness.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import type { OutboxEntry } from '../OrderMail.ts'
 import type { ListQuery, Store, TaskListQuery } from '../ports/Store.ts'
@@ -9,11 +11,6 @@ import { type UserRecord, usernameKey } from '../User.ts'
 
 /** Options of the memory store (none yet; the object keeps the factory signature stable). */
 export type MemoryStoreOptions = Record<string, never>
-
-/** Lower-cases ASCII letters only, matching SQLite's `lower()` so every store searches alike. */
-export function asciiLower(text: string): string {
-  return text.replace(/[A-Z]/g, (letter) => letter.toLowerCase())
-}
 
 /** True when `q` is absent or a literal, case-insensitive substring of one of `fields`. */
 function matchesQuery(q: string | undefined, ...fields: (string | null)[]): boolean {
@@ -29,11 +26,6 @@ function byKey(a: string, b: string): number {
 /** The later of a recorded time and a new one: a late write never moves "last seen" or "last active" back. */
 function later(recorded: Date | null, at: Date): Date {
   return recorded !== null && recorded > at ? recorded : at
-}
-
-/** Agents by activity, newest first, then by name key: the order every store lists in. */
-export function compareByActivity(a: AgentRecord, b: AgentRecord): number {
-  return b.lastActiveAt.getTime() - a.lastActiveAt.getTime() || byKey(nameKey(a.name), nameKey(b.name))
 }
 
 const WORK_QUEUE_RANK: Record<TaskStatus, number> = { paid: 0, pending_payment: 1, completed: 2, expired: 2 }
@@ -155,9 +147,12 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     },
     async listAgents(query) {
       const found = [...agents.values()]
-        .filter((agent) => matchesQuery(query.q, agent.name, agent.bio))
-        .sort(compareByActivity)
+        .filter((agent) => matchesFilters(agent, query))
+        .sort(compareAgents(query))
       return { agents: structuredClone(page(found, query)), total: found.length }
+    },
+    async nextLivenessChange(now) {
+      return Math.min(...[...agents.values()].map((agent) => livenessChangesAt(agent.lastSeen, now)))
     },
     async listPaidOffers(after, limit) {
       const offers = [...agents.values()]

@@ -1,4 +1,5 @@
 import type { AgentPatch, AgentRecord } from '../Agent.ts'
+import type { AgentFilters, AgentOrder } from '../AgentSearch.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import type { MailOutcome, OutboxEntry } from '../OrderMail.ts'
@@ -7,8 +8,11 @@ import type { UserRecord } from '../User.ts'
 
 /** A page of a list filtered by a literal, case-insensitive substring `q`. */
 export type ListQuery = { q?: string; limit: number; offset: number }
-/** Query of the agent list: `q` matches name or bio. */
-export type AgentListQuery = ListQuery
+/**
+ * Query of the agent list: the filters of `AgentFilters` (`q` matching name, bio, or a skill's name, slug or
+ * description), one page in the order asked (`compareAgents` states each order and its tie-breaks).
+ */
+export type AgentListQuery = AgentFilters & AgentOrder & { limit: number; offset: number }
 /** Query of the user list: `q` matches username or bio. */
 export type UserListQuery = ListQuery
 /** Query of the feed: newest first; `after`/`before` are event ids. */
@@ -107,8 +111,13 @@ export type AgentStore = {
    * from one key exactly one succeeds. False when no such agent or its key hash is no longer `fromHash`.
    */
   rotateApiKey(name: string, fromHash: string, toHash: string): Promise<boolean>
-  /** Agents most recently active first, then by name; with the total matching `q` (name or bio). */
+  /** A page of the agents that pass every filter of `query`, in its order; with the total that pass. */
   listAgents(query: AgentListQuery): Promise<{ agents: AgentRecord[]; total: number }>
+  /**
+   * The first instant (epoch ms) after `now` at which any agent's liveness changes with time alone (the least
+   * `livenessChangesAt` over every agent); Infinity when none can.
+   */
+  nextLivenessChange(now: Date): Promise<number>
   /**
    * Purchasable skills with a price of agents with a wallet, by (agent name key, slug), the first `limit` after
    * `after` (exclusive; null: from the start): what machine payments sell, read a page at a time.

@@ -81,7 +81,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     id: 'listAgents',
     method: 'GET',
     path: '/community/agents',
-    summary: 'Browse and search agents, most recently active first',
+    summary: 'Browse, search, filter and sort agents (default: most recently active first)',
     tag: 'Agents',
     auth: 'none',
     query: AgentListInput,
@@ -91,7 +91,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     tool: {
       name: 'search_agents',
       description:
-        'List agents, most recently active first. q: a literal, case-insensitive substring of name or bio.',
+        'Find agents. q: a literal, case-insensitive text in the name, the bio, or a skill name, slug or description; filters type (free/paid), max_price (USDC), status (live/idle/off), owner; sort activity (default), trust, price or new.',
       params: {},
     },
     call: async (market, { query }) => json(await market.listAgents(query)),

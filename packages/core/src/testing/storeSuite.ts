@@ -1,5 +1,6 @@
 import type { Store } from '../ports/Store.ts'
 import { agentStoreCases } from './agentCases.ts'
+import { agentListCases } from './agentListCases.ts'
 import { kvStoreCases } from './kvCases.ts'
 import { mailStoreCases } from './mailCases.ts'
 import { taskStoreCases } from './taskCases.ts'
@@ -28,7 +29,10 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
       await store.close()
     }
   }
-  describe(`Store conformance: ${adapterName} > AgentStore`, () => agentStoreCases(test, withStore))
+  describe(`Store conformance: ${adapterName} > AgentStore`, () => {
+    agentStoreCases(test, withStore)
+    agentListCases(test, withStore)
+  })
   describe(`Store conformance: ${adapterName} > UserStore`, () => userStoreCases(test, withStore))
   describe(`Store conformance: ${adapterName} > TaskStore`, () => taskStoreCases(test, withStore))
   describe(`Store conformance: ${adapterName} > MailStore`, () => mailStoreCases(test, withStore))

@@ -214,7 +214,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Browse and search agents, most recently active first */
+        /** Browse, search, filter and sort agents (default: most recently active first) */
         get: operations["listAgents"];
         put?: never;
         post?: never;
@@ -2517,8 +2517,13 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
+                max_price?: string | number;
                 offset?: number;
+                owner?: string;
                 q?: string;
+                sort?: "activity" | "trust" | "price" | "new";
+                status?: "live" | "idle" | "off";
+                type?: "free" | "paid";
             };
             header?: never;
             path?: never;

@@ -13,6 +13,7 @@ export {
   type AgentPage,
   type AgentRowsPage,
   type BrowsePage,
+  ListInput,
   MAX_PAGE_SIZE,
 } from './readAgents.ts'
 export type { Registration } from './registerAgent.ts'

@@ -1,9 +1,12 @@
 import * as v from 'valibot'
 import { type AgentRecord, type AgentSummary, type AgentView, nameKey, toAgentSummary } from '../../Agent.ts'
 import { type AgentCard, buildAgentCard } from '../../AgentCard.ts'
-import { livenessChangesAt } from '../../Liveness.ts'
-import { amountToNumber } from '../../Money.ts'
+import { AGENT_SORTS, cheapestPurchasable } from '../../AgentSearch.ts'
+import { LIVENESS_VALUES, lastSeenRange, livenessChangesAt } from '../../Liveness.ts'
+import { amountToNumber, MAX_PRICE_BASE_UNITS, toBaseUnits } from '../../Money.ts'
+import type { AgentListQuery } from '../../ports/Store.ts'
 import { readCache } from '../../ReadCache.ts'
+import { Username, usernameKey } from '../../User.ts'
 import { noControlCharacters, pageNumber, parseInput, strictFields } from '../../Validation.ts'
 import { type ActionContext, agentView, MILESTONES_SHOWN, milestonesOf, requireAgent } from '../context.ts'
 
@@ -21,28 +24,97 @@ export type BrowsePage = Omit<AgentPage, 'agents'> & {
 /** The largest page of any list. */
 export const MAX_PAGE_SIZE = 100
 
-/** Query of GET /api/community/agents (and the user list). */
-export const AgentListInput = strictFields({
+/** The `q`, `limit` and `offset` of a list query (the user list takes these alone). */
+export const ListInput = strictFields({
   q: v.optional(
     v.pipe(
       v.string('must be a string'),
       noControlCharacters(),
       v.maxLength(100, 'must be at most 100 characters'),
+      v.description('A literal, case-insensitive text to find (3 characters or more use the search index).'),
     ),
   ),
   limit: v.optional(pageNumber(1, MAX_PAGE_SIZE), 20),
   offset: v.optional(pageNumber(0, 1_000_000_000), 0),
 })
 
+const MaxPrice = v.pipe(
+  v.union([v.string(), v.number()], 'must be a USDC amount, e.g. 0.5'),
+  // Before the transform, which the OpenAPI conversion stops at.
+  v.description('Only agents with a purchasable skill priced at or under this many USDC, e.g. 0.5.'),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const base = toBaseUnits(dataset.value)
+    if (base !== null && base <= MAX_PRICE_BASE_UNITS) return base
+    addIssue({ message: 'must be a USDC amount from 0 to 1000000 with at most 6 decimal places, e.g. 0.5' })
+    return NEVER
+  }),
+)
+
+const words = (values: readonly string[]) => values.map((value) => `"${value}"`).join(', ')
+
+/** Query of GET /api/community/agents: what to find, the filters, the order and the page. */
+export const AgentListInput = strictFields({
+  ...ListInput.entries,
+  q: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      noControlCharacters(),
+      v.maxLength(100, 'must be at most 100 characters'),
+      v.description(
+        'A literal, case-insensitive text found in the name, the bio, or the name, slug or description of a skill.',
+      ),
+    ),
+  ),
+  type: v.optional(
+    v.pipe(
+      v.picklist(
+        ['free', 'paid'],
+        'must be "free" (agents with a free skill) or "paid" (agents with a purchasable skill)',
+      ),
+      v.description('"free": agents with a free skill; "paid": agents with a purchasable skill.'),
+    ),
+  ),
+  max_price: v.optional(MaxPrice),
+  status: v.optional(
+    v.pipe(
+      v.picklist(LIVENESS_VALUES, `must be one of ${words(LIVENESS_VALUES)}`),
+      v.description('Liveness now: live (heartbeat within 5 minutes), idle (within 30), off.'),
+    ),
+  ),
+  owner: v.optional(v.pipe(Username, v.description('Only agents owned by this username (any case).'))),
+  sort: v.optional(
+    v.pipe(
+      v.picklist(AGENT_SORTS, `must be one of ${words(AGENT_SORTS)}`),
+      v.description(
+        'activity (default: most recently active first), trust (highest trust score first), price (cheapest purchasable skill first, agents selling nothing paid last), new (newest first). Ties: most recently active, then name.',
+      ),
+    ),
+    'activity',
+  ),
+})
+
+/** The validated query of the agent list. */
+type AgentListParams = v.InferOutput<typeof AgentListInput>
+
+/** The store's query for `input` at `now`: the liveness filter becomes a range of last heartbeats. */
+function storeQuery(input: AgentListParams, now: Date): AgentListQuery {
+  const { q, limit, offset, type, max_price, status, owner, sort } = input
+  const filters = {
+    q: q || undefined,
+    sells: type,
+    maxPriceBaseUnits: max_price,
+    lastSeen: status ? lastSeenRange(status, now) : undefined,
+    owner,
+    limit,
+    offset,
+  }
+  return sort === 'trust' ? { ...filters, sort, now } : { ...filters, sort }
+}
+
 /** The lowest price among an agent's purchasable skills, in USDC, or null when it sells none. */
 function cheapestPrice(agent: AgentRecord): number | null {
-  const prices = agent.skills.flatMap((skill) =>
-    skill.type === 'purchasable' && skill.priceBaseUnits ? [skill.priceBaseUnits] : [],
-  )
-  if (prices.length === 0) return null
-  // Prices are bigints, which Math.min does not take.
-  const [lowest = 0n] = prices.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-  return amountToNumber(lowest)
+  const lowest = cheapestPurchasable(agent.skills)
+  return lowest === null ? null : amountToNumber(lowest)
 }
 
 /** The public reads of agents (SPEC rows 2-4), memoized by the store's change version and liveness (ADR 0002). */
@@ -53,18 +125,33 @@ export function readAgentActions(context: ActionContext) {
   const pages = readCache<AgentRowsPage<unknown>>()
   const changeVersion = () => store.changeVersion?.()
 
-  /** One page of the agent list (most recently active first, filtered by `q`), each agent made a row by `toRow`. */
+  /** One page of the agent list (filtered, in the order asked), each agent made a row by `toRow`. */
   const agentPage = async <Row>(
     kind: string,
     query: unknown,
     toRow: (agent: AgentRecord, now: Date) => Row,
   ): Promise<AgentRowsPage<Row>> => {
-    const { q, limit, offset } = parseInput(AgentListInput, query ?? {}, 'invalid_query')
+    const input = parseInput(AgentListInput, query ?? {}, 'invalid_query')
+    const { limit, offset, status, sort } = input
     const now = clock.now()
-    const key = JSON.stringify([kind, q ?? '', limit, offset])
+    const key = JSON.stringify([
+      kind,
+      input.q ?? '',
+      limit,
+      offset,
+      input.type ?? '',
+      input.max_price?.toString() ?? '',
+      status ?? '',
+      input.owner ? usernameKey(input.owner) : '',
+      sort,
+    ])
     const page = await pages.read(key, await changeVersion(), now, async () => {
-      const found = await store.listAgents({ q: q || undefined, limit, offset })
-      const validUntil = Math.min(...found.agents.map((agent) => livenessChangesAt(agent.lastSeen, now)))
+      const found = await store.listAgents(storeQuery(input, now))
+      const shown = Math.min(...found.agents.map((agent) => livenessChangesAt(agent.lastSeen, now)))
+      // Which agents a liveness filter keeps, and how trust ranks them, change when any agent's liveness does,
+      // shown or not: such a page is kept only until the next change of all.
+      const dependsOnAll = status !== undefined || sort === 'trust'
+      const validUntil = dependsOnAll ? Math.min(shown, await store.nextLivenessChange(now)) : shown
       const value = {
         agents: found.agents.map((agent) => toRow(agent, now)),
         total: found.total,
@@ -87,7 +174,7 @@ export function readAgentActions(context: ActionContext) {
       })
     },
 
-    /** A page of agents, most recently active first, optionally filtered by `q`. */
+    /** A page of agents, filtered and ordered as the query asks (default: most recently active first). */
     async listAgents(query: unknown): Promise<AgentPage> {
       return agentPage('list', query, (agent, now) => toAgentSummary(agent, now, config.baseUrl))
     },

@@ -9,12 +9,12 @@ import {
   type UserView,
 } from '../../User.ts'
 import { parseInput } from '../../Validation.ts'
-import { AgentListInput } from '../agents/index.ts'
+import { ListInput } from '../agents/index.ts'
 import type { ActionContext } from '../context.ts'
 import { type ProvedRequest, proveWallet } from './walletProof.ts'
 
 /** Query of GET /api/community/users: like the agent list, `q` matching username or bio. */
-export const UserListInput = AgentListInput
+export const UserListInput = ListInput
 
 /** One page of the user list. */
 export type UserPage = { users: UserSummary[]; total: number; limit: number; offset: number }

@@ -1,0 +1,129 @@
+import {
+  type AgentListQuery,
+  cheapestPurchasable,
+  IDLE_WINDOW_MS,
+  LIVE_WINDOW_MS,
+  PAID_TRUST_STEPS,
+  POINTS_PER_BUYER,
+  SELF_MADE_POINTS,
+  type SkillRecord,
+  usernameKey,
+} from '@agentmarket/core'
+import {
+  and,
+  asc,
+  desc,
+  eq,
+  gte,
+  isNotNull,
+  isNull,
+  lt,
+  lte,
+  or,
+  type SQL,
+  type SQLWrapper,
+  sql,
+} from 'drizzle-orm'
+import { agents } from './schema.ts'
+
+/** Joins the searched texts of an agent's skills: a control character, which q cannot hold, so no match spans two. */
+const SKILL_TEXT_SEPARATOR = '\u001f'
+
+/** The agent columns derived from its skills, written in the same transaction as the skills (see schema.ts). */
+export function skillColumns(skills: readonly SkillRecord[]) {
+  const cheapest = cheapestPurchasable(skills)
+  return {
+    skillText: skills
+      .flatMap((skill) => [skill.name, skill.slug, skill.description ?? ''])
+      .join(SKILL_TEXT_SEPARATOR),
+    // Prices are capped far below 2^53 base units, so the integer column holds them exactly.
+    cheapestPriceBaseUnits: cheapest === null ? null : Number(cheapest),
+    sellsFree: skills.some((skill) => skill.type === 'free') ? 1 : 0,
+  }
+}
+
+/** Literal, case-insensitive substring match of any column: instr() treats % and _ as themselves. */
+export function searchCondition(q: string | undefined, ...columns: SQLWrapper[]): SQL | undefined {
+  if (!q) return undefined
+  const matches = columns.map((column) => sql`instr(lower(coalesce(${column}, '')), lower(${q})) > 0`)
+  return sql`(${sql.join(matches, sql` or `)})`
+}
+
+/** The shortest q the trigram index can answer; shorter ones read every agent. */
+const TRIGRAM = 3
+
+/**
+ * Agents whose name, bio or skill text holds `q` (literal, case-insensitive). From three characters on, the trigram
+ * index (agent_search) picks the candidates first; the exact test then keeps its meaning (ASCII case folding, % and _
+ * literal), since the index folds case at least as widely.
+ */
+function textSearch(q: string | undefined, inOrder: boolean): SQL | undefined {
+  const exact = searchCondition(q, agents.name, agents.bio, agents.skillText)
+  if (!q || [...q].length < TRIGRAM) return exact
+  const phrase = `"${q.replaceAll('"', '""')}"`
+  const rowid = inOrder ? sql`+${agents}.rowid` : sql`${agents}.rowid`
+  return sql`${rowid} in (select rowid from agent_search where agent_search match ${phrase}) and ${exact}`
+}
+
+/** From this many matches on, a page is read walking the order's index and testing each agent (see agentListWhere). */
+export const WALK_IN_ORDER_FROM = 2_000
+
+/**
+ * The condition of every filter of `query` (matchesFilters in SQL); never seen counts as before any instant.
+ * `inOrder` keeps SQLite from picking the agents by the search index or the heartbeat index (the unary +), so it
+ * walks the order's index and stops at the page: when many agents match, that beats sorting them all (a page of
+ * 42,000 idle agents: 8 ms against 200 ms); when few do, finding and sorting them is cheaper.
+ */
+export function agentListWhere(query: AgentListQuery, inOrder = false): SQL | undefined {
+  const { q, sells, maxPriceBaseUnits, lastSeen: seen, owner } = query
+  const lastSeen = inOrder ? sql`+${agents.lastSeen}` : sql`${agents.lastSeen}`
+  return and(
+    textSearch(q, inOrder),
+    sells === 'free' ? eq(agents.sellsFree, 1) : undefined,
+    sells === 'paid' ? isNotNull(agents.cheapestPriceBaseUnits) : undefined,
+    maxPriceBaseUnits === undefined
+      ? undefined
+      : lte(agents.cheapestPriceBaseUnits, Number(maxPriceBaseUnits)),
+    seen?.from ? gte(lastSeen, seen.from.getTime()) : undefined,
+    seen?.before ? or(isNull(lastSeen), lt(lastSeen, seen.before.getTime())) : undefined,
+    owner ? eq(agents.ownerKey, usernameKey(owner)) : undefined,
+  )
+}
+
+/** `points` when `condition` holds, else 0. */
+const pointsIf = (condition: SQL, points: number) =>
+  sql`(case when ${condition} then ${sql.raw(String(points))} else 0 end)`
+
+/**
+ * The trust score at `now` (trustScore in SQL). Paid points are the steps of the curve at or below the credit
+ * (PAID_TRUST_STEPS), capped per paying buyer: integer comparisons, equal to the core's curve at every credit.
+ */
+function trustAt(now: Date): SQL {
+  const points = SELF_MADE_POINTS
+  const liveSince = now.getTime() - LIVE_WINDOW_MS
+  const idleSince = now.getTime() - IDLE_WINDOW_MS
+  const hasSkill = sql`(${agents.cheapestPriceBaseUnits} is not null or ${agents.sellsFree} = 1)`
+  const steps = sql.raw(
+    PAID_TRUST_STEPS.map((step) => `(trust_credit_base_units >= ${step.toString()})`).join(' + '),
+  )
+  const milestones = sql`(${agents.verifiedMilestones} + ${agents.claimedMilestones}) * ${sql.raw(String(points.perMilestone))}`
+  return sql`(${sql.raw(String(points.registered))}
+    + ${pointsIf(sql`coalesce(${agents.bio}, '') <> '' and ${hasSkill}`, points.profile)}
+    + ${pointsIf(sql`coalesce(${agents.walletAddress}, '') <> ''`, points.wallet)}
+    + ${pointsIf(sql`coalesce(${agents.ownerUsername}, '') <> '' and ${agents.ownerProven} = 1`, points.owner)}
+    + min(${sql.raw(String(points.milestones))}, ${milestones})
+    + (case when ${agents.lastSeen} >= ${liveSince} then ${sql.raw(String(points.presence.live))}
+        when ${agents.lastSeen} >= ${idleSince} then ${sql.raw(String(points.presence.idle))} else 0 end)
+    + (case when ${agents.trustCreditBaseUnits} = 0 then 0
+        else min(${sql.raw(String(POINTS_PER_BUYER))} * ${agents.payingBuyers}, ${steps}) end))`
+}
+
+/** The ORDER BY of `query`'s order (compareAgents in SQL): its key, then most recently active, then name key. */
+export function agentListOrder(query: AgentListQuery): SQL[] {
+  const tieBreak = [desc(agents.lastActiveAt), asc(agents.nameKey)]
+  if (query.sort === 'trust') return [sql`${trustAt(query.now)} desc`, ...tieBreak]
+  if (query.sort === 'price')
+    return [sql`${agents.cheapestPriceBaseUnits} is null`, asc(agents.cheapestPriceBaseUnits), ...tieBreak]
+  if (query.sort === 'new') return [desc(agents.createdAt), asc(agents.nameKey)]
+  return tieBreak
+}
