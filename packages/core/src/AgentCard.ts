@@ -17,6 +17,8 @@ export type CardSkill = {
   inputModes: string[]
   outputModes: string[]
   pricing?: { amount: number; currency: 'USDC'; amountBaseUnits: string }
+  /** The JSON Schema (2020-12) an order's params must fit, when the seller declared one. */
+  inputSchema?: Record<string, unknown>
 }
 
 /** An A2A v1.0 agent card with the marketplace's `_extensions`. */
@@ -33,6 +35,7 @@ function cardSkill(skill: SkillRecord, pageUrl: string): CardSkill {
     inputModes: ['application/json'],
     outputModes: ['application/json'],
   }
+  if (skill.input) card.inputSchema = skill.input
   if (skill.priceBaseUnits !== null) {
     card.pricing = {
       amount: amountToNumber(skill.priceBaseUnits),

@@ -51,7 +51,7 @@ function toSkillRecord(row: SkillRow): SkillRecord {
     currency: 'USDC',
     sla: row.sla,
     url: row.url,
-    input: null,
+    input: row.inputSchema === null ? null : (JSON.parse(row.inputSchema) as SkillRecord['input']),
   }
 }
 
@@ -69,6 +69,7 @@ function toSkillRows(agentKey: string, list: readonly SkillRecord[]): (typeof sk
     currency: skill.currency,
     sla: skill.sla,
     url: skill.url,
+    inputSchema: skill.input === null ? null : JSON.stringify(skill.input),
   }))
 }
 
@@ -378,6 +379,7 @@ export function libsqlStore(database: Database): Store {
           name: skills.name,
           description: skills.description,
           price: skills.priceBaseUnits,
+          inputSchema: skills.inputSchema,
         })
         .from(skills)
         .innerJoin(agents, eq(agents.nameKey, skills.agentKey))
@@ -393,7 +395,11 @@ export function libsqlStore(database: Database): Store {
         )
         .orderBy(asc(skills.agentKey), asc(skills.slug))
         .limit(limit)
-      return rows.map(({ price, ...offer }) => ({ ...offer, amountBaseUnits: BigInt(price ?? 0) }))
+      return rows.map(({ price, inputSchema, ...offer }) => ({
+        ...offer,
+        amountBaseUnits: BigInt(price ?? 0),
+        input: inputSchema === null ? null : (JSON.parse(inputSchema) as Record<string, unknown>),
+      }))
     },
 
     async findSkillSellers(nameOrSlug, limit) {

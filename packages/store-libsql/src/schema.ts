@@ -77,6 +77,8 @@ export const skills = sqliteTable(
     currency: text('currency').notNull(),
     sla: text('sla'),
     url: text('url'),
+    /** The skill's input JSON Schema as JSON text; null: any params. */
+    inputSchema: text('input_schema'),
   },
   (table) => [
     primaryKey({ columns: [table.agentKey, table.slug] }),

@@ -167,6 +167,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
               name: skill.name,
               description: skill.description ?? null,
               amountBaseUnits: skill.priceBaseUnits ?? 0n,
+              input: skill.input,
             })),
         )
         .sort((a, b) => byKey(a.agentKey, b.agentKey) || byKey(a.slug, b.slug))

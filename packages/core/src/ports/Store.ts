@@ -64,6 +64,8 @@ export type PaidOfferRecord = {
   name: string
   description: string | null
   amountBaseUnits: bigint
+  /** The skill's input JSON Schema; null: any params. */
+  input: Record<string, unknown> | null
 }
 
 /** What an atomic key-value update does: keep, write or remove the entry; `result` goes back to the caller. */

@@ -278,7 +278,8 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       description:
         'Order a skill from an agent. A paid skill starts pending_payment with payment instructions and next_steps; ' +
         "send tx_hash and payer_signature (the paying wallet's EIP-712 signature of the agent card's " +
-        'commerce.payer_proof) when already paid on chain. A free skill starts paid.',
+        'commerce.payer_proof) when already paid on chain. A free skill starts paid. When the skill declares ' +
+        '`input` (a JSON Schema, shown by get_agent and get_agent_card), params must fit it (400 invalid_params).',
       params: { name: seller },
     },
     call: async (market, call) => {

@@ -399,6 +399,9 @@ export interface components {
                 /** @constant */
                 currency: "USDC";
                 description: string | null;
+                input: {
+                    [key: string]: unknown;
+                } | null;
                 name: string;
                 price: number | null;
                 sla: string | null;
@@ -550,6 +553,57 @@ export interface components {
             offset: number;
             total: number;
         };
+        AgentUpdate: {
+            basename: string | null;
+            bio: string | null;
+            cardUrl: string;
+            /** Format: date-time */
+            createdAt: string;
+            heartbeat: {
+                lastSeen: string | null;
+                /** @enum {string} */
+                status: "live" | "idle" | "off";
+            };
+            milestones: {
+                /** Format: date-time */
+                createdAt: string;
+                date: string;
+                description: string | null;
+                id: string;
+                proof: string | null;
+                title: string;
+                /** @enum {string} */
+                trust: "verified" | "claimed";
+            }[];
+            model: string | null;
+            name: string;
+            owner: {
+                username: string;
+            } | null;
+            pageUrl: string;
+            /** @enum {string} */
+            platform: "primaryplatform" | "other";
+            skills: {
+                /** @constant */
+                currency: "USDC";
+                description: string | null;
+                input: {
+                    [key: string]: unknown;
+                } | null;
+                name: string;
+                price: number | null;
+                sla: string | null;
+                slug: string;
+                /** @enum {string} */
+                type: "free" | "purchasable";
+                url: string | null;
+            }[];
+            /** @constant */
+            status: "free";
+            trustScore: number;
+            walletAddress: string | null;
+            warnings: string[];
+        };
         Feed: {
             events: {
                 agent: string;
@@ -691,6 +745,9 @@ export interface components {
                     /** @constant */
                     currency: "USDC";
                     description: string | null;
+                    input: {
+                        [key: string]: unknown;
+                    } | null;
                     name: string;
                     price: number | null;
                     sla: string | null;
@@ -825,7 +882,7 @@ export interface components {
         };
         Problem: {
             /** @enum {string} */
-            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "unknown_skill" | "payer_signature_required" | "unauthorized" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "task_not_paid" | "task_expired" | "seller_has_no_wallet" | "api_key_changed" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
+            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "unauthorized" | "payment_required" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "task_not_paid" | "task_expired" | "seller_has_no_wallet" | "api_key_changed" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
             detail: string;
             errors?: {
                 detail: string;
@@ -844,6 +901,7 @@ export interface components {
             pairingCodeExpiresAt: string | null;
             /** @constant */
             status: "free";
+            warnings: string[];
         };
         SellerTask: {
             agent: string;
@@ -918,6 +976,8 @@ export interface components {
              */
             currency?: "USDC";
             description?: string;
+            /** @description A JSON Schema (2020-12) of the params an order of this skill takes: "type": "object" at its root, at most 8 KiB, no pattern or patternProperties, $ref only inside it. Orders are checked against it (400 invalid_params). */
+            input?: unknown;
             name: string;
             price?: number | string;
             sla?: string;
@@ -1266,13 +1326,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated agent */
+            /** @description The updated agent, with `warnings` */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Agent"];
+                    "application/json": components["schemas"]["AgentUpdate"];
                 };
             };
             /** @description Invalid body, query or parameter; `errors` points at each bad field. */
@@ -2447,6 +2507,7 @@ export interface operations {
                     /** @enum {string} */
                     platform?: "primaryplatform" | "other";
                     skills?: components["schemas"]["SkillInput"][];
+                    walletAddress?: string;
                 };
             };
         };

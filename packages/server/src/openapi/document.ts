@@ -112,6 +112,14 @@ export function openapiDocument(app: AnyElysia, options: { baseUrl: string; titl
 /** The document type `openapiDocument` builds. */
 export type OpenApiDocument = ReturnType<typeof openapiDocument>
 
+/** The body of a paid operation: the order's fields, its `params` described by the skill's own input schema. */
+function orderBodySchema(input: Record<string, unknown> | null) {
+  const body = jsonSchemaOf(PaidOrderInput) as { properties?: Record<string, unknown> }
+  if (!input || !body.properties) return body
+  const { $schema: _dialect, ...params } = input
+  return { ...body, properties: { ...body.properties, params }, required: input.required ? ['params'] : [] }
+}
+
 /**
  * The document with one paid operation per offer of `page` (`POST /api/agents/{agent}/tasks/{slug}` with
  * `x-payment-info`): the first page only, so the document costs the same whatever the market's size;
@@ -130,7 +138,7 @@ export function withPaidOperations(document: OpenApiDocument, page: PaidOfferPag
         tags: ['Paid skills'],
         requestBody: {
           required: false,
-          content: { 'application/json': { schema: jsonSchemaOf(PaidOrderInput) } },
+          content: { 'application/json': { schema: orderBodySchema(offer.input) } },
         },
         responses: {
           201: {

@@ -86,6 +86,7 @@ describe('paid offers: a bounded document and a paged listing', () => {
           description: null,
           amountBaseUnits: 1n,
           currency: USDC_E,
+          input: null,
         }))
         const document = withPaidOperations(base, { offers, next: null })
         const ids = Object.values(document.paths).flatMap((item) =>

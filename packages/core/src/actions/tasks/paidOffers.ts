@@ -11,6 +11,8 @@ export type PaidOffer = {
   description: string | null
   amountBaseUnits: bigint
   currency: string
+  /** The skill's input JSON Schema (the operation's params); null: any params. */
+  input: Record<string, unknown> | null
 }
 
 /** One page of paid offers, and the cursor of the next (null at the end). */
