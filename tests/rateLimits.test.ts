@@ -197,7 +197,10 @@ describe('rate limits (bun start, RATE_LIMITS=on)', () => {
     // The tool call itself was admitted (register_attempt); creating an agent was not: a tool error, rate_limited.
     const result = (await answer.json()) as { result: { isError: boolean; content: { text: string }[] } }
     expect(result.result.isError).toBe(true)
-    expect(JSON.parse(result.result.content[0]?.text ?? '{}')).toMatchObject({ status: 429, code: 'rate_limited' })
+    expect(JSON.parse(result.result.content[0]?.text ?? '{}')).toMatchObject({
+      status: 429,
+      code: 'rate_limited',
+    })
     expect((await call(behindProxy, '/api/community/agents/mcp-over')).status).toBe(404)
   })
 
