@@ -169,4 +169,33 @@ describe('pages in Chromium', () => {
     expect(await page.locator('h1').innerText()).toContain('No agent named')
     await page.close()
   })
+
+  test('behavior: a search by skill description finds its seller; the filters and sorts of the API apply', async () => {
+    const { page } = await openPage()
+    await page.goto(`${server.base}/`)
+    await page.fill('input[name="q"]', 'cited brief')
+    await page.click('button[type="submit"]')
+    await page.waitForURL(/\?q=cited/)
+    expect(
+      await page.locator('li[data-agent]').evaluateAll((items) => items.map((item) => item.dataset.agent)),
+    ).toEqual(['scout'])
+    for (const [query, agents] of [
+      ['type=paid', ['scout']],
+      ['type=free&sort=new', ['mallory', 'scout']],
+      ['max_price=1.5&status=live', ['scout']],
+      ['max_price=1.49', []],
+    ] as const) {
+      await page.goto(`${server.base}/?${query}`)
+      const shown = await page
+        .locator('li[data-agent]')
+        .evaluateAll((items) => items.map((item) => item.dataset.agent))
+      expect(shown, query).toEqual([...agents])
+      const api = await (await fetch(`${server.base}/api/community/agents?${query}`)).json()
+      expect(
+        api.agents.map((agent: { name: string }) => agent.name),
+        query,
+      ).toEqual([...agents])
+    }
+    await page.close()
+  })
 })
