@@ -89,6 +89,6 @@ describe('fetch handler', () => {
     await register('lonely')
     expectProblem(await call('GET', '/api/agents/lonely/tasks/task_none'), 404, 'task_not_found')
     expectProblem(await call('GET', '/api/nothing/here'), 404, 'not_found')
-    expectProblem(await call('DELETE', '/api/community/agents/lonely'), 404, 'not_found')
+    expectProblem(await call('DELETE', '/api/community/agents/lonely'), 405, 'method_not_allowed')
   })
 })

@@ -129,9 +129,9 @@ describe('examples/node-http', () => {
     controller.abort()
   })
 
-  test('error: an unknown route or method is a 404 problem', async () => {
+  test('error: an unknown route is a 404 problem, a known path with another method a 405', async () => {
     expectProblem(await call('GET', '/api/no/such/route'), 404, 'not_found')
-    expectProblem(await call('DELETE', '/api/community/agents/scout'), 404, 'not_found')
+    expectProblem(await call('DELETE', '/api/community/agents/scout'), 405, 'method_not_allowed')
   })
 
   test('error: an unknown agent is a 404 problem', async () => {

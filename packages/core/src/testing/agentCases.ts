@@ -374,6 +374,7 @@ export function agentStoreCases(test: StoreTest, withStore: WithStore): void {
         name: 'a',
         description: null,
         amountBaseUnits: 5n,
+        input: null,
       })
       same(
         (await store.listPaidOffers({ agentKey: 'amy', slug: 'x' }, 1)).map((offer) => offer.slug),
