@@ -65,7 +65,8 @@ export function createFetchHandler(market: MarketplaceActions, options: FetchHan
         if (!row || !params) {
           const docs = problemTypeAnswer(request.method, url.pathname)
           if (docs) return docs
-          const allow = allowed(url.pathname)
+          // A preflight (OPTIONS) stays a 404: no route grants it, so browsers keep cross-origin writes closed.
+          const allow = request.method === 'OPTIONS' ? [] : allowed(url.pathname)
           throw allow.length ? new MethodNotAllowedError(allow) : routeNotFound()
         }
         const apiKey = bearerKey(request)

@@ -109,7 +109,7 @@ describe('a client generated from the document', () => {
     const auth = { authorization: `Bearer ${apiKey}` }
     const path = { name: 'typed' }
     conforms(
-      'Agent',
+      'AgentUpdate',
       (await client.PUT('/api/agents/{name}', { params: { path }, headers: auth, body: { model: 'm-2' } }))
         .data,
     )

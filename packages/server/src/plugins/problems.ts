@@ -50,7 +50,8 @@ function normalize(
   if (error instanceof MarketError) return error
   if (code === 'PARSE' && error instanceof Error && error.cause instanceof MarketError) return error.cause
   if (code === 'NOT_FOUND') {
-    const allow = allowed?.(new URL(request.url).pathname) ?? []
+    // A preflight (OPTIONS) keeps its 404: CORS grants writes only through corsPreflights, never by an Allow list.
+    const allow = request.method === 'OPTIONS' ? [] : (allowed?.(new URL(request.url).pathname) ?? [])
     return allow.length && !allow.includes(request.method)
       ? new MethodNotAllowedError(allow)
       : routeNotFound()

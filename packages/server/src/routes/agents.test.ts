@@ -28,6 +28,7 @@ describe('PUT /api/agents/{name}', () => {
         currency: 'USDC',
         sla: null,
         url: null,
+        input: null,
       },
     ])
     expect(replaced.json).toMatchObject({ bio: 'new bio', basename: 'scout.base.eth', walletAddress: WALLET })
@@ -41,7 +42,7 @@ describe('PUT /api/agents/{name}', () => {
     const before = (await call('GET', '/api/community/agents/Scout')).json
     const response = await call('PUT', '/api/agents/Scout', { key })
     expect(response.status).toBe(200)
-    expect(response.json).toEqual(before)
+    expect(response.json).toEqual({ ...before, warnings: [] })
   })
 
   test("error: 401 without or with a wrong key, 403 with another agent's key, 404 for no such agent", async () => {

@@ -51,12 +51,13 @@ describe('versioning and unknown routes', () => {
     expect((await call('GET', '/api/community/agents')).json.total).toBe(2)
   })
 
-  test('error: unknown versions, routes and methods are 404 problems', async () => {
+  test('error: unknown versions and routes are 404 problems; a known path with another method is 405', async () => {
     const { call } = await testApp()
     expectProblemShape(await call('GET', '/api/v9/community/health'), 404, 'not_found')
     expectProblemShape(await call('GET', '/api/v2/community/agents'), 404, 'not_found')
     expectProblemShape(await call('GET', '/nowhere'), 404, 'not_found')
-    expectProblemShape(await call('DELETE', '/api/agents/Scout'), 404, 'not_found')
+    expectProblemShape(await call('DELETE', '/api/agents/Scout'), 405, 'method_not_allowed')
+    expectProblemShape(await call('DELETE', '/api/v9/agents/Scout'), 404, 'not_found')
   })
 })
 

@@ -107,6 +107,7 @@ describe('POST /api/agents/register', () => {
         currency: 'USDC',
         sla: null,
         url: null,
+        input: null,
       },
       {
         name: 'Deep Research',
@@ -117,6 +118,7 @@ describe('POST /api/agents/register', () => {
         currency: 'USDC',
         sla: '24 hours',
         url: null,
+        input: null,
       },
       {
         name: 'Tiny',
@@ -127,6 +129,7 @@ describe('POST /api/agents/register', () => {
         currency: 'USDC',
         sla: null,
         url: 'https://docs.example/tiny',
+        input: null,
       },
     ])
   })
