@@ -263,3 +263,35 @@ describe('wallet proof for profile edits and invite codes', () => {
     expect((await app.call('GET', path)).json.showcase).toEqual({})
   })
 })
+
+describe('wallet proof errors say what to do', () => {
+  test('error: a proof signed over another path is not called "another wallet": the detail names both causes and what to sign', async () => {
+    const app = await testApp()
+    const scout = await app.register('scout')
+    expect((await app.pair('ann', scout.pairingCode, ann)).status).toBe(200)
+    const path = '/api/community/users/ann'
+    const wrongPath = await proof(app, ann, 'PUT', '/api/community/users/someone-else')
+    const answer = await app.call('PUT', path, { body: { bio: 'x' }, headers: wrongPath })
+    expectProblemShape(answer, 403, 'forbidden')
+    expect(answer.json.detail).toContain('either another wallet signed, or the signed data differs')
+    expect(answer.json.detail).toContain(`path: "${path}"`)
+    expect((await app.call('GET', '/api/community/users/ann')).json.bio).toBeNull()
+  })
+
+  test('error: pairing without X-Wallet-Address says the header is missing, not malformed', async () => {
+    const app = await testApp()
+    const scout = await app.register('scout')
+    const path = '/api/community/users/ann/pair-agent'
+    const headers = await proof(app, ann, 'POST', path)
+    const answer = await app.call('POST', path, { body: { pairingCode: scout.pairingCode }, headers })
+    expectProblemShape(answer, 400, 'invalid_wallet_address')
+    expect(answer.json.detail).toContain('X-Wallet-Address is missing')
+    const signedByBob = await proof(app, bob, 'POST', path)
+    const wrong = await app.call('POST', path, {
+      body: { pairingCode: scout.pairingCode },
+      headers: { ...signedByBob, 'x-wallet-address': ann.address },
+    })
+    expectProblemShape(wrong, 401, 'invalid_signature')
+    expect(wrong.json.detail).toContain(`the wallet in X-Wallet-Address (${ann.address})`)
+  })
+})

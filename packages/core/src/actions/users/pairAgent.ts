@@ -14,11 +14,16 @@ import { PairAgentInput, Username, type UserRecord, type UserView } from '../../
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, agentView } from '../context.ts'
 import { profileOf, requireUser } from './profiles.ts'
-import { type ProvedRequest, proveWallet, WALLET_CHALLENGE } from './walletProof.ts'
+import { notThisWalletDetail, type ProvedRequest, proveWallet, WALLET_CHALLENGE } from './walletProof.ts'
 
 /** A checksummed address from the X-Wallet-Address header, or a 400. */
 function walletFromHeader(header: string | undefined): Address {
   if (header && isAddress(header)) return getAddress(header)
+  if (!header?.trim())
+    throw new InvalidInputError(
+      'invalid_wallet_address',
+      'Header X-Wallet-Address is missing: send the address of the wallet that signs this request and will own the user (0x + 40 hex digits).',
+    )
   throw new InvalidInputError(
     'invalid_wallet_address',
     'Header X-Wallet-Address must be a 20-byte hex address (0x + 40 hex digits, valid EIP-55 checksum if mixed case).',
@@ -52,7 +57,7 @@ export function pairAgentAction(context: ActionContext) {
     const wallet = walletFromHeader(walletHeader)
     if ((await proveWallet(context, wallet, request)) === 'wrong_wallet')
       throw new UnauthorizedError(
-        'X-Wallet-Signature was not made by the wallet in X-Wallet-Address.',
+        notThisWalletDetail(context, request, `the wallet in X-Wallet-Address (${wallet})`),
         'invalid_signature',
         WALLET_CHALLENGE,
       )

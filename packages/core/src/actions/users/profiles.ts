@@ -11,7 +11,7 @@ import {
 import { parseInput } from '../../Validation.ts'
 import { ListInput } from '../agents/index.ts'
 import type { ActionContext } from '../context.ts'
-import { type ProvedRequest, proveWallet } from './walletProof.ts'
+import { notThisWalletDetail, type ProvedRequest, proveWallet } from './walletProof.ts'
 
 /** Query of GET /api/community/users: like the agent list, `q` matching username or bio. */
 export const UserListInput = ListInput
@@ -47,7 +47,7 @@ export async function proveOwner(
 ): Promise<UserRecord> {
   const user = await requireUser(context, username)
   if ((await proveWallet(context, user.walletAddress, request)) === 'ok') return user
-  throw new ForbiddenError("The signature is valid but not made by this user's wallet.")
+  throw new ForbiddenError(notThisWalletDetail(context, request, `the wallet of user "${user.username}"`))
 }
 
 /** Profiles: the user list, one user, the owner's edits and invite code (SPEC rows 16, 17). */

@@ -11,6 +11,21 @@ export type ProvedRequest = { proof: WalletProof; method: string; path: string; 
 export const WALLET_CHALLENGE =
   'WalletSignature realm="agentmarket", scheme="eip712", headers="X-Wallet-Signature X-Wallet-Timestamp X-Wallet-Scheme"'
 
+/** The typed data a wallet proof of `method path` signs, spelled out for error details. */
+function whatToSign(market: string, method: string, path: string): string {
+  return `the EIP-712 typed data WalletRequest {market: "${market}", method: "${method.toUpperCase()}", path: "${path}", body: keccak256 of the exact body bytes (of none when there is no body), timestamp: the X-Wallet-Timestamp milliseconds} in domain {name: "agentmarket", version: "1"}`
+}
+
+/**
+ * Why a signature that checks out cryptographically still does not prove `whose` wallet: a signature over other data
+ * recovers to another address, so from the signature alone "another wallet" and "other data" look the same; the
+ * detail names both, and what to sign.
+ */
+export function notThisWalletDetail(context: ActionContext, request: ProvedRequest, whose: string): string {
+  const { method, path } = request
+  return `X-Wallet-Signature does not prove ${whose}: either another wallet signed, or the signed data differs from this request (a common cause: another market, method, path, body or timestamp). Sign ${whatToSign(context.config.baseUrl, method, path)} with ${whose}.`
+}
+
 /**
  * Whether `wallet` signed this very request (`wrong_wallet`: a valid signature by another), once: a 401 when
  * unproved, stale, or a proof already spent.
@@ -38,7 +53,7 @@ export async function proveWallet(
   }
   if (result.reason === 'wrong_wallet') return 'wrong_wallet'
   const details = {
-    missing: `Sign the EIP-712 typed data WalletRequest {market: "${config.baseUrl}", method: "${method.toUpperCase()}", path: "${path}", body: keccak256 of the exact body bytes (of none when there is no body), timestamp: unix milliseconds} in domain {name: "agentmarket", version: "1"} with the wallet (eth_signTypedData_v4); send X-Wallet-Signature, X-Wallet-Timestamp (the milliseconds) and X-Wallet-Scheme: eip712.`,
+    missing: `Sign ${whatToSign(config.baseUrl, method, path)} with the wallet (eth_signTypedData_v4); send X-Wallet-Signature, X-Wallet-Timestamp (the milliseconds) and X-Wallet-Scheme: eip712.`,
     stale_timestamp:
       'X-Wallet-Timestamp must be the current time (eip712: unix milliseconds; else unix seconds), at most 5 minutes old and 30 s ahead of the server clock.',
     invalid_signature: 'X-Wallet-Signature is not a valid signature of this request.',
