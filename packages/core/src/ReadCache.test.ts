@@ -43,3 +43,34 @@ describe('readCache', () => {
     expect(await cache.read('a', 'v', at(0), async () => ({ value: 7, validUntil: 10 }))).toBe(7)
   })
 })
+
+describe('readCache under a burst of misses', () => {
+  test('behavior: concurrent misses of one key and version compute once; another version computes its own', async () => {
+    const cache = readCache<number>()
+    let computed = 0
+    const compute = async () => {
+      computed += 1
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      return { value: computed, validUntil: Number.POSITIVE_INFINITY }
+    }
+    const now = new Date(0)
+    const burst = await Promise.all(Array.from({ length: 50 }, () => cache.read('page', 'v1', now, compute)))
+    expect(new Set(burst)).toEqual(new Set([1]))
+    expect(computed).toBe(1)
+    expect(await cache.read('page', 'v2', now, compute)).toBe(2)
+  })
+
+  test('error: a joined computation whose value expired before the joining read is computed again for it', async () => {
+    const cache = readCache<string>()
+    let release = () => {}
+    const slow = () =>
+      new Promise<{ value: string; validUntil: number }>((resolve) => {
+        release = () => resolve({ value: 'old', validUntil: 1000 })
+      })
+    const first = cache.read('page', 'v1', new Date(0), slow)
+    const late = cache.read('page', 'v1', new Date(2000), async () => ({ value: 'new', validUntil: 3000 }))
+    release()
+    expect(await first).toBe('old')
+    expect(await late).toBe('new')
+  })
+})

@@ -12,6 +12,17 @@ export const READ_CACHE_ENTRIES = 2_000
  */
 export function readCache<Value>(maxEntries = READ_CACHE_ENTRIES) {
   const entries = new Map<string, { version: string } & Expiring<Value>>()
+  // Computations under way, by key and version: a burst of misses (an entry just expired under load) computes once,
+  // instead of every request repeating the same query (a stampede).
+  const pending = new Map<string, Promise<Expiring<Value>>>()
+  const computeOnce = (key: string, version: string, compute: () => Promise<Expiring<Value>>) => {
+    const flight = `${version}\u0000${key}`
+    const running = pending.get(flight)
+    if (running) return { fresh: running, joined: true }
+    const fresh = compute().finally(() => pending.delete(flight))
+    pending.set(flight, fresh)
+    return { fresh, joined: false }
+  }
   return {
     /** The cached value of `key`, or `compute`'s, kept under `version`. */
     async read(
@@ -25,11 +36,16 @@ export function readCache<Value>(maxEntries = READ_CACHE_ENTRIES) {
       if (hit && hit.version === version && now.getTime() < hit.validUntil) return hit.value
       // The version was read before computing: a write racing the computation leaves an entry under an older
       // version, which the next read recomputes. A stale value is never kept under a newer version.
-      const fresh = await compute()
-      entries.delete(key)
-      entries.set(key, { version, ...fresh })
-      if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string)
-      return fresh.value
+      const { fresh, joined } = computeOnce(key, version, compute)
+      const value = await fresh
+      // A joined computation began before this read: its value serves it only while still valid at this read's time.
+      if (joined && now.getTime() >= value.validUntil) return (await compute()).value
+      if (!joined) {
+        entries.delete(key)
+        entries.set(key, { version, ...value })
+        if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string)
+      }
+      return value.value
     },
   }
 }
