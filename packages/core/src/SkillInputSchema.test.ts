@@ -81,7 +81,7 @@ describe('skill input schemas', () => {
     ])
   })
 
-  test('error: an order whose params break the schema is 400 invalid_params and creates nothing; the mail order is refused alike', async () => {
+  test('error: an order whose params break the schema is 400 invalid_params and creates nothing', async () => {
     const store = memoryStore()
     const market = Marketplace.create({ store, config: defaultConfig('http://market.test') })
     await market.registerAgent({ name: 'seller', skills: [{ name: 'Research', input: INPUT }] })

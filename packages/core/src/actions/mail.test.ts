@@ -286,6 +286,20 @@ describe('receiveOrderMail', () => {
       expect(text).toContain('The body is not valid JSON')
     })
 
+    test("error: params that break the skill's input schema are invalid_params, the reply pointing at the field", async () => {
+      const { market, seller, tasksOf } = setup()
+      const input = {
+        type: 'object',
+        properties: { topic: { type: 'string', minLength: 3 } },
+        required: ['topic'],
+      }
+      await seller('scout', [{ ...DEEP_RESEARCH, input }])
+      const text = await refusedWith(market, order({ text: '{"topic": "ai"}' }), 'invalid_params')
+      expect(text).toContain('/params/topic')
+      expect(text).toContain('must have at least 3 characters')
+      expect(await tasksOf('scout')).toHaveLength(0)
+    })
+
     test('error: an empty body is empty_body', async () => {
       const { market, seller } = setup()
       await seller('scout', [DEEP_RESEARCH])

@@ -18,6 +18,9 @@ describe('typed skill inputs over HTTP, machine payments and MCP', () => {
     await register('scout', { skills: SKILLS })
     expect((await call('GET', '/api/community/agents/scout')).json.skills[0].input).toEqual(INPUT)
     expect((await call('GET', '/api/agents/scout/agent-card.json')).json.skills[0].inputSchema).toEqual(INPUT)
+    // The page's "How to order" sends example params built from it, which the schema accepts.
+    const page = await call('GET', '/agents/scout', { headers: { accept: 'text/html' } })
+    expect(page.text).toContain('&quot;topic&quot;')
   })
 
   test('error: params that break it are a 400 invalid_params into /params on every order channel, creating nothing', async () => {
