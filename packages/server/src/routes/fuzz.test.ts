@@ -170,7 +170,9 @@ describe('property-based fuzzing of every OpenAPI operation', () => {
         })
         const where = `${operation.method} ${path}?${qs} -> ${answer.status} ${answer.text.slice(0, 200)}`
         expect(answer.status, where).toBeLessThan(answer.status === 503 ? 504 : 500)
-        expect(operation.statuses, where).toContain(answer.status)
+        // A parameter of "." or ".." is a dot segment: the URL names another path, which may take other methods (405).
+        const rerouted = segments.slice(0, index).some((segment) => segment === '.' || segment === '..')
+        expect(rerouted ? [...operation.statuses, 405] : operation.statuses, where).toContain(answer.status)
         if (answer.status >= 400) {
           expect(answer.headers.get('content-type'), where).toBe('application/problem+json')
           expect(answer.json?.status, where).toBe(answer.status)
