@@ -11,10 +11,10 @@ const BUYER: Address = PAYER.address
 export const TX_HASH: Hex = `0x${'cd'.repeat(32)}`
 const TRANSFER = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)'])
 
-/** A mined USDC payment of 1.5 to the seller in `block`. */
-export function payment(block: bigint): PaymentReceipt {
+/** A mined USDC payment of 1.5 from PAYER to the seller in `block`, by the transaction `hash`. */
+export function payment(block: bigint, hash: Hex = TX_HASH): PaymentReceipt {
   return {
-    transactionHash: TX_HASH,
+    transactionHash: hash,
     blockNumber: block,
     status: 'success',
     from: BUYER,

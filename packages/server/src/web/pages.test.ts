@@ -1,41 +1,17 @@
 import { describe, expect, test } from 'bun:test'
-import { BASE_USDC, type ChainReader, type PaymentReceipt, type SkillView } from '@agentmarket/core'
-import { type Address, encodeAbiParameters, encodeEventTopics, type Hex, parseAbi } from 'viem'
+import type { ChainReader, SkillView } from '@agentmarket/core'
+import type { Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
+import { PAYER, payment, SELLER } from '../testing/chain.ts'
 import { TEST_BASE_URL, testApp } from '../testing/http.ts'
 import { agentPage } from './pages.ts'
 
-const SELLER: Address = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
-const PAYER = privateKeyToAccount(`0x${'5a'.repeat(32)}`)
-const TRANSFER = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)'])
 const HTML = { accept: 'text/html,application/xhtml+xml' }
 
 /** A chain on which every asked hash is a mined 1.5 USDC transfer from PAYER to SELLER, well confirmed. */
 const paidChain: ChainReader = {
   headBlock: async () => 200n,
-  receipts: async (hashes) =>
-    hashes.map(
-      (hash): PaymentReceipt => ({
-        transactionHash: hash,
-        blockNumber: 100n,
-        status: 'success',
-        from: PAYER.address,
-        to: BASE_USDC,
-        input: null,
-        logs: [
-          {
-            address: BASE_USDC,
-            topics: encodeEventTopics({
-              abi: TRANSFER,
-              eventName: 'Transfer',
-              args: { from: PAYER.address, to: SELLER },
-            }) as Hex[],
-            data: encodeAbiParameters([{ type: 'uint256' }], [1_500_000n]),
-            logIndex: 0,
-          },
-        ],
-      }),
-    ),
+  receipts: async (hashes) => hashes.map((hash) => payment(100n, hash)),
 }
 
 type App = Awaited<ReturnType<typeof testApp>>
