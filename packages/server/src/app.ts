@@ -133,8 +133,12 @@ export function createApp(deps: AppDeps) {
         if (limits)
           for (const rateClass of mcpRateClasses(body))
             await chargeRequest(limits, rateClass, request, server, set.headers)
-        return mcp(request, body, routeDeps.clientOf(request, server), (rateClass) =>
-          routeDeps.charge?.(rateClass, request, server, set.headers),
+        const charge = routeDeps.charge
+        return mcp(
+          request,
+          body,
+          routeDeps.clientOf(request, server),
+          charge && ((rateClass) => charge(rateClass, request, server, set.headers)),
         )
       },
       // Each JSON-RPC message is charged above by what its tool does.

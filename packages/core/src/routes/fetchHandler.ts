@@ -1,7 +1,7 @@
 import { MethodNotAllowedError } from '../errors.ts'
 import { bearerKey, jsonObjectOf, jsonOfBytes, problemResponse, readLimited, routeNotFound } from '../http.ts'
 import type { MarketplaceActions } from '../Marketplace.ts'
-import type { RateLimiter } from '../RateLimit.ts'
+import type { RateClass, RateLimiter } from '../RateLimit.ts'
 import { etagOf, matchesETag } from './etag.ts'
 import { MARKET_ROUTES } from './marketRoutes.ts'
 import { compileAllowedMethods, compileRoutes } from './match.ts'
@@ -54,6 +54,7 @@ export function createFetchHandler(market: MarketplaceActions, options: FetchHan
   const match = compileRoutes(options.routes ?? MARKET_ROUTES)
   const allowed = compileAllowedMethods(options.routes ?? MARKET_ROUTES)
   const clientOf = options.clientOf ?? (() => null)
+  const limiter = options.limiter
   const limits = options.streams ?? DEFAULT_STREAM_LIMITS
   const streams = streamSlots(options.clientOf ? limits : { ...limits, perClient: limits.total })
   return {
@@ -71,8 +72,8 @@ export function createFetchHandler(market: MarketplaceActions, options: FetchHan
         }
         const apiKey = bearerKey(request)
         const rateClass = rateClassOf(row)
-        if (options.limiter && rateClass)
-          await options.limiter.check(rateClass, {
+        if (limiter && rateClass)
+          await limiter.check(rateClass, {
             address: clientOf(request) ?? 'unknown',
             apiKey: rateClass === 'read' ? undefined : apiKey,
           })
@@ -88,9 +89,11 @@ export function createFetchHandler(market: MarketplaceActions, options: FetchHan
           rawBody,
           client: () => clientOf(request),
           admitStream: () => streams.open(clientOf(request) ?? 'unknown'),
-          charge: async (extra) => {
-            await options.limiter?.check(extra, { address: clientOf(request) ?? 'unknown', apiKey })
-          },
+          ...(limiter && {
+            charge: async (extra: RateClass) => {
+              await limiter.check(extra, { address: clientOf(request) ?? 'unknown', apiKey })
+            },
+          }),
         })
         return await responseOf(row, reply, request)
       } catch (error) {

@@ -149,7 +149,12 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       params: {},
     },
     call: async (market, call) =>
-      json(await market.registerAgent(call.body ?? {}, { admit: () => call.charge?.('register') })),
+      json(
+        await market.registerAgent(
+          call.body ?? {},
+          call.charge ? { admit: () => call.charge?.('register') } : {},
+        ),
+      ),
   },
   {
     id: 'updateAgent',

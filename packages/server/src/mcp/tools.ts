@@ -10,14 +10,15 @@ import {
 import type { JsonSchema } from '@valibot/to-json-schema'
 import * as v from 'valibot'
 import { jsonSchemaOf } from '../openapi/jsonSchema.ts'
+import type { Charge } from './http.ts'
 
 /** What a tool call may use besides its arguments: the MCP request's bearer key, if any, client address and id. */
 export type ToolContext = {
   apiKey: string | undefined
   client: string | null
   requestId?: string | undefined
-  /** Spends one more token of a rate class for this client (a registration that would create an agent). */
-  charge?: ((rateClass: RateClass) => void | Promise<void>) | undefined
+  /** Spends one more token of a rate class for this client (a registration that would create an agent); absent: no limits. */
+  charge?: Charge | undefined
 }
 
 /** What a tool tells clients about its effects (MCP ToolAnnotations), derived from its operation's row. */
@@ -118,7 +119,7 @@ function toolOf(market: MarketplaceActions, row: RouteRow): Tool {
         request: null,
         rawBody: undefined,
         client: () => context.client,
-        charge: (rateClass) => context.charge?.(rateClass),
+        ...(context.charge ? { charge: context.charge } : {}),
       })
       return (reply instanceof Response ? await reply.json() : reply.body) as Record<string, unknown>
     },

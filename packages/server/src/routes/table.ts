@@ -64,8 +64,12 @@ class ElysiaCall implements RouteCall {
     this.server?.timeout(this.request, STREAM_IDLE_TIMEOUT_SECONDS)
     return release
   }
-  charge(rateClass: RateClass) {
-    return this.deps.charge?.(rateClass, this.request, this.server, this.reply.headers)
+  /** Absent (undefined) when the host has no rate limits, as RouteCall says. */
+  get charge() {
+    const charge = this.deps.charge
+    return (
+      charge && ((rateClass: RateClass) => charge(rateClass, this.request, this.server, this.reply.headers))
+    )
   }
 }
 

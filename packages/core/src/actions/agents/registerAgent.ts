@@ -47,9 +47,12 @@ export function registerAgentAction(context: ActionContext) {
   return async function registerAgent(body: unknown, options: RegisterOptions = {}): Promise<Registration> {
     const input = parseInput(RegisterAgentInput, body)
     const owner = await ownerByInvite(context, input.owner_invite)
-    if (await store.getAgent(input.name)) throw nameTaken(input.name)
-    // Admitted only now: a refused attempt (a bad body, a taken name) never spends the strict registration budget.
-    await options.admit?.()
+    if (options.admit) {
+      // Admitted only now: a refused attempt (a bad body, a taken name) never spends the strict registration budget.
+      // Without a budget to protect, the read is skipped: the insert refuses a taken name by itself.
+      if (await store.getAgent(input.name)) throw nameTaken(input.name)
+      await options.admit()
+    }
     const now = clock.now()
     const apiKey = generateApiKey(random)
     const pairingCode = generatePairingCode(random, config.pairingPrefix)
