@@ -3,19 +3,21 @@ import { problemTypeDoc } from '../errorHelp.ts'
 /** The path a problem `type` URI has under the market's base URL: `/problems/{code}`. */
 const PROBLEM_TYPE_PATH = /^\/problems\/([a-z0-9_]+)\/?$/
 
-/** The code a path documents (`/problems/invalid_body` → `invalid_body`), or null for any other path. */
-export function problemCodeOfPath(pathname: string): string | null {
-  return PROBLEM_TYPE_PATH.exec(pathname)?.[1] ?? null
+/** How long clients may keep a problem type's documentation: it changes only with a release. */
+export const PROBLEM_TYPE_CACHE = 'public, max-age=3600'
+
+/** The JSON documentation of one problem `code` (RFC 9457 says its `type` URI should document it), or null. */
+export function problemTypeResponse(code: string): Response | null {
+  const doc = problemTypeDoc(code)
+  return doc && Response.json(doc, { headers: { 'cache-control': PROBLEM_TYPE_CACHE } })
 }
 
 /**
- * The JSON answer of a problem `type` URI (RFC 9457 says it should document the problem): its code, status and
- * what to do; null when the path is no problem type or the method is not GET or HEAD (the caller answers those).
+ * The JSON answer of a problem `type` URI: its code, status and what to do; null when the path is no problem type or
+ * the method is not GET or HEAD (the caller answers those).
  */
 export function problemTypeAnswer(method: string, pathname: string): Response | null {
-  const code = problemCodeOfPath(pathname)
-  if (code === null || (method !== 'GET' && method !== 'HEAD')) return null
-  const doc = problemTypeDoc(code)
-  if (!doc) return null
-  return Response.json(doc, { headers: { 'cache-control': 'public, max-age=3600' } })
+  const code = PROBLEM_TYPE_PATH.exec(pathname)?.[1]
+  if (code === undefined || (method !== 'GET' && method !== 'HEAD')) return null
+  return problemTypeResponse(code)
 }

@@ -1,9 +1,9 @@
 import {
   ERROR_CODES,
   type ErrorCode,
-  problemCodeOfPath,
-  problemTypeAnswer,
+  PROBLEM_TYPE_CACHE,
   problemTypeDoc,
+  problemTypeResponse,
   routeNotFound,
 } from '@agentmarket/core'
 import { Elysia } from 'elysia'
@@ -54,14 +54,13 @@ export function problemTypeRoutes() {
         ? problemIndex()
         : Response.json(
             (Object.keys(ERROR_CODES) as ErrorCode[]).map((code) => problemTypeDoc(code)),
-            { headers: { 'cache-control': 'public, max-age=3600' } },
+            { headers: { 'cache-control': PROBLEM_TYPE_CACHE } },
           ),
     )
-    .get('/problems/:code', ({ request }) => {
-      const url = new URL(request.url)
-      const code = problemCodeOfPath(url.pathname)
-      const answer = problemTypeAnswer('GET', url.pathname)
-      if (!answer || !code) throw routeNotFound()
-      return wantsHtml(request) ? problemPage(code as ErrorCode) : answer
+    .get('/problems/:code', ({ request, params }) => {
+      if (!problemTypeDoc(params.code)) throw routeNotFound()
+      return wantsHtml(request)
+        ? problemPage(params.code as ErrorCode)
+        : (problemTypeResponse(params.code) as Response)
     })
 }
