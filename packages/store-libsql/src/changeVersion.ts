@@ -1,5 +1,5 @@
 import type { Store } from '@agentmarket/core'
-import type { Client } from '@libsql/client'
+import type { Connection } from './connection.ts'
 
 /** The Store methods that only read; any other method may write, so calling it moves the local change count. */
 const READ_METHODS = new Set<string>([
@@ -35,15 +35,15 @@ export const CHANGE_WINDOW_MS = 2
  * joined with a count of this process's writes, so this process's readers see its own writes at once and other
  * processes' writes within `windowMs`; one counter read serves every caller in that window.
  */
-export function withChangeVersion(store: Store, client: Client, windowMs = CHANGE_WINDOW_MS): Store {
+export function withChangeVersion(store: Store, connection: Connection, windowMs = CHANGE_WINDOW_MS): Store {
   let localWrites = 0
   let last: { at: number; version: Promise<number> } | null = null
   const databaseVersion = () => {
     const at = performance.now()
     if (last && at - last.at <= windowMs) return last.version
-    const version = client
-      .execute('select version from change_version where id = 1')
-      .then((result) => Number(result.rows[0]?.[0] ?? 0))
+    const version = Promise.resolve().then(() =>
+      Number(connection.values('select version from change_version where id = 1')[0]?.[0] ?? 0),
+    )
     last = { at, version }
     version.catch(() => {
       last = null

@@ -21,7 +21,7 @@ export function kvStore({ db }: Database): KvMethods {
         .insert(kv)
         .values({ key, value: JSON.stringify(outcome.value) })
         .onConflictDoNothing()
-      return inserted.rowsAffected === 1
+      return inserted.changes === 1
     }
     const still = and(eq(kv.key, key), eq(kv.value, seen))
     const written =
@@ -31,7 +31,7 @@ export function kvStore({ db }: Database): KvMethods {
             .update(kv)
             .set({ value: JSON.stringify(outcome.value) })
             .where(still)
-    return written.rowsAffected === 1
+    return written.changes === 1
   }
 
   return {

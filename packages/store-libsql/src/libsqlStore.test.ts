@@ -38,7 +38,7 @@ describe('changeVersion across connections', () => {
     await store.insertAgent(sampleAgent({ name: 'raw' }), [])
     const before = await store.changeVersion?.()
     const other = await openDatabase(`file:${join(folder, `raw-${fileNumber - 1}.db`)}`)
-    await other.client.execute("update agents set bio = 'changed by hand' where name_key = 'raw'")
+    other.connection.run("update agents set bio = 'changed by hand' where name_key = 'raw'")
     await Bun.sleep(CHANGE_WINDOW_MS + 1)
     expect(await store.changeVersion?.()).not.toBe(before)
     other.close()

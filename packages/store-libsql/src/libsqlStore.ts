@@ -21,13 +21,14 @@ import {
   WALK_IN_ORDER_FROM,
 } from './agentList.ts'
 import { withChangeVersion } from './changeVersion.ts'
+import { toStatement } from './connection.ts'
 import { groupCommit } from './groupCommit.ts'
 import { kvStore } from './kvStore.ts'
 import { mailStore } from './mailStore.ts'
 import type { Database } from './open.ts'
 import { agents, events, milestones, skills, users } from './schema.ts'
 import { taskStore } from './taskStore.ts'
-import { batchWriter, ms, toEventRow, toStatement } from './writes.ts'
+import { batchWriter, ms, toEventRow } from './writes.ts'
 
 type AgentRow = typeof agents.$inferSelect
 type SkillRow = typeof skills.$inferSelect
@@ -173,7 +174,7 @@ function chunks<T>(list: T[], size: number): T[][] {
  * @example const store = libsqlStore(await openDatabase('file:./data/market.db'))
  */
 export function libsqlStore(database: Database): Store {
-  const { db } = database
+  const { db, connection } = database
   const { writeBatch, insertEvents } = batchWriter(database)
 
   const withSkills = async (rows: AgentRow[]): Promise<AgentRecord[]> => {
@@ -233,7 +234,7 @@ export function libsqlStore(database: Database): Store {
     })
     const results = await writeBatch(statements)
     const found = new Map(
-      [...perSender.keys()].map((name, index) => [name, (results[2 * index + 1]?.rowsAffected ?? 0) > 0]),
+      [...perSender.keys()].map((name, index) => [name, (results[2 * index + 1]?.changes ?? 0) > 0]),
     )
     return items.map((item) => found.get(sender(item)) ?? false)
   })
@@ -242,14 +243,15 @@ export function libsqlStore(database: Database): Store {
    * Registrations of many agents in one write transaction: the names already taken (or taken earlier in the batch)
    * are answered `name_taken`, the others inserted with their skills and events.
    */
-  const registrations = groupCommit(async (items: { agent: AgentRecord; events: FeedEventInput[] }[]) => {
-    const transaction = await database.client.transaction('write')
-    try {
+  const registrations = groupCommit(async (items: { agent: AgentRecord; events: FeedEventInput[] }[]) =>
+    connection.writeTransaction(() => {
       const keys = [...new Set(items.map(({ agent }) => nameKey(agent.name)))]
-      const existing = await transaction.execute(
-        toStatement(db.select({ key: agents.nameKey }).from(agents).where(inArray(agents.nameKey, keys))),
-      )
-      const taken = new Set(existing.rows.map((row) => String(row[0])))
+      const existing = db
+        .select({ key: agents.nameKey })
+        .from(agents)
+        .where(inArray(agents.nameKey, keys))
+        .all()
+      const taken = new Set(existing.map((row) => row.key))
       const outcomes = items.map(({ agent }) => {
         const key = nameKey(agent.name)
         if (taken.has(key)) return 'name_taken' as const
@@ -267,14 +269,14 @@ export function libsqlStore(database: Database): Store {
           inserted.flatMap((item) => item.events),
           INSERT_ROWS,
         ).flatMap((list) => insertEvents(list)),
-      ].map(toStatement)
-      if (statements.length > 0) await transaction.batch(statements)
-      await transaction.commit()
+      ]
+      for (const statement of statements) {
+        const { sql: text, args } = toStatement(statement)
+        connection.run(text, args)
+      }
       return outcomes
-    } finally {
-      transaction.close()
-    }
-  })
+    }),
+  )
 
   const store: Store = {
     ...taskStore(database),
@@ -329,7 +331,7 @@ export function libsqlStore(database: Database): Store {
           .set({ apiKeyHash: toHash })
           .where(and(eq(agents.nameKey, nameKey(name)), eq(agents.apiKeyHash, fromHash))),
       ])
-      return (result?.rowsAffected ?? 0) === 1
+      return (result?.changes ?? 0) === 1
     },
 
     async listAgents(query: AgentListQuery) {
@@ -506,7 +508,7 @@ export function libsqlStore(database: Database): Store {
         .from(agents)
         .where(eq(agents.pairingCodeHash, pairingCodeHash))
       const agent = target[0]
-      if ((bind?.rowsAffected ?? 0) === 1 && agent) return { outcome: 'claimed', agentName: agent.name }
+      if ((bind?.changes ?? 0) === 1 && agent) return { outcome: 'claimed', agentName: agent.name }
       if (!agent) return { outcome: 'unknown_code' }
       // Not bound: either someone spent the code first, or the username belongs to another wallet.
       const owner = await getUser(key)
@@ -520,7 +522,7 @@ export function libsqlStore(database: Database): Store {
         sql`update ${agents} set pairing_code_hash = ${pairingCodeHash}, pairing_code_expires_at = ${expiresAt.getTime()}
             where ${agents.nameKey} = ${nameKey(agentName)} and ${agents.pairingCodeUsedAt} is null`,
       ])
-      return (result?.rowsAffected ?? 0) === 1
+      return (result?.changes ?? 0) === 1
     },
 
     getUser,
@@ -588,5 +590,5 @@ export function libsqlStore(database: Database): Store {
       database.close()
     },
   }
-  return withChangeVersion(store, database.client)
+  return withChangeVersion(store, connection)
 }

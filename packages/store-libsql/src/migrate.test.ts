@@ -3,25 +3,29 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AgentFilters } from '@agentmarket/core'
-import { createClient } from '@libsql/client'
+import Libsql from 'libsql'
 import { readMigrationFolder } from '../scripts/embed-migrations.ts'
+import { connectionOver } from './connection.ts'
 import { libsqlStore } from './libsqlStore.ts'
 import { applyMigrations, migrate } from './migrate.ts'
 import embedded from './migrations.json' with { type: 'json' }
 import { openDatabase } from './open.ts'
 
-/** A client at `:memory:` or `url` with the first `count` embedded migrations applied, as an older release left it. */
-async function migratedUpTo(count: number, url = ':memory:') {
-  const client = createClient({ url })
-  await client.execute(
+/** A connection to `:memory:` or a `file:` URL. */
+const connect = (url = ':memory:') => connectionOver(new Libsql(url.replace(/^file:/, '')))
+
+/** A connection to `:memory:` or `url` with the first `count` embedded migrations applied, as an older release left it. */
+function migratedUpTo(count: number, url = ':memory:') {
+  const client = connect(url)
+  client.exec(
     'CREATE TABLE "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)',
   )
   for (const migration of embedded.slice(0, count)) {
-    for (const statement of migration.sql) if (statement.trim()) await client.execute(statement)
-    await client.execute({
-      sql: 'INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)',
-      args: [migration.hash, migration.folderMillis],
-    })
+    for (const statement of migration.sql) if (statement.trim()) client.exec(statement)
+    client.run('INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)', [
+      migration.hash,
+      migration.folderMillis,
+    ])
   }
   return client
 }
@@ -32,93 +36,81 @@ describe('migrate', () => {
   })
 
   test('behavior: a new database gets every migration once; a second run applies none', async () => {
-    const client = createClient({ url: ':memory:' })
-    expect(await migrate(client)).toBe(embedded.length)
-    expect(await migrate(client)).toBe(0)
-    const tables = await client.execute(
-      "select name from sqlite_master where type = 'table' and name = 'tasks'",
-    )
-    expect(tables.rows).toHaveLength(1)
+    const client = connect()
+    expect(migrate(client)).toBe(embedded.length)
+    expect(migrate(client)).toBe(0)
+    const tables = client.all("select name from sqlite_master where type = 'table' and name = 'tasks'")
+    expect(tables).toHaveLength(1)
     client.close()
   })
 
   test('behavior: upgrading to 0008 gives waiting tasks a 24 h expiry and credits buyers of delivered tasks', async () => {
-    const client = await migratedUpTo(8)
+    const client = migratedUpTo(8)
     const seller = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed'
-    await client.execute(`insert into agents (name_key, name, platform, status, api_key_hash, pairing_code_hash,
+    client.run(`insert into agents (name_key, name, platform, status, api_key_hash, pairing_code_hash,
       last_active_at, created_at, updated_at, revision, wallet_address) values ('s', 'S', 'other', 'free', 'k', 'p', 0, 0, 0, 1, '${seller}')`)
     const task = (id: string, status: string, from: string | null, amount: string | null) =>
-      client.execute({
-        sql: `insert into tasks (id, agent_key, skill_name, skill_slug, sla, status, price_base_units, pay_to,
+      client.run(
+        `insert into tasks (id, agent_key, skill_name, skill_slug, sla, status, price_base_units, pay_to,
           payment_method, paid_from, paid_amount_base_units, paid_at, created_at)
           values (?, 's', 'R', 'r', '1h', ?, 1, ?, ?, ?, ?, ?, 1000)`,
-        args: [id, status, seller, from ? 'transfer' : null, from, amount, from ? 2000 : null],
-      })
-    await task('waiting', 'pending_payment', null, null)
-    await task('a1', 'completed', '0xAAAA000000000000000000000000000000000001', '4000000')
-    await task('a2', 'completed', '0xaaaa000000000000000000000000000000000001', '9000000')
-    await task('b', 'completed', '0xbbbb000000000000000000000000000000000002', '1000000')
-    await task('self', 'completed', seller, '5000000')
-    await task('mint', 'completed', '0x0000000000000000000000000000000000000000', '5000000')
-    expect(await migrate(client)).toBe(embedded.length - 8)
-    const waiting = await client.execute("select expires_at from tasks where id = 'waiting'")
-    expect(Number(waiting.rows[0]?.expires_at)).toBe(1000 + 86_400_000)
-    const agent = await client.execute(
+        [id, status, seller, from ? 'transfer' : null, from, amount, from ? 2000 : null],
+      )
+    task('waiting', 'pending_payment', null, null)
+    task('a1', 'completed', '0xAAAA000000000000000000000000000000000001', '4000000')
+    task('a2', 'completed', '0xaaaa000000000000000000000000000000000001', '9000000')
+    task('b', 'completed', '0xbbbb000000000000000000000000000000000002', '1000000')
+    task('self', 'completed', seller, '5000000')
+    task('mint', 'completed', '0x0000000000000000000000000000000000000000', '5000000')
+    expect(migrate(client)).toBe(embedded.length - 8)
+    const [waiting] = client.all("select expires_at from tasks where id = 'waiting'")
+    expect(Number(waiting?.expires_at)).toBe(1000 + 86_400_000)
+    const [agent] = client.all(
       "select trust_credit_base_units, paying_buyers from agents where name_key = 's'",
     )
-    expect(Number(agent.rows[0]?.trust_credit_base_units)).toBe(10_000_000 + 1_000_000)
-    expect(Number(agent.rows[0]?.paying_buyers)).toBe(2)
+    expect(Number(agent?.trust_credit_base_units)).toBe(10_000_000 + 1_000_000)
+    expect(Number(agent?.paying_buyers)).toBe(2)
     // 0009: a code issued before expiry existed works for 7 days from the upgrade.
-    const code = await client.execute("select pairing_code_expires_at from agents where name_key = 's'")
-    const expires = Number(code.rows[0]?.pairing_code_expires_at)
+    const [code] = client.all("select pairing_code_expires_at from agents where name_key = 's'")
+    const expires = Number(code?.pairing_code_expires_at)
     expect(Math.abs(expires - (Date.now() + 7 * 86_400_000))).toBeLessThan(60_000)
     client.close()
   })
 
   test('behavior: a run reports the numbers of the migrations it applied, in order, of those it knows', async () => {
-    expect(await applyMigrations(createClient({ url: ':memory:' }))).toEqual({
+    expect(applyMigrations(connect())).toEqual({
       applied: embedded.map((_, number) => number),
       known: embedded.length,
     })
     // A database an older release made: its first migrations applied, as that release's migrate did.
-    const older = createClient({ url: ':memory:' })
-    await older.execute(
-      'CREATE TABLE "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)',
-    )
-    for (const migration of embedded.slice(0, -2)) {
-      for (const statement of migration.sql) if (statement.trim()) await older.execute(statement)
-      await older.execute({
-        sql: 'INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)',
-        args: [migration.hash, migration.folderMillis],
-      })
-    }
+    const older = migratedUpTo(embedded.length - 2)
     const n = embedded.length
-    expect(await applyMigrations(older)).toEqual({ applied: [n - 2, n - 1], known: n })
-    expect(await applyMigrations(older)).toEqual({ applied: [], known: n })
+    expect(applyMigrations(older)).toEqual({ applied: [n - 2, n - 1], known: n })
+    expect(applyMigrations(older)).toEqual({ applied: [], known: n })
     older.close()
   })
 
   test('behavior: upgrading to 0011 indexes existing skills for search and derives their price and free columns', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'agentmarket-migrate-'))
     const url = `file:${join(folder, 'market.db')}`
-    const client = await migratedUpTo(11, url)
+    const client = migratedUpTo(11, url)
     const agent = (key: string, bio: string | null) =>
-      client.execute({
-        sql: `insert into agents (name_key, name, bio, platform, status, api_key_hash, pairing_code_hash,
+      client.run(
+        `insert into agents (name_key, name, bio, platform, status, api_key_hash, pairing_code_hash,
           last_active_at, created_at, updated_at, revision) values (?, ?, ?, 'other', 'free', ?, ?, 0, 0, 0, 1)`,
-        args: [key, key, bio, `k-${key}`, `p-${key}`],
-      })
+        [key, key, bio, `k-${key}`, `p-${key}`],
+      )
     const skill = (key: string, position: number, name: string, type: string, price: number | null) =>
-      client.execute({
-        sql: `insert into skills (agent_key, position, slug, name, name_key, description, type, price_base_units, currency)
+      client.run(
+        `insert into skills (agent_key, position, slug, name, name_key, description, type, price_base_units, currency)
           values (?, ?, ?, ?, ?, ?, ?, ?, 'USDC')`,
-        args: [key, position, `s${position}`, name, name.toLowerCase(), `about ${name}`, type, price],
-      })
-    await agent('gdpr', 'privacy')
-    await skill('gdpr', 0, 'GDPR Data Map', 'purchasable', 5_000_000)
-    await skill('gdpr', 1, 'Audit', 'purchasable', 700_000)
-    await skill('gdpr', 2, 'Intro call', 'free', null)
-    await agent('plain', 'makes maps')
+        [key, position, `s${position}`, name, name.toLowerCase(), `about ${name}`, type, price],
+      )
+    agent('gdpr', 'privacy')
+    skill('gdpr', 0, 'GDPR Data Map', 'purchasable', 5_000_000)
+    skill('gdpr', 1, 'Audit', 'purchasable', 700_000)
+    skill('gdpr', 2, 'Intro call', 'free', null)
+    agent('plain', 'makes maps')
     client.close()
 
     const store = libsqlStore(await openDatabase(url))

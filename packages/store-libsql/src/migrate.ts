@@ -1,5 +1,5 @@
-import type { Client } from '@libsql/client'
 import type { MigrationMeta } from 'drizzle-orm/migrator'
+import type { Connection } from './connection.ts'
 import embeddedMigrations from './migrations.json' with { type: 'json' }
 
 // Written from the drizzle folder by scripts/embed-migrations.ts, so they travel inside any bundle or binary.
@@ -16,34 +16,30 @@ export type MigrationReport = { applied: number[]; known: number }
 /**
  * Applies the embedded migrations that the database has not seen, in one write transaction.
  * BEGIN IMMEDIATE comes before reading what is applied, so processes starting together migrate one at a time.
- * @example const { applied } = await applyMigrations(client)
+ * @example const { applied } = applyMigrations(connection)
  */
-export async function applyMigrations(client: Client): Promise<MigrationReport> {
-  await client.execute(
+export function applyMigrations(connection: Connection): MigrationReport {
+  connection.exec(
     `CREATE TABLE IF NOT EXISTS ${TABLE} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`,
   )
-  const transaction = await client.transaction('write')
-  try {
-    const last = await transaction.execute(`SELECT created_at FROM ${TABLE} ORDER BY created_at DESC LIMIT 1`)
-    const appliedUpTo = Number(last.rows[0]?.created_at ?? -1)
+  return connection.writeTransaction(() => {
+    const [last] = connection.values(`SELECT created_at FROM ${TABLE} ORDER BY created_at DESC LIMIT 1`)
+    const appliedUpTo = Number(last?.[0] ?? -1)
     const pending = MIGRATIONS.map((migration, number) => ({ migration, number })).filter(
       ({ migration }) => migration.folderMillis > appliedUpTo,
     )
     for (const { migration } of pending) {
-      for (const statement of migration.sql) if (statement.trim()) await transaction.execute(statement)
-      await transaction.execute({
-        sql: `INSERT INTO ${TABLE} ("hash", "created_at") VALUES (?, ?)`,
-        args: [migration.hash, migration.folderMillis],
-      })
+      for (const statement of migration.sql) if (statement.trim()) connection.exec(statement)
+      connection.run(`INSERT INTO ${TABLE} ("hash", "created_at") VALUES (?, ?)`, [
+        migration.hash,
+        migration.folderMillis,
+      ])
     }
-    await transaction.commit()
     return { applied: pending.map(({ number }) => number), known: MIGRATIONS.length }
-  } finally {
-    transaction.close()
-  }
+  })
 }
 
 /** Applies the pending migrations (see `applyMigrations`) and answers how many it applied. */
-export async function migrate(client: Client): Promise<number> {
-  return (await applyMigrations(client)).applied.length
+export function migrate(connection: Connection): number {
+  return applyMigrations(connection).applied.length
 }

@@ -1,17 +1,23 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { type Client, createClient } from '@libsql/client'
-import { drizzle, type LibSQLDatabase } from 'drizzle-orm/libsql'
+import Libsql from 'libsql'
+import { type Connection, connectionOver, type SqlDatabase } from './connection.ts'
 import { applyMigrations, type MigrationReport } from './migrate.ts'
 
 /** An open, migrated database, and what migrating it at this opening did. */
-export type Database = { client: Client; db: LibSQLDatabase; migrations: MigrationReport; close(): void }
+export type Database = {
+  connection: Connection
+  db: SqlDatabase
+  migrations: MigrationReport
+  close(): void
+}
 
-/** The file path of a `file:` URL, or null for other URLs. */
-function filePath(url: string): string | null {
-  if (!url.startsWith('file:')) return null
+/** Where libsql-js opens a URL: the file path of a `file:` URL, `:memory:`, or a remote URL as given. */
+function location(url: string): { path: string; local: boolean } {
+  if (url === ':memory:' || url === 'file::memory:') return { path: ':memory:', local: true }
+  if (!url.startsWith('file:')) return { path: url, local: false }
   const path = url.slice('file:'.length).split('?')[0] ?? ''
-  return path.startsWith('//') ? new URL(url).pathname : path
+  return { path: path.startsWith('//') ? new URL(url).pathname : path, local: true }
 }
 
 /** True for SQLite's "database is locked" family, which SQLite may return at once instead of waiting. */
@@ -26,9 +32,9 @@ function isBusy(error: unknown): boolean {
  * Runs a start-up step again while another process holds a lock it needs. Switching to WAL takes an exclusive lock
  * and SQLite may refuse it at once rather than wait, so processes starting together on a new database take turns.
  * The step must be safe to repeat.
- * @example await whileBusy(() => migrate(client))
+ * @example await whileBusy(() => migrate(connection))
  */
-export async function whileBusy<T>(step: () => Promise<T>, attempts = 40): Promise<T> {
+export async function whileBusy<T>(step: () => T | Promise<T>, attempts = 40): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await step()
@@ -39,23 +45,28 @@ export async function whileBusy<T>(step: () => Promise<T>, attempts = 40): Promi
   }
 }
 
-/** Puts a file database in WAL mode unless it already is (reading the mode takes no lock; changing it does). */
-async function useWal(client: Client): Promise<void> {
-  const mode = await client.execute('PRAGMA journal_mode')
-  if (String(mode.rows[0]?.[0]).toLowerCase() !== 'wal') await client.execute('PRAGMA journal_mode = WAL')
+/**
+ * A local database's settings: WAL (reading the mode takes no lock; changing it does), writers wait up to 5 s for
+ * another process's lock, and every commit is synced to disk (`synchronous = FULL`: an acknowledged write survives a
+ * power cut; group commits share the sync instead of relaxing it).
+ */
+function configureLocal(connection: Connection): void {
+  connection.exec('PRAGMA busy_timeout = 5000')
+  connection.exec('PRAGMA synchronous = FULL')
+  const [mode] = connection.values('PRAGMA journal_mode')
+  if (String(mode?.[0]).toLowerCase() !== 'wal') connection.exec('PRAGMA journal_mode = WAL')
 }
 
 /**
- * Opens a libSQL database (`file:…`, `:memory:`, `libsql://…`), creating the data folder,
- * setting WAL and a busy timeout, and applying pending migrations (taking turns with other processes starting on it).
+ * Opens a libSQL database (`file:…`, `:memory:`, `libsql://…`) with libsql-js, creating the data folder, setting WAL,
+ * a busy timeout and full sync, and applying pending migrations (taking turns with other processes starting on it).
  * @example const database = await openDatabase('file:./data/market.db')
  */
 export async function openDatabase(url: string, authToken?: string): Promise<Database> {
-  const path = filePath(url)
-  if (path && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const client = createClient({ url, authToken, timeout: 5000 })
-  if (path && path !== ':memory:') await whileBusy(() => useWal(client))
-  const db = drizzle(client)
-  const migrations = await whileBusy(() => applyMigrations(client))
-  return { client, db, migrations, close: () => client.close() }
+  const { path, local } = location(url)
+  if (local && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const connection = connectionOver(new Libsql(path, (authToken ? { authToken } : {}) as Libsql.Options))
+  if (local) await whileBusy(() => configureLocal(connection))
+  const migrations = await whileBusy(() => applyMigrations(connection))
+  return { connection, db: connection.db, migrations, close: () => connection.close() }
 }

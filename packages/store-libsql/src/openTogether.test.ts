@@ -10,7 +10,7 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }))
 const OPENER = `
 import { openDatabase } from '${join(import.meta.dir, 'open.ts')}'
 const database = await openDatabase(process.argv[2])
-await database.client.execute({ sql: 'INSERT INTO kv (key, value) VALUES (?, ?)', args: [process.argv[3], '1'] })
+database.connection.run('INSERT INTO kv (key, value) VALUES (?, ?)', [process.argv[3], '1'])
 database.close()
 `
 
@@ -29,10 +29,10 @@ describe('openDatabase from several processes at once', () => {
     }
     const { openDatabase } = await import('./open.ts')
     const database = await openDatabase(`file:${join(folder, 'together-0.db')}`)
-    const applied = await database.client.execute('SELECT count(*) FROM "__drizzle_migrations"')
+    const applied = database.connection.values('SELECT count(*) FROM "__drizzle_migrations"')
     const { default: migrations } = await import('./migrations.json')
-    expect(Number(applied.rows[0]?.[0])).toBe(migrations.length)
-    expect((await database.client.execute('SELECT count(*) FROM kv')).rows[0]?.[0]).toBe(4)
+    expect(Number(applied[0]?.[0])).toBe(migrations.length)
+    expect(database.connection.values('SELECT count(*) FROM kv')[0]?.[0]).toBe(4)
     database.close()
   })
 })

@@ -16,19 +16,24 @@ RETURNING tat`
  * request rarely writes).
  * @example const buckets = leasedRateBuckets(libsqlRateBuckets(database))
  */
-export function libsqlRateBuckets({ client }: Database): RateBuckets {
+export function libsqlRateBuckets({ connection }: Database): RateBuckets {
   let takes = 0
   return {
     async take(key, policy, cost, nowMs) {
-      if (++takes % SWEEP_EVERY === 0)
-        client.execute({ sql: 'DELETE FROM rate_buckets WHERE tat <= ?', args: [nowMs] }).catch(() => {})
+      if (++takes % SWEEP_EVERY === 0) {
+        try {
+          connection.run('DELETE FROM rate_buckets WHERE tat <= ?', [nowMs])
+        } catch {
+          // A sweep that waits past the busy timeout is skipped: the next one takes these rows too.
+        }
+      }
       const spend = (cost * policy.windowSeconds * 1000) / policy.limit
       const window = policy.windowSeconds * 1000
-      const spent = await client.execute({ sql: SPEND, args: { key, now: nowMs, spend, window } })
-      const tat = spent.rows[0]?.tat
+      const [spent] = connection.all(SPEND, { key, now: nowMs, spend, window })
+      const tat = spent?.tat
       if (tat !== undefined) return spendTokens(Number(tat) - spend, nowMs, policy, cost).decision
-      const stored = await client.execute({ sql: 'SELECT tat FROM rate_buckets WHERE key = ?', args: [key] })
-      const decision = spendTokens(Number(stored.rows[0]?.tat ?? nowMs), nowMs, policy, cost).decision
+      const [stored] = connection.all('SELECT tat FROM rate_buckets WHERE key = ?', [key])
+      const decision = spendTokens(Number(stored?.tat ?? nowMs), nowMs, policy, cost).decision
       // Tokens that came back between the two statements are for the next request; this one was refused.
       return decision.allowed
         ? { ...decision, allowed: false, retryAfterSeconds: 1, retryAfterMs: 1 }

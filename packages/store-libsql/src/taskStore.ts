@@ -234,7 +234,7 @@ export function taskStore(database: Database): TaskMethods {
             ),
           ...eventsIfChanged(newEvents),
         ])
-        return (update?.rowsAffected ?? 0) === 1 ? 'paid' : 'not_pending'
+        return (update?.changes ?? 0) === 1 ? 'paid' : 'not_pending'
       } catch (error) {
         const claim = brokenClaim(error)
         if (claim === 'tx_already_used' || claim === 'escrow_task_id_used') return claim
@@ -255,7 +255,7 @@ export function taskStore(database: Database): TaskMethods {
               and changes() = 1`,
         ...eventsIfChanged(newEvents),
       ])
-      return (results[credit.length]?.rowsAffected ?? 0) === 1 ? 'completed' : 'not_paid'
+      return (results[credit.length]?.changes ?? 0) === 1 ? 'completed' : 'not_paid'
     },
 
     async listTasks(agentName, { statuses, order, limit, offset }) {
@@ -317,7 +317,7 @@ export function taskStore(database: Database): TaskMethods {
         sql`delete from ${tasks} where id in (select id from ${tasks}
               where status = 'expired' and expires_at <= ${purgeBefore.getTime()} limit ${limit})`,
       ])
-      return { expired: expired?.rowsAffected ?? 0, purged: purged?.rowsAffected ?? 0 }
+      return { expired: expired?.changes ?? 0, purged: purged?.changes ?? 0 }
     },
   }
 }
