@@ -1,7 +1,6 @@
 import { is, SQL, type SQLWrapper } from 'drizzle-orm'
 import { BetterSQLiteSession } from 'drizzle-orm/better-sqlite3/session'
 import { BaseSQLiteDatabase, SQLiteSyncDialect } from 'drizzle-orm/sqlite-core'
-import type Libsql from 'libsql'
 
 /** What a write statement did: the rows it changed, and the last row id it inserted. */
 export type RunInfo = { changes: number; lastInsertRowid: number | bigint }
@@ -16,9 +15,9 @@ export type Args = unknown[] | Record<string, unknown>
 export type BuildsSql = SQLWrapper | { toSQL(): { sql: string; params: unknown[] } }
 
 /**
- * One libSQL connection (libsql-js, the engine under `@libsql/client`) with its prepared statements kept by SQL text,
- * so a query is compiled once per process instead of once per call. Every call is synchronous: a local file answers
- * in microseconds, and a transaction cannot interleave with another caller's statements.
+ * One database connection with its prepared statements kept by SQL text, so a query is compiled once per process
+ * instead of once per call. Every call is synchronous: a local file answers in microseconds, and a transaction cannot
+ * interleave with another caller's statements.
  */
 export type Connection = {
   /** The drizzle database over this connection. */
@@ -53,29 +52,42 @@ export function toStatement(query: BuildsSql): { sql: string; args: unknown[] } 
   return { sql: built.sql, args: built.params }
 }
 
-type Native = InstanceType<typeof Libsql>
-type NativeStatement = ReturnType<Native['prepare']>
+/** A prepared statement of a SQLite driver: bind values go as one array (positional) or one object (named). */
+export type NativeStatement = {
+  /** The first row as an object, or undefined. */
+  get(args: Args): unknown
+  /** Every row as an object. */
+  all(args: Args): unknown[]
+  /** Every row as an array of values, in column order. */
+  values(args: Args): unknown[][]
+  /** Runs the statement; what it changed. */
+  run(args: Args): RunInfo
+}
 
-/**
- * A statement as drizzle's better-sqlite3 session calls it, over one cached native statement. Raw (array) mode is a
- * flag of the native statement, so each call sets the mode it needs; bind values go as one array, never spread
- * (libsql-js reads a lone object argument, a lone `null` included, as named parameters).
- */
+/** An open SQLite driver connection, as connections.ts's drivers give it. */
+export type NativeDatabase = {
+  prepare(sql: string): NativeStatement
+  exec(sql: string): void
+  readonly inTransaction: boolean
+  close(): void
+}
+
+/** A statement as drizzle's better-sqlite3 session calls it (values spread), over one native statement. */
 function sessionStatement(native: NativeStatement) {
   const rows = {
-    all: (...args: unknown[]) => native.raw(true).all(args),
-    get: (...args: unknown[]) => native.raw(true).get(args),
+    all: (...args: unknown[]) => native.values(args),
+    get: (...args: unknown[]) => native.values(args)[0],
   }
   return {
     run: (...args: unknown[]) => native.run(args),
-    all: (...args: unknown[]) => native.raw(false).all(args),
-    get: (...args: unknown[]) => native.raw(false).get(args),
+    all: (...args: unknown[]) => native.all(args),
+    get: (...args: unknown[]) => native.get(args),
     raw: () => rows,
   }
 }
 
 /** Prepared statements by SQL text, at most `size` of them. */
-function statementCache(native: Native, size: number) {
+function statementCache(native: NativeDatabase, size: number) {
   const cache = new Map<string, { native: NativeStatement; session: ReturnType<typeof sessionStatement> }>()
   return (sql: string) => {
     let entry = cache.get(sql)
@@ -89,24 +101,24 @@ function statementCache(native: Native, size: number) {
   }
 }
 
-/** Bind values in the form libsql-js reads: one array or one object, never spread. */
+/** Bind values in the form the drivers read: one array or one object, never spread. */
 const bound = (args: Args | undefined): Args => args ?? []
 
 /**
- * A connection over an open libsql-js database.
- * @example const connection = connectionOver(new Libsql('data/market.db'))
+ * A connection over an open driver connection (see drivers.ts).
+ * @example const connection = connectionOver(await openNative({ path: ':memory:', local: true }))
  */
-export function connectionOver(native: Native, cacheSize = STATEMENT_CACHE_SIZE): Connection {
+export function connectionOver(native: NativeDatabase, cacheSize = STATEMENT_CACHE_SIZE): Connection {
   const prepared = statementCache(native, cacheSize)
   const client = { prepare: (sql: string) => prepared(sql).session }
   // drizzle's better-sqlite3 session over our statement cache: it only ever calls prepare(sql) on its client.
   const session = new BetterSQLiteSession(client as never, dialect, undefined)
   const db = new BaseSQLiteDatabase('sync', dialect, session as never, undefined) as SqlDatabase
-  const run = (sql: string, args?: Args): RunInfo => prepared(sql).native.run(bound(args)) as RunInfo
+  const run = (sql: string, args?: Args): RunInfo => prepared(sql).native.run(bound(args))
   return {
     db,
-    all: (sql, args) => prepared(sql).native.raw(false).all(bound(args)) as Record<string, unknown>[],
-    values: (sql, args) => prepared(sql).native.raw(true).all(bound(args)) as unknown[][],
+    all: (sql, args) => prepared(sql).native.all(bound(args)) as Record<string, unknown>[],
+    values: (sql, args) => prepared(sql).native.values(bound(args)),
     run,
     exec: (sql) => native.exec(sql),
     writeTransaction(work) {

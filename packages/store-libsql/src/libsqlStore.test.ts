@@ -19,6 +19,10 @@ storeSuite({ describe, test }, 'libsqlStore on :memory:', async () =>
 storeSuite({ describe, test }, 'libsqlStore on a file', async () =>
   libsqlStore(await openDatabase(`file:${join(folder, `nested/dir/store-${fileNumber++}.db`)}`)),
 )
+// On Bun a local file opens with Bun's SQLite; libsql-js (Node.js, remote URLs) passes the same suite.
+storeSuite({ describe, test }, 'libsqlStore on a file through libsql-js', async () =>
+  libsqlStore(await openDatabase(`file:${join(folder, `store-${fileNumber++}.db`)}`, undefined, 'libsql')),
+)
 
 describe('changeVersion across connections', () => {
   test('behavior: a write through another connection (another process) shows within the window', async () => {

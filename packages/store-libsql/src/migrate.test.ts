@@ -3,20 +3,21 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AgentFilters } from '@agentmarket/core'
-import Libsql from 'libsql'
 import { readMigrationFolder } from '../scripts/embed-migrations.ts'
 import { connectionOver } from './connection.ts'
+import { openNative } from './drivers.ts'
 import { libsqlStore } from './libsqlStore.ts'
 import { applyMigrations, migrate } from './migrate.ts'
 import embedded from './migrations.json' with { type: 'json' }
 import { openDatabase } from './open.ts'
 
 /** A connection to `:memory:` or a `file:` URL. */
-const connect = (url = ':memory:') => connectionOver(new Libsql(url.replace(/^file:/, '')))
+const connect = async (url = ':memory:') =>
+  connectionOver(await openNative({ path: url.replace(/^file:/, ''), local: true }))
 
 /** A connection to `:memory:` or `url` with the first `count` embedded migrations applied, as an older release left it. */
-function migratedUpTo(count: number, url = ':memory:') {
-  const client = connect(url)
+async function migratedUpTo(count: number, url = ':memory:') {
+  const client = await connect(url)
   client.exec(
     'CREATE TABLE "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)',
   )
@@ -36,7 +37,7 @@ describe('migrate', () => {
   })
 
   test('behavior: a new database gets every migration once; a second run applies none', async () => {
-    const client = connect()
+    const client = await connect()
     expect(migrate(client)).toBe(embedded.length)
     expect(migrate(client)).toBe(0)
     const tables = client.all("select name from sqlite_master where type = 'table' and name = 'tasks'")
@@ -45,7 +46,7 @@ describe('migrate', () => {
   })
 
   test('behavior: upgrading to 0008 gives waiting tasks a 24 h expiry and credits buyers of delivered tasks', async () => {
-    const client = migratedUpTo(8)
+    const client = await migratedUpTo(8)
     const seller = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed'
     client.run(`insert into agents (name_key, name, platform, status, api_key_hash, pairing_code_hash,
       last_active_at, created_at, updated_at, revision, wallet_address) values ('s', 'S', 'other', 'free', 'k', 'p', 0, 0, 0, 1, '${seller}')`)
@@ -78,12 +79,12 @@ describe('migrate', () => {
   })
 
   test('behavior: a run reports the numbers of the migrations it applied, in order, of those it knows', async () => {
-    expect(applyMigrations(connect())).toEqual({
+    expect(applyMigrations(await connect())).toEqual({
       applied: embedded.map((_, number) => number),
       known: embedded.length,
     })
     // A database an older release made: its first migrations applied, as that release's migrate did.
-    const older = migratedUpTo(embedded.length - 2)
+    const older = await migratedUpTo(embedded.length - 2)
     const n = embedded.length
     expect(applyMigrations(older)).toEqual({ applied: [n - 2, n - 1], known: n })
     expect(applyMigrations(older)).toEqual({ applied: [], known: n })
@@ -93,7 +94,7 @@ describe('migrate', () => {
   test('behavior: upgrading to 0011 indexes existing skills for search and derives their price and free columns', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'agentmarket-migrate-'))
     const url = `file:${join(folder, 'market.db')}`
-    const client = migratedUpTo(11, url)
+    const client = await migratedUpTo(11, url)
     const agent = (key: string, bio: string | null) =>
       client.run(
         `insert into agents (name_key, name, bio, platform, status, api_key_hash, pairing_code_hash,

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import Libsql from 'libsql'
 import { type Connection, connectionOver, type SqlDatabase } from './connection.ts'
+import { type Driver, type Location, openNative } from './drivers.ts'
 import { applyMigrations, type MigrationReport } from './migrate.ts'
 
 /** An open, migrated database, and what migrating it at this opening did. */
@@ -13,7 +13,7 @@ export type Database = {
 }
 
 /** Where libsql-js opens a URL: the file path of a `file:` URL, `:memory:`, or a remote URL as given. */
-function location(url: string): { path: string; local: boolean } {
+function location(url: string): Location {
   if (url === ':memory:' || url === 'file::memory:') return { path: ':memory:', local: true }
   if (!url.startsWith('file:')) return { path: url, local: false }
   const path = url.slice('file:'.length).split('?')[0] ?? ''
@@ -58,14 +58,20 @@ function configureLocal(connection: Connection): void {
 }
 
 /**
- * Opens a libSQL database (`file:…`, `:memory:`, `libsql://…`) with libsql-js, creating the data folder, setting WAL,
- * a busy timeout and full sync, and applying pending migrations (taking turns with other processes starting on it).
+ * Opens a libSQL database (`file:…`, `:memory:`, `libsql://…`), creating the data folder, setting WAL, a busy timeout
+ * and full sync, and applying pending migrations (taking turns with other processes starting on it). `driver` picks
+ * the SQLite binding (drivers.ts; by default Bun's own for local files on Bun, libsql-js elsewhere).
  * @example const database = await openDatabase('file:./data/market.db')
  */
-export async function openDatabase(url: string, authToken?: string): Promise<Database> {
-  const { path, local } = location(url)
+export async function openDatabase(
+  url: string,
+  authToken?: string,
+  driver: Driver = 'auto',
+): Promise<Database> {
+  const where = location(url)
+  const { path, local } = where
   if (local && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const connection = connectionOver(new Libsql(path, (authToken ? { authToken } : {}) as Libsql.Options))
+  const connection = connectionOver(await openNative(where, authToken, driver))
   if (local) await whileBusy(() => configureLocal(connection))
   const migrations = await whileBusy(() => applyMigrations(connection))
   return { connection, db: connection.db, migrations, close: () => connection.close() }
