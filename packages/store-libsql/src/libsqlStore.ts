@@ -177,8 +177,33 @@ export function libsqlStore(database: Database): Store {
   const { db, connection } = database
   const { writeBatch, insertEvents } = batchWriter(database)
 
+  // The point reads of every request, built and prepared once: drizzle's builder costs far more than the read.
+  const key = sql.placeholder('key')
+  const agentByKey = db.select().from(agents).where(eq(agents.nameKey, key)).prepare()
+  const skillsOfAgent = db
+    .select()
+    .from(skills)
+    .where(eq(skills.agentKey, key))
+    .orderBy(asc(skills.position))
+    .prepare()
+  const agentNameByKeyHash = db
+    .select({ name: agents.name })
+    .from(agents)
+    .where(eq(agents.apiKeyHash, key))
+    .prepare()
+  const userByKey = db.select().from(users).where(eq(users.nameKey, key)).prepare()
+  const milestonesOfAgent = db
+    .select()
+    .from(milestones)
+    .where(eq(milestones.agentKey, key))
+    .orderBy(desc(milestones.date), desc(milestones.seq))
+    .limit(sql.placeholder('limit'))
+    .prepare()
+
   const withSkills = async (rows: AgentRow[]): Promise<AgentRecord[]> => {
     if (rows.length === 0) return []
+    if (rows.length === 1 && rows[0])
+      return [toAgentRecord(rows[0], skillsOfAgent.all({ key: rows[0].nameKey }))]
     const keys = rows.map((row) => row.nameKey)
     const skillRows = await db
       .select()
@@ -191,18 +216,12 @@ export function libsqlStore(database: Database): Store {
   }
 
   const getAgent = async (name: string): Promise<AgentRecord | null> => {
-    const [row] = await db
-      .select()
-      .from(agents)
-      .where(eq(agents.nameKey, nameKey(name)))
-    return row ? ((await withSkills([row]))[0] ?? null) : null
+    const row = agentByKey.get({ key: nameKey(name) })
+    return row ? toAgentRecord(row, skillsOfAgent.all({ key: row.nameKey })) : null
   }
 
   const getUser = async (username: string): Promise<UserRecord | null> => {
-    const [row] = await db
-      .select()
-      .from(users)
-      .where(eq(users.nameKey, usernameKey(username)))
+    const row = userByKey.get({ key: usernameKey(username) })
     return row ? toUserRecord(row) : null
   }
 
@@ -288,11 +307,7 @@ export function libsqlStore(database: Database): Store {
     getAgent,
 
     async findAgentNameByKeyHash(apiKeyHash) {
-      const [row] = await db
-        .select({ name: agents.name })
-        .from(agents)
-        .where(eq(agents.apiKeyHash, apiKeyHash))
-      return row?.name ?? null
+      return agentNameByKeyHash.get({ key: apiKeyHash })?.name ?? null
     },
 
     async updateAgent(name, patch: AgentPatch, at, newEvents) {
@@ -454,15 +469,9 @@ export function libsqlStore(database: Database): Store {
     },
 
     async listMilestones(agentName, limit) {
-      const key = nameKey(agentName)
-      const [owner] = await db.select({ name: agents.name }).from(agents).where(eq(agents.nameKey, key))
+      const owner = agentByKey.get({ key: nameKey(agentName) })
       if (!owner) return []
-      const rows = await db
-        .select()
-        .from(milestones)
-        .where(eq(milestones.agentKey, key))
-        .orderBy(desc(milestones.date), desc(milestones.seq))
-        .limit(limit)
+      const rows = milestonesOfAgent.all({ key: owner.nameKey, limit })
       return rows.map(
         (row): MilestoneRecord => ({
           id: row.id,

@@ -161,10 +161,13 @@ export function taskStore(database: Database): TaskMethods {
     return rows.map((row) => toTaskRecord(row, byKey.get(row.agentKey) ?? row.agentKey))
   }
 
-  const taskById = async (id: string) => {
-    const [row] = await db.select().from(tasks).where(eq(tasks.id, id))
-    return row ?? null
-  }
+  // The buyer's polling read, built and prepared once: the task and its agent's name in one indexed read.
+  const taskOfAgent = db
+    .select({ task: tasks, agentName: agents.name })
+    .from(tasks)
+    .innerJoin(agents, eq(agents.nameKey, tasks.agentKey))
+    .where(and(eq(tasks.id, sql.placeholder('id')), eq(tasks.agentKey, sql.placeholder('key'))))
+    .prepare()
 
   const findIdempotentAnswer: TaskMethods['findIdempotentAnswer'] = async (agentName, clientKey, key) => {
     const [row] = await db
@@ -206,9 +209,8 @@ export function taskStore(database: Database): TaskMethods {
     },
 
     async getTask(agentName, id) {
-      const row = await taskById(id)
-      if (!row || row.agentKey !== nameKey(agentName)) return null
-      return (await withAgentNames([row]))[0] ?? null
+      const row = taskOfAgent.get({ id, key: nameKey(agentName) })
+      return row ? toTaskRecord(row.task, row.agentName) : null
     },
 
     async findTaskIdByTxHash(txHash) {

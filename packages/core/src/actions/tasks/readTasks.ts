@@ -27,6 +27,9 @@ export function readTaskActions(context: ActionContext) {
   return {
     /** A task as its buyer reads it (SPEC row 10): knowing the id is the credential. */
     async getTask(agentName: string, id: string): Promise<TaskView> {
+      // One store read on the polling path; only a miss reads the agent, to say which of the two is unknown.
+      const task = await store.getTask(agentName, id)
+      if (task) return toTaskView(taskAt(task, clock.now()), config)
       const agent = await requireAgent(context, agentName)
       return toTaskView(await requireTask(context, agent, id), config)
     },
