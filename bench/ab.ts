@@ -28,6 +28,14 @@ const ALL_READS: Record<string, Kind> = {
   'live feed page': { path: '/api/feed/live' },
   'POST heartbeat': { path: '/api/agents/ab-seller/heartbeat', method: 'POST', keyed: true },
   'POST register': { path: '/api/agents/register', method: 'POST', body: '{"name":"r-%d"}' },
+  'POST milestone': {
+    path: '/api/agents/ab-seller/milestones',
+    method: 'POST',
+    body: '{"date":"2026-11-01","title":"m%d"}',
+    keyed: true,
+  },
+  'GET milestones': { path: '/api/agents/ab-seller/milestones' },
+  'PUT agent bio': { path: '/api/agents/ab-seller', method: 'PUT', body: '{"bio":"b%d"}', keyed: true },
   'POST order (free skill)': {
     path: '/api/agents/ab-seller/tasks',
     method: 'POST',

@@ -1,6 +1,7 @@
 import { is, SQL, type SQLWrapper } from 'drizzle-orm'
 import { BetterSQLiteSession } from 'drizzle-orm/better-sqlite3/session'
 import { BaseSQLiteDatabase, SQLiteSyncDialect } from 'drizzle-orm/sqlite-core'
+import { groupCommit } from './groupCommit.ts'
 
 /** What a write statement did: the rows it changed, and the last row id it inserted. */
 export type RunInfo = { changes: number; lastInsertRowid: number | bigint }
@@ -35,6 +36,12 @@ export type Connection = {
    * lock). `work` must be synchronous: no other statement can run on this connection while it does.
    */
   writeTransaction<T>(work: () => T): T
+  /**
+   * Runs synchronous `work` in the next group commit: every write queued while a commit runs, or in the same turn of
+   * the event loop, shares one transaction and one sync to disk, each in its own savepoint, so one caller's failure
+   * (a unique key, say) undoes only its own statements and rejects only its own promise. Resolves once committed.
+   */
+  commitTogether<T>(work: () => T): Promise<T>
   /** Closes the connection. */
   close(): void
 }
@@ -104,6 +111,23 @@ function statementCache(native: NativeDatabase, size: number) {
 /** Bind values in the form the drivers read: one array or one object, never spread. */
 const bound = (args: Args | undefined): Args => args ?? []
 
+/** `work` run inside a savepoint of the open transaction: kept if it returns, undone (and reported) if it throws. */
+function inSavepoint(
+  run: (sql: string) => RunInfo,
+  work: () => unknown,
+): { ok: true; value: unknown } | { ok: false; error: unknown } {
+  run('SAVEPOINT together')
+  try {
+    const value = work()
+    run('RELEASE together')
+    return { ok: true, value }
+  } catch (error) {
+    run('ROLLBACK TO together')
+    run('RELEASE together')
+    return { ok: false, error }
+  }
+}
+
 /**
  * A connection over an open driver connection (see drivers.ts).
  * @example const connection = connectionOver(await openNative({ path: ':memory:', local: true }))
@@ -115,24 +139,33 @@ export function connectionOver(native: NativeDatabase, cacheSize = STATEMENT_CAC
   const session = new BetterSQLiteSession(client as never, dialect, undefined)
   const db = new BaseSQLiteDatabase('sync', dialect, session as never, undefined) as SqlDatabase
   const run = (sql: string, args?: Args): RunInfo => prepared(sql).native.run(bound(args))
+  const writeTransaction = <T>(work: () => T): T => {
+    run('BEGIN IMMEDIATE')
+    try {
+      const result = work()
+      // A promise would commit before its statements ran, outside the transaction.
+      if (result instanceof Promise) throw new TypeError('writeTransaction needs synchronous work')
+      run('COMMIT')
+      return result
+    } catch (error) {
+      if (native.inTransaction) run('ROLLBACK')
+      throw error
+    }
+  }
+  const together = groupCommit(async (works: (() => unknown)[]) =>
+    writeTransaction(() => works.map((work) => inSavepoint(run, work))),
+  )
   return {
     db,
     all: (sql, args) => prepared(sql).native.all(bound(args)) as Record<string, unknown>[],
     values: (sql, args) => prepared(sql).native.values(bound(args)),
     run,
     exec: (sql) => native.exec(sql),
-    writeTransaction(work) {
-      run('BEGIN IMMEDIATE')
-      try {
-        const result = work()
-        // A promise would commit before its statements ran, outside the transaction.
-        if (result instanceof Promise) throw new TypeError('writeTransaction needs synchronous work')
-        run('COMMIT')
-        return result
-      } catch (error) {
-        if (native.inTransaction) run('ROLLBACK')
-        throw error
-      }
+    writeTransaction,
+    async commitTogether<T>(work: () => T) {
+      const outcome = await together(work)
+      if (!outcome.ok) throw outcome.error
+      return outcome.value as T
     },
     close: () => native.close(),
   }

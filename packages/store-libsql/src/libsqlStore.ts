@@ -175,7 +175,7 @@ function chunks<T>(list: T[], size: number): T[][] {
  */
 export function libsqlStore(database: Database): Store {
   const { db, connection } = database
-  const { writeBatch, insertEvents } = batchWriter(database)
+  const { writeBatch, writeNow, insertEvents } = batchWriter(database)
 
   // The point reads of every request, built and prepared once: drizzle's builder costs far more than the read.
   const key = sql.placeholder('key')
@@ -251,7 +251,7 @@ export function libsqlStore(database: Database): Store {
           .where(and(eq(agents.nameKey, key), keyed)),
       ]
     })
-    const results = await writeBatch(statements)
+    const results = await writeNow(statements)
     const found = new Map(
       [...perSender.keys()].map((name, index) => [name, (results[2 * index + 1]?.changes ?? 0) > 0]),
     )

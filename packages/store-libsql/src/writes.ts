@@ -30,19 +30,21 @@ export function isUniqueViolation(error: unknown, column: string): boolean {
 }
 
 /**
- * Multi-statement writes in one `BEGIN IMMEDIATE` transaction: all of it lands or none of it, and writers in other
- * processes wait on the database lock instead of failing.
+ * Multi-statement writes, all of a batch landing or none of it, in a `BEGIN IMMEDIATE` transaction (writers in other
+ * processes wait on the database lock instead of failing).
  */
 export function batchWriter({ db, connection }: Database) {
+  const runAll = (queries: BuildsSql[]) => () =>
+    queries.map((query) => {
+      const { sql, args } = toStatement(query)
+      return connection.run(sql, args)
+    })
   return {
-    /** Runs the statements in one write transaction; resolves to each statement's result. */
-    writeBatch: async (queries: BuildsSql[]): Promise<RunInfo[]> =>
-      connection.writeTransaction(() =>
-        queries.map((query) => {
-          const { sql, args } = toStatement(query)
-          return connection.run(sql, args)
-        }),
-      ),
+    /** Runs the statements in the next group commit (shared with other callers' batches); each one's result. */
+    writeBatch: (queries: BuildsSql[]): Promise<RunInfo[]> => connection.commitTogether(runAll(queries)),
+    /** Runs the statements in a transaction of their own at once, for callers that group their writes themselves. */
+    writeNow: async (queries: BuildsSql[]): Promise<RunInfo[]> =>
+      connection.writeTransaction(runAll(queries)),
     /** The insert of `list` as feed events (nothing for an empty list). */
     insertEvents: (list: FeedEventInput[]) =>
       list.length ? [db.insert(events).values(list.map(toEventRow))] : [],
