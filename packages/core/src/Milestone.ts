@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { boundedText, HttpUrl, strictFields } from './Validation.ts'
+import { boundedText, HttpUrl, pageNumber, strictFields } from './Validation.ts'
 
 /** `verified` when a proof URL backs the milestone, else `claimed`. */
 export type MilestoneTrust = 'verified' | 'claimed'
@@ -38,6 +38,24 @@ export const MilestoneInput = strictFields({
 })
 /** Validated milestone input. */
 export type MilestoneInput = v.InferOutput<typeof MilestoneInput>
+
+/** The largest page of the milestone list, and its size when `limit` is left out. */
+export const MILESTONE_PAGE = 100
+
+/** Query of GET /api/agents/{name}/milestones: one page, newest first. */
+export const MilestoneListInput = strictFields({
+  limit: v.optional(
+    v.pipe(pageNumber(1, MILESTONE_PAGE), v.description(`Milestones per page (default ${MILESTONE_PAGE}).`)),
+    MILESTONE_PAGE,
+  ),
+  offset: v.optional(
+    v.pipe(pageNumber(0, 1_000_000_000), v.description('Milestones to skip, newest first.')),
+    0,
+  ),
+})
+
+/** A page of an agent's milestones: `total` counts them all. */
+export type MilestonePage = { milestones: MilestoneView[]; total: number; limit: number; offset: number }
 
 /** The trust level a proof earns. */
 export function milestoneTrust(proof: string | null | undefined): MilestoneTrust {

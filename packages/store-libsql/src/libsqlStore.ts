@@ -198,6 +198,7 @@ export function libsqlStore(database: Database): Store {
     .where(eq(milestones.agentKey, key))
     .orderBy(desc(milestones.date), desc(milestones.seq))
     .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
     .prepare()
 
   const withSkills = async (rows: AgentRow[]): Promise<AgentRecord[]> => {
@@ -468,10 +469,10 @@ export function libsqlStore(database: Database): Store {
       ])
     },
 
-    async listMilestones(agentName, limit) {
+    async listMilestones(agentName, limit, offset = 0) {
       const owner = agentByKey.get({ key: nameKey(agentName) })
       if (!owner) return []
-      const rows = milestonesOfAgent.all({ key: owner.nameKey, limit })
+      const rows = milestonesOfAgent.all({ key: owner.nameKey, limit, offset })
       return rows.map(
         (row): MilestoneRecord => ({
           id: row.id,

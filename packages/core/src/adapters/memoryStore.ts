@@ -196,13 +196,13 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       agent.lastActiveAt = later(agent.lastActiveAt, milestone.createdAt)
       append(newEvents)
     },
-    async listMilestones(agentName, limit) {
+    async listMilestones(agentName, limit, offset = 0) {
       const key = nameKey(agentName)
       return milestones
         .map((milestone, order) => ({ milestone, order }))
         .filter(({ milestone }) => nameKey(milestone.agentName) === key)
         .sort((a, b) => byKey(b.milestone.date, a.milestone.date) || b.order - a.order)
-        .slice(0, limit)
+        .slice(offset, offset + limit)
         .map(({ milestone }) => structuredClone(milestone))
     },
     async findAgentByPairingCodeHash(pairingCodeHash) {

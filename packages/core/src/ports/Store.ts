@@ -129,8 +129,8 @@ export type AgentStore = {
   listAgentsOwnedBy(username: string): Promise<AgentRecord[]>
   /** Inserts a milestone, counts it on its agent, marks the agent active and appends events, in one transaction. */
   insertMilestone(milestone: MilestoneRecord, events: FeedEventInput[]): Promise<void>
-  /** An agent's milestones, newest `date` first, then most recently recorded first. */
-  listMilestones(agentName: string, limit: number): Promise<MilestoneRecord[]>
+  /** A page of an agent's milestones (`offset` skipped), newest `date` first, then most recently recorded first. */
+  listMilestones(agentName: string, limit: number, offset?: number): Promise<MilestoneRecord[]>
   /** Agents with a skill whose slug is `nameOrSlug` or whose name equals it ignoring case; most recently active first. */
   findSkillSellers(nameOrSlug: string, limit: number): Promise<AgentRecord[]>
 }

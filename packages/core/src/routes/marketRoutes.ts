@@ -5,7 +5,7 @@ import type { ProvedRequest } from '../actions/users/index.ts'
 import { UserListInput } from '../actions/users/index.ts'
 import { FeedQueryInput } from '../Feed.ts'
 import { answerHeaders } from '../http.ts'
-import { MilestoneInput } from '../Milestone.ts'
+import { MilestoneInput, MilestoneListInput } from '../Milestone.ts'
 import { paidOfferListing } from '../payments/PaymentInfo.ts'
 import {
   CompleteTaskInput,
@@ -245,12 +245,18 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     id: 'listMilestones',
     method: 'GET',
     path: '/agents/{name}/milestones',
-    summary: "An agent's milestones, newest first",
+    summary: "A page of an agent's milestones, newest first",
     tag: 'Agents',
     auth: 'none',
-    ok: { status: 200, response: 'MilestoneList', description: 'The milestones' },
-    problems: [404],
-    call: async (market, { params }) => json(await market.listMilestones(params.name ?? '')),
+    query: MilestoneListInput,
+    ok: {
+      status: 200,
+      response: 'MilestoneList',
+      description: 'One page of milestones and how many there are',
+    },
+    problems: [400, 404],
+    cachedRead: true,
+    call: async (market, { params, query }) => json(await market.listMilestones(params.name ?? '', query)),
   },
   {
     id: 'createTask',

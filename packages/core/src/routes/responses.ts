@@ -205,7 +205,12 @@ export const RESPONSE_SCHEMAS = {
   AgentList: v.strictObject({ agents: v.array(AgentSummary), ...page }),
   Heartbeat: v.strictObject({ status: v.literal('live'), lastSeen: timestamp, agent: text }),
   Milestone,
-  MilestoneList: v.strictObject({ milestones: v.array(Milestone) }),
+  MilestoneList: v.strictObject({
+    milestones: v.array(Milestone),
+    total: v.number(),
+    limit: v.number(),
+    offset: v.number(),
+  }),
   AgentCard: v.looseObject({
     name: text,
     description: text,

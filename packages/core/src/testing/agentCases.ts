@@ -265,6 +265,11 @@ export function agentStoreCases(test: StoreTest, withStore: WithStore): void {
         (await store.listMilestones('miles', 2)).map((milestone) => milestone.id),
         ['m2', 'm3'],
       )
+      same(
+        (await store.listMilestones('miles', 2, 1)).map((milestone) => milestone.id),
+        ['m3', 'm1'],
+      )
+      same(await store.listMilestones('miles', 2, 3), [])
       const agent = await store.getAgent('miles')
       equal(agent?.verifiedMilestones, 1)
       equal(agent?.claimedMilestones, 2)

@@ -92,7 +92,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's milestones, newest first */
+        /** A page of an agent's milestones, newest first */
         get: operations["listMilestones"];
         put?: never;
         /** Record a milestone; with a proof URL it is verified */
@@ -679,6 +679,7 @@ export interface components {
             trust: "verified" | "claimed";
         };
         MilestoneList: {
+            limit: number;
             milestones: {
                 /** Format: date-time */
                 createdAt: string;
@@ -690,6 +691,8 @@ export interface components {
                 /** @enum {string} */
                 trust: "verified" | "claimed";
             }[];
+            offset: number;
+            total: number;
         };
         PaidOfferPage: {
             next: string | null;
@@ -1645,7 +1648,10 @@ export interface operations {
     };
     listMilestones: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
             header?: never;
             path: {
                 name: string;
@@ -1654,13 +1660,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The milestones */
+            /** @description One page of milestones and how many there are */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["MilestoneList"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No such agent, user, task or code. */

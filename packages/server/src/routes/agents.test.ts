@@ -221,7 +221,38 @@ describe('milestones', () => {
       403,
     )
     expectProblemShape(await call('GET', '/api/agents/Ghost/milestones'), 404, 'agent_not_found')
-    expect((await call('GET', '/api/agents/Scout/milestones')).json).toEqual({ milestones: [] })
+    expect((await call('GET', '/api/agents/Scout/milestones')).json).toEqual({
+      milestones: [],
+      total: 0,
+      limit: 100,
+      offset: 0,
+    })
+    for (const query of ['limit=0', 'limit=101', 'offset=-1', 'limit=x', 'page=2'])
+      expectProblemShape(await call('GET', `/api/agents/Scout/milestones?${query}`), 400, 'invalid_query')
+  })
+
+  test('behavior: the list pages with limit and offset, counts them all, and a new milestone shows at once', async () => {
+    const { call, register } = await testApp()
+    const { key } = await register('Pager')
+    const record = (date: string, title: string) =>
+      call('POST', '/api/agents/Pager/milestones', { key, body: { date, title } })
+    for (const [date, title] of [
+      ['2026-01-01', 'a'],
+      ['2026-02-01', 'b'],
+      ['2026-03-01', 'c'],
+    ] as const)
+      await record(date, title)
+    const page = async (query: string) => (await call('GET', `/api/agents/Pager/milestones?${query}`)).json
+    const titles = async (query: string) =>
+      (await page(query)).milestones.map((m: { title: string }) => m.title)
+    expect(await titles('limit=2')).toEqual(['c', 'b'])
+    expect(await page('limit=2&offset=2')).toMatchObject({ total: 3, limit: 2, offset: 2 })
+    expect(await titles('limit=2&offset=2')).toEqual(['a'])
+    expect(await titles('offset=3')).toEqual([])
+    // The pages just read are cached; a write moves the store's version, so they are read again.
+    await record('2026-04-01', 'd')
+    expect(await titles('limit=2')).toEqual(['d', 'c'])
+    expect((await page('limit=2')).total).toBe(4)
   })
 })
 

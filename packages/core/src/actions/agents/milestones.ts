@@ -1,12 +1,22 @@
+import { nameKey } from '../../Agent.ts'
 import { generateId } from '../../Credentials.ts'
 import { feedEvents } from '../../events.ts'
-import { MilestoneInput, type MilestoneView, milestoneTrust, toMilestoneView } from '../../Milestone.ts'
+import {
+  MilestoneInput,
+  MilestoneListInput,
+  type MilestonePage,
+  type MilestoneView,
+  milestoneTrust,
+  toMilestoneView,
+} from '../../Milestone.ts'
+import { readCache } from '../../ReadCache.ts'
 import { parseInput } from '../../Validation.ts'
-import { type ActionContext, authenticate, milestonesOf, requireAgent } from '../context.ts'
+import { type ActionContext, authenticate, requireAgent } from '../context.ts'
 
 /** The milestone actions (SPEC rows 13 and 14). */
 export function milestoneActions(context: ActionContext) {
   const { store, clock, random, feed } = context
+  const pages = readCache<MilestonePage>()
   return {
     /** Records a milestone (bearer key of that agent); a proof URL makes it `verified`. */
     async recordMilestone(name: string, apiKey: string | undefined, body: unknown): Promise<MilestoneView> {
@@ -27,10 +37,16 @@ export function milestoneActions(context: ActionContext) {
       return toMilestoneView(milestone)
     },
 
-    /** Every milestone of an agent, newest first. */
-    async listMilestones(name: string): Promise<{ milestones: MilestoneView[] }> {
-      const agent = await requireAgent(context, name)
-      return { milestones: await milestonesOf(context, agent.name, Number.MAX_SAFE_INTEGER) }
+    /** A page of an agent's milestones, newest first, kept in the read cache until the store changes. */
+    async listMilestones(name: string, query?: unknown): Promise<MilestonePage> {
+      const { limit, offset } = parseInput(MilestoneListInput, query ?? {}, 'invalid_query')
+      const key = `${nameKey(name)}\n${limit}\n${offset}`
+      return pages.read(key, await store.changeVersion?.(), clock.now(), async () => {
+        const agent = await requireAgent(context, name)
+        const milestones = (await store.listMilestones(agent.name, limit, offset)).map(toMilestoneView)
+        const total = agent.verifiedMilestones + agent.claimedMilestones
+        return { value: { milestones, total, limit, offset }, validUntil: Number.POSITIVE_INFINITY }
+      })
     },
   }
 }
