@@ -17,6 +17,39 @@ describe('jsonLogger', () => {
     expect(lines.join('')).not.toContain('secret')
     expect(line.stack).toContain('at ')
   })
+
+  test('behavior: a line is the JSON of its fields, one line each, whatever the values hold', () => {
+    const lines: string[] = []
+    const logger = jsonLogger('info', (text) => lines.push(text))
+    const fields = {
+      path: '/a"b\\c\n{"forged":1}\u2028\u0000é😀',
+      status: 200,
+      ms: 1.25,
+      gone: undefined,
+      none: null,
+      yes: true,
+      nan: Number.NaN,
+      '"odd key"': 'v',
+    }
+    logger.info('request "quoted"', fields)
+    logger.flush(true)
+    const text = lines.join('')
+    expect(text.split('\n')).toHaveLength(2)
+    const { time, ...line } = JSON.parse(text)
+    expect(Date.parse(time)).not.toBeNaN()
+    expect(line).toEqual(JSON.parse(JSON.stringify({ level: 'info', msg: 'request "quoted"', ...fields })))
+    expect(Object.keys(line)).toEqual([
+      'level',
+      'msg',
+      'path',
+      'status',
+      'ms',
+      'none',
+      'yes',
+      'nan',
+      '"odd key"',
+    ])
+  })
 })
 
 describe('loggedPath', () => {

@@ -67,6 +67,39 @@ function isoClock(): () => string {
 }
 
 /**
+ * One JSON object: time, level and msg first, then the fields, an undefined one left out (as JSON.stringify does).
+ * Written field by field: a request line costs a fraction of stringifying a spread object.
+ */
+function jsonLine(time: string, level: string, msg: string, fields: LogFields): string {
+  let text = `{"time":"${time}","level":"${level}","msg":${JSON.stringify(msg)}`
+  for (const name in fields) {
+    const value = fields[name]
+    if (value === undefined) continue
+    // Numbers, booleans and null print as JSON already (a non-finite number as null, as JSON.stringify writes it).
+    const json =
+      typeof value === 'string'
+        ? JSON.stringify(value)
+        : typeof value === 'number' && !Number.isFinite(value)
+          ? 'null'
+          : String(value)
+    text += `${fieldKey(name)}${json}`
+  }
+  return `${text}}`
+}
+
+const fieldKeys = new Map<string, string>()
+
+/** `,"name":` for a field name, made once per name. */
+function fieldKey(name: string): string {
+  let key = fieldKeys.get(name)
+  if (key === undefined) {
+    key = `,${JSON.stringify(name)}:`
+    if (fieldKeys.size < 1000) fieldKeys.set(name, key)
+  }
+  return key
+}
+
+/**
  * A logger writing JSON lines. Lines are gathered for up to 100 ms and written together, so a busy server does not
  * pay a system call per request; `flush` writes them at once (the server calls it when it stops).
  * @example const log = jsonLogger('info'); log.info('listening', { port: 3000 })
@@ -84,7 +117,7 @@ export function jsonLogger(level: LogLevel, write: (text: string, atExit: boolea
     write(text, atExit)
   }
   const line = (severity: string, msg: string, fields: LogFields = {}) => {
-    pending.push(`${JSON.stringify({ time: time(), level: severity, msg, ...fields })}\n`)
+    pending.push(`${jsonLine(time(), severity, msg, fields)}\n`)
     if (pending.length >= FLUSH_LINES) flush()
     else if (!timer) timer = setTimeout(() => flush(), FLUSH_MS)
   }
