@@ -1,60 +1,69 @@
 /**
  * HTTP under load: wrk (1 thread, 32 connections, loopback only, bounded runs) against the server started as a user
- * starts it (`bun start`, production mode, a file database seeded with 1,000 agents and 10,000 tasks), each
- * endpoint set against an Elysia hello-world route measured in the same run. After the write runs, every write wrk
- * saw acknowledged is looked up in the database.
+ * starts it (`bun start`, production mode, a file database seeded with 1,000 agents and 10,000 tasks). Each path is
+ * measured four ways in turn: an Elysia hello world (the machine's ceiling), the market bare (no rate limits, no
+ * request log), the market as shipped (both on), and its floor (bench/floor.ts: the same database work on statements
+ * prepared once behind a bare Elysia route). Its database work is also timed in-process on bun:sqlite and libsql-js.
+ * After the write runs, every write wrk saw acknowledged is looked up in the database.
  * Usage: bun bench/http.ts [--quick] [--json PATH]
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { DEFAULT_RATE_POLICIES } from '@agentmarket/core'
 import { freePort, startMarketServer, waitForOk } from '../tests/support/process.ts'
+import { type FloorDriver, floorWork, openFloor } from './lib/floorWork.ts'
 import { finishSection, formatCount, formatMs, type Goal, sectionFlags, table } from './lib/section.ts'
-import { SEARCH_WORD, seedMarket } from './lib/seed.ts'
+import { SEARCH_WORD, seededOwner, seedMarket } from './lib/seed.ts'
 import { runWrk, type WrkOptions, type WrkResult } from './lib/wrk.ts'
 
 const { quick, json } = sectionFlags()
-const seconds = quick ? 1 : 10
+const seconds = quick ? 1 : 5
 const root = resolve(import.meta.dir, '..')
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-bench-http-'))
 const database = join(folder, 'market.db')
 const SIZE = { agents: 1_000, tasks: 10_000 }
+const SELLER = 'bench-seller'
+/** The share of the bare market's throughput the shipped server (rate limits and request log on) must keep. */
+const SHIPPED_GOAL = 0.9
 
 await seedMarket(database, SIZE)
 
-// The baseline: hello-world on the same Bun.
-const helloPort = freePort()
-const hello = Bun.spawn(['bun', 'bench/hello.ts'], {
-  cwd: root,
-  env: { PATH: process.env.PATH ?? '', PORT: String(helloPort), NODE_ENV: 'production' },
-  stdout: 'ignore',
-  stderr: 'inherit',
-})
-await waitForOk(`http://127.0.0.1:${helloPort}/`, hello)
+/** A helper process (hello world or the floor) on a free port, ready when its root answers. */
+async function helper(script: string, env: Record<string, string>, probe: string) {
+  const port = freePort()
+  const child = Bun.spawn(['bun', script], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), NODE_ENV: 'production', ...env },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  await waitForOk(`http://127.0.0.1:${port}${probe}`, child)
+  return { base: `http://127.0.0.1:${port}`, child }
+}
 
-const server = await startMarketServer({
+const market = {
   DATABASE_URL: `file:${database}`,
   NODE_ENV: 'production',
   CHAIN_RPC_URL: 'http://127.0.0.1:9',
-  LOG_LEVEL: 'off',
-})
-const base = server.base
-// The same database behind a second process as shipped: rate limits on (raised so wrk, one address, is never
-// refused) and a log line per request. The rows "as shipped" show what the two cost a request.
+}
+const bare = await startMarketServer({ ...market, LOG_LEVEL: 'off' })
+// As shipped: rate limits on (raised so wrk, one address, is never refused) and a log line per request.
+const unlimited = Object.keys(DEFAULT_RATE_POLICIES)
+  .map((name) => `${name}=99999999/60`)
+  .join(',')
 const shipped = await startMarketServer({
-  DATABASE_URL: `file:${database}`,
-  NODE_ENV: 'production',
-  CHAIN_RPC_URL: 'http://127.0.0.1:9',
+  ...market,
   RATE_LIMITS: 'on',
-  RATE_LIMIT_POLICIES: 'read=9999999/60,write=9999999/60',
+  RATE_LIMIT_POLICIES: unlimited,
   LOG_LEVEL: 'info',
 })
 
-/** JSON over HTTP to the market server; throws unless the status is `expected`. */
+/** JSON over HTTP to the bare market; throws unless the status is `expected`. */
 async function call(method: string, path: string, body?: unknown, key?: string, expected = 200) {
   const headers: Record<string, string> = { 'content-type': 'application/json' }
   if (key) headers.authorization = `Bearer ${key}`
-  const response = await fetch(`${base}${path}`, {
+  const response = await fetch(`${bare.base}${path}`, {
     method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -64,141 +73,236 @@ async function call(method: string, path: string, body?: unknown, key?: string, 
   return response.json() as Promise<Record<string, unknown>>
 }
 
-const skills = ['ping', { name: 'Deep Research', type: 'purchasable', price: 0.5, sla: '24 hours' }]
-const bench = await call('POST', '/api/agents/register', {
-  name: 'bench-seller',
-  bio: 'Benchmarks things',
-  skills,
+const paid = { name: 'Deep Research', type: 'purchasable', price: 0.5, sla: '24 hours' }
+const seller = await call('POST', '/api/agents/register', {
+  name: SELLER,
+  bio: 'Benchmarks',
+  skills: ['Echo', paid],
 })
-const key = String(bench.apiKey)
+const key = String(seller.apiKey)
 await call(
   'PUT',
-  '/api/agents/bench-seller',
+  `/api/agents/${SELLER}`,
   { walletAddress: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed' },
   key,
 )
 for (let index = 0; index < 5; index++)
-  await call(
-    'POST',
-    '/api/agents/bench-seller/milestones',
-    { date: '2026-10-01', title: `m${index}` },
-    key,
-    201,
-  )
+  await call('POST', `/api/agents/${SELLER}/milestones`, { date: '2026-10-01', title: `m${index}` }, key, 201)
 const task = await call(
   'POST',
-  '/api/agents/bench-seller/tasks',
-  { skill: 'ping', params: { q: 1 } },
+  `/api/agents/${SELLER}/tasks`,
+  { skill: 'echo', params: { q: 1 } },
   undefined,
   201,
 )
+const taskId = String(task.task_id)
 
-type Endpoint = { label: string; options: Omit<WrkOptions, 'seconds'>; goal?: number; write?: boolean }
-const endpoints: Endpoint[] = [
-  { label: 'GET agent card', options: { url: `${base}/api/agents/bench-seller/agent-card.json` }, goal: 0.5 },
-  // Right after its counterpart, so both meet the database (and its write-ahead log) in the same state.
+const hello = await helper('bench/hello.ts', {}, '/')
+const floor = await helper('bench/floor.ts', { DATABASE: database, DRIVER: 'bun' }, `/agent/${SELLER}`)
+
+/** One path: its market request, its floor route, its in-process work, and its goal (ratio to hello world). */
+type Path = {
+  label: string
+  request: Omit<WrkOptions, 'seconds' | 'url'> & { path: string }
+  floor: Omit<WrkOptions, 'seconds' | 'url'> & { path: string }
+  work: (work: ReturnType<typeof floorWork>, n: number) => unknown
+  goal: number
+  write?: boolean
+}
+const owner = seededOwner(0)
+const paths: Path[] = [
   {
-    label: 'GET agent card, as shipped',
-    options: { url: `${shipped.base}/api/agents/bench-seller/agent-card.json` },
+    label: 'GET agent card (cached)',
+    request: { path: `/api/agents/${SELLER}/agent-card.json` },
+    floor: { path: `/agent/${SELLER}` },
+    work: (w) => w.agent(SELLER),
+    goal: 0.5,
   },
   {
-    label: `GET agent list, q=${SEARCH_WORD}`,
-    options: { url: `${base}/api/community/agents?q=${SEARCH_WORD}&limit=20` },
+    label: `GET agent list, q=${SEARCH_WORD} (cached)`,
+    request: { path: `/api/community/agents?q=${SEARCH_WORD}&limit=20` },
+    floor: { path: `/search?q=${SEARCH_WORD}` },
+    work: (w) => w.search(SEARCH_WORD),
     goal: 0.25,
   },
-  { label: 'GET task', options: { url: `${base}/api/agents/bench-seller/tasks/${task.task_id}` } },
+  {
+    label: 'GET agent record',
+    request: { path: `/api/community/agents/${SELLER}` },
+    floor: { path: `/agent/${SELLER}` },
+    work: (w) => w.agent(SELLER),
+    goal: 0.3,
+  },
+  {
+    label: 'GET task by id (never cached)',
+    request: { path: `/api/agents/${SELLER}/tasks/${taskId}` },
+    floor: { path: `/task/${SELLER}/${taskId}` },
+    work: (w) => w.task(SELLER, taskId),
+    goal: 0.3,
+  },
+  {
+    label: 'GET milestones, first page',
+    request: { path: `/api/agents/${SELLER}/milestones` },
+    floor: { path: `/milestones/${SELLER}` },
+    work: (w) => w.milestones(SELLER),
+    goal: 0.3,
+  },
+  {
+    label: 'GET user profile (never cached)',
+    request: { path: `/api/community/users/${owner}` },
+    floor: { path: `/user/${owner}` },
+    work: (w) => w.user(owner),
+    goal: 0.3,
+  },
   {
     label: 'POST heartbeat',
-    options: { url: `${base}/api/agents/bench-seller/heartbeat`, method: 'POST', bearerKey: key },
+    request: { path: `/api/agents/${SELLER}/heartbeat`, method: 'POST', bearerKey: key },
+    floor: { path: `/heartbeat/${SELLER}`, method: 'POST' },
+    work: (w) => w.heartbeat(SELLER, Date.now()),
     goal: 0.2,
     write: true,
   },
   {
-    label: 'POST heartbeat, as shipped',
-    options: { url: `${shipped.base}/api/agents/bench-seller/heartbeat`, method: 'POST', bearerKey: key },
-    write: true,
-  },
-  {
     label: 'POST register',
-    options: {
-      url: `${base}/api/agents/register`,
+    request: {
+      path: '/api/agents/register',
       method: 'POST',
       body: '{"name":"%d","bio":"load","skills":["ping"]}',
       uniquePrefix: `w${Date.now().toString(36)}`,
     },
-    goal: 0.05,
+    floor: { path: '/register', method: 'POST' },
+    work: (w, n) => w.register(`inproc-${process.pid}-${n}`, Date.now()),
+    goal: 0.1,
     write: true,
   },
   {
     label: 'POST milestone',
-    options: {
-      url: `${base}/api/agents/bench-seller/milestones`,
+    request: {
+      path: `/api/agents/${SELLER}/milestones`,
       method: 'POST',
       body: '{"date":"2026-11-01","title":"load"}',
       bearerKey: key,
     },
+    floor: { path: `/milestone/${SELLER}`, method: 'POST' },
+    work: (w, n) => w.milestone(SELLER, `inproc-ms-${process.pid}-${n}`, Date.now()),
+    goal: 0.1,
+    write: true,
+  },
+  {
+    label: 'POST order, free skill',
+    request: {
+      path: `/api/agents/${SELLER}/tasks`,
+      method: 'POST',
+      body: '{"skill":"echo","params":{"q":1}}',
+    },
+    floor: { path: `/order/${SELLER}`, method: 'POST' },
+    work: (w, n) => w.order(SELLER, `inproc-task-${process.pid}-${n}`, Date.now()),
+    goal: 0.1,
+    write: true,
+  },
+  {
+    label: 'PUT agent profile (bio)',
+    request: { path: `/api/agents/${SELLER}`, method: 'PUT', body: '{"bio":"load %d"}', bearerKey: key },
+    floor: { path: `/agent/${SELLER}`, method: 'PUT' },
+    work: (w, n) => w.updateBio(SELLER, `in-process ${n}`, Date.now()),
+    goal: 0.1,
     write: true,
   },
 ]
 
-// Each endpoint is paired with a hello-world run just before it, so both see the machine in the same state.
-const measured: { endpoint: Endpoint; result: WrkResult; hello: WrkResult }[] = []
-for (const endpoint of endpoints) {
-  await runWrk({ ...endpoint.options, seconds: 1 }) // warm-up: JIT, caches, the first WAL growth
-  const helloRun = await runWrk({ url: `http://127.0.0.1:${helloPort}/`, seconds })
-  measured.push({ endpoint, hello: helloRun, result: await runWrk({ ...endpoint.options, seconds }) })
+type Measured = { path: Path; hello: WrkResult; bare: WrkResult; shipped: WrkResult; floor: WrkResult }
+const measured: Measured[] = []
+const run = (base: string, { path, ...options }: Path['request'], runSeconds = seconds) =>
+  runWrk({ ...options, url: `${base}${path}`, seconds: runSeconds })
+for (const path of paths) {
+  // Warm-up of all three (JIT, caches, the first WAL growth), then each measured in turn with hello world just before.
+  for (const [base, request] of [
+    [bare.base, path.request],
+    [shipped.base, path.request],
+    [floor.base, path.floor],
+  ] as const)
+    await run(base, request, 1)
+  const helloRun = await run(hello.base, { path: '/' })
+  measured.push({
+    path,
+    hello: helloRun,
+    bare: await run(bare.base, path.request),
+    shipped: await run(shipped.base, path.request),
+    floor: await run(floor.base, path.floor),
+  })
 }
-const helloRates = measured.map(({ hello }) => hello.requestsPerSecond).sort((a, b) => a - b)
-const helloResult = measured[Math.floor(measured.length / 2)]?.hello as WrkResult
 
 // Every acknowledged write must be in the database (wrk may also count a few in flight as unfinished).
-const acknowledged = (label: string) => {
-  const found = measured.find(({ endpoint }) => endpoint.label === label)?.result
-  return found ? found.requests - found.non2xx : 0
-}
+const acknowledged = (label: string) =>
+  measured
+    .filter(({ path }) => path.label === label)
+    .reduce(
+      (sum, { bare, shipped }) => sum + bare.requests - bare.non2xx + shipped.requests - shipped.non2xx,
+      0,
+    )
 const agentsTotal = Number((await call('GET', '/api/community/agents?limit=1')).total)
 const registered = acknowledged('POST register')
-const milestonesKept = ((await call('GET', '/api/agents/bench-seller/milestones')).milestones as unknown[])
-  .length
+const milestonesKept = Number((await call('GET', `/api/agents/${SELLER}/milestones?limit=1`)).total)
 const milestonesAcked = acknowledged('POST milestone')
 const durable = agentsTotal >= SIZE.agents + 1 + registered && milestonesKept >= 5 + milestonesAcked
-server.stop()
-shipped.stop()
-hello.kill()
-await Promise.all([server.process.exited, shipped.process.exited, hello.exited])
+for (const server of [bare, shipped]) server.stop()
+for (const child of [hello.child, floor.child]) child.kill()
+await Promise.all([bare.process.exited, shipped.process.exited, hello.child.exited, floor.child.exited])
+
+/** Numbers the in-process writes across all runs, so every row they insert is new. */
+let n = 0
+/** Microseconds per operation of `path`'s database work in this process on `driver` (writes 32 to a transaction). */
+function inProcess(path: Path, driver: FloorDriver): number {
+  const db = openFloor(database, driver)
+  const work = floorWork(db)
+  const rounds = quick ? 20 : 100
+  const once = () => {
+    if (path.write) db.exec('BEGIN IMMEDIATE')
+    for (let index = 0; index < 32; index++) path.work(work, n++)
+    if (path.write) db.exec('COMMIT')
+  }
+  for (let round = 0; round < 5; round++) once()
+  const started = performance.now()
+  for (let round = 0; round < rounds; round++) once()
+  const micros = ((performance.now() - started) * 1000) / (rounds * 32)
+  db.close()
+  return micros
+}
+const inProcessMicros = paths.map((path) => ({
+  bun: inProcess(path, 'bun'),
+  libsql: inProcess(path, 'libsql'),
+}))
 rmSync(folder, { recursive: true, force: true })
 
-const rows = [
-  [
-    `Elysia hello world (baseline; ${formatCount(helloRates[0] ?? 0)}–${formatCount(helloRates.at(-1) ?? 0)} over the ${measured.length} runs)`,
-    formatCount(helloResult.requestsPerSecond),
-    formatMs(helloResult.p50Ms),
-    formatMs(helloResult.p99Ms),
-    '1.00',
-    '—',
-    helloResult.non2xx,
-  ],
-  ...measured.map(({ endpoint, result, hello }) => [
-    endpoint.label,
-    formatCount(result.requestsPerSecond),
-    formatMs(result.p50Ms),
-    formatMs(result.p99Ms),
-    (result.requestsPerSecond / hello.requestsPerSecond).toFixed(3),
-    endpoint.goal === undefined ? '—' : `>= ${endpoint.goal}`,
-    result.non2xx,
-  ]),
-]
-const goals: Goal[] = measured
-  .filter(({ endpoint }) => endpoint.goal !== undefined)
-  .map(({ endpoint, result, hello }) => {
-    const ratio = result.requestsPerSecond / hello.requestsPerSecond
-    return {
-      name: `${endpoint.label}: ratio to hello world`,
-      value: ratio.toFixed(3),
-      target: `>= ${endpoint.goal}`,
-      met: ratio >= (endpoint.goal ?? 0),
-    }
-  })
+const ratio = (a: WrkResult, b: WrkResult) => a.requestsPerSecond / b.requestsPerSecond
+const helloRates = measured.map(({ hello }) => hello.requestsPerSecond).sort((a, b) => a - b)
+const micros = (value: number) => (value < 10 ? value.toFixed(1) : formatCount(value))
+const rows = measured.map(({ path, hello, bare, shipped, floor }, index) => [
+  path.label,
+  formatCount(bare.requestsPerSecond),
+  formatMs(bare.p50Ms),
+  formatMs(bare.p99Ms),
+  `${ratio(bare, hello).toFixed(3)} (>= ${path.goal})`,
+  ratio(shipped, bare).toFixed(2),
+  formatCount(floor.requestsPerSecond),
+  ratio(bare, floor).toFixed(2),
+  `${micros(inProcessMicros[index]?.bun ?? 0)} / ${micros(inProcessMicros[index]?.libsql ?? 0)}`,
+  ratio(bare, hello) >= path.goal && ratio(shipped, bare) >= SHIPPED_GOAL ? 'yes' : '**no**',
+  bare.non2xx + shipped.non2xx + floor.non2xx,
+])
+const goals: Goal[] = measured.flatMap(({ path, hello, bare, shipped }) => [
+  {
+    name: `${path.label}: ratio to hello world`,
+    value: ratio(bare, hello).toFixed(3),
+    target: `>= ${path.goal}`,
+    met: ratio(bare, hello) >= path.goal,
+  },
+  {
+    name: `${path.label}: as shipped / bare`,
+    value: ratio(shipped, bare).toFixed(2),
+    target: `>= ${SHIPPED_GOAL}`,
+    met: ratio(shipped, bare) >= SHIPPED_GOAL,
+  },
+])
 goals.push({
   name: 'every acknowledged write found in the database',
   value: durable ? 'yes' : 'no',
@@ -209,14 +313,32 @@ goals.push({
 const markdown = `## HTTP under load
 
 \`wrk -t1 -c32 -d${seconds}s --latency\` on 127.0.0.1 against \`bun start\` (production mode, a file database seeded
-with ${formatCount(SIZE.agents)} agents and ${formatCount(SIZE.tasks)} tasks), each endpoint after a 1 s warm-up, and against an Elysia
-hello-world route in its own process, run just before each endpoint: each ratio is to its own paired hello-world run. wrk and the server share the machine's cores.
-The server runs without rate limits (wrk is one address) and without request logs (\`LOG_LEVEL=off\`), except in the
-rows "as shipped": a second \`bun start\` on the same database with the defaults, \`RATE_LIMITS=on\` (limits raised so
-nothing is refused) and \`LOG_LEVEL=info\` (a JSON line per request, to /dev/null), to show what the two cost.
+with ${formatCount(SIZE.agents)} agents and ${formatCount(SIZE.tasks)} tasks). Each path is measured four ways in turn, each after a 1 s
+warm-up: an Elysia hello world in its own process (the ceiling; ${formatCount(helloRates[0] ?? 0)}–${formatCount(helloRates.at(-1) ?? 0)} req/s over the runs), the market
+**bare** (\`LOG_LEVEL=off\`, no rate limits: the req/s, p50, p99 and ratio columns), the market **as shipped**
+(\`RATE_LIMITS=on\` with limits raised so nothing is refused, and \`LOG_LEVEL=info\`, a JSON line per request to
+/dev/null), and its **floor**: \`bench/floor.ts\`, a bare Elysia route doing the same database work (the same rows read,
+the same rows written, writes group-committed per turn with \`synchronous = FULL\`) on bun:sqlite statements prepared
+once, answering the rows as JSON. The in-process column times that database work alone in this process, on
+bun:sqlite and on libsql-js, writes 32 to a transaction. wrk and the servers share the machine's 2 cores.
 Writes: ${formatCount(registered)} registrations and ${formatCount(milestonesAcked)} milestones were acknowledged; the database then held
 ${formatCount(agentsTotal)} agents and ${formatCount(milestonesKept)} milestones of the bench agent (${durable ? 'every acknowledged write present' : 'SOME ACKNOWLEDGED WRITES MISSING'}).
 
-${table(['endpoint', 'req/s', 'p50', 'p99', 'ratio to hello', 'goal', 'non-2xx'], rows)}
+${table(
+  [
+    'path',
+    'req/s',
+    'p50',
+    'p99',
+    'ratio to hello (goal)',
+    'as shipped / bare (>= 0.9)',
+    'floor req/s',
+    'ratio to floor',
+    'in-process µs (bun:sqlite / libsql-js)',
+    'met',
+    'non-2xx',
+  ],
+  rows,
+)}
 `
 finishSection({ title: 'HTTP under load', markdown, goals }, json)

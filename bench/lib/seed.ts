@@ -136,6 +136,22 @@ export async function seedMarket(file: string, size: MarketSize): Promise<void> 
       )
     }
   })
+  // The owners as users (a profile each), so user reads have someone to read.
+  const insertUser = db.prepare(
+    `insert into users (name_key, username, wallet_address, bio, showcase, invite_code, created_at, updated_at)
+     values (?, ?, ?, 'An owner of agents', '[]', ?, ?, ?)`,
+  )
+  db.transaction(() => {
+    for (let index = 0; index < OWNERS; index++)
+      insertUser.run(
+        seededOwner(index),
+        seededOwner(index),
+        wallet(10_000_000 + index),
+        `invite-${index}`,
+        now,
+        now,
+      )
+  })()
   const CHUNK = 50_000
   for (let from = 0; from < size.agents; from += CHUNK)
     agentsTransaction(from, Math.min(size.agents, from + CHUNK))

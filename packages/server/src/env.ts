@@ -1,4 +1,5 @@
 import {
+  DEFAULT_RATE_POLICIES,
   DEFAULT_STREAM_LIMITS,
   defaultConfig,
   type MarketConfig,
@@ -143,8 +144,10 @@ const dnsServers = commaList(
   (entry) => DNS_SERVER.test(entry),
   'of DNS server addresses such as 1.1.1.1 or 127.0.0.1:5353',
 )
-const RATE_LIMIT =
-  /^(read|write|register|pairing|keys|payment|mail|mail_total)=([1-9]\d{0,6})\/([1-9]\d{0,6})$/
+// Every kind the core limits, from its one list, so a new kind is configurable at once.
+const RATE_LIMIT = new RegExp(
+  `^(${Object.keys(DEFAULT_RATE_POLICIES).join('|')})=([1-9]\\d{0,8})\\/([1-9]\\d{0,6})$`,
+)
 const ratePolicies = v.pipe(
   commaList(
     (entry) => RATE_LIMIT.test(entry),

@@ -21,7 +21,6 @@ import {
   WALK_IN_ORDER_FROM,
 } from './agentList.ts'
 import { withChangeVersion } from './changeVersion.ts'
-import { toStatement } from './connection.ts'
 import { groupCommit } from './groupCommit.ts'
 import { kvStore } from './kvStore.ts'
 import { mailStore } from './mailStore.ts'
@@ -158,16 +157,6 @@ function toEventRecord(row: typeof events.$inferSelect): FeedEventRecord {
   }
 }
 
-/** Rows per multi-row insert: far below SQLite's bound on bound parameters (32,766) at ~25 columns a row. */
-const INSERT_ROWS = 200
-
-/** `list` cut into runs of at most `size`. */
-function chunks<T>(list: T[], size: number): T[][] {
-  const runs: T[][] = []
-  for (let start = 0; start < list.length; start += size) runs.push(list.slice(start, start + size))
-  return runs
-}
-
 /**
  * The Store over libSQL with drizzle. Multi-statement writes run as one `BEGIN IMMEDIATE` batch: all of it
  * lands or none of it, and writers in other processes wait on the database lock instead of failing.
@@ -175,7 +164,7 @@ function chunks<T>(list: T[], size: number): T[][] {
  */
 export function libsqlStore(database: Database): Store {
   const { db, connection } = database
-  const { writeBatch, writeNow, insertEvents } = batchWriter(database)
+  const { writeBatch, writeNow, runAll, insert, insertEvents } = batchWriter(database)
 
   // The point reads of every request, built and prepared once: drizzle's builder costs far more than the read.
   const key = sql.placeholder('key')
@@ -278,22 +267,15 @@ export function libsqlStore(database: Database): Store {
         taken.add(key)
         return 'inserted' as const
       })
-      // One multi-row insert per table for the whole batch: one statement to prepare and run, not one per row.
+      // Each row by a statement prepared once: cheaper than building one multi-row insert per table each time.
       const inserted = items.filter((_, index) => outcomes[index] === 'inserted')
-      const agentRows = inserted.map(({ agent }) => toAgentRow(agent))
-      const skillRows = inserted.flatMap(({ agent }) => toSkillRows(nameKey(agent.name), agent.skills))
-      const statements = [
-        ...chunks(agentRows, INSERT_ROWS).map((rows) => db.insert(agents).values(rows)),
-        ...chunks(skillRows, INSERT_ROWS).map((rows) => db.insert(skills).values(rows)),
-        ...chunks(
-          inserted.flatMap((item) => item.events),
-          INSERT_ROWS,
-        ).flatMap((list) => insertEvents(list)),
-      ]
-      for (const statement of statements) {
-        const { sql: text, args } = toStatement(statement)
-        connection.run(text, args)
-      }
+      runAll(
+        inserted.flatMap(({ agent, events: newEvents }) => [
+          insert(agents, toAgentRow(agent)),
+          ...toSkillRows(nameKey(agent.name), agent.skills).map((row) => insert(skills, row)),
+          ...insertEvents(newEvents),
+        ]),
+      )
       return outcomes
     }),
   )

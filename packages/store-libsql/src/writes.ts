@@ -1,5 +1,7 @@
 import type { FeedEventInput } from '@agentmarket/core'
-import { type BuildsSql, type RunInfo, toStatement } from './connection.ts'
+import { getTableName, sql } from 'drizzle-orm'
+import type { SQLiteTable } from 'drizzle-orm/sqlite-core'
+import { type BuildsSql, type RunInfo, type SqlDatabase, toStatement } from './connection.ts'
 import type { Database } from './open.ts'
 import { events } from './schema.ts'
 
@@ -34,19 +36,53 @@ export function isUniqueViolation(error: unknown, column: string): boolean {
  * processes wait on the database lock instead of failing).
  */
 export function batchWriter({ db, connection }: Database) {
-  const runAll = (queries: BuildsSql[]) => () =>
-    queries.map((query) => {
-      const { sql, args } = toStatement(query)
-      return connection.run(sql, args)
-    })
+  const insertRow = rowInserter(db)
+  const runStep = (step: WriteStep): RunInfo => {
+    if (typeof step === 'function') return step()
+    const { sql, args } = toStatement(step)
+    return connection.run(sql, args)
+  }
+  const runAll = (steps: WriteStep[]) => () => steps.map(runStep)
   return {
-    /** Runs the statements in the next group commit (shared with other callers' batches); each one's result. */
-    writeBatch: (queries: BuildsSql[]): Promise<RunInfo[]> => connection.commitTogether(runAll(queries)),
-    /** Runs the statements in a transaction of their own at once, for callers that group their writes themselves. */
-    writeNow: async (queries: BuildsSql[]): Promise<RunInfo[]> =>
-      connection.writeTransaction(runAll(queries)),
-    /** The insert of `list` as feed events (nothing for an empty list). */
-    insertEvents: (list: FeedEventInput[]) =>
-      list.length ? [db.insert(events).values(list.map(toEventRow))] : [],
+    /** Runs the steps in the next group commit (shared with other callers' batches); each one's result. */
+    writeBatch: (steps: WriteStep[]): Promise<RunInfo[]> => connection.commitTogether(runAll(steps)),
+    /** Runs the steps in a transaction of their own at once, for callers that group their writes themselves. */
+    writeNow: async (steps: WriteStep[]): Promise<RunInfo[]> => connection.writeTransaction(runAll(steps)),
+    /** Runs the steps inside a transaction the caller holds open. */
+    runAll: (steps: WriteStep[]): RunInfo[] => runAll(steps)(),
+    /** The insert of one row, by a statement prepared once per table and set of columns. */
+    insert:
+      <T extends SQLiteTable>(table: T, row: T['$inferInsert']): WriteStep =>
+      () =>
+        insertRow(table, row),
+    /** The inserts of `list` as feed events, one prepared insert each (nothing for an empty list). */
+    insertEvents: (list: FeedEventInput[]): WriteStep[] =>
+      list.map((event) => () => insertRow(events, toEventRow(event))),
+  }
+}
+
+/** A step of a write batch: a drizzle query or SQL fragment (built at the call), or a prepared write to run. */
+export type WriteStep = BuildsSql | (() => RunInfo)
+
+/**
+ * Inserts one row at a time with a statement built by drizzle and prepared once per table and set of columns: a
+ * cached statement run per row costs a fraction of building a multi-row insert (bench/CHANGES.md).
+ */
+function rowInserter(db: SqlDatabase) {
+  const prepared = new Map<string, { run(values: Record<string, unknown>): unknown }>()
+  return <T extends SQLiteTable>(table: T, row: T['$inferInsert']): RunInfo => {
+    const values = row as Record<string, unknown>
+    const columns = Object.keys(values).filter((column) => values[column] !== undefined)
+    const key = `${getTableName(table)}\n${columns.join(',')}`
+    let statement = prepared.get(key)
+    if (!statement) {
+      const placeholders = Object.fromEntries(columns.map((column) => [column, sql.placeholder(column)]))
+      statement = db
+        .insert(table)
+        .values(placeholders as T['$inferInsert'])
+        .prepare()
+      prepared.set(key, statement)
+    }
+    return statement.run(values) as RunInfo
   }
 }

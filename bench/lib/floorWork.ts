@@ -1,0 +1,159 @@
+/**
+ * The floor of each measured path: the database work its answer needs (the same rows, the same writes, one
+ * transaction and one sync per group of writes) done with statements prepared once on a driver, and nothing else.
+ * bench/floor.ts serves it behind bare Elysia routes; bench/http.ts also times it in-process.
+ */
+import { Database as BunDatabase } from 'bun:sqlite'
+import Libsql from 'libsql'
+
+/** A statement prepared once: bind values positional. */
+type Prepared = {
+  get(...args: unknown[]): unknown
+  all(...args: unknown[]): unknown[]
+  run(...args: unknown[]): unknown
+}
+
+/** The SQLite drivers a floor can run on. */
+export type FloorDriver = 'bun' | 'libsql'
+
+/** A database opened for the floor: statements prepared once, plain SQL run, closed at the end. */
+type FloorDatabase = { prepare(sql: string): Prepared; exec(sql: string): void; close(): void }
+
+/** Opens `file` with `driver`, WAL and full sync as the market runs. */
+export function openFloor(file: string, driver: FloorDriver): FloorDatabase {
+  if (driver === 'bun') {
+    const db = new BunDatabase(file, { strict: true })
+    db.run('PRAGMA busy_timeout = 5000')
+    db.run('PRAGMA synchronous = FULL')
+    return {
+      prepare: (sql) => db.prepare(sql) as unknown as Prepared,
+      exec: (sql) => void db.run(sql),
+      close: () => db.close(),
+    }
+  }
+  const db = new Libsql(file)
+  db.exec('PRAGMA busy_timeout = 5000')
+  db.exec('PRAGMA synchronous = FULL')
+  return {
+    prepare(sql) {
+      const statement = db.prepare(sql)
+      return {
+        get: (...args) => statement.get(args),
+        all: (...args) => statement.all(args),
+        run: (...args) => statement.run(args),
+      }
+    },
+    exec: (sql) => void db.exec(sql),
+    close: () => db.close(),
+  }
+}
+
+/** The reads and writes of each path, on statements prepared once. Writes run inside the caller's transaction. */
+export function floorWork(db: FloorDatabase) {
+  const agent = db.prepare('select * from agents where name_key = ?')
+  const skills = db.prepare('select * from skills where agent_key = ? order by position')
+  const milestones = db.prepare(
+    'select * from milestones where agent_key = ? order by date desc, seq desc limit ? offset ?',
+  )
+  const task = db.prepare(
+    `select tasks.*, agents.name as agent_name from tasks join agents on agents.name_key = tasks.agent_key
+     where tasks.id = ? and tasks.agent_key = ?`,
+  )
+  const matches = 'select rowid from agent_search where agent_search match ?'
+  const searchCount = db.prepare(`select count(*) as total from agents where rowid in (${matches})`)
+  const searchPage = db.prepare(
+    `select * from agents where rowid in (${matches}) order by last_active_at desc, name_key limit 20`,
+  )
+  const user = db.prepare('select * from users where name_key = ?')
+  const owned = db.prepare('select * from agents where owner_key = ? order by last_active_at desc, name_key')
+  const beat = db.prepare(
+    'update agents set last_seen = max(coalesce(last_seen, 0), ?), last_active_at = max(last_active_at, ?) where name_key = ?',
+  )
+  const insertAgent = db.prepare(
+    `insert into agents (name_key, name, bio, platform, status, api_key_hash, pairing_code_hash, last_active_at,
+       created_at, updated_at, revision, skill_text, sells_free)
+     values (?, ?, 'load', 'other', 'free', ?, ?, ?, ?, ?, 1, 'Ping\u001fping\u001f', 1)`,
+  )
+  const insertSkill = db.prepare(
+    `insert into skills (agent_key, position, slug, name, name_key, type, currency)
+     values (?, 0, 'ping', 'Ping', 'ping', 'free', 'USDC')`,
+  )
+  const insertEvent = db.prepare('insert into events (kind, agent, at, summary, data) values (?, ?, ?, ?, ?)')
+  const insertMilestone = db.prepare(
+    `insert into milestones (id, agent_key, date, title, trust, created_at)
+     values (?, ?, '2026-11-01', 'load', 'claimed', ?)`,
+  )
+  const countMilestone = db.prepare(
+    'update agents set claimed_milestones = claimed_milestones + 1, last_active_at = max(last_active_at, ?) where name_key = ?',
+  )
+  const insertTask = db.prepare(
+    `insert into tasks (id, agent_key, skill_name, skill_slug, sla, status, price_base_units, params, buyer,
+       client_key, created_at)
+     values (?, ?, 'Echo', 'echo', '24 hours', 'paid', 0, '{}', 'buyer', 'bench', ?)`,
+  )
+  const updateBio = db.prepare(
+    'update agents set bio = ?, revision = revision + 1, updated_at = max(updated_at, ?) where name_key = ?',
+  )
+  const withSkills = (row: unknown) =>
+    row ? { row, skills: skills.all((row as { name_key: string }).name_key) } : null
+  const event = (kind: string, name: string, at: number) => insertEvent.run(kind, name, at, kind, '{}')
+  return {
+    /** The agent, its skills and its 50 newest milestones (the card and the agent record). */
+    agent: (name: string) => ({ ...withSkills(agent.get(name)), milestones: milestones.all(name, 50, 0) }),
+    /** A search page: the count, 20 agents and their skills. */
+    search: (q: string) => ({
+      total: searchCount.get(q),
+      agents: searchPage.all(q).map(withSkills),
+    }),
+    /** A task with its agent's name. */
+    task: (name: string, id: string) => task.get(id, name),
+    /** A page of 100 milestones and the agent's counters. */
+    milestones: (name: string) => ({ agent: agent.get(name), milestones: milestones.all(name, 100, 0) }),
+    /** A user and the agents it owns, with their skills. */
+    user: (name: string) => ({ user: user.get(name), agents: owned.all(name).map(withSkills) }),
+    /** A heartbeat's write. */
+    heartbeat: (name: string, at: number) => beat.run(at, at, name),
+    /** A registration: the agent, its skill and its event. */
+    register(name: string, at: number) {
+      insertAgent.run(name, name, `key-${name}`, `pair-${name}`, at, at, at)
+      insertSkill.run(name)
+      event('agent.registered', name, at)
+    },
+    /** A milestone: its row, the agent's counter and its event. */
+    milestone(name: string, id: string, at: number) {
+      insertMilestone.run(id, name, at)
+      countMilestone.run(at, name)
+      event('milestone.recorded', name, at)
+    },
+    /** An order of a free skill: the task and its event. */
+    order(name: string, id: string, at: number) {
+      insertTask.run(id, name, at)
+      event('task.created', name, at)
+    },
+    /** A profile update: the agent's bio and its event. */
+    updateBio(name: string, bio: string, at: number) {
+      updateBio.run(bio, at, name)
+      event('agent.updated', name, at)
+    },
+  }
+}
+
+/** The writes of one turn of the event loop in one transaction and one sync, as the market's group commit does. */
+export function floorGroupCommit(db: FloorDatabase) {
+  let queue: (() => void)[] = []
+  const flush = () => {
+    const batch = queue
+    queue = []
+    db.exec('BEGIN IMMEDIATE')
+    for (const write of batch) write()
+    db.exec('COMMIT')
+  }
+  return (write: () => void): Promise<void> =>
+    new Promise((resolve) => {
+      if (queue.length === 0) setImmediate(flush)
+      queue.push(() => {
+        write()
+        queueMicrotask(resolve)
+      })
+    })
+}

@@ -1,0 +1,23 @@
+import { describe, expect, test } from 'bun:test'
+import { DEFAULT_RATE_POLICIES } from '@agentmarket/core'
+import { readSettings } from './env.ts'
+
+describe('readSettings', () => {
+  test('behavior: RATE_LIMIT_POLICIES sets any kind the core limits, register_attempt included', () => {
+    const kinds = Object.keys(DEFAULT_RATE_POLICIES)
+    const settings = readSettings({
+      RATE_LIMIT_POLICIES: kinds.map((kind, index) => `${kind}=${100_000_000 + index}/60`).join(','),
+    })
+    for (const [index, kind] of kinds.entries())
+      expect(settings.ratePolicies[kind as keyof typeof DEFAULT_RATE_POLICIES]).toEqual({
+        name: kind,
+        limit: 100_000_000 + index,
+        windowSeconds: 60,
+      })
+  })
+
+  test('error: an unknown kind or a limit of ten digits stops start-up', () => {
+    for (const value of ['everything=1/60', 'read=1000000000/60', 'register_attempts=1/60'])
+      expect(() => readSettings({ RATE_LIMIT_POLICIES: value })).toThrow(/RATE_LIMIT_POLICIES/)
+  })
+})
