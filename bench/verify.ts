@@ -17,11 +17,9 @@ import {
   type Address,
   createPublicClient,
   decodeEventLog,
-  encodeFunctionData,
   type Hex,
   http,
   isAddressEqual,
-  keccak256,
   parseEventLogs,
   toEventSelector,
 } from 'viem'
@@ -34,6 +32,8 @@ import {
   verifyPayments,
 } from '../packages/core/src/payments/Verifier.ts'
 import type { ChainReader, ReceiptLog } from '../packages/core/src/ports/Chain.ts'
+import { countRpcTraffic, trafficSince } from '../packages/server/src/bench/rpcTraffic.ts'
+import { generateTransfers } from '../packages/server/src/bench/transfers.ts'
 import { startAnvil, USDC_ABI, USDC_ADDRESS } from '../tests/support/anvil.ts'
 import { runToEnd } from '../tests/support/process.ts'
 import { finishSection, type Goal, median as medianOf, sectionFlags, table } from './lib/section.ts'
@@ -62,88 +62,22 @@ const anvilVersion = (await runToEnd([join(root, 'node_modules/.bin/anvil'), '--
   .trim()
 const clockTicks = Number((await runToEnd(['getconf', 'CLK_TCK'])).stdout.trim()) || 100
 
-// --- Setup: real transfers, mined PER_BLOCK to a block ---------------------------------------------------------
+// --- Setup: real transfers, mined PER_BLOCK to a block (the binary's generator, `agentmarket bench verify`) ------
 const setupStarted = performance.now()
 const anvil = await startAnvil()
 process.once('exit', () => anvil.stop())
 await anvil.installUsdc()
 const buyers = anvil.accounts.slice(1, 1 + BUYERS)
-const seller = anvil.accounts[9]?.address
-if (buyers.length !== BUYERS || !seller) throw new Error('missing anvil accounts')
-for (const buyer of buyers) await anvil.mintUsdc(buyer.address, 10n ** 12n)
-
-/** One JSON-RPC batch straight to anvil; throws on any error answer. */
-async function rpcBatch(calls: { method: string; params: unknown[] }[]): Promise<unknown[]> {
-  const response = await fetch(anvil.rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(calls.map((call, id) => ({ jsonrpc: '2.0', id, ...call }))),
-  })
-  const answers = (await response.json()) as { id: number; result?: unknown; error?: { message: string } }[]
-  answers.sort((a, b) => a.id - b.id)
-  const failed = answers.find((answer) => answer.error)
-  if (failed) throw new Error(`${calls[failed.id]?.method} failed: ${failed.error?.message}`)
-  return answers.map((answer) => answer.result)
-}
-
-// Signed locally with explicit nonce, gas and fees: no estimate or nonce round trip per transaction.
-const nonces = (await rpcBatch(
-  buyers.map((buyer) => ({ method: 'eth_getTransactionCount', params: [buyer.address, 'latest'] })),
-)) as Hex[]
-const transfers: { buyer: Address; amount: bigint; raw: Hex; hash: Hex }[] = []
-for (let index = 0; index < TRANSFERS; index++) {
-  const buyer = buyers[index % BUYERS]
-  const nonce = nonces[index % BUYERS]
-  if (!buyer || !nonce) throw new Error('missing buyer')
-  const amount = 10_000n + BigInt(index) * 137n // every amount differs
-  const raw = await buyer.signTransaction({
-    chainId: 8453,
-    type: 'eip1559',
-    to: USDC_ADDRESS,
-    data: encodeFunctionData({ abi: USDC_ABI, functionName: 'transfer', args: [seller, amount] }),
-    nonce: Number(BigInt(nonce)) + Math.floor(index / BUYERS),
-    gas: 100_000n,
-    maxFeePerGas: 100_000_000_000n,
-    maxPriorityFeePerGas: 1_000_000_000n,
-  })
-  transfers.push({ buyer: buyer.address, amount, raw, hash: keccak256(raw) })
-}
-
-// Automine off; each group of PER_BLOCK enters the pool in one HTTP request and is mined before the next. anvil
-// packs ~870 transfers into a 30M-gas block if let, and its receipt reads cost more the bigger the block.
-await anvil.testClient.setAutomine(false)
-let mineCalls = 0
-for (let start = 0; start < TRANSFERS; start += PER_BLOCK) {
-  const group = transfers.slice(start, start + PER_BLOCK)
-  const sent = (await rpcBatch(
-    group.map(({ raw }) => ({ method: 'eth_sendRawTransaction', params: [raw] })),
-  )) as Hex[]
-  sent.forEach((hash, index) => {
-    if (hash !== group[index]?.hash) throw new Error(`transaction ${start + index} answered ${hash}`)
-  })
-  for (let mined = 0; ; mined++) {
-    const pool = await anvil.testClient.getTxpoolStatus()
-    if (pool.pending === 0 && pool.queued === 0) break
-    if (mined >= 20) throw new Error(`pool still holds ${pool.pending} + ${pool.queued} transactions`)
-    await anvil.mine(1)
-    mineCalls++
-  }
-}
-await anvil.testClient.setAutomine(true)
-const minedReceipts = (await rpcBatch(
-  transfers.map(({ hash }) => ({ method: 'eth_getTransactionReceipt', params: [hash] })),
-)) as ({ status: Hex; blockNumber: Hex } | null)[]
-const failedTransfers = minedReceipts.filter((receipt) => receipt?.status !== '0x1').length
-if (failedTransfers > 0) throw new Error(`${failedTransfers} of ${count} transfers not mined successfully`)
-/** Transfers per block. */
-const perBlock = new Map<string, number>()
-for (const receipt of minedReceipts)
-  if (receipt) perBlock.set(receipt.blockNumber, (perBlock.get(receipt.blockNumber) ?? 0) + 1)
-await anvil.mine(CONFIRMATIONS)
+const { transfers, blockSizes, mineCalls } = await generateTransfers(anvil.rpcUrl, anvil.accounts, {
+  count: TRANSFERS,
+  buyers: BUYERS,
+  perBlock: PER_BLOCK,
+  confirmations: CONFIRMATIONS,
+})
 const setupMs = performance.now() - setupStarted
-progress(`${count} transfers mined into ${perBlock.size} blocks in ${(setupMs / 1000).toFixed(1)} s`)
+progress(`${count} transfers mined into ${blockSizes.length} blocks in ${(setupMs / 1000).toFixed(1)} s`)
 
-const checks: PaymentCheck[] = transfers.map(({ buyer, amount, hash }) => ({
+const checks: PaymentCheck[] = transfers.map(({ buyer, seller, amount, hash }) => ({
   txHash: hash,
   kind: 'transfer',
   expected: {
@@ -176,21 +110,8 @@ function assertAllOk(found: Found[]) {
 }
 
 // --- Counters: every fetch of the process (only the measured work fetches now), and both processes' CPU -------
-const traffic = { httpRequests: 0, rpcCalls: 0, requestBytes: 0, responseBytes: 0 }
-const realFetch = globalThis.fetch
-globalThis.fetch = Object.assign(
-  async (input: string | URL | Request, init?: RequestInit) => {
-    const body = typeof init?.body === 'string' ? init.body : ''
-    traffic.httpRequests++
-    traffic.requestBytes += body.length
-    const parsed: unknown = body ? JSON.parse(body) : []
-    traffic.rpcCalls += Array.isArray(parsed) ? parsed.length : 1
-    const response = await realFetch(input, init)
-    traffic.responseBytes += Number(response.headers.get('content-length') ?? 0)
-    return response
-  },
-  { preconnect: realFetch.preconnect },
-) as typeof fetch
+const counter = countRpcTraffic()
+const traffic = counter.traffic
 
 /** The pid of the anvil this process spawned. */
 function anvilPid(): number {
@@ -225,7 +146,7 @@ type Run = {
 
 /** Times `work` once and counts its traffic and CPU. */
 async function measure(work: () => Promise<void>): Promise<Run> {
-  const before = { ...traffic, bun: bunCpuMs(), anvil: anvilCpuMs() }
+  const before = { traffic: { ...traffic }, bun: bunCpuMs(), anvil: anvilCpuMs() }
   const started = performance.now()
   await work()
   const ms = performance.now() - started
@@ -233,10 +154,7 @@ async function measure(work: () => Promise<void>): Promise<Run> {
     ms,
     bunCpuMs: bunCpuMs() - before.bun,
     anvilCpuMs: anvilCpuMs() - before.anvil,
-    httpRequests: traffic.httpRequests - before.httpRequests,
-    rpcCalls: traffic.rpcCalls - before.rpcCalls,
-    requestBytes: traffic.requestBytes - before.requestBytes,
-    responseBytes: traffic.responseBytes - before.responseBytes,
+    ...trafficSince(before.traffic, traffic),
   }
 }
 
@@ -326,7 +244,7 @@ for (let run = 0; run < runs; run++)
   for (const mode of order)
     if (mode !== 'naive' || run < naiveRuns) results[mode].push(await measure(modes[mode]))
 progress(`measured in ${((performance.now() - measuredStarted) / 1000).toFixed(1)} s`)
-globalThis.fetch = realFetch
+counter.stop()
 anvil.stop()
 
 /** Microseconds per call of `work` over every stored log, warm. */
@@ -441,7 +359,6 @@ const goals: Goal[] = [
 const batchedAnvilMs = median('batched', 'anvilCpuMs')
 const batchedBunMs = median('batched', 'bunCpuMs')
 const receiptCpuUs = (median('raw', 'anvilCpuMs') * 1000) / (TRANSFERS + 1)
-const blockSizes = [...perBlock.values()]
 const blockLayout =
   Math.min(...blockSizes) === Math.max(...blockSizes)
     ? `${blockSizes.length} blocks of ${blockSizes[0]}`
@@ -480,7 +397,8 @@ The raw floor is not verification: it sends (a)'s JSON-RPC calls in the same HTT
 the answers, without viem or the rules (in brackets, the payments' worth of reads per second). \`viemChain\` reads a
 transaction's call data (\`eth_getTransactionByHash\`) only for transactions sent to an escrow, the one rule that reads it. Concurrent single-check calls are \`verifyPayments(chain, [check])\` for every payment,
 started together: the batching transport packs them into as few requests as (a). One \`verifyPayments(chain, [check])\`
-awaited per payment is not measured: it is (b)'s loop plus a transaction read and viem's \`setTimeout(0)\` batch wait.
+awaited per payment is not measured here: it is the naive mode of \`agentmarket bench verify\` (the head and the receipt in one
+HTTP request per payment, after viem's \`setTimeout(0)\` batch wait).
 
 Where (a)'s time goes: anvil works ${ms(batchedAnvilMs)} of CPU per run and Bun ${ms(batchedBunMs)} (about ${ms(median('raw', 'bunCpuMs'))} of it sending and
 parsing, as in the raw floor, and ${ms(median('rules', 'bunCpuMs'))} the rules), and the raw floor, which only fetches, reaches ${whole(perSecond('raw'))} payments/s:

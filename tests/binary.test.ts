@@ -107,4 +107,24 @@ describe('the single binary', () => {
     expect(demo.exitCode).toBe(0)
     expect(demo.stdout).toContain(`\n  DATABASE_URL=file:./demo/market.db ${binary}\n`)
   }, 30_000)
+  test('behavior: bench verify runs on the anvil of the PATH, and without one says how to get it, exit 2', async () => {
+    const folder = mkdtempSync(join(buildFolder, 'bench-'))
+    const bench = (path: string) =>
+      runToEnd([binary, 'bench', 'verify', '--generate', '20', '--runs', '1', '--json'], {
+        cwd: folder,
+        env: { PATH: path },
+      })
+    // npm's anvil, as `npm i -g @foundry-rs/anvil` puts it on the PATH: its wrapper beside the platform package.
+    const run = await bench(join(root, 'node_modules/.bin'))
+    expect(run.exitCode, run.stderr).toBe(0)
+    const report = JSON.parse(run.stdout) as { batched: { verdicts: object }; naive: { verdicts: object } }
+    expect(report.batched.verdicts).toEqual({ ok: 20 })
+    expect(report.naive.verdicts).toEqual({ ok: 20 })
+    const missing = await bench(folder) // an empty folder: no anvil anywhere on the PATH
+    expect(missing.exitCode).toBe(2)
+    expect(missing.stderr).toBe(
+      'agentmarket: bench verify --generate needs anvil, which was not found: install it with npm i -g @foundry-rs/anvil, or pass --rpc URL of an anvil you run\n',
+    )
+    expect(readdirSync(folder)).toEqual([])
+  }, 30_000)
 })

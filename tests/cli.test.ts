@@ -69,11 +69,19 @@ describe('agentmarket on the command line', () => {
       const run = await agentmarket(words, { env: { PORT: 'not-a-port' } })
       expect(run.exitCode, words.join(' ')).toBe(0)
       expect(run.stdout).toStartWith(`agentmarket ${serverPackage.version}: `)
-      for (const word of ['serve', 'demo', 'migrate', '--version', 'DATABASE_URL', 'README.md'])
+      for (const word of ['serve', 'demo', 'migrate', 'bench', '--version', 'DATABASE_URL', 'README.md'])
         expect(run.stdout).toContain(word)
       expect(run.stderr).toBe('')
       expect(readdirSync(run.cwd)).toEqual([])
     }
+  })
+
+  test('behavior: bench --help prints the benchmark and its options, exit 0, with no settings read', async () => {
+    const run = await agentmarket(['bench', 'verify', '--help'], { env: { PORT: 'not-a-port' } })
+    expect(run.exitCode).toBe(0)
+    expect(run.stdout).toStartWith('Usage: agentmarket bench verify (--generate N | --hashes FILE)')
+    expect(run.stderr).toBe('')
+    expect(readdirSync(run.cwd)).toEqual([])
   })
 
   test('behavior: --version and -v print the version of the server package and exit 0, starting nothing', async () => {
@@ -95,6 +103,18 @@ describe('agentmarket on the command line', () => {
       ],
       [['launch'], /^agentmarket: unknown command "launch"; run agentmarket --help/],
       [['migrate', 'now'], /^agentmarket: unexpected argument "now" after migrate; run agentmarket --help/],
+      [
+        ['bench', 'verfy'],
+        /^agentmarket: unknown benchmark "verfy" \(did you mean "verify"\?\); run agentmarket bench --help/,
+      ],
+      [
+        ['bench', 'verify', '--generat', '5'],
+        /^agentmarket: unknown option "--generat" \(did you mean "--generate"\?\)/,
+      ],
+      [
+        ['bench', 'verify'],
+        /^agentmarket: bench verify needs --generate N or --hashes FILE; run agentmarket bench --help/,
+      ],
     ]
     for (const [words, expected] of cases) {
       const run = await agentmarket(words)

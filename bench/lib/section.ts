@@ -24,26 +24,6 @@ export function table(header: string[], rows: (string | number)[][]): string {
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n')
 }
 
-/** The median of `values`. */
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2
-    ? (sorted[middle] ?? Number.NaN)
-    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2
-}
-
-/** The `fraction` percentile (0-1) of `values`, nearest rank. */
-export function percentile(values: number[], fraction: number): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return (
-    sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] ?? Number.NaN
-  )
-}
-
-/** Milliseconds as text with sensible precision. */
-export const formatMs = (ms: number) =>
-  ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(ms < 10 ? 2 : 1)} ms`
-
-/** A whole number with thousands separators. */
-export const formatCount = (value: number) => Math.round(value).toLocaleString('en')
+// The binary's benchmark (`agentmarket bench verify`) computes and prints with the same functions.
+export { formatCount, formatMs } from '../../packages/server/src/bench/format.ts'
+export { median, percentile } from '../../packages/server/src/bench/percentile.ts'

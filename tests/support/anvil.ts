@@ -1,7 +1,3 @@
-import { pbkdf2Sync } from 'node:crypto'
-import { existsSync } from 'node:fs'
-import { resolve } from 'node:path'
-import type { Subprocess } from 'bun'
 import {
   type Address,
   type Chain,
@@ -17,26 +13,15 @@ import {
   type TestClient,
   type WalletClient,
 } from 'viem'
-import { type HDAccount, HDKey, hdKeyToAccount } from 'viem/accounts'
+import type { HDAccount } from 'viem/accounts'
 import artifacts from '../../contracts/artifacts.json'
-import { freePort } from './process.ts'
+import { ANVIL_CHAIN_ID, spawnAnvil } from '../../packages/server/src/bench/anvil.ts'
+import { anvilAccounts } from '../../packages/server/src/bench/anvilAccounts.ts'
+import { installMockUsdc, USDC_ABI, USDC_ADDRESS } from '../../packages/server/src/bench/mockUsdc.ts'
 
-const root = resolve(import.meta.dir, '../..')
-
-/** Base mainnet's USDC address, where installUsdc() puts the mock so production code runs unchanged. */
-export const USDC_ADDRESS: Address = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
-
-/** The mnemonic of anvil's default funded accounts. */
-export const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk'
-
-/** The calls the harness makes, typed for viem. */
-export const USDC_ABI = parseAbi([
-  'function mint(address to, uint256 amount)',
-  'function transfer(address to, uint256 amount) returns (bool)',
-  'function approve(address spender, uint256 amount) returns (bool)',
-  'function balanceOf(address owner) view returns (uint256)',
-  'event Transfer(address indexed from, address indexed to, uint256 value)',
-])
+// anvil itself, its accounts and the mock USDC are the server's (`agentmarket bench verify` starts anvil too).
+export { ANVIL_MNEMONIC, anvilAccounts } from '../../packages/server/src/bench/anvilAccounts.ts'
+export { USDC_ABI, USDC_ADDRESS } from '../../packages/server/src/bench/mockUsdc.ts'
 
 /** The escrow's calls, typed for viem. */
 export const ESCROW_ABI = parseAbi([
@@ -83,88 +68,15 @@ export type Anvil = {
   stop(): void
 }
 
-let derivedAccounts: HDAccount[] | undefined
-
-/**
- * anvil's default accounts, as mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex }) derives them, but with one
- * native PBKDF2 seed instead of ten in JavaScript: ~20 ms instead of ~250 ms. Cached per process.
- */
-export function anvilAccounts(): HDAccount[] {
-  if (!derivedAccounts) {
-    const master = HDKey.fromMasterSeed(
-      pbkdf2Sync(ANVIL_MNEMONIC.normalize('NFKD'), 'mnemonic', 2048, 64, 'sha512'),
-    )
-    derivedAccounts = Array.from({ length: 10 }, (_, addressIndex) =>
-      hdKeyToAccount(master, { addressIndex }),
-    )
-  }
-  return derivedAccounts
-}
-
-/** The anvil executable: the platform binary itself, so a kill reaches anvil and not only the npm wrapper. */
-function anvilBinary(): string {
-  const native = resolve(
-    root,
-    `node_modules/@foundry-rs/anvil-${process.platform}-${process.arch === 'x64' ? 'amd64' : process.arch}/bin/anvil`,
-  )
-  return existsSync(native) ? native : resolve(root, 'node_modules/.bin/anvil')
-}
-
-/** Resolves once `rpcUrl` answers eth_chainId; throws if anvil exits or `timeoutMs` passes first. */
-async function waitForRpc(rpcUrl: string, child: Subprocess, timeoutMs: number): Promise<void> {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] })
-  const deadline = performance.now() + timeoutMs
-  while (performance.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`anvil exited with ${child.exitCode} before answering`)
-    const ok = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-      .then((response) => response.ok)
-      .catch(() => false)
-    if (ok) return
-    await Bun.sleep(5)
-  }
-  throw new Error(`anvil did not answer at ${rpcUrl} within ${timeoutMs} ms`)
-}
-
-/** Spawns anvil on a free port and waits for it; retries when another process took the port first. */
-async function spawnAnvil(): Promise<{ rpcUrl: string; startupMs: number; kill: () => void }> {
-  let lastError: unknown
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = freePort()
-    const rpcUrl = `http://127.0.0.1:${port}`
-    const started = performance.now()
-    const child = Bun.spawn(
-      [anvilBinary(), '--chain-id', '8453', '--port', String(port), '--host', '127.0.0.1', '--silent'],
-      { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' },
-    )
-    // SIGKILL: anvil keeps nothing worth flushing, and a test run must never wait on it.
-    const killNow = () => child.kill('SIGKILL')
-    const kill = () => {
-      process.off('exit', killNow)
-      killNow()
-    }
-    process.once('exit', killNow)
-    child.unref()
-    try {
-      anvilAccounts() // derive while anvil boots
-      await waitForRpc(rpcUrl, child, 10_000)
-      return { rpcUrl, startupMs: performance.now() - started, kill }
-    } catch (error) {
-      kill()
-      lastError = error
-    }
-  }
-  throw lastError
-}
-
 /**
  * Starts a fresh anvil (chain id 8453, automine: each transaction gets its own block).
  * @example const anvil = await startAnvil(); await anvil.installUsdc(); afterAll(() => anvil.stop())
  */
 export async function startAnvil(): Promise<Anvil> {
-  const { rpcUrl, startupMs, kill } = await spawnAnvil()
+  const { rpcUrl, startupMs, stop } = await spawnAnvil()
 
   const chain = defineChain({
-    id: 8453,
+    id: ANVIL_CHAIN_ID,
     name: 'Base (anvil)',
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [rpcUrl] } },
@@ -225,13 +137,7 @@ export async function startAnvil(): Promise<Anvil> {
     accounts,
     startupMs,
     walletFor,
-    async installUsdc() {
-      await testClient.setCode({
-        address: USDC_ADDRESS,
-        bytecode: artifacts.MockUSDC.deployedBytecode as Hex,
-      })
-      return USDC_ADDRESS
-    },
+    installUsdc: () => installMockUsdc(rpcUrl),
     async deployEscrow() {
       const hash = await walletFor(deployer).deployContract({
         abi: ESCROW_ABI,
@@ -270,7 +176,7 @@ export async function startAnvil(): Promise<Anvil> {
     async mine(blocks = 1) {
       await testClient.mine({ blocks })
     },
-    stop: kill,
+    stop,
   }
 }
 

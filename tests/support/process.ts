@@ -1,22 +1,8 @@
 import type { Subprocess } from 'bun'
+import { freePort } from '../../packages/server/src/bench/freePort.ts'
 
-/**
- * A TCP port that was free a moment ago. It is drawn below Linux's ephemeral range (32768-60999), where the kernel
- * never puts the source port of an outgoing connection: a port from `port: 0` can be taken by one of the many client
- * connections the tests open before a server gets to listen on it.
- */
-export function freePort(): number {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000)
-    try {
-      Bun.serve({ port, hostname: '127.0.0.1', fetch: () => new Response() }).stop(true)
-      return port
-    } catch {
-      // taken: draw another
-    }
-  }
-  throw new Error('no free port')
-}
+// The server's, since `agentmarket bench verify` starts anvil on one too.
+export { freePort } from '../../packages/server/src/bench/freePort.ts'
 
 /** Polls `url` until it answers 200; returns the milliseconds it took. */
 export async function waitForOk(url: string, child: Subprocess, timeoutMs = 15_000): Promise<number> {

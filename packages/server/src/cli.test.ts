@@ -54,6 +54,29 @@ describe('parseCommandLine', () => {
   })
 })
 
+describe('parseCommandLine bench', () => {
+  test('behavior: the words after bench are the benchmark’s, help before it is the main help', () => {
+    expect(parseCommandLine(['bench', 'verify', '--generate', '5', '--json'])).toEqual({
+      kind: 'bench verify',
+      options: { input: { kind: 'generate', count: 5 }, rpc: null, runs: 3, json: true },
+    })
+    expect(parseCommandLine(['bench', '--help'])).toEqual({ kind: 'bench help' })
+    expect(parseCommandLine(['--help', 'bench', 'verify'])).toEqual({ kind: 'command', command: 'help' })
+    expect(usage('1.0.0')).toContain('bench')
+  })
+
+  test('error: bench alone, or an option of bench given to the main command line, is a usage error', () => {
+    expect(parseCommandLine(['bench'])).toMatchObject({
+      kind: 'usage error',
+      message: expect.stringContaining('bench needs the name of a benchmark: verify'),
+    })
+    expect(parseCommandLine(['--generate', '5', 'bench'])).toMatchObject({
+      kind: 'usage error',
+      message: expect.stringContaining('unknown option "--generate"'),
+    })
+  })
+})
+
 describe('serveCommand', () => {
   test('behavior: names the database and address that were set, in words a shell reads back as they were', async () => {
     expect(serveCommand({})).toBe('bun start')

@@ -1,11 +1,13 @@
 import { parseArgs } from 'node:util'
-import { closestName } from '@agentmarket/core'
+import { type BenchLine, parseBenchLine } from './bench/benchLine.ts'
+import { type UsageError, unknownWord, usageError } from './usageError.ts'
 
 /** The commands of `agentmarket`, each with the line `--help` shows; the first is the default. */
 export const COMMANDS = {
   serve: 'start the server (the default when no command is given)',
   demo: 'fill an empty database with a demo market, then exit',
   migrate: 'apply the pending database migrations to DATABASE_URL, print them, then exit',
+  bench: 'time payment verification on a chain, batched and one at a time (agentmarket bench --help)',
   help: 'print this help',
 } as const
 
@@ -17,32 +19,15 @@ const OPTIONS = {
   version: { type: 'boolean', short: 'v' },
 } as const
 
-/** What the words after `agentmarket` ask for: a command to run, or a line for standard error and exit code 2. */
-export type CommandLine =
-  | { kind: 'command'; command: Command }
-  | { kind: 'version' }
-  | { kind: 'usage error'; message: string }
-
 /**
- * The known word closest to `word`, when one is close enough to be what was meant (core's closestName, the rule API
- * fields use too); a one-letter word gets none (`-x` is not `-h` mistyped).
+ * What the words after `agentmarket` ask for: a command to run, a benchmark (`bench`, whose words are its own), or a
+ * line for standard error and exit code 2.
  */
-function closest(word: string, known: readonly string[]): string | null {
-  const bare = (text: string) => text.replace(/^-+/, '').toLowerCase()
-  if (bare(word).length <= 1) return null
-  const near = closestName(bare(word), known.map(bare))
-  return known.find((candidate) => bare(candidate) === near) ?? null
-}
-
-/** The one line a mistyped word gets: what was not understood, the closest known word, and where help is. */
-function unknown(what: 'command' | 'option', word: string, known: readonly string[]): CommandLine {
-  const suggestion = closest(word, known)
-  const hint = suggestion ? ` (did you mean "${suggestion}"?)` : ''
-  return {
-    kind: 'usage error',
-    message: `agentmarket: unknown ${what} "${word}"${hint}; run agentmarket --help for the commands`,
-  }
-}
+export type CommandLine =
+  | { kind: 'command'; command: Exclude<Command, 'bench'> }
+  | { kind: 'version' }
+  | BenchLine
+  | UsageError
 
 const OPTION_WORDS = Object.entries(OPTIONS).flatMap(([name, { short }]) => [`--${name}`, `-${short}`])
 
@@ -52,6 +37,8 @@ const OPTION_WORDS = Object.entries(OPTIONS).flatMap(([name, { short }]) => [`--
  * @example parseCommandLine(['serv']) // { kind: 'usage error', message: 'agentmarket: unknown command "serv" (did you mean "serve"?); …' }
  */
 export function parseCommandLine(words: string[]): CommandLine {
+  // A benchmark has options of its own, which the rest of the command line does not take.
+  if (words[0] === 'bench') return parseBenchLine(words.slice(1))
   // Not strict: an unknown option is ours to report, with a suggestion, rather than a thrown library message.
   const { values, positionals, tokens } = parseArgs({
     args: words,
@@ -61,24 +48,17 @@ export function parseCommandLine(words: string[]): CommandLine {
     tokens: true,
   })
   const stray = tokens.find((token) => token.kind === 'option' && !(token.name in OPTIONS))
-  if (stray?.kind === 'option') return unknown('option', stray.rawName, OPTION_WORDS)
+  if (stray?.kind === 'option') return unknownWord('option', stray.rawName, OPTION_WORDS)
   const valued = tokens.find((token) => token.kind === 'option' && token.value !== undefined)
-  if (valued?.kind === 'option')
-    return {
-      kind: 'usage error',
-      message: `agentmarket: ${valued.rawName} takes no value; run agentmarket --help for the commands`,
-    }
+  if (valued?.kind === 'option') return usageError(`${valued.rawName} takes no value`)
   if (values.help) return { kind: 'command', command: 'help' }
   if (values.version) return { kind: 'version' }
   const [word, extra] = positionals
-  if (extra !== undefined)
-    return {
-      kind: 'usage error',
-      message: `agentmarket: unexpected argument "${extra}" after ${word}; run agentmarket --help for the commands`,
-    }
+  if (word === 'bench') return parseBenchLine(positionals.slice(1))
+  if (extra !== undefined) return usageError(`unexpected argument "${extra}" after ${word}`)
   if (word === undefined) return { kind: 'command', command: 'serve' }
-  if (word in COMMANDS) return { kind: 'command', command: word as Command }
-  return unknown('command', word, Object.keys(COMMANDS))
+  if (word in COMMANDS) return { kind: 'command', command: word as Exclude<Command, 'bench'> }
+  return unknownWord('command', word, Object.keys(COMMANDS))
 }
 
 /** The variables most set-ups touch, with their defaults; README.md's "Configuration" has every one. */

@@ -2,6 +2,7 @@
  * The `agentmarket` command (`bun start`, the single binary): reads the command line, then loads only what the
  * command needs, so help, the version and a mistyped word answer at once and never open a database or a port.
  */
+import { benchUsage } from './bench/benchLine.ts'
 import { parseCommandLine, serveCommand, usage } from './cli.ts'
 import type { Settings } from './env.ts'
 import { VERSION } from './version.ts'
@@ -26,8 +27,13 @@ async function main(words: string[]) {
     process.exit(2)
   }
   if (line.kind === 'version') return console.log(VERSION)
-  if (line.command === 'help') return process.stdout.write(usage(VERSION))
+  if (line.kind === 'bench help') return process.stdout.write(benchUsage())
+  if (line.kind === 'command' && line.command === 'help') return process.stdout.write(usage(VERSION))
   const settings = await settingsOrExit()
+  if (line.kind === 'bench verify') {
+    const { runVerifyBench } = await import('./bench/verifyCommand.ts')
+    process.exit(await runVerifyBench(line.options, settings, process.env))
+  }
   if (line.command === 'demo') {
     const { runDemo } = await import('./demo.ts')
     process.exit(await runDemo(settings, serveCommand(process.env)))
