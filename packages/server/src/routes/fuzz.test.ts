@@ -153,6 +153,7 @@ describe('property-based fuzzing of every OpenAPI operation', () => {
       }),
     )
 
+    const anyOperationStatus = [...new Set(operations.flatMap(({ statuses }) => statuses))]
     let cases = 0
     const statuses = new Set<number>()
     await fc.assert(
@@ -170,9 +171,10 @@ describe('property-based fuzzing of every OpenAPI operation', () => {
         })
         const where = `${operation.method} ${path}?${qs} -> ${answer.status} ${answer.text.slice(0, 200)}`
         expect(answer.status, where).toBeLessThan(answer.status === 503 ? 504 : 500)
-        // A parameter of "." or ".." is a dot segment: the URL names another path, which may take other methods (405).
+        // A parameter of "." or ".." is a dot segment: the URL names another path (another operation, with its own
+        // answers, e.g. the agent list's 400 for a query it does not take), which may take other methods (405).
         const rerouted = segments.slice(0, index).some((segment) => segment === '.' || segment === '..')
-        expect(rerouted ? [...operation.statuses, 405] : operation.statuses, where).toContain(answer.status)
+        expect(rerouted ? [...anyOperationStatus, 405] : operation.statuses, where).toContain(answer.status)
         if (answer.status >= 400) {
           expect(answer.headers.get('content-type'), where).toBe('application/problem+json')
           expect(answer.json?.status, where).toBe(answer.status)
