@@ -21,6 +21,7 @@ import {
   WALK_IN_ORDER_FROM,
 } from './agentList.ts'
 import { withChangeVersion } from './changeVersion.ts'
+import type { RunInfo } from './connection.ts'
 import { groupCommit } from './groupCommit.ts'
 import { kvStore } from './kvStore.ts'
 import { mailStore } from './mailStore.ts'
@@ -40,6 +41,9 @@ const toDate = (time: number) => new Date(time)
  * held it) must not move "last seen" or "last active" back past a later write already acknowledged.
  */
 const latest = (column: SQLWrapper, at: number) => sql`max(coalesce(${column}, 0), ${at})`
+
+/** An agent's skill rows in the order the agent listed them. */
+const byPosition = (rows: SkillRow[]) => rows.sort((a, b) => a.position - b.position)
 
 function toSkillRecord(row: SkillRow): SkillRecord {
   return {
@@ -169,12 +173,10 @@ export function libsqlStore(database: Database): Store {
   // The point reads of every request, built and prepared once: drizzle's builder costs far more than the read.
   const key = sql.placeholder('key')
   const agentByKey = db.select().from(agents).where(eq(agents.nameKey, key)).prepare()
-  const skillsOfAgent = db
-    .select()
-    .from(skills)
-    .where(eq(skills.agentKey, key))
-    .orderBy(asc(skills.position))
-    .prepare()
+  // Unordered: the primary key (agent_key, slug) finds them, and sorting a few rows here beats SQLite's temporary
+  // sort tree (10 µs against 2 µs a read).
+  const skillsOfAgentQuery = db.select().from(skills).where(eq(skills.agentKey, key)).prepare()
+  const skillsOfAgent = { all: (values: { key: string }) => byPosition(skillsOfAgentQuery.all(values)) }
   const agentNameByKeyHash = db
     .select({ name: agents.name })
     .from(agents)
@@ -190,19 +192,30 @@ export function libsqlStore(database: Database): Store {
     .offset(sql.placeholder('offset'))
     .prepare()
 
+  // A milestone counted on its agent, which it also marks active (no earlier than a later write already made it).
+  const milestoneCounter = (counter: 'verifiedMilestones' | 'claimedMilestones') =>
+    db
+      .update(agents)
+      .set({
+        [counter]: sql`${agents[counter]} + 1`,
+        lastActiveAt: sql`max(coalesce(${agents.lastActiveAt}, 0), ${sql.placeholder('at')})`,
+      })
+      .where(eq(agents.nameKey, key))
+      .prepare()
+  const countMilestone = {
+    verified: milestoneCounter('verifiedMilestones'),
+    claimed: milestoneCounter('claimedMilestones'),
+  }
+
   const withSkills = async (rows: AgentRow[]): Promise<AgentRecord[]> => {
     if (rows.length === 0) return []
     if (rows.length === 1 && rows[0])
       return [toAgentRecord(rows[0], skillsOfAgent.all({ key: rows[0].nameKey }))]
     const keys = rows.map((row) => row.nameKey)
-    const skillRows = await db
-      .select()
-      .from(skills)
-      .where(inArray(skills.agentKey, keys))
-      .orderBy(asc(skills.agentKey), asc(skills.position))
+    const skillRows = await db.select().from(skills).where(inArray(skills.agentKey, keys))
     const grouped = new Map<string, SkillRow[]>(keys.map((key) => [key, []]))
     for (const row of skillRows) grouped.get(row.agentKey)?.push(row)
-    return rows.map((row) => toAgentRecord(row, grouped.get(row.nameKey) ?? []))
+    return rows.map((row) => toAgentRecord(row, byPosition(grouped.get(row.nameKey) ?? [])))
   }
 
   const getAgent = async (name: string): Promise<AgentRecord | null> => {
@@ -428,9 +441,9 @@ export function libsqlStore(database: Database): Store {
 
     async insertMilestone(milestone, newEvents) {
       const key = nameKey(milestone.agentName)
-      const counter = milestone.trust === 'verified' ? 'verifiedMilestones' : 'claimedMilestones'
+      const at = milestone.createdAt.getTime()
       await writeBatch([
-        db.insert(milestones).values({
+        insert(milestones, {
           id: milestone.id,
           agentKey: key,
           date: milestone.date,
@@ -438,15 +451,9 @@ export function libsqlStore(database: Database): Store {
           description: milestone.description,
           proof: milestone.proof,
           trust: milestone.trust,
-          createdAt: milestone.createdAt.getTime(),
+          createdAt: at,
         }),
-        db
-          .update(agents)
-          .set({
-            [counter]: sql`${agents[counter]} + 1`,
-            lastActiveAt: latest(agents.lastActiveAt, milestone.createdAt.getTime()),
-          })
-          .where(eq(agents.nameKey, key)),
+        () => countMilestone[milestone.trust].run({ key, at }) as RunInfo,
         ...insertEvents(newEvents),
       ])
     },

@@ -148,7 +148,7 @@ const ORDERS = { history: HISTORY_ORDER, delivered: DELIVERED_ORDER, work_queue:
 /** The task methods of the libSQL Store: every state change is a compare-and-set inside one write transaction. */
 export function taskStore(database: Database): TaskMethods {
   const { db } = database
-  const { writeBatch, insertEvents } = batchWriter(database)
+  const { writeBatch, insert, insertEvents } = batchWriter(database)
 
   const withAgentNames = async (rows: TaskRow[]): Promise<TaskRecord[]> => {
     if (rows.length === 0) return []
@@ -194,7 +194,7 @@ export function taskStore(database: Database): TaskMethods {
   return {
     async insertTask(task, newEvents) {
       try {
-        await writeBatch([db.insert(tasks).values(toTaskRow(task)), ...insertEvents(newEvents)])
+        await writeBatch([insert(tasks, toTaskRow(task)), ...insertEvents(newEvents)])
         return { outcome: 'inserted' }
       } catch (error) {
         const claim = brokenClaim(error)
