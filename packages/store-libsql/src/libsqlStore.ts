@@ -11,7 +11,7 @@ import type {
   UserRecord,
 } from '@agentmarket/core'
 import { IDLE_WINDOW_MS, LIVE_WINDOW_MS, livenessChangesAt, nameKey, usernameKey } from '@agentmarket/core'
-import { and, asc, desc, eq, gt, inArray, isNotNull, lt, or, type SQLWrapper, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, inArray, isNotNull, lt, or, sql } from 'drizzle-orm'
 import type { Address } from 'viem'
 import {
   agentListOrder,
@@ -36,11 +36,19 @@ type UserRow = typeof users.$inferSelect
 
 const toDate = (time: number) => new Date(time)
 
-/**
- * A time column set to `at` unless it already holds a later time: a write that waited for the lock (another process
- * held it) must not move "last seen" or "last active" back past a later write already acknowledged.
- */
-const latest = (column: SQLWrapper, at: number) => sql`max(coalesce(${column}, 0), ${at})`
+// Time columns are written as max(coalesce(column, 0), at): a write that waited for the lock (another process held it)
+// must not move "last seen" or "last active" back past a later write already acknowledged.
+
+// A heartbeat's two statements, fixed text so the connection prepares them once. A key hash of null checks no key.
+const ONLINE_EVENT_IF_DUE = `insert into events (kind, agent, at, summary, data) select ?, ?, ?, ?, ?
+  where exists (select 1 from agents where name_key = ? and (? is null or api_key_hash = ?)
+    and (last_seen is null or last_seen < ?))`
+const HEARTBEAT_TIMES = `update agents set last_seen = max(coalesce(last_seen, 0), ?),
+  last_active_at = max(coalesce(last_active_at, 0), ?) where name_key = ? and (? is null or api_key_hash = ?)`
+
+/** The values of an update's columns under the names its prepared statement binds them by (`set_<column>`). */
+const placeholderValues = (columns: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(columns).map(([column, value]) => [`set_${column}`, value]))
 
 /** An agent's skill rows in the order the agent listed them. */
 const byPosition = (rows: SkillRow[]) => rows.sort((a, b) => a.position - b.position)
@@ -207,6 +215,31 @@ export function libsqlStore(database: Database): Store {
     claimed: milestoneCounter('claimedMilestones'),
   }
 
+  // An agent's update, prepared once per set of columns it changes: its revision moves, and its times no earlier than a
+  // later write already made them.
+  const agentUpdates = new Map<string, ReturnType<typeof buildAgentUpdate>>()
+  const buildAgentUpdate = (columns: string[]) =>
+    db
+      .update(agents)
+      .set({
+        ...Object.fromEntries(columns.map((column) => [column, sql.placeholder(`set_${column}`)])),
+        revision: sql`${agents.revision} + 1`,
+        updatedAt: sql`max(coalesce(${agents.updatedAt}, 0), ${sql.placeholder('at')})`,
+        lastActiveAt: sql`max(coalesce(${agents.lastActiveAt}, 0), ${sql.placeholder('at')})`,
+      })
+      .where(eq(agents.nameKey, key))
+      .prepare()
+  const agentUpdate = (columns: string[]) => {
+    const id = columns.join(',')
+    let prepared = agentUpdates.get(id)
+    if (!prepared) {
+      prepared = buildAgentUpdate(columns)
+      agentUpdates.set(id, prepared)
+    }
+    return prepared
+  }
+  const skillsDelete = db.delete(skills).where(eq(skills.agentKey, key)).prepare()
+
   const withSkills = async (rows: AgentRow[]): Promise<AgentRecord[]> => {
     if (rows.length === 0) return []
     if (rows.length === 1 && rows[0])
@@ -240,21 +273,26 @@ export function libsqlStore(database: Database): Store {
       if (seen) seen.newest = Math.max(seen.newest, item.at.getTime())
       else perSender.set(sender(item), { ...item, newest: item.at.getTime() })
     }
-    const statements = [...perSender.values()].flatMap(({ key, online, newest: at, keyHash }) => {
+    const steps = [...perSender.values()].flatMap(({ key, online, newest: at, keyHash }) => {
       const event = toEventRow(online.event)
-      const keyed = keyHash === undefined ? sql`1` : sql`${agents.apiKeyHash} = ${keyHash}`
+      const hash = keyHash ?? null
       return [
-        sql`insert into ${events} (kind, agent, at, summary, data)
-            select ${event.kind}, ${event.agent}, ${event.at}, ${event.summary}, ${event.data}
-            where exists (select 1 from ${agents} where ${agents.nameKey} = ${key} and ${keyed}
-              and (${agents.lastSeen} is null or ${agents.lastSeen} < ${online.notSeenSince.getTime()}))`,
-        db
-          .update(agents)
-          .set({ lastSeen: latest(agents.lastSeen, at), lastActiveAt: latest(agents.lastActiveAt, at) })
-          .where(and(eq(agents.nameKey, key), keyed)),
+        () =>
+          connection.run(ONLINE_EVENT_IF_DUE, [
+            event.kind,
+            event.agent,
+            event.at,
+            event.summary,
+            event.data,
+            key,
+            hash,
+            hash,
+            online.notSeenSince.getTime(),
+          ]),
+        () => connection.run(HEARTBEAT_TIMES, [at, at, key, hash, hash]),
       ]
     })
-    const results = await writeNow(statements)
+    const results = await writeNow(steps)
     const found = new Map(
       [...perSender.keys()].map((name, index) => [name, (results[2 * index + 1]?.changes ?? 0) > 0]),
     )
@@ -308,25 +346,26 @@ export function libsqlStore(database: Database): Store {
 
     async updateAgent(name, patch: AgentPatch, at, newEvents) {
       const key = nameKey(name)
-      if (!(await db.select({ key: agents.nameKey }).from(agents).where(eq(agents.nameKey, key))).length)
-        return null
+      if (!agentByKey.get({ key })) return null
       const { skills: newSkills, ...fields } = patch
+      // A field left undefined is not changed (as drizzle's set() reads it), never written as null.
+      const columns = Object.fromEntries(
+        Object.entries({ ...fields, ...(newSkills === undefined ? {} : skillColumns(newSkills)) }).filter(
+          ([, value]) => value !== undefined,
+        ),
+      )
       await writeBatch([
-        db
-          .update(agents)
-          .set({
-            ...fields,
-            ...(newSkills === undefined ? {} : skillColumns(newSkills)),
-            revision: sql`${agents.revision} + 1`,
-            updatedAt: latest(agents.updatedAt, at.getTime()),
-            lastActiveAt: latest(agents.lastActiveAt, at.getTime()),
-          })
-          .where(eq(agents.nameKey, key)),
+        () =>
+          agentUpdate(Object.keys(columns)).run({
+            ...placeholderValues(columns),
+            key,
+            at: at.getTime(),
+          }) as RunInfo,
         ...(newSkills === undefined
           ? []
           : [
-              db.delete(skills).where(eq(skills.agentKey, key)),
-              ...toSkillRows(key, newSkills).map((skill) => db.insert(skills).values(skill)),
+              () => skillsDelete.run({ key }) as RunInfo,
+              ...toSkillRows(key, newSkills).map((skill) => insert(skills, skill)),
             ]),
         ...insertEvents(newEvents),
       ])

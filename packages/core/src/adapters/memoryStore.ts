@@ -123,7 +123,9 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     async updateAgent(name, patch, at, newEvents) {
       const agent = agentOf(name)
       if (!agent) return null
-      Object.assign(agent, structuredClone(patch), {
+      // A field present but undefined is not a change (as SQL stores read a patch).
+      const changed = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined))
+      Object.assign(agent, structuredClone(changed), {
         revision: agent.revision + 1,
         updatedAt: later(agent.updatedAt, at),
         lastActiveAt: later(agent.lastActiveAt, at),

@@ -157,6 +157,10 @@ export function agentStoreCases(test: StoreTest, withStore: WithStore): void {
       same(await store.getAgent('upd'), updated)
       const cleared = await store.updateAgent('upd', { bio: null }, at(11), [])
       equal(cleared?.bio, null)
+      // A field present but undefined is left as it is, not cleared.
+      const kept = await store.updateAgent('upd', { bio: 'again', model: undefined }, at(12), [])
+      equal(kept?.model, 'm')
+      equal(kept?.bio, 'again')
       equal(await store.updateAgent('missing', { bio: 'x' }, at(1), []), null)
     }),
   )
