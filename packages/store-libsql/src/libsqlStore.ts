@@ -240,6 +240,20 @@ export function libsqlStore(database: Database): Store {
   }
   const skillsDelete = db.delete(skills).where(eq(skills.agentKey, key)).prepare()
 
+  // A user's profile: the agents it owns and all their skills, two prepared reads whatever their number.
+  const agentsOfOwner = db
+    .select()
+    .from(agents)
+    .where(eq(agents.ownerKey, key))
+    .orderBy(desc(agents.lastActiveAt), asc(agents.nameKey))
+    .prepare()
+  const skillsOfOwner = db
+    .select({ skill: skills })
+    .from(skills)
+    .innerJoin(agents, eq(agents.nameKey, skills.agentKey))
+    .where(eq(agents.ownerKey, key))
+    .prepare()
+
   const withSkills = async (rows: AgentRow[]): Promise<AgentRecord[]> => {
     if (rows.length === 0) return []
     if (rows.length === 1 && rows[0])
@@ -470,12 +484,16 @@ export function libsqlStore(database: Database): Store {
     },
 
     async listAgentsOwnedBy(username) {
-      const rows = await db
-        .select()
-        .from(agents)
-        .where(eq(agents.ownerKey, usernameKey(username)))
-        .orderBy(desc(agents.lastActiveAt), asc(agents.nameKey))
-      return withSkills(rows)
+      const owner = usernameKey(username)
+      const grouped = new Map<string, SkillRow[]>()
+      for (const { skill: row } of skillsOfOwner.all({ key: owner })) {
+        const list = grouped.get(row.agentKey)
+        if (list) list.push(row)
+        else grouped.set(row.agentKey, [row])
+      }
+      return agentsOfOwner
+        .all({ key: owner })
+        .map((row) => toAgentRecord(row, byPosition(grouped.get(row.nameKey) ?? [])))
     },
 
     async insertMilestone(milestone, newEvents) {
