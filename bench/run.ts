@@ -1,7 +1,7 @@
 /**
  * Runs every benchmark section, one process each, and writes their figures side by side with the machine and the
  * date: bench/RESULTS.md (full mode) or bench/RESULTS.quick.md (--quick: small and short, a smoke run for CI).
- * Usage: bun run bench [--quick] [--only name,name]
+ * Usage: bun run bench [--quick] [--only name,name] [--million] (--million: scale also measures 1,000,000 agents)
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir, totalmem } from 'node:os'
@@ -30,7 +30,8 @@ const started = performance.now()
 for (const name of SECTIONS) {
   const jsonPath = join(folder, `${name}.json`)
   const sectionStarted = performance.now()
-  const args = ['bun', `bench/${name}.ts`, '--json', jsonPath, ...(quick ? ['--quick'] : [])]
+  const million = name === 'scale' && process.argv.includes('--million') ? ['--million'] : []
+  const args = ['bun', `bench/${name}.ts`, '--json', jsonPath, ...(quick ? ['--quick'] : []), ...million]
   const { exitCode, stderr } = await runToEnd(args, {
     cwd: root,
     env: { ...process.env } as Record<string, string>,
