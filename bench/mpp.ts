@@ -2,21 +2,35 @@
  * Machine payments (MPP) against the server started as a user starts it (`bun start`, production mode, a new
  * file database), its Tempo RPC the scripted node of the tests served over HTTP on 127.0.0.1:
  *  1. 402 challenges per second: wrk (1 thread, 32 connections, bounded) POSTs an order without a credential;
- *     every answer must be a 402.
+ *     every answer must be a 402. An Elysia hello world (bench/hello.ts) is run by wrk just before, the same way,
+ *     and the 402's throughput is given as a ratio of it; then the same POST for an unknown agent (a 404: the
+ *     route's cost before MPP).
  *  2. Paid requests per second: K credentials made beforehand with the real mppx client (pull mode, one per
  *     distinct order body) are sent one at a time, then a fresh K 16 at a time, each mode to its own seller;
  *     every answer must be 201 with a Payment-Receipt, and each seller must then hold exactly K paid tasks.
  *     Making the credentials is timed apart: it is the client's cost, not the server's throughput.
+ *  3. Whose CPU: bench/mppProfile.ts, in one process, times the same route against mppx's charge handler alone
+ *     (configured as ours) and the mppx functions it calls; ours is the route's CPU less mppx's.
  * Usage: bun bench/mpp.ts [--quick] [--json PATH]   (progress on stderr)
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Mppx, tempo } from 'mppx/client'
-import { runToEnd, startMarketServer } from '../tests/support/process.ts'
+import { freePort, runToEnd, startMarketServer, waitForOk } from '../tests/support/process.ts'
 import { scriptedTempo, tempoPayer } from '../tests/support/tempo.ts'
-import { finishSection, formatCount, formatMs, percentile, sectionFlags, table } from './lib/section.ts'
+import { MPPX_CALLS } from './lib/mppxCalls.ts'
+import {
+  finishSection,
+  formatCount,
+  formatMs,
+  type Goal,
+  percentile,
+  sectionFlags,
+  table,
+} from './lib/section.ts'
 import { runWrk } from './lib/wrk.ts'
+import type { MppProfile, Phase } from './mppProfile.ts'
 
 const { quick, json } = sectionFlags()
 const TITLE = 'Machine payments (MPP)'
@@ -32,6 +46,9 @@ const WARMUP_PAID = 100
 const SKILLS = [{ name: 'Summary', type: 'purchasable', price: '0.01' }]
 const SELLER_WALLET = tempoPayer(1).address
 const CHALLENGE_BODY = JSON.stringify({ params: { q: 'challenge' } })
+/** The goals of the issue: a 402 at least this fraction of hello world's req/s, a paid order at most this CPU. */
+const CHALLENGE_RATIO_GOAL = 0.3
+const PAID_CPU_GOAL_MS = 3
 
 const log = (line: string) => process.stderr.write(`bench mpp: ${line}\n`)
 const clockTicks = Number((await runToEnd(['getconf', 'CLK_TCK'])).stdout.trim()) || 100
@@ -50,7 +67,15 @@ const post = (body: string, headers: Record<string, string> = {}) => ({
   body,
 })
 
-// --- The server, as a user starts it -----------------------------------------------------------------------
+// --- The baseline and the server, as a user starts it -------------------------------------------------------
+const helloPort = freePort()
+const hello = Bun.spawn(['bun', 'bench/hello.ts'], {
+  cwd: join(import.meta.dir, '..'),
+  env: { PATH: process.env.PATH ?? '', PORT: String(helloPort), NODE_ENV: 'production' },
+  stdout: 'ignore',
+  stderr: 'inherit',
+})
+await waitForOk(`http://127.0.0.1:${helloPort}/`, hello)
 const node = scriptedTempo()
 const rpc = await node.serve()
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-bench-mpp-'))
@@ -185,6 +210,7 @@ async function payAll(
 
 // --- The run -----------------------------------------------------------------------------------------------
 let markdown = ''
+const goals: Goal[] = []
 try {
   const keys = {
     warmup: await registerSeller('bench-warmup'),
@@ -198,7 +224,12 @@ try {
   const wrkOptions = { url: orderUrl('bench-warmup'), method: 'POST', body: CHALLENGE_BODY }
   await runWrk({ ...wrkOptions, seconds: WARMUP_SECONDS, connections: WRK_CONNECTIONS })
 
-  log(`402 challenges: wrk, ${WRK_CONNECTIONS} connections, ${WRK_SECONDS} s`)
+  log(`hello world, then 402 challenges: wrk, ${WRK_CONNECTIONS} connections, ${WRK_SECONDS} s each`)
+  const helloRun = await runWrk({
+    url: `http://127.0.0.1:${helloPort}/`,
+    seconds: WRK_SECONDS,
+    connections: WRK_CONNECTIONS,
+  })
   await assertChallenge('bench-warmup')
   const challengeCpuBefore = cpuMs(serverPid)
   const challenges = await runWrk({ ...wrkOptions, seconds: WRK_SECONDS, connections: WRK_CONNECTIONS })
@@ -211,12 +242,64 @@ try {
         `${challenges.socketErrors} socket errors`,
     )
 
+  // The same route and body for an agent that does not exist: everything a POST costs here before MPP (routing,
+  // body, validation, a problem answer, the request log), so the 402's share of its cost shows.
+  log(`the same POST for an unknown agent (404): wrk, ${WRK_SECONDS} s`)
+  const floorCpuBefore = cpuMs(serverPid)
+  const floor = await runWrk({
+    ...wrkOptions,
+    url: orderUrl('bench-nobody'),
+    seconds: WRK_SECONDS,
+    connections: WRK_CONNECTIONS,
+  })
+  const floorCpuMs = cpuMs(serverPid) - floorCpuBefore
+  if (floor.requests === 0 || floor.non2xx !== floor.requests || floor.socketErrors !== 0)
+    throw new Error(
+      `404 run: ${floor.requests} requests, ${floor.non2xx} non-2xx, ${floor.socketErrors} errors`,
+    )
+
   log(`paid, one at a time: ${K} credentials, then ${K} requests`)
   const serialPrep = await prepareCredentials('bench-serial', 'serial', K)
   const serial = await payAll('bench-serial', keys.serial, serialPrep.orders, 1)
   log(`paid, ${CONCURRENCY} at a time: ${K} credentials, then ${K} requests`)
   const concurrentPrep = await prepareCredentials('bench-concurrent', 'concurrent', K)
   const concurrent = await payAll('bench-concurrent', keys.concurrent, concurrentPrep.orders, CONCURRENCY)
+
+  log('whose CPU: bench/mppProfile.ts, in one process')
+  const profilePath = join(folder, 'profile.json')
+  const profiled = await runToEnd(
+    ['bun', 'bench/mppProfile.ts', '--count', String(quick ? 500 : 2_000), '--json', profilePath],
+    { cwd: join(import.meta.dir, '..'), env: { PATH: process.env.PATH ?? '' } },
+  )
+  if (profiled.exitCode !== 0) throw new Error(`bench/mppProfile.ts failed:\n${profiled.stderr}`)
+  const profile = JSON.parse(readFileSync(profilePath, 'utf8')) as MppProfile
+  const phase = (list: Phase[], prefix: string) => {
+    const found = list.find((entry) => entry.name.startsWith(prefix))
+    if (!found) throw new Error(`bench/mppProfile.ts measured no "${prefix}"`)
+    return found.cpuUs / 1000
+  }
+  const routeChallengeMs = phase(profile.route, 'route: 402')
+  const routePaidMs = phase(profile.route, 'route: paid')
+  const mppxPaidMs = phase(profile.mppx, 'mppx charge handler alone: payment')
+  const mppxDefaultMs = phase(profile.mppx, "mppx charge handler alone: payment, mppx's default")
+  const mppxChallengeMs = phase(profile.mppx, 'mppx charge handler alone: 402')
+  const mppxCallsMs = MPPX_CALLS.reduce((sum, call) => sum + phase(profile.parts, call.part) * call.ours, 0)
+  const ratio = challenges.requestsPerSecond / helloRun.requestsPerSecond
+  const serialCpuMs = serial.serverCpuMs / serial.latencies.length
+  goals.push(
+    {
+      name: '402 challenge: ratio to hello world',
+      value: ratio.toFixed(3),
+      target: `>= ${CHALLENGE_RATIO_GOAL}`,
+      met: ratio >= CHALLENGE_RATIO_GOAL,
+    },
+    {
+      name: 'paid MPP order: server CPU (one at a time, from /proc)',
+      value: formatMs(serialCpuMs),
+      target: `<= ${PAID_CPU_GOAL_MS} ms`,
+      met: serialCpuMs <= PAID_CPU_GOAL_MS,
+    },
+  )
 
   const paidRow = (label: string, run: PaidRun) => [
     label,
@@ -248,6 +331,15 @@ ${table(
   ['measurement', 'requests', 'req/s', 'p50', 'p99', 'server CPU / request', 'checked'],
   [
     [
+      `Elysia hello world (bench/hello.ts; wrk, ${WRK_CONNECTIONS} connections, just before the 402 run)`,
+      formatCount(helloRun.requests),
+      formatCount(helloRun.requestsPerSecond),
+      formatMs(helloRun.p50Ms),
+      formatMs(helloRun.p99Ms),
+      '—',
+      `baseline; the 402 makes ${ratio.toFixed(3)} of its req/s (goal >= ${CHALLENGE_RATIO_GOAL})`,
+    ],
+    [
       `402 challenge, no credential (wrk, ${WRK_CONNECTIONS} connections)`,
       formatCount(challenges.requests),
       formatCount(challenges.requestsPerSecond),
@@ -255,6 +347,15 @@ ${table(
       formatMs(challenges.p99Ms),
       formatMs(challengeCpuMs / challenges.requests),
       'all non-2xx, no socket error; a 402 Payment challenge before and after',
+    ],
+    [
+      `the same POST for an unknown agent: 404, no MPP (wrk, ${WRK_CONNECTIONS} connections)`,
+      formatCount(floor.requests),
+      formatCount(floor.requestsPerSecond),
+      formatMs(floor.p50Ms),
+      formatMs(floor.p99Ms),
+      formatMs(floorCpuMs / floor.requests),
+      `all non-2xx: what any POST on this route costs; ${(floor.requestsPerSecond / helloRun.requestsPerSecond).toFixed(3)} of hello world`,
     ],
     paidRow('paid order, one at a time', serial),
     paidRow(`paid order, ${CONCURRENCY} concurrent`, concurrent),
@@ -270,18 +371,75 @@ ${table(
   ],
 )}
 
+A 402 cost the server ${formatMs(challengeCpuMs / challenges.requests)} of CPU and the same POST refused with a 404 (no MPP
+at all) ${formatMs(floorCpuMs / floor.requests)}: the 402's ratio to hello world is bounded by what any POST costs on this
+route (${(floor.requestsPerSecond / helloRun.requestsPerSecond).toFixed(3)} of hello world here), not by the challenge.
+
 Making the ${formatCount(whole.length)} credentials took ${prepSeconds.toFixed(1)} s
 (\`createCredential\` alone: p50 ${formatMs(percentile(signing, 0.5))}, p99
 ${formatMs(percentile(signing, 0.99))}). Each paid request made these JSON-RPC calls to the Tempo node:
 ${rpcPerPaid}. Meanwhile this script (the buyer's HTTP and the scripted node, which decodes and mines each
 transaction) used ${formatMs(serial.driverCpuMs / K)} of CPU per paid request one at a time,
 ${formatMs(concurrent.driverCpuMs / K)} at ${CONCURRENCY} concurrent.
+
+Whose CPU (\`bun bench/mppProfile.ts\`: the same server built in one process, its route called without sockets,
+the scripted node in a child process; CPU of all threads per call, median of 5 rounds taken in turn). Ours is the
+route's CPU less that of mppx's charge handler alone, configured as ours:
+
+${table(
+  ['per request', 'route', 'mppx', 'ours'],
+  [
+    [
+      '402 challenge',
+      formatMs(routeChallengeMs),
+      `its serializer only (its handler alone: ${formatMs(mppxChallengeMs)})`,
+      formatMs(routeChallengeMs),
+    ],
+    [
+      'paid order',
+      formatMs(routePaidMs),
+      `${formatMs(mppxPaidMs)} (mppx's default method: ${formatMs(mppxDefaultMs)})`,
+      formatMs(routePaidMs - mppxPaidMs),
+    ],
+  ],
+)}
+
+What mppx 0.11 does per payment (\`bench/lib/mppxCalls.ts\`, read from its source), each call timed alone on a real
+credential by \`bench/mppProfile.ts\`; "ours" is how we configure mppx, "default" how its documentation does:
+
+${table(
+  [
+    'call',
+    'where',
+    'CPU / call',
+    'calls (ours / default)',
+    'CPU / payment (ours)',
+    'what would make it cheaper',
+  ],
+  MPPX_CALLS.map((call) => {
+    const each = phase(profile.parts, call.part)
+    return [
+      call.part,
+      call.where,
+      formatMs(each),
+      `${call.ours} / ${call.mppxDefault}`,
+      formatMs(each * call.ours),
+      call.fix,
+    ]
+  }),
+)}
+
+These calls add up to ${formatMs(mppxCallsMs)} of the ${formatMs(mppxPaidMs)} mppx's handler takes per payment
+(the rest: its event snapshots, receipts, replay-marker writes and the RPC round trips' viem work). One more figure
+for scale: ${formatMs(phase(profile.parts, 'decodeFunctionData, transferWithMemo'))} to decode the same call with its
+one ABI item, and ${formatMs(phase(profile.parts, 'bare JSON-RPC'))} for a bare JSON-RPC round trip.
 `
 } finally {
   server.stop()
-  await server.process.exited
+  hello.kill()
+  await Promise.all([server.process.exited, hello.exited])
   await rpc.stop()
   rmSync(folder, { recursive: true, force: true })
 }
 
-finishSection({ title: TITLE, markdown, goals: [] }, json)
+finishSection({ title: TITLE, markdown, goals }, json)

@@ -18,7 +18,7 @@ const SKILLS = [
   { name: 'Ping', type: 'free' },
 ]
 
-/** An app taking machine payments on a scripted Tempo node, with sellers `seller` and `other` (same price). */
+/** An app taking machine payments on a scripted Tempo node, with sellers `seller` and `other` (same price), and their keys. */
 async function paidMarket() {
   const node = scriptedTempo()
   const app = await testApp('2026-06-01T12:00:00.000Z', {
@@ -29,12 +29,14 @@ async function paidMarket() {
       getClient: () => node.client('server'),
     },
   })
+  const keys: Record<string, string> = {}
   for (const name of ['seller', 'other']) {
     const { key } = await app.register(name, { skills: SKILLS })
+    keys[name] = key
     await app.call('PUT', `/api/agents/${name}`, { key, body: { walletAddress: SELLER_WALLET } })
   }
   const handle = (input: RequestInfo | URL, init?: RequestInit) => app.app.handle(new Request(input, init))
-  return { ...app, node, handle }
+  return { ...app, node, handle, keys }
 }
 
 /** A buyer paying with the real mppx client through the app, in `mode`; `credentials` collects what it sent. */
@@ -174,6 +176,33 @@ describe('POST /api/agents/{name}/tasks/{skill_slug} (MPP)', () => {
       setSystemTime()
     }
     expect((await call('GET', '/api/agents/seller/tasks?status=all')).json.total).toBe(0)
+  })
+
+  test('attack: a price or wallet change shows in the next challenge at once; a credential for the old one pays nothing', async () => {
+    const { node, handle, call, keys } = await paidMarket()
+    const key = keys.seller
+    const url = 'http://localhost/api/agents/seller/tasks/summary'
+    const body = { params: { q: 'price' } }
+    const { client } = buyer(node, handle as typeof fetch)
+    // The first challenge is made, and its seller and template kept, at the old price.
+    const old = await client.createCredential(await handle(url, post(body)))
+    const raised = SKILLS.map((skill) => (skill.type === 'purchasable' ? { ...skill, price: '0.02' } : skill))
+    const update = await call('PUT', '/api/agents/seller', { key, body: { skills: raised } })
+    expect(update.status).toBe(200)
+    const next = Challenge.fromResponse(await handle(url, post(body)))
+    expect(next.request).toMatchObject({ amount: '20000', recipient: SELLER_WALLET })
+    const refused = await handle(url, post(body, { authorization: old }))
+    expect(refused.status).toBe(402)
+    expect((await call('GET', '/api/agents/seller/tasks?status=all')).json.total).toBe(0)
+    const otherWallet = tempoPayer(3).address
+    expect(
+      (await call('PUT', '/api/agents/seller', { key, body: { walletAddress: otherWallet } })).status,
+    ).toBe(200)
+    const moved = Challenge.fromResponse(await handle(url, post(body)))
+    expect(moved.request).toMatchObject({ amount: '20000', recipient: otherWallet })
+    const paid = await client.fetch(url, post(body))
+    expect(paid.status).toBe(201)
+    expect(await paid.json()).toMatchObject({ status: 'paid', payment: { paid_amount: 0.02 } })
   })
 
   test('behavior: after a failed answer (mined, then the RPC call failed), a retry of the credential gets its task', async () => {

@@ -211,3 +211,40 @@ describe('MPP credentials (attacks 1 and 3)', () => {
     }
   })
 })
+
+// Attack: a payer signs a transfer for less than the price, or to another wallet, and sends it under the genuine
+// challenge its memo names (so the HMAC, the order binding and the memo all check out). Only the transaction's own
+// calls tell; mppx validates them once, inside its broadcast, before it claims or sends anything.
+describe('MPP credentials: a transaction that does not pay its challenge', () => {
+  const tampers = {
+    'pays half the price': (request: Record<string, unknown>) => ({
+      ...request,
+      amount: String(BigInt(String(request.amount)) / 2n),
+    }),
+    'pays another wallet': (request: Record<string, unknown>) => ({
+      ...request,
+      recipient: tempoPayer(4).address,
+    }),
+  }
+  for (const [name, tamper] of Object.entries(tampers)) {
+    test(`attack: a signed transaction that ${name}, sent under the genuine challenge its memo names, is refused and never broadcast`, async () => {
+      const body = victimOrder()
+      const genuine = await attackerChallenge(row12(), body)
+      // The client signs what a doctored copy asks; the copy keeps the id, so the memo names the genuine challenge.
+      const doctored = { ...genuine, request: tamper(genuine.request) }
+      const signed = await victimClient('pull').createCredential(
+        new Response(null, { status: 402, headers: { 'www-authenticate': Challenge.serialize(doctored) } }),
+      )
+      const credential = Credential.serialize({ ...Credential.deserialize(signed), challenge: genuine })
+      const broadcasts = broadcastOnChain().length
+      const before = await taskCount()
+      const answer = await fetch(row12(), json(body, { authorization: credential }))
+      expect(answer.status).toBe(402)
+      // Refused for what the transaction's calls pay, not earlier (the challenge, binding and memo are right).
+      expect(((await answer.json()) as { detail: string }).detail).toContain('no matching payment call')
+      expect(answer.headers.get('payment-receipt')).toBeNull()
+      expect(broadcastOnChain().length).toBe(broadcasts)
+      expect(await taskCount()).toBe(before)
+    })
+  }
+})

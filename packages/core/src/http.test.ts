@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { ChainUnavailableError, MarketError, UnauthorizedError } from './errors.ts'
-import { answerResponse, bearerKey, problemResponse, readJsonObject } from './http.ts'
+import { answerResponse, bearerKey, problemResponse, readJsonObject, readLimited } from './http.ts'
 
 const post = (
   body: BodyInit | null,
@@ -41,6 +41,37 @@ describe('readJsonObject', () => {
       },
     })
     expect(await refusal(readJsonObject(post(chunked)))).toEqual({ code: 'payload_too_large', status: 413 })
+  })
+})
+
+describe('readLimited, framed (a host that frames bodies by Content-Length)', () => {
+  const kib = (count: number) => 'x'.repeat(count * 1024)
+  const framed = (request: Request) => readLimited(request, undefined, { framed: true })
+
+  test('behavior: a body declaring its length is read whole, the same bytes as streamed', async () => {
+    const body = `{"a":"${kib(8)}"}`
+    const declared = { 'content-type': 'application/json', 'content-length': String(body.length) }
+    const bytes = await framed(post(body, declared))
+    expect(new TextDecoder().decode(bytes)).toBe(body)
+    expect(bytes).toEqual(await readLimited(post(body, declared)))
+    expect((await framed(post(null))).byteLength).toBe(0)
+  })
+
+  test('attack: a length declared small on a larger body, a large declared length, or a chunked body past 64 KiB is 413', async () => {
+    const lying = post(kib(100), { 'content-type': 'application/json', 'content-length': '10' })
+    expect(await refusal(framed(lying))).toEqual({ code: 'payload_too_large', status: 413 })
+    const declaredLarge = post(kib(1), {
+      'content-type': 'application/json',
+      'content-length': String(65 * 1024),
+    })
+    expect(await refusal(framed(declaredLarge))).toEqual({ code: 'payload_too_large', status: 413 })
+    const chunked = new ReadableStream({
+      start(controller) {
+        for (let i = 0; i < 70; i++) controller.enqueue(new TextEncoder().encode(kib(1)))
+        controller.close()
+      },
+    })
+    expect(await refusal(framed(post(chunked)))).toEqual({ code: 'payload_too_large', status: 413 })
   })
 })
 

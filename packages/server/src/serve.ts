@@ -19,6 +19,7 @@ import {
 } from '@agentmarket/store-libsql'
 import { type Client, createClient, http } from 'viem'
 import { createApp } from './app.ts'
+import { bunHashes } from './bunHashes.ts'
 import { marketConfig, type Settings } from './env.ts'
 import { jsonLogger, type Logger } from './log.ts'
 import { startPaymentRechecks } from './rechecks.ts'
@@ -49,6 +50,7 @@ async function mppSettings(settings: Settings, store: Store): Promise<MppSetting
     realm: settings.mppRealm,
     currency: settings.mppCurrency,
     getClient: tempoClient(settings.tempoRpcUrl),
+    hashes: bunHashes,
   }
 }
 

@@ -168,6 +168,12 @@ export function taskStore(database: Database): TaskMethods {
     .innerJoin(agents, eq(agents.nameKey, tasks.agentKey))
     .where(and(eq(tasks.id, sql.placeholder('id')), eq(tasks.agentKey, sql.placeholder('key'))))
     .prepare()
+  // The task a transaction hash paid: read on every retry of a machine payment.
+  const taskIdByTxHash = db
+    .select({ id: tasks.id })
+    .from(tasks)
+    .where(eq(tasks.txHash, sql.placeholder('txHash')))
+    .prepare()
 
   const findIdempotentAnswer: TaskMethods['findIdempotentAnswer'] = async (agentName, clientKey, key) => {
     const [row] = await db
@@ -214,8 +220,7 @@ export function taskStore(database: Database): TaskMethods {
     },
 
     async findTaskIdByTxHash(txHash) {
-      const [row] = await db.select({ id: tasks.id }).from(tasks).where(eq(tasks.txHash, txHash))
-      return row?.id ?? null
+      return taskIdByTxHash.get({ txHash })?.id ?? null
     },
 
     findIdempotentAnswer,

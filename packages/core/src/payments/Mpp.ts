@@ -4,7 +4,9 @@ import { formatAmount } from '../Money.ts'
 import { persistentSecret } from '../PersistentSecret.ts'
 import type { Random } from '../ports/Random.ts'
 import type { Store } from '../ports/Store.ts'
-import { isMemoBoundTo, TRANSFER_WITH_MEMO_EVENT_ABI } from './MppMemo.ts'
+import { mppChallenges } from './MppChallenges.ts'
+import { type MppHashes, webCryptoHashes } from './MppHashes.ts'
+import { isMemoBoundTo, TRANSFER_WITH_MEMO_EVENT_ABI, TRANSFER_WITH_MEMO_TOPIC } from './MppMemo.ts'
 
 /** How a marketplace takes machine payments (MPP, method `tempo`, intent `charge`). */
 export type MppSettings = {
@@ -15,6 +17,8 @@ export type MppSettings = {
   currency: Address
   /** A viem client of the MPP network: the one way payments reach that chain. */
   getClient: (options: { chainId?: number }) => Client | Promise<Client>
+  /** The hashes of challenge ids and body digests; Web Crypto's unless the host has faster native ones. */
+  hashes?: MppHashes
 }
 
 /** What one paid request must pay, and what binds its challenge. */
@@ -28,7 +32,7 @@ export type ChargeRequest = {
   bodyDigest: string
 }
 
-/** The outcome of a charge: a 402 challenge to send, or a settled payment and how to stamp its receipt. */
+/** The outcome of a charge: a 402 to answer (a problem, its challenge in WWW-Authenticate), or a settled payment. */
 export type ChargeOutcome =
   | { paid: false; challenge: Response }
   | { paid: true; reference: Hex; withReceipt(response: Response): Response }
@@ -64,24 +68,50 @@ function replayStore(MppStores: typeof MppStore, store: Store) {
  * @example const outcome = await charger.charge(request, { amountBaseUnits: 10_000n, recipient, ... })
  */
 export function createMppCharger(settings: MppSettings, store: Store) {
+  // One Mppx instance per process, made on the first paid request.
   const create = async () => {
     const [, server] = await loadMppx()
+    const charge = server.tempo.charge({
+      currency: settings.currency,
+      getClient: settings.getClient,
+      store: replayStore(server.Store, store),
+    })
     return server.Mppx.create({
       secretKey: settings.secretKey,
       realm: settings.realm,
-      methods: [
-        server.tempo.charge({
-          currency: settings.currency,
-          getClient: settings.getClient,
-          store: replayStore(server.Store, store),
-        }),
-      ],
+      // mppx 0.11's handler runs a method's `validate`, then its `broadcast`, and the tempo charge's broadcast begins
+      // with that very validation (validateCredential: the signed transaction's calls, amount, recipient and memo,
+      // and a simulation) before it claims or sends anything. Without `validate` a credential is validated once, not
+      // twice (a signature recovery, two ABI decodes and an eth_call less). The attacks in
+      // tests/security/mppCredentials.test.ts fail if a transaction that does not pay its challenge gets through.
+      methods: [{ ...charge, validate: undefined }],
     })
   }
   let mppx: ReturnType<typeof create> | null = null
+  const instance = () => {
+    mppx ??= create()
+    return mppx
+  }
+  const hashes = settings.hashes ?? webCryptoHashes()
+  const challenges = mppChallenges({
+    secretKey: settings.secretKey,
+    hmac: hashes.hmac,
+    load: async () => {
+      const [[{ Challenge, Errors, PaymentRequest }], server] = await Promise.all([loadMppx(), instance()])
+      return {
+        generate: (options) => server.challenge.tempo.charge(options),
+        serializeChallenge: Challenge.serialize,
+        serializeRecord: PaymentRequest.serialize,
+        paymentRequiredProblem: (description) =>
+          new Errors.PaymentRequiredError({ description }).toProblemDetails(),
+      }
+    },
+  })
   return {
     /** The token payments are made in. */
     currency: settings.currency,
+    /** The digest a challenge binds of an order's body (`text`: the order in a fixed form), SHA-256 as hex. */
+    bodyDigest: async (text: string): Promise<string> => hashes.sha256(text),
     /** The payment a credential already made for this very order (see spentPayment), or null. */
     spent: (authorization: string, reference: Hex, charge: ChargeRequest) =>
       spentPayment(settings, store, authorization, reference, charge),
@@ -92,17 +122,27 @@ export function createMppCharger(settings: MppSettings, store: Store) {
     },
     /** Answers a request with a challenge, or settles the credential it carries. */
     async charge(request: Request, charge: ChargeRequest): Promise<ChargeOutcome> {
-      mppx ??= create()
-      const [{ Receipt }] = await loadMppx()
-      const result = await (await mppx).charge({
+      const [{ Credential, Receipt }] = await loadMppx()
+      const fields = {
         // mppx takes display units and writes base units on the wire: 10000n -> "0.01" -> "10000".
         amount: formatAmount(charge.amountBaseUnits),
         recipient: charge.recipient,
         description: charge.description,
         scope: charge.scope,
-        meta: { bodyDigest: charge.bodyDigest },
-      })(request)
-      if (result.status === 402) return { paid: false, challenge: result.challenge }
+      }
+      // Without a credential (as mppx's HTTP transport reads one) the answer is its challenge, made by the issuer.
+      const authorization = request.headers.get('authorization')
+      if (!authorization || !Credential.extractPaymentScheme(authorization))
+        return {
+          paid: false,
+          challenge: await challenges.respond({ ...fields, bodyDigest: charge.bodyDigest }),
+        }
+      // A credential is mppx's charge handler's alone to verify and settle.
+      const result = await (await instance()).charge({ ...fields, meta: { bodyDigest: charge.bodyDigest } })(
+        request,
+      )
+      if (result.status === 402)
+        return { paid: false, challenge: await withPaymentRequiredCode(result.challenge) }
       const receipt = Receipt.fromResponse(result.withReceipt(new Response(null)))
       return {
         paid: true,
@@ -165,7 +205,7 @@ async function settledFor(settings: MppSettings, reference: Hex, challengeId: st
   if (receipt?.status !== '0x1') return false
   const logs = parseEventLogs({
     abi: TRANSFER_WITH_MEMO_EVENT_ABI,
-    logs: receipt.logs as never,
+    logs: receipt.logs.filter((log) => log.topics[0]?.toLowerCase() === TRANSFER_WITH_MEMO_TOPIC) as never,
     strict: true,
   })
   return logs.some(

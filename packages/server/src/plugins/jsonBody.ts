@@ -13,7 +13,8 @@ export function rawBodyOf(request: Request): Uint8Array {
 export const jsonBody = new Elysia({ name: 'json-body' }).onParse(
   { as: 'global' },
   async ({ request, path }) => {
-    const bytes = await readLimited(request)
+    // Bun's HTTP server frames each request by its Content-Length, so such a body is read whole (see readLimited).
+    const bytes = await readLimited(request, undefined, { framed: true })
     bodies.set(request, bytes)
     const data = jsonOfBytes(bytes, request)
     // MCP speaks JSON-RPC, whose bodies may be arrays; every other endpoint takes a JSON object.

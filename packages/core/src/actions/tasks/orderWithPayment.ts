@@ -1,26 +1,19 @@
 import type { Hex } from 'viem'
-import type { AgentRecord } from '../../Agent.ts'
-import { hashSecret } from '../../Credentials.ts'
+import { type AgentRecord, nameKey } from '../../Agent.ts'
 import { MarketError, NotFoundError } from '../../errors.ts'
 import { formatAmount } from '../../Money.ts'
-import {
-  type ChargeOutcome,
-  type MppCharger,
-  paymentReferenceOf,
-  withPaymentRequiredCode,
-} from '../../payments/Mpp.ts'
+import { type ChargeOutcome, type MppCharger, paymentReferenceOf } from '../../payments/Mpp.ts'
+import { readCache } from '../../ReadCache.ts'
 import { PaidOrderInput, toTaskView } from '../../Task.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
 import { CLAIM_CONFLICTS } from './refusals.ts'
 
-/** A digest of what an order asks for, in a fixed field order, so row 8 and row 12 bodies of one order agree. */
-function orderDigest(slug: string, input: PaidOrderInput): string {
+/** What an order asks for, in a fixed field order, so row 8 and row 12 bodies of one order have one digest. */
+function orderText(slug: string, input: PaidOrderInput): string {
   const { params, buyer, buyer_email, buyer_wallet } = input
-  return hashSecret(
-    JSON.stringify([slug, params ?? null, buyer ?? null, buyer_email ?? null, buyer_wallet ?? null]),
-  )
+  return JSON.stringify([slug, params ?? null, buyer ?? null, buyer_email ?? null, buyer_wallet ?? null])
 }
 
 /** The outcome of a payment recovered after a crash: paid, its receipt stamped on the answer. */
@@ -54,6 +47,18 @@ async function alreadyPaid(
 /** The `orderWithPayment` action (SPEC row 12). */
 export function orderWithPaymentAction(context: ActionContext) {
   const { store, config, clock, feed } = context
+  const sellers = readCache<AgentRecord>()
+  /**
+   * The seller: for a challenge (no money moves) from the read cache, kept until the store changes, as public reads
+   * are; for a credential read afresh, so the price and wallet it is checked against are the stored ones.
+   */
+  const sellerOf = async (name: string, credential: boolean): Promise<AgentRecord> =>
+    credential
+      ? requireAgent(context, name)
+      : sellers.read(nameKey(name), await store.changeVersion?.(), clock.now(), async () => ({
+          value: await requireAgent(context, name),
+          validUntil: Number.POSITIVE_INFINITY,
+        }))
   /**
    * Orders a purchasable skill paid by machine payment (SPEC row 12): 402 with a challenge bound to the agent, the
    * skill and the body; with a valid `Authorization: Payment` credential, 201 with the task `paid` and a
@@ -67,7 +72,8 @@ export function orderWithPaymentAction(context: ActionContext) {
     request: Request,
   ): Promise<Response> {
     const input = parseInput(PaidOrderInput, body)
-    const agent = await requireAgent(context, agentName)
+    const authorization = request.headers.get('authorization')
+    const agent = await sellerOf(agentName, authorization !== null)
     const skill = agent.skills.find((candidate) => candidate.slug === slug.toLowerCase())
     if (!skill)
       throw new NotFoundError('skill_not_found', `"${agent.name}" has no skill with slug "${slug}".`)
@@ -84,14 +90,13 @@ export function orderWithPaymentAction(context: ActionContext) {
         'Machine payments unavailable',
         'This marketplace takes no machine payments.',
       )
-    const authorization = request.headers.get('authorization')
     const charge = {
       amountBaseUnits: task.priceBaseUnits,
       // newTaskRecord refused a paid order of a seller without a wallet, so payTo is set.
       recipient: task.payTo ?? '0x0000000000000000000000000000000000000000',
       description: `${skill.name} by ${agent.name}: ${formatAmount(task.priceBaseUnits)} USDC.e`,
       scope: `${agent.name.toLowerCase()}/${skill.slug}`,
-      bodyDigest: orderDigest(skill.slug, input),
+      bodyDigest: await context.mpp.bodyDigest(orderText(skill.slug, input)),
     }
     // Nothing about a task is answered before the credential is ours, for this order, and its settlement's memo
     // binds its challenge: a transaction hash alone (public) opens nothing.
@@ -101,7 +106,7 @@ export function orderWithPaymentAction(context: ActionContext) {
     const outcome = spent
       ? await recoveredOutcome(context.mpp, spent, clock.now())
       : await context.mpp.charge(request, charge)
-    if (!outcome.paid) return withPaymentRequiredCode(outcome.challenge)
+    if (!outcome.paid) return outcome.challenge
     const replayed = spent ? await alreadyPaid(context, agent, spent) : null
     if (replayed) return outcome.withReceipt(replayed)
     task.status = 'paid'

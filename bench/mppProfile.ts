@@ -1,0 +1,327 @@
+/**
+ * Where the server's CPU goes on a machine payment, measured in one process with `process.cpuUsage()`:
+ *  1. the route: the server built as `bun start` builds it (startServer: file database, production settings), its
+ *     order route called with `app.handle` (no sockets): a 402 challenge, a paid order, a replayed credential;
+ *  2. mppx alone: an Mppx instance configured as ours (tempo charge, replay markers in a libSQL store on the same
+ *     database, the same kind of Tempo client), its charge handler called directly for a 402 and for a payment;
+ *  3. mppx's parts: the functions its tempo charge handler calls per payment, each timed alone on a real credential.
+ * The scripted Tempo node runs in a child process over HTTP, so its CPU (decoding, mining) is not counted; credentials
+ * are made before each paid batch is timed. CPU per call includes the runtime's (GC) threads.
+ * Usage: bun bench/mppProfile.ts [--count N] [--json PATH] [--phases PATH]
+ * Profile: bun --cpu-prof --cpu-prof-dir DIR bench/mppProfile.ts --phases DIR/phases.json, then
+ * bun bench/profileSummary.ts DIR/*.cpuprofile DIR/phases.json
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Challenge, Credential } from 'mppx'
+import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
+import { Mppx, Store as MppxStore, tempo } from 'mppx/server'
+import {
+  type Client,
+  createClient,
+  decodeFunctionData,
+  type Hex,
+  http,
+  keccak256,
+  parseEventLogs,
+} from 'viem'
+import { call, getTransactionReceipt } from 'viem/actions'
+import { Abis, Transaction } from 'viem/tempo'
+import { tempo as tempoChain } from 'viem/tempo/chains'
+import { readSettings } from '../packages/server/src/env.ts'
+import { startServer } from '../packages/server/src/serve.ts'
+import { libsqlStore, openDatabase } from '../packages/store-libsql/src/index.ts'
+import { freePort } from '../tests/support/process.ts'
+import { scriptedTempo, TEMPO_USDC_E, tempoPayer } from '../tests/support/tempo.ts'
+import { formatMs, table } from './lib/section.ts'
+
+const flag = (name: string) => {
+  const index = process.argv.indexOf(name)
+  return index > 0 ? process.argv[index + 1] : undefined
+}
+
+if (process.argv.includes('--node')) {
+  // The child: the scripted node over HTTP, its URL on stdout, until killed.
+  const rpc = await scriptedTempo().serve()
+  console.log(rpc.url)
+  await new Promise(() => {})
+}
+
+/** 402 challenges timed; paid orders are a quarter of it (each needs a credential made first). */
+const COUNT = Number(flag('--count') ?? 2_000)
+const PAID = Math.max(50, Math.floor(COUNT / 4))
+/** Rounds of each measurement, in turn; each row is the median round. */
+const ROUNDS = 5
+const JSON_PATH = flag('--json')
+/** Where to write each measured phase's window (wall-clock µs, as a .cpuprofile's times), for profileSummary.ts. */
+const PHASES = flag('--phases')
+
+/** One measured phase: CPU per call (all threads; the median round's) and its window for a profile. */
+export type Phase = {
+  name: string
+  calls: number
+  cpuUs: number
+  systemUs: number
+  start: number
+  end: number
+}
+/** What this script measured, for bench/mpp.ts. */
+export type MppProfile = { route: Phase[]; mppx: Phase[]; parts: Phase[] }
+
+const phases: Phase[] = []
+const nowMicros = () => (performance.timeOrigin + performance.now()) * 1000
+
+/** CPU µs of this process per call of `run` over `calls` calls in turn, kept as phase `name`. */
+async function measure(name: string, calls: number, run: (index: number) => unknown): Promise<Phase> {
+  const start = nowMicros()
+  const before = process.cpuUsage()
+  for (let index = 0; index < calls; index++) await run(index)
+  const used = process.cpuUsage(before)
+  const cpuUs = (used.user + used.system) / calls
+  const phase = { name, calls, cpuUs, systemUs: used.system / calls, start, end: nowMicros() }
+  phases.push(phase)
+  return phase
+}
+
+const nodeProcess = Bun.spawn(['bun', import.meta.path, '--node'], { stdout: 'pipe', stderr: 'inherit' })
+const reader = nodeProcess.stdout.getReader()
+const rpcUrl = new TextDecoder().decode((await reader.read()).value).trim()
+reader.releaseLock()
+
+const folder = mkdtempSync(join(tmpdir(), 'agentmarket-mpp-profile-'))
+const databaseUrl = `file:${join(folder, 'market.db')}`
+const server = await startServer(
+  readSettings({
+    NODE_ENV: 'production',
+    HOME: folder,
+    PORT: String(freePort()),
+    HOST: '127.0.0.1',
+    RATE_LIMITS: 'off',
+    LOG_LEVEL: 'off',
+    DATABASE_URL: databaseUrl,
+    TEMPO_RPC_URL: rpcUrl,
+  }),
+)
+const handle = (path: string, init: RequestInit) =>
+  server.app.handle(new Request(`http://127.0.0.1${path}`, init))
+const post = (body: string, headers: Record<string, string> = {}): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...headers },
+  body,
+})
+
+const registered = await handle(
+  '/api/agents/register',
+  post(JSON.stringify({ name: 'seller', skills: [{ name: 'Summary', type: 'purchasable', price: '0.01' }] })),
+)
+const { apiKey } = (await registered.json()) as { apiKey: string }
+const seller = tempoPayer(1).address
+await handle('/api/agents/seller', {
+  ...post(JSON.stringify({ walletAddress: seller }), { authorization: `Bearer ${apiKey}` }),
+  method: 'PUT',
+})
+const orderPath = '/api/agents/seller/tasks/summary'
+
+/** A Tempo client over HTTP, as the server makes one (serve.ts). */
+const tempoHttpClient = (): Client =>
+  createClient({ chain: tempoChain, transport: http(rpcUrl, { retryCount: 0, timeout: 10_000 }) })
+const buyerClient = tempoHttpClient()
+const buyer = MppxClient.create({
+  polyfill: false,
+  methods: [tempoClient.charge({ account: tempoPayer(2), getClient: () => buyerClient, mode: 'pull' })],
+})
+
+type Order = { body: string; credential: string }
+/** `count` credentials for the route, one per distinct order body, from its own 402 answers. */
+async function routeCredentials(label: string, count: number): Promise<Order[]> {
+  const made: Order[] = []
+  for (let index = 0; index < count; index++) {
+    const body = JSON.stringify({ buyer: 'profile', params: { run: label, n: index } })
+    made.push({ body, credential: await buyer.createCredential(await handle(orderPath, post(body))) })
+  }
+  return made
+}
+const challengeBody = JSON.stringify({ params: { q: 'challenge' } })
+async function routeChallenge() {
+  const answer = await handle(orderPath, post(challengeBody))
+  await answer.arrayBuffer()
+  if (answer.status !== 402) throw new Error(`a challenge answered ${answer.status}`)
+}
+async function routePay(order: Order, expected: number) {
+  const answer = await handle(orderPath, post(order.body, { authorization: order.credential }))
+  const text = await answer.text()
+  if (answer.status !== expected)
+    throw new Error(`a paid order answered ${answer.status}: ${text.slice(0, 200)}`)
+}
+
+// mppx alone, configured as the server configures it (packages/core/src/payments/Mpp.ts), and as mppx's own
+// documentation does (its charge method whole: the handler runs `validate`, then `broadcast`, which validates again).
+const replay = libsqlStore(await openDatabase(databaseUrl))
+const tempoCharge = tempo.charge({
+  currency: TEMPO_USDC_E,
+  getClient: (() => {
+    const client = tempoHttpClient()
+    return () => client
+  })(),
+  store: MppxStore.from({
+    get: (key: string) => replay.kvGet(key),
+    put: (key: string, value: unknown) => replay.kvPut(key, value),
+    delete: (key: string) => replay.kvDelete(key),
+    update: ((key: string, change: never) => replay.kvUpdate(key, change)) as never,
+  }) as never,
+})
+const mppxOf = (method: typeof tempoCharge) =>
+  Mppx.create({
+    secretKey: 'profile-secret-key-of-at-least-32-bytes!!',
+    realm: '127.0.0.1',
+    methods: [method],
+  })
+const mppx = mppxOf({ ...tempoCharge, validate: undefined })
+const mppxDefault = mppxOf(tempoCharge)
+const chargeOptions = (index: number) => ({
+  amount: '0.01',
+  recipient: seller,
+  description: 'Summary by seller: 0.01 USDC.e',
+  scope: 'seller/summary',
+  meta: { bodyDigest: `profile-${index}` },
+})
+const bare = (authorization?: string) =>
+  new Request(`http://127.0.0.1${orderPath}`, {
+    method: 'POST',
+    headers: authorization ? { authorization } : {},
+  })
+/** `count` credentials for mppx alone, each from its handler's own 402 for options `offset + n`. */
+async function mppxCredentials(offset: number, count: number): Promise<string[]> {
+  const made: string[] = []
+  for (let index = 0; index < count; index++) {
+    const answer = await mppx.charge(chargeOptions(offset + index))(bare())
+    if (answer.status !== 402) throw new Error('mppx alone: no challenge')
+    made.push(await buyer.createCredential(answer.challenge))
+  }
+  return made
+}
+
+try {
+  // Warm-up: the first paid order loads mppx and viem's Tempo chain; the rest warm the JIT.
+  for (const order of await routeCredentials('warm', 50)) await routePay(order, 201)
+  for (let index = 0; index < COUNT; index++) await routeChallenge()
+  for (const [index, credential] of (await mppxCredentials(0, 50)).entries())
+    await mppx.charge(chargeOptions(index))(bare(credential))
+
+  // Route and mppx alone in alternating rounds, so the machine's drift (shared cores) hits both alike.
+  const orders = await routeCredentials('paid', PAID)
+  const credentials = await mppxCredentials(1_000_000, PAID)
+  const defaultCredentials = await mppxCredentials(2_000_000, PAID)
+  const rounds: Phase[][] = []
+  for (let round = 0; round < ROUNDS; round++) {
+    const share = (list: unknown[]) => Math.floor(list.length / ROUNDS)
+    const from = round * share(orders)
+    rounds.push([
+      await measure('route: 402 challenge', Math.floor(COUNT / ROUNDS), routeChallenge),
+      await measure('mppx charge handler alone: 402', Math.floor(COUNT / ROUNDS), async (index) => {
+        const answer = await mppx.charge(chargeOptions(round * COUNT + index))(bare())
+        if (answer.status !== 402) throw new Error('mppx alone: no challenge')
+        await answer.challenge.arrayBuffer()
+      }),
+      await measure('route: paid order (201)', share(orders), (index) =>
+        routePay(orders[from + index] as Order, 201),
+      ),
+      await measure('mppx charge handler alone: payment', share(orders), async (index) => {
+        const options = chargeOptions(1_000_000 + from + index)
+        const answer = await mppx.charge(options)(bare(credentials[from + index]))
+        if (answer.status !== 200) throw new Error(`mppx alone: payment answered ${answer.status}`)
+      }),
+      await measure(
+        "mppx charge handler alone: payment, mppx's default method",
+        share(orders),
+        async (index) => {
+          const options = chargeOptions(2_000_000 + from + index)
+          const answer = await mppxDefault.charge(options)(bare(defaultCredentials[from + index]))
+          if (answer.status !== 200) throw new Error(`mppx alone: payment answered ${answer.status}`)
+        },
+      ),
+      await measure('route: same credential again (200)', share(orders), (index) =>
+        routePay(orders[from + index] as Order, 200),
+      ),
+    ])
+  }
+  /** Each measurement's median round. */
+  const medianOf = (name: string): Phase => {
+    const runs = rounds.flatMap((round) => round.filter((phase) => phase.name === name))
+    const sorted = runs.sort((a, b) => a.cpuUs - b.cpuUs)
+    return {
+      ...(sorted[Math.floor(sorted.length / 2)] as Phase),
+      calls: runs.reduce((sum, run) => sum + run.calls, 0),
+    }
+  }
+  const route = ['route: 402 challenge', 'route: paid order (201)', 'route: same credential again (200)'].map(
+    medianOf,
+  )
+  const alone = [
+    'mppx charge handler alone: 402',
+    'mppx charge handler alone: payment',
+    "mppx charge handler alone: payment, mppx's default method",
+  ].map(medianOf)
+
+  // mppx's parts, on one real credential and the receipt of its settlement.
+  const credential = Credential.deserialize(orders[0]?.credential ?? '')
+  const raw = (credential.payload as { signature: Hex }).signature
+  const transaction = Transaction.deserialize(raw as Transaction.TransactionSerializedTempo)
+  const data = transaction.calls[0]?.data as Hex
+  const receipt = await getTransactionReceipt(buyerClient, { hash: keccak256(raw) })
+  const transferWithMemo = Abis.tip20.filter(
+    (item) => item.type === 'function' && item.name === 'transferWithMemo',
+  )
+  const simulation = {
+    ...transaction,
+    account: transaction.from,
+    calls: transaction.calls,
+    feePayerSignature: undefined,
+  }
+  const parts = [
+    await measure('Credential.deserialize', COUNT, () => Credential.deserialize(orders[0]?.credential ?? '')),
+    await measure('Challenge.verify (HMAC by ox/noble)', COUNT, () =>
+      Challenge.verify(credential.challenge, { secretKey: 'not the key' }),
+    ),
+    await measure('mppx.charge(options): a handler made (zod parse)', COUNT, (index) =>
+      mppx.charge(chargeOptions(index)),
+    ),
+    await measure('Transaction.deserialize (viem/tempo: recovers the sender)', 100, () =>
+      Transaction.deserialize(raw as Transaction.TransactionSerializedTempo),
+    ),
+    await measure('decodeFunctionData, Abis.tip20 (every selector hashed)', 200, () =>
+      decodeFunctionData({ abi: Abis.tip20, data }),
+    ),
+    await measure('decodeFunctionData, transferWithMemo alone', 200, () =>
+      decodeFunctionData({ abi: transferWithMemo, data }),
+    ),
+    await measure('parseEventLogs, Abis.tip20, one event name', 200, () =>
+      parseEventLogs({ abi: Abis.tip20, eventName: 'Transfer', logs: receipt.logs }),
+    ),
+    await measure('eth_call simulation (viem call over HTTP)', 200, () =>
+      call(buyerClient, simulation as never),
+    ),
+    await measure('bare JSON-RPC over HTTP (eth_blockNumber)', 200, () =>
+      buyerClient.request({ method: 'eth_blockNumber' } as never),
+    ),
+  ]
+
+  const rows = (list: Phase[]) =>
+    list.map((phase) => [
+      phase.name,
+      phase.calls,
+      formatMs(phase.cpuUs / 1000),
+      formatMs(phase.systemUs / 1000),
+    ])
+  const header = ['measured (in process)', 'calls', 'CPU / call', 'of which system']
+  console.log(table(header, [...rows(route), ...rows(alone), ...rows(parts)]))
+  const result: MppProfile = { route, mppx: alone, parts }
+  if (JSON_PATH) await Bun.write(JSON_PATH, JSON.stringify(result))
+  if (PHASES) await Bun.write(PHASES, JSON.stringify(phases))
+} finally {
+  await server.stop()
+  await replay.close()
+  nodeProcess.kill()
+  rmSync(folder, { recursive: true, force: true })
+}

@@ -1,0 +1,141 @@
+import { describe, expect, test } from 'bun:test'
+import { Challenge, Errors, PaymentRequest } from 'mppx'
+import { Mppx, tempo } from 'mppx/server'
+import { createClient, custom } from 'viem'
+import { tempo as tempoChain } from 'viem/tempo/chains'
+import { memoryStore } from '../adapters/memoryStore.ts'
+import { createMppCharger } from './Mpp.ts'
+import { type ChallengeLibrary, mppChallenges } from './MppChallenges.ts'
+import { webCryptoHashes } from './MppHashes.ts'
+
+const SECRET = 'mpp-unit-secret-key-of-at-least-32-bytes!!'
+const REALM = 'market.example'
+const CURRENCY = '0x20C000000000000000000000b9537d11c60E8b50'
+const SELLER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
+const OTHER = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'
+// A 402 needs only the client's chain (its id goes into the challenge); no request reaches this transport.
+const client = createClient({
+  chain: tempoChain,
+  transport: custom({
+    async request() {
+      throw new Error('no RPC call is expected for a challenge')
+    },
+  }),
+})
+const settings = { secretKey: SECRET, realm: REALM, currency: CURRENCY, getClient: () => client } as const
+/** mppx's own server, as its documentation configures it: the reference our 402 must equal. */
+const reference = Mppx.create({
+  secretKey: SECRET,
+  realm: REALM,
+  methods: [tempo.charge({ currency: CURRENCY, getClient: () => client })],
+})
+
+const order = (overrides: Partial<Parameters<ReturnType<typeof createMppCharger>['charge']>[1]> = {}) => ({
+  amountBaseUnits: 10_000n,
+  recipient: SELLER as `0x${string}`,
+  description: 'Summary by seller: 0.01 USDC.e',
+  scope: 'seller/summary',
+  bodyDigest: 'ab'.repeat(32),
+  ...overrides,
+})
+const request = (headers: Record<string, string> = {}) =>
+  new Request(`https://${REALM}/api/agents/seller/tasks/summary`, { method: 'POST', headers })
+
+/** Our 402 for `charge`, from the charger as the marketplace makes it. */
+async function ours(charge = order(), charger = createMppCharger(settings, memoryStore())) {
+  const outcome = await charger.charge(request(), charge)
+  if (outcome.paid) throw new Error('a request without a credential was paid')
+  return outcome.challenge
+}
+
+describe('the 402 challenge of a paid order', () => {
+  test('behavior: it is the one mppx writes: the same fields, an id mppx verifies, the same problem with our code', async () => {
+    const answer = await ours()
+    const theirs = await reference.charge({
+      amount: '0.01',
+      recipient: SELLER,
+      description: 'Summary by seller: 0.01 USDC.e',
+      scope: 'seller/summary',
+      meta: { bodyDigest: 'ab'.repeat(32) },
+    })(request())
+    if (theirs.status !== 402) throw new Error('mppx did not answer 402')
+    const header = answer.headers.get('www-authenticate') ?? ''
+    const challenge = Challenge.deserialize(header)
+    const expected = Challenge.fromResponse(theirs.challenge)
+    expect(Challenge.verify(challenge, { secretKey: SECRET })).toBe(true)
+    expect({ ...challenge, id: '', expires: '' }).toEqual({ ...expected, id: '', expires: '' })
+    expect(header).toBe(Challenge.serialize(challenge))
+    const expires = Date.parse(challenge.expires ?? '')
+    expect(Math.abs(expires - Date.parse(expected.expires ?? ''))).toBeLessThan(5_000)
+    expect(answer.status).toBe(402)
+    expect(answer.headers.get('content-type')).toBe('application/problem+json')
+    expect(answer.headers.get('cache-control')).toBe(theirs.challenge.headers.get('cache-control'))
+    const problem = (await theirs.challenge.json()) as Record<string, unknown>
+    expect(await answer.json()).toEqual({ ...problem, challengeId: challenge.id, code: 'payment_required' })
+  })
+
+  test('behavior: each challenge binds its own scope and body digest, though all share one template', async () => {
+    const charger = createMppCharger(settings, memoryStore())
+    const read = async (charge: ReturnType<typeof order>) =>
+      Challenge.fromResponse(await ours(charge, charger))
+    const first = await read(order())
+    const otherBody = await read(order({ bodyDigest: 'cd'.repeat(32) }))
+    const otherSkill = await read(order({ scope: 'seller/translate' }))
+    for (const challenge of [first, otherBody, otherSkill])
+      expect(Challenge.verify(challenge, { secretKey: SECRET })).toBe(true)
+    expect(new Set([first.id, otherBody.id, otherSkill.id]).size).toBe(3)
+    expect(PaymentRequest.deserialize(otherBody.opaque ?? '')).toEqual({
+      _mppx_scope: 'seller/summary',
+      bodyDigest: 'cd'.repeat(32),
+    })
+    expect(PaymentRequest.deserialize(otherSkill.opaque ?? '')).toMatchObject({
+      _mppx_scope: 'seller/translate',
+    })
+  })
+
+  test('behavior: a template is kept per price and payee: the same description at another price or payee asks that one', async () => {
+    const charger = createMppCharger(settings, memoryStore())
+    const read = async (charge: ReturnType<typeof order>) =>
+      Challenge.fromResponse(await ours(charge, charger)).request as { amount: string; recipient: string }
+    expect(await read(order())).toMatchObject({ amount: '10000', recipient: SELLER })
+    expect(await read(order({ amountBaseUnits: 20_000n }))).toMatchObject({
+      amount: '20000',
+      recipient: SELLER,
+    })
+    expect(await read(order({ recipient: OTHER }))).toMatchObject({ amount: '10000', recipient: OTHER })
+    expect(await read(order())).toMatchObject({ amount: '10000', recipient: SELLER })
+  })
+
+  test('error: when the fast path would differ from mppx (here a wrong HMAC), mppx makes every challenge itself', async () => {
+    const hashes = webCryptoHashes()
+    let hmacCalls = 0
+    const library: ChallengeLibrary = {
+      generate: (options) => reference.challenge.tempo.charge(options),
+      serializeChallenge: Challenge.serialize,
+      serializeRecord: PaymentRequest.serialize,
+      paymentRequiredProblem: (description) =>
+        new Errors.PaymentRequiredError({ description }).toProblemDetails(),
+    }
+    const issuer = mppChallenges({
+      secretKey: SECRET,
+      hmac: async (key, message) => {
+        hmacCalls += 1
+        return `${await hashes.hmac(key, message)}-wrong`
+      },
+      load: async () => library,
+    })
+    const fields = {
+      amount: '0.01',
+      recipient: SELLER,
+      description: 'd',
+      scope: 'seller/summary',
+      bodyDigest: 'ab'.repeat(32),
+    } as const
+    for (let round = 0; round < 3; round++) {
+      const challenge = Challenge.fromResponse(await issuer.respond(fields))
+      expect(Challenge.verify(challenge, { secretKey: SECRET })).toBe(true)
+    }
+    // Only the template's check ran the HMAC; every challenge after it was mppx's own.
+    expect(hmacCalls).toBe(1)
+  })
+})

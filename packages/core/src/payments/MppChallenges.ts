@@ -1,0 +1,144 @@
+import type { Challenge } from 'mppx'
+import type { Address } from 'viem'
+import type { MppHashes } from './MppHashes.ts'
+
+/** What one 402 challenge asks for and binds: the price, the payee, and the agent, skill and body it is for. */
+export type ChallengeFields = {
+  /** In display units, as mppx's charge takes it ("0.01"). */
+  amount: string
+  recipient: Address
+  description: string
+  scope: string
+  bodyDigest: string
+}
+
+/** The parts of mppx that make a challenge: its tempo charge generator and its serializers, loaded with mppx. */
+export type ChallengeLibrary = {
+  /** `mppx.challenge.tempo.charge` of the marketplace's Mppx instance. */
+  generate(options: {
+    amount: string
+    recipient: Address
+    description: string
+    scope?: string
+    meta?: Record<string, string>
+    expires?: string
+  }): Promise<Challenge.Challenge>
+  serializeChallenge(challenge: Challenge.Challenge): string
+  /** Canonical JSON as base64url (mppx's PaymentRequest.serialize), how a challenge's request and opaque are written. */
+  serializeRecord(record: Record<string, unknown>): string
+  /** The problem details mppx answers a request without a credential with, before its challenge id. */
+  paymentRequiredProblem(description: string): Record<string, unknown>
+}
+
+/** How long a challenge may be paid, as mppx's charge handler sets it (Expires.minutes(5)). */
+const CHALLENGE_TTL_MS = 5 * 60 * 1000
+/** Templates kept (one per price, payee and description in use); the oldest goes first. */
+const MAX_TEMPLATES = 1_000
+/** The opaque key mppx binds a route's scope under (its Scope.merge). */
+const SCOPE_KEY = '_mppx_scope'
+
+/**
+ * What every challenge for one price, payee and description shares, made once by mppx itself: the HMAC input up to
+ * the expiry (realm, method, intent, the normalized request), the header's fixed parameters, and the problem body.
+ */
+type Template = { bindingPrefix: string; headerMiddle: string; problem: Record<string, unknown> }
+
+/**
+ * The 402 answers of paid orders without a credential, the same as mppx's charge handler writes them (the same
+ * challenge fields, the same HMAC-SHA256 id over mppx's canonical binding input, the same problem body) without its
+ * per-request work: the request is normalized by mppx once per price, payee and description, and a request only adds
+ * its expiry, its scope and body digest, and the id. A template is used only once its challenge equals, byte for
+ * byte, the one mppx makes for the same fields; otherwise that template's challenges are made by mppx every time.
+ * Credentials are verified by mppx alone, so a challenge this issuer made is checked as any other.
+ * @example const response = await challenges.respond({ amount: '0.01', recipient, description, scope, bodyDigest })
+ */
+export function mppChallenges(options: {
+  secretKey: string
+  hmac: MppHashes['hmac']
+  load: () => Promise<ChallengeLibrary>
+}) {
+  const templates = new Map<string, Promise<Template | null>>()
+
+  const opaqueOf = (library: ChallengeLibrary, fields: ChallengeFields) =>
+    library.serializeRecord({ bodyDigest: fields.bodyDigest, [SCOPE_KEY]: fields.scope })
+
+  /** The id and header of the challenge for `fields` expiring at `expires`, from `template`. */
+  async function fromTemplate(template: Template, opaque: string, expires: string) {
+    // mppx's binding input: realm|method|intent|request|expires|digest|opaque, with no digest.
+    const id = await options.hmac(options.secretKey, `${template.bindingPrefix}${expires}||${opaque}`)
+    return {
+      id,
+      header: `Payment id="${id}", ${template.headerMiddle}, expires="${expires}", opaque="${opaque}"`,
+    }
+  }
+
+  /** The template for `fields`' price, payee and description, or null when it would not match mppx exactly. */
+  async function makeTemplate(library: ChallengeLibrary, fields: ChallengeFields): Promise<Template | null> {
+    const { amount, recipient, description } = fields
+    const reference = await library.generate({
+      amount,
+      recipient,
+      description,
+      scope: fields.scope,
+      meta: { bodyDigest: fields.bodyDigest },
+    })
+    const { realm, method, intent, request } = reference
+    const blank = library.serializeChallenge({
+      ...reference,
+      id: '',
+      expires: undefined,
+      meta: undefined,
+      opaque: undefined,
+    })
+    const prefix = 'Payment id="", '
+    if (!blank.startsWith(prefix) || reference.expires === undefined) return null
+    const template: Template = {
+      bindingPrefix: `${realm}|${method}|${intent}|${library.serializeRecord(request)}|`,
+      headerMiddle: blank.slice(prefix.length),
+      problem: library.paymentRequiredProblem(description),
+    }
+    const ours = await fromTemplate(template, opaqueOf(library, fields), reference.expires)
+    const same = ours.id === reference.id && ours.header === library.serializeChallenge(reference)
+    if (process.env.DEBUG_TPL)
+      console.error('template', same, ours, library.serializeChallenge(reference), reference.id)
+    return same ? template : null
+  }
+
+  return {
+    /** The 402 answer for `fields`: a problem with `code: "payment_required"`, its challenge in WWW-Authenticate. */
+    async respond(fields: ChallengeFields): Promise<Response> {
+      const library = await options.load()
+      const key = `${fields.amount}\n${fields.recipient}\n${fields.description}`
+      let template = templates.get(key)
+      if (!template) {
+        template = makeTemplate(library, fields)
+        template.catch(() => templates.delete(key))
+        templates.set(key, template)
+        if (templates.size > MAX_TEMPLATES) templates.delete(templates.keys().next().value as string)
+      }
+      const made = await template
+      const expires = new Date(Date.now() + CHALLENGE_TTL_MS).toISOString()
+      const { id, header } = made
+        ? await fromTemplate(made, opaqueOf(library, fields), expires)
+        : await library
+            .generate({
+              amount: fields.amount,
+              recipient: fields.recipient,
+              description: fields.description,
+              scope: fields.scope,
+              meta: { bodyDigest: fields.bodyDigest },
+              expires,
+            })
+            .then((challenge) => ({ id: challenge.id, header: library.serializeChallenge(challenge) }))
+      const problem = made?.problem ?? library.paymentRequiredProblem(fields.description)
+      return new Response(JSON.stringify({ ...problem, challengeId: id, code: 'payment_required' }), {
+        status: 402,
+        headers: {
+          'www-authenticate': header,
+          'cache-control': 'no-store',
+          'content-type': 'application/problem+json',
+        },
+      })
+    },
+  }
+}
