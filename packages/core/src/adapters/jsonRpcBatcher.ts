@@ -89,20 +89,13 @@ export function jsonRpcBatcher(options: JsonRpcBatcherOptions): JsonRpcBatcher {
       () => new TimeoutError({ body, url }),
       async (signal) => {
         let response: Response
-        let text: string
+        let data: unknown
         try {
           response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal })
-          text = await bodyText(response, maxResponseBytes)
+          data = await answerOf(response, maxResponseBytes)
         } catch (error) {
           if (error instanceof ResponseBodyTooLargeError) throw error
           throw new HttpRequestError({ body, cause: error as Error, url })
-        }
-        let data: unknown
-        try {
-          data = JSON.parse(text || '{}')
-        } catch (error) {
-          if (response.ok) throw new HttpRequestError({ body, cause: error as Error, url })
-          data = { error: text }
         }
         if (response.ok) return data
         const { status, statusText, headers: responseHeaders } = response
@@ -186,20 +179,33 @@ function withDeadline<T>(
 }
 
 /**
- * The response body as text, refused past `maxBytes`. A plain body of known length is read at once; a compressed or
- * chunked one is counted as it arrives, so a small compressed body cannot unfold into gigabytes.
+ * The response body parsed, refused past `maxBytes`; a failure's body that is not JSON comes back as `{ error: text }`.
+ * A plain body of known length is parsed at once (by the runtime, from its bytes, when the answer is a success); a
+ * compressed or chunked one is counted as it arrives, so a small compressed body cannot unfold into gigabytes.
  */
-async function bodyText(response: Response, maxBytes: number): Promise<string> {
+async function answerOf(response: Response, maxBytes: number): Promise<unknown> {
   const length = response.headers.get('content-length')
   if (length !== null && Number(length) > maxBytes)
     throw new ResponseBodyTooLargeError({ maxSize: maxBytes, size: Number(length) })
   const encoding = response.headers.get('content-encoding')
-  if (!response.body || (length !== null && (!encoding || encoding === 'identity'))) {
-    const text = await response.text()
-    if (text.length > maxBytes) throw new ResponseBodyTooLargeError({ maxSize: maxBytes, size: text.length })
-    return text
+  const sized = length !== null && (!encoding || encoding === 'identity')
+  if (sized && response.ok && response.body) return response.json()
+  const text = !response.body
+    ? ''
+    : sized
+      ? await response.text()
+      : await streamedText(response.body, maxBytes)
+  try {
+    return JSON.parse(text || '{}')
+  } catch (error) {
+    if (response.ok) throw error
+    return { error: text }
   }
-  const reader = response.body.getReader()
+}
+
+/** A streamed body as text, refused as soon as it passes `maxBytes`. */
+async function streamedText(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<string> {
+  const reader = body.getReader()
   const chunks: Uint8Array[] = []
   let size = 0
   try {
