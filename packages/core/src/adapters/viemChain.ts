@@ -1,6 +1,8 @@
-import { createPublicClient, getAddress, hexToBigInt, hexToNumber, http } from 'viem'
+import { createPublicClient, type Hex, hexToBigInt, hexToNumber, http } from 'viem'
 import { ChainUnavailableError } from '../errors.ts'
-import type { ChainReader, PaymentReceipt } from '../ports/Chain.ts'
+import { checksummedAddress } from '../payments/Addresses.ts'
+import type { ChainReader, PaymentReceipt, ReceiptLog } from '../ports/Chain.ts'
+import { jsonRpcBatcher } from './jsonRpcBatcher.ts'
 
 /** Options of the viem chain reader. */
 export type ViemChainOptions = {
@@ -12,43 +14,69 @@ export type ViemChainOptions = {
   batchSize?: number
 }
 
+/** A receipt log as the node sends it: the fields the rules read, and `removed`. */
+type RawLog = { address: string; topics: Hex[]; data: Hex; logIndex: Hex | null; removed?: boolean }
+
+/** A receipt as the node sends it: the fields the rules read. */
+type RawReceipt = {
+  transactionHash: Hex
+  blockNumber: Hex
+  status: Hex
+  from: string
+  to: string | null
+  logs: RawLog[]
+}
+
 /**
  * A ChainReader over batched JSON-RPC, without retries; an unreachable RPC throws ChainUnavailableError.
  * @example const chain = viemChain({ rpcUrl: 'https://mainnet.base.org' })
  */
 export function viemChain(options: ViemChainOptions): ChainReader {
+  const timeout = options.timeoutMs ?? 10_000
+  const batchSize = options.batchSize ?? 1_000
+  // The reads the rules judge go through a lean batcher (viem's transport costs more than the node on big batches);
+  // signatures of contract wallets, read once per payer proof, through viem.
+  const rpc = jsonRpcBatcher({ url: options.rpcUrl, timeoutMs: timeout, batchSize })
   const client = createPublicClient({
-    transport: http(options.rpcUrl, {
-      batch: { batchSize: options.batchSize ?? 1_000 },
-      timeout: options.timeoutMs ?? 10_000,
-      retryCount: 0,
-    }),
+    transport: http(options.rpcUrl, { batch: { batchSize }, timeout, retryCount: 0 }),
   })
+  // Concurrent checks share the head read in flight, as viem's getBlockNumber does: a head read earlier only counts
+  // fewer confirmations.
+  let headRead: Promise<bigint> | null = null
 
   return {
-    headBlock: () => unavailableOnFailure(client.getBlockNumber({ cacheTime: 0 })),
+    headBlock() {
+      if (headRead) return headRead
+      const read = unavailableOnFailure(rpc.request('eth_blockNumber', [])).then((head) =>
+        hexToBigInt(head as Hex),
+      )
+      const forget = () => {
+        headRead = null
+      }
+      read.then(forget, forget)
+      headRead = read
+      return read
+    },
 
     // viem asks the wallet contract (ERC-1271), or deploys it in a simulated call first (ERC-6492).
     isValidSignature: (signer, hash, signature) =>
       unavailableOnFailure(client.verifyHash({ address: signer, hash, signature })),
 
     async receipts(hashes, { callDataFor = [] } = {}) {
-      // Raw requests: null instead of not-found exceptions, and no formatting of fields we do not read. Every call
-      // is issued in the same tick, so the batching transport packs them into one HTTP request.
-      const raw = await unavailableOnFailure(
-        Promise.all(
-          hashes.map((hash) => client.request({ method: 'eth_getTransactionReceipt', params: [hash] })),
-        ),
-      )
+      // Every call is made in the same turn, so the batcher packs them (with a head read made alongside) into as
+      // few HTTP requests as the batch size allows.
+      const raw = (await unavailableOnFailure(
+        Promise.all(hashes.map((hash) => rpc.request('eth_getTransactionReceipt', [hash]))),
+      )) as (RawReceipt | null)[]
       // The call data only where a rule reads it (transactions to an escrow): a second, usually empty, batch.
       const wanted = new Set(callDataFor.map((address) => address.toLowerCase()))
       const inputs = await unavailableOnFailure(
         Promise.all(
           raw.map((receipt) =>
             receipt?.to && wanted.has(receipt.to.toLowerCase())
-              ? client
-                  .request({ method: 'eth_getTransactionByHash', params: [receipt.transactionHash] })
-                  .then((transaction) => transaction?.input ?? undefined)
+              ? rpc
+                  .request('eth_getTransactionByHash', [receipt.transactionHash])
+                  .then((transaction) => (transaction as { input?: Hex } | null)?.input ?? undefined)
               : null,
           ),
         ),
@@ -57,22 +85,35 @@ export function viemChain(options: ViemChainOptions): ChainReader {
         const input = inputs[index]
         // A receipt without its wanted transaction means the node is mid-reorg: pending, asked again later.
         if (!receipt || input === undefined) return null
-        return {
-          transactionHash: receipt.transactionHash,
-          blockNumber: hexToBigInt(receipt.blockNumber),
-          status: receipt.status === '0x1' ? 'success' : 'reverted',
-          from: getAddress(receipt.from),
-          to: receipt.to ? getAddress(receipt.to) : null,
-          input: input ?? null,
-          logs: receipt.logs.map((log, index) => ({
-            address: getAddress(log.address),
-            topics: log.topics,
-            data: log.data,
-            logIndex: log.logIndex === null ? index : hexToNumber(log.logIndex),
-          })),
-        }
+        return paymentReceipt(receipt, input)
       })
     },
+  }
+}
+
+/**
+ * The fields the rules judge, addresses checksummed. A log marked removed (undone by a reorganization) is dropped:
+ * it pays nothing.
+ */
+function paymentReceipt(receipt: RawReceipt, input: Hex | null): PaymentReceipt {
+  const logs: ReceiptLog[] = []
+  for (const [index, log] of receipt.logs.entries()) {
+    if (log.removed === true) continue
+    logs.push({
+      address: checksummedAddress(log.address),
+      topics: log.topics,
+      data: log.data,
+      logIndex: log.logIndex === null ? index : hexToNumber(log.logIndex),
+    })
+  }
+  return {
+    transactionHash: receipt.transactionHash,
+    blockNumber: hexToBigInt(receipt.blockNumber),
+    status: receipt.status === '0x1' ? 'success' : 'reverted',
+    from: checksummedAddress(receipt.from),
+    to: receipt.to ? checksummedAddress(receipt.to) : null,
+    input,
+    logs,
   }
 }
 

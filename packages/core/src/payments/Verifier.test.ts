@@ -1,16 +1,30 @@
 import { describe, expect, test } from 'bun:test'
+import fc from 'fast-check'
 import {
   type Address,
+  decodeEventLog,
   encodeAbiParameters,
   encodeEventTopics,
   encodeFunctionData,
+  getAddress,
   type Hex,
+  InvalidAddressError,
+  isAddressEqual,
   pad,
   parseAbi,
 } from 'viem'
 import type { ChainReader, PaymentReceipt, ReceiptLog } from '../ports/Chain.ts'
 import { DEPOSIT_ABI, ESCROW_EVENT_ABI } from './Escrow.ts'
-import { confirmationsOf, judgeEscrow, judgeTaskPayment, judgeTransfer, verifyPayments } from './Verifier.ts'
+import {
+  confirmationsOf,
+  judgeEscrow,
+  judgeTaskPayment,
+  judgeTransfer,
+  type RefusalReason,
+  type TransferExpectation,
+  type Verdict,
+  verifyPayments,
+} from './Verifier.ts'
 
 const USDC: Address = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
 const OTHER_TOKEN: Address = '0x4200000000000000000000000000000000000006'
@@ -177,7 +191,117 @@ describe('judgeTransfer', () => {
     }
     expect(judgeTransfer(receipt({ logs }), 200n, lower)).toMatchObject({ ok: true, amount: 10_000n })
   })
+
+  const paid = { ...transfer, sender: BUYER }
+
+  test("error: an attacker's decoys pay nothing — another token, someone else, another sender, too little, malformed logs", () => {
+    const nft: ReceiptLog = {
+      ...transferLog(USDC, BUYER, SELLER, 10_000n),
+      topics: [...transferLog(USDC, BUYER, SELLER, 10_000n).topics, pad('0x01')],
+    }
+    const shortData = { ...transferLog(USDC, BUYER, SELLER, 10_000n), data: '0x2710' as Hex }
+    const dirtyTopic = transferLog(USDC, BUYER, SELLER, 10_000n)
+    dirtyTopic.topics[2] = `0x${'11'.repeat(12)}${SELLER.slice(2).toLowerCase()}`
+    const decoys = [transferLog(OTHER_TOKEN, BUYER, SELLER, 10_000n), nft, shortData, dirtyTopic]
+    expect(judgeTransfer(receipt({ logs: decoys }), 200n, paid)).toMatchObject({ reason: 'wrong_token' })
+    const toStranger = [...decoys, transferLog(USDC, BUYER, STRANGER, 10_000n)]
+    expect(judgeTransfer(receipt({ logs: toStranger }), 200n, paid)).toMatchObject({
+      reason: 'wrong_recipient',
+    })
+    const fromStranger = [...toStranger, transferLog(USDC, STRANGER, SELLER, 10_000n)]
+    expect(judgeTransfer(receipt({ logs: fromStranger }), 200n, paid)).toMatchObject({
+      reason: 'wrong_sender',
+    })
+    const tooLittle = [...fromStranger, transferLog(USDC, BUYER, SELLER, 9_999n)]
+    expect(judgeTransfer(receipt({ logs: tooLittle }), 200n, paid)).toMatchObject({
+      reason: 'amount_mismatch',
+    })
+    const paying = [...tooLittle, transferLog(USDC, BUYER, SELLER, 10_000n)]
+    expect(judgeTransfer(receipt({ logs: paying }), 200n, paid)).toMatchObject({ ok: true, from: BUYER })
+    expect(judgeTransfer(receipt({ logs: paying }), 101n, paid)).toMatchObject({ reason: 'pending' })
+    expect(judgeTransfer(receipt({ logs: paying, status: 'reverted' }), 200n, paid)).toMatchObject({
+      reason: 'reverted',
+    })
+  })
+
+  test('behavior: topics in upper-case hex read as the same addresses', () => {
+    const shouting = transferLog(USDC, BUYER, SELLER, 10_000n)
+    shouting.topics = shouting.topics.map((topic) => `0x${topic.slice(2).toUpperCase()}` as Hex)
+    expect(judgeTransfer(receipt({ logs: [shouting] }), 200n, paid)).toMatchObject({ ok: true, from: BUYER })
+  })
+
+  test('error: a malformed token address in a Transfer log throws, as isAddressEqual did', () => {
+    const forged = { ...transferLog(USDC, BUYER, SELLER, 10_000n), address: '0x1234' as Address }
+    expect(() => judgeTransfer(receipt({ logs: [forged] }), 200n, paid)).toThrow(InvalidAddressError)
+  })
+
+  test('behavior: any list of logs is judged as the filters over viem-decoded logs judged it', () => {
+    const party = fc.constantFrom(BUYER, SELLER, STRANGER)
+    const cased = (address: Address) =>
+      fc.constantFrom(
+        address,
+        address.toLowerCase() as Address,
+        `0x${address.slice(2).toUpperCase()}` as Address,
+      )
+    const log = fc
+      .record({
+        token: fc.constantFrom(USDC, OTHER_TOKEN).chain(cased),
+        from: party,
+        to: party,
+        value: fc.constantFrom(1n, 9_999n, 10_000n, 25_000n),
+        shape: fc.constantFrom('transfer', 'transfer', 'transfer', 'nft', 'short data', 'other event'),
+      })
+      .map(({ token, from, to, value, shape }): ReceiptLog => {
+        const plain = transferLog(token, from, to, value)
+        if (shape === 'nft') return { ...plain, topics: [...plain.topics, pad('0x01')] }
+        if (shape === 'short data') return { ...plain, data: '0x01' }
+        if (shape === 'other event') return { ...plain, topics: [TASK_ID, ...plain.topics.slice(1)] }
+        return plain
+      })
+    const expectation = fc.record({
+      recipient: fc.constantFrom(SELLER, STRANGER).chain(cased),
+      sender: fc.constantFrom(BUYER, null, undefined),
+      minAmount: fc.constantFrom(1n, 10_000n, 20_000n),
+    })
+    fc.assert(
+      fc.property(fc.array(log, { maxLength: 6 }), expectation, (logs, expected) => {
+        const full = { ...expected, token: USDC, minConfirmations: 1 }
+        expect(judgeTransfer(receipt({ logs }), 200n, full)).toEqual(filteredVerdict(logs, 200n, full))
+      }),
+      { numRuns: 2_000 },
+    )
+  })
 })
+
+/** The verdict of a successful receipt as the rules gave it before the one-pass scan: viem decodes, then filters. */
+function filteredVerdict(logs: ReceiptLog[], head: bigint, expected: TransferExpectation): Verdict {
+  const refused = (reason: RefusalReason): Verdict => ({ ok: false, reason, retryable: false })
+  const transfers = logs.flatMap((log) => {
+    try {
+      const { args } = decodeEventLog({
+        abi: TRANSFER,
+        data: log.data,
+        topics: log.topics as [Hex],
+        strict: true,
+      })
+      const { from, to, value } = args as { from: Address; to: Address; value: bigint }
+      return log.topics.length === 3 ? [{ token: log.address, from, to, value }] : []
+    } catch {
+      return []
+    }
+  })
+  const inToken = transfers.filter((one) => isAddressEqual(one.token, expected.token))
+  if (inToken.length === 0) return refused('wrong_token')
+  const toRecipient = inToken.filter((one) => isAddressEqual(one.to, expected.recipient))
+  if (toRecipient.length === 0) return refused('wrong_recipient')
+  const { sender } = expected
+  const fromSender = sender ? toRecipient.filter((one) => isAddressEqual(one.from, sender)) : toRecipient
+  if (fromSender.length === 0) return refused('wrong_sender')
+  const paying = fromSender.find((one) => one.value >= expected.minAmount)
+  if (!paying) return refused('amount_mismatch')
+  const confirmations = confirmationsOf(100n, head)
+  return { ok: true, amount: paying.value, from: getAddress(paying.from), blockNumber: 100n, confirmations }
+}
 
 describe('judgeEscrow', () => {
   const escrow = { token: USDC, escrow: ESCROW, seller: SELLER, minAmount: 10_000n, minConfirmations: 3 }

@@ -1,14 +1,6 @@
-import {
-  type Address,
-  decodeEventLog,
-  decodeFunctionData,
-  getAddress,
-  type Hex,
-  isAddressEqual,
-  parseAbi,
-  toEventSelector,
-} from 'viem'
+import { type Address, decodeEventLog, decodeFunctionData, type Hex, parseAbi, toEventSelector } from 'viem'
 import type { ChainReader, PaymentReceipt, ReceiptLog } from '../ports/Chain.ts'
+import { checksummedAddress, lowerAddress, sameAddress } from './Addresses.ts'
 import { DEPOSIT_ABI, ESCROW_EVENT_ABI } from './Escrow.ts'
 
 /** The ERC-20 (and TIP-20) Transfer event every payment rule reads. */
@@ -58,7 +50,8 @@ export type EscrowExpectation = {
   minConfirmations: number
 }
 
-type Transfer = { token: Address; from: Address; to: Address; value: bigint }
+/** The Transfer log that pays: who it comes from and how much. */
+type Transfer = { from: Address; value: bigint }
 
 const refuse = (reason: RefusalReason): Verdict => ({ ok: false, reason, retryable: false })
 const pending = (confirmations: number, required: number): Verdict => ({
@@ -93,20 +86,57 @@ const ADDRESS_TOPIC = /^0x0{24}[0-9a-f]{40}$/i
 /** One uint256 of log data. */
 const UINT256_DATA = /^0x[0-9a-f]{64}$/i
 
+/** Why no Transfer log pays, by how far the closest one got: none in the token, none to the recipient, none from the sender, too little. */
+const SHORT_OF: readonly RefusalReason[] = [
+  'wrong_token',
+  'wrong_recipient',
+  'wrong_sender',
+  'amount_mismatch',
+]
+
 /**
- * The ERC-20 Transfer events of the receipt's logs, read straight from topics and data (the verifier's hot path:
- * no ABI decoding, addresses left unchecksummed until one pays). Anything else, ERC-721 transfers with a fourth topic
- * included, is skipped.
+ * The first ERC-20 Transfer log of `token` to `recipient`, from `sender` when one is expected, of at least
+ * `minAmount`; or why there is none: no Transfer of the token at all, none of it to the recipient, none of those
+ * from the sender, or each of those too small. Logs are read straight from topics and data in one pass (the
+ * verifier's hot path: no ABI decoding, no arrays, the amount parsed only for a log that matches the rest); anything
+ * but a Transfer with two address topics and one uint256 of data, ERC-721 transfers with a fourth topic included, is
+ * skipped. Addresses compare in lowercase, each validated as isAddressEqual does (a malformed one throws).
  */
-function transfersOf(receipt: PaymentReceipt): Transfer[] {
-  return receipt.logs.flatMap((log) => {
-    const [topic, from, to] = log.topics
-    if (log.topics.length !== 3 || topic?.toLowerCase() !== TRANSFER_TOPIC) return []
-    if (!from || !to || !ADDRESS_TOPIC.test(from) || !ADDRESS_TOPIC.test(to) || !UINT256_DATA.test(log.data))
-      return []
-    const address = (word: Hex) => `0x${word.slice(26)}` as Address
-    return [{ token: log.address, from: address(from), to: address(to), value: BigInt(log.data) }]
-  })
+function payingTransfer(
+  logs: readonly ReceiptLog[],
+  token: Address,
+  recipient: Address,
+  sender: Address | null | undefined,
+  minAmount: bigint,
+): Transfer | RefusalReason {
+  // Validated and lowered on first use only, as the filters they replace did.
+  let tokenKey: Address | undefined
+  let recipientHex: string | undefined
+  let senderHex: string | undefined
+  let closest = 0
+  for (const log of logs) {
+    const { topics, data } = log
+    if (topics.length !== 3) continue
+    const [topic, from, to] = topics as [Hex, Hex, Hex]
+    if (topic !== TRANSFER_TOPIC && topic?.toLowerCase() !== TRANSFER_TOPIC) continue
+    if (!ADDRESS_TOPIC.test(from) || !ADDRESS_TOPIC.test(to) || !UINT256_DATA.test(data)) continue
+    tokenKey ??= lowerAddress(token)
+    if (lowerAddress(log.address) !== tokenKey) continue
+    if (closest < 1) closest = 1
+    // A topic is 24 zeros then the address: its lowercase form ends with the address's 40 digits, or it is another.
+    recipientHex ??= lowerAddress(recipient).slice(2)
+    if (!to.toLowerCase().endsWith(recipientHex)) continue
+    if (closest < 2) closest = 2
+    // The Transfer log's `from`, never receipt.from: a smart wallet's transaction is sent by a bundler.
+    if (sender) {
+      senderHex ??= lowerAddress(sender).slice(2)
+      if (!from.toLowerCase().endsWith(senderHex)) continue
+    }
+    closest = 3
+    const value = BigInt(data)
+    if (value >= minAmount) return { from: `0x${from.slice(26)}` as Address, value }
+  }
+  return SHORT_OF[closest] as RefusalReason
 }
 
 /** A log decoded with `abi`, or null when it is another event or malformed. */
@@ -121,24 +151,6 @@ function decodeOrNull<const TAbi extends typeof TRANSFER_EVENT_ABI | typeof ESCR
   }
 }
 
-/** The USDC transfers to `recipient`, narrowed to `sender` when one is expected; or why there are none. */
-function matchingTransfers(
-  transfers: Transfer[],
-  token: Address,
-  recipient: Address,
-  sender: Address | null | undefined,
-): Transfer[] | RefusalReason {
-  const inToken = transfers.filter((transfer) => isAddressEqual(transfer.token, token))
-  if (inToken.length === 0) return 'wrong_token'
-  const toRecipient = inToken.filter((transfer) => isAddressEqual(transfer.to, recipient))
-  if (toRecipient.length === 0) return 'wrong_recipient'
-  // The Transfer log's `from`, never receipt.from: a smart wallet's transaction is sent by a bundler.
-  const fromSender = sender
-    ? toRecipient.filter((transfer) => isAddressEqual(transfer.from, sender))
-    : toRecipient
-  return fromSender.length === 0 ? 'wrong_sender' : fromSender
-}
-
 /**
  * Judges a plain USDC payment: one Transfer log of the token to the recipient, of at least the price, from the
  * expected sender if any, in a successful transaction with enough confirmations. Pure.
@@ -151,14 +163,13 @@ export function judgeTransfer(
 ): Verdict {
   if (!receipt) return pending(0, expected.minConfirmations)
   if (receipt.status !== 'success') return refuse('reverted')
-  const matches = matchingTransfers(transfersOf(receipt), expected.token, expected.recipient, expected.sender)
-  if (typeof matches === 'string') return refuse(matches)
-  const paying = matches.find((transfer) => transfer.value >= expected.minAmount)
-  if (!paying) return refuse('amount_mismatch')
+  const { token, recipient, sender, minAmount } = expected
+  const paying = payingTransfer(receipt.logs, token, recipient, sender, minAmount)
+  if (typeof paying === 'string') return refuse(paying)
   return pendingOrPaid(receipt, head, expected.minConfirmations, {
     ok: true,
     amount: paying.value,
-    from: getAddress(paying.from),
+    from: checksummedAddress(paying.from),
   })
 }
 
@@ -167,7 +178,7 @@ type Deposit = { taskId: Hex; buyer: Address; seller: Address; amount: bigint }
 /** The escrow's Deposited events in the receipt. */
 function depositEvents(receipt: PaymentReceipt, escrow: Address): Deposit[] {
   return receipt.logs.flatMap((log) => {
-    if (!isAddressEqual(log.address, escrow)) return []
+    if (!sameAddress(log.address, escrow)) return []
     const event = decodeOrNull(ESCROW_EVENT_ABI, log)
     if (!event) return []
     const { taskId, buyer, seller, amount } = event.args
@@ -181,7 +192,7 @@ function depositEvents(receipt: PaymentReceipt, escrow: Address): Deposit[] {
  */
 function depositOf(receipt: PaymentReceipt, escrow: Address): Deposit | null {
   const events = depositEvents(receipt, escrow)
-  if (receipt.to && isAddressEqual(receipt.to, escrow)) {
+  if (receipt.to && sameAddress(receipt.to, escrow)) {
     if (receipt.input === null) return null
     try {
       const call = decodeFunctionData({ abi: DEPOSIT_ABI, data: receipt.input })
@@ -208,19 +219,17 @@ export function judgeEscrow(
   if (receipt.status !== 'success') return refuse('reverted')
   const deposit = depositOf(receipt, expected.escrow)
   if (!deposit) return refuse('not_an_escrow_deposit')
-  if (!isAddressEqual(deposit.seller, expected.seller)) return refuse('wrong_recipient')
+  if (!sameAddress(deposit.seller, expected.seller)) return refuse('wrong_recipient')
   if (deposit.amount < expected.minAmount) return refuse('amount_mismatch')
-  if (expected.sender && !isAddressEqual(deposit.buyer, expected.sender)) return refuse('wrong_sender')
+  if (expected.sender && !sameAddress(deposit.buyer, expected.sender)) return refuse('wrong_sender')
   // The escrow pulls the deposit from its buyer: the funding transfer comes from the wallet that owns the deposit.
-  const matches = matchingTransfers(transfersOf(receipt), expected.token, expected.escrow, deposit.buyer)
-  if (typeof matches === 'string')
-    return refuse(matches === 'wrong_recipient' ? 'not_an_escrow_deposit' : matches)
-  const funding = matches.find((transfer) => transfer.value >= deposit.amount)
-  if (!funding) return refuse('amount_mismatch')
+  const funding = payingTransfer(receipt.logs, expected.token, expected.escrow, deposit.buyer, deposit.amount)
+  if (typeof funding === 'string')
+    return refuse(funding === 'wrong_recipient' ? 'not_an_escrow_deposit' : funding)
   return pendingOrPaid(receipt, head, expected.minConfirmations, {
     ok: true,
     amount: deposit.amount,
-    from: getAddress(deposit.buyer),
+    from: checksummedAddress(deposit.buyer),
     escrowTaskId: deposit.taskId,
   })
 }
@@ -237,8 +246,8 @@ export type TaskPaymentExpectation = {
 
 /** True when the transaction calls the escrow or the escrow logged something in it. */
 function touchesEscrow(receipt: PaymentReceipt, escrow: Address): boolean {
-  if (receipt.to && isAddressEqual(receipt.to, escrow)) return true
-  return receipt.logs.some((log) => isAddressEqual(log.address, escrow))
+  if (receipt.to && sameAddress(receipt.to, escrow)) return true
+  return receipt.logs.some((log) => sameAddress(log.address, escrow))
 }
 
 /**
