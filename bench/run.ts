@@ -67,4 +67,6 @@ ${readFileSync(join(root, 'bench/CHANGES.md'), 'utf8').trim()}
 `
 const out = join(root, 'bench', quick ? 'RESULTS.quick.md' : 'RESULTS.md')
 writeFileSync(out, report)
+// Formatted as the repository's checks want it, so a fresh run can be committed as it is.
+await runToEnd(['bunx', 'biome', 'format', '--write', out], { cwd: root })
 console.log(`bench: wrote ${out} (${goals.filter((goal) => goal.met).length} of ${goals.length} goals met)`)
