@@ -28,7 +28,7 @@ import { mailStore } from './mailStore.ts'
 import type { Database } from './open.ts'
 import { agents, events, milestones, skills, users } from './schema.ts'
 import { taskStore } from './taskStore.ts'
-import { batchWriter, ms, toEventRow } from './writes.ts'
+import { batchWriter, ms, preparedOnce, toEventRow } from './writes.ts'
 
 type AgentRow = typeof agents.$inferSelect
 type SkillRow = typeof skills.$inferSelect
@@ -52,6 +52,18 @@ const placeholderValues = (columns: Record<string, unknown>) =>
 
 /** An agent's skill rows in the order the agent listed them. */
 const byPosition = (rows: SkillRow[]) => rows.sort((a, b) => a.position - b.position)
+
+/** Skill rows of several agents by agent key, each agent's in the order it listed them. */
+function skillsByAgent(rows: SkillRow[]): Map<string, SkillRow[]> {
+  const grouped = new Map<string, SkillRow[]>()
+  for (const row of rows) {
+    const list = grouped.get(row.agentKey)
+    if (list) list.push(row)
+    else grouped.set(row.agentKey, [row])
+  }
+  for (const list of grouped.values()) byPosition(list)
+  return grouped
+}
 
 function toSkillRecord(row: SkillRow): SkillRecord {
   return {
@@ -217,7 +229,7 @@ export function libsqlStore(database: Database): Store {
 
   // An agent's update, prepared once per set of columns it changes: its revision moves, and its times no earlier than a
   // later write already made them.
-  const agentUpdates = new Map<string, ReturnType<typeof buildAgentUpdate>>()
+  const agentUpdates = preparedOnce<ReturnType<typeof buildAgentUpdate>>()
   const buildAgentUpdate = (columns: string[]) =>
     db
       .update(agents)
@@ -229,15 +241,7 @@ export function libsqlStore(database: Database): Store {
       })
       .where(eq(agents.nameKey, key))
       .prepare()
-  const agentUpdate = (columns: string[]) => {
-    const id = columns.join(',')
-    let prepared = agentUpdates.get(id)
-    if (!prepared) {
-      prepared = buildAgentUpdate(columns)
-      agentUpdates.set(id, prepared)
-    }
-    return prepared
-  }
+  const agentUpdate = (columns: string[]) => agentUpdates(columns.join(','), () => buildAgentUpdate(columns))
   const skillsDelete = db.delete(skills).where(eq(skills.agentKey, key)).prepare()
 
   // A user's profile: the agents it owns and all their skills, two prepared reads whatever their number.
@@ -259,10 +263,8 @@ export function libsqlStore(database: Database): Store {
     if (rows.length === 1 && rows[0])
       return [toAgentRecord(rows[0], skillsOfAgent.all({ key: rows[0].nameKey }))]
     const keys = rows.map((row) => row.nameKey)
-    const skillRows = await db.select().from(skills).where(inArray(skills.agentKey, keys))
-    const grouped = new Map<string, SkillRow[]>(keys.map((key) => [key, []]))
-    for (const row of skillRows) grouped.get(row.agentKey)?.push(row)
-    return rows.map((row) => toAgentRecord(row, byPosition(grouped.get(row.nameKey) ?? [])))
+    const grouped = skillsByAgent(await db.select().from(skills).where(inArray(skills.agentKey, keys)))
+    return rows.map((row) => toAgentRecord(row, grouped.get(row.nameKey) ?? []))
   }
 
   const getAgent = async (name: string): Promise<AgentRecord | null> => {
@@ -485,15 +487,10 @@ export function libsqlStore(database: Database): Store {
 
     async listAgentsOwnedBy(username) {
       const owner = usernameKey(username)
-      const grouped = new Map<string, SkillRow[]>()
-      for (const { skill: row } of skillsOfOwner.all({ key: owner })) {
-        const list = grouped.get(row.agentKey)
-        if (list) list.push(row)
-        else grouped.set(row.agentKey, [row])
-      }
+      const grouped = skillsByAgent(skillsOfOwner.all({ key: owner }).map(({ skill }) => skill))
       return agentsOfOwner
         .all({ key: owner })
-        .map((row) => toAgentRecord(row, byPosition(grouped.get(row.nameKey) ?? [])))
+        .map((row) => toAgentRecord(row, grouped.get(row.nameKey) ?? []))
     },
 
     async insertMilestone(milestone, newEvents) {

@@ -69,20 +69,33 @@ export type WriteStep = BuildsSql | (() => RunInfo)
  * cached statement run per row costs a fraction of building a multi-row insert (bench/CHANGES.md).
  */
 function rowInserter(db: SqlDatabase) {
-  const prepared = new Map<string, { run(values: Record<string, unknown>): unknown }>()
+  const prepared = preparedOnce<{ run(values: Record<string, unknown>): unknown }>()
   return <T extends SQLiteTable>(table: T, row: T['$inferInsert']): RunInfo => {
     const values = row as Record<string, unknown>
     const columns = Object.keys(values).filter((column) => values[column] !== undefined)
-    const key = `${getTableName(table)}\n${columns.join(',')}`
-    let statement = prepared.get(key)
-    if (!statement) {
+    const statement = prepared(`${getTableName(table)}\n${columns.join(',')}`, () => {
       const placeholders = Object.fromEntries(columns.map((column) => [column, sql.placeholder(column)]))
-      statement = db
+      return db
         .insert(table)
         .values(placeholders as T['$inferInsert'])
         .prepare()
-      prepared.set(key, statement)
-    }
+    })
     return statement.run(values) as RunInfo
+  }
+}
+
+/**
+ * Statements that vary with their columns, built and prepared once per id (a table and a set of columns, say) and
+ * reused after: drizzle's builder costs more than the statement it builds.
+ */
+export function preparedOnce<Statement>() {
+  const kept = new Map<string, Statement>()
+  return (id: string, build: () => Statement): Statement => {
+    let statement = kept.get(id)
+    if (statement === undefined) {
+      statement = build()
+      kept.set(id, statement)
+    }
+    return statement
   }
 }

@@ -17,8 +17,13 @@ export async function requireTask(
   id: string,
 ): Promise<TaskRecord> {
   const task = await store.getTask(agent.name, id)
-  if (!task) throw new NotFoundError('task_not_found', `"${agent.name}" has no task "${id}".`)
+  if (!task) throw taskNotFound(agent.name, id)
   return taskAt(task, clock.now())
+}
+
+/** The 404 of a task id the agent named `agentName` does not have. */
+export function taskNotFound(agentName: string, id: string): NotFoundError {
+  return new NotFoundError('task_not_found', `"${agentName}" has no task "${id}".`)
 }
 
 /** What a payment of `task` by `txHash` must show on chain. */

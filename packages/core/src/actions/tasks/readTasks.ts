@@ -11,7 +11,7 @@ import {
 } from '../../Task.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, authenticate, requireAgent } from '../context.ts'
-import { requireTask } from './judging.ts'
+import { taskNotFound } from './judging.ts'
 
 /** One page of an agent's tasks: public history rows, or the seller's own full tasks. */
 export type TaskPage = {
@@ -30,8 +30,8 @@ export function readTaskActions(context: ActionContext) {
       // One store read on the polling path; only a miss reads the agent, to say which of the two is unknown.
       const task = await store.getTask(agentName, id)
       if (task) return toTaskView(taskAt(task, clock.now()), config)
-      const agent = await requireAgent(context, agentName)
-      return toTaskView(await requireTask(context, agent, id), config)
+      // The task read missed: the agent is read only to say which of the two is unknown, not to read the task again.
+      throw taskNotFound((await requireAgent(context, agentName)).name, id)
     },
 
     /**
