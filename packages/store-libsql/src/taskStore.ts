@@ -161,11 +161,16 @@ export function taskStore(database: Database): TaskMethods {
     return rows.map((row) => toTaskRecord(row, byKey.get(row.agentKey) ?? row.agentKey))
   }
 
-  // The buyer's polling read, built and prepared once: the task and its agent's name in one indexed read.
+  // The buyer's polling read, built and prepared once: the task and its agent's name in one indexed read. The name is a
+  // scalar subquery, not a join: SQLite runs this join at 21 µs a read against 3.5 µs (bench/CHANGES.md).
   const taskOfAgent = db
-    .select({ task: tasks, agentName: agents.name })
+    .select({
+      task: tasks,
+      agentName: sql<
+        string | null
+      >`(select ${agents.name} from ${agents} where ${agents.nameKey} = ${tasks.agentKey})`,
+    })
     .from(tasks)
-    .innerJoin(agents, eq(agents.nameKey, tasks.agentKey))
     .where(and(eq(tasks.id, sql.placeholder('id')), eq(tasks.agentKey, sql.placeholder('key'))))
     .prepare()
   // The task a transaction hash paid: read on every retry of a machine payment.
@@ -216,7 +221,7 @@ export function taskStore(database: Database): TaskMethods {
 
     async getTask(agentName, id) {
       const row = taskOfAgent.get({ id, key: nameKey(agentName) })
-      return row ? toTaskRecord(row.task, row.agentName) : null
+      return row ? toTaskRecord(row.task, row.agentName ?? agentName) : null
     },
 
     async findTaskIdByTxHash(txHash) {

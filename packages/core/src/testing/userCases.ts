@@ -72,6 +72,34 @@ export function userStoreCases(test: StoreTest, withStore: WithStore): void {
   )
 
   test(
+    "behavior: a user's agents come most recently active first, then by name",
+    withStore(async (store) => {
+      const owned = (name: string, minutes: number) =>
+        store.insertAgent(
+          sampleAgent({
+            name,
+            pairingCodeHash: `p-${name}`,
+            ownerUsername: 'ann',
+            lastActiveAt: at(minutes),
+          }),
+          [],
+        )
+      await owned('b-tie', 5)
+      await owned('old', 1)
+      await owned('a-tie', 5)
+      await owned('new', 9)
+      await store.insertAgent(
+        sampleAgent({ name: 'stranger', pairingCodeHash: 'p-s', lastActiveAt: at(20) }),
+        [],
+      )
+      same(
+        (await store.listAgentsOwnedBy('Ann')).map((agent) => agent.name),
+        ['new', 'a-tie', 'b-tie', 'old'],
+      )
+    }),
+  )
+
+  test(
     'behavior: racing claims of one code give one winner',
     withStore(async (store) => {
       await store.insertAgent(sampleAgent({ name: 'prize', pairingCodeHash: 'hot' }), [])
