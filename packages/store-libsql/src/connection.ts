@@ -23,6 +23,8 @@ export type BuildsSql = SQLWrapper | { toSQL(): { sql: string; params: unknown[]
 export type Connection = {
   /** The drizzle database over this connection. */
   db: SqlDatabase
+  /** The first row as an object keyed by column name, or undefined. */
+  get(sql: string, args?: Args): Record<string, unknown> | undefined
   /** Rows as objects keyed by column name. */
   all(sql: string, args?: Args): Record<string, unknown>[]
   /** Rows as arrays of values, in column order. */
@@ -157,6 +159,7 @@ export function connectionOver(native: NativeDatabase, cacheSize = STATEMENT_CAC
   )
   return {
     db,
+    get: (sql, args) => prepared(sql).native.get(bound(args)) as Record<string, unknown> | undefined,
     all: (sql, args) => prepared(sql).native.all(bound(args)) as Record<string, unknown>[],
     values: (sql, args) => prepared(sql).native.values(bound(args)),
     run,

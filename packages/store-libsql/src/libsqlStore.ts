@@ -34,12 +34,14 @@ import { kvStore } from './kvStore.ts'
 import { mailStore } from './mailStore.ts'
 import type { Database } from './open.ts'
 import { agents, events, milestones, skills, users } from './schema.ts'
+import { named, shapedRead } from './shapedReads.ts'
 import { taskStore } from './taskStore.ts'
 import { batchWriter, ms, preparedOnce, toEventRow } from './writes.ts'
 
 type AgentRow = typeof agents.$inferSelect
 type SkillRow = typeof skills.$inferSelect
 type UserRow = typeof users.$inferSelect
+type MilestoneRow = typeof milestones.$inferSelect
 
 const toDate = (time: number) => new Date(time)
 
@@ -199,25 +201,36 @@ export function libsqlStore(database: Database): Store {
 
   // The point reads of every request, built and prepared once: drizzle's builder costs far more than the read.
   const key = sql.placeholder('key')
-  const agentByKey = db.select().from(agents).where(eq(agents.nameKey, key)).prepare()
+  const agentByKey = shapedRead<AgentRow>(
+    connection,
+    db.select(named(agents)).from(agents).where(eq(agents.nameKey, key)),
+  )
   // Unordered: the primary key (agent_key, slug) finds them, and sorting a few rows here beats SQLite's temporary
   // sort tree (10 µs against 2 µs a read).
-  const skillsOfAgentQuery = db.select().from(skills).where(eq(skills.agentKey, key)).prepare()
+  const skillsOfAgentQuery = shapedRead<SkillRow>(
+    connection,
+    db.select(named(skills)).from(skills).where(eq(skills.agentKey, key)),
+  )
   const skillsOfAgent = { all: (values: { key: string }) => byPosition(skillsOfAgentQuery.all(values)) }
   const agentNameByKeyHash = db
     .select({ name: agents.name })
     .from(agents)
     .where(eq(agents.apiKeyHash, key))
     .prepare()
-  const userByKey = db.select().from(users).where(eq(users.nameKey, key)).prepare()
-  const milestonesOfAgent = db
-    .select()
-    .from(milestones)
-    .where(eq(milestones.agentKey, key))
-    .orderBy(desc(milestones.date), desc(milestones.seq))
-    .limit(sql.placeholder('limit'))
-    .offset(sql.placeholder('offset'))
-    .prepare()
+  const userByKey = shapedRead<UserRow>(
+    connection,
+    db.select(named(users)).from(users).where(eq(users.nameKey, key)),
+  )
+  const milestonesOfAgent = shapedRead<MilestoneRow>(
+    connection,
+    db
+      .select(named(milestones))
+      .from(milestones)
+      .where(eq(milestones.agentKey, key))
+      .orderBy(desc(milestones.date), desc(milestones.seq))
+      .limit(sql.placeholder('limit'))
+      .offset(sql.placeholder('offset')),
+  )
 
   // A milestone counted on its agent, which it also marks active (no earlier than a later write already made it).
   const milestoneCounter = (counter: 'verifiedMilestones' | 'claimedMilestones') =>
@@ -253,17 +266,22 @@ export function libsqlStore(database: Database): Store {
 
   // A user's profile: the agents it owns and all their skills, two prepared reads whatever their number. Neither sorts
   // nor joins in SQLite: its temporary sort tree and this join cost 10-15 µs a read against 3-5 µs (bench/CHANGES.md).
-  const agentsOfOwner = db.select().from(agents).where(eq(agents.ownerKey, key)).prepare()
-  const skillsOfOwner = db
-    .select()
-    .from(skills)
-    .where(
-      inArray(
-        skills.agentKey,
-        db.select({ key: agents.nameKey }).from(agents).where(eq(agents.ownerKey, key)),
+  const agentsOfOwner = shapedRead<AgentRow>(
+    connection,
+    db.select(named(agents)).from(agents).where(eq(agents.ownerKey, key)),
+  )
+  const skillsOfOwner = shapedRead<SkillRow>(
+    connection,
+    db
+      .select(named(skills))
+      .from(skills)
+      .where(
+        inArray(
+          skills.agentKey,
+          db.select({ key: agents.nameKey }).from(agents).where(eq(agents.ownerKey, key)),
+        ),
       ),
-    )
-    .prepare()
+  )
 
   const withSkills = async (rows: AgentRow[]): Promise<AgentRecord[]> => {
     if (rows.length === 0) return []

@@ -4,6 +4,7 @@ import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'driz
 import type { Address, Hex } from 'viem'
 import type { Database } from './open.ts'
 import { agents, events, tasks } from './schema.ts'
+import { named, shapedRead } from './shapedReads.ts'
 import { trustCreditStatements } from './trustCredit.ts'
 import { batchWriter, dateOf, isUniqueViolation, ms, toEventRow } from './writes.ts'
 
@@ -163,16 +164,18 @@ export function taskStore(database: Database): TaskMethods {
 
   // The buyer's polling read, built and prepared once: the task and its agent's name in one indexed read. The name is a
   // scalar subquery, not a join: SQLite runs this join at 21 µs a read against 3.5 µs (bench/CHANGES.md).
-  const taskOfAgent = db
-    .select({
-      task: tasks,
-      agentName: sql<
-        string | null
-      >`(select ${agents.name} from ${agents} where ${agents.nameKey} = ${tasks.agentKey})`,
-    })
-    .from(tasks)
-    .where(and(eq(tasks.id, sql.placeholder('id')), eq(tasks.agentKey, sql.placeholder('key'))))
-    .prepare()
+  const taskOfAgent = shapedRead<TaskRow & { agentName: string | null }>(
+    database.connection,
+    db
+      .select({
+        ...named(tasks),
+        agentName: sql<
+          string | null
+        >`(select agents.name from agents where agents.name_key = tasks.agent_key)`.as('agentName'),
+      })
+      .from(tasks)
+      .where(and(eq(tasks.id, sql.placeholder('id')), eq(tasks.agentKey, sql.placeholder('key')))),
+  )
   // The task a transaction hash paid: read on every retry of a machine payment.
   const taskIdByTxHash = db
     .select({ id: tasks.id })
@@ -221,7 +224,7 @@ export function taskStore(database: Database): TaskMethods {
 
     async getTask(agentName, id) {
       const row = taskOfAgent.get({ id, key: nameKey(agentName) })
-      return row ? toTaskRecord(row.task, row.agentName ?? agentName) : null
+      return row ? toTaskRecord(row, row.agentName ?? agentName) : null
     },
 
     async findTaskIdByTxHash(txHash) {
