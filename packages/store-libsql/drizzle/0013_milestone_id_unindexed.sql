@@ -1,0 +1,1 @@
+DROP INDEX `milestones_id_unique`;
