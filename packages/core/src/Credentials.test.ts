@@ -1,10 +1,12 @@
 import { describe, expect, test } from 'bun:test'
+import { createHash } from 'node:crypto'
 import {
   constantTimeEqual,
   generateApiKey,
   generatePairingCode,
   hashSecret,
   PAIRING_ALPHABET,
+  useNativeSha256,
 } from './Credentials.ts'
 import { cryptoRandom, type Random } from './ports/Random.ts'
 
@@ -38,6 +40,22 @@ describe('generatePairingCode', () => {
 describe('hashSecret', () => {
   test('behavior: SHA-256 hex', () => {
     expect(hashSecret('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
+  })
+
+  test('behavior: a host native SHA-256 hashes the same; one that hashes otherwise is refused and changes nothing', () => {
+    const before = hashSecret('amk_ünïcode key')
+    const upperCase = (text: string) => createHash('sha256').update(text).digest('hex').toUpperCase()
+    const wrongs = [upperCase, (text: string) => createHash('sha1').update(text).digest('hex'), () => before]
+    for (const wrong of wrongs) expect(() => useNativeSha256(wrong)).toThrow(/does not give SHA-256/)
+    expect(hashSecret('amk_ünïcode key')).toBe(before)
+    let calls = 0
+    useNativeSha256((text) => {
+      calls++
+      return createHash('sha256').update(text).digest('hex')
+    })
+    expect(hashSecret('amk_ünïcode key')).toBe(before)
+    expect(hashSecret('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
+    expect(calls).toBe(3)
   })
 })
 

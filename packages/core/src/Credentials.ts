@@ -11,9 +11,26 @@ export function generateApiKey(random: Random): string {
   return API_KEY_PREFIX + bytesToHex(random.bytes(32)).slice(2)
 }
 
+/** SHA-256 of UTF-8 text as lower-case hex without 0x, in JavaScript (noble, through viem): runs on every host. */
+const javascriptSha256 = (text: string) => sha256(stringToBytes(text)).slice(2)
+let sha256Hex = javascriptSha256
+
+/**
+ * Makes `hashSecret` use the host's synchronous native SHA-256 (Bun's, node:crypto's) for the whole process: it costs a
+ * tenth of the JavaScript one, a fifth of a heartbeat's CPU (bench/CHANGES.md). The function is checked against the
+ * JavaScript one first, so one that hashes differently is refused instead of locking every agent out.
+ * @example useNativeSha256((text) => createHash('sha256').update(text).digest('hex'))
+ */
+export function useNativeSha256(hash: (text: string) => string): void {
+  const probe = 'agentmarket: SHA-256 probe ✓'
+  if (hash(probe) !== javascriptSha256(probe))
+    throw new TypeError('useNativeSha256: the function does not give SHA-256 of UTF-8 text as lower-case hex')
+  sha256Hex = hash
+}
+
 /** SHA-256 of a secret, hex without 0x: what the store keeps instead of the secret. */
 export function hashSecret(secret: string): string {
-  return sha256(stringToBytes(secret)).slice(2)
+  return sha256Hex(secret)
 }
 
 /** Compares two equal-length strings in time independent of where they differ. */

@@ -3,8 +3,10 @@ import {
   type PaidOfferPage,
   type StreamLimits,
   streamSlots,
+  useNativeSha256,
 } from '@agentmarket/core'
 import { Elysia } from 'elysia'
+import { bunSha256 } from './bunHashes.ts'
 import type { Logger } from './log.ts'
 import { lazyMcpHandler, mcpMethodNotAllowed } from './mcp/http.ts'
 import { docsUi } from './openapi/docsUi.ts'
@@ -64,6 +66,8 @@ function api(prefix: string, deps: RouteDeps) {
  * @example const app = createApp({ market, baseUrl: 'http://localhost:3000' }); app.listen(3000)
  */
 export function createApp(deps: AppDeps) {
+  // Keys, pairing codes and client digests are hashed on every authenticated request: Bun's native SHA-256 does it.
+  useNativeSha256(bunSha256)
   const versions = deps.versions ?? API_VERSIONS
   const routeDeps: RouteDeps = {
     market: deps.market,
