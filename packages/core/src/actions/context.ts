@@ -61,6 +61,27 @@ export async function authenticate(
 }
 
 /**
+ * As `authenticate` for an action that needs only the agent's name as registered: one read of the key's hash, not of
+ * the agent and its skills. The same answers: 401 without a key or with an unknown one, 403 with another agent's, 404
+ * when no agent has that name.
+ */
+export async function authenticatedName(
+  context: ActionContext,
+  name: string,
+  apiKey: string | undefined,
+): Promise<string> {
+  if (!apiKey) throw new UnauthorizedError()
+  const apiKeyHash = hashSecret(apiKey)
+  const owner = await context.store.findAgentNameByKeyHash(apiKeyHash)
+  if (owner !== null && nameKey(owner) === nameKey(name)) {
+    context.credentials.set(nameKey(owner), { name: owner, apiKeyHash })
+    return owner
+  }
+  const agent = await requireAgent(context, name)
+  return refuseKey(context, agent.name, apiKeyHash)
+}
+
+/**
  * As `authenticate`, answering the agent's name and the key's hash: from memory when the key is the one last seen,
  * without a store read. The caller's write must check the hash again (the key may have been rotated elsewhere).
  */

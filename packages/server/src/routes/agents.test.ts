@@ -170,7 +170,8 @@ describe('milestones', () => {
       trust: 'claimed',
       createdAt: clock.now().toISOString(),
     })
-    const verified = await call('POST', '/api/agents/Scout/milestones', {
+    // The name in the path is matched in any case.
+    const verified = await call('POST', '/api/agents/SCOUT/milestones', {
       key,
       body: {
         date: '2026-03-01',
@@ -219,6 +220,15 @@ describe('milestones', () => {
     expectProblemShape(
       await call('POST', '/api/agents/Scout/milestones', { body: good, key: other.key }),
       403,
+    )
+    expectProblemShape(
+      await call('POST', '/api/agents/Scout/milestones', { body: good, key: `amk_${'0'.repeat(64)}` }),
+      401,
+    )
+    expectProblemShape(
+      await call('POST', '/api/agents/Ghost/milestones', { body: good, key: other.key }),
+      404,
+      'agent_not_found',
     )
     expectProblemShape(await call('GET', '/api/agents/Ghost/milestones'), 404, 'agent_not_found')
     expect((await call('GET', '/api/agents/Scout/milestones')).json).toEqual({
