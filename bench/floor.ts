@@ -5,7 +5,7 @@
  * Usage: PORT=… DATABASE=<file> DRIVER=bun|libsql bun bench/floor.ts
  */
 import { Elysia } from 'elysia'
-import { type FloorDriver, floorGroupCommit, floorWork, openFloor } from './lib/floorWork.ts'
+import { type FloorDriver, floorGroupCommit, floorWork, openFloor, randomHex } from './lib/floorWork.ts'
 
 const port = Number(process.env.PORT ?? 3998)
 const db = openFloor(process.env.DATABASE ?? '', (process.env.DRIVER ?? 'bun') as FloorDriver)
@@ -30,12 +30,12 @@ new Elysia()
     return { name }
   })
   .post('/milestone/:name', async ({ params }) => {
-    const id = unique()
+    const id = `ms_${randomHex(32)}`
     await commit(() => work.milestone(params.name, id, Date.now()))
     return { id }
   })
   .post('/order/:name', async ({ params }) => {
-    const id = unique()
+    const id = `task_${randomHex(32)}`
     await commit(() => work.order(params.name, id, Date.now()))
     return { id }
   })

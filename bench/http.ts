@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { DEFAULT_RATE_POLICIES } from '@agentmarket/core'
 import { freePort, startMarketServer, waitForOk } from '../tests/support/process.ts'
-import { type FloorDriver, floorWork, openFloor } from './lib/floorWork.ts'
+import { type FloorDriver, floorWork, openFloor, randomHex } from './lib/floorWork.ts'
 import { finishSection, formatCount, formatMs, type Goal, sectionFlags, table } from './lib/section.ts'
 import { SEARCH_WORD, seededOwner, seedMarket } from './lib/seed.ts'
 import { runWrk, type WrkOptions, type WrkResult } from './lib/wrk.ts'
@@ -183,7 +183,7 @@ const paths: Path[] = [
       bearerKey: key,
     },
     floor: { path: `/milestone/${SELLER}`, method: 'POST' },
-    work: (w, n) => w.milestone(SELLER, `inproc-ms-${process.pid}-${n}`, Date.now()),
+    work: (w) => w.milestone(SELLER, `ms_${randomHex(32)}`, Date.now()),
     goal: 0.1,
     write: true,
   },
@@ -195,7 +195,7 @@ const paths: Path[] = [
       body: '{"skill":"echo","params":{"q":1}}',
     },
     floor: { path: `/order/${SELLER}`, method: 'POST' },
-    work: (w, n) => w.order(SELLER, `inproc-task-${process.pid}-${n}`, Date.now()),
+    work: (w) => w.order(SELLER, `task_${randomHex(32)}`, Date.now()),
     goal: 0.1,
     write: true,
   },
@@ -318,7 +318,8 @@ warm-up: an Elysia hello world in its own process (the ceiling; ${formatCount(he
 **bare** (\`LOG_LEVEL=off\`, no rate limits: the req/s, p50, p99 and ratio columns), the market **as shipped**
 (\`RATE_LIMITS=on\` with limits raised so nothing is refused, and \`LOG_LEVEL=info\`, a JSON line per request to
 /dev/null), and its **floor**: \`bench/floor.ts\`, a bare Elysia route doing the same database work (the same rows read,
-the same rows written, writes group-committed per turn with \`synchronous = FULL\`) on bun:sqlite statements prepared
+the same rows written, ids and key digests random as the market makes them, writes group-committed per turn with
+\`synchronous = FULL\`) on bun:sqlite statements prepared
 once, answering the rows as JSON. The in-process column times that database work alone in this process, on
 bun:sqlite and on libsql-js, writes 32 to a transaction. wrk and the servers share the machine's 2 cores.
 Writes: ${formatCount(registered)} registrations and ${formatCount(milestonesAcked)} milestones were acknowledged; the database then held

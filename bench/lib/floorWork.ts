@@ -48,6 +48,13 @@ export function openFloor(file: string, driver: FloorDriver): FloorDatabase {
   }
 }
 
+/** `length` random hex digits: ids and key digests as the market makes them (random, so indexed at random pages). */
+export function randomHex(length: number): string {
+  let hex = ''
+  while (hex.length < length) hex += crypto.randomUUID().replaceAll('-', '')
+  return hex.slice(0, length)
+}
+
 /** The reads and writes of each path, on statements prepared once. Writes run inside the caller's transaction. */
 export function floorWork(db: FloorDatabase) {
   const agent = db.prepare('select * from agents where name_key = ?')
@@ -123,7 +130,8 @@ export function floorWork(db: FloorDatabase) {
     heartbeat: (name: string, at: number) => beat.run(at, at, name),
     /** A registration: the agent, its skill and its event. */
     register(name: string, at: number) {
-      insertAgent.run(name, name, `key-${name}`, `pair-${name}`, at, at, at)
+      // Random like the market's SHA-256 digests: their unique indexes take each new one at a random page.
+      insertAgent.run(name, name, randomHex(64), randomHex(64), at, at, at)
       insertSkill.run(name)
       event('agent.registered', name, at)
     },

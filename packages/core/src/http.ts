@@ -74,6 +74,9 @@ export async function readJson(request: Request, max = MAX_BODY_BYTES): Promise<
   return jsonOfBytes(await readLimited(request, max), request)
 }
 
+// One decoder for every body: decode() without `stream` keeps no state between calls.
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
+
 /**
  * Body bytes already read (readLimited) as JSON, with readJson's answers: undefined for none, 415 for another media
  * type, 400 for malformed JSON. For hosts that keep the bytes too (a wallet proof signs their digest).
@@ -89,7 +92,7 @@ export function jsonOfBytes(bytes: Uint8Array, request: Request): unknown {
     )
   }
   try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes))
+    return JSON.parse(strictUtf8.decode(bytes))
   } catch {
     throw new InvalidInputError('invalid_json', 'The request body is not valid JSON.')
   }
