@@ -52,6 +52,62 @@ describe('jsonLogger', () => {
   })
 })
 
+describe('jsonLogger request lines', () => {
+  test('behavior: kept as their parts, written in order with the other lines, the path without query or task id', () => {
+    const lines: string[] = []
+    const logger = jsonLogger('info', (text) => lines.push(text))
+    const at = Date.parse('2026-11-25T12:00:00.000Z')
+    const id = `task_${'cd'.repeat(16)}`
+    logger.info('listening', { port: 1 })
+    logger.request({
+      at,
+      requestId: 'r-1',
+      method: 'GET',
+      url: `http://h/api/agents/a/tasks/${id}?secret=1`,
+      status: 200,
+      ms: 0.5,
+    })
+    logger.warn('slow', { ms: 9 })
+    logger.request({
+      at: at + 1,
+      requestId: 'r-2',
+      method: 'POST',
+      url: 'http://h/api/agents/register',
+      status: 201,
+      ms: 2,
+    })
+    expect(lines).toEqual([])
+    logger.flush(true)
+    const text = lines.join('')
+    expect(text).not.toContain(id)
+    expect(text).not.toContain('secret')
+    const written = text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(written.map((line) => line.msg)).toEqual(['listening', 'request', 'slow', 'request'])
+    expect(written[1]).toEqual({
+      time: '2026-11-25T12:00:00.000Z',
+      level: 'info',
+      msg: 'request',
+      requestId: 'r-1',
+      method: 'GET',
+      path: '/api/agents/a/tasks/{id}',
+      status: 200,
+      ms: 0.5,
+    })
+    expect(written[3].time).toBe('2026-11-25T12:00:00.001Z')
+  })
+
+  test('behavior: at warn level a request line is not kept at all', () => {
+    const lines: string[] = []
+    const logger = jsonLogger('warn', (text) => lines.push(text))
+    logger.request({ at: 0, requestId: 'r', method: 'GET', url: 'http://h/', status: 200, ms: 1 })
+    logger.flush(true)
+    expect(lines).toEqual([])
+  })
+})
+
 describe('loggedPath', () => {
   test('behavior: the query is dropped and whatever follows /tasks/ is redacted, in any case', () => {
     const id = `task_${'ab'.repeat(16)}`

@@ -30,15 +30,20 @@ export function logAnswer(request: Request, status: number): void {
   const arrival = arrivals.get(request)
   if (!arrival || arrival.logged) return
   arrival.logged = true
-  const fields = {
-    requestId: arrival.id,
-    method: request.method,
-    path: loggedPath(request.url),
-    status,
-    ms: Math.round((performance.now() - arrival.at) * 100) / 100,
+  const ms = Math.round((performance.now() - arrival.at) * 100) / 100
+  if (status < 500) {
+    arrival.logger.request({
+      at: Date.now(),
+      requestId: arrival.id,
+      method: request.method,
+      url: request.url,
+      status,
+      ms,
+    })
+    return
   }
-  if (status >= 500) arrival.logger.warn('request failed', fields)
-  else arrival.logger.info('request', fields)
+  const fields = { requestId: arrival.id, method: request.method, path: loggedPath(request.url), status, ms }
+  arrival.logger.warn('request failed', fields)
 }
 
 /**
