@@ -61,6 +61,32 @@ for (const driver of ['bun', 'libsql'] as const) {
       connection.close()
     })
 
+    test('error: writes of one group that collide with each other: the first lands, the second alone is undone', async () => {
+      const connection = await connect(driver)
+      const outcomes = await Promise.allSettled([
+        connection.commitTogether(() => connection.run('insert into t (id, note) values (5, ?)', ['first'])),
+        connection.commitTogether(() => {
+          connection.run('insert into t (id, note) values (6, ?)', ['half'])
+          connection.run('insert into t (id, note) values (5, ?)', ['second'])
+        }),
+      ])
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected'])
+      expect(connection.values('select id, note from t order by id')).toEqual([[5, 'first']])
+      // A lone failing write is undone too, and the connection goes on.
+      await expect(
+        connection.commitTogether(() => {
+          connection.run('insert into t (id, note) values (8, ?)', ['half'])
+          connection.run('insert into t (id, note) values (5, ?)', ['again'])
+        }),
+      ).rejects.toThrow(/UNIQUE|PRIMARY KEY/)
+      expect(connection.values('select id, note from t order by id')).toEqual([[5, 'first']])
+      await connection.commitTogether(() =>
+        connection.run('insert into t (id, note) values (9, ?)', ['later']),
+      )
+      expect(connection.values('select count(*) from t')).toEqual([[2]])
+      connection.close()
+    })
+
     test('error: asynchronous work is refused before it commits anything', async () => {
       const connection = await connect(driver)
       expect(() =>

@@ -59,6 +59,9 @@ const HEARTBEAT_TIMES = `update agents set last_seen = max(coalesce(last_seen, 0
 const placeholderValues = (columns: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(columns).map(([column, value]) => [`set_${column}`, value]))
 
+/** Thrown inside a write batch whose agent is gone, so the batch lands nothing; never leaves the store. */
+const NO_SUCH_AGENT = new Error('no such agent')
+
 /** An agent's skill rows in the order the agent listed them. */
 const byPosition = (rows: SkillRow[]) => rows.sort((a, b) => a.position - b.position)
 
@@ -212,6 +215,11 @@ export function libsqlStore(database: Database): Store {
     db.select(named(skills)).from(skills).where(eq(skills.agentKey, key)),
   )
   const skillsOfAgent = { all: (values: { key: string }) => byPosition(skillsOfAgentQuery.all(values)) }
+  const agentNameByKey = db
+    .select({ name: agents.name })
+    .from(agents)
+    .where(eq(agents.nameKey, key))
+    .prepare()
   const agentNameByKeyHash = db
     .select({ name: agents.name })
     .from(agents)
@@ -387,7 +395,6 @@ export function libsqlStore(database: Database): Store {
 
     async updateAgent(name, patch: AgentPatch, at, newEvents) {
       const key = nameKey(name)
-      if (!agentByKey.get({ key })) return null
       const { skills: newSkills, ...fields } = patch
       // A field left undefined is not changed (as drizzle's set() reads it), never written as null.
       const columns = Object.fromEntries(
@@ -395,13 +402,17 @@ export function libsqlStore(database: Database): Store {
           ([, value]) => value !== undefined,
         ),
       )
-      await writeBatch([
-        () =>
-          agentUpdate(Object.keys(columns)).run({
+      const batch = writeBatch([
+        () => {
+          const changed = agentUpdate(Object.keys(columns)).run({
             ...placeholderValues(columns),
             key,
             at: at.getTime(),
-          }) as RunInfo,
+          }) as RunInfo
+          // No such agent: nothing of this batch may land (its events would tell of a change that never was).
+          if (changed.changes === 0) throw NO_SUCH_AGENT
+          return changed
+        },
         ...(newSkills === undefined
           ? []
           : [
@@ -410,6 +421,12 @@ export function libsqlStore(database: Database): Store {
             ]),
         ...insertEvents(newEvents),
       ])
+      try {
+        await batch
+      } catch (error) {
+        if (error === NO_SUCH_AGENT) return null
+        throw error
+      }
       return getAgent(key)
     },
 
@@ -539,13 +556,14 @@ export function libsqlStore(database: Database): Store {
     },
 
     async listMilestones(agentName, limit, offset = 0) {
-      const owner = agentByKey.get({ key: nameKey(agentName) })
-      if (!owner) return []
-      const rows = milestonesOfAgent.all({ key: owner.nameKey, limit, offset })
+      const key = nameKey(agentName)
+      const rows = milestonesOfAgent.all({ key, limit, offset })
+      // The agent's name as registered, read only when there is a milestone to carry it (an unknown agent has none).
+      const name = rows.length === 0 ? agentName : (agentNameByKey.get({ key })?.name ?? agentName)
       return rows.map(
         (row): MilestoneRecord => ({
           id: row.id,
-          agentName: owner.name,
+          agentName: name,
           date: row.date,
           title: row.title,
           description: row.description,

@@ -162,6 +162,10 @@ export function agentStoreCases(test: StoreTest, withStore: WithStore): void {
       equal(kept?.model, 'm')
       equal(kept?.bio, 'again')
       equal(await store.updateAgent('missing', { bio: 'x' }, at(1), []), null)
+      // Nothing of an update of a missing agent lands: not its events either.
+      const ghostEvent = sampleEvent({ kind: 'agent.updated', agent: 'missing', at: at(2) })
+      equal(await store.updateAgent('missing', { bio: 'x' }, at(2), [ghostEvent]), null)
+      equal((await store.listEvents({ limit: 50 })).filter((event) => event.agent === 'missing').length, 0)
     }),
   )
 
