@@ -529,11 +529,12 @@ export function libsqlStore(database: Database): Store {
 
     async listAgentsOwnedBy(username) {
       const owner = usernameKey(username)
-      const grouped = skillsByAgent(skillsOfOwner.all({ key: owner }))
-      return agentsOfOwner
-        .all({ key: owner })
-        .map((row) => toAgentRecord(row, grouped.get(row.nameKey) ?? []))
-        .sort(compareByActivity)
+      const rows = agentsOfOwner.all({ key: owner })
+      // Most users own one agent or none: its skills by their own key, else all of them in one read.
+      const only = rows.length === 1 ? rows[0] : undefined
+      if (only) return [toAgentRecord(only, skillsOfAgent.all({ key: only.nameKey }))]
+      const grouped = rows.length === 0 ? new Map() : skillsByAgent(skillsOfOwner.all({ key: owner }))
+      return rows.map((row) => toAgentRecord(row, grouped.get(row.nameKey) ?? [])).sort(compareByActivity)
     },
 
     async insertMilestone(milestone, newEvents) {
