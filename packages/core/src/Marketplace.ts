@@ -48,6 +48,7 @@ export const Marketplace = {
       chain: ports.chain ?? null,
       mpp: ports.mpp ? createMppCharger(ports.mpp, ports.store) : null,
       credentials: new Map(),
+      newestMilestones: new Map(),
       pairing: pairingDigests(ports.store, random, ports.pairingSecret),
     }
     return {

@@ -88,3 +88,38 @@ describe('agent actions on memoryStore', () => {
     expect((await market.getAgent('scout')).bio).toBe('kept')
   })
 })
+
+describe('newest milestones of an agent record', () => {
+  test('behavior: read again only when the milestone counts change, by this market or by another on the same store', async () => {
+    const { market, store } = marketOnMemory()
+    const { apiKey } = await market.registerAgent({ name: 'miles', skills: ['ping'] })
+    await market.recordMilestone('miles', apiKey, { date: '2026-05-01', title: 'first' })
+    let reads = 0
+    const listMilestones = store.listMilestones.bind(store)
+    store.listMilestones = (...args) => {
+      reads++
+      return listMilestones(...args)
+    }
+    const titles = (view: { milestones: { title: string }[] }) => view.milestones.map((m) => m.title)
+    // Profile edits answer the whole record: the milestones come from memory while the counts stand.
+    for (const bio of ['one', 'two', 'three'])
+      expect(titles(await market.updateAgent('miles', apiKey, { bio }))).toEqual(['first'])
+    expect(reads).toBe(1)
+    await market.recordMilestone('miles', apiKey, { date: '2026-05-02', title: 'second' })
+    expect(titles(await market.updateAgent('miles', apiKey, { bio: 'four' }))).toEqual(['second', 'first'])
+    expect(reads).toBe(2)
+    // Another process on the same store records one (older date): the counts move, so it is read again.
+    const other = Marketplace.create({
+      store,
+      clock: manualClock('2026-06-01T12:00:00Z'),
+      config: defaultConfig(MARKET),
+    })
+    await other.recordMilestone('miles', apiKey, { date: '2026-04-01', title: 'older' })
+    expect(titles(await market.updateAgent('miles', apiKey, { bio: 'five' }))).toEqual([
+      'second',
+      'first',
+      'older',
+    ])
+    expect(reads).toBe(3)
+  })
+})

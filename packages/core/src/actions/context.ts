@@ -28,6 +28,8 @@ export type ActionContext = {
    * request through to a write that checks it again (`recordHeartbeat` with the hash); any other key is looked up.
    */
   credentials: Map<string, { name: string; apiKeyHash: string }>
+  /** Each agent's newest milestones as last read, by name key (see `milestonesOf`). */
+  newestMilestones: Map<string, { stamp: string; views: MilestoneView[] }>
   /** Digests of pairing codes under the marketplace's pairing secret. */
   pairing: PairingDigests
 }
@@ -101,17 +103,37 @@ export async function authenticateName(
 /** How many milestones the agent record and card carry (the milestones list has them all). */
 export const MILESTONES_SHOWN = 50
 
-/** An agent's newest milestones on the wire. */
+/** How many agents' newest milestones `milestonesOf` remembers; the least recently read goes first past it. */
+export const MILESTONE_MEMO_SIZE = 1000
+
+/**
+ * An agent's newest milestones on the wire, read again only when the agent's milestone counts have changed. Milestones
+ * are only ever added, each counted on its agent in the same write (`Store.insertMilestone`), so the same agent (name
+ * and creation time) with the same counts has the same newest milestones, whichever process added them. An agent's
+ * update (a PUT answers the whole record) then costs no milestone read (50 rows: about half of a PUT; bench/CHANGES.md).
+ */
 export async function milestonesOf(
-  { store }: ActionContext,
-  name: string,
+  { store, newestMilestones }: ActionContext,
+  agent: AgentRecord,
   limit: number,
 ): Promise<MilestoneView[]> {
-  return (await store.listMilestones(name, limit)).map(toMilestoneView)
+  const key = nameKey(agent.name)
+  const stamp = `${agent.createdAt.getTime()}:${agent.verifiedMilestones}:${agent.claimedMilestones}:${limit}`
+  const known = newestMilestones.get(key)
+  newestMilestones.delete(key)
+  if (known?.stamp === stamp) {
+    newestMilestones.set(key, known)
+    return known.views
+  }
+  const views = (await store.listMilestones(agent.name, limit)).map(toMilestoneView)
+  if (newestMilestones.size >= MILESTONE_MEMO_SIZE)
+    newestMilestones.delete(newestMilestones.keys().next().value as string)
+  newestMilestones.set(key, { stamp, views })
+  return views
 }
 
 /** The public Agent record of a stored agent, with its newest milestones. */
 export async function agentView(context: ActionContext, agent: AgentRecord): Promise<AgentView> {
-  const milestones = await milestonesOf(context, agent.name, MILESTONES_SHOWN)
+  const milestones = await milestonesOf(context, agent, MILESTONES_SHOWN)
   return toAgentView(agent, milestones, context.clock.now(), context.config.baseUrl)
 }

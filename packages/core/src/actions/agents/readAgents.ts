@@ -192,7 +192,7 @@ export function readAgentActions(context: ActionContext) {
       const now = clock.now()
       return cards.read(nameKey(name), await changeVersion(), now, async () => {
         const agent = await requireAgent(context, name)
-        const milestones = await milestonesOf(context, agent.name, MILESTONES_SHOWN)
+        const milestones = await milestonesOf(context, agent, MILESTONES_SHOWN)
         return {
           value: buildAgentCard(agent, milestones, now, config),
           validUntil: livenessChangesAt(agent.lastSeen, now),
