@@ -1,17 +1,19 @@
 import { agentActions } from './actions/agents/index.ts'
-import type { ActionContext } from './actions/context.ts'
+import { type ActionContext, MILESTONE_MEMO_SIZE } from './actions/context.ts'
 import { feedActions } from './actions/feed.ts'
 import { mailActions } from './actions/mail/index.ts'
 import { taskActions } from './actions/tasks/index.ts'
 import { userActions } from './actions/users/index.ts'
 import type { MarketConfig } from './Config.ts'
 import { createFeedHub } from './FeedHub.ts'
+import type { MilestoneView } from './Milestone.ts'
 import { pairingDigests } from './PairingCode.ts'
 import { createMppCharger, type MppSettings } from './payments/Mpp.ts'
 import type { ChainReader } from './ports/Chain.ts'
 import { type Clock, systemClock } from './ports/Clock.ts'
 import { cryptoRandom, type Random } from './ports/Random.ts'
 import type { Store } from './ports/Store.ts'
+import { readCache } from './ReadCache.ts'
 
 /** What a host hands the core. Clock and randomness default to the real ones. */
 export type MarketplacePorts = {
@@ -48,7 +50,7 @@ export const Marketplace = {
       chain: ports.chain ?? null,
       mpp: ports.mpp ? createMppCharger(ports.mpp, ports.store) : null,
       credentials: new Map(),
-      newestMilestones: new Map(),
+      newestMilestones: readCache<MilestoneView[]>(MILESTONE_MEMO_SIZE),
       pairing: pairingDigests(ports.store, random, ports.pairingSecret),
     }
     return {

@@ -10,6 +10,7 @@ import type { ChainReader } from '../ports/Chain.ts'
 import type { Clock } from '../ports/Clock.ts'
 import type { Random } from '../ports/Random.ts'
 import type { Store } from '../ports/Store.ts'
+import type { readCache } from '../ReadCache.ts'
 
 /** What every group of actions works with. */
 export type ActionContext = {
@@ -29,7 +30,7 @@ export type ActionContext = {
    */
   credentials: Map<string, { name: string; apiKeyHash: string }>
   /** Each agent's newest milestones as last read, by name key (see `milestonesOf`). */
-  newestMilestones: Map<string, { stamp: string; views: MilestoneView[] }>
+  newestMilestones: ReturnType<typeof readCache<MilestoneView[]>>
   /** Digests of pairing codes under the marketplace's pairing secret. */
   pairing: PairingDigests
 }
@@ -103,7 +104,7 @@ export async function authenticateName(
 /** How many milestones the agent record and card carry (the milestones list has them all). */
 export const MILESTONES_SHOWN = 50
 
-/** How many agents' newest milestones `milestonesOf` remembers; the least recently read goes first past it. */
+/** How many agents' newest milestones `milestonesOf` remembers; the oldest goes first past it. */
 export const MILESTONE_MEMO_SIZE = 1000
 
 /**
@@ -113,23 +114,16 @@ export const MILESTONE_MEMO_SIZE = 1000
  * update (a PUT answers the whole record) then costs no milestone read (50 rows: about half of a PUT; bench/CHANGES.md).
  */
 export async function milestonesOf(
-  { store, newestMilestones }: ActionContext,
+  { store, clock, newestMilestones }: ActionContext,
   agent: AgentRecord,
   limit: number,
 ): Promise<MilestoneView[]> {
-  const key = nameKey(agent.name)
+  // The counts stand in for the store's change version: they move with every milestone and with nothing else.
   const stamp = `${agent.createdAt.getTime()}:${agent.verifiedMilestones}:${agent.claimedMilestones}:${limit}`
-  const known = newestMilestones.get(key)
-  newestMilestones.delete(key)
-  if (known?.stamp === stamp) {
-    newestMilestones.set(key, known)
-    return known.views
-  }
-  const views = (await store.listMilestones(agent.name, limit)).map(toMilestoneView)
-  if (newestMilestones.size >= MILESTONE_MEMO_SIZE)
-    newestMilestones.delete(newestMilestones.keys().next().value as string)
-  newestMilestones.set(key, { stamp, views })
-  return views
+  return newestMilestones.read(nameKey(agent.name), stamp, clock.now(), async () => ({
+    value: (await store.listMilestones(agent.name, limit)).map(toMilestoneView),
+    validUntil: Number.POSITIVE_INFINITY,
+  }))
 }
 
 /** The public Agent record of a stored agent, with its newest milestones. */
