@@ -99,12 +99,30 @@ describe('jsonLogger request lines', () => {
     expect(written[3].time).toBe('2026-11-25T12:00:00.001Z')
   })
 
-  test('behavior: at warn level a request line is not kept at all', () => {
+  test('behavior: at warn level only a failed request (5xx) is kept, as a warning; off keeps none', () => {
     const lines: string[] = []
     const logger = jsonLogger('warn', (text) => lines.push(text))
     logger.request({ at: 0, requestId: 'r', method: 'GET', url: 'http://h/', status: 200, ms: 1 })
+    logger.request({ at: 0, requestId: 'f', method: 'GET', url: 'http://h/x', status: 503, ms: 1 })
     logger.flush(true)
-    expect(lines).toEqual([])
+    const written = lines
+      .join('')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(written).toHaveLength(1)
+    expect(written[0]).toMatchObject({
+      level: 'warn',
+      msg: 'request failed',
+      requestId: 'f',
+      status: 503,
+      path: '/x',
+    })
+    const none: string[] = []
+    const off = jsonLogger('off', (text) => none.push(text))
+    off.request({ at: 0, requestId: 'f', method: 'GET', url: 'http://h/x', status: 503, ms: 1 })
+    off.flush(true)
+    expect(none).toEqual([])
   })
 })
 

@@ -26,7 +26,7 @@ export type Logger = {
   info(msg: string, fields?: LogFields): void
   warn(msg: string, fields?: LogFields): void
   error(msg: string, fields?: LogFields, error?: unknown): void
-  /** The `request` line of an answered request (at info level), kept as its parts and formatted when written. */
+  /** The line of an answered request (`request`, or a `request failed` warning for 5xx), kept as its parts until written. */
   request(parts: RequestParts): void
   /** Writes the lines still waiting to be written with others; `atExit`: before returning (the process is ending). */
   flush(atExit?: boolean): void
@@ -125,16 +125,23 @@ export function jsonLogger(level: LogLevel, write: (text: string, atExit: boolea
   let pending: (string | RequestParts)[] = []
   let timer: ReturnType<typeof setTimeout> | null = null
   const time = isoClock()
+  // A failure (5xx) is a warning, so LOG_LEVEL=warn keeps it alone.
+  const failed = (parts: RequestParts) => parts.status >= 500
   const format = (entry: string | RequestParts) =>
     typeof entry === 'string'
       ? entry
-      : `${jsonLine(time(entry.at), 'info', 'request', {
-          requestId: entry.requestId,
-          method: entry.method,
-          path: loggedPath(entry.url),
-          status: entry.status,
-          ms: entry.ms,
-        })}\n`
+      : `${jsonLine(
+          time(entry.at),
+          failed(entry) ? 'warn' : 'info',
+          failed(entry) ? 'request failed' : 'request',
+          {
+            requestId: entry.requestId,
+            method: entry.method,
+            path: loggedPath(entry.url),
+            status: entry.status,
+            ms: entry.ms,
+          },
+        )}\n`
   const flush = (atExit = false) => {
     if (timer) clearTimeout(timer)
     timer = null
@@ -159,7 +166,7 @@ export function jsonLogger(level: LogLevel, write: (text: string, atExit: boolea
     error: (msg, fields = {}, error = undefined) =>
       level !== 'off' &&
       line('error', msg, { ...fields, ...(error === undefined ? {} : describeError(error)) }),
-    request: (parts) => level === 'info' && queue(parts),
+    request: (parts) => (level === 'info' || (level === 'warn' && failed(parts))) && queue(parts),
     flush,
   }
   return logger

@@ -1,6 +1,5 @@
 import { Elysia } from 'elysia'
 import type { Logger } from '../log.ts'
-import { loggedPath } from '../requestPath.ts'
 
 /** What the log keeps of a request between its arrival and its answer; `logged` once its line is written. */
 type Arrival = { id: string; at: number; logger: Logger; logged: boolean }
@@ -30,20 +29,14 @@ export function logAnswer(request: Request, status: number): void {
   const arrival = arrivals.get(request)
   if (!arrival || arrival.logged) return
   arrival.logged = true
-  const ms = Math.round((performance.now() - arrival.at) * 100) / 100
-  if (status < 500) {
-    arrival.logger.request({
-      at: Date.now(),
-      requestId: arrival.id,
-      method: request.method,
-      url: request.url,
-      status,
-      ms,
-    })
-    return
-  }
-  const fields = { requestId: arrival.id, method: request.method, path: loggedPath(request.url), status, ms }
-  arrival.logger.warn('request failed', fields)
+  arrival.logger.request({
+    at: Date.now(),
+    requestId: arrival.id,
+    method: request.method,
+    url: request.url,
+    status,
+    ms: Math.round((performance.now() - arrival.at) * 100) / 100,
+  })
 }
 
 /**
