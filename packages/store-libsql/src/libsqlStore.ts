@@ -272,7 +272,7 @@ export function libsqlStore(database: Database): Store {
   const agentUpdate = (columns: string[]) => agentUpdates(columns.join(','), () => buildAgentUpdate(columns))
   const skillsDelete = db.delete(skills).where(eq(skills.agentKey, key)).prepare()
 
-  // A user's profile: the agents it owns and all their skills, two prepared reads whatever their number. Neither sorts
+  // A user's profile: the agents it owns, then their skills in one prepared read whatever their number. Neither sorts
   // nor joins in SQLite: its temporary sort tree and this join cost 10-15 µs a read against 3-5 µs (bench/CHANGES.md).
   const agentsOfOwner = shapedRead<AgentRow>(
     connection,

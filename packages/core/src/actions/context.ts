@@ -68,7 +68,7 @@ export async function authenticate(
  * the agent and its skills. The same answers: 401 without a key or with an unknown one, 403 with another agent's, 404
  * when no agent has that name.
  */
-export async function authenticatedName(
+export async function authenticateByKeyHash(
   context: ActionContext,
   name: string,
   apiKey: string | undefined,

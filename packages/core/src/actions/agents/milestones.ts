@@ -11,7 +11,7 @@ import {
 } from '../../Milestone.ts'
 import { readCache } from '../../ReadCache.ts'
 import { parseInput } from '../../Validation.ts'
-import { type ActionContext, authenticatedName, requireAgent } from '../context.ts'
+import { type ActionContext, authenticateByKeyHash, requireAgent } from '../context.ts'
 
 /** The milestone actions (SPEC rows 13 and 14). */
 export function milestoneActions(context: ActionContext) {
@@ -20,7 +20,7 @@ export function milestoneActions(context: ActionContext) {
   return {
     /** Records a milestone (bearer key of that agent); a proof URL makes it `verified`. */
     async recordMilestone(name: string, apiKey: string | undefined, body: unknown): Promise<MilestoneView> {
-      const agentName = await authenticatedName(context, name, apiKey)
+      const agentName = await authenticateByKeyHash(context, name, apiKey)
       const input = parseInput(MilestoneInput, body)
       const milestone = {
         id: generateId(random, 'ms_'),
