@@ -2,6 +2,8 @@
  * A/B: the same reads against two checkouts' servers on copies of one seeded market, measured in turn (A, B, A, B …)
  * so the machine's drift hits both alike; prints the median req/s of each side per read.
  * Usage: bun bench/ab.ts <checkout A> <checkout B> [rounds=5] [seconds=3] [reads: words of their labels, comma-separated]
+ * Settings instead of code: the same checkout twice, with AB_ENV_A / AB_ENV_B giving each side's variables
+ * (`NAME=value;NAME=value`), e.g. AB_ENV_A='LOG_LEVEL=off' for the request log's cost (the server logs at info by default).
  */
 import { copyFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -49,12 +51,21 @@ const READS = Object.fromEntries(
   ),
 )
 
-/** Starts the server of `checkout` on its own copy of the market. */
-async function serve(checkout: string, seeded: string) {
+/** `NAME=value;NAME=value` as variables (a value may hold `=`). */
+const variables = (text = '') =>
+  Object.fromEntries(
+    text
+      .split(';')
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  )
+
+/** Starts the server of `checkout` on its own copy of the market, with `env` added to its variables. */
+async function serve(checkout: string, seeded: string, env: Record<string, string>) {
   const file = join(mkdtempSync(join(tmpdir(), 'agentmarket-ab-')), 'market.db')
   copyFileSync(seeded, file)
   const server = await startMarketServer(
-    { DATABASE_URL: `file:${file}`, NODE_ENV: 'production', CHAIN_RPC_URL: 'http://127.0.0.1:9' },
+    { DATABASE_URL: `file:${file}`, NODE_ENV: 'production', CHAIN_RPC_URL: 'http://127.0.0.1:9', ...env },
     { cwd: checkout },
   )
   const { base } = server
@@ -69,7 +80,10 @@ async function serve(checkout: string, seeded: string) {
 
 const seeded = join(mkdtempSync(join(tmpdir(), 'agentmarket-ab-seed-')), 'market.db')
 await seedMarket(seeded, size)
-const servers = [await serve(a, seeded), await serve(b, seeded)]
+const servers = [
+  await serve(a, seeded, variables(process.env.AB_ENV_A)),
+  await serve(b, seeded, variables(process.env.AB_ENV_B)),
+]
 const figures: Record<string, number[][]> = {}
 /** One wrk run of `kind` against `server`: its requests per second; any answer that is not 2xx stops the run. */
 async function measure(server: (typeof servers)[number], kind: Kind, runSeconds: number) {

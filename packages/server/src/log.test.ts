@@ -99,6 +99,24 @@ describe('jsonLogger request lines', () => {
     expect(written[3].time).toBe('2026-11-25T12:00:00.001Z')
   })
 
+  test('attack: a request line stays one line of JSON whatever its id, method and path hold', () => {
+    const lines: string[] = []
+    const logger = jsonLogger('info', (text) => lines.push(text))
+    const odd = '"},{"level":"error"}\\\n\u2028\u0000é😀'
+    logger.request({
+      at: 0,
+      requestId: odd,
+      method: `GET${odd}`,
+      url: `http://h/p${odd}`,
+      status: 200,
+      ms: 1,
+    })
+    logger.flush(true)
+    const text = lines.join('')
+    expect(text.trim().split('\n')).toHaveLength(1)
+    expect(JSON.parse(text)).toMatchObject({ requestId: odd, method: `GET${odd}`, path: `/p${odd}` })
+  })
+
   test('behavior: at warn level only a failed request (5xx) is kept, as a warning; off keeps none', () => {
     const lines: string[] = []
     const logger = jsonLogger('warn', (text) => lines.push(text))

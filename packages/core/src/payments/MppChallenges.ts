@@ -99,8 +99,6 @@ export function mppChallenges(options: {
     }
     const ours = await fromTemplate(template, opaqueOf(library, fields), reference.expires)
     const same = ours.id === reference.id && ours.header === library.serializeChallenge(reference)
-    if (process.env.DEBUG_TPL)
-      console.error('template', same, ours, library.serializeChallenge(reference), reference.id)
     return same ? template : null
   }
 

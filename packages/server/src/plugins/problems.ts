@@ -2,7 +2,7 @@ import { MarketError, MethodNotAllowedError, problemResponse, routeNotFound } fr
 import { Elysia } from 'elysia'
 import type { Logger } from '../log.ts'
 import { EXPOSED_HEADERS } from './cors.ts'
-import { logAnswer, requestIdOf } from './requestLog.ts'
+import { requestIdOf } from './requestLog.ts'
 
 /** The methods the app's routes take at a path (empty: no route has it). */
 export type AllowedMethods = (pathname: string) => string[]
@@ -74,8 +74,6 @@ export function problems(typeBase: string, logger?: Logger, allowed?: AllowedMet
   return new Elysia({ name: 'problems' }).onError({ as: 'global' }, ({ code, error, request, set }) => {
     const response = problemResponse(normalize(code, error, request, allowed), request, typeBase, report)
     set.status = response.status
-    // Elysia maps an unknown path's answer without the routes' hooks, so the request log hears of it here.
-    logAnswer(request, response.status)
     // Only problems expose their headers to browser scripts: one more header on every answer costs the hot reads
     // about a tenth of their throughput (bench), and Retry-After and RateLimit matter on refusals.
     set.headers['access-control-expose-headers'] = EXPOSED_HEADERS

@@ -1,10 +1,8 @@
 import { Elysia } from 'elysia'
 import type { Logger } from '../log.ts'
 
-/** What the log keeps of a request between its arrival and its answer; `logged` once its line is written. */
-type Arrival = { id: string; at: number; logger: Logger; logged: boolean }
-
-const arrivals = new WeakMap<Request, Arrival>()
+// Ids asked for while a request is handled (an error line, an MCP log line); the answer then carries the same one.
+const ids = new WeakMap<Request, string>()
 
 // A caller's own id is kept when it is short and plain, so it can be followed through proxies; anything else could
 // forge log lines or carry a secret, and is replaced.
@@ -16,45 +14,48 @@ function requestIdFor(request: Request): string {
   return given !== null && CALLER_ID.test(given) ? given : crypto.randomUUID()
 }
 
-/** The id the request log gave `request`, if it saw it. */
-export function requestIdOf(request: Request): string | undefined {
-  return arrivals.get(request)?.id
+/** The id of `request`, the one its answer's X-Request-Id and log line carry (made on first ask, then kept). */
+export function requestIdOf(request: Request): string {
+  let id = ids.get(request)
+  if (id === undefined) {
+    id = requestIdFor(request)
+    ids.set(request, id)
+  }
+  return id
 }
 
-/**
- * Writes the log line of `request`, answered with `status`, once (later calls do nothing): at its response mapping, or
- * from the problem handler for answers Elysia maps without the routes' hooks (an unknown path's 404 or 405).
- */
-export function logAnswer(request: Request, status: number): void {
-  const arrival = arrivals.get(request)
-  if (!arrival || arrival.logged) return
-  arrival.logged = true
-  arrival.logger.request({
+/** Gives `answer` its request id and logs its line; anything but a Response (none is expected) goes on untouched. */
+function answered(logger: Logger, request: Request, answer: unknown, arrival: number): unknown {
+  if (!(answer instanceof Response)) return answer
+  const id = ids.get(request) ?? requestIdFor(request)
+  answer.headers.set('x-request-id', id)
+  logger.request({
     at: Date.now(),
-    requestId: arrival.id,
+    requestId: id,
     method: request.method,
     url: request.url,
-    status,
-    ms: Math.round((performance.now() - arrival.at) * 100) / 100,
+    status: answer.status,
+    ms: Math.round((performance.now() - arrival) * 100) / 100,
   })
+  return answer
 }
+
+/** What Elysia calls to answer a request: its handler for the route or the app (`wrap` gives it). */
+type Handle = (request: Request) => unknown
 
 /**
  * Echoes a request id in `X-Request-Id` and logs one JSON line per answered request: id, method, path (no query, task
  * ids redacted), status and the time to the answer. Failures (5xx) are warnings, so LOG_LEVEL=warn keeps them alone.
- * The line is written from Elysia's response mapping, not from its after-response hook, which costs a scheduled
- * callback per request (bench/CHANGES.md).
+ * It wraps Elysia's whole handling of a request, unknown paths and errors included, instead of hooking into it: a
+ * request hook and a response hook cost the hot reads several times what the wrapper does (bench/CHANGES.md).
  */
 export function requestLog(logger: Logger) {
-  return new Elysia({ name: 'request-log' })
-    .onRequest(({ request, set }) => {
-      const id = requestIdFor(request)
-      set.headers['x-request-id'] = id
-      arrivals.set(request, { id, at: performance.now(), logger, logged: false })
-    })
-    .mapResponse({ as: 'global' }, ({ request, set, responseValue }) => {
-      logAnswer(request, responseValue instanceof Response ? responseValue.status : Number(set.status ?? 200))
-      // Nothing mapped: the answer goes on as it is.
-      return undefined
-    })
+  const wrapper = (handle: Handle) => (request: Request) => {
+    const arrival = performance.now()
+    const answer = handle(request)
+    return answer instanceof Promise
+      ? answer.then((settled) => answered(logger, request, settled, arrival))
+      : answered(logger, request, answer, arrival)
+  }
+  return new Elysia({ name: 'request-log' }).wrap(wrapper as never)
 }
