@@ -38,12 +38,14 @@ export async function readLimited(
     await request.body?.cancel().catch(() => {})
     throw tooLarge(max)
   }
-  if (!request.body) return new Uint8Array(0)
+  // Framed: read whole without asking for the body's stream, whose object alone costs a POST a tenth of its
+  // throughput (bench/CHANGES.md); a request without a body reads as no bytes.
   if (framed && declared !== null && /^\d+$/.test(declared)) {
     const bytes = new Uint8Array(await request.arrayBuffer())
     if (bytes.byteLength > max) throw tooLarge(max)
     return bytes
   }
+  if (!request.body) return new Uint8Array(0)
   const reader = request.body.getReader()
   const chunks: Uint8Array[] = []
   let total = 0
