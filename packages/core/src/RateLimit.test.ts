@@ -84,6 +84,21 @@ describe('rateLimiter', () => {
     await limiter.check('payment', { address: '198.51.100.99', apiKey: 'amk_x' })
   })
 
+  test('behavior: a keyed request gets the tighter allowance at once from held tokens; a refused address spends no key token', () => {
+    const limiter = rateLimiter(memoryRateBuckets(), { now: () => T0 })
+    for (let i = 0; i < 5; i++) limiter.check('write', { address: '203.0.113.1', apiKey: 'amk_a' })
+    // Held in memory: an answer, not a promise, and the key (6 spent) is tighter than the new address (1 spent).
+    const answer = limiter.check('write', { address: '203.0.113.2', apiKey: 'amk_a' })
+    expect(answer).not.toBeInstanceOf(Promise)
+    expect((answer as { decision: { remaining: number } }).decision.remaining).toBe(120 - 6)
+    for (let i = 0; i < 120; i++) limiter.check('write', { address: '203.0.113.3' })
+    expect(() => limiter.check('write', { address: '203.0.113.3', apiKey: 'amk_b' })).toThrow(
+      RateLimitedError,
+    )
+    const keyB = limiter.check('write', { address: '203.0.113.4', apiKey: 'amk_b' })
+    expect((keyB as { decision: { remaining: number } }).decision.remaining).toBe(120 - 1)
+  })
+
   test('behavior: a refusal is a 429 problem with Retry-After, RateLimit-Policy and RateLimit', async () => {
     const limiter = rateLimiter(memoryRateBuckets(), {
       now: () => T0,

@@ -231,6 +231,10 @@ export type RateLimiterOptions = {
   keyBucket?: (apiKey: string) => string
 }
 
+/** Of two allowances of one request, the one with fewer requests left. */
+const tighter = (address: RateAllowance, key: RateAllowance) =>
+  key.decision.remaining < address.decision.remaining ? key : address
+
 /** The allowance of an allowed decision; a RateLimitedError for a refusal. */
 function allowance(policy: RatePolicy, decision: RateDecision): RateAllowance {
   if (!decision.allowed) throw new RateLimitedError(policy, decision)
@@ -270,11 +274,16 @@ export function rateLimiter(buckets: RateBuckets, options: RateLimiterOptions = 
         return byAddress instanceof Promise
           ? byAddress.then((decision) => allowance(policy, decision))
           : allowance(policy, byAddress)
-      return (async () => {
-        const address = allowance(policy, await byAddress)
-        const key = allowance(policy, await spend(`${rateClass}:k:${keyBucket(apiKey)}`))
-        return key.decision.remaining < address.decision.remaining ? key : address
-      })()
+      // The key's bucket is spent only once the address's allowed the request.
+      const byKey = (address: RateAllowance) => {
+        const key = spend(`${rateClass}:k:${keyBucket(apiKey)}`)
+        return key instanceof Promise
+          ? key.then((decision) => tighter(address, allowance(policy, decision)))
+          : tighter(address, allowance(policy, key))
+      }
+      return byAddress instanceof Promise
+        ? byAddress.then((decision) => byKey(allowance(policy, decision)))
+        : byKey(allowance(policy, byAddress))
     },
   }
 }
