@@ -96,19 +96,13 @@ function sessionStatement(native: NativeStatement) {
 }
 
 /** Prepared statements by SQL text, at most `size` of them. */
-const TIMES = new Map<string, [number, number]>()
-;(globalThis as any).__TIMES = TIMES
-const timed = (sql: string, st: NativeStatement): NativeStatement => {
-  const wrap = (name: 'get' | 'all' | 'values' | 'run') => (args: Args) => { const t = performance.now(); const r = (st as any)[name](args); const e = TIMES.get(sql) ?? [0, 0]; e[0] += performance.now() - t; e[1]++; TIMES.set(sql, e); return r }
-  return { get: wrap('get'), all: wrap('all'), values: wrap('values'), run: wrap('run') }
-}
 function statementCache(native: NativeDatabase, size: number) {
   const cache = new Map<string, { native: NativeStatement; session: ReturnType<typeof sessionStatement> }>()
   return (sql: string) => {
     let entry = cache.get(sql)
     if (!entry) {
       if (cache.size >= size) cache.delete(cache.keys().next().value as string)
-      const statement = process.env.TIMEIT ? timed(sql, native.prepare(sql)) : native.prepare(sql)
+      const statement = native.prepare(sql)
       entry = { native: statement, session: sessionStatement(statement) }
       cache.set(sql, entry)
     }
