@@ -45,4 +45,27 @@ describe('formatAmount', () => {
     expect(amountToNumber(300_000n)).toBe(0.3)
     expect(amountToNumber(123_456_789_123_456n)).toBe(123456789.123456)
   })
+
+  test('behavior: the number path gives the text and number of exact bigint arithmetic, at every size', () => {
+    const unit = 1_000_000n
+    // What formatAmount and amountToNumber must equal: the decimal written by bigint division, and its parse.
+    const reference = (units: bigint) => {
+      const fraction = (units % unit).toString().padStart(6, '0').replace(/0+$/, '')
+      return fraction ? `${units / unit}.${fraction}` : `${units / unit}`
+    }
+    const edges = [0n, 1n, 9n, 10n, 999_999n, 1_000_000n, 1_000_001n, 10n ** 12n, 10n ** 12n - 1n]
+    const top = BigInt(Number.MAX_SAFE_INTEGER)
+    edges.push(top - 1n, top, top + 1n, top + 999_999n, 2n ** 64n + 123n)
+    let seed = 0x2545f491
+    const next = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31
+      return BigInt(seed)
+    }
+    for (let i = 0; i < 20_000; i++)
+      edges.push((next() * 2n ** 31n + next()) % (top + 2n), next() % 10n ** 12n)
+    for (const units of edges) {
+      expect(formatAmount(units)).toBe(reference(units))
+      expect(amountToNumber(units)).toBe(Number(reference(units)))
+    }
+  })
 })

@@ -22,14 +22,32 @@ export function toBaseUnits(amount: string | number): bigint | null {
   return whole * UNIT + fraction
 }
 
+// Amounts a double holds exactly (every price and payment: at most 10^12 base units) are formatted with number
+// arithmetic, a tenth of the cost of bigint division and printing; larger or negative ones take the bigint path.
+const EXACT_LIMIT = BigInt(Number.MAX_SAFE_INTEGER)
+const UNIT_NUMBER = 10 ** USDC_DECIMALS
+
+/** A fraction of a unit (1 to 999,999 base units) as six digits without trailing zeros: 1 -> "000001", 500000 -> "5". */
+const fractionDigits = (fraction: number | bigint) =>
+  fraction.toString().padStart(USDC_DECIMALS, '0').replace(/0+$/, '')
+
 /** Formats base units as the shortest decimal string: 10000n -> "0.01". */
 export function formatAmount(baseUnits: bigint): string {
+  if (baseUnits >= 0n && baseUnits <= EXACT_LIMIT) {
+    const units = Number(baseUnits)
+    const fraction = units % UNIT_NUMBER
+    const whole = (units - fraction) / UNIT_NUMBER
+    return fraction === 0 ? `${whole}` : `${whole}.${fractionDigits(fraction)}`
+  }
   const whole = baseUnits / UNIT
-  const fraction = (baseUnits % UNIT).toString().padStart(USDC_DECIMALS, '0').replace(/0+$/, '')
+  const fraction = fractionDigits(baseUnits % UNIT)
   return fraction ? `${whole}.${fraction}` : `${whole}`
 }
 
 /** The wire number for an amount; exact because prices have at most 6 decimals and 16 digits. */
 export function amountToNumber(baseUnits: bigint): number {
+  // One correctly rounded division gives the double nearest the exact quotient, the decimal formatAmount writes,
+  // which is also what Number() of that text rounds to.
+  if (baseUnits >= 0n && baseUnits <= EXACT_LIMIT) return Number(baseUnits) / UNIT_NUMBER
   return Number(formatAmount(baseUnits))
 }
