@@ -176,8 +176,9 @@ describe('examples/node-http', () => {
     expect(answers[0]).toContain('413')
     expect(answers[1]).toContain('404')
     expect(answers[2]).toContain('413')
-    // Holding them would take 300 MiB.
-    expect(peakMiB() - before).toBeLessThan(60)
+    // Holding them would take 300 MiB. Dropping them still peaks at 40-60 MiB (socket buffers and garbage not yet
+    // collected while 300 MiB stream in): a bound of 60 failed once at 60.4 in CI.
+    expect(peakMiB() - before).toBeLessThan(100)
     expect((await call('GET', '/api/feed/live')).status).toBe(200)
   }, 60_000)
 
