@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
@@ -154,5 +155,55 @@ describe('structured logs (bun start)', () => {
     expect(answer.requestId).toBeNull()
     server.process.kill('SIGTERM')
     expect(await new Response(server.process.stdout as ReadableStream).text()).toBe('')
+  })
+
+  test('attack: requests without a usable Host (HTTP/1.0, Host a/b) get real answers, problems included, each with an id and a line', async () => {
+    const server = await startMarketServer(
+      {
+        DATABASE_URL: `file:${join(folder, 'hostless.db')}`,
+        CHAIN_RPC_URL: 'http://127.0.0.1:9',
+        LOG_LEVEL: 'info',
+      },
+      { stdout: 'pipe' },
+    )
+    const port = Number(new URL(server.base).port)
+    /** The raw answer to `head` (a request line and headers), sent on its own connection. */
+    const raw = (head: string) =>
+      new Promise<string>((done) => {
+        let answer = ''
+        const socket = connect(port, '127.0.0.1', () => socket.write(`${head}\r\n\r\n`))
+        socket.on('data', (data) => {
+          answer += data.toString()
+        })
+        socket.on('close', () => done(answer))
+        socket.on('error', () => done(answer))
+        setTimeout(() => socket.end(), 500)
+      })
+    const answers = [
+      await raw('GET /api/no-such-route HTTP/1.0'),
+      await raw('GET /api/community/agents?q=ping HTTP/1.0'),
+      await raw('PUT /api/community/health HTTP/1.1\r\nHost: a/b\r\nX-Request-Id: hostless-1'),
+      await raw('GET /api/agents/nobody/agent-card.json HTTP/1.1\r\nHost: "evil\\'),
+    ]
+    server.process.kill('SIGTERM')
+    const output = await new Response(server.process.stdout as ReadableStream).text()
+    await server.process.exited
+    const status = (answer: string) => Number(/^HTTP\/1\.[01] (\d{3})/.exec(answer)?.[1])
+    expect(answers.map(status)).toEqual([404, 200, 405, 404])
+    for (const answer of [answers[0], answers[2], answers[3]])
+      expect(answer?.toLowerCase()).toContain('content-type: application/problem+json')
+    expect(answers[2]?.toLowerCase()).toContain('x-request-id: hostless-1')
+    const lines = output
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as LogLine)
+      .filter((line) => line.msg === 'request' && line.path !== '/api/community/health')
+    expect(lines.map((line) => [line.path, line.status])).toEqual([
+      ['/api/no-such-route', 404],
+      ['/api/community/agents', 200],
+      ['/api/agents/nobody/agent-card.json', 404],
+    ])
+    for (const answer of answers) expect(answer.toLowerCase()).toMatch(/x-request-id: [a-z0-9._:-]+/)
+    expect(output).not.toContain('"level":"error"')
   })
 })

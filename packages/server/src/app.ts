@@ -12,6 +12,7 @@ import { lazyMcpHandler, mcpMethodNotAllowed } from './mcp/http.ts'
 import { docsUi } from './openapi/docsUi.ts'
 import { openapiDocument, withPaidOperations } from './openapi/document.ts'
 import { RATE_EXTENSION } from './openapi/operation.ts'
+import { absoluteUrls } from './plugins/absoluteUrls.ts'
 import { corsPreflights } from './plugins/cors.ts'
 import { jsonBody } from './plugins/jsonBody.ts'
 import { allowedMethods, problems } from './plugins/problems.ts'
@@ -106,7 +107,9 @@ export function createApp(deps: AppDeps) {
   // First, so every answer (a 429 included) carries its request id and is logged.
   const logged =
     logger && logger.level !== 'off' ? withDeprecations.use(requestLog(logger)) : withDeprecations
-  const withProblems = logged.use(
+  // Wrappers nest in the order they are added, the last outermost: the log sees the request the routes see.
+  const absolute = logged.use(absoluteUrls(deps.baseUrl))
+  const withProblems = absolute.use(
     problems(
       deps.baseUrl,
       logger ?? undefined,

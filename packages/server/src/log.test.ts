@@ -152,5 +152,7 @@ describe('loggedPath', () => {
       '/api/v1/agents/scout/TASKS/{id}/complete',
     )
     expect(loggedPath('http://h/api/agents/scout/tasks')).toBe('/api/agents/scout/tasks')
+    // A request without a usable Host: Bun gives its URL as the path alone.
+    expect(loggedPath(`/api/agents/scout/tasks/${id}?x=1`)).toBe('/api/agents/scout/tasks/{id}')
   })
 })

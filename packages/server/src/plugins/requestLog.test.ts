@@ -85,4 +85,31 @@ describe('requestLog', () => {
     expect(written.filter((line) => line.level === 'error')).toEqual([])
     expect(written.map((line) => line.msg)).toEqual(['request', 'request', 'request'])
   })
+
+  test('behavior: a request whose handling fails outside the error handler is still logged, as failed', async () => {
+    const written: string[] = []
+    const logger = jsonLogger('info', (text) => written.push(text))
+    const app = new Elysia()
+      .use(requestLog(logger))
+      .onError(() => {
+        throw new Error('the error handler failed too')
+      })
+      .get('/boom', () => {
+        throw new Error('first failure')
+      })
+    const outcome = await Promise.resolve(app.handle(get('/boom'))).then(
+      (answer) => answer.status,
+      () => 'rejected',
+    )
+    logger.flush(true)
+    const lines = written
+      .join('')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Line)
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatchObject({ level: 'warn', msg: 'request failed', path: '/boom', status: 500 })
+    // Elysia rejects when its error handler throws; Bun then answers with its own 500.
+    expect(outcome).toBe('rejected')
+  })
 })

@@ -40,6 +40,19 @@ function answered(logger: Logger, request: Request, answer: unknown, arrival: nu
   return answer
 }
 
+/** Logs a request whose handling failed outside Elysia's error handler (Bun answers it) as failed, then rethrows. */
+function failed(logger: Logger, request: Request, error: unknown, arrival: number): never {
+  logger.request({
+    at: Date.now(),
+    requestId: ids.get(request) ?? requestIdFor(request),
+    method: request.method,
+    url: request.url,
+    status: 500,
+    ms: Math.round((performance.now() - arrival) * 100) / 100,
+  })
+  throw error
+}
+
 /** What Elysia calls to answer a request: its handler for the route or the app (`wrap` gives it). */
 type Handle = (request: Request) => unknown
 
@@ -54,7 +67,10 @@ export function requestLog(logger: Logger) {
     const arrival = performance.now()
     const answer = handle(request)
     return answer instanceof Promise
-      ? answer.then((settled) => answered(logger, request, settled, arrival))
+      ? answer.then(
+          (settled) => answered(logger, request, settled, arrival),
+          (error) => failed(logger, request, error, arrival),
+        )
       : answered(logger, request, answer, arrival)
   }
   return new Elysia({ name: 'request-log' }).wrap(wrapper as never)
