@@ -36,16 +36,32 @@ async function send(
   return { status: answer.status, requestId: answer.headers.get('x-request-id'), text }
 }
 
+/** `bun start` on its own database file in the test folder, at log level `level`, its standard output piped. */
+function loggingServer(file: string, level: string) {
+  return startMarketServer(
+    { DATABASE_URL: `file:${join(folder, file)}`, CHAIN_RPC_URL: 'http://127.0.0.1:9', LOG_LEVEL: level },
+    { stdout: 'pipe' },
+  )
+}
+
+/** Stops `server` and returns all it wrote to standard output. */
+async function stopAndRead(server: Awaited<ReturnType<typeof startMarketServer>>): Promise<string> {
+  server.process.kill('SIGTERM')
+  const output = await new Response(server.process.stdout as ReadableStream).text()
+  await server.process.exited
+  return output
+}
+
+/** The JSON lines of a log. */
+const parsed = (output: string) =>
+  output
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as LogLine)
+
 describe('structured logs (bun start)', () => {
   test('behavior: one JSON line per request with the id echoed in X-Request-Id, and no secret in any line', async () => {
-    const server = await startMarketServer(
-      {
-        DATABASE_URL: `file:${join(folder, 'market.db')}`,
-        CHAIN_RPC_URL: 'http://127.0.0.1:9',
-        LOG_LEVEL: 'info',
-      },
-      { stdout: 'pipe' },
-    )
+    const server = await loggingServer('market.db', 'info')
     const base = server.base
     const email = 'buyer.secret@example.com'
     const registered = await send(base, '/api/agents/register', {
@@ -98,13 +114,8 @@ describe('structured logs (bun start)', () => {
       }),
       await send(base, '/api/no-such-route', { headers: { 'x-request-id': 'bad id\twith tab' } }),
     ]
-    server.process.kill('SIGTERM')
-    const output = await new Response(server.process.stdout as ReadableStream).text()
-    await server.process.exited
-    const lines = output
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as LogLine)
+    const output = await stopAndRead(server)
+    const lines = parsed(output)
 
     for (const line of lines) {
       expect(Date.parse(line.time)).not.toBeNaN()
@@ -142,30 +153,15 @@ describe('structured logs (bun start)', () => {
   })
 
   test('behavior: LOG_LEVEL=off writes nothing and sends no X-Request-Id', async () => {
-    const server = await startMarketServer(
-      {
-        DATABASE_URL: `file:${join(folder, 'quiet.db')}`,
-        CHAIN_RPC_URL: 'http://127.0.0.1:9',
-        LOG_LEVEL: 'off',
-      },
-      { stdout: 'pipe' },
-    )
+    const server = await loggingServer('quiet.db', 'off')
     const answer = await send(server.base, '/api/community/health')
     expect(answer.status).toBe(200)
     expect(answer.requestId).toBeNull()
-    server.process.kill('SIGTERM')
-    expect(await new Response(server.process.stdout as ReadableStream).text()).toBe('')
+    expect(await stopAndRead(server)).toBe('')
   })
 
   test('attack: requests without a usable Host (HTTP/1.0, Host a/b) get real answers, problems included, each with an id and a line', async () => {
-    const server = await startMarketServer(
-      {
-        DATABASE_URL: `file:${join(folder, 'hostless.db')}`,
-        CHAIN_RPC_URL: 'http://127.0.0.1:9',
-        LOG_LEVEL: 'info',
-      },
-      { stdout: 'pipe' },
-    )
+    const server = await loggingServer('hostless.db', 'info')
     const port = Number(new URL(server.base).port)
     /** The raw answer to `head` (a request line and headers), sent on its own connection. */
     const raw = (head: string) =>
@@ -185,19 +181,15 @@ describe('structured logs (bun start)', () => {
       await raw('PUT /api/community/health HTTP/1.1\r\nHost: a/b\r\nX-Request-Id: hostless-1'),
       await raw('GET /api/agents/nobody/agent-card.json HTTP/1.1\r\nHost: "evil\\'),
     ]
-    server.process.kill('SIGTERM')
-    const output = await new Response(server.process.stdout as ReadableStream).text()
-    await server.process.exited
+    const output = await stopAndRead(server)
     const status = (answer: string) => Number(/^HTTP\/1\.[01] (\d{3})/.exec(answer)?.[1])
     expect(answers.map(status)).toEqual([404, 200, 405, 404])
     for (const answer of [answers[0], answers[2], answers[3]])
       expect(answer?.toLowerCase()).toContain('content-type: application/problem+json')
     expect(answers[2]?.toLowerCase()).toContain('x-request-id: hostless-1')
-    const lines = output
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as LogLine)
-      .filter((line) => line.msg === 'request' && line.path !== '/api/community/health')
+    const lines = parsed(output).filter(
+      (line) => line.msg === 'request' && line.path !== '/api/community/health',
+    )
     expect(lines.map((line) => [line.path, line.status])).toEqual([
       ['/api/no-such-route', 404],
       ['/api/community/agents', 200],

@@ -1,7 +1,5 @@
 import { Elysia } from 'elysia'
-
-/** What Elysia calls to answer a request: its handler for the route or the app (`wrap` gives it). */
-type Handle = (request: Request) => unknown
+import type { Handle } from './requestLog.ts'
 
 /**
  * Gives every request an absolute URL. Bun hands a request without a usable Host (HTTP/1.0 without one, or a Host

@@ -24,37 +24,35 @@ export function requestIdOf(request: Request): string {
   return id
 }
 
-/** Gives `answer` its request id and logs its line; anything but a Response (none is expected) goes on untouched. */
-function answered(logger: Logger, request: Request, answer: unknown, arrival: number): unknown {
-  if (!(answer instanceof Response)) return answer
-  const id = ids.get(request) ?? requestIdFor(request)
-  answer.headers.set('x-request-id', id)
+/** Queues the line of `request`, answered with `status` under the id `id`. */
+function logLine(logger: Logger, request: Request, id: string, status: number, arrival: number): void {
   logger.request({
     at: Date.now(),
     requestId: id,
     method: request.method,
     url: request.url,
-    status: answer.status,
+    status,
     ms: Math.round((performance.now() - arrival) * 100) / 100,
   })
+}
+
+/** Gives `answer` its request id and logs its line; anything but a Response (none is expected) goes on untouched. */
+function answered(logger: Logger, request: Request, answer: unknown, arrival: number): unknown {
+  if (!(answer instanceof Response)) return answer
+  const id = ids.get(request) ?? requestIdFor(request)
+  answer.headers.set('x-request-id', id)
+  logLine(logger, request, id, answer.status, arrival)
   return answer
 }
 
 /** Logs a request whose handling failed outside Elysia's error handler (Bun answers it) as failed, then rethrows. */
 function failed(logger: Logger, request: Request, error: unknown, arrival: number): never {
-  logger.request({
-    at: Date.now(),
-    requestId: ids.get(request) ?? requestIdFor(request),
-    method: request.method,
-    url: request.url,
-    status: 500,
-    ms: Math.round((performance.now() - arrival) * 100) / 100,
-  })
+  logLine(logger, request, ids.get(request) ?? requestIdFor(request), 500, arrival)
   throw error
 }
 
 /** What Elysia calls to answer a request: its handler for the route or the app (`wrap` gives it). */
-type Handle = (request: Request) => unknown
+export type Handle = (request: Request) => unknown
 
 /**
  * Echoes a request id in `X-Request-Id` and logs one JSON line per answered request: id, method, path (no query, task
