@@ -41,7 +41,8 @@ function machine(options: {
     stub(
       bin,
       'apt-get',
-      `[ "$1" = install ] && for p in "$@"; do case "$p" in -*|install) ;; *) printf '#!/bin/sh\\n' > "${bin}/$p"; /bin/chmod +x "${bin}/$p";; esac; done; exit 0`,
+      // A package's command is its name, but postgresql's (pg_ctlcluster, from postgresql-common).
+      `[ "$1" = install ] && for p in "$@"; do case "$p" in -*|install) ;; *) c="$p"; [ "$p" = postgresql ] && c=pg_ctlcluster; printf '#!/bin/sh\\n' > "${bin}/$c"; /bin/chmod +x "${bin}/$c";; esac; done; exit 0`,
     )
   if (options.aptGet === 'fails') stub(bin, 'apt-get', 'exit 100')
   for (const command of options.has ?? []) stub(bin, command)
@@ -71,14 +72,15 @@ describe('scripts/system-deps.ts', () => {
     expect(run.exitCode).toBe(1)
     expect(run.stdout).toBe('')
     expect(run.stderr).toBe(
-      'agentmarket tests need chromium (the browser tests) and wrk (the benchmarks): run  ' +
-        'sudo apt-get update && sudo apt-get install -y chromium wrk  then run bun run test again\n',
+      'agentmarket tests need chromium (the browser tests), wrk (the benchmarks) and postgresql (the PostgreSQL ' +
+        'store tests): run  sudo apt-get update && sudo apt-get install -y chromium wrk postgresql  then run bun run ' +
+        'test again\n',
     )
     expect(run.calls).toEqual(['sudo -n true []'])
   })
 
   test('behavior: without sudo the line says to run apt-get as root; without apt-get, to use the package manager', async () => {
-    const noSudo = await systemDeps(machine({ uid: 1000, aptGet: 'works', has: ['wrk'] }))
+    const noSudo = await systemDeps(machine({ uid: 1000, aptGet: 'works', has: ['wrk', 'pg_ctlcluster'] }))
     expect(noSudo.exitCode).toBe(1)
     expect(noSudo.stderr).toBe(
       'agentmarket tests need chromium (the browser tests): run  apt-get update && apt-get install -y chromium  ' +
@@ -87,14 +89,14 @@ describe('scripts/system-deps.ts', () => {
     const noApt = await systemDeps(machine({ uid: 0 }))
     expect(noApt.exitCode).toBe(1)
     expect(noApt.stderr).toStartWith(
-      'agentmarket tests need chromium (the browser tests) and wrk (the benchmarks) on PATH',
+      'agentmarket tests need chromium (the browser tests), wrk (the benchmarks) and postgresql (the PostgreSQL store tests) on PATH',
     )
     expect(noApt.stderr).toContain('install them with its package manager, then run bun run test again\n')
     expect(noApt.stderr.trimEnd().split('\n')).toHaveLength(1)
   })
 
   test('behavior: root installs what is missing with apt-get, non-interactive, and passes once it is on PATH', async () => {
-    const bin = machine({ uid: 0, aptGet: 'works', has: ['wrk'] })
+    const bin = machine({ uid: 0, aptGet: 'works', has: ['wrk', 'pg_ctlcluster'] })
     const run = await systemDeps(bin)
     expect(run.exitCode).toBe(0)
     expect(run.calls).toEqual([
@@ -114,9 +116,9 @@ describe('scripts/system-deps.ts', () => {
       'sudo -n env DEBIAN_FRONTEND=noninteractive apt-get update -qq []',
       'env DEBIAN_FRONTEND=noninteractive apt-get update -qq []',
       'apt-get update -qq [noninteractive]',
-      'sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium wrk []',
-      'env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium wrk []',
-      'apt-get install -y -qq chromium wrk [noninteractive]',
+      'sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium wrk postgresql []',
+      'env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium wrk postgresql []',
+      'apt-get install -y -qq chromium wrk postgresql [noninteractive]',
     ])
   })
 

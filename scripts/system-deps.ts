@@ -18,7 +18,9 @@ export const SYSTEM_PACKAGES = {
   // Never a browser downloaded by a test tool: Debian's, driven by playwright-core (tests/support/browser.ts).
   chromium: { command: 'chromium', part: 'tests', for: 'the browser tests' },
   wrk: { command: 'wrk', part: 'benchmarks', for: 'the benchmarks' },
-  // The server's own go here, with part 'server': postgresql (command 'pg_ctlcluster'), with the PostgreSQL store.
+  // A real PostgreSQL for the PostgreSQL store's tests, each run its own server in a temporary folder
+  // (tests/support/postgres.ts). The server itself needs none: it connects to the database DATABASE_URL names.
+  postgresql: { command: 'pg_ctlcluster', part: 'tests', for: 'the PostgreSQL store tests' },
 } as const satisfies Record<string, SystemPackage>
 
 /** Who asks: the parts whose packages it needs, how to name them, and the command to run again once installed. */

@@ -1,12 +1,10 @@
 import {
   type AgentListQuery,
-  cheapestPurchasable,
   IDLE_WINDOW_MS,
   LIVE_WINDOW_MS,
   PAID_TRUST_STEPS,
   POINTS_PER_BUYER,
   SELF_MADE_POINTS,
-  type SkillRecord,
   usernameKey,
 } from '@agentmarket/core'
 import {
@@ -25,22 +23,6 @@ import {
   sql,
 } from 'drizzle-orm'
 import { agents } from './schema.ts'
-
-/** Joins the searched texts of an agent's skills: a control character, which q cannot hold, so no match spans two. */
-const SKILL_TEXT_SEPARATOR = '\u001f'
-
-/** The agent columns derived from its skills, written in the same transaction as the skills (see schema.ts). */
-export function skillColumns(skills: readonly SkillRecord[]) {
-  const cheapest = cheapestPurchasable(skills)
-  return {
-    skillText: skills
-      .flatMap((skill) => [skill.name, skill.slug, skill.description ?? ''])
-      .join(SKILL_TEXT_SEPARATOR),
-    // Prices are capped far below 2^53 base units, so the integer column holds them exactly.
-    cheapestPriceBaseUnits: cheapest === null ? null : Number(cheapest),
-    sellsFree: skills.some((skill) => skill.type === 'free') ? 1 : 0,
-  }
-}
 
 /** Literal, case-insensitive substring match of any column: instr() treats % and _ as themselves. */
 export function searchCondition(q: string | undefined, ...columns: SQLWrapper[]): SQL | undefined {

@@ -3,30 +3,34 @@ import type {
   AgentPatch,
   AgentRecord,
   FeedEventInput,
-  FeedEventRecord,
-  MilestoneRecord,
   OnlineEvent,
-  SkillRecord,
   Store,
   UserRecord,
 } from '@agentmarket/core'
 import {
+  type AgentRow,
+  byPosition,
   compareByActivity,
   IDLE_WINDOW_MS,
   LIVE_WINDOW_MS,
   livenessChangesAt,
+  type MilestoneRow,
   nameKey,
+  type SkillRow,
+  skillColumns,
+  skillsByAgent,
+  toAgentRecord,
+  toAgentRow,
+  toEventRecord,
+  toEventRow,
+  toMilestoneRecord,
+  toSkillRows,
+  toUserRecord,
+  type UserRow,
   usernameKey,
 } from '@agentmarket/core'
 import { and, asc, desc, eq, gt, inArray, isNotNull, lt, or, sql } from 'drizzle-orm'
-import type { Address } from 'viem'
-import {
-  agentListOrder,
-  agentListWhere,
-  searchCondition,
-  skillColumns,
-  WALK_IN_ORDER_FROM,
-} from './agentList.ts'
+import { agentListOrder, agentListWhere, searchCondition, WALK_IN_ORDER_FROM } from './agentList.ts'
 import { withChangeVersion } from './changeVersion.ts'
 import type { RunInfo } from './connection.ts'
 import { groupCommit } from './groupCommit.ts'
@@ -36,14 +40,7 @@ import type { Database } from './open.ts'
 import { agents, events, milestones, skills, users } from './schema.ts'
 import { named, shapedRead } from './shapedReads.ts'
 import { taskStore } from './taskStore.ts'
-import { batchWriter, ms, preparedOnce, toEventRow } from './writes.ts'
-
-type AgentRow = typeof agents.$inferSelect
-type SkillRow = typeof skills.$inferSelect
-type UserRow = typeof users.$inferSelect
-type MilestoneRow = typeof milestones.$inferSelect
-
-const toDate = (time: number) => new Date(time)
+import { batchWriter, preparedOnce } from './writes.ts'
 
 // Time columns are written as max(coalesce(column, 0), at): a write that waited for the lock (another process held it)
 // must not move "last seen" or "last active" back past a later write already acknowledged.
@@ -61,137 +58,6 @@ const placeholderValues = (columns: Record<string, unknown>) =>
 
 /** Thrown inside a write batch whose agent is gone, so the batch lands nothing; never leaves the store. */
 const NO_SUCH_AGENT = new Error('no such agent')
-
-/** An agent's skill rows in the order the agent listed them. */
-const byPosition = (rows: SkillRow[]) => rows.sort((a, b) => a.position - b.position)
-
-/** Skill rows of several agents by agent key, each agent's in the order it listed them. */
-function skillsByAgent(rows: SkillRow[]): Map<string, SkillRow[]> {
-  const grouped = new Map<string, SkillRow[]>()
-  for (const row of rows) {
-    const list = grouped.get(row.agentKey)
-    if (list) list.push(row)
-    else grouped.set(row.agentKey, [row])
-  }
-  for (const list of grouped.values()) byPosition(list)
-  return grouped
-}
-
-function toSkillRecord(row: SkillRow): SkillRecord {
-  return {
-    name: row.name,
-    slug: row.slug,
-    description: row.description,
-    type: row.type as SkillRecord['type'],
-    priceBaseUnits: row.priceBaseUnits === null ? null : BigInt(row.priceBaseUnits),
-    currency: 'USDC',
-    sla: row.sla,
-    url: row.url,
-    input: row.inputSchema === null ? null : (JSON.parse(row.inputSchema) as SkillRecord['input']),
-  }
-}
-
-function toSkillRows(agentKey: string, list: readonly SkillRecord[]): (typeof skills.$inferInsert)[] {
-  return list.map((skill, position) => ({
-    agentKey,
-    position,
-    slug: skill.slug,
-    name: skill.name,
-    nameKey: skill.name.toLowerCase(),
-    description: skill.description,
-    type: skill.type,
-    // Prices are capped far below 2^53 base units, so the integer column holds them exactly.
-    priceBaseUnits: skill.priceBaseUnits === null ? null : Number(skill.priceBaseUnits),
-    currency: skill.currency,
-    sla: skill.sla,
-    url: skill.url,
-    inputSchema: skill.input === null ? null : JSON.stringify(skill.input),
-  }))
-}
-
-function toAgentRecord(row: AgentRow, skillRows: SkillRow[]): AgentRecord {
-  return {
-    name: row.name,
-    bio: row.bio,
-    platform: row.platform as AgentRecord['platform'],
-    model: row.model,
-    walletAddress: row.walletAddress as Address | null,
-    basename: row.basename,
-    skills: skillRows.map(toSkillRecord),
-    status: 'free',
-    apiKeyHash: row.apiKeyHash,
-    pairingCodeHash: row.pairingCodeHash,
-    pairingCodeUsedAt: row.pairingCodeUsedAt === null ? null : toDate(row.pairingCodeUsedAt),
-    pairingCodeExpiresAt: row.pairingCodeExpiresAt === null ? null : toDate(row.pairingCodeExpiresAt),
-    ownerUsername: row.ownerUsername,
-    lastSeen: row.lastSeen === null ? null : toDate(row.lastSeen),
-    lastActiveAt: toDate(row.lastActiveAt),
-    createdAt: toDate(row.createdAt),
-    updatedAt: toDate(row.updatedAt),
-    revision: row.revision,
-    verifiedMilestones: row.verifiedMilestones,
-    claimedMilestones: row.claimedMilestones,
-    completedTasks: row.completedTasks,
-    trustCreditBaseUnits: BigInt(row.trustCreditBaseUnits),
-    payingBuyers: row.payingBuyers,
-    ownerProven: row.ownerProven === 1,
-  }
-}
-
-function toAgentRow(agent: AgentRecord): typeof agents.$inferInsert {
-  return {
-    nameKey: nameKey(agent.name),
-    name: agent.name,
-    bio: agent.bio,
-    platform: agent.platform,
-    model: agent.model,
-    walletAddress: agent.walletAddress,
-    basename: agent.basename,
-    status: agent.status,
-    apiKeyHash: agent.apiKeyHash,
-    pairingCodeHash: agent.pairingCodeHash,
-    pairingCodeUsedAt: ms(agent.pairingCodeUsedAt),
-    pairingCodeExpiresAt: ms(agent.pairingCodeExpiresAt),
-    ownerUsername: agent.ownerUsername,
-    ownerKey: agent.ownerUsername ? usernameKey(agent.ownerUsername) : null,
-    lastSeen: ms(agent.lastSeen),
-    lastActiveAt: agent.lastActiveAt.getTime(),
-    createdAt: agent.createdAt.getTime(),
-    updatedAt: agent.updatedAt.getTime(),
-    revision: agent.revision,
-    verifiedMilestones: agent.verifiedMilestones,
-    claimedMilestones: agent.claimedMilestones,
-    completedTasks: agent.completedTasks,
-    // Credit is capped per buyer wallet, so the sum stays far below 2^53 base units.
-    trustCreditBaseUnits: Number(agent.trustCreditBaseUnits),
-    payingBuyers: agent.payingBuyers,
-    ownerProven: agent.ownerProven ? 1 : 0,
-    ...skillColumns(agent.skills),
-  }
-}
-
-function toUserRecord(row: UserRow): UserRecord {
-  return {
-    username: row.username,
-    walletAddress: row.walletAddress as Address,
-    bio: row.bio,
-    showcase: JSON.parse(row.showcase),
-    inviteCode: row.inviteCode,
-    createdAt: toDate(row.createdAt),
-    updatedAt: toDate(row.updatedAt),
-  }
-}
-
-function toEventRecord(row: typeof events.$inferSelect): FeedEventRecord {
-  return {
-    id: String(row.seq),
-    kind: row.kind as FeedEventRecord['kind'],
-    agent: row.agent,
-    at: toDate(row.at),
-    summary: row.summary,
-    data: JSON.parse(row.data),
-  }
-}
 
 /**
  * The Store over libSQL with drizzle. Multi-statement writes run as one `BEGIN IMMEDIATE` batch: all of it
@@ -561,18 +427,7 @@ export function libsqlStore(database: Database): Store {
       const rows = milestonesOfAgent.all({ key, limit, offset })
       // The agent's name as registered, read only when there is a milestone to carry it (an unknown agent has none).
       const name = rows.length === 0 ? agentName : (agentNameByKey.get({ key })?.name ?? agentName)
-      return rows.map(
-        (row): MilestoneRecord => ({
-          id: row.id,
-          agentName: name,
-          date: row.date,
-          title: row.title,
-          description: row.description,
-          proof: row.proof,
-          trust: row.trust as MilestoneRecord['trust'],
-          createdAt: toDate(row.createdAt),
-        }),
-      )
+      return rows.map((row) => toMilestoneRecord(row, name))
     },
 
     async findAgentByPairingCodeHash(pairingCodeHash) {

@@ -1,55 +1,10 @@
-import type { MailOutcome, OutboxEntry, Store } from '@agentmarket/core'
+import { type MailOutcome, type Store, toOutboxEntry, toOutboxRow, toTaskRow } from '@agentmarket/core'
 import { and, asc, eq, inArray, isNull, lte, sql } from 'drizzle-orm'
 import type { Database } from './open.ts'
 import { orderMails, outbox, tasks } from './schema.ts'
-import { toTaskRow } from './taskStore.ts'
-import { batchWriter, dateOf, isUniqueViolation, ms } from './writes.ts'
+import { batchWriter, isUniqueViolation } from './writes.ts'
 
 type MailMethods = Pick<Store, 'acceptOrderMail' | 'claimDueMail' | 'settleMail' | 'getMail'>
-type OutboxRow = typeof outbox.$inferSelect
-
-function toOutboxRow(entry: OutboxEntry): typeof outbox.$inferInsert {
-  const { mail } = entry
-  return {
-    id: entry.id,
-    fromAddress: mail.from,
-    toAddress: mail.to,
-    subject: mail.subject,
-    body: mail.text,
-    messageId: mail.messageId,
-    inReplyTo: mail.inReplyTo,
-    references: JSON.stringify(mail.references),
-    headers: JSON.stringify(mail.headers),
-    createdAt: entry.createdAt.getTime(),
-    attempts: entry.attempts,
-    nextAttemptAt: entry.nextAttemptAt.getTime(),
-    sentAt: ms(entry.sentAt),
-    failedAt: ms(entry.failedAt),
-    lastError: entry.lastError,
-  }
-}
-
-function toOutboxEntry(row: OutboxRow): OutboxEntry {
-  return {
-    id: row.id,
-    mail: {
-      from: row.fromAddress,
-      to: row.toAddress,
-      subject: row.subject,
-      text: row.body,
-      messageId: row.messageId,
-      inReplyTo: row.inReplyTo,
-      references: JSON.parse(row.references),
-      headers: JSON.parse(row.headers),
-    },
-    createdAt: new Date(row.createdAt),
-    attempts: row.attempts,
-    nextAttemptAt: new Date(row.nextAttemptAt),
-    sentAt: dateOf(row.sentAt),
-    failedAt: dateOf(row.failedAt),
-    lastError: row.lastError,
-  }
-}
 
 const pending = and(isNull(outbox.sentAt), isNull(outbox.failedAt))
 

@@ -1,14 +1,19 @@
-import type { PendingCheck, Store, TaskPayment, TaskRecord, TaskStatus } from '@agentmarket/core'
-import { nameKey } from '@agentmarket/core'
+import type { Store, TaskRecord, TaskRow } from '@agentmarket/core'
+import {
+  idempotencyOf,
+  nameKey,
+  paymentColumns,
+  pendingColumns,
+  toEventRow,
+  toTaskRecord,
+  toTaskRow,
+} from '@agentmarket/core'
 import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm'
-import type { Address, Hex } from 'viem'
 import type { Database } from './open.ts'
 import { agents, events, tasks } from './schema.ts'
 import { named, shapedRead } from './shapedReads.ts'
 import { trustCreditStatements } from './trustCredit.ts'
-import { batchWriter, dateOf, isUniqueViolation, ms, toEventRow } from './writes.ts'
-
-type TaskRow = typeof tasks.$inferSelect
+import { batchWriter, isUniqueViolation } from './writes.ts'
 
 type TaskMethods = Pick<
   Store,
@@ -24,109 +29,6 @@ type TaskMethods = Pick<
   | 'countPendingChecks'
   | 'expireTasks'
 >
-
-// A paid amount is whatever the chain moved, possibly beyond 2^63, so it is kept as decimal text.
-const paymentColumns = (payment: TaskPayment | null) => ({
-  paymentMethod: payment?.method ?? null,
-  txHash: payment?.txHash ?? null,
-  escrowTaskId: payment?.escrowTaskId ?? null,
-  paidAmountBaseUnits: payment ? payment.amountBaseUnits.toString() : null,
-  paidFrom: payment?.from ?? null,
-  paidAt: ms(payment?.at),
-})
-
-const pendingColumns = (check: PendingCheck | null) => ({
-  pendingTxHash: check?.txHash ?? null,
-  pendingSignature: check?.signature ?? null,
-  recheckAttempts: check?.attempts ?? null,
-  nextRecheckAt: ms(check?.nextAt),
-})
-
-/** The row of a task. */
-export function toTaskRow(task: TaskRecord): typeof tasks.$inferInsert {
-  return {
-    id: task.id,
-    agentKey: nameKey(task.agentName),
-    skillName: task.skillName,
-    skillSlug: task.skillSlug,
-    sla: task.sla,
-    status: task.status,
-    // Prices are capped at 10^12 base units, far below 2^53.
-    priceBaseUnits: Number(task.priceBaseUnits),
-    payTo: task.payTo,
-    params: task.params === null ? null : JSON.stringify(task.params),
-    buyer: task.buyer,
-    buyerEmail: task.buyerEmail,
-    buyerWallet: task.buyerWallet,
-    ...paymentColumns(task.payment),
-    ...pendingColumns(task.pendingCheck),
-    resultUrl: task.resultUrl,
-    idempotencyKey: task.idempotency?.key ?? null,
-    requestFingerprint: task.idempotency?.fingerprint ?? null,
-    firstStatus: task.idempotency?.status ?? null,
-    firstBody: task.idempotency ? JSON.stringify(task.idempotency.body) : null,
-    clientKey: task.clientKey,
-    expiresAt: ms(task.expiresAt),
-    createdAt: task.createdAt.getTime(),
-    completedAt: ms(task.completedAt),
-  }
-}
-
-function paymentOf(row: TaskRow): TaskPayment | null {
-  if (row.paymentMethod === null || row.paidAt === null) return null
-  return {
-    method: row.paymentMethod as TaskPayment['method'],
-    txHash: row.txHash as Hex | null,
-    escrowTaskId: row.escrowTaskId as Hex | null,
-    amountBaseUnits: BigInt(row.paidAmountBaseUnits ?? 0),
-    from: row.paidFrom as Address | null,
-    at: new Date(row.paidAt),
-  }
-}
-
-function idempotencyOf(row: TaskRow): TaskRecord['idempotency'] {
-  if (row.idempotencyKey === null || row.firstBody === null) return null
-  return {
-    key: row.idempotencyKey,
-    fingerprint: row.requestFingerprint ?? '',
-    status: row.firstStatus ?? 201,
-    body: JSON.parse(row.firstBody),
-  }
-}
-
-function toTaskRecord(row: TaskRow, agentName: string): TaskRecord {
-  const pending =
-    row.pendingTxHash === null
-      ? null
-      : {
-          txHash: row.pendingTxHash as Hex,
-          signature: row.pendingSignature as Hex | null,
-          attempts: row.recheckAttempts ?? 0,
-          nextAt: new Date(row.nextRecheckAt ?? 0),
-        }
-  return {
-    id: row.id,
-    agentName,
-    skillName: row.skillName,
-    skillSlug: row.skillSlug,
-    sla: row.sla,
-    status: row.status as TaskStatus,
-    priceBaseUnits: BigInt(row.priceBaseUnits),
-    payTo: row.payTo as Address | null,
-    params: row.params === null ? null : JSON.parse(row.params),
-    buyer: row.buyer,
-    buyerEmail: row.buyerEmail,
-    buyerWallet: row.buyerWallet as Address | null,
-    payment: paymentOf(row),
-    pendingCheck: pending,
-    resultUrl: row.resultUrl,
-    idempotency: idempotencyOf(row),
-    clientKey: row.clientKey ?? '',
-    expiresAt: dateOf(row.expiresAt),
-    createdAt: new Date(row.createdAt),
-    completedAt: dateOf(row.completedAt),
-  }
-}
 
 /** Which claim a unique violation broke, if it was one of a task's claims. */
 function brokenClaim(error: unknown): 'tx_already_used' | 'escrow_task_id_used' | 'idempotency' | null {

@@ -1,26 +1,9 @@
-import type { FeedEventInput } from '@agentmarket/core'
+import { type FeedEventInput, toEventRow } from '@agentmarket/core'
 import { getTableName, sql } from 'drizzle-orm'
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core'
 import { type BuildsSql, type RunInfo, type SqlDatabase, toStatement } from './connection.ts'
 import type { Database } from './open.ts'
 import { events } from './schema.ts'
-
-/** A time as its epoch-milliseconds column; null stays null. */
-export const ms = (date: Date | null | undefined): number | null => date?.getTime() ?? null
-
-/** An epoch-milliseconds column as a time; null stays null. */
-export const dateOf = (value: number | null): Date | null => (value === null ? null : new Date(value))
-
-/** The row of a feed event. */
-export function toEventRow(event: FeedEventInput): typeof events.$inferInsert {
-  return {
-    kind: event.kind,
-    agent: event.agent,
-    at: event.at.getTime(),
-    summary: event.summary,
-    data: JSON.stringify(event.data),
-  }
-}
 
 /** True when `error`, or any error it wraps, is a uniqueness failure of `column` (e.g. `agents.name_key`). */
 export function isUniqueViolation(error: unknown, column: string): boolean {

@@ -1,0 +1,4 @@
+export * from './agentRows.ts'
+export * from './columns.ts'
+export * from './outboxRows.ts'
+export * from './taskRows.ts'

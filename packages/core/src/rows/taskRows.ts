@@ -1,0 +1,145 @@
+import type { Address, Hex } from 'viem'
+import { nameKey } from '../Agent.ts'
+import type { PendingCheck, TaskPayment, TaskRecord, TaskStatus } from '../Task.ts'
+import { dateOf, ms } from './columns.ts'
+
+/** A task's row (`tasks`); see agentRows.ts for what the SQL stores share. */
+export type TaskRow = {
+  id: string
+  agentKey: string
+  skillName: string
+  skillSlug: string
+  sla: string
+  status: string
+  priceBaseUnits: number
+  payTo: string | null
+  params: string | null
+  buyer: string | null
+  buyerEmail: string | null
+  buyerWallet: string | null
+  paymentMethod: string | null
+  txHash: string | null
+  escrowTaskId: string | null
+  paidAmountBaseUnits: string | null
+  paidFrom: string | null
+  paidAt: number | null
+  pendingTxHash: string | null
+  recheckAttempts: number | null
+  nextRecheckAt: number | null
+  pendingSignature: string | null
+  clientKey: string | null
+  expiresAt: number | null
+  resultUrl: string | null
+  idempotencyKey: string | null
+  requestFingerprint: string | null
+  firstStatus: number | null
+  firstBody: string | null
+  createdAt: number
+  completedAt: number | null
+}
+
+/** The payment columns of a task row; a paid amount is whatever the chain moved (beyond 2^63, maybe), kept as text. */
+export const paymentColumns = (payment: TaskPayment | null) => ({
+  paymentMethod: payment?.method ?? null,
+  txHash: payment?.txHash ?? null,
+  escrowTaskId: payment?.escrowTaskId ?? null,
+  paidAmountBaseUnits: payment ? payment.amountBaseUnits.toString() : null,
+  paidFrom: payment?.from ?? null,
+  paidAt: ms(payment?.at),
+})
+
+/** The pending-check columns of a task row. */
+export const pendingColumns = (check: PendingCheck | null) => ({
+  pendingTxHash: check?.txHash ?? null,
+  pendingSignature: check?.signature ?? null,
+  recheckAttempts: check?.attempts ?? null,
+  nextRecheckAt: ms(check?.nextAt),
+})
+
+/** The row of a task. */
+export function toTaskRow(task: TaskRecord): TaskRow {
+  return {
+    id: task.id,
+    agentKey: nameKey(task.agentName),
+    skillName: task.skillName,
+    skillSlug: task.skillSlug,
+    sla: task.sla,
+    status: task.status,
+    // Prices are capped at 10^12 base units, far below 2^53.
+    priceBaseUnits: Number(task.priceBaseUnits),
+    payTo: task.payTo,
+    params: task.params === null ? null : JSON.stringify(task.params),
+    buyer: task.buyer,
+    buyerEmail: task.buyerEmail,
+    buyerWallet: task.buyerWallet,
+    ...paymentColumns(task.payment),
+    ...pendingColumns(task.pendingCheck),
+    resultUrl: task.resultUrl,
+    idempotencyKey: task.idempotency?.key ?? null,
+    requestFingerprint: task.idempotency?.fingerprint ?? null,
+    firstStatus: task.idempotency?.status ?? null,
+    firstBody: task.idempotency ? JSON.stringify(task.idempotency.body) : null,
+    clientKey: task.clientKey,
+    expiresAt: ms(task.expiresAt),
+    createdAt: task.createdAt.getTime(),
+    completedAt: ms(task.completedAt),
+  }
+}
+
+function paymentOf(row: TaskRow): TaskPayment | null {
+  if (row.paymentMethod === null || row.paidAt === null) return null
+  return {
+    method: row.paymentMethod as TaskPayment['method'],
+    txHash: row.txHash as Hex | null,
+    escrowTaskId: row.escrowTaskId as Hex | null,
+    amountBaseUnits: BigInt(row.paidAmountBaseUnits ?? 0),
+    from: row.paidFrom as Address | null,
+    at: new Date(row.paidAt),
+  }
+}
+
+/** The first answer kept under a task's Idempotency-Key, if it has one. */
+export function idempotencyOf(row: TaskRow): TaskRecord['idempotency'] {
+  if (row.idempotencyKey === null || row.firstBody === null) return null
+  return {
+    key: row.idempotencyKey,
+    fingerprint: row.requestFingerprint ?? '',
+    status: row.firstStatus ?? 201,
+    body: JSON.parse(row.firstBody),
+  }
+}
+
+/** The record of a task row, under its agent's registered name. */
+export function toTaskRecord(row: TaskRow, agentName: string): TaskRecord {
+  const pending =
+    row.pendingTxHash === null
+      ? null
+      : {
+          txHash: row.pendingTxHash as Hex,
+          signature: row.pendingSignature as Hex | null,
+          attempts: row.recheckAttempts ?? 0,
+          nextAt: new Date(row.nextRecheckAt ?? 0),
+        }
+  return {
+    id: row.id,
+    agentName,
+    skillName: row.skillName,
+    skillSlug: row.skillSlug,
+    sla: row.sla,
+    status: row.status as TaskStatus,
+    priceBaseUnits: BigInt(row.priceBaseUnits),
+    payTo: row.payTo as Address | null,
+    params: row.params === null ? null : JSON.parse(row.params),
+    buyer: row.buyer,
+    buyerEmail: row.buyerEmail,
+    buyerWallet: row.buyerWallet as Address | null,
+    payment: paymentOf(row),
+    pendingCheck: pending,
+    resultUrl: row.resultUrl,
+    idempotency: idempotencyOf(row),
+    clientKey: row.clientKey ?? '',
+    expiresAt: dateOf(row.expiresAt),
+    createdAt: new Date(row.createdAt),
+    completedAt: dateOf(row.completedAt),
+  }
+}

@@ -1,0 +1,66 @@
+import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js'
+import postgres, { type Sql } from 'postgres'
+import { applyMigrations, type MigrationReport } from './migrate.ts'
+
+/** How a node connects: its pool size and TLS (the URL's `sslmode` is read too). */
+export type PostgresOptions = {
+  /** Connections in this node's pool (default 10); one more is opened for LISTEN. */
+  max?: number
+  /**
+   * TLS: `require` (encrypted, the server's certificate not checked), `verify-full` (encrypted and the certificate
+   * checked against the system's CAs and the host name), or false (plain, for a database on the same host or a
+   * private network). Default: as the URL's `sslmode` says, else false.
+   */
+  ssl?: 'require' | 'verify-full' | false
+  /**
+   * Named prepared statements per connection (default true); false for a pooler in transaction mode (PgBouncer),
+   * which cannot keep them.
+   */
+  prepare?: boolean
+}
+
+/** An open, migrated PostgreSQL database, and what migrating it at this opening did. */
+export type PostgresDatabase = {
+  /** postgres.js's client: the pool, transactions (`sql.begin`) and LISTEN. */
+  sql: Sql
+  /** drizzle over that client. */
+  db: PostgresJsDatabase
+  migrations: MigrationReport
+  close(): Promise<void>
+}
+
+/** PostgreSQL's type id of bigint (int8). */
+const INT8 = 20
+
+/** postgres.js's `ssl` option for our setting. */
+function tlsOf(ssl: PostgresOptions['ssl']) {
+  if (ssl === 'require') return 'require' as const
+  if (ssl === 'verify-full') return 'verify-full' as const
+  return ssl === false ? false : undefined
+}
+
+/**
+ * Opens a PostgreSQL database (`postgres://…` or `postgresql://…`) with a pool, and applies pending migrations
+ * (nodes starting together take turns). bigint columns (times in ms, amounts in base units) read as JS numbers: all
+ * stay far below 2^53.
+ * @example const database = await openPostgres('postgres://market@db.internal/market', { max: 20 })
+ */
+export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<PostgresDatabase> {
+  const ssl = tlsOf(options.ssl)
+  const sql = postgres(url, {
+    max: options.max ?? 10,
+    prepare: options.prepare ?? true,
+    ...(ssl === undefined ? {} : { ssl }),
+    onnotice: () => {},
+    types: {
+      bigint: { to: INT8, from: [INT8], serialize: (value: number) => String(value), parse: Number },
+    },
+  })
+  try {
+    const migrations = await applyMigrations(sql)
+    return { sql, db: drizzle(sql), migrations, close: () => sql.end({ timeout: 5 }) }
+  } catch (error) {
+    await sql.end({ timeout: 1 })
+    throw error
+  }
+}

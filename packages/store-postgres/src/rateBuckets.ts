@@ -1,0 +1,35 @@
+import { type RateBuckets, spendTokens } from '@agentmarket/core'
+import type { PostgresDatabase } from './open.ts'
+
+/** How many takes pass between two sweeps of the rows of full buckets. */
+const SWEEP_EVERY = 1000
+
+/**
+ * Token buckets in PostgreSQL, shared by every node on the database (wrap them in leasedRateBuckets so a request
+ * rarely writes). One upsert checks and spends atomically: the row is locked while the bucket moves, and it moves only
+ * when all of the spend fits in the window; RETURNING says whether it did.
+ * @example const buckets = leasedRateBuckets(postgresRateBuckets(database))
+ */
+export function postgresRateBuckets({ sql }: PostgresDatabase): RateBuckets {
+  let takes = 0
+  return {
+    async take(key, policy, cost, nowMs) {
+      if (++takes % SWEEP_EVERY === 0)
+        await sql`delete from rate_buckets where tat <= ${nowMs}`.catch(() => {})
+      const spend = (cost * policy.windowSeconds * 1000) / policy.limit
+      const window = policy.windowSeconds * 1000
+      const [spent] = await sql<{ tat: number }[]>`
+        insert into rate_buckets (key, tat) values (${key}, ${nowMs}::float8 + ${spend}::float8)
+        on conflict (key) do update set tat = greatest(rate_buckets.tat, ${nowMs}::float8) + ${spend}::float8
+        where greatest(rate_buckets.tat, ${nowMs}::float8) + ${spend}::float8 - ${nowMs}::float8 <= ${window}::float8 + 1e-6
+        returning tat`
+      if (spent !== undefined) return spendTokens(Number(spent.tat) - spend, nowMs, policy, cost).decision
+      const [stored] = await sql<{ tat: number }[]>`select tat from rate_buckets where key = ${key}`
+      const decision = spendTokens(Number(stored?.tat ?? nowMs), nowMs, policy, cost).decision
+      // Tokens that came back between the two statements are for the next request; this one was refused.
+      return decision.allowed
+        ? { ...decision, allowed: false, retryAfterSeconds: 1, retryAfterMs: 1 }
+        : decision
+    },
+  }
+}

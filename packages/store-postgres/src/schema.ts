@@ -1,0 +1,255 @@
+import { sql } from 'drizzle-orm'
+import {
+  bigint,
+  bigserial,
+  doublePrecision,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core'
+
+// The same tables, columns and meanings as store-libsql's schema.ts, so a row reads the same in both stores: times are
+// epoch milliseconds (bigint read as a JS number), flags 0/1 integers, JSON kept as text. Only what PostgreSQL does
+// its own way differs: sequences for `seq`, a trigram index for search, and NOTIFY instead of a change counter row
+// (migration 0001, hand-written: drizzle's schema does not hold functions and triggers).
+
+/** A bigint column of epoch milliseconds or base units, read as a JS number (all stay far below 2^53). */
+const long = (name: string) => bigint(name, { mode: 'number' })
+
+/** Agents; `name_key` is the lower-cased name, the key names are unique under. */
+export const agents = pgTable(
+  'agents',
+  {
+    nameKey: text('name_key').primaryKey(),
+    name: text('name').notNull(),
+    bio: text('bio'),
+    platform: text('platform').notNull(),
+    model: text('model'),
+    walletAddress: text('wallet_address'),
+    basename: text('basename'),
+    status: text('status').notNull(),
+    apiKeyHash: text('api_key_hash').notNull().unique(),
+    pairingCodeHash: text('pairing_code_hash').notNull().unique(),
+    pairingCodeUsedAt: long('pairing_code_used_at'),
+    pairingCodeExpiresAt: long('pairing_code_expires_at'),
+    ownerUsername: text('owner_username'),
+    ownerKey: text('owner_key'),
+    lastSeen: long('last_seen'),
+    lastActiveAt: long('last_active_at').notNull(),
+    createdAt: long('created_at').notNull(),
+    updatedAt: long('updated_at').notNull(),
+    revision: integer('revision').notNull(),
+    verifiedMilestones: integer('verified_milestones').notNull().default(0),
+    claimedMilestones: integer('claimed_milestones').notNull().default(0),
+    completedTasks: integer('completed_tasks').notNull().default(0),
+    /** Trust: sum over distinct buyer wallets of what each paid for delivered tasks, each capped (base units). */
+    trustCreditBaseUnits: long('trust_credit_base_units').notNull().default(0),
+    /** Trust: distinct buyer wallets whose on-chain payments paid delivered tasks. */
+    payingBuyers: integer('paying_buyers').notNull().default(0),
+    /** Trust: 1 when the owner claimed the agent with a wallet signature. */
+    ownerProven: integer('owner_proven').notNull().default(0),
+    /** Search: the skills' names, slugs and descriptions joined by U+001F, which q cannot hold. */
+    skillText: text('skill_text').notNull().default(''),
+    /** The lowest price of its purchasable skills (base units), null when it sells none. */
+    cheapestPriceBaseUnits: long('cheapest_price_base_units'),
+    /** 1 when it lists a free skill. */
+    sellsFree: integer('sells_free').notNull().default(0),
+  },
+  (table) => [
+    index('agents_by_activity').on(sql`${table.lastActiveAt} desc`, table.nameKey),
+    index('agents_by_owner').on(table.ownerKey),
+    index('agents_by_age').on(sql`${table.createdAt} desc`, table.nameKey),
+    index('agents_by_price').on(
+      sql`(${table.cheapestPriceBaseUnits} is null)`,
+      table.cheapestPriceBaseUnits,
+      sql`${table.lastActiveAt} desc`,
+      table.nameKey,
+    ),
+    index('agents_by_last_seen').on(table.lastSeen),
+  ],
+)
+
+/** Skills of an agent, in the order the agent listed them. Prices are integers of 10^-6 USDC. */
+export const skills = pgTable(
+  'skills',
+  {
+    agentKey: text('agent_key')
+      .notNull()
+      .references(() => agents.nameKey, { onDelete: 'cascade' }),
+    position: integer('position').notNull(),
+    slug: text('slug').notNull(),
+    name: text('name').notNull(),
+    nameKey: text('name_key').notNull().default(''),
+    description: text('description'),
+    type: text('type').notNull(),
+    priceBaseUnits: long('price_base_units'),
+    currency: text('currency').notNull(),
+    sla: text('sla'),
+    url: text('url'),
+    inputSchema: text('input_schema'),
+  },
+  (table) => [
+    primaryKey({ columns: [table.agentKey, table.slug] }),
+    index('skills_by_slug').on(table.slug),
+    index('skills_by_name').on(table.nameKey),
+    index('skills_paid').on(table.agentKey, table.slug).where(sql`${table.type} = 'purchasable'`),
+  ],
+)
+
+/** Milestones; `seq` keeps the order they were recorded in. */
+export const milestones = pgTable(
+  'milestones',
+  {
+    seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+    id: text('id').notNull(),
+    agentKey: text('agent_key')
+      .notNull()
+      .references(() => agents.nameKey, { onDelete: 'cascade' }),
+    date: text('date').notNull(),
+    title: text('title').notNull(),
+    description: text('description'),
+    proof: text('proof'),
+    trust: text('trust').notNull(),
+    createdAt: long('created_at').notNull(),
+  },
+  (table) => [
+    index('milestones_by_agent_date').on(table.agentKey, sql`${table.date} desc`, sql`${table.seq} desc`),
+  ],
+)
+
+/** Community users; `name_key` is the lower-cased username. `showcase` is JSON text. */
+export const users = pgTable(
+  'users',
+  {
+    nameKey: text('name_key').primaryKey(),
+    username: text('username').notNull(),
+    walletAddress: text('wallet_address').notNull(),
+    bio: text('bio'),
+    showcase: text('showcase').notNull(),
+    inviteCode: text('invite_code').notNull().unique(),
+    createdAt: long('created_at').notNull(),
+    updatedAt: long('updated_at').notNull(),
+  },
+  (table) => [index('users_by_age').on(sql`${table.createdAt} desc`, table.nameKey)],
+)
+
+/** The append-only live feed; `seq` is the public event id. `data` is JSON text of public fields only. */
+export const events = pgTable('events', {
+  seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+  kind: text('kind').notNull(),
+  agent: text('agent').notNull(),
+  at: long('at').notNull(),
+  summary: text('summary').notNull(),
+  data: text('data').notNull(),
+})
+
+/** Tasks (orders), with the same unique claims as store-libsql's. Amounts are 10^-6 USDC. */
+export const tasks = pgTable(
+  'tasks',
+  {
+    id: text('id').primaryKey(),
+    agentKey: text('agent_key')
+      .notNull()
+      .references(() => agents.nameKey, { onDelete: 'cascade' }),
+    skillName: text('skill_name').notNull(),
+    skillSlug: text('skill_slug').notNull(),
+    sla: text('sla').notNull(),
+    status: text('status').notNull(),
+    priceBaseUnits: long('price_base_units').notNull(),
+    payTo: text('pay_to'),
+    params: text('params'),
+    buyer: text('buyer'),
+    buyerEmail: text('buyer_email'),
+    buyerWallet: text('buyer_wallet'),
+    paymentMethod: text('payment_method'),
+    txHash: text('tx_hash').unique(),
+    escrowTaskId: text('escrow_task_id'),
+    paidAmountBaseUnits: text('paid_amount_base_units'),
+    paidFrom: text('paid_from'),
+    paidAt: long('paid_at'),
+    pendingTxHash: text('pending_tx_hash'),
+    recheckAttempts: integer('recheck_attempts'),
+    nextRecheckAt: long('next_recheck_at'),
+    pendingSignature: text('pending_signature'),
+    clientKey: text('client_key'),
+    expiresAt: long('expires_at'),
+    resultUrl: text('result_url'),
+    idempotencyKey: text('idempotency_key'),
+    requestFingerprint: text('request_fingerprint'),
+    firstStatus: integer('first_status'),
+    firstBody: text('first_body'),
+    createdAt: long('created_at').notNull(),
+    completedAt: long('completed_at'),
+  },
+  (table) => [
+    index('tasks_by_agent').on(table.agentKey, table.status, sql`${table.createdAt} desc`),
+    uniqueIndex('tasks_idempotency_by_client').on(table.agentKey, table.clientKey, table.idempotencyKey),
+    index('tasks_due_rechecks').on(table.nextRecheckAt),
+    uniqueIndex('tasks_escrow_deposit').on(table.paidFrom, table.escrowTaskId),
+    index('tasks_expiring').on(table.status, table.expiresAt),
+    index('tasks_checks_by_client').on(table.clientKey).where(sql`${table.pendingTxHash} is not null`),
+  ],
+)
+
+/** Trust: what each buyer wallet paid an agent for delivered tasks (base units), to credit distinct buyers. */
+export const trustBuyers = pgTable(
+  'trust_buyers',
+  {
+    agentKey: text('agent_key')
+      .notNull()
+      .references(() => agents.nameKey, { onDelete: 'cascade' }),
+    wallet: text('wallet').notNull(),
+    paidBaseUnits: long('paid_base_units').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.agentKey, table.wallet] })],
+)
+
+/** Small JSON values by key: settings kept by the server (the generated MPP secret) and MPP replay markers. */
+export const kv = pgTable('kv', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+})
+
+/** Order e-mails taken, by a key of their sender and Message-ID: a message delivered twice is taken once. */
+export const orderMails = pgTable('order_mails', {
+  key: text('key').primaryKey(),
+  taskId: text('task_id'),
+  replyId: text('reply_id').notNull(),
+  receivedAt: long('received_at').notNull(),
+})
+
+/** E-mail to send, written with the change that caused it (store-libsql's schema.ts says how it is leased). */
+export const outbox = pgTable(
+  'outbox',
+  {
+    id: text('id').primaryKey(),
+    fromAddress: text('from_address').notNull(),
+    toAddress: text('to_address').notNull(),
+    subject: text('subject').notNull(),
+    body: text('body').notNull(),
+    messageId: text('message_id').notNull(),
+    inReplyTo: text('in_reply_to'),
+    references: text('references').notNull(),
+    headers: text('headers').notNull(),
+    createdAt: long('created_at').notNull(),
+    attempts: integer('attempts').notNull(),
+    nextAttemptAt: long('next_attempt_at').notNull(),
+    sentAt: long('sent_at'),
+    failedAt: long('failed_at'),
+    lastError: text('last_error'),
+  },
+  (table) => [
+    index('outbox_due')
+      .on(table.nextAttemptAt)
+      .where(sql`${table.sentAt} is null and ${table.failedAt} is null`),
+  ],
+)
+
+/** Rate-limit token buckets shared by every node on this database: `tat` is the theoretical arrival time in ms. */
+export const rateBuckets = pgTable('rate_buckets', {
+  key: text('key').primaryKey(),
+  tat: doublePrecision('tat').notNull(),
+})

@@ -1,0 +1,137 @@
+import { spawn, spawnSync } from 'node:child_process'
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir, userInfo } from 'node:os'
+import { join } from 'node:path'
+import postgres from 'postgres'
+import { freePort } from './process.ts'
+
+/** A PostgreSQL server of a test run's own, on 127.0.0.1, in a temporary data folder removed when it stops. */
+export type TempPostgres = {
+  /** The URL of the server's `postgres` database, for administration (CREATE DATABASE). */
+  adminUrl: string
+  port: number
+  /** The URL of database `name` on this server. */
+  urlOf(name: string): string
+  /** Creates an empty database (or a copy of `template`) with a new name; its URL. */
+  createDatabase(template?: string): Promise<string>
+  /** Stops the server (a fast shutdown by its PID) and removes its folder; safe to call twice. */
+  stop(): Promise<void>
+}
+
+/** The folder of Debian's newest PostgreSQL server binaries (`/usr/lib/postgresql/<version>/bin`). */
+export function postgresBinaries(): string {
+  const root = '/usr/lib/postgresql'
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((version) => existsSync(join(root, version, 'bin', 'postgres')))
+        .sort((a, b) => Number(b) - Number(a))
+    : []
+  const newest = versions[0]
+  if (!newest)
+    throw new Error(
+      'no PostgreSQL server in /usr/lib/postgresql: bun scripts/system-deps.ts test installs it',
+    )
+  return join(root, newest, 'bin')
+}
+
+/**
+ * PostgreSQL refuses to run as root: as root, its commands run as Debian's `postgres` user, which owns the folder.
+ * `setpriv` execs the command itself, so the process we hold is the server and its PID is the one to signal.
+ */
+function asServerUser(folder: string): { wrap(command: string[]): string[] } {
+  if (userInfo().uid !== 0) return { wrap: (command) => command }
+  const id = (flag: string) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim())
+  for (const path of [folder, join(folder, 'data')]) chownSync(path, id('-u'), id('-g'))
+  return {
+    wrap: (command) => ['setpriv', '--reuid=postgres', '--regid=postgres', '--init-groups', '--', ...command],
+  }
+}
+
+/** Runs a command to its end; throws with its output unless it exits 0. */
+function runOrThrow(command: string[]) {
+  const done = spawnSync(command[0] as string, command.slice(1), { encoding: 'utf8' })
+  if (done.status !== 0) throw new Error(`${command.join(' ')} failed: ${done.stderr}${done.stdout}`)
+}
+
+/** Waits until the server takes connections. */
+async function waitForServer(url: string, exited: () => boolean, timeoutMs = 20_000) {
+  const started = performance.now()
+  for (;;) {
+    if (exited()) throw new Error('postgres exited before it took connections')
+    const sql = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} })
+    const ready = await sql`select 1`.then(
+      () => true,
+      () => false,
+    )
+    await sql.end({ timeout: 1 })
+    if (ready) return
+    if (performance.now() - started > timeoutMs)
+      throw new Error(`postgres did not answer within ${timeoutMs} ms`)
+    await Bun.sleep(25)
+  }
+}
+
+/**
+ * Starts a PostgreSQL server of its own: `initdb` into a temporary folder (trust authentication, UTF-8), then
+ * `postgres` on a free port of 127.0.0.1 with its socket in that folder. Durability settings stay PostgreSQL's
+ * defaults (fsync on), as a self-hoster runs it.
+ * @example const pg = await startPostgres(); afterAll(() => pg.stop()); const url = await pg.createDatabase()
+ */
+export async function startPostgres(): Promise<TempPostgres> {
+  const bin = postgresBinaries()
+  const folder = mkdtempSync(join(tmpdir(), 'agentmarket-pg-'))
+  const data = join(folder, 'data')
+  mkdirSync(data)
+  const user = asServerUser(folder)
+  runOrThrow(
+    user.wrap([
+      join(bin, 'initdb'),
+      '-D',
+      data,
+      '-U',
+      'market',
+      '--auth=trust',
+      '-E',
+      'UTF8',
+      '--locale=C.UTF-8',
+    ]),
+  )
+  const port = freePort()
+  const [command, ...args] = user.wrap([
+    join(bin, 'postgres'),
+    ...['-D', data, '-p', String(port), '-k', folder, '-c', 'listen_addresses=127.0.0.1'],
+  ])
+  const server = spawn(command as string, args, { stdio: 'ignore' })
+  let exited = false
+  const stoppedServer = new Promise<void>((resolve) =>
+    server.once('exit', () => {
+      exited = true
+      resolve()
+    }),
+  )
+  const urlOf = (name: string) => `postgres://market@127.0.0.1:${port}/${name}`
+  const adminUrl = urlOf('postgres')
+  await waitForServer(adminUrl, () => exited)
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
+  let databases = 0
+  let stopped = false
+  return {
+    adminUrl,
+    port,
+    urlOf,
+    async createDatabase(template) {
+      const name = `test_${++databases}`
+      await admin.unsafe(`create database ${name}${template ? ` template ${template}` : ''}`)
+      return urlOf(name)
+    },
+    async stop() {
+      if (stopped) return
+      stopped = true
+      await admin.end({ timeout: 1 })
+      // SIGINT is PostgreSQL's fast shutdown: open sessions are ended, nothing waits for clients.
+      if (!exited) server.kill('SIGINT')
+      await stoppedServer
+      rmSync(folder, { recursive: true, force: true })
+    },
+  }
+}
