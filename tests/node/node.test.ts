@@ -5,11 +5,13 @@ import { join, resolve } from 'node:path'
 import { toHex } from 'viem'
 import { type Anvil, startAnvil } from '../support/anvil.ts'
 import { ensurePackagesBuilt } from '../support/examples.ts'
+import { type MigratedPostgres, startMigratedPostgres } from '../support/postgres.ts'
 import { runToEnd } from '../support/process.ts'
 
 const root = resolve(import.meta.dir, '../..')
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-node-'))
 let anvil: Anvil
+let pg: MigratedPostgres
 
 /** Runs `args` with the real `node` (not Bun) from the repository root. */
 const node = (args: string[], env: Record<string, string> = {}) =>
@@ -19,10 +21,12 @@ beforeAll(async () => {
   await ensurePackagesBuilt()
   anvil = await startAnvil()
   await anvil.installUsdc()
+  pg = await startMigratedPostgres()
 })
 
-afterAll(() => {
+afterAll(async () => {
   anvil?.stop()
+  await pg?.stop()
   rmSync(folder, { recursive: true, force: true })
 })
 
@@ -59,10 +63,14 @@ describe('the built packages under Node.js', () => {
     })
   })
 
-  test('behavior: memoryStore and the libSQL store pass the store conformance suite under node --test', async () => {
-    const run = await node(['--test', '--test-reporter=tap', 'tests/node/conformance.mjs'])
+  test('behavior: memoryStore, the libSQL store and the PostgreSQL store pass the store conformance suite under node --test', async () => {
+    const run = await node(['--test', '--test-reporter=tap', 'tests/node/conformance.mjs'], {
+      POSTGRES_ADMIN_URL: pg.adminUrl,
+      POSTGRES_TEMPLATE: pg.template,
+    })
     expect(run.stdout).toMatch(/^# fail 0$/m)
-    expect(Number(run.stdout.match(/^# pass (\d+)$/m)?.[1])).toBeGreaterThanOrEqual(60)
+    // 55 cases for each of the three stores.
+    expect(Number(run.stdout.match(/^# pass (\d+)$/m)?.[1])).toBeGreaterThanOrEqual(165)
     expect(run.exitCode).toBe(0)
   })
 })

@@ -7,7 +7,11 @@ const root = resolve(import.meta.dir, '../..')
 
 /** Builds the packages' dist/ when missing: Node runs the built JavaScript, never the TypeScript sources. */
 export async function ensurePackagesBuilt(): Promise<void> {
-  const built = ['packages/core/dist/index.js', 'packages/store-libsql/dist/index.js']
+  const built = [
+    'packages/core/dist/index.js',
+    'packages/store-libsql/dist/index.js',
+    'packages/store-postgres/dist/index.js',
+  ]
   if (built.every((path) => existsSync(join(root, path)))) return
   const build = await runToEnd(['bun', 'run', 'build:packages'], {
     cwd: root,

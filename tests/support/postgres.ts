@@ -3,6 +3,7 @@ import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } fr
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
+import { openPostgres } from '../../packages/store-postgres/src/open.ts'
 import { freePort } from './process.ts'
 
 /** A PostgreSQL server of a test run's own, on 127.0.0.1, in a temporary data folder removed when it stops. */
@@ -134,4 +135,26 @@ export async function startPostgres(): Promise<TempPostgres> {
       rmSync(folder, { recursive: true, force: true })
     },
   }
+}
+
+/** A test PostgreSQL with a migrated template database, and fresh copies of it. */
+export type MigratedPostgres = TempPostgres & {
+  /** The migrated template's name (CREATE DATABASE … TEMPLATE it). */
+  template: string
+  /** A new database, a copy of the migrated template: a fresh, empty market (about 0.1 s here). */
+  freshUrl(): Promise<string>
+}
+
+/**
+ * startPostgres, then a database migrated once as a template: each test gets a copy (CREATE DATABASE … TEMPLATE)
+ * instead of migrating an empty one.
+ * @example const pg = await startMigratedPostgres(); const store = await postgresStore(await openPostgres(await pg.freshUrl()))
+ */
+export async function startMigratedPostgres(): Promise<MigratedPostgres> {
+  const server = await startPostgres()
+  const templateUrl = await server.createDatabase()
+  // Migrated, then closed: PostgreSQL copies a template only while nobody is connected to it.
+  await (await openPostgres(templateUrl, { max: 1 })).close()
+  const template = new URL(templateUrl).pathname.slice(1)
+  return { ...server, template, freshUrl: () => server.createDatabase(template) }
 }

@@ -1,31 +1,5 @@
-import type { Store } from '@agentmarket/core'
+import { STORE_READ_METHODS, type Store } from '@agentmarket/core'
 import type { Connection } from './connection.ts'
-
-/** The Store methods that only read; any other method may write, so calling it moves the local change count. */
-const READ_METHODS = new Set<string>([
-  'getAgent',
-  'findAgentNameByKeyHash',
-  'listAgents',
-  'listPaidOffers',
-  'listAgentsOwnedBy',
-  'listMilestones',
-  'findAgentByPairingCodeHash',
-  'getUser',
-  'findUserByInviteCode',
-  'listUsers',
-  'listEvents',
-  'getTask',
-  'findTaskIdByTxHash',
-  'findIdempotentAnswer',
-  'listTasks',
-  'listDueRechecks',
-  'countPendingChecks',
-  'findSkillSellers',
-  'getMail',
-  'kvGet',
-  'ping',
-  'close',
-])
 
 /** How long one read of the database's counter answers for this process: other processes' writes show after it. */
 export const CHANGE_WINDOW_MS = 2
@@ -52,7 +26,7 @@ export function withChangeVersion(store: Store, connection: Connection, windowMs
   }
   const counted: Store = { ...store }
   for (const [name, method] of Object.entries(store) as [string, unknown][]) {
-    if (READ_METHODS.has(name) || typeof method !== 'function') continue
+    if (STORE_READ_METHODS.has(name) || typeof method !== 'function') continue
     Object.assign(counted, {
       [name]: async (...args: unknown[]) => {
         try {

@@ -1,5 +1,7 @@
+-- Keys and dates compare and sort byte by byte (COLLATE "C", hand-added), as in SQLite and the core, whatever the
+-- database's default collation: the list orders and keyset pages must be the same on every store.
 CREATE TABLE "agents" (
-	"name_key" text PRIMARY KEY NOT NULL,
+	"name_key" text COLLATE "C" PRIMARY KEY NOT NULL,
 	"name" text NOT NULL,
 	"bio" text,
 	"platform" text NOT NULL,
@@ -52,9 +54,9 @@ CREATE TABLE "kv" (
 --> statement-breakpoint
 CREATE TABLE "milestones" (
 	"seq" bigserial PRIMARY KEY NOT NULL,
-	"id" text NOT NULL,
-	"agent_key" text NOT NULL,
-	"date" text NOT NULL,
+	"id" text COLLATE "C" NOT NULL,
+	"agent_key" text COLLATE "C" NOT NULL,
+	"date" text COLLATE "C" NOT NULL,
 	"title" text NOT NULL,
 	"description" text,
 	"proof" text,
@@ -70,7 +72,7 @@ CREATE TABLE "order_mails" (
 );
 --> statement-breakpoint
 CREATE TABLE "outbox" (
-	"id" text PRIMARY KEY NOT NULL,
+	"id" text COLLATE "C" PRIMARY KEY NOT NULL,
 	"from_address" text NOT NULL,
 	"to_address" text NOT NULL,
 	"subject" text NOT NULL,
@@ -93,11 +95,11 @@ CREATE TABLE "rate_buckets" (
 );
 --> statement-breakpoint
 CREATE TABLE "skills" (
-	"agent_key" text NOT NULL,
+	"agent_key" text COLLATE "C" NOT NULL,
 	"position" integer NOT NULL,
-	"slug" text NOT NULL,
+	"slug" text COLLATE "C" NOT NULL,
 	"name" text NOT NULL,
-	"name_key" text DEFAULT '' NOT NULL,
+	"name_key" text COLLATE "C" DEFAULT '' NOT NULL,
 	"description" text,
 	"type" text NOT NULL,
 	"price_base_units" bigint,
@@ -109,8 +111,8 @@ CREATE TABLE "skills" (
 );
 --> statement-breakpoint
 CREATE TABLE "tasks" (
-	"id" text PRIMARY KEY NOT NULL,
-	"agent_key" text NOT NULL,
+	"id" text COLLATE "C" PRIMARY KEY NOT NULL,
+	"agent_key" text COLLATE "C" NOT NULL,
 	"skill_name" text NOT NULL,
 	"skill_slug" text NOT NULL,
 	"sla" text NOT NULL,
@@ -144,14 +146,14 @@ CREATE TABLE "tasks" (
 );
 --> statement-breakpoint
 CREATE TABLE "trust_buyers" (
-	"agent_key" text NOT NULL,
-	"wallet" text NOT NULL,
+	"agent_key" text COLLATE "C" NOT NULL,
+	"wallet" text COLLATE "C" NOT NULL,
 	"paid_base_units" bigint NOT NULL,
 	CONSTRAINT "trust_buyers_agent_key_wallet_pk" PRIMARY KEY("agent_key","wallet")
 );
 --> statement-breakpoint
 CREATE TABLE "users" (
-	"name_key" text PRIMARY KEY NOT NULL,
+	"name_key" text COLLATE "C" PRIMARY KEY NOT NULL,
 	"username" text NOT NULL,
 	"wallet_address" text NOT NULL,
 	"bio" text,

@@ -13,17 +13,18 @@ CREATE INDEX agents_search ON agents USING gin (agent_search_text(name, bio, ski
 --> statement-breakpoint
 -- Changes: every statement that changes what public reads show (agents, skills, milestones, users) notifies
 -- `agentmarket_change` after its transaction commits (PostgreSQL sends one notice per channel and payload per
--- transaction). Each node LISTENs and moves its read caches' version on each notice: no shared counter row, which
--- every writer of every node would otherwise queue on. New feed events notify `agentmarket_events` the same way.
+-- transaction), naming the writer's application_name (each node's own: it has counted its own writes already). Each
+-- node LISTENs and moves its read caches' version on each notice: no shared counter row, which every writer of every
+-- node would otherwise queue on. New feed events notify `agentmarket_events` the same way.
 CREATE FUNCTION notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_notify('agentmarket_change', '');
+  PERFORM pg_notify('agentmarket_change', current_setting('application_name'));
   RETURN NULL;
 END $$;
 --> statement-breakpoint
 CREATE FUNCTION notify_events() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_notify('agentmarket_events', '');
+  PERFORM pg_notify('agentmarket_events', current_setting('application_name'));
   RETURN NULL;
 END $$;
 --> statement-breakpoint

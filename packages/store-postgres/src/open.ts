@@ -25,6 +25,8 @@ export type PostgresDatabase = {
   sql: Sql
   /** drizzle over that client. */
   db: PostgresJsDatabase
+  /** This pool's application_name, unique per opening: the change notices of its own writes carry it. */
+  nodeId: string
   migrations: MigrationReport
   close(): Promise<void>
 }
@@ -47,7 +49,9 @@ function tlsOf(ssl: PostgresOptions['ssl']) {
  */
 export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<PostgresDatabase> {
   const ssl = tlsOf(options.ssl)
+  const nodeId = `agentmarket-${crypto.randomUUID()}`
   const sql = postgres(url, {
+    connection: { application_name: nodeId },
     max: options.max ?? 10,
     prepare: options.prepare ?? true,
     ...(ssl === undefined ? {} : { ssl }),
@@ -58,7 +62,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   })
   try {
     const migrations = await applyMigrations(sql)
-    return { sql, db: drizzle(sql), migrations, close: () => sql.end({ timeout: 5 }) }
+    return { sql, db: drizzle(sql), nodeId, migrations, close: () => sql.end({ timeout: 5 }) }
   } catch (error) {
     await sql.end({ timeout: 1 })
     throw error

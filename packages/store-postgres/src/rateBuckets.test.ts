@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { rateBucketsSuite } from '@agentmarket/core/testing'
+import { startMigratedPostgres } from '../../../tests/support/postgres.ts'
 import { openPostgres, type PostgresDatabase } from './open.ts'
 import { postgresRateBuckets } from './rateBuckets.ts'
-import { testPostgres } from './testDatabase.ts'
 
-const server = await testPostgres()
+const server = await startMigratedPostgres()
 const opened: PostgresDatabase[] = []
 const open = async (url?: string) => {
   const database = await openPostgres(url ?? (await server.freshUrl()), { max: 4 })

@@ -1,0 +1,301 @@
+import {
+  type AgentPatch,
+  type AgentRecord,
+  type AgentRow,
+  compareByActivity,
+  type FeedEventInput,
+  IDLE_WINDOW_MS,
+  LIVE_WINDOW_MS,
+  livenessChangesAt,
+  nameKey,
+  type SkillRow,
+  type Store,
+  skillColumns,
+  skillsByAgent,
+  toAgentRecord,
+  toAgentRow,
+  toEventRow,
+  toMilestoneRecord,
+  toSkillRows,
+  usernameKey,
+} from '@agentmarket/core'
+import { and, asc, desc, eq, inArray, isNotNull, or, sql } from 'drizzle-orm'
+import type { PostgresJsDatabase } from 'drizzle-orm/postgres-js'
+import { agentListOrder, agentListWhere } from './agentList.ts'
+import type { PostgresDatabase } from './open.ts'
+import { agents, events, milestones, skills } from './schema.ts'
+
+type AgentMethods = Pick<
+  Store,
+  | 'insertAgent'
+  | 'getAgent'
+  | 'findAgentNameByKeyHash'
+  | 'updateAgent'
+  | 'recordHeartbeat'
+  | 'rotateApiKey'
+  | 'listAgents'
+  | 'nextLivenessChange'
+  | 'listPaidOffers'
+  | 'listAgentsOwnedBy'
+  | 'insertMilestone'
+  | 'listMilestones'
+  | 'findSkillSellers'
+>
+
+/** A transaction or the pool: where a statement of a write runs. */
+export type Writer = Pick<PostgresJsDatabase, 'insert' | 'update' | 'delete' | 'select' | 'execute'>
+
+/** Inserts feed events (nothing for an empty list). */
+export async function insertEvents(writer: Writer, list: FeedEventInput[]): Promise<void> {
+  if (list.length > 0) await writer.insert(events).values(list.map(toEventRow))
+}
+
+/** Agent rows with their skills, each agent's in its order, by one read of the skills. */
+export async function withSkills(db: Writer, rows: AgentRow[]): Promise<AgentRecord[]> {
+  if (rows.length === 0) return []
+  const keys = rows.map((row) => row.nameKey)
+  const grouped = skillsByAgent<SkillRow>(
+    await db.select().from(skills).where(inArray(skills.agentKey, keys)),
+  )
+  return rows.map((row) => toAgentRecord(row, grouped.get(row.nameKey) ?? []))
+}
+
+/**
+ * The agents, skills and milestones of the PostgreSQL Store. Each write is one transaction at READ COMMITTED: its
+ * conditions are in its statements (a compare-and-set re-checks the row it locks), so racing nodes never lose an update.
+ */
+export function agentStore({ db }: PostgresDatabase): AgentMethods {
+  const getAgent = async (name: string): Promise<AgentRecord | null> => {
+    const [row] = await db
+      .select()
+      .from(agents)
+      .where(eq(agents.nameKey, nameKey(name)))
+    return row ? ((await withSkills(db, [row]))[0] ?? null) : null
+  }
+
+  return {
+    async insertAgent(agent, newEvents) {
+      return db.transaction(async (tx) => {
+        const inserted = await tx
+          .insert(agents)
+          .values(toAgentRow(agent))
+          .onConflictDoNothing({ target: agents.nameKey })
+          .returning({ key: agents.nameKey })
+        if (inserted.length === 0) return 'name_taken'
+        const skillRows = toSkillRows(nameKey(agent.name), agent.skills)
+        if (skillRows.length > 0) await tx.insert(skills).values(skillRows)
+        await insertEvents(tx, newEvents)
+        return 'inserted'
+      })
+    },
+
+    getAgent,
+
+    async findAgentNameByKeyHash(apiKeyHash) {
+      const [row] = await db
+        .select({ name: agents.name })
+        .from(agents)
+        .where(eq(agents.apiKeyHash, apiKeyHash))
+      return row?.name ?? null
+    },
+
+    async updateAgent(name, patch: AgentPatch, at, newEvents) {
+      const key = nameKey(name)
+      const { skills: newSkills, ...fields } = patch
+      // A field left undefined is not changed, never written as null.
+      const columns = Object.fromEntries(
+        Object.entries({ ...fields, ...(newSkills === undefined ? {} : skillColumns(newSkills)) }).filter(
+          ([, value]) => value !== undefined,
+        ),
+      )
+      const time = at.getTime()
+      const updated = await db.transaction(async (tx) => {
+        const changed = await tx
+          .update(agents)
+          .set({
+            ...columns,
+            revision: sql`${agents.revision} + 1`,
+            updatedAt: sql`greatest(${agents.updatedAt}, ${time}::bigint)`,
+            lastActiveAt: sql`greatest(${agents.lastActiveAt}, ${time}::bigint)`,
+          })
+          .where(eq(agents.nameKey, key))
+          .returning({ key: agents.nameKey })
+        // No such agent: nothing lands (its events would tell of a change that never was).
+        if (changed.length === 0) return false
+        if (newSkills !== undefined) {
+          await tx.delete(skills).where(eq(skills.agentKey, key))
+          const skillRows = toSkillRows(key, newSkills)
+          if (skillRows.length > 0) await tx.insert(skills).values(skillRows)
+        }
+        await insertEvents(tx, newEvents)
+        return true
+      })
+      return updated ? getAgent(key) : null
+    },
+
+    async recordHeartbeat(name, at, online, keyHash) {
+      const key = nameKey(name)
+      const hash = keyHash ?? null
+      const time = at.getTime()
+      const event = toEventRow(online.event)
+      // One statement: the agent's row is locked and read as it was before the beat (its last heartbeat decides the
+      // online event), then moved; the event lands only if the beat did. A rotated key stops the beat at once.
+      const [result] = await db.execute<{ beat: number }>(sql`
+        with before as (
+          select last_seen from agents
+          where name_key = ${key} and (${hash}::text is null or api_key_hash = ${hash}::text)
+          for update
+        ), beat as (
+          update agents set last_seen = greatest(coalesce(last_seen, 0), ${time}::bigint),
+            last_active_at = greatest(last_active_at, ${time}::bigint)
+          where name_key = ${key} and exists (select 1 from before)
+          returning 1
+        ), online as (
+          insert into events (kind, agent, at, summary, data)
+          select ${event.kind}, ${event.agent}, ${event.at}::bigint, ${event.summary}, ${event.data}
+          from before where last_seen is null or last_seen < ${online.notSeenSince.getTime()}::bigint
+        )
+        select count(*)::int as beat from beat`)
+      return (result?.beat ?? 0) > 0
+    },
+
+    async rotateApiKey(name, fromHash, toHash) {
+      const changed = await db
+        .update(agents)
+        .set({ apiKeyHash: toHash })
+        .where(and(eq(agents.nameKey, nameKey(name)), eq(agents.apiKeyHash, fromHash)))
+        .returning({ key: agents.nameKey })
+      return changed.length === 1
+    },
+
+    async listAgents(query) {
+      const where = agentListWhere(query)
+      const [counted] = await db.select({ total: sql<number>`count(*)::int` }).from(agents).where(where)
+      const rows = await db
+        .select()
+        .from(agents)
+        .where(where)
+        .orderBy(...agentListOrder(query))
+        .limit(query.limit)
+        .offset(query.offset)
+      return { agents: await withSkills(db, rows), total: counted?.total ?? 0 }
+    },
+
+    async nextLivenessChange(now) {
+      // Each liveness changes first for its earliest heartbeat (three index seeks); a heartbeat in the future (another
+      // node's clock) changes at its own instant.
+      const time = now.getTime()
+      const earliest = (from: number, to: number) =>
+        sql<
+          number | null
+        >`(select min(last_seen) from agents where last_seen >= ${from}::bigint and last_seen <= ${to}::bigint)`
+      const [row] = await db.execute<{ idle: number | null; live: number | null; future: number | null }>(
+        sql`select ${earliest(time - IDLE_WINDOW_MS, time - LIVE_WINDOW_MS - 1)} as idle,
+          ${earliest(time - LIVE_WINDOW_MS, time)} as live,
+          ${earliest(time + 1, Number.MAX_SAFE_INTEGER)} as future`,
+      )
+      const instants = [row?.idle, row?.live, row?.future].map((seen) =>
+        seen === null || seen === undefined
+          ? Number.POSITIVE_INFINITY
+          : livenessChangesAt(new Date(Number(seen)), now),
+      )
+      return Math.min(...instants)
+    },
+
+    async listPaidOffers(after, limit) {
+      // Keyset paging on the skills primary key (agent_key, slug), through the partial index of purchasable skills.
+      const rows = await db
+        .select({
+          agentKey: skills.agentKey,
+          agent: agents.name,
+          slug: skills.slug,
+          name: skills.name,
+          description: skills.description,
+          price: skills.priceBaseUnits,
+          inputSchema: skills.inputSchema,
+        })
+        .from(skills)
+        .innerJoin(agents, eq(agents.nameKey, skills.agentKey))
+        .where(
+          and(
+            eq(skills.type, 'purchasable'),
+            sql`${skills.priceBaseUnits} > 0`,
+            isNotNull(agents.walletAddress),
+            after
+              ? sql`(${skills.agentKey}, ${skills.slug}) > (${after.agentKey}, ${after.slug})`
+              : undefined,
+          ),
+        )
+        .orderBy(asc(skills.agentKey), asc(skills.slug))
+        .limit(limit)
+      return rows.map(({ price, inputSchema, ...offer }) => ({
+        ...offer,
+        amountBaseUnits: BigInt(price ?? 0),
+        input: inputSchema === null ? null : (JSON.parse(inputSchema) as Record<string, unknown>),
+      }))
+    },
+
+    async listAgentsOwnedBy(username) {
+      const rows = await db
+        .select()
+        .from(agents)
+        .where(eq(agents.ownerKey, usernameKey(username)))
+      return (await withSkills(db, rows)).sort(compareByActivity)
+    },
+
+    async insertMilestone(milestone, newEvents) {
+      const key = nameKey(milestone.agentName)
+      const at = milestone.createdAt.getTime()
+      const counter = milestone.trust === 'verified' ? agents.verifiedMilestones : agents.claimedMilestones
+      await db.transaction(async (tx) => {
+        await tx.insert(milestones).values({
+          id: milestone.id,
+          agentKey: key,
+          date: milestone.date,
+          title: milestone.title,
+          description: milestone.description,
+          proof: milestone.proof,
+          trust: milestone.trust,
+          createdAt: at,
+        })
+        await tx
+          .update(agents)
+          .set({
+            [milestone.trust === 'verified' ? 'verifiedMilestones' : 'claimedMilestones']:
+              sql`${counter} + 1`,
+            lastActiveAt: sql`greatest(${agents.lastActiveAt}, ${at}::bigint)`,
+          })
+          .where(eq(agents.nameKey, key))
+        await insertEvents(tx, newEvents)
+      })
+    },
+
+    async listMilestones(agentName, limit, offset = 0) {
+      const key = nameKey(agentName)
+      const rows = await db
+        .select({ milestone: milestones, name: agents.name })
+        .from(milestones)
+        .innerJoin(agents, eq(agents.nameKey, milestones.agentKey))
+        .where(eq(milestones.agentKey, key))
+        .orderBy(desc(milestones.date), desc(milestones.seq))
+        .limit(limit)
+        .offset(offset)
+      return rows.map((row) => toMilestoneRecord(row.milestone, row.name))
+    },
+
+    async findSkillSellers(nameOrSlug, limit) {
+      const wanted = nameOrSlug.trim().toLowerCase()
+      const selling = db
+        .select({ agentKey: skills.agentKey })
+        .from(skills)
+        .where(or(eq(skills.slug, wanted), eq(skills.nameKey, wanted)))
+      const rows = await db
+        .select()
+        .from(agents)
+        .where(inArray(agents.nameKey, selling))
+        .orderBy(desc(agents.lastActiveAt), asc(agents.nameKey))
+        .limit(limit)
+      return withSkills(db, rows)
+    },
+  }
+}

@@ -1,0 +1,73 @@
+import { type MailOutcome, type Store, toOutboxEntry, toOutboxRow, toTaskRow } from '@agentmarket/core'
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { insertEvents } from './agentStore.ts'
+import type { PostgresDatabase } from './open.ts'
+import { orderMails, outbox, tasks } from './schema.ts'
+import { brokenConstraint } from './taskStore.ts'
+
+type MailMethods = Pick<Store, 'acceptOrderMail' | 'claimDueMail' | 'settleMail' | 'getMail'>
+
+const pending = and(isNull(outbox.sentAt), isNull(outbox.failedAt))
+
+/** The order-mail and outbox methods of the PostgreSQL Store. */
+export function mailStore({ db }: PostgresDatabase): MailMethods {
+  return {
+    async acceptOrderMail({ key, receivedAt, task, events, reply }) {
+      // The key goes in first: a duplicate fails the whole transaction before the task or the reply is written.
+      try {
+        await db.transaction(async (tx) => {
+          await tx
+            .insert(orderMails)
+            .values({ key, taskId: task?.id ?? null, replyId: reply.id, receivedAt: receivedAt.getTime() })
+          if (task) await tx.insert(tasks).values(toTaskRow(task))
+          await insertEvents(tx, events)
+          await tx.insert(outbox).values(toOutboxRow(reply))
+        })
+        return 'accepted'
+      } catch (error) {
+        if (brokenConstraint(error) === 'order_mails_pkey') return 'duplicate'
+        throw error
+      }
+    },
+
+    async claimDueMail(now, leaseUntil, limit) {
+      // One UPDATE picks and leases the due entries; rows another node is claiming are skipped, not waited for, so
+      // senders on many nodes split the due mail and never send one entry twice.
+      const rows = await db.execute<{ id: string }>(sql`update outbox set attempts = attempts + 1,
+          next_attempt_at = ${leaseUntil.getTime()}::bigint
+        where id in (select id from outbox where sent_at is null and failed_at is null
+          and next_attempt_at <= ${now.getTime()}::bigint
+          order by next_attempt_at, id limit ${limit} for update skip locked)
+        returning id`)
+      if (rows.length === 0) return []
+      const claimed = await db
+        .select()
+        .from(outbox)
+        .where(
+          inArray(
+            outbox.id,
+            rows.map((row) => row.id),
+          ),
+        )
+      return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).map(toOutboxEntry)
+    },
+
+    async settleMail(id, outcome: MailOutcome) {
+      const change =
+        outcome.outcome === 'sent'
+          ? { sentAt: outcome.at.getTime() }
+          : outcome.outcome === 'failed'
+            ? { failedAt: outcome.at.getTime(), lastError: outcome.error }
+            : { nextAttemptAt: outcome.nextAttemptAt.getTime(), lastError: outcome.error }
+      await db
+        .update(outbox)
+        .set(change)
+        .where(and(eq(outbox.id, id), pending))
+    },
+
+    async getMail(id) {
+      const [row] = await db.select().from(outbox).where(eq(outbox.id, id))
+      return row ? toOutboxEntry(row) : null
+    },
+  }
+}

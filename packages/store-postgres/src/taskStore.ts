@@ -1,0 +1,275 @@
+import {
+  idempotencyOf,
+  nameKey,
+  paymentColumns,
+  pendingColumns,
+  type Store,
+  type TaskRecord,
+  type TaskRow,
+  TRUST_CREDIT_PER_BUYER,
+  TRUST_CREDITED_METHODS,
+  toTaskRecord,
+  toTaskRow,
+} from '@agentmarket/core'
+import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm'
+import { zeroAddress } from 'viem'
+import { insertEvents, type Writer } from './agentStore.ts'
+import type { PostgresDatabase } from './open.ts'
+import { agents, tasks } from './schema.ts'
+
+type TaskMethods = Pick<
+  Store,
+  | 'insertTask'
+  | 'getTask'
+  | 'findTaskIdByTxHash'
+  | 'findIdempotentAnswer'
+  | 'markTaskPaid'
+  | 'completeTask'
+  | 'listTasks'
+  | 'listDueRechecks'
+  | 'setPendingCheck'
+  | 'countPendingChecks'
+  | 'expireTasks'
+>
+
+/** The unique constraint a PostgreSQL error broke, if it is a uniqueness failure (SQLSTATE 23505). */
+export function brokenConstraint(error: unknown): string | null {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    const failure = current as Error & { code?: string; constraint_name?: string }
+    if (failure.code === '23505') return failure.constraint_name ?? ''
+  }
+  return null
+}
+
+/** Which claim a unique violation broke, if it was one of a task's claims. */
+function brokenClaim(error: unknown): 'tx_already_used' | 'escrow_task_id_used' | 'idempotency' | null {
+  const constraint = brokenConstraint(error)
+  if (constraint === 'tasks_tx_hash_unique') return 'tx_already_used'
+  if (constraint === 'tasks_escrow_deposit') return 'escrow_task_id_used'
+  if (constraint === 'tasks_idempotency_by_client') return 'idempotency'
+  return null
+}
+
+// Work queue: paid first (first in, first out), then awaiting payment, then delivered, the latter newest first.
+const WORK_QUEUE_ORDER = [
+  sql`case ${tasks.status} when 'paid' then 0 when 'pending_payment' then 1 else 2 end`,
+  sql`case when ${tasks.status} = 'paid' then ${tasks.paidAt} else -${tasks.createdAt} end`,
+  sql`${tasks.id} desc`,
+]
+const HISTORY_ORDER = [sql`${tasks.createdAt} desc`, sql`${tasks.id} desc`]
+const DELIVERED_ORDER = [sql`${tasks.completedAt} desc nulls last`, ...HISTORY_ORDER]
+const ORDERS = { history: HISTORY_ORDER, delivered: DELIVERED_ORDER, work_queue: WORK_QUEUE_ORDER }
+
+/**
+ * Credits a delivered task's buyer wallet to its seller's trust, as Store.completeTask says (creditedBuyer and
+ * cappedCredit in SQL; store-libsql's trustCredit.ts is the same in SQLite). Runs in the completion's transaction,
+ * after its compare-and-set, so it acts exactly once per completed task.
+ */
+async function creditTrust(tx: Writer, taskId: string) {
+  const cap = TRUST_CREDIT_PER_BUYER.toString()
+  const methods = sql.join(
+    TRUST_CREDITED_METHODS.map((method) => sql`${method}`),
+    sql`, `,
+  )
+  // A paid amount beyond 2^63 is compared as a numeric, which the cap then cuts.
+  await tx.execute(sql`insert into trust_buyers (agent_key, wallet, paid_base_units)
+    select t.agent_key, lower(t.paid_from), least(${cap}::numeric, t.paid_amount_base_units::numeric)::bigint
+    from tasks t join agents a on a.name_key = t.agent_key left join users u on u.name_key = a.owner_key
+    where t.id = ${taskId} and t.payment_method in (${methods}) and t.paid_from is not null
+      and t.paid_amount_base_units::numeric > 0
+      and lower(t.paid_from) not in (lower(coalesce(t.pay_to, '')), lower(coalesce(a.wallet_address, '')),
+        lower(coalesce(u.wallet_address, '')), ${zeroAddress})
+    on conflict (agent_key, wallet)
+      do update set paid_base_units = least(${cap}::bigint, trust_buyers.paid_base_units + excluded.paid_base_units)`)
+  await tx.execute(sql`update agents set
+      trust_credit_base_units = (select coalesce(sum(b.paid_base_units), 0) from trust_buyers b where b.agent_key = agents.name_key),
+      paying_buyers = (select count(*) from trust_buyers b where b.agent_key = agents.name_key)
+    where name_key = (select agent_key from tasks where id = ${taskId})`)
+}
+
+/** The task methods of the PostgreSQL Store: every state change is a compare-and-set on the row it locks. */
+export function taskStore({ db }: PostgresDatabase): TaskMethods {
+  const withAgentNames = async (rows: TaskRow[]): Promise<TaskRecord[]> => {
+    if (rows.length === 0) return []
+    const keys = [...new Set(rows.map((row) => row.agentKey))]
+    const names = await db
+      .select({ key: agents.nameKey, name: agents.name })
+      .from(agents)
+      .where(inArray(agents.nameKey, keys))
+    const byKey = new Map(names.map(({ key, name }) => [key, name]))
+    return rows.map((row) => toTaskRecord(row, byKey.get(row.agentKey) ?? row.agentKey))
+  }
+
+  const findIdempotentAnswer: TaskMethods['findIdempotentAnswer'] = async (agentName, clientKey, key) => {
+    const [row] = await db
+      .select()
+      .from(tasks)
+      .where(
+        and(
+          eq(tasks.agentKey, nameKey(agentName)),
+          eq(tasks.clientKey, clientKey),
+          eq(tasks.idempotencyKey, key),
+        ),
+      )
+    return row ? idempotencyOf(row) : null
+  }
+
+  return {
+    async insertTask(task, newEvents) {
+      try {
+        await db.transaction(async (tx) => {
+          await tx.insert(tasks).values(toTaskRow(task))
+          await insertEvents(tx, newEvents)
+        })
+        return { outcome: 'inserted' }
+      } catch (error) {
+        const claim = brokenClaim(error)
+        if (claim === null) throw error
+        // A repeat under the same Idempotency-Key replays the first answer, whichever key PostgreSQL found taken first
+        // (a repeat of a paid order also repeats its tx hash).
+        const answer =
+          task.idempotency &&
+          (await findIdempotentAnswer(task.agentName, task.clientKey, task.idempotency.key))
+        if (answer) return { outcome: 'replay', answer }
+        if (claim === 'idempotency') throw error
+        return { outcome: claim }
+      }
+    },
+
+    async getTask(agentName, id) {
+      const [row] = await db
+        .select({ task: tasks, name: agents.name })
+        .from(tasks)
+        .innerJoin(agents, eq(agents.nameKey, tasks.agentKey))
+        .where(and(eq(tasks.id, id), eq(tasks.agentKey, nameKey(agentName))))
+      return row ? toTaskRecord(row.task, row.name) : null
+    },
+
+    async findTaskIdByTxHash(txHash) {
+      const [row] = await db.select({ id: tasks.id }).from(tasks).where(eq(tasks.txHash, txHash))
+      return row?.id ?? null
+    },
+
+    findIdempotentAnswer,
+
+    async markTaskPaid(id, payment, newEvents) {
+      // The UPDATE is the compare-and-set (a racing payment waits for the row, then sees it paid); its unique keys
+      // claim the hash and the escrow deposit.
+      try {
+        return await db.transaction(async (tx) => {
+          const paid = await tx
+            .update(tasks)
+            .set({ status: 'paid', ...paymentColumns(payment), ...pendingColumns(null) })
+            .where(
+              and(
+                eq(tasks.id, id),
+                eq(tasks.status, 'pending_payment'),
+                or(isNull(tasks.expiresAt), gt(tasks.expiresAt, payment.at.getTime())),
+              ),
+            )
+            .returning({ id: tasks.id })
+          if (paid.length === 0) return 'not_pending'
+          await insertEvents(tx, newEvents)
+          return 'paid'
+        })
+      } catch (error) {
+        const claim = brokenClaim(error)
+        if (claim === 'tx_already_used' || claim === 'escrow_task_id_used') return claim
+        throw error
+      }
+    },
+
+    async completeTask(id, resultUrl, at, newEvents) {
+      const time = at.getTime()
+      return db.transaction(async (tx) => {
+        const completed = await tx
+          .update(tasks)
+          .set({ status: 'completed', resultUrl, completedAt: time })
+          .where(and(eq(tasks.id, id), eq(tasks.status, 'paid')))
+          .returning({ agentKey: tasks.agentKey })
+        const done = completed[0]
+        if (!done) return 'not_paid'
+        // The seller's row is locked before its credit is summed: completions of its other tasks wait, and each
+        // statement after the lock reads what they committed (READ COMMITTED takes a new snapshot per statement).
+        await tx
+          .select({ key: agents.nameKey })
+          .from(agents)
+          .where(eq(agents.nameKey, done.agentKey))
+          .for('update')
+        await creditTrust(tx, id)
+        await tx
+          .update(agents)
+          .set({
+            completedTasks: sql`${agents.completedTasks} + 1`,
+            lastActiveAt: sql`greatest(${agents.lastActiveAt}, ${time}::bigint)`,
+          })
+          .where(eq(agents.nameKey, done.agentKey))
+        await insertEvents(tx, newEvents)
+        return 'completed'
+      })
+    },
+
+    async listTasks(agentName, { statuses, order, limit, offset }) {
+      const where = and(eq(tasks.agentKey, nameKey(agentName)), inArray(tasks.status, statuses))
+      const [counted] = await db.select({ total: sql<number>`count(*)::int` }).from(tasks).where(where)
+      const rows = await db
+        .select()
+        .from(tasks)
+        .where(where)
+        .orderBy(...ORDERS[order])
+        .limit(limit)
+        .offset(offset)
+      return { tasks: await withAgentNames(rows), total: counted?.total ?? 0 }
+    },
+
+    async listDueRechecks(now, limit) {
+      const rows = await db
+        .select()
+        .from(tasks)
+        .where(
+          and(
+            isNotNull(tasks.nextRecheckAt),
+            lte(tasks.nextRecheckAt, now.getTime()),
+            eq(tasks.status, 'pending_payment'),
+          ),
+        )
+        .orderBy(asc(tasks.nextRecheckAt))
+        .limit(limit)
+      return withAgentNames(rows)
+    },
+
+    async setPendingCheck(id, check) {
+      await db
+        .update(tasks)
+        .set(pendingColumns(check))
+        .where(and(eq(tasks.id, id), eq(tasks.status, 'pending_payment')))
+    },
+
+    async countPendingChecks(clientKey) {
+      const [counted] = await db
+        .select({ total: sql<number>`count(*)::int` })
+        .from(tasks)
+        .where(
+          and(
+            eq(tasks.clientKey, clientKey),
+            isNotNull(tasks.pendingTxHash),
+            eq(tasks.status, 'pending_payment'),
+          ),
+        )
+      return counted?.total ?? 0
+    },
+
+    async expireTasks(now, purgeBefore, limit) {
+      // Rows another node is expiring are skipped, not waited for: each node takes its own share.
+      const expired = await db.execute(sql`update tasks set status = 'expired', pending_tx_hash = null,
+          pending_signature = null, recheck_attempts = null, next_recheck_at = null
+        where id in (select id from tasks where status = 'pending_payment' and expires_at <= ${now.getTime()}::bigint
+          limit ${limit} for update skip locked)
+        returning 1`)
+      const purged = await db.execute(sql`delete from tasks where id in (select id from tasks
+          where status = 'expired' and expires_at <= ${purgeBefore.getTime()}::bigint limit ${limit} for update skip locked)
+        returning 1`)
+      return { expired: expired.length, purged: purged.length }
+    },
+  }
+}
