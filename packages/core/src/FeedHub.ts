@@ -16,15 +16,19 @@ export type FeedHub = {
 
 /** How often the hub reads the store while anyone listens, to catch events other processes wrote. */
 export const FEED_POLL_MS = 250
+/** The same, for a store that announces other processes' events (Store.watchEvents): only for a notice lost. */
+export const FEED_FALLBACK_POLL_MS = 2_000
 
 /**
- * A hub over the store's event table: nudged in-process after each write, polling while it has subscribers.
+ * A hub over the store's event table: nudged in-process after each write and, where the store announces them, on
+ * other processes' events; polling while it has subscribers.
  * @example const unsubscribe = await hub.subscribe((events) => send(events))
  */
 export function createFeedHub(store: Store, pollMs = FEED_POLL_MS): FeedHub {
   const listeners = new Set<FeedListener>()
   let newestId = '0'
   let timer: ReturnType<typeof setInterval> | undefined
+  let unwatch: (() => void) | undefined
   let reading: Promise<void> | undefined
   let readAgain = false
 
@@ -58,7 +62,8 @@ export function createFeedHub(store: Store, pollMs = FEED_POLL_MS): FeedHub {
     async subscribe(listener) {
       if (listeners.size === 0) {
         newestId = (await store.listEvents({ limit: 1 }))[0]?.id ?? '0'
-        timer = setInterval(read, pollMs)
+        unwatch = store.watchEvents?.(read)
+        timer = setInterval(read, unwatch ? Math.max(pollMs, FEED_FALLBACK_POLL_MS) : pollMs)
       }
       listeners.add(listener)
       return () => {
@@ -66,6 +71,8 @@ export function createFeedHub(store: Store, pollMs = FEED_POLL_MS): FeedHub {
         if (listeners.size === 0 && timer) {
           clearInterval(timer)
           timer = undefined
+          unwatch?.()
+          unwatch = undefined
         }
       }
     },

@@ -33,18 +33,16 @@ CREATE TABLE "agents" (
 	CONSTRAINT "agents_pairing_code_hash_unique" UNIQUE("pairing_code_hash")
 );
 --> statement-breakpoint
-CREATE TABLE "change_version" (
-	"id" integer PRIMARY KEY NOT NULL,
-	"version" bigint NOT NULL
-);
---> statement-breakpoint
 CREATE TABLE "events" (
 	"seq" bigserial PRIMARY KEY NOT NULL,
 	"kind" text NOT NULL,
 	"agent" text NOT NULL,
 	"at" bigint NOT NULL,
 	"summary" text NOT NULL,
-	"data" text NOT NULL
+	"data" text NOT NULL,
+	"xid" bigint DEFAULT (pg_current_xact_id()::text)::bigint NOT NULL,
+	"position" bigint,
+	CONSTRAINT "events_position_unique" UNIQUE("position")
 );
 --> statement-breakpoint
 CREATE TABLE "kv" (
@@ -173,6 +171,7 @@ CREATE INDEX "agents_by_owner" ON "agents" USING btree ("owner_key");--> stateme
 CREATE INDEX "agents_by_age" ON "agents" USING btree ("created_at" desc,"name_key");--> statement-breakpoint
 CREATE INDEX "agents_by_price" ON "agents" USING btree (("cheapest_price_base_units" is null),"cheapest_price_base_units","last_active_at" desc,"name_key");--> statement-breakpoint
 CREATE INDEX "agents_by_last_seen" ON "agents" USING btree ("last_seen");--> statement-breakpoint
+CREATE INDEX "events_unpositioned" ON "events" USING btree ("seq") WHERE "events"."position" is null;--> statement-breakpoint
 CREATE INDEX "milestones_by_agent_date" ON "milestones" USING btree ("agent_key","date" desc,"seq" desc);--> statement-breakpoint
 CREATE INDEX "outbox_due" ON "outbox" USING btree ("next_attempt_at") WHERE "outbox"."sent_at" is null and "outbox"."failed_at" is null;--> statement-breakpoint
 CREATE INDEX "skills_by_slug" ON "skills" USING btree ("slug");--> statement-breakpoint

@@ -15,16 +15,10 @@ CREATE INDEX agents_search ON agents USING gin (agent_search_text(name, bio, ski
 -- `agentmarket_change` after its transaction commits (PostgreSQL sends one notice per channel and payload per
 -- transaction), naming the writer's application_name (each node's own: it has counted its own writes already). Each
 -- node LISTENs and moves its read caches' version on each notice: no shared counter row, which every writer of every
--- node would otherwise queue on. New feed events notify `agentmarket_events` the same way.
+-- node would otherwise queue on. (Feed events are announced by the feed sequencer once they have a position.)
 CREATE FUNCTION notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_notify('agentmarket_change', current_setting('application_name'));
-  RETURN NULL;
-END $$;
---> statement-breakpoint
-CREATE FUNCTION notify_events() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM pg_notify('agentmarket_events', current_setting('application_name'));
   RETURN NULL;
 END $$;
 --> statement-breakpoint
@@ -35,5 +29,3 @@ CREATE TRIGGER skills_notify_change AFTER INSERT OR UPDATE OR DELETE ON skills F
 CREATE TRIGGER milestones_notify_change AFTER INSERT OR UPDATE OR DELETE ON milestones FOR EACH STATEMENT EXECUTE FUNCTION notify_change();
 --> statement-breakpoint
 CREATE TRIGGER users_notify_change AFTER INSERT OR UPDATE OR DELETE ON users FOR EACH STATEMENT EXECUTE FUNCTION notify_change();
---> statement-breakpoint
-CREATE TRIGGER events_notify AFTER INSERT ON events FOR EACH STATEMENT EXECUTE FUNCTION notify_events();

@@ -136,15 +136,26 @@ export const users = pgTable(
   (table) => [index('users_by_age').on(sql`${table.createdAt} desc`, table.nameKey)],
 )
 
-/** The append-only live feed; `seq` is the public event id. `data` is JSON text of public fields only. */
-export const events = pgTable('events', {
-  seq: bigserial('seq', { mode: 'number' }).primaryKey(),
-  kind: text('kind').notNull(),
-  agent: text('agent').notNull(),
-  at: long('at').notNull(),
-  summary: text('summary').notNull(),
-  data: text('data').notNull(),
-})
+/**
+ * The append-only live feed. `data` is JSON text of public fields only. Unlike SQLite, PostgreSQL commits concurrent
+ * transactions out of the order their sequence numbers were drawn in, so `seq` is not the public id: `position` is,
+ * given after commit in commit order by the feed sequencer (feedSequencer.ts), and null until then. `xid` is the
+ * writing transaction, which the sequencer waits for.
+ */
+export const events = pgTable(
+  'events',
+  {
+    seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+    kind: text('kind').notNull(),
+    agent: text('agent').notNull(),
+    at: long('at').notNull(),
+    summary: text('summary').notNull(),
+    data: text('data').notNull(),
+    xid: long('xid').notNull().default(sql`(pg_current_xact_id()::text)::bigint`),
+    position: long('position').unique(),
+  },
+  (table) => [index('events_unpositioned').on(table.seq).where(sql`${table.position} is null`)],
+)
 
 /** Tasks (orders), with the same unique claims as store-libsql's. Amounts are 10^-6 USDC. */
 export const tasks = pgTable(

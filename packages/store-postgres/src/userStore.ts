@@ -8,7 +8,7 @@ import {
   type UserRecord,
   usernameKey,
 } from '@agentmarket/core'
-import { asc, desc, eq, gt, lt, sql } from 'drizzle-orm'
+import { asc, desc, eq, gt, isNotNull, lt, sql } from 'drizzle-orm'
 import { searchCondition } from './agentList.ts'
 import { withSkills } from './agentStore.ts'
 import type { PostgresDatabase } from './open.ts'
@@ -122,18 +122,25 @@ export function userStore({ db }: PostgresDatabase): UserMethods {
     },
 
     async listEvents({ limit, after, before }) {
+      // The public id is the position the feed sequencer gave (in commit order); unpositioned events are not shown yet.
+      const shown = (rows: (typeof events.$inferSelect)[]) =>
+        rows.map((row) => toEventRecord({ ...row, seq: row.position ?? 0 }))
       if (after !== undefined) {
         const rows = await db
           .select()
           .from(events)
-          .where(gt(events.seq, Number(after)))
-          .orderBy(asc(events.seq))
+          .where(gt(events.position, Number(after)))
+          .orderBy(asc(events.position))
           .limit(limit)
-        return rows.reverse().map(toEventRecord)
+        return shown(rows.reverse())
       }
-      const where = before === undefined ? undefined : lt(events.seq, Number(before))
-      const rows = await db.select().from(events).where(where).orderBy(desc(events.seq)).limit(limit)
-      return rows.map(toEventRecord)
+      const rows = await db
+        .select()
+        .from(events)
+        .where(before === undefined ? isNotNull(events.position) : lt(events.position, Number(before)))
+        .orderBy(desc(events.position))
+        .limit(limit)
+      return shown(rows)
     },
   }
 }

@@ -258,6 +258,11 @@ export type StoreLifecycle = {
    * read caches by it; a Store without it gets no caching.
    */
   changeVersion?(): Promise<string>
+  /**
+   * Optional: calls `onNew` soon after feed events written by other processes become readable (PostgreSQL's NOTIFY),
+   * until the returned function is called. The feed hub then polls only as a fallback.
+   */
+  watchEvents?(onNew: () => void): () => void
   /** Resolves when the store can be read; rejects otherwise. */
   ping(): Promise<void>
   /** Releases connections. */

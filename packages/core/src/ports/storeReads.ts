@@ -27,4 +27,5 @@ export const STORE_READ_METHODS: ReadonlySet<string> = new Set([
   'changeVersion',
   'ping',
   'close',
+  'watchEvents',
 ])

@@ -6,7 +6,7 @@ import { mailStoreCases } from './mailCases.ts'
 import { taskStoreCases } from './taskCases.ts'
 import { userStoreCases } from './userCases.ts'
 
-export { sampleAgent, sampleSkill, sampleTask, sampleUser } from './fixtures.ts'
+export { sampleAgent, sampleEvent, sampleSkill, sampleTask, sampleUser } from './fixtures.ts'
 
 /** The part of a test runner the suite needs; `bun:test`, `node:test` and vitest all fit. */
 export type TestRunner = {

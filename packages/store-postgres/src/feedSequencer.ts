@@ -1,0 +1,62 @@
+import { sql } from 'drizzle-orm'
+import type { PostgresDatabase } from './open.ts'
+
+/** The channel a node announces newly positioned feed events on (every node's feed hub listens). */
+export const EVENTS_CHANNEL = 'agentmarket_events'
+
+/** How often each node positions what no writer did (a node killed between its commit and its sequencing). */
+export const SWEEP_MS = 1_000
+
+// Any fixed number: the advisory lock that makes sequencing one node at a time.
+const SEQUENCER_LOCK = 8_400_102
+
+/**
+ * Gives feed events their public position in commit order. A transaction draws `seq` when it inserts but may commit
+ * after a later one, so a reader paging by `seq` could pass an event that commits afterwards and never see it.
+ * Positions are given only to events of finished transactions (their `xid` below the oldest running one), in `seq`
+ * order, continuing the largest position, under an advisory lock: every position is final when a reader can see it,
+ * and no event can later appear below one already seen. Every node runs it after each of its writes and every
+ * SWEEP_MS; an event waits only while an older transaction is still open.
+ * @example const sequencer = feedSequencer(database); await sequencer.run(); sequencer.stop()
+ */
+export function feedSequencer({ db }: PostgresDatabase) {
+  let running: Promise<void> | null = null
+  let again = false
+  const sequence = async () => {
+    await db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(${SEQUENCER_LOCK})`)
+      const positioned = await tx.execute<{ n: number }>(sql`
+        with ready as (
+          select seq, row_number() over (order by seq) as n from events
+          where position is null and xid < (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint
+        ), base as (select coalesce(max(position), 0) as last from events)
+        update events set position = base.last + ready.n from ready, base where events.seq = ready.seq
+        returning 1 as n`)
+      if (positioned.length > 0) await tx.execute(sql`select pg_notify(${EVENTS_CHANNEL}, '')`)
+    })
+  }
+  // Callers that arrive while a run is under way share the next one, so a burst of writes sequences twice, not N times.
+  const run = async (): Promise<void> => {
+    if (running) {
+      again = true
+      return running
+    }
+    running = (async () => {
+      do {
+        again = false
+        await sequence()
+      } while (again)
+    })().finally(() => {
+      running = null
+    })
+    return running
+  }
+  const sweep = setInterval(() => void run().catch(() => {}), SWEEP_MS)
+  sweep.unref?.()
+  return {
+    /** Positions every event of a finished transaction; resolves once they are visible to readers. */
+    run,
+    /** Stops the sweep. */
+    stop: () => clearInterval(sweep),
+  }
+}
