@@ -3,20 +3,19 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { payerProofTypedData } from '@agentmarket/core'
-import { type Client, createClient } from '@libsql/client'
 import { getAddress, type Hex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { type Anvil, paymentChain, USDC_ADDRESS } from './support/anvil.ts'
+import { startMigratedPostgres } from './support/postgres.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
+import { type SharedDatabase, sharedLibsqlFile, sharedPostgres } from './support/sharedDatabase.ts'
 
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-many-'))
-const databaseUrl = `file:${join(folder, 'market.db')}`
 const PRICE_BASE_UNITS = 1_500_000n // 1.5 USDC
-/** The public address both processes share: payer proofs name it. */
+/** The public address every process shares: payer proofs name it. */
 const MARKET_URL = 'https://many.market.test'
-const servers: MarketServer[] = []
+const postgresServer = await startMigratedPostgres()
 let anvil: Anvil
-let database: Client
 let buyer: HDAccount
 let seller: HDAccount
 
@@ -24,427 +23,479 @@ beforeAll(async () => {
   const chain = await paymentChain(['buyer', 'seller'], { funded: ['buyer'] })
   anvil = chain.anvil
   ;({ buyer, seller } = chain.accounts)
-  const env = {
-    DATABASE_URL: databaseUrl,
-    CHAIN_RPC_URL: anvil.rpcUrl,
-    CHAIN_ID: '8453',
-    USDC_CONTRACT: USDC_ADDRESS,
-    MIN_CONFIRMATIONS: '1',
-    RATE_LIMITS: 'on',
-    TRUST_PROXY: '1',
-    BASE_URL: MARKET_URL,
-  }
-  // One after the other: the first applies the migrations, the second finds them done.
-  servers.push(await startMarketServer(env))
-  servers.push(await startMarketServer(env))
-  database = createClient({ url: databaseUrl })
 })
 
-afterAll(() => {
-  for (const server of servers) server.stop()
+afterAll(async () => {
   anvil?.stop()
-  database?.close()
+  await postgresServer.stop()
   rmSync(folder, { recursive: true, force: true })
 })
 
-/** A request's status, headers and parsed JSON body. */
-type Answer<T> = { status: number; headers: Headers; json: T }
-type Problem = { code?: string }
-type Call = { body?: unknown; key?: string; from?: string }
+/**
+ * The same races on two kinds of shared database: a libSQL file under two processes (one machine), and PostgreSQL
+ * under three nodes (many machines). `settleMs`: how long a read through another process may trail a write (libSQL:
+ * its 2 ms read-cache window; PostgreSQL: the change notice's way to the other nodes).
+ */
+const CLUSTERS = [
+  {
+    label: 'two processes on one libSQL file',
+    processes: 2,
+    settleMs: 10,
+    open: async () => sharedLibsqlFile(join(folder, 'market.db')),
+  },
+  {
+    label: 'three nodes on one PostgreSQL',
+    processes: 3,
+    settleMs: 50,
+    open: () => sharedPostgres(postgresServer),
+  },
+]
 
-let addressesUsed = 0
+for (const cluster of CLUSTERS) describe(cluster.label, () => raceSuite(cluster))
 
-/** A client address no other request used, so that per-address limits bind only where a test wants them to. */
-function freshAddress(): string {
-  addressesUsed += 1
-  return `10.${(addressesUsed >> 16) & 255}.${(addressesUsed >> 8) & 255}.${addressesUsed & 255}`
-}
+/** Every race of this file, on `processes` servers sharing the database `open` makes. */
+function raceSuite({
+  processes,
+  settleMs,
+  open,
+}: {
+  processes: number
+  settleMs: number
+  open: () => Promise<SharedDatabase>
+}) {
+  const servers: MarketServer[] = []
+  let database: SharedDatabase
 
-/** The process request `index` goes to: even indexes the first, odd the second. */
-function via(index: number): MarketServer {
-  const server = servers[index % 2]
-  if (!server) throw new Error('servers not started')
-  return server
-}
-
-/** One request; `from` is the client address the trusted proxy reports in X-Forwarded-For. */
-async function call<T = Problem>(
-  server: MarketServer,
-  method: string,
-  path: string,
-  { body, key, from = freshAddress() }: Call = {},
-): Promise<Answer<T>> {
-  const headers: Record<string, string> = { 'x-forwarded-for': from }
-  if (body !== undefined) headers['content-type'] = 'application/json'
-  if (key) headers.authorization = `Bearer ${key}`
-  const response = await fetch(`${server.base}${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await response.text()
-  return { status: response.status, headers: response.headers, json: text ? JSON.parse(text) : null }
-}
-
-/** Each answer as "status code", for assertions that show every outcome when they fail. */
-const outcomes = (answers: Answer<unknown>[]) =>
-  answers.map(({ status, json }) => `${status} ${(json as Problem | null)?.code ?? ''}`)
-
-/** Reads through the other process may trail a write by up to 2 ms (its read cache), as the README says. */
-const settle = () => Bun.sleep(10)
-
-/** Registers `name` through `server`; returns its API key. */
-async function register(server: MarketServer, name: string, extra: Record<string, unknown> = {}) {
-  const answer = await call<{ apiKey: string }>(server, 'POST', '/api/agents/register', {
-    body: { name, ...extra },
-  })
-  expect(answer.status).toBe(200)
-  return answer.json.apiKey
-}
-
-/** The first column of the first row of `sql` in the database file. */
-async function scalar(sql: string, args: (string | number)[] = []) {
-  const result = await database.execute({ sql, args })
-  return result.rows[0]?.[0]
-}
-
-type AgentView = {
-  name: string
-  bio: string | null
-  platform: string
-  model: string | null
-  walletAddress: string | null
-  basename: string | null
-  skills: { name: string }[]
-  heartbeat: { status: string; lastSeen: string | null }
-}
-
-/** The public record of `name` as `server` shows it. */
-const agentVia = (server: MarketServer, name: string) =>
-  call<AgentView>(server, 'GET', `/api/community/agents/${name}`)
-
-describe('no lost update: concurrent writes split across two processes', () => {
-  test('behavior: 40 concurrent registrations of distinct names all exist afterwards, read through either process', async () => {
-    const names = Array.from({ length: 40 }, (_, index) => `distinct-${index}`)
-    const answers = await Promise.all(
-      names.map((name, index) => call(via(index), 'POST', '/api/agents/register', { body: { name } })),
-    )
-    expect(outcomes(answers)).toEqual(names.map(() => '200 '))
-    await settle()
-    for (const server of servers) {
-      const reads = await Promise.all(names.map((name) => agentVia(server, name)))
-      expect(reads.map(({ status, json }) => `${status} ${json.name}`)).toEqual(
-        names.map((name) => `200 ${name}`),
-      )
-      const list = await call<{ total: number }>(server, 'GET', '/api/community/agents?q=distinct-&limit=100')
-      expect(list.json.total).toBe(40)
+  beforeAll(async () => {
+    database = await open()
+    const env = {
+      DATABASE_URL: database.url,
+      CHAIN_RPC_URL: anvil.rpcUrl,
+      CHAIN_ID: '8453',
+      USDC_CONTRACT: USDC_ADDRESS,
+      MIN_CONFIRMATIONS: '1',
+      RATE_LIMITS: 'on',
+      TRUST_PROXY: '1',
+      BASE_URL: MARKET_URL,
     }
-    expect(await scalar("SELECT count(*) FROM agents WHERE name_key LIKE 'distinct-%'")).toBe(40)
+    // One after the other: the first applies the migrations, the others find them done.
+    for (let index = 0; index < processes; index++) servers.push(await startMarketServer(env))
   })
 
-  test('behavior: one name registered 6 times at once through both processes (any case): one 200, five 409', async () => {
-    const names = Array.from({ length: 6 }, (_, index) => `Contested-${index}`)
-    const spellings = (name: string) => [name, name.toLowerCase(), name.toUpperCase()]
-    const attempts = names.flatMap((name) =>
-      [...spellings(name), ...spellings(name)].map((spelling, index) =>
-        call<{ agentId: string; apiKey: string } & Problem>(via(index), 'POST', '/api/agents/register', {
-          body: { name: spelling },
-        }),
-      ),
-    )
-    const answers = await Promise.all(attempts)
-    for (const [index, name] of names.entries()) {
-      const mine = answers.slice(index * 6, index * 6 + 6)
-      expect(outcomes(mine).sort()).toEqual(['200 ', ...Array(5).fill('409 name_taken')])
-      const winner = mine.find(({ status }) => status === 200)?.json
-      expect(await scalar('SELECT count(*) FROM agents WHERE name_key = ?', [name.toLowerCase()])).toBe(1)
-      // The winner's key is the agent's key on both processes.
+  afterAll(async () => {
+    for (const server of servers) server.stop()
+    await database?.close()
+  })
+
+  /** A request's status, headers and parsed JSON body. */
+  type Answer<T> = { status: number; headers: Headers; json: T }
+  type Problem = { code?: string }
+  type Call = { body?: unknown; key?: string; from?: string }
+
+  let addressesUsed = 0
+
+  /** A client address no other request used, so that per-address limits bind only where a test wants them to. */
+  function freshAddress(): string {
+    addressesUsed += 1
+    return `10.${(addressesUsed >> 16) & 255}.${(addressesUsed >> 8) & 255}.${addressesUsed & 255}`
+  }
+
+  /** The process request `index` goes to: each in turn. */
+  function via(index: number): MarketServer {
+    const server = servers[index % servers.length]
+    if (!server) throw new Error('servers not started')
+    return server
+  }
+
+  /** One request; `from` is the client address the trusted proxy reports in X-Forwarded-For. */
+  async function call<T = Problem>(
+    server: MarketServer,
+    method: string,
+    path: string,
+    { body, key, from = freshAddress() }: Call = {},
+  ): Promise<Answer<T>> {
+    const headers: Record<string, string> = { 'x-forwarded-for': from }
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    if (key) headers.authorization = `Bearer ${key}`
+    const response = await fetch(`${server.base}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    const text = await response.text()
+    return { status: response.status, headers: response.headers, json: text ? JSON.parse(text) : null }
+  }
+
+  /** Each answer as "status code", for assertions that show every outcome when they fail. */
+  const outcomes = (answers: Answer<unknown>[]) =>
+    answers.map(({ status, json }) => `${status} ${(json as Problem | null)?.code ?? ''}`)
+
+  /** Reads through another process may trail a write a little (its read cache), as the README says. */
+  const settle = () => Bun.sleep(settleMs)
+
+  /** Registers `name` through `server`; returns its API key. */
+  async function register(server: MarketServer, name: string, extra: Record<string, unknown> = {}) {
+    const answer = await call<{ apiKey: string }>(server, 'POST', '/api/agents/register', {
+      body: { name, ...extra },
+    })
+    expect(answer.status).toBe(200)
+    return answer.json.apiKey
+  }
+
+  /** The first column of the first row of `sql` in the shared database. */
+  async function scalar(sql: string, args: (string | number)[] = []) {
+    const [row] = await database.rows(sql, args)
+    return row ? Object.values(row)[0] : undefined
+  }
+
+  type AgentView = {
+    name: string
+    bio: string | null
+    platform: string
+    model: string | null
+    walletAddress: string | null
+    basename: string | null
+    skills: { name: string }[]
+    heartbeat: { status: string; lastSeen: string | null }
+  }
+
+  /** The public record of `name` as `server` shows it. */
+  const agentVia = (server: MarketServer, name: string) =>
+    call<AgentView>(server, 'GET', `/api/community/agents/${name}`)
+
+  describe('no lost update: concurrent writes split across the processes', () => {
+    test('behavior: 40 concurrent registrations of distinct names all exist afterwards, read through either process', async () => {
+      const names = Array.from({ length: 40 }, (_, index) => `distinct-${index}`)
+      const answers = await Promise.all(
+        names.map((name, index) => call(via(index), 'POST', '/api/agents/register', { body: { name } })),
+      )
+      expect(outcomes(answers)).toEqual(names.map(() => '200 '))
+      await settle()
       for (const server of servers) {
-        const beat = await call(server, 'POST', `/api/agents/${name}/heartbeat`, { key: winner?.apiKey })
-        expect(beat.status).toBe(200)
-        expect((await agentVia(server, name)).json.name).toBe(winner?.agentId ?? '')
+        const reads = await Promise.all(names.map((name) => agentVia(server, name)))
+        expect(reads.map(({ status, json }) => `${status} ${json.name}`)).toEqual(
+          names.map((name) => `200 ${name}`),
+        )
+        const list = await call<{ total: number }>(
+          server,
+          'GET',
+          '/api/community/agents?q=distinct-&limit=100',
+        )
+        expect(list.json.total).toBe(40)
+      }
+      expect(await scalar("SELECT count(*) FROM agents WHERE name_key LIKE 'distinct-%'")).toBe(40)
+    })
+
+    test('behavior: one name registered 6 times at once through every process (any case): one 200, five 409', async () => {
+      const names = Array.from({ length: 6 }, (_, index) => `Contested-${index}`)
+      const spellings = (name: string) => [name, name.toLowerCase(), name.toUpperCase()]
+      const attempts = names.flatMap((name) =>
+        [...spellings(name), ...spellings(name)].map((spelling, index) =>
+          call<{ agentId: string; apiKey: string } & Problem>(via(index), 'POST', '/api/agents/register', {
+            body: { name: spelling },
+          }),
+        ),
+      )
+      const answers = await Promise.all(attempts)
+      for (const [index, name] of names.entries()) {
+        const mine = answers.slice(index * 6, index * 6 + 6)
+        expect(outcomes(mine).sort()).toEqual(['200 ', ...Array(5).fill('409 name_taken')])
+        const winner = mine.find(({ status }) => status === 200)?.json
+        expect(await scalar('SELECT count(*) FROM agents WHERE name_key = ?', [name.toLowerCase()])).toBe(1)
+        // The winner's key is the agent's key on every process.
+        for (const server of servers) {
+          const beat = await call(server, 'POST', `/api/agents/${name}/heartbeat`, { key: winner?.apiKey })
+          expect(beat.status).toBe(200)
+          expect((await agentVia(server, name)).json.name).toBe(winner?.agentId ?? '')
+        }
+      }
+    })
+
+    test('behavior: heartbeats and milestones of one agent from every process at once: every milestone kept, counters exact', async () => {
+      const key = await register(via(0), 'busy-bee')
+      const beats = Array.from({ length: 24 }, (_, index) =>
+        call(via(index), 'POST', '/api/agents/busy-bee/heartbeat', { key }),
+      )
+      const milestones = Array.from({ length: 24 }, (_, index) =>
+        call<{ id: string; trust: string }>(via(index + 1), 'POST', '/api/agents/busy-bee/milestones', {
+          key,
+          body: {
+            title: `step ${index}`,
+            date: '2026-01-02',
+            ...(index % 3 === 0 ? { proof: `https://example.com/proof/${index}` } : {}),
+          },
+        }),
+      )
+      const [beaten, recorded] = await Promise.all([Promise.all(beats), Promise.all(milestones)])
+      expect(outcomes(beaten)).toEqual(Array(24).fill('200 '))
+      expect(outcomes(recorded)).toEqual(Array(24).fill('201 '))
+      const acknowledged = recorded.map(({ json }) => json.id).sort()
+      await settle()
+      for (const server of servers) {
+        const list = await call<{ milestones: { id: string }[] }>(
+          server,
+          'GET',
+          '/api/agents/busy-bee/milestones',
+        )
+        expect(list.json.milestones.map(({ id }) => id).sort()).toEqual(acknowledged)
+        expect((await agentVia(server, 'busy-bee')).json.heartbeat.status).toBe('live')
+      }
+      const counters = await database.rows(
+        "SELECT verified_milestones, claimed_milestones FROM agents WHERE name_key = 'busy-bee'",
+      )
+      expect(counters[0]?.verified_milestones).toBe(8)
+      expect(counters[0]?.claimed_milestones).toBe(16)
+      const rows = await database.rows(
+        "SELECT trust, count(*) AS n FROM milestones WHERE agent_key = 'busy-bee' GROUP BY trust ORDER BY trust",
+      )
+      expect(rows.map((row) => `${row.trust} ${row.n}`)).toEqual(['claimed 16', 'verified 8'])
+    })
+
+    test('behavior: a heartbeat that waited on the database lock does not move lastSeen back past a later one', async () => {
+      const key = await register(via(0), 'slow-beat')
+      const from = freshAddress()
+      const beat = (server: MarketServer) =>
+        call<{ lastSeen: string }>(server, 'POST', '/api/agents/slow-beat/heartbeat', { key, from })
+      // Both processes take their rate-limit leases now, so the held heartbeat reads its clock before it waits.
+      for (const server of servers) expect((await beat(server)).status).toBe(200)
+      for (let round = 0; round < 3; round++) {
+        const release = await database.holdAgent('slow-beat')
+        const early = beat(via(0))
+        await Bun.sleep(300)
+        await release()
+        const late = await beat(via(1))
+        const acknowledged = [(await early).json.lastSeen, late.json.lastSeen].sort()
+        const newest = acknowledged[1] ?? ''
+        await settle()
+        for (const server of servers)
+          expect((await agentVia(server, 'slow-beat')).json.heartbeat.lastSeen, `round ${round}`).toBe(newest)
+        const active = Number(await scalar("SELECT last_active_at FROM agents WHERE name_key = 'slow-beat'"))
+        expect(active).toBeGreaterThanOrEqual(Date.parse(newest))
+      }
+    })
+
+    test('behavior: PUTs of different fields of one agent through every process at once each keep their field', async () => {
+      const names = Array.from({ length: 4 }, (_, index) => `editor-${index}`)
+      const keys = await Promise.all(names.map((name, index) => register(via(index), name)))
+      const before = { bio: 'old bio', model: 'old-model', basename: 'old.base.eth', skills: ['Old'] }
+      for (const [index, name] of names.entries())
+        expect(
+          (await call(via(index), 'PUT', `/api/agents/${name}`, { key: keys[index], body: before })).status,
+        ).toBe(200)
+      const wallet = (index: number) => `0x${String(index + 1).repeat(40)}`
+      const changes = (index: number) => [
+        { bio: `bio ${index}` },
+        { platform: 'primaryplatform' },
+        { model: `model-${index}` },
+        { walletAddress: wallet(index) },
+        { skills: [`New ${index}`, { name: `Paid ${index}`, type: 'purchasable', price: '2' }] },
+      ]
+      const answers = await Promise.all(
+        names.flatMap((name, index) =>
+          changes(index).map((body, field) =>
+            call(via(index + field), 'PUT', `/api/agents/${name}`, { key: keys[index], body }),
+          ),
+        ),
+      )
+      expect(outcomes(answers)).toEqual(Array(names.length * 5).fill('200 '))
+      await settle()
+      for (const [index, name] of names.entries())
+        for (const server of servers) {
+          const { json } = await agentVia(server, name)
+          expect(json).toMatchObject({
+            bio: `bio ${index}`,
+            platform: 'primaryplatform',
+            model: `model-${index}`,
+            walletAddress: getAddress(wallet(index)),
+            // Not sent concurrently: kept from the earlier PUT.
+            basename: 'old.base.eth',
+          })
+          expect(json.skills.map((skill) => skill.name)).toEqual([`New ${index}`, `Paid ${index}`])
+        }
+    })
+  })
+
+  describe('no double payment: racing uses of one transaction on every process', () => {
+    const HASHES = 6
+    const VERIFIES_PER_HASH = 4
+    type Task = { task_id: string; status: string; payment: { tx_hash?: string } }
+
+    /** Registers a seller of a 1.5 USDC skill paid to `seller`'s wallet; returns its API key. */
+    async function sellerAgent() {
+      const key = await register(via(0), 'pay-seller', {
+        skills: [{ name: 'Deep Search', type: 'purchasable', price: '1.5' }],
+      })
+      const put = await call(via(1), 'PUT', '/api/agents/pay-seller', {
+        key,
+        body: { walletAddress: seller.address },
+      })
+      expect(put.status).toBe(200)
+      return key
+    }
+
+    /** The buyer's EIP-712 proof that `txHash` pays `task` of pay-seller ('' for an order paid with the order). */
+    const payerSignature = (txHash: Hex, task: string) => {
+      const proof = payerProofTypedData(8453, { market: MARKET_URL, agent: 'pay-seller', task, txHash })
+      return buyer.signTypedData({ ...proof, message: { ...proof.message, txHash } })
+    }
+
+    /** Orders the paid skill through `server`, optionally with a tx hash to verify at once. */
+    const order = async (server: MarketServer, txHash?: Hex) =>
+      call<Task & Problem>(server, 'POST', '/api/agents/pay-seller/tasks', {
+        body: {
+          skill: 'deep-search',
+          ...(txHash ? { tx_hash: txHash, payer_signature: await payerSignature(txHash, '') } : {}),
+        },
+      })
+
+    /** Asks `server` to verify `txHash` as the payment of `taskId`. */
+    const verify = async (server: MarketServer, taskId: string, txHash: Hex) =>
+      call<{ task: Task } & Problem>(
+        server,
+        'POST',
+        `/api/agents/pay-seller/tasks/${taskId}/verify-payment`,
+        {
+          body: { tx_hash: txHash, payer_signature: await payerSignature(txHash, taskId) },
+        },
+      )
+
+    /** `count` pending tasks, ordered through alternating processes. */
+    async function pendingTasks(count: number): Promise<string[]> {
+      const answers = await Promise.all(Array.from({ length: count }, (_, index) => order(via(index))))
+      expect(outcomes(answers)).toEqual(Array(count).fill('201 '))
+      return answers.map(({ json }) => json.task_id)
+    }
+
+    /** Every use of `hash`: a verify of each of `tasks`, an order on each process; `shift` rotates who starts. */
+    function attemptsFor(hash: Hex, tasks: string[], shift: number) {
+      const attempts = [
+        () => order(via(0), hash),
+        ...tasks.map((taskId, index) => () => verify(via(index), taskId, hash)),
+        () => order(via(1), hash),
+      ]
+      const rotated = [
+        ...attempts.slice(shift % attempts.length),
+        ...attempts.slice(0, shift % attempts.length),
+      ]
+      return rotated.map((attempt) => attempt())
+    }
+
+    /** The id of the task an answer paid, or null for a refusal. */
+    function paidTaskOf(answer: Answer<{ task?: Task } & Partial<Task>>): string | null {
+      if (answer.status === 200 && answer.json.task?.status === 'paid') return answer.json.task.task_id
+      if (answer.status === 201 && answer.json.status === 'paid') return answer.json.task_id ?? null
+      return null
+    }
+
+    test('behavior: each of 6 payments, raced by 6 requests over every process, pays exactly one task', async () => {
+      const sellerKey = await sellerAgent()
+      const hashes: Hex[] = []
+      for (let index = 0; index < HASHES; index++)
+        hashes.push(await anvil.transferUsdc(buyer, seller.address, PRICE_BASE_UNITS))
+      const tasks = await pendingTasks(HASHES * VERIFIES_PER_HASH)
+      const perHash = hashes.map((_, index) =>
+        tasks.slice(index * VERIFIES_PER_HASH, (index + 1) * VERIFIES_PER_HASH),
+      )
+      const answers = await Promise.all(
+        hashes.map((hash, index) => Promise.all(attemptsFor(hash, perHash[index] ?? [], index))),
+      )
+      const paidTasks: string[] = []
+      for (const raced of answers) {
+        const paid = raced.map(paidTaskOf).filter((id) => id !== null)
+        const refused = outcomes(raced).filter((outcome) => !/^20[01]/.test(outcome))
+        expect(paid, outcomes(raced).join(', ')).toHaveLength(1)
+        expect(refused).toEqual(Array(raced.length - 1).fill('409 tx_already_used'))
+        paidTasks.push(...paid)
+      }
+      await settle()
+      await expectTasksAsAnswered(tasks, paidTasks)
+      const queue = await call<{ total: number }>(via(1), 'GET', '/api/agents/pay-seller/tasks?status=paid', {
+        key: sellerKey,
+      })
+      expect(queue.json.total).toBe(HASHES)
+      await expectDatabaseHoldsOnePaymentPerHash(hashes, paidTasks, tasks)
+    })
+
+    /** Each task reads `paid` through every process exactly when an answer said it was paid. */
+    async function expectTasksAsAnswered(pending: string[], paid: string[]) {
+      for (const server of servers) {
+        const reads = await Promise.all(
+          [...new Set([...pending, ...paid])].map((id) =>
+            call<Task>(server, 'GET', `/api/agents/pay-seller/tasks/${id}`),
+          ),
+        )
+        const paidIds = reads.filter(({ json }) => json.status === 'paid').map(({ json }) => json.task_id)
+        expect(paidIds.sort()).toEqual([...paid].sort())
       }
     }
-  })
 
-  test('behavior: heartbeats and milestones of one agent from both processes at once: every milestone kept, counters exact', async () => {
-    const key = await register(via(0), 'busy-bee')
-    const beats = Array.from({ length: 24 }, (_, index) =>
-      call(via(index), 'POST', '/api/agents/busy-bee/heartbeat', { key }),
-    )
-    const milestones = Array.from({ length: 24 }, (_, index) =>
-      call<{ id: string; trust: string }>(via(index + 1), 'POST', '/api/agents/busy-bee/milestones', {
-        key,
-        body: {
-          title: `step ${index}`,
-          date: '2026-01-02',
-          ...(index % 3 === 0 ? { proof: `https://example.com/proof/${index}` } : {}),
-        },
-      }),
-    )
-    const [beaten, recorded] = await Promise.all([Promise.all(beats), Promise.all(milestones)])
-    expect(outcomes(beaten)).toEqual(Array(24).fill('200 '))
-    expect(outcomes(recorded)).toEqual(Array(24).fill('201 '))
-    const acknowledged = recorded.map(({ json }) => json.id).sort()
-    await settle()
-    for (const server of servers) {
-      const list = await call<{ milestones: { id: string }[] }>(
-        server,
-        'GET',
-        '/api/agents/busy-bee/milestones',
+    /** In the database file: one paid task per hash (the one answered), and no task made by a refused order. */
+    async function expectDatabaseHoldsOnePaymentPerHash(hashes: Hex[], paid: string[], pending: string[]) {
+      const rows = await database.rows(
+        "SELECT lower(tx_hash) AS hash, count(*) AS n, min(id) AS id FROM tasks WHERE agent_key = 'pay-seller' AND status = 'paid' GROUP BY lower(tx_hash) ORDER BY hash",
       )
-      expect(list.json.milestones.map(({ id }) => id).sort()).toEqual(acknowledged)
-      expect((await agentVia(server, 'busy-bee')).json.heartbeat.status).toBe('live')
+      expect(rows.map((row) => `${row.hash} ${row.n}`)).toEqual(
+        hashes.map((hash) => `${hash.toLowerCase()} 1`).sort(),
+      )
+      expect(rows.map((row) => String(row.id)).sort()).toEqual([...paid].sort())
+      const paidAtOrder = paid.filter((id) => !pending.includes(id)).length
+      expect(await scalar("SELECT count(*) FROM tasks WHERE agent_key = 'pay-seller'")).toBe(
+        pending.length + paidAtOrder,
+      )
     }
-    const counters = await database.execute(
-      "SELECT verified_milestones, claimed_milestones FROM agents WHERE name_key = 'busy-bee'",
-    )
-    expect(counters.rows[0]?.verified_milestones).toBe(8)
-    expect(counters.rows[0]?.claimed_milestones).toBe(16)
-    const rows = await database.execute(
-      "SELECT trust, count(*) AS n FROM milestones WHERE agent_key = 'busy-bee' GROUP BY trust ORDER BY trust",
-    )
-    expect(rows.rows.map((row) => `${row.trust} ${row.n}`)).toEqual(['claimed 16', 'verified 8'])
   })
 
-  test('behavior: a heartbeat that waited on the database lock does not move lastSeen back past a later one', async () => {
-    const key = await register(via(0), 'slow-beat')
-    const from = freshAddress()
-    const beat = (server: MarketServer) =>
-      call<{ lastSeen: string }>(server, 'POST', '/api/agents/slow-beat/heartbeat', { key, from })
-    // Both processes take their rate-limit leases now, so the held heartbeat reads its clock before it waits.
-    for (const server of servers) expect((await beat(server)).status).toBe(200)
-    for (let round = 0; round < 3; round++) {
-      const lock = await database.transaction('write')
-      const early = beat(via(0))
-      await Bun.sleep(300)
-      await lock.commit()
-      const late = await beat(via(1))
-      const acknowledged = [(await early).json.lastSeen, late.json.lastSeen].sort()
-      const newest = acknowledged[1] ?? ''
+  describe('rate limits shared by the processes', () => {
+    /** Sends `count` requests one after another; their answers. */
+    async function oneByOne(count: number, send: (index: number) => Promise<Answer<Problem>>) {
+      const answers: Answer<Problem>[] = []
+      for (let index = 0; index < count; index++) answers.push(await send(index))
+      return answers
+    }
+
+    /** The answers' statuses. */
+    const statuses = (answers: Answer<unknown>[]) => answers.map(({ status }) => status)
+
+    test('behavior: one address registers 10 agents in all, alternating processes; the 11th and 12th are 429 on either', async () => {
+      const from = '203.0.113.7'
+      const attempt = (index: number) =>
+        call(via(index), 'POST', '/api/agents/register', { body: { name: `shared-limit-${index}` }, from })
+      const answers = await oneByOne(12, attempt)
+      expect(statuses(answers)).toEqual([...Array(10).fill(200), 429, 429])
+      for (const refused of answers.slice(10)) {
+        expect(refused.json.code).toBe('rate_limited')
+        expect(refused.headers.get('ratelimit-policy')).toBe('"register";q=10;w=3600')
+      }
       await settle()
       for (const server of servers)
-        expect((await agentVia(server, 'slow-beat')).json.heartbeat.lastSeen, `round ${round}`).toBe(newest)
-      const active = Number(await scalar("SELECT last_active_at FROM agents WHERE name_key = 'slow-beat'"))
-      expect(active).toBeGreaterThanOrEqual(Date.parse(newest))
-    }
-  })
+        for (const index of [10, 11])
+          expect((await agentVia(server, `shared-limit-${index}`)).status).toBe(404)
+      expect(await scalar("SELECT count(*) FROM agents WHERE name_key LIKE 'shared-limit-%'")).toBe(10)
+    })
 
-  test('behavior: PUTs of different fields of one agent through both processes at once each keep their field', async () => {
-    const names = Array.from({ length: 4 }, (_, index) => `editor-${index}`)
-    const keys = await Promise.all(names.map((name, index) => register(via(index), name)))
-    const before = { bio: 'old bio', model: 'old-model', basename: 'old.base.eth', skills: ['Old'] }
-    for (const [index, name] of names.entries())
-      expect(
-        (await call(via(index), 'PUT', `/api/agents/${name}`, { key: keys[index], body: before })).status,
-      ).toBe(200)
-    const wallet = (index: number) => `0x${String(index + 1).repeat(40)}`
-    const changes = (index: number) => [
-      { bio: `bio ${index}` },
-      { platform: 'primaryplatform' },
-      { model: `model-${index}` },
-      { walletAddress: wallet(index) },
-      { skills: [`New ${index}`, { name: `Paid ${index}`, type: 'purchasable', price: '2' }] },
-    ]
-    const answers = await Promise.all(
-      names.flatMap((name, index) =>
-        changes(index).map((body, field) =>
-          call(via(index + field), 'PUT', `/api/agents/${name}`, { key: keys[index], body }),
-        ),
-      ),
-    )
-    expect(outcomes(answers)).toEqual(Array(names.length * 5).fill('200 '))
-    await settle()
-    for (const [index, name] of names.entries())
-      for (const server of servers) {
-        const { json } = await agentVia(server, name)
-        expect(json).toMatchObject({
-          bio: `bio ${index}`,
-          platform: 'primaryplatform',
-          model: `model-${index}`,
-          walletAddress: getAddress(wallet(index)),
-          // Not sent concurrently: kept from the earlier PUT.
-          basename: 'old.base.eth',
+    test('behavior: one API key makes 120 writes a minute in all, alternating processes and addresses', async () => {
+      const key = await register(via(0), 'key-limited')
+      const beat = (index: number) =>
+        call(via(index), 'POST', '/api/agents/key-limited/heartbeat', {
+          key,
+          // Four addresses, 30-odd beats each: far under their own 120, so only the key's bucket can refuse.
+          from: `198.51.100.${(index % 4) + 1}`,
         })
-        expect(json.skills.map((skill) => skill.name)).toEqual([`New ${index}`, `Paid ${index}`])
-      }
+      const started = performance.now()
+      const first: Answer<Problem>[] = []
+      // Two at a time, one on each process: each spends its own leases as fast as it can.
+      for (let pair = 0; pair < 60; pair++)
+        first.push(...(await Promise.all([beat(2 * pair), beat(2 * pair + 1)])))
+      const extra = await oneByOne(10, (index) => beat(120 + index))
+      const elapsedMs = performance.now() - started
+      expect(statuses(first)).toEqual(Array(120).fill(200))
+      // The bucket gives a token back every 500 ms, and only those may pass beyond 120: in a run under 500 ms (the
+      // usual, about 200 ms) the 121st and every later one is 429; unshared buckets would let all 130 through.
+      const earned = Math.floor(elapsedMs / 500)
+      const passed = statuses(extra).filter((status) => status === 200).length
+      expect(passed, `${passed} of 10 beyond 120 passed in ${elapsedMs} ms`).toBeLessThanOrEqual(earned)
+      const refused = extra.find(({ status }) => status === 429)
+      expect(refused?.headers.get('ratelimit-policy')).toBe('"write";q=120;w=60')
+    })
   })
-})
-
-describe('no double payment: racing uses of one transaction on two processes', () => {
-  const HASHES = 6
-  const VERIFIES_PER_HASH = 4
-  type Task = { task_id: string; status: string; payment: { tx_hash?: string } }
-
-  /** Registers a seller of a 1.5 USDC skill paid to `seller`'s wallet; returns its API key. */
-  async function sellerAgent() {
-    const key = await register(via(0), 'pay-seller', {
-      skills: [{ name: 'Deep Search', type: 'purchasable', price: '1.5' }],
-    })
-    const put = await call(via(1), 'PUT', '/api/agents/pay-seller', {
-      key,
-      body: { walletAddress: seller.address },
-    })
-    expect(put.status).toBe(200)
-    return key
-  }
-
-  /** The buyer's EIP-712 proof that `txHash` pays `task` of pay-seller ('' for an order paid with the order). */
-  const payerSignature = (txHash: Hex, task: string) => {
-    const proof = payerProofTypedData(8453, { market: MARKET_URL, agent: 'pay-seller', task, txHash })
-    return buyer.signTypedData({ ...proof, message: { ...proof.message, txHash } })
-  }
-
-  /** Orders the paid skill through `server`, optionally with a tx hash to verify at once. */
-  const order = async (server: MarketServer, txHash?: Hex) =>
-    call<Task & Problem>(server, 'POST', '/api/agents/pay-seller/tasks', {
-      body: {
-        skill: 'deep-search',
-        ...(txHash ? { tx_hash: txHash, payer_signature: await payerSignature(txHash, '') } : {}),
-      },
-    })
-
-  /** Asks `server` to verify `txHash` as the payment of `taskId`. */
-  const verify = async (server: MarketServer, taskId: string, txHash: Hex) =>
-    call<{ task: Task } & Problem>(server, 'POST', `/api/agents/pay-seller/tasks/${taskId}/verify-payment`, {
-      body: { tx_hash: txHash, payer_signature: await payerSignature(txHash, taskId) },
-    })
-
-  /** `count` pending tasks, ordered through alternating processes. */
-  async function pendingTasks(count: number): Promise<string[]> {
-    const answers = await Promise.all(Array.from({ length: count }, (_, index) => order(via(index))))
-    expect(outcomes(answers)).toEqual(Array(count).fill('201 '))
-    return answers.map(({ json }) => json.task_id)
-  }
-
-  /** Every use of `hash`: a verify of each of `tasks`, an order on each process; `shift` rotates who starts. */
-  function attemptsFor(hash: Hex, tasks: string[], shift: number) {
-    const attempts = [
-      () => order(via(0), hash),
-      ...tasks.map((taskId, index) => () => verify(via(index), taskId, hash)),
-      () => order(via(1), hash),
-    ]
-    const rotated = [
-      ...attempts.slice(shift % attempts.length),
-      ...attempts.slice(0, shift % attempts.length),
-    ]
-    return rotated.map((attempt) => attempt())
-  }
-
-  /** The id of the task an answer paid, or null for a refusal. */
-  function paidTaskOf(answer: Answer<{ task?: Task } & Partial<Task>>): string | null {
-    if (answer.status === 200 && answer.json.task?.status === 'paid') return answer.json.task.task_id
-    if (answer.status === 201 && answer.json.status === 'paid') return answer.json.task_id ?? null
-    return null
-  }
-
-  test('behavior: each of 6 payments, raced by 6 requests over both processes, pays exactly one task', async () => {
-    const sellerKey = await sellerAgent()
-    const hashes: Hex[] = []
-    for (let index = 0; index < HASHES; index++)
-      hashes.push(await anvil.transferUsdc(buyer, seller.address, PRICE_BASE_UNITS))
-    const tasks = await pendingTasks(HASHES * VERIFIES_PER_HASH)
-    const perHash = hashes.map((_, index) =>
-      tasks.slice(index * VERIFIES_PER_HASH, (index + 1) * VERIFIES_PER_HASH),
-    )
-    const answers = await Promise.all(
-      hashes.map((hash, index) => Promise.all(attemptsFor(hash, perHash[index] ?? [], index))),
-    )
-    const paidTasks: string[] = []
-    for (const raced of answers) {
-      const paid = raced.map(paidTaskOf).filter((id) => id !== null)
-      const refused = outcomes(raced).filter((outcome) => !/^20[01]/.test(outcome))
-      expect(paid, outcomes(raced).join(', ')).toHaveLength(1)
-      expect(refused).toEqual(Array(raced.length - 1).fill('409 tx_already_used'))
-      paidTasks.push(...paid)
-    }
-    await settle()
-    await expectTasksAsAnswered(tasks, paidTasks)
-    const queue = await call<{ total: number }>(via(1), 'GET', '/api/agents/pay-seller/tasks?status=paid', {
-      key: sellerKey,
-    })
-    expect(queue.json.total).toBe(HASHES)
-    await expectDatabaseHoldsOnePaymentPerHash(hashes, paidTasks, tasks)
-  })
-
-  /** Each task reads `paid` through both processes exactly when an answer said it was paid. */
-  async function expectTasksAsAnswered(pending: string[], paid: string[]) {
-    for (const server of servers) {
-      const reads = await Promise.all(
-        [...new Set([...pending, ...paid])].map((id) =>
-          call<Task>(server, 'GET', `/api/agents/pay-seller/tasks/${id}`),
-        ),
-      )
-      const paidIds = reads.filter(({ json }) => json.status === 'paid').map(({ json }) => json.task_id)
-      expect(paidIds.sort()).toEqual([...paid].sort())
-    }
-  }
-
-  /** In the database file: one paid task per hash (the one answered), and no task made by a refused order. */
-  async function expectDatabaseHoldsOnePaymentPerHash(hashes: Hex[], paid: string[], pending: string[]) {
-    const rows = await database.execute(
-      "SELECT lower(tx_hash) AS hash, count(*) AS n, min(id) AS id FROM tasks WHERE agent_key = 'pay-seller' AND status = 'paid' GROUP BY lower(tx_hash) ORDER BY hash",
-    )
-    expect(rows.rows.map((row) => `${row.hash} ${row.n}`)).toEqual(
-      hashes.map((hash) => `${hash.toLowerCase()} 1`).sort(),
-    )
-    expect(rows.rows.map((row) => String(row.id)).sort()).toEqual([...paid].sort())
-    const paidAtOrder = paid.filter((id) => !pending.includes(id)).length
-    expect(await scalar("SELECT count(*) FROM tasks WHERE agent_key = 'pay-seller'")).toBe(
-      pending.length + paidAtOrder,
-    )
-  }
-})
-
-describe('rate limits shared by the two processes', () => {
-  /** Sends `count` requests one after another; their answers. */
-  async function oneByOne(count: number, send: (index: number) => Promise<Answer<Problem>>) {
-    const answers: Answer<Problem>[] = []
-    for (let index = 0; index < count; index++) answers.push(await send(index))
-    return answers
-  }
-
-  /** The answers' statuses. */
-  const statuses = (answers: Answer<unknown>[]) => answers.map(({ status }) => status)
-
-  test('behavior: one address registers 10 agents in all, alternating processes; the 11th and 12th are 429 on either', async () => {
-    const from = '203.0.113.7'
-    const attempt = (index: number) =>
-      call(via(index), 'POST', '/api/agents/register', { body: { name: `shared-limit-${index}` }, from })
-    const answers = await oneByOne(12, attempt)
-    expect(statuses(answers)).toEqual([...Array(10).fill(200), 429, 429])
-    for (const refused of answers.slice(10)) {
-      expect(refused.json.code).toBe('rate_limited')
-      expect(refused.headers.get('ratelimit-policy')).toBe('"register";q=10;w=3600')
-    }
-    await settle()
-    for (const server of servers)
-      for (const index of [10, 11]) expect((await agentVia(server, `shared-limit-${index}`)).status).toBe(404)
-    expect(await scalar("SELECT count(*) FROM agents WHERE name_key LIKE 'shared-limit-%'")).toBe(10)
-  })
-
-  test('behavior: one API key makes 120 writes a minute in all, alternating processes and addresses', async () => {
-    const key = await register(via(0), 'key-limited')
-    const beat = (index: number) =>
-      call(via(index), 'POST', '/api/agents/key-limited/heartbeat', {
-        key,
-        // Four addresses, 30-odd beats each: far under their own 120, so only the key's bucket can refuse.
-        from: `198.51.100.${(index % 4) + 1}`,
-      })
-    const started = performance.now()
-    const first: Answer<Problem>[] = []
-    // Two at a time, one on each process: each spends its own leases as fast as it can.
-    for (let pair = 0; pair < 60; pair++)
-      first.push(...(await Promise.all([beat(2 * pair), beat(2 * pair + 1)])))
-    const extra = await oneByOne(10, (index) => beat(120 + index))
-    const elapsedMs = performance.now() - started
-    expect(statuses(first)).toEqual(Array(120).fill(200))
-    // The bucket gives a token back every 500 ms, and only those may pass beyond 120: in a run under 500 ms (the
-    // usual, about 200 ms) the 121st and every later one is 429; unshared buckets would let all 130 through.
-    const earned = Math.floor(elapsedMs / 500)
-    const passed = statuses(extra).filter((status) => status === 200).length
-    expect(passed, `${passed} of 10 beyond 120 passed in ${elapsedMs} ms`).toBeLessThanOrEqual(earned)
-    const refused = extra.find(({ status }) => status === 429)
-    expect(refused?.headers.get('ratelimit-policy')).toBe('"write";q=120;w=60')
-  })
-})
+}

@@ -101,24 +101,38 @@ type Lease = {
   refusal?: RateDecision & { cost: number }
 }
 
+/** A lease takes at most this share of what the shared bucket had left, so leases shrink as a bucket runs low. */
+const LEASE_OF_REMAINING = 1 / 8
+
 /**
  * Shared buckets (a database) spent in small leases: a process takes a few tokens at once and hands them out from
  * memory, and repeats a refusal locally until its Retry-After has passed. The shared bucket still bounds the total,
  * so several processes never grant more than the limit together; a lease costs one shared write per
- * `leaseFraction` of the limit instead of one per request.
+ * `leaseFraction` of the limit instead of one per request. Requests that find no lease wait for one refill (never
+ * one each, which would lease the bucket away in parallel), a new lease keeps what the old one had left, and once
+ * a process leases at most LEASE_OF_REMAINING of what the shared bucket had left, down to what each request costs, so
+ * leases shrink as a bucket runs low. Tokens another process leased and does not use can still refuse a request early,
+ * by at most what those leases hold.
  */
 export function leasedRateBuckets(
   shared: RateBuckets,
   { leaseFraction = 0.05, maxKeys = 50_000 } = {},
 ): RateBuckets {
   const leases = new Map<string, Lease>()
+  const refilling = new Map<string, Promise<unknown>>()
   const forgetExpired = (nowMs: number) => {
     for (const [key, lease] of leases)
       if (lease.expiresAt <= nowMs && lease.deniedUntil <= nowMs) leases.delete(key)
     if (leases.size > maxKeys) leases.clear()
   }
   const refill = async (key: string, policy: RatePolicy, cost: number, nowMs: number) => {
-    const size = Math.max(cost, Math.ceil(policy.limit * leaseFraction))
+    const old = leases.get(key)
+    const left = old && old.expiresAt > nowMs ? old.tokens : 0
+    const sharedLeft = old?.remaining ?? policy.limit
+    const size = Math.max(
+      cost,
+      Math.min(Math.ceil(policy.limit * leaseFraction), Math.floor(sharedLeft * LEASE_OF_REMAINING)),
+    )
     let decision = await shared.take(key, policy, size, nowMs)
     let granted = size
     if (!decision.allowed && size > cost) {
@@ -127,15 +141,15 @@ export function leasedRateBuckets(
     }
     const lease: Lease = decision.allowed
       ? {
-          tokens: granted - cost,
+          tokens: left + granted - cost,
           remaining: decision.remaining,
           expiresAt: nowMs + policy.windowSeconds * 1000,
           deniedUntil: 0,
         }
       : {
-          tokens: 0,
+          tokens: left,
           remaining: 0,
-          expiresAt: 0,
+          expiresAt: old?.expiresAt ?? 0,
           deniedUntil: nowMs + decision.retryAfterMs,
           refusal: { ...decision, cost },
         }
@@ -155,11 +169,28 @@ export function leasedRateBuckets(
     const remaining = lease.remaining + lease.tokens
     return { allowed: true, remaining, resetSeconds: 0, retryAfterSeconds: 0, retryAfterMs: 0 }
   }
-  return {
-    takeHeld,
-    take: async (key, policy, cost, nowMs) =>
-      takeHeld(key, policy, cost, nowMs) ?? refill(key, policy, cost, nowMs),
+  const take = async (
+    key: string,
+    policy: RatePolicy,
+    cost: number,
+    nowMs: number,
+  ): Promise<RateDecision> => {
+    for (;;) {
+      const held = takeHeld(key, policy, cost, nowMs)
+      if (held) return held
+      const running = refilling.get(key)
+      if (!running) break
+      await running
+    }
+    const refilled = refill(key, policy, cost, nowMs)
+    refilling.set(key, refilled)
+    try {
+      return await refilled
+    } finally {
+      refilling.delete(key)
+    }
   }
+  return { takeHeld, take }
 }
 
 /** 429: too many requests of one kind from one client address or API key. */

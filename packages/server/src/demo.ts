@@ -16,9 +16,9 @@ import {
   type TaskView,
   walletProofMessage,
 } from '@agentmarket/core'
-import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { type Address, getAddress, keccak256, stringToHex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
+import { openMarketDatabase } from './database.ts'
 // The demo's agents, skills and users: data, kept apart from the code that seeds them.
 import seeds from './demo/seeds.json'
 import { marketConfig, type Settings } from './env.ts'
@@ -597,8 +597,8 @@ async function summarize(market: MarketplaceActions, baseUrl: string, tally: Tal
  */
 export async function runDemo(settings: Settings, serve: string): Promise<number> {
   const started = performance.now()
-  const database = await openDatabase(settings.databaseUrl, settings.databaseAuthToken)
-  const store = libsqlStore(database)
+  const database = await openMarketDatabase(settings)
+  const { store } = database
   const now = new Date()
   const clock = manualClock(now)
   const config = marketConfig(settings)

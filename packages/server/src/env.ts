@@ -20,6 +20,10 @@ export type Settings = {
   baseUrl: string
   databaseUrl: string
   databaseAuthToken: string | undefined
+  /** PostgreSQL only: connections in this node's pool. */
+  databasePoolSize: number
+  /** PostgreSQL only: TLS to the database; undefined: as the URL's `sslmode` says. */
+  databaseTls: 'off' | 'require' | 'verify-full' | undefined
   chainRpcUrl: string
   chainId: number
   usdcContract: `0x${string}`
@@ -107,8 +111,8 @@ const databaseUrl = v.pipe(
     (text) =>
       text === ':memory:' ||
       /^file:.+/.test(text) ||
-      (URL.canParse(text) && /^(libsql|https?|wss?):$/.test(new URL(text).protocol)),
-    'must be file:PATH, :memory:, or a libsql:// URL',
+      (URL.canParse(text) && /^(libsql|https?|wss?|postgres|postgresql):$/.test(new URL(text).protocol)),
+    'must be file:PATH, :memory:, a postgres:// URL, or a libsql:// URL',
   ),
 )
 const hops = v.pipe(
@@ -193,6 +197,14 @@ export function readSettings(env: Env): Settings {
     baseUrl,
     databaseUrl: read(env, 'DATABASE_URL', databaseUrl, 'file:./data/market.db'),
     databaseAuthToken: env.DATABASE_AUTH_TOKEN || undefined,
+    databasePoolSize: read(env, 'DATABASE_POOL_SIZE', positive, '10'),
+    databaseTls: env.DATABASE_TLS
+      ? read(
+          env,
+          'DATABASE_TLS',
+          v.picklist(['off', 'require', 'verify-full'], 'must be off, require or verify-full'),
+        )
+      : undefined,
     chainRpcUrl: read(
       env,
       'CHAIN_RPC_URL',

@@ -1,17 +1,17 @@
-import { openDatabase } from '@agentmarket/store-libsql'
+import { openMarketDatabase } from './database.ts'
 import type { Settings } from './env.ts'
 
-/** A migration as its file in packages/store-libsql/drizzle is numbered: `0007`. */
+/** A migration as its file in its store's drizzle folder is numbered: `0007`. */
 const numbered = (number: number) => String(number).padStart(4, '0')
 
 /**
- * `agentmarket migrate`: applies the pending migrations to the configured database (creating a file database's
- * folder) and prints which it applied, or that there were none. Resolves to the exit code.
+ * `agentmarket migrate`: applies the pending migrations to the configured database, libSQL or PostgreSQL (creating a
+ * file database's folder), and prints which it applied, or that there were none. Resolves to the exit code.
  * @example process.exitCode = await runMigrate(readSettings(process.env))
  */
 export async function runMigrate(settings: Settings): Promise<number> {
-  const database = await openDatabase(settings.databaseUrl, settings.databaseAuthToken)
-  database.close()
+  const database = await openMarketDatabase(settings)
+  await database.close()
   const { applied, known } = database.migrations
   const where = settings.databaseUrl
   if (applied.length === 0)

@@ -5,21 +5,17 @@ import {
   type MarketplaceActions,
   type MppSettings,
   persistentMppSecret,
+  type RateBuckets,
   type RateLimiter,
   rateLimiter,
   type Store,
 } from '@agentmarket/core'
 import { viemChain } from '@agentmarket/core/viem'
-import {
-  type Database,
-  libsqlRateBuckets,
-  libsqlStore,
-  openDatabase,
-  whileBusy,
-} from '@agentmarket/store-libsql'
+import { whileBusy } from '@agentmarket/store-libsql'
 import { type Client, createClient, http } from 'viem'
 import { createApp } from './app.ts'
 import { bunHashes } from './bunHashes.ts'
+import { openMarketDatabase } from './database.ts'
 import { marketConfig, type Settings } from './env.ts'
 import { jsonLogger, type Logger } from './log.ts'
 import { startPaymentRechecks } from './rechecks.ts'
@@ -55,10 +51,10 @@ async function mppSettings(settings: Settings, store: Store): Promise<MppSetting
 }
 
 /** Rate limits kept in the database, so every process on it shares them; null when RATE_LIMITS=off. */
-function rateLimitSettings(settings: Settings, database: Database) {
+function rateLimitSettings(settings: Settings, buckets: RateBuckets) {
   if (!settings.rateLimits) return null
   return {
-    limiter: rateLimiter(leasedRateBuckets(libsqlRateBuckets(database)), {
+    limiter: rateLimiter(leasedRateBuckets(buckets), {
       policies: settings.ratePolicies,
       // Bun's native 64-bit hash: a bucket name per key at a fraction of SHA-256's cost on every write.
       keyBucket: (apiKey) => Bun.hash(apiKey).toString(36),
@@ -111,14 +107,14 @@ async function startMail(
 /** Opens the database, builds the marketplace and starts listening. Returns a stop function. */
 export async function startServer(settings: Settings) {
   const logger = jsonLogger(settings.logLevel)
-  const database = await openDatabase(settings.databaseUrl, settings.databaseAuthToken)
-  const store = libsqlStore(database)
+  const database = await openMarketDatabase(settings)
+  const { store } = database
   const config = marketConfig(settings)
   const chain = viemChain({ rpcUrl: settings.chainRpcUrl })
   const mpp = await mppSettings(settings, store)
   const market = Marketplace.create({ store, config, chain, mpp, pairingSecret: settings.pairingSecret })
   const orderMailbox = settings.smtpInboundPort === null ? null : settings.orderMailbox
-  const rateLimits = rateLimitSettings(settings, database)
+  const rateLimits = rateLimitSettings(settings, database.rateBuckets)
   const app = createApp({
     market,
     baseUrl: settings.baseUrl,

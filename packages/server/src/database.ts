@@ -1,0 +1,58 @@
+import type { RateBuckets, Store } from '@agentmarket/core'
+import type { Settings } from './env.ts'
+
+/** The market's database as the server uses it, whichever store DATABASE_URL names. */
+export type MarketDatabase = {
+  /** `postgres` for a postgres:// or postgresql:// URL, else `libsql` (files, :memory:, libsql://). */
+  kind: 'libsql' | 'postgres'
+  store: Store
+  /** Token buckets every process (node) on this database shares. */
+  rateBuckets: RateBuckets
+  /** What migrating it at this opening did: the migrations applied (their numbers) and how many are known. */
+  migrations: { applied: number[]; known: number }
+  /** Closes the store and its connections. */
+  close(): Promise<void>
+}
+
+/** True for a PostgreSQL URL (`postgres://…`, `postgresql://…`). */
+export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url)
+
+/** The PostgreSQL store, its module loaded only for a PostgreSQL URL. */
+async function openPostgresMarket(settings: Settings): Promise<MarketDatabase> {
+  const { openPostgres, postgresRateBuckets, postgresStore } = await import('@agentmarket/store-postgres')
+  const tls = settings.databaseTls
+  const database = await openPostgres(settings.databaseUrl, {
+    max: settings.databasePoolSize,
+    ...(tls === undefined ? {} : { ssl: tls === 'off' ? false : tls }),
+  })
+  const store = await postgresStore(database)
+  return {
+    kind: 'postgres',
+    store,
+    rateBuckets: postgresRateBuckets(database),
+    migrations: database.migrations,
+    close: () => store.close(),
+  }
+}
+
+/** The libSQL store: a file, :memory:, or a remote libsql:// database. */
+async function openLibsqlMarket(settings: Settings): Promise<MarketDatabase> {
+  const { libsqlRateBuckets, libsqlStore, openDatabase } = await import('@agentmarket/store-libsql')
+  const database = await openDatabase(settings.databaseUrl, settings.databaseAuthToken)
+  const store = libsqlStore(database)
+  return {
+    kind: 'libsql',
+    store,
+    rateBuckets: libsqlRateBuckets(database),
+    migrations: database.migrations,
+    close: () => store.close(),
+  }
+}
+
+/**
+ * Opens the database DATABASE_URL names, migrated: PostgreSQL for many nodes on one database, libSQL otherwise.
+ * @example const { store, rateBuckets, close } = await openMarketDatabase(readSettings(process.env))
+ */
+export function openMarketDatabase(settings: Settings): Promise<MarketDatabase> {
+  return isPostgresUrl(settings.databaseUrl) ? openPostgresMarket(settings) : openLibsqlMarket(settings)
+}
