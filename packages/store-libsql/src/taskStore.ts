@@ -25,6 +25,7 @@ type TaskMethods = Pick<
   | 'completeTask'
   | 'listTasks'
   | 'listDueRechecks'
+  | 'claimDueRechecks'
   | 'setPendingCheck'
   | 'countPendingChecks'
   | 'expireTasks'
@@ -201,6 +202,31 @@ export function taskStore(database: Database): TaskMethods {
         )
         .orderBy(asc(tasks.nextRecheckAt))
         .limit(limit)
+      return withAgentNames(rows)
+    },
+
+    async claimDueRechecks(now, leaseUntil, limit) {
+      // One UPDATE picks and leases the due tasks inside the write lock, so racing processes split them.
+      const due = db
+        .select({ id: tasks.id })
+        .from(tasks)
+        .where(
+          and(
+            eq(tasks.status, 'pending_payment'),
+            isNotNull(tasks.nextRecheckAt),
+            lte(tasks.nextRecheckAt, now.getTime()),
+          ),
+        )
+        .orderBy(asc(tasks.nextRecheckAt))
+        .limit(limit)
+      const rows = await database.connection.commitTogether(() =>
+        db
+          .update(tasks)
+          .set({ nextRecheckAt: leaseUntil.getTime() })
+          .where(and(inArray(tasks.id, due), eq(tasks.status, 'pending_payment')))
+          .returning()
+          .all(),
+      )
       return withAgentNames(rows)
     },
 

@@ -27,6 +27,7 @@ type TaskMethods = Pick<
   | 'completeTask'
   | 'listTasks'
   | 'listDueRechecks'
+  | 'claimDueRechecks'
   | 'setPendingCheck'
   | 'countPendingChecks'
   | 'expireTasks'
@@ -235,6 +236,28 @@ export function taskStore({ db }: PostgresDatabase): TaskMethods {
         )
         .orderBy(asc(tasks.nextRecheckAt))
         .limit(limit)
+      return withAgentNames(rows)
+    },
+
+    async claimDueRechecks(now, leaseUntil, limit) {
+      // One UPDATE picks and leases the due tasks; rows another node is claiming are skipped, not waited for, so nodes
+      // split the due checks and never check one task twice.
+      const claimed = await db.execute<{
+        id: string
+      }>(sql`update tasks set next_recheck_at = ${leaseUntil.getTime()}::bigint
+        where id in (select id from tasks where status = 'pending_payment' and next_recheck_at is not null
+          and next_recheck_at <= ${now.getTime()}::bigint order by next_recheck_at limit ${limit} for update skip locked)
+        returning id`)
+      if (claimed.length === 0) return []
+      const rows = await db
+        .select()
+        .from(tasks)
+        .where(
+          inArray(
+            tasks.id,
+            claimed.map((row) => row.id),
+          ),
+        )
       return withAgentNames(rows)
     },
 

@@ -104,6 +104,15 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     return null
   }
 
+  /** Unpaid tasks whose check is due at `now`, soonest first (the stored records themselves). */
+  const dueRechecks = (now: Date, limit: number) =>
+    [...tasks.values()]
+      .filter(
+        (task) => task.status === 'pending_payment' && task.pendingCheck && task.pendingCheck.nextAt <= now,
+      )
+      .sort((a, b) => (a.pendingCheck?.nextAt.getTime() ?? 0) - (b.pendingCheck?.nextAt.getTime() ?? 0))
+      .slice(0, limit)
+
   return {
     async insertAgent(agent, newEvents) {
       const key = nameKey(agent.name)
@@ -334,15 +343,12 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       return { tasks: structuredClone(page(found, query)), total: found.length }
     },
     async listDueRechecks(now, limit) {
-      return structuredClone(
-        [...tasks.values()]
-          .filter(
-            (task) =>
-              task.status === 'pending_payment' && task.pendingCheck && task.pendingCheck.nextAt <= now,
-          )
-          .sort((a, b) => (a.pendingCheck?.nextAt.getTime() ?? 0) - (b.pendingCheck?.nextAt.getTime() ?? 0))
-          .slice(0, limit),
-      )
+      return structuredClone(dueRechecks(now, limit))
+    },
+    async claimDueRechecks(now, leaseUntil, limit) {
+      const due = dueRechecks(now, limit)
+      for (const task of due) if (task.pendingCheck) task.pendingCheck.nextAt = new Date(leaseUntil)
+      return structuredClone(due)
     },
     async setPendingCheck(id, check) {
       const task = tasks.get(id)

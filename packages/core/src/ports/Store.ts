@@ -206,6 +206,12 @@ export type TaskStore = {
   listTasks(agentName: string, query: TaskListQuery): Promise<{ tasks: TaskRecord[]; total: number }>
   /** Unpaid tasks whose pending check is due at `now`, soonest first. */
   listDueRechecks(now: Date, limit: number): Promise<TaskRecord[]>
+  /**
+   * Optional (the re-checks list with listDueRechecks without it): claims the `limit` soonest due of those (in no
+   * particular order), each leased until `leaseUntil` (its check's `nextAt`, answered so), so that processes racing
+   * for them split them and never check one task twice; a claim not settled by then (its process died) comes due again.
+   */
+  claimDueRechecks?(now: Date, leaseUntil: Date, limit: number): Promise<TaskRecord[]>
   /** Sets or clears the pending check of a task still awaiting payment. */
   setPendingCheck(id: string, check: PendingCheck | null): Promise<void>
   /** How many tasks awaiting payment of this client have a pending check. */

@@ -1,6 +1,7 @@
 /**
- * The Store methods that only read. Any other method may write, so a store's change version (StoreLifecycle) moves
- * when one of them is called, and this process's readers see its own writes at once.
+ * The Store methods that change nothing a public read shows: the reads, and the re-check claim (it moves only a
+ * task's next check time, and runs every second). Any other method may, so a store's change version
+ * (StoreLifecycle) moves when one of them is called, and this process's readers see its own writes at once.
  */
 export const STORE_READ_METHODS: ReadonlySet<string> = new Set([
   'getAgent',
@@ -21,6 +22,7 @@ export const STORE_READ_METHODS: ReadonlySet<string> = new Set([
   'findIdempotentAnswer',
   'listTasks',
   'listDueRechecks',
+  'claimDueRechecks',
   'countPendingChecks',
   'getMail',
   'kvGet',

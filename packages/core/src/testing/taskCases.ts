@@ -541,4 +541,31 @@ export function taskStoreCases(test: StoreTest, withStore: WithStore): void {
       same(await dueIds(60), ['task_unchecked', 'task_soon', 'task_now', 'task_later'])
     }),
   )
+
+  test(
+    'behavior: racing re-check claims split the due tasks, lease each until the lease ends, and never share one',
+    withStore(async (store) => {
+      if (!store.claimDueRechecks) return
+      await store.insertAgent(sampleAgent(), [])
+      const check = (minute: number, n: number): PendingCheck => ({
+        txHash: hex32(n, 0xd),
+        signature: null,
+        attempts: 1,
+        nextAt: at(minute),
+      })
+      const ids = Array.from({ length: 12 }, (_, index) => `task_claim_${index}`)
+      for (const [index, id] of ids.entries())
+        await store.insertTask(sampleTask({ id, pendingCheck: check(index % 3, index) }), [])
+      const lease = at(30)
+      const claims = await Promise.all(
+        Array.from({ length: 4 }, () => store.claimDueRechecks?.(at(5), lease, 5) ?? Promise.resolve([])),
+      )
+      const claimed = claims.flat()
+      same(claimed.map((task) => task.id).sort(), [...ids].sort())
+      for (const task of claimed) same(task.pendingCheck?.nextAt, lease)
+      same(await store.claimDueRechecks(at(29), at(90), 20), [])
+      // A claim never settled (its process died) is due again once its lease has ended.
+      equal((await store.claimDueRechecks(at(30), at(90), 20)).length, 12)
+    }),
+  )
 }
