@@ -3,20 +3,23 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { payerProofTypedData } from '@agentmarket/core'
-import { createClient } from '@libsql/client'
 import type { Address, Hex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { type Anvil, startAnvil, USDC_ADDRESS } from './support/anvil.ts'
+import { startMigratedPostgres } from './support/postgres.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
+import { type SharedDatabase, sharedLibsqlFile, sharedPostgres } from './support/sharedDatabase.ts'
 
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-crash-'))
+const postgresServer = await startMigratedPostgres()
 let anvil: Anvil
 beforeAll(async () => {
   anvil = await startAnvil()
   await anvil.installUsdc()
 })
-afterAll(() => {
+afterAll(async () => {
   anvil?.stop()
+  await postgresServer.stop()
   rmSync(folder, { recursive: true, force: true })
 })
 const CYCLES = 3
@@ -213,25 +216,16 @@ async function registerAgents(base: string, wallet: Address): Promise<string> {
 }
 
 /** The SQL rows of `query`, as plain values. */
-async function rowsOf(databaseUrl: string, query: string): Promise<unknown[][]> {
-  const database = createClient({ url: databaseUrl })
-  try {
-    const result = await database.execute({ sql: query, args: [] })
-    return result.rows.map((row) => result.columns.map((_, index) => row[index]))
-  } finally {
-    database.close()
-  }
+async function rowsOf(database: SharedDatabase, query: string): Promise<unknown[][]> {
+  return (await database.rows(query)).map((row) => Object.values(row))
 }
 
 /**
  * The stored tasks against what the paying clients were told, and "paid <=> its tx hash claimed" both ways. The
  * seller sells one purchasable skill paid only by transfer, so each of its paid tasks must hold a tx hash.
  */
-async function expectPaidTasksWhole(databaseUrl: string, ledger: PaidLedger): Promise<void> {
-  const stored = await rowsOf(
-    databaseUrl,
-    `select id, status, tx_hash from tasks where agent_key = '${SELLER}'`,
-  )
+async function expectPaidTasksWhole(database: SharedDatabase, ledger: PaidLedger): Promise<void> {
+  const stored = await rowsOf(database, `select id, status, tx_hash from tasks where agent_key = '${SELLER}'`)
   const byId = new Map(stored.map(([id, status, hash]) => [String(id), `${status} ${hash}`]))
   // A paid task that lost its hash (or its row, or went back to pending) fails here: each acknowledged payment is
   // stored as a paid task holding exactly the acknowledged hash.
@@ -240,14 +234,14 @@ async function expectPaidTasksWhole(databaseUrl: string, ledger: PaidLedger): Pr
   // One transfer pays at most one task (case-folded, so a re-cased hash cannot slip past the unique index).
   expect(
     await rowsOf(
-      databaseUrl,
+      database,
       'select lower(tx_hash) from tasks where tx_hash is not null group by 1 having count(*) > 1',
     ),
   ).toEqual([])
   // paid => claimed: a paid task with no hash (or no payment) would be a paid task that lost its claim.
   expect(
     await rowsOf(
-      databaseUrl,
+      database,
       `select id from tasks where agent_key = '${SELLER}' and status in ('paid', 'completed') and (tx_hash is null
         or payment_method is null or paid_at is null or paid_amount_base_units is null)`,
     ),
@@ -255,7 +249,7 @@ async function expectPaidTasksWhole(databaseUrl: string, ledger: PaidLedger): Pr
   // claimed => paid: a hash or payment left on a task still awaiting payment is a claim without its status change.
   expect(
     await rowsOf(
-      databaseUrl,
+      database,
       `select id, status from tasks where status not in ('paid', 'completed') and (tx_hash is not null
         or payment_method is not null or paid_at is not null or paid_amount_base_units is not null)`,
     ),
@@ -263,33 +257,35 @@ async function expectPaidTasksWhole(databaseUrl: string, ledger: PaidLedger): Pr
   const claimed = new Set(stored.flatMap(([, , hash]) => (hash === null ? [] : [String(hash)])))
   // A 409 tx_already_used named a claim, so that claim must be stored.
   expect([...ledger.claimedUnanswered].filter((hash) => !claimed.has(hash))).toEqual([])
-  await expectTaskEvents(databaseUrl)
+  await expectTaskEvents(database)
 }
 
 /** Each task has its task.created event, and each claimed hash exactly one task.paid event, and the reverse. */
-async function expectTaskEvents(databaseUrl: string): Promise<void> {
+async function expectTaskEvents(database: SharedDatabase): Promise<void> {
   const [[tasks, created]] = (await rowsOf(
-    databaseUrl,
-    `select (select count(*) from tasks where agent_key = '${SELLER}'),
-       (select count(*) from events where agent = '${SELLER}' and kind = 'task.created')`,
+    database,
+    `select (select count(*) from tasks where agent_key = '${SELLER}') as tasks,
+       (select count(*) from events where agent = '${SELLER}' and kind = 'task.created') as created`,
   )) as [[number, number]]
   expect(Number(created)).toBe(Number(tasks))
-  const paidEvents = `select json_extract(data, '$.task.tx_hash') as hash from events
-    where agent = '${SELLER}' and kind = 'task.paid'`
-  expect(
-    await rowsOf(
-      databaseUrl,
-      `select id from tasks t where agent_key = '${SELLER}' and tx_hash is not null
-        and (select count(*) from (${paidEvents}) e where e.hash = t.tx_hash) != 1`,
-    ),
-  ).toEqual([])
-  expect(
-    await rowsOf(
-      databaseUrl,
-      `select hash from (${paidEvents}) e where not exists
-        (select 1 from tasks t where t.tx_hash = e.hash and t.status in ('paid', 'completed'))`,
-    ),
-  ).toEqual([])
+  // The paid events' hashes, read from their JSON here (each database spells JSON paths its own way).
+  const paidEvents = await rowsOf(
+    database,
+    `select data from events where agent = '${SELLER}' and kind = 'task.paid'`,
+  )
+  const paidHashes = paidEvents.map(
+    ([data]) => (JSON.parse(String(data)) as { task: { tx_hash: string } }).task.tx_hash,
+  )
+  const claimedRows = await rowsOf(
+    database,
+    `select tx_hash, status from tasks where agent_key = '${SELLER}' and tx_hash is not null`,
+  )
+  const count = (hash: unknown) => paidHashes.filter((paid) => paid === hash).length
+  expect(claimedRows.filter(([hash]) => count(hash) !== 1)).toEqual([])
+  const paidTasks = new Set(
+    claimedRows.filter(([, status]) => status === 'paid' || status === 'completed').map(([hash]) => hash),
+  )
+  expect(paidHashes.filter((hash) => !paidTasks.has(hash))).toEqual([])
 }
 
 /** What the registering clients sent and were told, over every cycle. */
@@ -352,88 +348,95 @@ async function loadUntilKilled(server: MarketServer, cycle: number, log: WriteLo
   await server.process.exited
 }
 
-describe('bun start killed with SIGKILL under load', () => {
-  test('behavior: every acknowledged write survives, and no write is half there, over several crash cycles', async () => {
-    const databaseUrl = `file:${join(folder, 'market.db')}`
-    const sellerWallet = anvil.accounts[2]?.address
-    if (!sellerWallet) throw new Error('missing anvil accounts')
-    const ledger: PaidLedger = {
-      fresh: await transfersTo(sellerWallet, CYCLES * HASHES_PER_CYCLE),
-      retry: [],
-      acknowledged: new Map(),
-      doubleAcks: [],
-      claimedUnanswered: new Set(),
-      rounds: 0,
-      sent: 0,
-      lost: 0,
-      statuses: {},
-      paidVia: { at_creation: 0, verify: 0 },
-    }
-    const log: WriteLog = { agents: [], milestones: [], sent: 0, key: '' }
-    for (let cycle = 0; cycle < CYCLES; cycle++) {
-      const server = await startMarketServer({
-        DATABASE_URL: databaseUrl,
-        CHAIN_RPC_URL: anvil.rpcUrl,
-        CHAIN_ID: '8453',
-        USDC_CONTRACT: USDC_ADDRESS,
-        // Every transfer was mined before the load, so one confirmation makes each final at once.
-        MIN_CONFIRMATIONS: '1',
-        BASE_URL: MARKET_URL,
-      })
-      try {
-        if (cycle === 0) log.key = await registerAgents(server.base, sellerWallet)
-        else await expectPaidTasksWhole(databaseUrl, ledger)
-      } catch (error) {
-        server.process.kill('SIGKILL')
-        throw error
-      }
-      await loadUntilKilled(server, cycle, log, ledger)
-    }
-    const { fresh, retry, acknowledged, doubleAcks, claimedUnanswered, ...requests } = ledger
-    console.log({
-      sent: log.sent,
-      agents: log.agents.length,
-      milestones: log.milestones.length,
-      paid: acknowledged.size,
-      claimedUnanswered: claimedUnanswered.size,
-      payRequests: requests,
-    })
-    expect(log.agents.length).toBeGreaterThanOrEqual(CYCLES * 60)
-    expect(acknowledged.size).toBeGreaterThanOrEqual(CYCLES * PAID_BEFORE_KILL)
-    // The kills landed mid-load: writes were still being sent and answered when the server died.
-    expect(log.agents.length + log.milestones.length).toBeLessThan(log.sent)
-    expect(requests.lost).toBeGreaterThan(0)
-    // Paying answers were paid, refused as already used, or (nothing changed) chain unavailable: never a 500.
-    expect(
-      Object.keys(requests.statuses).filter((status) => !['200', '201', '409', '503'].includes(status)),
-    ).toEqual([])
-    // Both routes that claim a hash (the order's insert and verify-payment's update) acknowledged payments.
-    expect(requests.paidVia.at_creation).toBeGreaterThan(0)
-    expect(requests.paidVia.verify).toBeGreaterThan(0)
-    // No transfer was ever answered as paying two tasks, across restarts and replays of acknowledged hashes.
-    expect(doubleAcks).toEqual([])
-    await expectPaidTasksWhole(databaseUrl, ledger)
+/** The database of each run: a libSQL file, and PostgreSQL (each cycle's node killed, the next one a new node). */
+const DATABASES = [
+  { label: 'on a libSQL file', open: async () => sharedLibsqlFile(join(folder, 'market.db')) },
+  { label: 'on PostgreSQL', open: () => sharedPostgres(postgresServer) },
+]
 
-    const database = createClient({ url: databaseUrl })
-    const agents = await database.execute("select name_key from agents where name_key like 'crash-%'")
-    const stored = new Set(agents.rows.map((row) => String(row[0])))
-    expect(log.agents.filter((name) => !stored.has(name))).toEqual([])
-    // A registration is one transaction: an agent is never there without both its skills and its feed event.
-    const halfAgents =
-      await database.execute(`select a.name_key from agents a where a.name_key like 'crash-%' and (
+for (const { label, open } of DATABASES)
+  describe(`bun start killed with SIGKILL under load, ${label}`, () => {
+    test('behavior: every acknowledged write survives, and no write is half there, over several crash cycles', async () => {
+      const database = await open()
+      const sellerWallet = anvil.accounts[2]?.address
+      if (!sellerWallet) throw new Error('missing anvil accounts')
+      const ledger: PaidLedger = {
+        fresh: await transfersTo(sellerWallet, CYCLES * HASHES_PER_CYCLE),
+        retry: [],
+        acknowledged: new Map(),
+        doubleAcks: [],
+        claimedUnanswered: new Set(),
+        rounds: 0,
+        sent: 0,
+        lost: 0,
+        statuses: {},
+        paidVia: { at_creation: 0, verify: 0 },
+      }
+      const log: WriteLog = { agents: [], milestones: [], sent: 0, key: '' }
+      for (let cycle = 0; cycle < CYCLES; cycle++) {
+        const server = await startMarketServer({
+          DATABASE_URL: database.url,
+          CHAIN_RPC_URL: anvil.rpcUrl,
+          CHAIN_ID: '8453',
+          USDC_CONTRACT: USDC_ADDRESS,
+          // Every transfer was mined before the load, so one confirmation makes each final at once.
+          MIN_CONFIRMATIONS: '1',
+          BASE_URL: MARKET_URL,
+        })
+        try {
+          if (cycle === 0) log.key = await registerAgents(server.base, sellerWallet)
+          else await expectPaidTasksWhole(database, ledger)
+        } catch (error) {
+          server.process.kill('SIGKILL')
+          throw error
+        }
+        await loadUntilKilled(server, cycle, log, ledger)
+      }
+      const { fresh, retry, acknowledged, doubleAcks, claimedUnanswered, ...requests } = ledger
+      console.log({
+        sent: log.sent,
+        agents: log.agents.length,
+        milestones: log.milestones.length,
+        paid: acknowledged.size,
+        claimedUnanswered: claimedUnanswered.size,
+        payRequests: requests,
+      })
+      expect(log.agents.length).toBeGreaterThanOrEqual(CYCLES * 60)
+      expect(acknowledged.size).toBeGreaterThanOrEqual(CYCLES * PAID_BEFORE_KILL)
+      // The kills landed mid-load: writes were still being sent and answered when the server died.
+      expect(log.agents.length + log.milestones.length).toBeLessThan(log.sent)
+      expect(requests.lost).toBeGreaterThan(0)
+      // Paying answers were paid, refused as already used, or (nothing changed) chain unavailable: never a 500.
+      expect(
+        Object.keys(requests.statuses).filter((status) => !['200', '201', '409', '503'].includes(status)),
+      ).toEqual([])
+      // Both routes that claim a hash (the order's insert and verify-payment's update) acknowledged payments.
+      expect(requests.paidVia.at_creation).toBeGreaterThan(0)
+      expect(requests.paidVia.verify).toBeGreaterThan(0)
+      // No transfer was ever answered as paying two tasks, across restarts and replays of acknowledged hashes.
+      expect(doubleAcks).toEqual([])
+      await expectPaidTasksWhole(database, ledger)
+
+      const agents = await rowsOf(database, "select name_key from agents where name_key like 'crash-%'")
+      const stored = new Set(agents.map((row) => String(row[0])))
+      expect(log.agents.filter((name) => !stored.has(name))).toEqual([])
+      // A registration is one transaction: an agent is never there without both its skills and its feed event.
+      const halfAgents = await rowsOf(
+        database,
+        `select a.name_key from agents a where a.name_key like 'crash-%' and (
         (select count(*) from skills s where s.agent_key = a.name_key) != 2
-        or not exists (select 1 from events e where e.agent = a.name and e.kind = 'agent.registered'))`)
-    expect(halfAgents.rows).toEqual([])
-    const milestones = await database.execute("select title from milestones where agent_key = 'survivor'")
-    const titles = new Set(milestones.rows.map((row) => String(row[0])))
-    expect(log.milestones.filter((title) => !titles.has(title))).toEqual([])
-    // The agent's milestone counters move in the same transaction as the milestones they count.
-    const [counts] = (
-      await database.execute(
+        or not exists (select 1 from events e where e.agent = a.name and e.kind = 'agent.registered'))`,
+      )
+      expect(halfAgents).toEqual([])
+      const milestones = await rowsOf(database, "select title from milestones where agent_key = 'survivor'")
+      const titles = new Set(milestones.map((row) => String(row[0])))
+      expect(log.milestones.filter((title) => !titles.has(title))).toEqual([])
+      // The agent's milestone counters move in the same transaction as the milestones they count.
+      const [counts] = await rowsOf(
+        database,
         "select claimed_milestones, (select count(*) from milestones where agent_key = 'survivor') from agents where name_key = 'survivor'",
       )
-    ).rows
-    expect(Number(counts?.[0])).toBe(Number(counts?.[1]))
-    database.close()
+      expect(Number(counts?.[0])).toBe(Number(counts?.[1]))
+      await database.close()
+    })
   })
-})
