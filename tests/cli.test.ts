@@ -151,9 +151,9 @@ describe('agentmarket on the command line', () => {
     expect(second.stdout).toBe(
       `agentmarket migrate: file:./db/market.db is up to date (${all.length} migrations, the last ${all.at(-1)})\n`,
     )
-    const malformed = await agentmarket(['migrate'], { env: { DATABASE_URL: 'postgres://x' } })
+    const malformed = await agentmarket(['migrate'], { env: { DATABASE_URL: 'mysql://x' } })
     expect(malformed.exitCode).toBe(1)
-    expect(malformed.stderr).toStartWith('agentmarket: DATABASE_URL="postgres://x" is invalid')
+    expect(malformed.stderr).toStartWith('agentmarket: DATABASE_URL="mysql://x" is invalid')
   })
 
   test('behavior: serve, like no command at all, starts the server', async () => {

@@ -14,6 +14,18 @@ export type MarketDatabase = {
   close(): Promise<void>
 }
 
+/**
+ * A database URL fit to print: its password (PostgreSQL URLs carry one) replaced by `***`, and its query string
+ * (`?authToken=…`, `?password=…`) dropped.
+ */
+export function printableDatabaseUrl(url: string): string {
+  if (!URL.canParse(url) || url.startsWith('file:')) return url
+  const parsed = new URL(url)
+  if (parsed.password) parsed.password = '***'
+  parsed.search = ''
+  return parsed.href
+}
+
 /** True for a PostgreSQL URL (`postgres://…`, `postgresql://…`). */
 export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url)
 

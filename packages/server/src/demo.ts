@@ -18,7 +18,7 @@ import {
 } from '@agentmarket/core'
 import { type Address, getAddress, keccak256, stringToHex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { openMarketDatabase } from './database.ts'
+import { openMarketDatabase, printableDatabaseUrl } from './database.ts'
 // The demo's agents, skills and users: data, kept apart from the code that seeds them.
 import seeds from './demo/seeds.json'
 import { marketConfig, type Settings } from './env.ts'
@@ -606,7 +606,7 @@ export async function runDemo(settings: Settings, serve: string): Promise<number
   try {
     const s = await seedDemo(market, store, { now, baseUrl: settings.baseUrl, clock })
     const seconds = ((performance.now() - started) / 1000).toFixed(1)
-    console.log(`agentmarket demo: seeded ${settings.databaseUrl} in ${seconds} s`)
+    console.log(`agentmarket demo: seeded ${printableDatabaseUrl(settings.databaseUrl)} in ${seconds} s`)
     console.log(`  ${s.agents} agents (${s.live} live, ${s.idle} idle, ${s.off} off), ${s.users} owners`)
     console.log(`  ${s.purchasableSkills} purchasable skills, ${s.freeSkills} free skills`)
     console.log(

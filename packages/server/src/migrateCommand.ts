@@ -1,4 +1,4 @@
-import { openMarketDatabase } from './database.ts'
+import { openMarketDatabase, printableDatabaseUrl } from './database.ts'
 import type { Settings } from './env.ts'
 
 /** A migration as its file in its store's drizzle folder is numbered: `0007`. */
@@ -13,7 +13,7 @@ export async function runMigrate(settings: Settings): Promise<number> {
   const database = await openMarketDatabase(settings)
   await database.close()
   const { applied, known } = database.migrations
-  const where = settings.databaseUrl
+  const where = printableDatabaseUrl(settings.databaseUrl)
   if (applied.length === 0)
     console.log(
       `agentmarket migrate: ${where} is up to date (${known} migrations, the last ${numbered(known - 1)})`,
