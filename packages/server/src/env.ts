@@ -24,6 +24,8 @@ export type Settings = {
   databasePoolSize: number
   /** PostgreSQL only: TLS to the database; undefined: as the URL's `sslmode` says. */
   databaseTls: 'off' | 'require' | 'verify-full' | undefined
+  /** How long a process holds the outbox entries and payment re-checks it claimed before another may take them over. */
+  claimLeaseSeconds: number
   chainRpcUrl: string
   chainId: number
   usdcContract: `0x${string}`
@@ -198,6 +200,7 @@ export function readSettings(env: Env): Settings {
     databaseUrl: read(env, 'DATABASE_URL', databaseUrl, 'file:./data/market.db'),
     databaseAuthToken: env.DATABASE_AUTH_TOKEN || undefined,
     databasePoolSize: read(env, 'DATABASE_POOL_SIZE', positive, '10'),
+    claimLeaseSeconds: read(env, 'CLAIM_LEASE_SECONDS', positive, '120'),
     databaseTls: env.DATABASE_TLS
       ? read(
           env,

@@ -11,13 +11,13 @@ const EXPIRY_INTERVAL_MS = 10_000
  */
 export function startPaymentRechecks(
   market: MarketplaceActions,
-  { intervalMs, logger = fallbackLogger }: { intervalMs: number; logger?: Logger },
+  { intervalMs, leaseMs, logger = fallbackLogger }: { intervalMs: number; leaseMs?: number; logger?: Logger },
 ) {
   let running: Promise<void> | null = null
   let expiredAt = 0
   const pass = async () => {
     try {
-      const { failure } = await market.recheckPendingPayments()
+      const { failure } = await market.recheckPendingPayments(undefined, leaseMs)
       // A chain outage is expected now and then (warn); anything behind it, or anything else, is a fault (error).
       if (failure instanceof ChainUnavailableError && failure.cause === undefined)
         logger.warn('payment re-check waits for the chain', { reason: failure.message })

@@ -78,6 +78,7 @@ async function startMail(
   const delivery = mailer
     ? (await import('./mail/delivery.ts')).startMailDelivery(market, mailer, {
         intervalMs: OUTBOX_INTERVAL_MS,
+        leaseMs: settings.claimLeaseSeconds * 1000,
         logger,
       })
     : null
@@ -125,7 +126,11 @@ export async function startServer(settings: Settings) {
     corsOrigins: settings.corsOrigins,
     logger,
   })
-  const rechecks = startPaymentRechecks(market, { intervalMs: RECHECK_INTERVAL_MS, logger })
+  const rechecks = startPaymentRechecks(market, {
+    intervalMs: RECHECK_INTERVAL_MS,
+    leaseMs: settings.claimLeaseSeconds * 1000,
+    logger,
+  })
   // Mail first: once HTTP answers, every channel is ready (a health check is how hosts and tests wait for us).
   const mail = await startMail(settings, market, rateLimits?.limiter ?? null, logger)
   app.listen({ port: settings.port, hostname: settings.host, idleTimeout: settings.idleTimeoutSeconds })

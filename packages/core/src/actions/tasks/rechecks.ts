@@ -12,10 +12,10 @@ import type { ActionContext } from '../context.ts'
 import { checkOf, judge, payerProved, paymentOf } from './judging.ts'
 
 /**
- * How long a re-check pass holds the tasks it claimed: far more than a pass takes (one batch of chain reads, each
- * bounded by its timeout); a pass that dies leaves them due again after it.
+ * How long a re-check pass holds the tasks it claimed, unless the host says otherwise: far more than a pass takes
+ * (one batch of chain reads, each bounded by its timeout); a pass that dies leaves them due again after it.
  */
-export const RECHECK_LEASE_MS = 60_000
+export const RECHECK_LEASE_MS = 120_000
 
 /** What one background pass did. */
 export type RecheckReport = {
@@ -77,11 +77,11 @@ export function recheckActions(context: ActionContext) {
      * One pass of the background re-check: verifies, in one batch, every payment sent at creation whose check is
      * due, and pays, reschedules (bounded back-off) or drops each. Hosts call it on a timer.
      */
-    async recheckPendingPayments(limit = 100): Promise<RecheckReport> {
+    async recheckPendingPayments(limit = 100, leaseMs = RECHECK_LEASE_MS): Promise<RecheckReport> {
       const now = clock.now()
       // Claimed where the store can (each task leased to this pass), so processes on one database split the work.
       const due = store.claimDueRechecks
-        ? await store.claimDueRechecks(now, new Date(now.getTime() + RECHECK_LEASE_MS), limit)
+        ? await store.claimDueRechecks(now, new Date(now.getTime() + leaseMs), limit)
         : await store.listDueRechecks(now, limit)
       const report: RecheckReport = { checked: due.length, paid: 0, refused: 0, stillPending: 0 }
       if (due.length === 0 || !context.chain) return report
