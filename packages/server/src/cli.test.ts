@@ -6,6 +6,10 @@ describe('parseCommandLine', () => {
     expect(parseCommandLine([])).toEqual({ kind: 'command', command: 'serve' })
     for (const command of ['serve', 'demo', 'migrate', 'help'] as const)
       expect(parseCommandLine([command])).toEqual({ kind: 'command', command })
+    expect(parseCommandLine(['copy', 'postgres://db/market'])).toEqual({
+      kind: 'copy',
+      target: 'postgres://db/market',
+    })
     for (const words of [['--help'], ['-h'], ['demo', '--help'], ['--help', 'nonsense']])
       expect(parseCommandLine(words)).toEqual({ kind: 'command', command: 'help' })
     for (const words of [['--version'], ['-v']]) expect(parseCommandLine(words)).toEqual({ kind: 'version' })
@@ -95,5 +99,10 @@ describe('serveCommand', () => {
     const printed = (await new Response(shell.stdout).text()).split('\n')
     expect(printed).toContain(`DATABASE_URL=${awkward}`)
     expect(printed).toContain('PORT=8080')
+  })
+
+  test('behavior: a PostgreSQL URL is named without its password', () => {
+    const command = serveCommand({ DATABASE_URL: 'postgres://market:s3cret@db.internal:5432/market' })
+    expect(command).toBe('DATABASE_URL=postgres://market:…@db.internal:5432/market bun start')
   })
 })

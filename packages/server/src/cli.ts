@@ -7,6 +7,7 @@ export const COMMANDS = {
   serve: 'start the server (the default when no command is given)',
   demo: 'fill an empty database with a demo market, then exit',
   migrate: 'apply the pending database migrations to DATABASE_URL, print them, then exit',
+  copy: 'copy the market of DATABASE_URL into a new, empty database: agentmarket copy TARGET_URL',
   bench: 'time payment verification on a chain, batched and one at a time (agentmarket bench --help)',
   help: 'print this help',
 } as const
@@ -24,7 +25,8 @@ const OPTIONS = {
  * line for standard error and exit code 2.
  */
 export type CommandLine =
-  | { kind: 'command'; command: Exclude<Command, 'bench'> }
+  | { kind: 'command'; command: Exclude<Command, 'bench' | 'copy'> }
+  | { kind: 'copy'; target: string }
   | { kind: 'version' }
   | BenchLine
   | UsageError
@@ -53,11 +55,16 @@ export function parseCommandLine(words: string[]): CommandLine {
   if (valued?.kind === 'option') return usageError(`${valued.rawName} takes no value`)
   if (values.help) return { kind: 'command', command: 'help' }
   if (values.version) return { kind: 'version' }
-  const [word, extra] = positionals
+  const [word, extra, more] = positionals
   if (word === 'bench') return parseBenchLine(positionals.slice(1))
+  if (word === 'copy') {
+    if (extra === undefined) return usageError('copy needs the URL of the database to copy into')
+    if (more !== undefined) return usageError(`unexpected argument "${more}" after copy ${extra}`)
+    return { kind: 'copy', target: extra }
+  }
   if (extra !== undefined) return usageError(`unexpected argument "${extra}" after ${word}`)
   if (word === undefined) return { kind: 'command', command: 'serve' }
-  if (word in COMMANDS) return { kind: 'command', command: word as Exclude<Command, 'bench'> }
+  if (word in COMMANDS) return { kind: 'command', command: word as Exclude<Command, 'bench' | 'copy'> }
   return unknownWord('command', word, Object.keys(COMMANDS))
 }
 
@@ -65,7 +72,7 @@ export function parseCommandLine(words: string[]): CommandLine {
 const VARIABLES: [string, string][] = [
   ['PORT, HOST', 'listen address (3000, 0.0.0.0)'],
   ['BASE_URL', 'public address used in cards and links (http://localhost:$PORT)'],
-  ['DATABASE_URL', 'file:…, :memory: or libsql://… (file:./data/market.db)'],
+  ['DATABASE_URL', 'file:…, :memory:, libsql://… or postgres://… (file:./data/market.db)'],
   ['DATABASE_AUTH_TOKEN', 'token of a remote libsql:// database'],
   ['CHAIN_RPC_URL, CHAIN_ID', 'the payment chain (Base mainnet)'],
   ['LOG_LEVEL', 'info, warn or off (info)'],
@@ -105,7 +112,8 @@ function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
 }
 
-// What says which database and address a server uses; the token is a secret, so only its place is shown.
+// What says which database and address a server uses; the token and a database password are secrets, so only their
+// places are shown.
 const WHERE_VARIABLES = ['DATABASE_URL', 'DATABASE_AUTH_TOKEN', 'PORT', 'HOST', 'BASE_URL'] as const
 
 /**
@@ -115,9 +123,15 @@ const WHERE_VARIABLES = ['DATABASE_URL', 'DATABASE_AUTH_TOKEN', 'PORT', 'HOST', 
  */
 export function serveCommand(env: Record<string, string | undefined>): string {
   const set = WHERE_VARIABLES.filter((name) => env[name])
-  const assignments = set.map((name) =>
-    name === 'DATABASE_AUTH_TOKEN' ? `${name}=…` : `${name}=${shellWord(env[name] ?? '')}`,
-  )
+  const shown = (name: (typeof WHERE_VARIABLES)[number]) => {
+    const value = env[name] ?? ''
+    if (name === 'DATABASE_AUTH_TOKEN') return '…'
+    if (name !== 'DATABASE_URL' || !URL.canParse(value) || !new URL(value).password) return shellWord(value)
+    const url = new URL(value)
+    url.password = 'PASSWORD'
+    return shellWord(url.href).replace('PASSWORD', '…')
+  }
+  const assignments = set.map((name) => `${name}=${shown(name)}`)
   const program = Bun.isStandaloneExecutable ? shellWord(process.argv0) : 'bun start'
   return [...assignments, program].join(' ')
 }

@@ -34,6 +34,15 @@ async function main(words: string[]) {
     const { runVerifyBench } = await import('./bench/verifyCommand.ts')
     process.exit(await runVerifyBench(line.options, settings, process.env))
   }
+  if (line.kind === 'copy') {
+    const { runCopy } = await import('./copy/copyCommand.ts')
+    try {
+      process.exit(await runCopy(settings, line.target))
+    } catch (error) {
+      console.error(`agentmarket: cannot copy: ${error instanceof Error ? error.message : String(error)}`)
+      process.exit(1)
+    }
+  }
   if (line.command === 'demo') {
     const { runDemo } = await import('./demo.ts')
     process.exit(await runDemo(settings, serveCommand(process.env)))

@@ -1,0 +1,136 @@
+import { isPostgresUrl } from '../database.ts'
+
+/**
+ * The tables a market is, in an order that satisfies their foreign keys, each as both stores keep it (the same
+ * columns; PostgreSQL's events also hold `xid` and `position`). Rate buckets are not copied: they refill by
+ * themselves.
+ */
+export const MARKET_TABLES = [
+  'agents',
+  'skills',
+  'milestones',
+  'users',
+  'events',
+  'tasks',
+  'trust_buyers',
+  'kv',
+  'order_mails',
+  'outbox',
+] as const
+
+/** A market table. */
+export type MarketTable = (typeof MARKET_TABLES)[number]
+
+/** A row as the database gives it: column name to value. */
+export type TableRow = Record<string, unknown>
+
+/** One side of a copy: a migrated database read or written a table at a time, by raw rows. */
+export type TableStore = {
+  /** The names of `table`'s columns. */
+  columns(table: MarketTable): Promise<string[]>
+  /** How many rows `table` holds. */
+  count(table: MarketTable): Promise<number>
+  /** `table`'s rows in pages of `size`, in storage order. */
+  pages(table: MarketTable, size: number): AsyncGenerator<TableRow[]>
+  /** Inserts rows (only the named columns) into `table`. */
+  insert(table: MarketTable, rows: TableRow[]): Promise<void>
+  /** After every table is copied: sequences and feed positions continue after the copied rows. */
+  finish(): Promise<void>
+  close(): Promise<void>
+}
+
+/** A libSQL database (a file, :memory: or libsql://), migrated on opening. */
+async function libsqlTables(url: string, authToken: string | undefined): Promise<TableStore> {
+  const { openDatabase } = await import('@agentmarket/store-libsql')
+  const { connection, close } = await openDatabase(url, authToken)
+  return {
+    async columns(table) {
+      return connection.all(`pragma table_info(${table})`).map((column) => String(column.name))
+    },
+    async count(table) {
+      return Number(connection.values(`select count(*) from ${table}`)[0]?.[0] ?? 0)
+    },
+    async *pages(table, size) {
+      // Every market table is a rowid table: pages by rowid, each one indexed seek.
+      let after = -1
+      for (;;) {
+        const rows = connection.all(
+          `select rowid as "__rowid", * from ${table} where rowid > ? order by rowid limit ?`,
+          [after, size],
+        )
+        if (rows.length === 0) return
+        after = Number(rows.at(-1)?.__rowid)
+        yield rows.map(({ __rowid: _, ...row }) => row)
+      }
+    },
+    async insert(table, rows) {
+      const [first] = rows
+      if (!first) return
+      const names = Object.keys(first)
+      const statement = `insert into ${table} (${names.map((name) => `"${name}"`).join(', ')})
+        values (${names.map(() => '?').join(', ')})`
+      connection.writeTransaction(() => {
+        for (const row of rows)
+          connection.run(
+            statement,
+            names.map((name) => row[name] ?? null),
+          )
+      })
+    },
+    async finish() {},
+    async close() {
+      close()
+    },
+  }
+}
+
+/** A PostgreSQL database, migrated on opening. */
+async function postgresTables(url: string): Promise<TableStore> {
+  const { openPostgres } = await import('@agentmarket/store-postgres')
+  const { sql, close } = await openPostgres(url, { max: 2 })
+  return {
+    async columns(table) {
+      const rows = await sql<{ name: string }[]>`select column_name as name from information_schema.columns
+        where table_schema = current_schema() and table_name = ${table} order by ordinal_position`
+      return rows.map((row) => row.name)
+    },
+    async count(table) {
+      return Number((await sql.unsafe(`select count(*) as n from ${table}`))[0]?.n ?? 0)
+    },
+    async *pages(table, size) {
+      // Pages by physical row id (ctid), each a TID range scan: no sort, no OFFSET.
+      let after = '(0,0)'
+      for (;;) {
+        const rows = await sql.unsafe(
+          `select ctid::text as "__ctid", * from ${table} where ctid > $1::tid order by ctid limit $2`,
+          [after, size],
+        )
+        if (rows.length === 0) return
+        after = String(rows.at(-1)?.__ctid)
+        yield rows.map(({ __ctid: _, ...row }) => row)
+      }
+    },
+    async insert(table, rows) {
+      if (rows.length === 0) return
+      // A libSQL market's events get their public ids as positions: a feed client's Last-Event-ID stays valid.
+      const shaped =
+        table === 'events' ? rows.map((row) => ({ ...row, position: row.position ?? row.seq })) : rows
+      await sql`insert into ${sql(table)} ${sql(shaped as Record<string, unknown>[])}`
+    },
+    async finish() {
+      for (const table of ['milestones', 'events'])
+        await sql.unsafe(
+          `select setval(pg_get_serial_sequence('${table}', 'seq'), coalesce((select max(seq) from ${table}), 0) + 1, false)`,
+        )
+    },
+    close,
+  }
+}
+
+/**
+ * Opens the database `url` names for copying (PostgreSQL for postgres://, else libSQL), migrated.
+ * @example const source = await openTables('file:./data/market.db')
+ */
+export function openTables(url: string, authToken?: string): Promise<TableStore> {
+  return isPostgresUrl(url) ? postgresTables(url) : libsqlTables(url, authToken)
+}
