@@ -15,7 +15,7 @@ const { quick } = sectionFlags()
 const onlyIndex = process.argv.indexOf('--only')
 const only = onlyIndex > 0 ? (process.argv[onlyIndex + 1] ?? '').split(',') : null
 /** The sections in the order they run (each is `bun bench/<name>.ts`). */
-const SECTIONS = ['verify', 'http', 'scale', 'search', 'binary', 'mpp', 'mail'].filter(
+const SECTIONS = ['verify', 'http', 'scale', 'search', 'binary', 'mpp', 'mail', 'postgres'].filter(
   (name) => !only || only.includes(name),
 )
 

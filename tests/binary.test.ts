@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import serverPackage from '../packages/server/package.json' with { type: 'json' }
+import { startPostgres } from './support/postgres.ts'
 import { freePort, runToEnd, waitForOk } from './support/process.ts'
 
 const root = resolve(import.meta.dir, '..')
@@ -24,10 +25,10 @@ afterAll(() => {
 })
 
 /** Starts the binary from an unrelated folder with nothing but the variables given. */
-async function startBinary(port: number) {
+async function startBinary(port: number, databaseUrl = 'file:./fresh/market.db') {
   const child = Bun.spawn([binary], {
     cwd: runFolder,
-    env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: 'file:./fresh/market.db' },
+    env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl },
     stdout: 'ignore',
     stderr: 'inherit',
   })
@@ -88,6 +89,30 @@ describe('the single binary', () => {
     expect(agent.heartbeat.lastSeen).not.toBeNull()
     second.child.kill()
     await second.child.exited
+  })
+
+  test('behavior: on a postgres:// DATABASE_URL it migrates, serves and keeps data in PostgreSQL', async () => {
+    const postgres = await startPostgres()
+    try {
+      const url = await postgres.createDatabase()
+      const port = freePort()
+      const first = await startBinary(port, url)
+      const registered = await fetch(`http://127.0.0.1:${port}/api/agents/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'binary-on-postgres' }),
+      })
+      expect(registered.status).toBe(200)
+      first.child.kill()
+      await first.child.exited
+      const second = await startBinary(port, url)
+      const agent = await fetch(`http://127.0.0.1:${port}/api/community/agents/binary-on-postgres`)
+      expect(agent.status).toBe(200)
+      second.child.kill()
+      await second.child.exited
+    } finally {
+      await postgres.stop()
+    }
   })
 
   test('behavior: --version, --help and a typo answer without a database; the demo names the binary and its database', async () => {

@@ -3,6 +3,10 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
 const coreSource = resolve(import.meta.dir, '../packages/core/src')
+/** The stores' sources, which Node hosts run too. */
+const STORE_SOURCES = ['store-libsql', 'store-postgres'].map((name) =>
+  resolve(import.meta.dir, `../packages/${name}/src`),
+)
 const forbidden = [/^elysia/, /^drizzle/, /libsql/, /^bun:/, /^bun$/, /^@agentmarket\/server/]
 
 function sourceFiles(folder: string): string[] {
@@ -30,17 +34,15 @@ describe('@agentmarket/core', () => {
     }
   })
 
-  test('behavior: core and the libSQL store use no Bun global, so Node and other hosts run them', () => {
-    const storeSource = resolve(import.meta.dir, '../packages/store-libsql/src')
-    const files = [...sourceFiles(coreSource), ...sourceFiles(storeSource)]
+  test('behavior: core and the stores use no Bun global, so Node and other hosts run them', () => {
+    const files = [...sourceFiles(coreSource), ...STORE_SOURCES.flatMap(sourceFiles)]
     for (const file of files)
       expect(/\bBun\./.test(readFileSync(file, 'utf8')), `${file} uses Bun`).toBe(false)
   })
 
-  test('behavior: every export of core and the libSQL store carries a JSDoc comment', () => {
-    const storeSource = resolve(import.meta.dir, '../packages/store-libsql/src')
+  test('behavior: every export of core and the stores carries a JSDoc comment', () => {
     const undocumented: string[] = []
-    for (const file of [...sourceFiles(coreSource), ...sourceFiles(storeSource)]) {
+    for (const file of [...sourceFiles(coreSource), ...STORE_SOURCES.flatMap(sourceFiles)]) {
       const lines = readFileSync(file, 'utf8').split('\n')
       lines.forEach((line, index) => {
         if (!/^export (async )?(function|const|class|type|interface|let) \w/.test(line)) return

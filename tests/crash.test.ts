@@ -307,23 +307,29 @@ function writePair(base: string, log: WriteLog, cycle: number, index: number): P
 }
 
 /**
- * Drives registrations, milestones and payments at `server` and SIGKILLs it once this cycle has 60 acknowledged
- * registrations and PAID_BEFORE_KILL acknowledged payments, with more of each in flight; resolves when every client
- * has its answer or its error.
+ * Drives registrations, milestones and payments at `servers` (spread over them in turn) and SIGKILLs every one once
+ * this cycle has 60 acknowledged registrations and PAID_BEFORE_KILL acknowledged payments, with more of each in
+ * flight; resolves when every client has its answer or its error.
  */
-async function loadUntilKilled(server: MarketServer, cycle: number, log: WriteLog, ledger: PaidLedger) {
+async function loadUntilKilled(servers: MarketServer[], cycle: number, log: WriteLog, ledger: PaidLedger) {
+  const baseOf = (index: number) => servers[index % servers.length]?.base ?? ''
+  const killAll = () => {
+    for (const server of servers) server.process.kill('SIGKILL')
+  }
   // Hashes a kill cut short go first, then two already acknowledged (each must be refused), then fresh ones.
   const replays = [...ledger.acknowledged.keys()].slice(-2)
   const queue = [...ledger.retry.splice(0), ...replays, ...ledger.fresh.splice(0, HASHES_PER_CYCLE)]
   const state = { killed: false }
-  const paying = Array.from({ length: PAY_CLIENTS }, () => payClient(server.base, queue, ledger, state))
+  const paying = Array.from({ length: PAY_CLIENTS }, (_, index) =>
+    payClient(baseOf(index), queue, ledger, state),
+  )
   const [agentsBefore, paidBefore] = [log.agents.length, ledger.acknowledged.size]
   const pending: Promise<void>[] = []
   let inFlight = 0
   const deadline = performance.now() + 15_000
   try {
     for (let index = 0; !state.killed || index % 40 !== 0; index++) {
-      for (const write of writePair(server.base, log, cycle, index)) {
+      for (const write of writePair(baseOf(index), log, cycle, index)) {
         inFlight++
         pending.push(write.finally(() => inFlight--))
       }
@@ -332,7 +338,7 @@ async function loadUntilKilled(server: MarketServer, cycle: number, log: WriteLo
       while (inFlight >= MAX_IN_FLIGHT && !state.killed) await Bun.sleep(1)
       const paid = ledger.acknowledged.size - paidBefore
       if (!state.killed && log.agents.length - agentsBefore >= 60 && paid >= PAID_BEFORE_KILL) {
-        server.process.kill('SIGKILL')
+        killAll()
         state.killed = true
       }
       if (performance.now() > deadline)
@@ -340,21 +346,25 @@ async function loadUntilKilled(server: MarketServer, cycle: number, log: WriteLo
     }
     await Promise.all([...pending, ...paying])
   } finally {
-    server.process.kill('SIGKILL')
+    killAll()
     state.killed = true
   }
   // Transfers the clients never got to stay fresh for the next cycle (replays not sent are dropped).
   ledger.fresh.unshift(...queue.filter((hash) => !ledger.acknowledged.has(hash)))
-  await server.process.exited
+  await Promise.all(servers.map((server) => server.process.exited))
 }
 
-/** The database of each run: a libSQL file, and PostgreSQL (each cycle's node killed, the next one a new node). */
+/** The database of each run: a libSQL file under one server, and PostgreSQL under three nodes, killed together. */
 const DATABASES = [
-  { label: 'on a libSQL file', open: async () => sharedLibsqlFile(join(folder, 'market.db')) },
-  { label: 'on PostgreSQL', open: () => sharedPostgres(postgresServer) },
+  {
+    label: 'one server on a libSQL file',
+    nodes: 1,
+    open: async () => sharedLibsqlFile(join(folder, 'market.db')),
+  },
+  { label: 'three nodes on PostgreSQL', nodes: 3, open: () => sharedPostgres(postgresServer) },
 ]
 
-for (const { label, open } of DATABASES)
+for (const { label, nodes, open } of DATABASES)
   describe(`bun start killed with SIGKILL under load, ${label}`, () => {
     test('behavior: every acknowledged write survives, and no write is half there, over several crash cycles', async () => {
       const database = await open()
@@ -374,23 +384,27 @@ for (const { label, open } of DATABASES)
       }
       const log: WriteLog = { agents: [], milestones: [], sent: 0, key: '' }
       for (let cycle = 0; cycle < CYCLES; cycle++) {
-        const server = await startMarketServer({
-          DATABASE_URL: database.url,
-          CHAIN_RPC_URL: anvil.rpcUrl,
-          CHAIN_ID: '8453',
-          USDC_CONTRACT: USDC_ADDRESS,
-          // Every transfer was mined before the load, so one confirmation makes each final at once.
-          MIN_CONFIRMATIONS: '1',
-          BASE_URL: MARKET_URL,
-        })
+        const servers: MarketServer[] = []
+        for (let index = 0; index < nodes; index++)
+          servers.push(
+            await startMarketServer({
+              DATABASE_URL: database.url,
+              CHAIN_RPC_URL: anvil.rpcUrl,
+              CHAIN_ID: '8453',
+              USDC_CONTRACT: USDC_ADDRESS,
+              // Every transfer was mined before the load, so one confirmation makes each final at once.
+              MIN_CONFIRMATIONS: '1',
+              BASE_URL: MARKET_URL,
+            }),
+          )
         try {
-          if (cycle === 0) log.key = await registerAgents(server.base, sellerWallet)
+          if (cycle === 0) log.key = await registerAgents(servers[0]?.base ?? '', sellerWallet)
           else await expectPaidTasksWhole(database, ledger)
         } catch (error) {
-          server.process.kill('SIGKILL')
+          for (const server of servers) server.process.kill('SIGKILL')
           throw error
         }
-        await loadUntilKilled(server, cycle, log, ledger)
+        await loadUntilKilled(servers, cycle, log, ledger)
       }
       const { fresh, retry, acknowledged, doubleAcks, claimedUnanswered, ...requests } = ledger
       console.log({
