@@ -1,4 +1,3 @@
-import { sql } from 'drizzle-orm'
 import type { PostgresDatabase } from './open.ts'
 
 /** The channel a node announces newly positioned feed events on (every node's feed hub listens). */
@@ -19,21 +18,21 @@ const SEQUENCER_LOCK = 8_400_102
  * SWEEP_MS; an event waits only while an older transaction is still open.
  * @example const sequencer = feedSequencer(database); await sequencer.run(); sequencer.stop()
  */
-export function feedSequencer({ db }: PostgresDatabase) {
+export function feedSequencer({ sql }: PostgresDatabase) {
   let running: Promise<void> | null = null
   let again = false
+  // One round trip: statements sent together in one simple query run as one transaction, so the advisory lock is
+  // held from before the positions are computed until they are committed.
   const sequence = async () => {
-    await db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock(${SEQUENCER_LOCK})`)
-      const positioned = await tx.execute<{ n: number }>(sql`
-        with ready as (
-          select seq, row_number() over (order by seq) as n from events
-          where position is null and xid < (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint
-        ), base as (select coalesce(max(position), 0) as last from events)
-        update events set position = base.last + ready.n from ready, base where events.seq = ready.seq
-        returning 1 as n`)
-      if (positioned.length > 0) await tx.execute(sql`select pg_notify(${EVENTS_CHANNEL}, '')`)
-    })
+    await sql.unsafe(`select pg_advisory_xact_lock(${SEQUENCER_LOCK});
+      with ready as (
+        select seq, row_number() over (order by seq) as n from events
+        where position is null and xid < (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint
+      ), base as (select coalesce(max(position), 0) as last from events),
+      positioned as (
+        update events set position = base.last + ready.n from ready, base where events.seq = ready.seq returning 1
+      )
+      select pg_notify('${EVENTS_CHANNEL}', '') from (select 1 from positioned limit 1) as any_positioned;`)
   }
   // Callers that arrive while a run is under way share the next one, so a burst of writes sequences twice, not N times.
   const run = async (): Promise<void> => {

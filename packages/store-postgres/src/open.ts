@@ -34,6 +34,34 @@ export type PostgresDatabase = {
 /** PostgreSQL's type id of bigint (int8). */
 const INT8 = 20
 
+/** What drizzle calls on a postgres.js client or transaction: queries, and transactions and savepoints. */
+type DrizzleClient = { unsafe: Sql['unsafe'] } & Record<string | symbol, unknown>
+
+/**
+ * `client` as drizzle calls it, with every query a named prepared statement: drizzle runs its queries through
+ * postgres.js's `unsafe`, which parses and plans each one again unless told to prepare (a primary-key read: 100 µs
+ * against 20 µs here). postgres.js keeps the statements per connection by their text; drizzle's texts are
+ * parameterized, so they are few. Transactions and savepoints hand drizzle clients that prepare too.
+ */
+function preparing<Client extends object>(client: Client): Client {
+  const wrapCallback = (args: unknown[]) => {
+    const callback = args.at(-1) as (inner: object) => unknown
+    return [...args.slice(0, -1), (inner: object) => callback(preparing(inner))]
+  }
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      const inner = target as unknown as DrizzleClient
+      if (property === 'unsafe')
+        return (query: string, args?: unknown[], options?: object) =>
+          inner.unsafe(query, args as never, { ...options, prepare: true })
+      if (property === 'begin' || property === 'savepoint')
+        return (...args: unknown[]) =>
+          (inner[property] as (...all: unknown[]) => unknown)(...wrapCallback(args))
+      return Reflect.get(target, property, receiver)
+    },
+  })
+}
+
 /** postgres.js's `ssl` option for our setting. */
 function tlsOf(ssl: PostgresOptions['ssl']) {
   if (ssl === 'require') return 'require' as const
@@ -62,7 +90,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   })
   try {
     const migrations = await applyMigrations(sql)
-    return { sql, db: drizzle(sql), nodeId, migrations, close: () => sql.end({ timeout: 5 }) }
+    return { sql, db: drizzle(preparing(sql)), nodeId, migrations, close: () => sql.end({ timeout: 5 }) }
   } catch (error) {
     await sql.end({ timeout: 1 })
     throw error

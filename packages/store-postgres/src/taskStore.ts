@@ -13,7 +13,7 @@ import {
 } from '@agentmarket/core'
 import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm'
 import { zeroAddress } from 'viem'
-import { insertEvents, type Writer } from './agentStore.ts'
+import { eventInserts, inOneTrip, insertEvents, type Writer } from './agentStore.ts'
 import type { PostgresDatabase } from './open.ts'
 import { agents, tasks } from './schema.ts'
 
@@ -89,7 +89,8 @@ async function creditTrust(tx: Writer, taskId: string) {
 }
 
 /** The task methods of the PostgreSQL Store: every state change is a compare-and-set on the row it locks. */
-export function taskStore({ db }: PostgresDatabase): TaskMethods {
+export function taskStore(database: PostgresDatabase): TaskMethods {
+  const { db } = database
   const withAgentNames = async (rows: TaskRow[]): Promise<TaskRecord[]> => {
     if (rows.length === 0) return []
     const keys = [...new Set(rows.map((row) => row.agentKey))]
@@ -100,6 +101,14 @@ export function taskStore({ db }: PostgresDatabase): TaskMethods {
     const byKey = new Map(names.map(({ key, name }) => [key, name]))
     return rows.map((row) => toTaskRecord(row, byKey.get(row.agentKey) ?? row.agentKey))
   }
+
+  // The buyer's polling read, built once.
+  const taskOfAgent = db
+    .select({ task: tasks, name: agents.name })
+    .from(tasks)
+    .innerJoin(agents, eq(agents.nameKey, tasks.agentKey))
+    .where(and(eq(tasks.id, sql.placeholder('id')), eq(tasks.agentKey, sql.placeholder('key'))))
+    .prepare('task_of_agent')
 
   const findIdempotentAnswer: TaskMethods['findIdempotentAnswer'] = async (agentName, clientKey, key) => {
     const [row] = await db
@@ -118,10 +127,7 @@ export function taskStore({ db }: PostgresDatabase): TaskMethods {
   return {
     async insertTask(task, newEvents) {
       try {
-        await db.transaction(async (tx) => {
-          await tx.insert(tasks).values(toTaskRow(task))
-          await insertEvents(tx, newEvents)
-        })
+        await inOneTrip(database, [db.insert(tasks).values(toTaskRow(task)), ...eventInserts(db, newEvents)])
         return { outcome: 'inserted' }
       } catch (error) {
         const claim = brokenClaim(error)
@@ -138,11 +144,7 @@ export function taskStore({ db }: PostgresDatabase): TaskMethods {
     },
 
     async getTask(agentName, id) {
-      const [row] = await db
-        .select({ task: tasks, name: agents.name })
-        .from(tasks)
-        .innerJoin(agents, eq(agents.nameKey, tasks.agentKey))
-        .where(and(eq(tasks.id, id), eq(tasks.agentKey, nameKey(agentName))))
+      const [row] = await taskOfAgent.execute({ id, key: nameKey(agentName) })
       return row ? toTaskRecord(row.task, row.name) : null
     },
 
