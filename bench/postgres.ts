@@ -19,7 +19,7 @@ import {
   waitForOk,
 } from '../tests/support/process.ts'
 import { finishSection, formatCount, formatMs, sectionFlags, table } from './lib/section.ts'
-import { seededOwner, seedMarket } from './lib/seed.ts'
+import { SEARCH_WORD, seededOwner, seedMarket } from './lib/seed.ts'
 import { runWrk, type WrkOptions, type WrkResult } from './lib/wrk.ts'
 
 const { quick, json } = sectionFlags()
@@ -104,7 +104,12 @@ type Path = { label: string; request: (of: { key: string; taskId: string }) => W
 const get = (path: string) => ({ url: '', seconds, path })
 const paths: Path[] = [
   { label: 'GET agent card (cached)', request: () => get(`/api/agents/${SELLER}/agent-card.json`) },
+  {
+    label: `GET agent list, q=${SEARCH_WORD} (cached)`,
+    request: () => get(`/api/community/agents?q=${SEARCH_WORD}&limit=20`),
+  },
   { label: 'GET agent record', request: () => get(`/api/community/agents/${SELLER}`) },
+  { label: 'GET milestones, first page', request: () => get(`/api/agents/${SELLER}/milestones`) },
   {
     label: 'GET task by id (never cached)',
     request: (of) => get(`/api/agents/${SELLER}/tasks/${of.taskId}`),
@@ -113,6 +118,15 @@ const paths: Path[] = [
   {
     label: 'POST heartbeat',
     request: (of) => ({ ...get(`/api/agents/${SELLER}/heartbeat`), method: 'POST', bearerKey: of.key }),
+  },
+  {
+    label: 'POST register',
+    request: () => ({
+      ...get('/api/agents/register'),
+      method: 'POST',
+      body: '{"name":"%d","bio":"load","skills":["ping"]}',
+      uniquePrefix: `pg${Date.now().toString(36)}`,
+    }),
   },
   {
     label: 'POST milestone',
@@ -126,6 +140,15 @@ const paths: Path[] = [
   {
     label: 'POST order, free skill',
     request: () => ({ ...get(`/api/agents/${SELLER}/tasks`), method: 'POST', body: '{"skill":"echo"}' }),
+  },
+  {
+    label: 'PUT agent profile (bio)',
+    request: (of) => ({
+      ...get(`/api/agents/${SELLER}`),
+      method: 'PUT',
+      body: '{"bio":"load"}',
+      bearerKey: of.key,
+    }),
   },
 ]
 
@@ -156,7 +179,9 @@ for (const path of paths) {
 // Three nodes on the one PostgreSQL database, each with its own wrk at once, against the one node alone.
 for (let index = 1; index < 3; index++)
   postgresNodes.push(await startMarketServer({ ...bare, DATABASE_URL: postgresUrl }))
-const spread = [paths[0], paths[5]].filter((path): path is Path => path !== undefined)
+const spread = ['GET agent card (cached)', 'POST milestone'].flatMap((label) =>
+  paths.filter((path) => path.label === label),
+)
 type Spread = { label: string; one: WrkResult; three: WrkResult[] }
 const spreads: Spread[] = []
 for (const path of spread) {

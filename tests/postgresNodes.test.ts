@@ -109,3 +109,32 @@ describe('agentmarket migrate on PostgreSQL', () => {
     }
   })
 })
+
+describe('DATABASE_TLS', () => {
+  test('behavior: require talks TLS to a server whose certificate no CA vouches for; verify-full refuses it, one line, exit 1', async () => {
+    const server = await startPostgres({ tls: true })
+    try {
+      const url = await server.createDatabase()
+      const migrate = (tls: string) =>
+        runToEnd(['bun', 'packages/server/src/main.ts', 'migrate'], {
+          env: { PATH: process.env.PATH ?? '', DATABASE_URL: url, DATABASE_TLS: tls },
+        })
+      const required = await migrate('require')
+      expect(required.stderr).toBe('')
+      expect(required.exitCode).toBe(0)
+      // The session was encrypted: the server's own view of the connection that migrated (pg_stat_ssl) is gone by
+      // now, so a second client asks it of itself with the same settings.
+      const { openPostgres } = await import('../packages/store-postgres/src/open.ts')
+      const database = await openPostgres(url, { max: 1, ssl: 'require' })
+      const [row] = await database.sql`select ssl from pg_stat_ssl where pid = pg_backend_pid()`
+      expect(row?.ssl).toBe(true)
+      await database.close()
+      const verified = await migrate('verify-full')
+      expect(verified.exitCode).toBe(1)
+      expect(verified.stderr.trim().split('\n')).toHaveLength(1)
+      expect(verified.stderr).toStartWith('agentmarket: cannot migrate: ')
+    } finally {
+      await server.stop()
+    }
+  })
+})

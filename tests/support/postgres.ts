@@ -48,6 +48,20 @@ function asServerUser(folder: string): { wrap(command: string[]): string[] } {
   }
 }
 
+/** A self-signed certificate and key for 127.0.0.1 in `data`, owned by the server's user; the server's TLS flags. */
+function selfSignedCertificate(data: string, user: { wrap(command: string[]): string[] }): string[] {
+  const [cert, key] = [join(data, 'server.crt'), join(data, 'server.key')]
+  runOrThrow(
+    user.wrap([
+      'openssl',
+      ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1'],
+      ...['-keyout', key, '-out', cert],
+    ]),
+  )
+  runOrThrow(user.wrap(['chmod', '600', key]))
+  return ['-c', 'ssl=on', '-c', `ssl_cert_file=${cert}`, '-c', `ssl_key_file=${key}`]
+}
+
 /** Runs a command to its end; throws with its output unless it exits 0. */
 function runOrThrow(command: string[]) {
   const done = spawnSync(command[0] as string, command.slice(1), { encoding: 'utf8' })
@@ -74,11 +88,12 @@ async function waitForServer(url: string, exited: () => boolean, timeoutMs = 20_
 
 /**
  * Starts a PostgreSQL server of its own: `initdb` into a temporary folder (trust authentication, UTF-8), then
- * `postgres` on a free port of 127.0.0.1 with its socket in that folder. Durability settings stay PostgreSQL's
+ * `postgres` on a free port of 127.0.0.1 with its socket in that folder. With `tls`, it also takes TLS connections,
+ * with a self-signed certificate for 127.0.0.1 made by openssl (no CA vouches for it). Durability settings stay PostgreSQL's
  * defaults (fsync on), as a self-hoster runs it.
  * @example const pg = await startPostgres(); afterAll(() => pg.stop()); const url = await pg.createDatabase()
  */
-export async function startPostgres(): Promise<TempPostgres> {
+export async function startPostgres(options: { tls?: boolean } = {}): Promise<TempPostgres> {
   const bin = postgresBinaries()
   const folder = mkdtempSync(join(tmpdir(), 'agentmarket-pg-'))
   const data = join(folder, 'data')
@@ -98,9 +113,10 @@ export async function startPostgres(): Promise<TempPostgres> {
     ]),
   )
   const port = freePort()
+  const tls = options.tls ? selfSignedCertificate(data, user) : []
   const [command, ...args] = user.wrap([
     join(bin, 'postgres'),
-    ...['-D', data, '-p', String(port), '-k', folder, '-c', 'listen_addresses=127.0.0.1'],
+    ...['-D', data, '-p', String(port), '-k', folder, '-c', 'listen_addresses=127.0.0.1', ...tls],
   ])
   const server = spawn(command as string, args, { stdio: 'ignore' })
   let exited = false
