@@ -1,4 +1,4 @@
-import { STORE_READ_METHODS, type Store } from '@agentmarket/core'
+import { afterEachWrite, type Store } from '@agentmarket/core'
 import type { Connection } from './connection.ts'
 
 /** How long one read of the database's counter answers for this process: other processes' writes show after it. */
@@ -24,20 +24,10 @@ export function withChangeVersion(store: Store, connection: Connection, windowMs
     })
     return version
   }
-  const counted: Store = { ...store }
-  for (const [name, method] of Object.entries(store) as [string, unknown][]) {
-    if (STORE_READ_METHODS.has(name) || typeof method !== 'function') continue
-    Object.assign(counted, {
-      [name]: async (...args: unknown[]) => {
-        try {
-          return await (method as (...values: unknown[]) => Promise<unknown>)(...args)
-        } finally {
-          localWrites++
-          last = null
-        }
-      },
-    })
-  }
+  const counted = afterEachWrite(store, () => {
+    localWrites++
+    last = null
+  })
   counted.changeVersion = async () => `${await databaseVersion()}.${localWrites}`
   return counted
 }

@@ -1,4 +1,4 @@
-import { STORE_READ_METHODS, type Store } from '@agentmarket/core'
+import { afterEachWrite, type Store } from '@agentmarket/core'
 import { agentStore } from './agentStore.ts'
 import { changeVersion } from './changeVersion.ts'
 import { EVENTS_CHANNEL, feedSequencer } from './feedSequencer.ts'
@@ -7,24 +7,6 @@ import { mailStore } from './mailStore.ts'
 import type { PostgresDatabase } from './open.ts'
 import { taskStore } from './taskStore.ts'
 import { userStore } from './userStore.ts'
-
-/** `store` with `after` run once each write method has returned (not after reads). */
-function afterEachWrite(store: Store, after: () => Promise<void>): Store {
-  const wrapped: Store = { ...store }
-  for (const [name, method] of Object.entries(store) as [string, unknown][]) {
-    if (STORE_READ_METHODS.has(name) || typeof method !== 'function') continue
-    Object.assign(wrapped, {
-      [name]: async (...args: unknown[]) => {
-        try {
-          return await (method as (...values: unknown[]) => Promise<unknown>)(...args)
-        } finally {
-          await after()
-        }
-      },
-    })
-  }
-  return wrapped
-}
 
 /**
  * The Store over PostgreSQL, for many server nodes on one database: each write is one transaction whose conditions

@@ -31,3 +31,25 @@ export const STORE_READ_METHODS: ReadonlySet<string> = new Set([
   'close',
   'watchEvents',
 ])
+
+/**
+ * `store` with `after` run once each method not in STORE_READ_METHODS has returned or thrown (a write may have landed
+ * either way): how a store keeps its change version, or other bookkeeping, after its writes.
+ * @example const counted = afterEachWrite(store, () => { writes++ })
+ */
+export function afterEachWrite<S extends object>(store: S, after: () => void | Promise<void>): S {
+  const wrapped = { ...store }
+  for (const [name, method] of Object.entries(store) as [string, unknown][]) {
+    if (STORE_READ_METHODS.has(name) || typeof method !== 'function') continue
+    Object.assign(wrapped, {
+      [name]: async (...args: unknown[]) => {
+        try {
+          return await (method as (...values: unknown[]) => Promise<unknown>)(...args)
+        } finally {
+          await after()
+        }
+      },
+    })
+  }
+  return wrapped
+}
