@@ -18,7 +18,6 @@ export async function changeVersion({ sql, nodeId }: PostgresDatabase) {
   let epoch = 0
   let notices = 0
   let localWrites = 0
-  let listening = false
   const subscription = await sql
     .listen(
       CHANGE_CHANNEL,
@@ -27,10 +26,11 @@ export async function changeVersion({ sql, nodeId }: PostgresDatabase) {
       },
       () => {
         epoch++
-        listening = true
       },
     )
     .catch(() => null)
+  // postgres.js resolves listen only once LISTEN is in place, so a subscription is what listening means.
+  const listening = subscription !== null
   return {
     /** The version now (Store.changeVersion). */
     read: async () => {
