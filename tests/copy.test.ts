@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import type { Store } from '@agentmarket/core'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { openPostgres, postgresStore } from '@agentmarket/store-postgres'
+import postgres from 'postgres'
 import { startPostgres } from './support/postgres.ts'
 import { runToEnd } from './support/process.ts'
 
@@ -69,20 +70,35 @@ describe('agentmarket copy', () => {
     // A later write continues the copied ids (a feed client's Last-Event-ID stays valid).
     const newest = Number((await before.listEvents({ limit: 1 }))[0]?.id)
     await after.kvPut('after-copy', 1)
-    await after.insertMilestone(
-      {
-        id: 'ms_after_copy',
-        agentName: (await after.listAgents({ limit: 1, offset: 0, sort: 'activity' })).agents[0]?.name ?? '',
-        date: '2026-11-25',
-        title: 'after the copy',
-        description: null,
-        proof: null,
-        trust: 'claimed',
-        createdAt: new Date(),
-      },
-      [{ kind: 'milestone.recorded', agent: 'x', at: new Date(), summary: 'after the copy', data: {} }],
-    )
+    const milestone = async (id: string) =>
+      after.insertMilestone(
+        {
+          id,
+          agentName:
+            (await after.listAgents({ limit: 1, offset: 0, sort: 'activity' })).agents[0]?.name ?? '',
+          date: '2026-11-25',
+          title: 'after the copy',
+          description: null,
+          proof: null,
+          trust: 'claimed',
+          createdAt: new Date(),
+        },
+        [{ kind: 'milestone.recorded', agent: 'x', at: new Date(), summary: id, data: {} }],
+      )
+    await milestone('ms_after_copy')
     expect(Number((await after.listEvents({ limit: 1 }))[0]?.id)).toBe(newest + 1)
+    // An insert rolled back still spends a sequence number: PostgreSQL's seq and the public id part from here on.
+    const raw = postgres(target, { max: 1, onnotice: () => {} })
+    await raw
+      .begin(async (tx) => {
+        await tx`insert into events (kind, agent, at, summary, data) values ('agent.updated', 'x', 1, 'undone', '{}')`
+        throw new Error('undo')
+      })
+      .catch(() => {})
+    await raw.end()
+    await milestone('ms_after_rollback')
+    expect(Number((await after.listEvents({ limit: 1 }))[0]?.id)).toBe(newest + 2)
+    const onPostgres = await shown(after)
     await Promise.all([before.close(), after.close()])
 
     // Into a database that holds a market: refused, nothing written.
@@ -99,6 +115,10 @@ describe('agentmarket copy', () => {
     const backCounts = countsOf(returned.stdout)
     expect(backCounts.agents).toEqual([counts.agents?.[0] ?? 0, counts.agents?.[0] ?? 0])
     expect(Object.entries(backCounts).filter(([, [from, to]]) => from !== to)).toEqual([])
+    // Back on libSQL every public read is as PostgreSQL showed it, feed ids included.
+    const backStore = libsqlStore(await openDatabase(back))
+    expect(await shown(backStore)).toEqual(onPostgres)
+    await backStore.close()
   })
 
   test('error: copy without a target, or with two, is a usage error (exit 2)', async () => {

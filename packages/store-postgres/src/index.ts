@@ -1,3 +1,4 @@
+export { feedSequencer } from './feedSequencer.ts'
 export { applyMigrations, type MigrationReport } from './migrate.ts'
 export { openPostgres, type PostgresDatabase, type PostgresOptions } from './open.ts'
 export { postgresStore } from './postgresStore.ts'

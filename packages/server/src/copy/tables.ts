@@ -86,8 +86,13 @@ async function libsqlTables(url: string, authToken: string | undefined): Promise
 
 /** A PostgreSQL database, migrated on opening. */
 async function postgresTables(url: string): Promise<TableStore> {
-  const { openPostgres } = await import('@agentmarket/store-postgres')
-  const { sql, close } = await openPostgres(url, { max: 2 })
+  const { feedSequencer, openPostgres } = await import('@agentmarket/store-postgres')
+  const database = await openPostgres(url, { max: 2 })
+  const { sql, close } = database
+  // Feed events' public ids are their positions: every finished write's events get theirs before the copy reads them.
+  const sequencer = feedSequencer(database)
+  await sequencer.run()
+  sequencer.stop()
   return {
     async columns(table) {
       const rows = await sql<{ name: string }[]>`select column_name as name from information_schema.columns
@@ -107,7 +112,9 @@ async function postgresTables(url: string): Promise<TableStore> {
         )
         if (rows.length === 0) return
         after = String(rows.at(-1)?.__ctid)
-        yield rows.map(({ __ctid: _, ...row }) => row)
+        const plain = rows.map(({ __ctid: _, ...row }) => row)
+        // An event goes out under its public id (its position), which a store without positions keeps as its seq.
+        yield table === 'events' ? plain.map((row) => ({ ...row, seq: row.position ?? row.seq })) : plain
       }
     },
     async insert(table, rows) {
