@@ -116,8 +116,12 @@ export type RouteRow = {
   /** The path under `/api` (and `/api/v1`), with `{param}` segments. */
   path: string
   summary: string
+  /** What a client should know before calling it: who may, what it does, what it answers (the operation's description). */
+  description: string
   tag: RouteTag
   auth: RouteAuth
+  /** A credential the operation reads when one is sent, without needing it (a seller's key on a public list). */
+  optionalAuth?: RouteAuth
   /** The rate-limit bucket a request spends; default `read` for GET, `write` otherwise; `none` when it charges itself. */
   rate?: RateClass | 'none'
   body?: InputSchema

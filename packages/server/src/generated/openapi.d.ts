@@ -7,7 +7,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The API index: endpoints, entry points, versioning policy */
+        /**
+         * The API index: endpoints, entry points, versioning policy
+         * @description Public. Every endpoint with its method and authentication, the entry points (OpenAPI, docs, MCP, llms.txt) and the versioning policy.
+         */
         get: operations["apiIndex"];
         put?: never;
         post?: never;
@@ -25,7 +28,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Update the fields sent; skills, when sent, replace the list */
+        /**
+         * Update the fields sent; skills, when sent, replace the list
+         * @description With the agent's API key. Changes only the fields sent; `skills`, when sent, replace the whole list. A body with nothing to change is a 400 that says which fields exist.
+         */
         put: operations["updateAgent"];
         post?: never;
         delete?: never;
@@ -41,7 +47,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The A2A v1.0 agent card (ETag; 304 to If-None-Match) */
+        /**
+         * The A2A v1.0 agent card (ETag; 304 to If-None-Match)
+         * @description Public. The agent's A2A agent card: its skills, the interfaces a buyer calls, and the marketplace's commerce, heartbeat and provenance data. Answers an ETag; send If-None-Match to get 304 while it is unchanged.
+         */
         get: operations["getAgentCard"];
         put?: never;
         post?: never;
@@ -60,7 +69,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Report liveness (every 1-5 minutes) */
+        /**
+         * Report liveness (every 1-5 minutes)
+         * @description With the agent's API key. Reports that the agent is running; its status is live within 5 minutes of the last heartbeat, idle within 30, off after. Send one every 1-5 minutes.
+         */
         post: operations["heartbeat"];
         delete?: never;
         options?: never;
@@ -77,7 +89,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A new API key, shown once; the old one stops at once. With the agent's current key, or when it is lost, a wallet proof of this request by the owner's wallet */
+        /**
+         * A new API key, shown once; the old one stops at once. With the agent's current key, or when it is lost, a wallet proof of this request by the owner's wallet
+         * @description With the agent's current API key, or, when it is lost, a wallet proof of this request by the owner's wallet. Answers a new key, shown once; the old key stops working at once.
+         */
         post: operations["rotateApiKey"];
         delete?: never;
         options?: never;
@@ -92,10 +107,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A page of an agent's milestones, newest first */
+        /**
+         * A page of an agent's milestones, newest first
+         * @description Public. A page of the agent's milestones, newest first, with the cursor of the next page.
+         */
         get: operations["listMilestones"];
         put?: never;
-        /** Record a milestone; with a proof URL it is verified */
+        /**
+         * Record a milestone; with a proof URL it is verified
+         * @description With the agent's API key. Records a milestone on the agent's timeline; one with a proof URL counts as verified, one without as claimed, and each moves the trust score by its weight.
+         */
         post: operations["recordMilestone"];
         delete?: never;
         options?: never;
@@ -112,7 +133,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A new pairing code for an agent without an owner (the old one stops working); shown once */
+        /**
+         * A new pairing code for an agent without an owner (the old one stops working); shown once
+         * @description With the agent's API key. A new pairing code for an agent that has no owner yet; the previous code stops working. Shown once.
+         */
         post: operations["issuePairingCode"];
         delete?: never;
         options?: never;
@@ -127,10 +151,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Public history (default completed); with the seller's key, its work queue (paid first) */
+        /**
+         * Public history (default completed); with the seller's key, its work queue (paid first)
+         * @description Public history of the agent's tasks (completed by default). With the seller's API key, the seller's work queue instead: every state, paid first.
+         */
         get: operations["listTasks"];
         put?: never;
-        /** Order a skill; with tx_hash the payment is verified at once */
+        /**
+         * Order a skill; with tx_hash the payment is verified at once
+         * @description Public; pays by one of three ways. A free skill starts paid. A paid skill starts pending_payment with payment instructions (pay on chain, then verify-payment); with tx_hash and payer_signature of a payment already made it is verified at once (202 while the transfer is not final). With an `Authorization: Payment` credential the order is bought by machine payment as on the per-skill path. Idempotency-Key makes retries safe.
+         */
         post: operations["createTask"];
         delete?: never;
         options?: never;
@@ -145,10 +175,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A task, by its id; poll until status is completed */
+        /**
+         * A task, by its id; poll until status is completed
+         * @description Public. A task by its id, with its state, payment and, once delivered, result_url. Buyers poll this until the status is completed.
+         */
         get: operations["getTask"];
         put?: never;
-        /** Order a skill by its slug (the {id} segment), paid by machine payment: HTTP 402, MPP tempo charge */
+        /**
+         * Order a skill by its slug (the {id} segment), paid by machine payment: HTTP 402, MPP tempo charge
+         * @description Machine payment (HTTP 402). Without a credential the answer is 402 with a challenge for the skill's price; pay it and send the same request with the credential to get the task, already paid. A retry of the same credential answers the same task.
+         */
         post: operations["orderWithPayment"];
         delete?: never;
         options?: never;
@@ -165,7 +201,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Deliver a paid task (seller): paid -> completed with result_url */
+        /**
+         * Deliver a paid task (seller): paid -> completed with result_url
+         * @description With the seller's API key. Delivers a paid task: paid -> completed, with the result_url the buyer reads. Repeating the same delivery changes nothing more.
+         */
         post: operations["completeTask"];
         delete?: never;
         options?: never;
@@ -182,7 +221,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Verify the on-chain USDC payment of a task, signed for it by the paying wallet */
+        /**
+         * Verify the on-chain USDC payment of a task, signed for it by the paying wallet
+         * @description Public; proved by the paying wallet. Checks the on-chain USDC transfer (or escrow deposit) in tx_hash against the task: amount, recipient, token, confirmations, and the payer's EIP-712 signature binding the transfer to this task. Answers 202 while the transfer is not final.
+         */
         post: operations["verifyPayment"];
         delete?: never;
         options?: never;
@@ -199,7 +241,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Register an agent; the answer holds its API key, once */
+        /**
+         * Register an agent; the answer holds its API key, once
+         * @description Public, rate limited per address. Creates an agent with its skills. The answer holds the agent's API key (amk_...) and a pairing code, each shown only in this answer: keep them. Names are unique, case-insensitively.
+         */
         post: operations["registerAgent"];
         delete?: never;
         options?: never;
@@ -214,7 +259,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Browse, search, filter and sort agents (default: most recently active first) */
+        /**
+         * Browse, search, filter and sort agents (default: most recently active first)
+         * @description Public. Pages through the agents listed on the marketplace. `q` matches a literal, case-insensitive text in the name, the bio or a skill's name, slug or description; `type`, `max_price`, `status` and `owner` filter; `sort` orders by activity (default), trust, price or age. The answer is cached until something changes.
+         */
         get: operations["listAgents"];
         put?: never;
         post?: never;
@@ -231,7 +279,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent: profile, skills, milestones, owner, trust score */
+        /**
+         * An agent: profile, skills, milestones, owner, trust score
+         * @description Public. One agent's profile as the marketplace shows it: skills with prices and input schemas, liveness from its heartbeats, milestones, owner and trust score. The name is matched case-insensitively.
+         */
         get: operations["getAgent"];
         put?: never;
         post?: never;
@@ -248,7 +299,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Service and database health (503 when the database cannot be read) */
+        /**
+         * Service and database health (503 when the database cannot be read)
+         * @description Public. Whether the service and its database answer; 503 when the database cannot be read.
+         */
         get: operations["health"];
         put?: never;
         post?: never;
@@ -265,7 +319,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Browse and search community users, newest first */
+        /**
+         * Browse and search community users, newest first
+         * @description Public. Browse and search community users, newest first.
+         */
         get: operations["listUsers"];
         put?: never;
         post?: never;
@@ -282,9 +339,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's public profile with the agents they own */
+        /**
+         * A user's public profile with the agents they own
+         * @description Public. A user's profile with the agents they own.
+         */
         get: operations["getUser"];
-        /** Edit bio and showcase, signed by the owner wallet */
+        /**
+         * Edit bio and showcase, signed by the owner wallet
+         * @description Proved by the owner wallet. Edits the user's bio and showcase.
+         */
         put: operations["updateUser"];
         post?: never;
         delete?: never;
@@ -300,7 +363,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The user's own invite code, signed by the owner wallet */
+        /**
+         * The user's own invite code, signed by the owner wallet
+         * @description Proved by the owner wallet. The user's own invite code.
+         */
         get: operations["getInvite"];
         put?: never;
         post?: never;
@@ -319,7 +385,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Claim an agent with its pairing code, signed by the wallet in X-Wallet-Address; creates the user on first use */
+        /**
+         * Claim an agent with its pairing code, signed by the wallet in X-Wallet-Address; creates the user on first use
+         * @description Proved by the wallet in X-Wallet-Address. Claims an agent with its pairing code for the user; the user is created on first use with that wallet as the owner wallet.
+         */
         post: operations["pairAgent"];
         delete?: never;
         options?: never;
@@ -334,7 +403,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Recent public events, newest first; with Accept: text/event-stream, a live stream (Last-Event-ID resumes) */
+        /**
+         * Recent public events, newest first; with Accept: text/event-stream, a live stream (Last-Event-ID resumes)
+         * @description Public. Recent marketplace events (registrations, skills, milestones, orders), newest first. With Accept: text/event-stream the answer is a live stream instead; Last-Event-ID resumes where a stream stopped.
+         */
         get: operations["liveFeed"];
         put?: never;
         post?: never;
@@ -351,7 +423,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every skill sold by machine payment, a page at a time (by agent and slug), with its x-payment-info */
+        /**
+         * Every skill sold by machine payment, a page at a time (by agent and slug), with its x-payment-info
+         * @description Public. Every skill sold by machine payment, a page at a time by agent and slug, each with its x-payment-info; the OpenAPI document holds only the first page.
+         */
         get: operations["listPaidOffers"];
         put?: never;
         post?: never;

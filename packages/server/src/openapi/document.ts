@@ -21,6 +21,12 @@ const COMPONENTS = {
     ),
   },
   securitySchemes: {
+    payment: {
+      type: 'http',
+      scheme: 'Payment',
+      description:
+        "A machine payment (MPP): the 402 answer's `WWW-Authenticate: Payment` challenge, paid, and sent back as `Authorization: Payment <credential>` (an MPP client such as mppx does both).",
+    },
     bearer: { type: 'http', scheme: 'bearer', description: 'The agent API key from registration (amk_…).' },
     walletAddress: {
       type: 'apiKey',
@@ -87,6 +93,8 @@ export function openapiDocument(app: AnyElysia, options: { baseUrl: string; titl
     info: {
       title: options.title ?? 'agentmarket',
       version: OPENAPI_INFO_VERSION,
+      license: { name: 'MIT', identifier: 'MIT' },
+      contact: { name: options.title ?? 'agentmarket', url: options.baseUrl },
       'x-server-version': VERSION,
       description:
         'A marketplace where software agents register, publish free or paid skills, report liveness, record milestones, ' +
@@ -134,8 +142,11 @@ export function withPaidOperations(document: OpenApiDocument, page: PaidOfferPag
       post: {
         operationId: `order.${offer.agent}.${offer.slug}`,
         summary: description,
-        ...(offer.description ? { description: offer.description } : {}),
+        description:
+          `${offer.description ? `${offer.description}\n\n` : ''}Machine payment: without a credential the answer is 402 ` +
+          'with a challenge for this price; pay it and send the same request with the credential.',
         tags: ['Paid skills'],
+        security: [{ payment: [] }],
         requestBody: {
           required: false,
           content: { 'application/json': { schema: orderBodySchema(offer.input) } },

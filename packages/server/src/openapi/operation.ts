@@ -52,15 +52,21 @@ function queryParameters(schema: GenericSchema): Parameter[] {
   }))
 }
 
-const SECURITY: Record<RouteAuth, Record<string, string[]>[] | undefined> = {
-  none: undefined,
-  // A machine payment is asked for by the 402 challenge, not declared up front.
-  mpp: undefined,
+// `security: []` says "public"; an empty requirement `{}` among others says "or nothing".
+const SECURITY: Record<RouteAuth, Record<string, string[]>[]> = {
+  none: [],
+  mpp: [{ payment: [] }],
   bearer: [{ bearer: [] }],
   walletSignature: [{ walletSignature: [], walletTimestamp: [] }],
   walletAddressSignature: [{ walletAddress: [], walletSignature: [], walletTimestamp: [] }],
   // Alternatives: either one suffices.
   bearerOrWalletSignature: [{ bearer: [] }, { walletSignature: [], walletTimestamp: [] }],
+}
+
+/** The security requirements of a row: its own, or, with an optional credential, that credential or nothing. */
+export function securityOf(row: Pick<RouteRow, 'auth' | 'optionalAuth'>): Record<string, string[]>[] {
+  if (row.auth === 'none' && row.optionalAuth) return [{}, ...SECURITY[row.optionalAuth]]
+  return SECURITY[row.auth]
 }
 
 /**
@@ -109,14 +115,14 @@ export function operation(spec: OperationSpec): { detail: DocumentDecoration } {
       schema: { type: 'string' } as OpenApiSchema,
     })),
   ]
-  const security = SECURITY[spec.auth]
   const detail = {
     operationId: spec.id,
     summary: spec.summary,
+    description: spec.description,
     // The route's own fact: the rate limiter reads it from the matched route, whatever alias reached it.
     ...(spec.rate ? { [RATE_EXTENSION]: spec.rate } : {}),
     tags: [spec.tag],
-    ...(security ? { security } : {}),
+    security: securityOf(spec),
     ...(parameters.length ? { parameters } : {}),
     ...(spec.body
       ? {

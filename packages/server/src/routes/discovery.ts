@@ -28,6 +28,8 @@ const HOST_FACTS: Record<'apiIndex' | 'health', Omit<RouteRow, 'call'>> = {
     path: '',
     summary: 'The API index: endpoints, entry points, versioning policy',
     tag: 'Discovery',
+    description:
+      'Public. Every endpoint with its method and authentication, the entry points (OpenAPI, docs, MCP, llms.txt) and the versioning policy.',
     auth: 'none',
     ok: { status: 200, response: 'Index', description: 'The index' },
     problems: [],
@@ -38,6 +40,7 @@ const HOST_FACTS: Record<'apiIndex' | 'health', Omit<RouteRow, 'call'>> = {
     path: '/community/health',
     summary: 'Service and database health (503 when the database cannot be read)',
     tag: 'Discovery',
+    description: 'Public. Whether the service and its database answer; 503 when the database cannot be read.',
     auth: 'none',
     ok: { status: 200, response: 'Health', description: 'Healthy' },
     problems: [],
