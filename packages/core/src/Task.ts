@@ -20,7 +20,7 @@ export const TASK_STATUSES = ['pending_payment', 'paid', 'completed', 'expired']
 export type TaskStatus = (typeof TASK_STATUSES)[number]
 
 /** How a task's payment was made. */
-export type PaymentMethod = 'free' | 'transfer' | 'escrow' | 'mpp'
+export type PaymentMethod = 'free' | 'transfer' | 'escrow' | 'mpp' | 'x402'
 
 /** The largest `params` object, measured as UTF-8 JSON. */
 export const MAX_PARAMS_BYTES = 16 * 1024

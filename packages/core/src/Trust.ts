@@ -7,10 +7,11 @@ import type { PaymentMethod, TaskRecord } from './Task.ts'
 export const TRUST_CREDIT_PER_BUYER = 10_000_000n
 
 /**
- * Payments that credit trust: those this server saw on chain with their payer (a transfer or an escrow deposit).
- * Free tasks prove nothing, and MPP charges settle on another network whose payer is not checked here.
+ * Payments that credit trust: those this server saw on chain with their payer (a transfer, an escrow deposit, or an
+ * x402 authorization it settled). Free tasks prove nothing, and MPP charges settle on another network whose payer is
+ * not checked here.
  */
-export const TRUST_CREDITED_METHODS: readonly PaymentMethod[] = ['transfer', 'escrow']
+export const TRUST_CREDITED_METHODS: readonly PaymentMethod[] = ['transfer', 'escrow', 'x402']
 
 /** Points an agent can earn by its own requests alone, all together. */
 export const SELF_MADE_CEILING = 30

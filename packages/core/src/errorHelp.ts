@@ -60,6 +60,10 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
     'The seller has set no walletAddress, so its paid skills cannot be bought yet. The seller sets one with PUT /api/agents/{name}.',
   payment_required:
     'The skill is sold by machine payment: pay the WWW-Authenticate: Payment challenge with an MPP client and send the same request with Authorization: Payment <credential>.',
+  x402_payment_invalid:
+    "The x402 payment in PAYMENT-SIGNATURE does not pay this order (its reason is the PAYMENT-REQUIRED header's error): sign a new authorization for the requirements in PAYMENT-REQUIRED and send the same request again.",
+  authorization_already_used:
+    'That x402 authorization (its payer and nonce) already paid for a task or is being settled. Each signed authorization pays one order: sign a new one for a new order.',
   method_not_allowed:
     'The path exists but not with this method. The Allow header lists the methods it takes.',
   payload_too_large: 'The body is over 64 KiB. Send less.',

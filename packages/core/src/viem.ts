@@ -1,1 +1,2 @@
 export * from './adapters/viemChain.ts'
+export * from './adapters/viemX402.ts'

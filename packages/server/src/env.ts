@@ -36,6 +36,10 @@ export type Settings = {
   mppRealm: string
   tempoRpcUrl: string
   mppCurrency: `0x${string}`
+  /** The key that submits x402 settlements on the payment chain (it pays their gas); unset: no x402. */
+  x402SettlerKey: `0x${string}` | undefined
+  /** Seconds an x402 authorization stays valid (maxTimeoutSeconds of the offers). */
+  x402MaxTimeoutSeconds: number
   pairingPrefix: string
   /** HMAC key of pairing codes; unset: one made once and kept in the database. */
   pairingSecret: string | undefined
@@ -141,6 +145,18 @@ const origins = commaList(
 // The core's defaults (chain, token, confirmations, pairing), stated once in core's Config.ts.
 const CORE = defaultConfig('http://localhost')
 
+const privateKey = v.pipe(
+  v.string(),
+  v.regex(/^0x[0-9a-fA-F]{64}$/, 'must be a private key: 0x and 64 hex digits'),
+  v.transform((text) => text as `0x${string}`),
+)
+const timeoutSeconds = v.pipe(
+  v.string(),
+  v.regex(/^\d{1,4}$/, 'must be a whole number of seconds'),
+  v.transform(Number),
+  v.minValue(30, 'must be at least 30 seconds'),
+  v.maxValue(3600, 'must be at most 3600 seconds'),
+)
 const secretOf32Bytes = v.pipe(
   v.string(),
   v.check((key) => new TextEncoder().encode(key).length >= 32, 'must be at least 32 bytes'),
@@ -228,6 +244,8 @@ export function readSettings(env: Env): Settings {
       'https://rpc.tempo.xyz',
     ),
     mppCurrency: read(env, 'MPP_CURRENCY', address, CORE.mppNetwork.currency),
+    x402SettlerKey: env.X402_SETTLER_KEY ? read(env, 'X402_SETTLER_KEY', privateKey) : undefined,
+    x402MaxTimeoutSeconds: read(env, 'X402_MAX_TIMEOUT_SECONDS', timeoutSeconds, '300'),
     pairingPrefix: read(
       env,
       'PAIRING_PREFIX',

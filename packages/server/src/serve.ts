@@ -9,10 +9,12 @@ import {
   type RateLimiter,
   rateLimiter,
   type Store,
+  type X402Settings,
 } from '@agentmarket/core'
-import { viemChain } from '@agentmarket/core/viem'
+import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import { whileBusy } from '@agentmarket/store-libsql'
-import { type Client, createClient, http } from 'viem'
+import { type Client, createClient, defineChain, http } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 import { createApp } from './app.ts'
 import { bunHashes } from './bunHashes.ts'
 import { openMarketDatabase } from './database.ts'
@@ -47,6 +49,25 @@ async function mppSettings(settings: Settings, store: Store): Promise<MppSetting
     currency: settings.mppCurrency,
     getClient: tempoClient(settings.tempoRpcUrl),
     hashes: bunHashes,
+  }
+}
+
+/** x402 payments on the payment chain, settled by this node's own key; undefined without X402_SETTLER_KEY. */
+function x402Settings(settings: Settings): X402Settings | undefined {
+  if (!settings.x402SettlerKey) return undefined
+  const chain = defineChain({
+    id: settings.chainId,
+    name: `eip155:${settings.chainId}`,
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [settings.chainRpcUrl] } },
+  })
+  return {
+    facilitator: viemX402Facilitator({
+      rpcUrl: settings.chainRpcUrl,
+      chain,
+      account: privateKeyToAccount(settings.x402SettlerKey),
+    }),
+    maxTimeoutSeconds: settings.x402MaxTimeoutSeconds,
   }
 }
 
@@ -113,7 +134,15 @@ export async function startServer(settings: Settings) {
   const config = marketConfig(settings)
   const chain = viemChain({ rpcUrl: settings.chainRpcUrl })
   const mpp = await mppSettings(settings, store)
-  const market = Marketplace.create({ store, config, chain, mpp, pairingSecret: settings.pairingSecret })
+  const x402 = x402Settings(settings)
+  const market = Marketplace.create({
+    store,
+    config,
+    chain,
+    mpp,
+    x402,
+    pairingSecret: settings.pairingSecret,
+  })
   const orderMailbox = settings.smtpInboundPort === null ? null : settings.orderMailbox
   const rateLimits = rateLimitSettings(settings, database.rateBuckets)
   const app = createApp({

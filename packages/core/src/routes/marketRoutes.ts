@@ -7,6 +7,7 @@ import { FeedQueryInput } from '../Feed.ts'
 import { answerHeaders } from '../http.ts'
 import { MilestoneInput, MilestoneListInput } from '../Milestone.ts'
 import { paidOfferListing } from '../payments/PaymentInfo.ts'
+import { X402_HEADERS } from '../payments/X402.ts'
 import {
   CompleteTaskInput,
   CreateTaskInput,
@@ -317,8 +318,12 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     },
     call: async (market, call) => {
       const name = call.params.name ?? ''
-      // With a Payment credential the skill is bought by machine payment, as on its own path (row 12).
-      if (call.request && isPaymentCredential(call.headers.get('authorization')))
+      // With a Payment credential or an x402 payment the skill is bought by machine payment, as on its own path
+      // (row 12).
+      if (
+        call.request &&
+        (isPaymentCredential(call.headers.get('authorization')) || call.headers.has(X402_HEADERS.signature))
+      )
         return market.orderWithPayment(name, skillOf(call.body), call.body ?? {}, call.request)
       return taskJson(
         await market.createTask(name, call.body ?? {}, {
@@ -351,10 +356,10 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     // both need one parameter name per path position.
     path: '/agents/{name}/tasks/{id}',
     summary:
-      'Order a skill by its slug (the {id} segment), paid by machine payment: HTTP 402, MPP tempo charge',
+      'Order a skill by its slug (the {id} segment), paid by machine payment: HTTP 402, MPP tempo charge or x402 exact',
     tag: 'Tasks',
     description:
-      "Machine payment (HTTP 402). Without a credential the answer is 402 with a challenge for the skill's price; pay it and send the same request with the credential to get the task, already paid. A retry of the same credential answers the same task.",
+      "Machine payment (HTTP 402). Without a credential the answer is 402 offering the skill's price two ways: an MPP challenge (WWW-Authenticate: Payment, USDC.e on Tempo) and, when the market takes x402, an x402 v2 offer (PAYMENT-REQUIRED: scheme exact, USDC on the payment chain by EIP-3009). Pay either and send the same request with its credential (Authorization: Payment, or PAYMENT-SIGNATURE) to get the task, already paid. A retry of the same MPP credential answers the same task; an x402 authorization pays one order (a second use is 409 authorization_already_used).",
     auth: 'mpp',
     rate: 'payment',
     body: PaidOrderInput,
@@ -373,6 +378,12 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       {
         name: 'Authorization',
         description: 'Payment <credential>, made by an MPP client from the 402 challenge',
+        required: false,
+      },
+      {
+        name: 'PAYMENT-SIGNATURE',
+        description:
+          "An x402 v2 payment (base64 JSON PaymentPayload, scheme exact): an EIP-3009 authorization of the 402's PAYMENT-REQUIRED offer",
         required: false,
       },
     ],

@@ -108,7 +108,7 @@ const TaskPayment = v.strictObject({
   amount_base_units: v.pipe(v.string(), v.digits()),
   usdc_contract: address,
   escrow_contract: v.nullable(address),
-  method: v.nullable(v.picklist(['free', 'transfer', 'escrow', 'mpp'])),
+  method: v.nullable(v.picklist(['free', 'transfer', 'escrow', 'mpp', 'x402'])),
   tx_hash: v.nullable(txHash),
   escrow_task_id: v.nullable(txHash),
   paid_amount: v.nullable(v.number()),

@@ -182,8 +182,8 @@ export interface paths {
         get: operations["getTask"];
         put?: never;
         /**
-         * Order a skill by its slug (the {id} segment), paid by machine payment: HTTP 402, MPP tempo charge
-         * @description Machine payment (HTTP 402). Without a credential the answer is 402 with a challenge for the skill's price; pay it and send the same request with the credential to get the task, already paid. A retry of the same credential answers the same task.
+         * Order a skill by its slug (the {id} segment), paid by machine payment: HTTP 402, MPP tempo charge or x402 exact
+         * @description Machine payment (HTTP 402). Without a credential the answer is 402 offering the skill's price two ways: an MPP challenge (WWW-Authenticate: Payment, USDC.e on Tempo) and, when the market takes x402, an x402 v2 offer (PAYMENT-REQUIRED: scheme exact, USDC on the payment chain by EIP-3009). Pay either and send the same request with its credential (Authorization: Payment, or PAYMENT-SIGNATURE) to get the task, already paid. A retry of the same MPP credential answers the same task; an x402 authorization pays one order (a second use is 409 authorization_already_used).
          */
         post: operations["orderWithPayment"];
         delete?: never;
@@ -918,7 +918,7 @@ export interface components {
                     escrow_contract: string | null;
                     escrow_task_id: string | null;
                     from: string | null;
-                    method: ("free" | "transfer" | "escrow" | "mpp") | null;
+                    method: ("free" | "transfer" | "escrow" | "mpp" | "x402") | null;
                     paid_amount: number | null;
                     payer_proof: {
                         domain: {
@@ -960,7 +960,7 @@ export interface components {
         };
         Problem: {
             /** @enum {string} */
-            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "unauthorized" | "payment_required" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "task_not_paid" | "task_expired" | "seller_has_no_wallet" | "api_key_changed" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
+            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "seller_has_no_wallet" | "api_key_changed" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
             detail: string;
             errors?: {
                 detail: string;
@@ -1010,7 +1010,7 @@ export interface components {
                 escrow_contract: string | null;
                 escrow_task_id: string | null;
                 from: string | null;
-                method: ("free" | "transfer" | "escrow" | "mpp") | null;
+                method: ("free" | "transfer" | "escrow" | "mpp" | "x402") | null;
                 paid_amount: number | null;
                 payer_proof: {
                     domain: {
@@ -1095,7 +1095,7 @@ export interface components {
                 escrow_contract: string | null;
                 escrow_task_id: string | null;
                 from: string | null;
-                method: ("free" | "transfer" | "escrow" | "mpp") | null;
+                method: ("free" | "transfer" | "escrow" | "mpp" | "x402") | null;
                 paid_amount: number | null;
                 payer_proof: {
                     domain: {
@@ -1160,7 +1160,7 @@ export interface components {
                 escrow_contract: string | null;
                 escrow_task_id: string | null;
                 from: string | null;
-                method: ("free" | "transfer" | "escrow" | "mpp") | null;
+                method: ("free" | "transfer" | "escrow" | "mpp" | "x402") | null;
                 paid_amount: number | null;
                 payer_proof: {
                     domain: {
@@ -1251,7 +1251,7 @@ export interface components {
                     escrow_contract: string | null;
                     escrow_task_id: string | null;
                     from: string | null;
-                    method: ("free" | "transfer" | "escrow" | "mpp") | null;
+                    method: ("free" | "transfer" | "escrow" | "mpp" | "x402") | null;
                     paid_amount: number | null;
                     payer_proof: {
                         domain: {
@@ -2236,6 +2236,8 @@ export interface operations {
             header?: {
                 /** @description Payment <credential>, made by an MPP client from the 402 challenge */
                 Authorization?: string;
+                /** @description An x402 v2 payment (base64 JSON PaymentPayload, scheme exact): an EIP-3009 authorization of the 402's PAYMENT-REQUIRED offer */
+                "PAYMENT-SIGNATURE"?: string;
             };
             path: {
                 id: string;

@@ -27,6 +27,13 @@ const COMPONENTS = {
       description:
         "A machine payment (MPP): the 402 answer's `WWW-Authenticate: Payment` challenge, paid, and sent back as `Authorization: Payment <credential>` (an MPP client such as mppx does both).",
     },
+    x402: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'PAYMENT-SIGNATURE',
+      description:
+        "An x402 v2 payment: the 402 answer's PAYMENT-REQUIRED offer (scheme exact, USDC by EIP-3009 transferWithAuthorization), signed by the paying wallet and sent as PAYMENT-SIGNATURE (an x402 client such as @x402/fetch does both). The answer carries PAYMENT-RESPONSE.",
+    },
     bearer: { type: 'http', scheme: 'bearer', description: 'The agent API key from registration (amk_…).' },
     walletAddress: {
       type: 'apiKey',
@@ -146,7 +153,7 @@ export function withPaidOperations(document: OpenApiDocument, page: PaidOfferPag
           `${offer.description ? `${offer.description}\n\n` : ''}Machine payment: without a credential the answer is 402 ` +
           'with a challenge for this price; pay it and send the same request with the credential.',
         tags: ['Paid skills'],
-        security: [{ payment: [] }],
+        security: [{ payment: [] }, { x402: [] }],
         requestBody: {
           required: false,
           content: { 'application/json': { schema: orderBodySchema(offer.input) } },

@@ -55,7 +55,7 @@ function queryParameters(schema: GenericSchema): Parameter[] {
 // `security: []` says "public"; an empty requirement `{}` among others says "or nothing".
 const SECURITY: Record<RouteAuth, Record<string, string[]>[]> = {
   none: [],
-  mpp: [{ payment: [] }],
+  mpp: [{ payment: [] }, { x402: [] }],
   bearer: [{ bearer: [] }],
   walletSignature: [{ walletSignature: [], walletTimestamp: [] }],
   walletAddressSignature: [{ walletAddress: [], walletSignature: [], walletTimestamp: [] }],

@@ -8,6 +8,7 @@ import {
   type Store,
   walletProofMessage,
   walletProofTypedData,
+  type X402Settings,
 } from '@agentmarket/core'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import type { LocalAccount } from 'viem/accounts'
@@ -54,6 +55,8 @@ export type TestAppOptions = {
   chainConfig?: Partial<MarketConfig['chain']>
   databaseUrl?: string
   mpp?: MppSettings
+  /** x402 payments on the payment chain. */
+  x402?: X402Settings
   /** Browser origins allowed to write (CORS_ORIGINS). */
   corsOrigins?: string[]
   /** Rate limits (off unless given). */
@@ -68,7 +71,14 @@ export async function testApp(start = '2026-06-01T12:00:00.000Z', options: TestA
   const store: Store = libsqlStore(await openDatabase(options.databaseUrl ?? ':memory:'))
   const base = defaultConfig(TEST_BASE_URL)
   const config = { ...base, chain: { ...base.chain, ...options.chainConfig } }
-  const market = Marketplace.create({ store, clock, config, chain: options.chain, mpp: options.mpp })
+  const market = Marketplace.create({
+    store,
+    clock,
+    config,
+    chain: options.chain,
+    mpp: options.mpp,
+    x402: options.x402,
+  })
   const app = createApp({
     market,
     baseUrl: TEST_BASE_URL,

@@ -1,13 +1,17 @@
 import type { Hex } from 'viem'
 import { type AgentRecord, nameKey } from '../../Agent.ts'
-import { MarketError, NotFoundError } from '../../errors.ts'
+import { MarketError, NotFoundError, toProblem } from '../../errors.ts'
+import { PROBLEM_MEDIA_TYPE } from '../../http.ts'
 import { formatAmount } from '../../Money.ts'
 import { type ChargeOutcome, type MppCharger, paymentReferenceOf } from '../../payments/Mpp.ts'
+import { paymentRequiredHeader, X402_HEADERS, type X402Settings } from '../../payments/X402.ts'
 import { readCache } from '../../ReadCache.ts'
-import { PaidOrderInput, toTaskView } from '../../Task.ts'
+import type { SkillRecord } from '../../Skill.ts'
+import { PaidOrderInput, type TaskRecord, toTaskView } from '../../Task.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
+import { orderWithX402, x402Offer } from './orderWithX402.ts'
 import { CLAIM_CONFLICTS } from './refusals.ts'
 
 /** What an order asks for, in a fixed field order, so row 8 and row 12 bodies of one order have one digest. */
@@ -44,6 +48,47 @@ async function alreadyPaid(
   })
 }
 
+/** The MPP challenge with x402's offer of the same order beside it: one 402, either protocol pays. */
+async function withX402Offer(
+  context: ActionContext,
+  x402: X402Settings,
+  agent: AgentRecord,
+  skill: SkillRecord,
+  task: TaskRecord,
+  challenge: Response,
+): Promise<Response> {
+  const { requirements, resource } = x402Offer(context, x402, agent, skill, task)
+  challenge.headers.set(X402_HEADERS.required, await paymentRequiredHeader(requirements, resource))
+  return challenge
+}
+
+/** The 402 of a market that takes x402 alone: a payment_required problem with the PAYMENT-REQUIRED offer. */
+async function x402Challenge(
+  context: ActionContext,
+  x402: X402Settings,
+  agent: AgentRecord,
+  skill: SkillRecord,
+  task: TaskRecord,
+  request: Request,
+): Promise<Response> {
+  const { requirements, resource } = x402Offer(context, x402, agent, skill, task)
+  const error = new MarketError(
+    'payment_required',
+    402,
+    'Payment required',
+    `${resource.description}: pay the PAYMENT-REQUIRED offer (x402) and send the same request with PAYMENT-SIGNATURE.`,
+  )
+  const problem = toProblem(error, new URL(request.url).pathname, context.config.baseUrl)
+  return new Response(JSON.stringify(problem), {
+    status: 402,
+    headers: {
+      'content-type': PROBLEM_MEDIA_TYPE,
+      'cache-control': 'no-store',
+      [X402_HEADERS.required]: await paymentRequiredHeader(requirements, resource),
+    },
+  })
+}
+
 /** The `orderWithPayment` action (SPEC row 12). */
 export function orderWithPaymentAction(context: ActionContext) {
   const { store, config, clock, feed } = context
@@ -73,7 +118,8 @@ export function orderWithPaymentAction(context: ActionContext) {
   ): Promise<Response> {
     const input = parseInput(PaidOrderInput, body)
     const authorization = request.headers.get('authorization')
-    const agent = await sellerOf(agentName, authorization !== null)
+    const x402Payment = request.headers.get(X402_HEADERS.signature)
+    const agent = await sellerOf(agentName, authorization !== null || x402Payment !== null)
     const skill = agent.skills.find((candidate) => candidate.slug === slug.toLowerCase())
     if (!skill)
       throw new NotFoundError('skill_not_found', `"${agent.name}" has no skill with slug "${slug}".`)
@@ -83,13 +129,18 @@ export function orderWithPaymentAction(context: ActionContext) {
       feed.nudge()
       return Response.json(toTaskView(task, config), { status: 201 })
     }
-    if (!context.mpp)
+    const { x402 } = context
+    if (x402Payment !== null && x402)
+      return orderWithX402(context, x402, { agent, skill, task }, request, x402Payment)
+    if (!context.mpp) {
+      if (x402 && authorization === null) return x402Challenge(context, x402, agent, skill, task, request)
       throw new MarketError(
         'mpp_unavailable',
         503,
         'Machine payments unavailable',
         'This marketplace takes no machine payments.',
       )
+    }
     const charge = {
       amountBaseUnits: task.priceBaseUnits,
       // newTaskRecord refused a paid order of a seller without a wallet, so payTo is set.
@@ -106,7 +157,8 @@ export function orderWithPaymentAction(context: ActionContext) {
     const outcome = spent
       ? await recoveredOutcome(context.mpp, spent, clock.now())
       : await context.mpp.charge(request, charge)
-    if (!outcome.paid) return outcome.challenge
+    if (!outcome.paid)
+      return x402 ? withX402Offer(context, x402, agent, skill, task, outcome.challenge) : outcome.challenge
     const replayed = spent ? await alreadyPaid(context, agent, spent) : null
     if (replayed) return outcome.withReceipt(replayed)
     task.status = 'paid'

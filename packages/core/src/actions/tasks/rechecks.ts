@@ -10,6 +10,7 @@ import {
 } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
 import { checkOf, judge, payerProved, paymentOf } from './judging.ts'
+import { x402SettlementBy } from './orderWithX402.ts'
 
 /**
  * How long a re-check pass holds the tasks it claimed, unless the host says otherwise: far more than a pass takes
@@ -48,11 +49,16 @@ async function settleRecheck(
   const check = task.pendingCheck
   if (!check) return 'refused'
   if (verdict?.ok) {
+    // A payer signature sent with the hash, or (no signature) an x402 settlement this server sent for that payer.
     const proved =
-      check.signature !== null &&
-      (await payerProved(context, task, check.txHash, check.signature, verdict.from, true))
+      check.signature !== null
+        ? await payerProved(context, task, check.txHash, check.signature, verdict.from, true)
+        : await x402SettlementBy(context, check.txHash, verdict.from)
     if (!proved) return drop(context, task)
-    const payment = paymentOf(context, verdict, check.txHash)
+    const payment = {
+      ...paymentOf(context, verdict, check.txHash),
+      ...(check.signature === null ? { method: 'x402' as const } : {}),
+    }
     const outcome = await store.markTaskPaid(task.id, payment, [
       feedEvents.taskPaid(task, check.txHash, payment.at),
     ])

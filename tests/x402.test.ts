@@ -1,0 +1,376 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { X402Facilitator } from '@agentmarket/core'
+import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  encodePaymentSignatureHeader,
+} from '@x402/core/http'
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
+import { registerExactEvmScheme } from '@x402/evm/exact/client'
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch'
+import { type Address, type Hex, toHex } from 'viem'
+import type { HDAccount } from 'viem/accounts'
+import { testApp } from '../packages/server/src/testing/http.ts'
+import { type Anvil, paymentChain, USDC_ABI, USDC_ADDRESS } from './support/anvil.ts'
+import { type MarketServer, startMarketServer } from './support/process.ts'
+
+const PRICE = 500_000n // 0.5 USDC: under the x402 client's default cap of $1 a payment
+const SKILL = { name: 'Deep Search', type: 'purchasable', price: '0.5' }
+const PATH = '/api/agents/seller/tasks/deep-search'
+
+let anvil: Anvil
+let buyer: HDAccount
+let seller: HDAccount
+let settler: HDAccount
+let thief: HDAccount
+let secondSettler: HDAccount
+const folders: string[] = []
+
+beforeAll(async () => {
+  const chain = await paymentChain(['buyer', 'seller', 'settler', 'thief', 'secondSettler'], {
+    funded: ['buyer'],
+  })
+  ;({ anvil } = chain)
+  ;({ buyer, seller, settler, thief, secondSettler } = chain.accounts)
+})
+
+afterAll(() => {
+  anvil?.stop()
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true })
+})
+
+/** The marketplace's own facilitator on anvil, settling from the `settler` account. */
+const facilitator = () => viemX402Facilitator({ rpcUrl: anvil.rpcUrl, chain: anvil.chain, account: settler })
+
+/** A market taking x402 on anvil (one confirmation), a seller selling a 0.5 USDC skill; `databaseUrl` shares one file. */
+async function market(options: { databaseUrl?: string; register?: boolean; x402?: X402Facilitator } = {}) {
+  const app = await testApp('2026-06-01T12:00:00.000Z', {
+    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
+    chainConfig: { minConfirmations: 1 },
+    databaseUrl: options.databaseUrl,
+    x402: { facilitator: options.x402 ?? facilitator() },
+  })
+  let key = ''
+  if (options.register !== false) {
+    ;({ key } = await app.register('seller', { skills: [SKILL] }))
+    await app.call('PUT', '/api/agents/seller', { key, body: { walletAddress: seller.address } })
+  }
+  /** The seller's work queue: every task, in full. */
+  const queue = async () => (await app.call('GET', '/api/agents/seller/tasks?status=all', { key })).json
+  /** fetch over the in-process app, as a real client's requests would arrive. */
+  const fetchApp = (input: RequestInfo | URL, init?: RequestInit) => app.app.handle(new Request(input, init))
+  return { ...app, fetchApp, queue }
+}
+
+/** The official x402 v2 client paying with `account` on Base (chain 8453) only. */
+function payingFetch(fetchApp: typeof fetch, account: HDAccount = buyer) {
+  const client = new x402Client()
+  registerExactEvmScheme(client, { signer: account, networks: ['eip155:8453'] })
+  return wrapFetchWithPayment(fetchApp, client)
+}
+
+const usdcOf = (address: Address) =>
+  anvil.publicClient.readContract({
+    address: USDC_ADDRESS,
+    abi: USDC_ABI,
+    functionName: 'balanceOf',
+    args: [address],
+  }) as Promise<bigint>
+
+/** The offer of a 402 answer, decoded from PAYMENT-REQUIRED. */
+async function offerOf(app: Awaited<ReturnType<typeof market>>, body: unknown = { params: { q: 'x' } }) {
+  const answer = await app.call('POST', PATH, { body })
+  expect(answer.status).toBe(402)
+  const header = answer.headers.get('payment-required')
+  if (!header) throw new Error('no PAYMENT-REQUIRED header')
+  return { answer, required: decodePaymentRequiredHeader(header) }
+}
+
+/** An EIP-3009 authorization signed by `from`, as the exact scheme's payload carries it (fields overridable). */
+async function signedPayment(
+  accepted: PaymentRequirements,
+  from: HDAccount,
+  change: { to?: Address; value?: bigint; validBefore?: bigint; nonce?: Hex } = {},
+): Promise<PaymentPayload> {
+  const authorization = {
+    from: from.address,
+    to: change.to ?? (accepted.payTo as Address),
+    value: change.value ?? BigInt(accepted.amount),
+    validAfter: 0n,
+    validBefore: change.validBefore ?? BigInt(Math.floor(Date.now() / 1000) + 300),
+    nonce: change.nonce ?? toHex(crypto.getRandomValues(new Uint8Array(32))),
+  }
+  const signature = await from.signTypedData({
+    domain: {
+      name: String(accepted.extra.name),
+      version: String(accepted.extra.version),
+      chainId: 8453,
+      verifyingContract: accepted.asset as Address,
+    },
+    types: {
+      TransferWithAuthorization: [
+        { name: 'from', type: 'address' },
+        { name: 'to', type: 'address' },
+        { name: 'value', type: 'uint256' },
+        { name: 'validAfter', type: 'uint256' },
+        { name: 'validBefore', type: 'uint256' },
+        { name: 'nonce', type: 'bytes32' },
+      ],
+    },
+    primaryType: 'TransferWithAuthorization',
+    message: authorization,
+  })
+  return {
+    x402Version: 2,
+    accepted,
+    payload: {
+      authorization: Object.fromEntries(
+        Object.entries(authorization).map(([key, value]) => [key, String(value)]),
+      ),
+      signature,
+    },
+  }
+}
+
+/** An authorization of the buyer's money signed by the thief: the signature is not the payer's. */
+async function forged(accepted: PaymentRequirements): Promise<PaymentPayload> {
+  const signed = await signedPayment(accepted, thief)
+  const payload = signed.payload as { authorization: Record<string, string>; signature: Hex }
+  return {
+    ...signed,
+    payload: { ...payload, authorization: { ...payload.authorization, from: buyer.address } },
+  }
+}
+
+/** Sends the order with an x402 payment header. */
+const payWith = (app: Awaited<ReturnType<typeof market>>, payload: PaymentPayload, body: unknown = {}) =>
+  app.call('POST', PATH, { body, headers: { 'payment-signature': encodePaymentSignatureHeader(payload) } })
+
+describe('x402 v2 beside MPP on the per-skill endpoints', () => {
+  test('behavior: the 402 offers x402 exact on Base USDC to the seller wallet, with the problem body as before', async () => {
+    const app = await market()
+    const { answer, required } = await offerOf(app)
+    expect(answer.json.code).toBe('payment_required')
+    expect(answer.headers.get('content-type')).toContain('application/problem+json')
+    expect(required.x402Version).toBe(2)
+    expect(required.resource.url).toBe(`http://localhost:3000${PATH}`)
+    expect(required.accepts).toEqual([
+      {
+        scheme: 'exact',
+        network: 'eip155:8453',
+        asset: USDC_ADDRESS,
+        amount: PRICE.toString(),
+        payTo: seller.address,
+        maxTimeoutSeconds: 300,
+        extra: { name: 'USD Coin', version: '2' },
+      },
+    ])
+  })
+
+  test("behavior: the official x402 client pays; the task is paid (method x402) with the settlement's hash, the seller got the price", async () => {
+    const app = await market()
+    const [buyerBefore, sellerBefore] = await Promise.all([usdcOf(buyer.address), usdcOf(seller.address)])
+    const paid = await payingFetch(app.fetchApp as typeof fetch)(`http://localhost${PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ params: { q: 'rust' }, buyer: 'scout' }),
+    })
+    expect(paid.status).toBe(201)
+    const task = await paid.json()
+    const settled = decodePaymentResponseHeader(paid.headers.get('payment-response') ?? '')
+    expect(settled).toMatchObject({ success: true, network: 'eip155:8453', payer: buyer.address })
+    expect(task).toMatchObject({
+      status: 'paid',
+      params: { q: 'rust' },
+      buyer: 'scout',
+      buyer_wallet: buyer.address,
+    })
+    expect(task.payment).toMatchObject({ method: 'x402', tx_hash: settled.transaction, from: buyer.address })
+    expect(await usdcOf(buyer.address)).toBe(buyerBefore - PRICE)
+    expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    // The settlement was sent by the market's settler, and moved the buyer's money straight to the seller.
+    const receipt = await anvil.publicClient.getTransactionReceipt({ hash: settled.transaction as Hex })
+    expect(receipt.from.toLowerCase()).toBe(settler.address.toLowerCase())
+    expect((await app.call('GET', `/api/agents/seller/tasks/${task.task_id}`)).json.status).toBe('paid')
+    const feed = (await app.call('GET', '/api/feed/live')).json
+    expect(feed.events.map((event: { kind?: string; type?: string }) => event.kind ?? event.type)).toContain(
+      'task.paid',
+    )
+  })
+
+  test('attack: the same PAYMENT-SIGNATURE again (a replay, or a chain observer rebuilding it) gets 409 and no task; money moves once', async () => {
+    const app = await market()
+    const { required } = await offerOf(app, {})
+    const [accepted] = required.accepts
+    if (!accepted) throw new Error('no offer')
+    const payload = await signedPayment(accepted, buyer)
+    expect((await payWith(app, payload)).status).toBe(201)
+    const sellerAfterOne = await usdcOf(seller.address)
+    const again = await payWith(app, payload)
+    expect(again.status).toBe(409)
+    expect(again.json.code).toBe('authorization_already_used')
+    expect(again.text).not.toContain('task_')
+    const other = await payWith(app, payload, { params: { q: 'another order' } })
+    expect(other.status).toBe(409)
+    expect(await usdcOf(seller.address)).toBe(sellerAfterOne)
+    expect((await app.queue()).total).toBe(1)
+  })
+
+  test('attack: one authorization sent to two nodes on one database at once pays exactly one task', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'x402-nodes-'))
+    folders.push(folder)
+    const databaseUrl = `file:${join(folder, 'market.db')}`
+    const first = await market({ databaseUrl })
+    const second = await market({ databaseUrl, register: false })
+    const { required } = await offerOf(first, {})
+    const [accepted] = required.accepts
+    if (!accepted) throw new Error('no offer')
+    const payload = await signedPayment(accepted, buyer)
+    const sellerBefore = await usdcOf(seller.address)
+    const answers = await Promise.all([
+      payWith(first, payload),
+      payWith(second, payload),
+      payWith(first, payload),
+    ])
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409, 409])
+    expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    const queue = await first.queue()
+    expect(queue.tasks.filter((task: { status: string }) => task.status === 'paid').length).toBe(1)
+  })
+
+  test('attack: an expired authorization, a lower amount, another recipient, or an edited offer pay nothing', async () => {
+    const app = await market()
+    const { required } = await offerOf(app, {})
+    const [accepted] = required.accepts
+    if (!accepted) throw new Error('no offer')
+    const before = await Promise.all([usdcOf(buyer.address), usdcOf(thief.address)])
+    const cases: [PaymentPayload, string][] = [
+      [
+        await signedPayment(accepted, buyer, { validBefore: BigInt(Math.floor(Date.now() / 1000) - 10) }),
+        'valid_before',
+      ],
+      [await signedPayment(accepted, buyer, { value: PRICE - 1n }), 'value_mismatch'],
+      [await signedPayment(accepted, buyer, { to: thief.address }), 'recipient_mismatch'],
+      [await signedPayment({ ...accepted, amount: '1' }, buyer, { value: 1n }), 'requirements_mismatch'],
+      [await signedPayment({ ...accepted, payTo: thief.address }, buyer), 'requirements_mismatch'],
+      [await forged(accepted), 'signature'],
+    ]
+    for (const [payload, reason] of cases) {
+      const answer = await payWith(app, payload)
+      expect(answer.status, reason).toBe(402)
+      expect(answer.json.code).toBe('x402_payment_invalid')
+      const again = decodePaymentRequiredHeader(answer.headers.get('payment-required') ?? '')
+      expect(again.error ?? '', reason).toContain(reason)
+      expect(again.accepts).toEqual(required.accepts)
+    }
+    expect(await Promise.all([usdcOf(buyer.address), usdcOf(thief.address)])).toEqual(before)
+    expect((await app.queue()).total).toBe(0)
+  })
+
+  test('error: an undecodable PAYMENT-SIGNATURE is a 402 that says what to send instead, and changes nothing', async () => {
+    const app = await market()
+    for (const header of ['not base64 at all!', btoa('{"x402Version":2}'), btoa('[]'), 'A'.repeat(10_000)]) {
+      const answer = await app.call('POST', PATH, { body: {}, headers: { 'payment-signature': header } })
+      expect(answer.status).toBe(402)
+      expect(answer.json.code).toBe('x402_payment_invalid')
+      expect(answer.json.detail).toContain('PAYMENT-REQUIRED')
+      expect(decodePaymentRequiredHeader(answer.headers.get('payment-required') ?? '').error).toBe(
+        'invalid_payload',
+      )
+    }
+    expect((await app.queue()).total).toBe(0)
+  })
+
+  test('behavior: a crash after the settlement is sent loses nothing: the stored task is paid by the background re-check', async () => {
+    // The settlement goes out, then the process dies before it answers (the facilitator throws after sending).
+    const real = facilitator()
+    const crashing: X402Facilitator = {
+      verify: real.verify,
+      async settle(payload, requirements, beforeBroadcast) {
+        await real.settle(payload, requirements, beforeBroadcast)
+        throw new Error('killed after broadcast')
+      },
+    }
+    const app = await market({ x402: crashing })
+    const { required } = await offerOf(app, {})
+    const [accepted] = required.accepts
+    if (!accepted) throw new Error('no offer')
+    const sellerBefore = await usdcOf(seller.address)
+    const answer = await payWith(app, await signedPayment(accepted, buyer))
+    expect(answer.status).toBe(500)
+    expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    const stored = await app.queue()
+    expect(stored.total).toBe(1)
+    expect(stored.tasks[0].status).toBe('pending_payment')
+    app.clock.advance(60_000)
+    const report = await app.market.recheckPendingPayments()
+    expect(report.paid).toBe(1)
+    const task = (await app.queue()).tasks[0]
+    expect(task.status).toBe('paid')
+    expect(task.payment).toMatchObject({ method: 'x402', from: buyer.address })
+  })
+
+  test('behavior: two server processes (each its own X402_SETTLER_KEY): the official client pays over HTTP once; its payment replayed to both is refused', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'x402-servers-'))
+    folders.push(folder)
+    const env = (key: HDAccount) => ({
+      HOME: folder,
+      DATABASE_URL: `file:${join(folder, 'market.db')}`,
+      CHAIN_RPC_URL: anvil.rpcUrl,
+      MIN_CONFIRMATIONS: '1',
+      BASE_URL: 'https://market.example',
+      X402_SETTLER_KEY: toHex(key.getHdKey().privateKey ?? new Uint8Array()),
+    })
+    const servers: MarketServer[] = [await startMarketServer(env(settler))]
+    servers.push(await startMarketServer(env(secondSettler)))
+    try {
+      const [a = '', b = ''] = servers.map((server) => server.base)
+      const registered = (await (
+        await fetch(`${a}/api/agents/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'seller', skills: [SKILL] }),
+        })
+      ).json()) as { apiKey: string }
+      await fetch(`${a}/api/agents/seller`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${registered.apiKey}` },
+        body: JSON.stringify({ walletAddress: seller.address }),
+      })
+      const unpaid = await fetch(`${b}${PATH}`, { method: 'POST' })
+      expect(unpaid.status).toBe(402)
+      // One answer, both protocols: MPP's challenge and x402's offer.
+      expect(unpaid.headers.get('www-authenticate')).toStartWith('Payment ')
+      expect(
+        decodePaymentRequiredHeader(unpaid.headers.get('payment-required') ?? '').accepts[0]?.payTo,
+      ).toBe(seller.address)
+      const sent: string[] = []
+      const recording = (input: RequestInfo | URL, init?: RequestInit) => {
+        const signature = new Headers(
+          init?.headers ?? (input instanceof Request ? input.headers : undefined),
+        ).get('payment-signature')
+        if (signature) sent.push(signature)
+        return fetch(input, init)
+      }
+      const sellerBefore = await usdcOf(seller.address)
+      const paid = await payingFetch(recording as typeof fetch)(`${b}${PATH}`, { method: 'POST' })
+      expect(paid.status).toBe(201)
+      expect(((await paid.json()) as { status: string }).status).toBe('paid')
+      expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+      expect(sent.length).toBe(1)
+      const replays = await Promise.all(
+        [a, b, a, b].map((base) =>
+          fetch(`${base}${PATH}`, { method: 'POST', headers: { 'payment-signature': sent[0] ?? '' } }),
+        ),
+      )
+      expect(replays.map((answer) => answer.status)).toEqual([409, 409, 409, 409])
+      expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    } finally {
+      for (const server of servers) server.stop()
+    }
+  }, 60_000)
+})
