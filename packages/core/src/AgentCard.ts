@@ -24,6 +24,41 @@ export type CardSkill = {
 /** An A2A v1.0 agent card with the marketplace's `_extensions`. */
 export type AgentCard = ReturnType<typeof buildAgentCard>
 
+/**
+ * The URIs of the marketplace's A2A extensions: they name the extension's definition (docs/a2a.md), not one market,
+ * so a client recognizes them on any agentmarket. Their params carry what SPEC.md's card keeps outside A2A's model.
+ */
+export const A2A_EXTENSION_URIS = {
+  commerce: 'urn:agentmarket:a2a:commerce:v1',
+  heartbeat: 'urn:agentmarket:a2a:heartbeat:v1',
+  provenance: 'urn:agentmarket:a2a:provenance:v1',
+} as const
+
+/** The A2A paths the marketplace serves for an agent: JSON-RPC at the base, HTTP+JSON under `/rest`. */
+export function a2aInterfaces(baseUrl: string, agentName: string | null) {
+  const base =
+    agentName === null ? `${baseUrl}/a2a` : `${baseUrl}/a2a/agents/${encodeURIComponent(agentName)}`
+  return [
+    { url: base, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+    { url: `${base}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+  ]
+}
+
+/** How an A2A client may authenticate: nothing to order or read a task; a seller's key lists its whole queue. */
+export const A2A_SECURITY = {
+  securitySchemes: {
+    sellerKey: {
+      httpAuthSecurityScheme: {
+        scheme: 'Bearer',
+        description:
+          "The seller agent's API key (amk_…): ListTasks without contextId then lists the seller's whole queue. Buyers need none.",
+      },
+    },
+  },
+  // An empty requirement first: every operation also works without credentials.
+  securityRequirements: [{ schemes: {} }, { schemes: { sellerKey: { list: [] as string[] } } }],
+}
+
 function cardSkill(skill: SkillRecord, pageUrl: string): CardSkill {
   const card: CardSkill = {
     id: skill.slug,
@@ -80,35 +115,75 @@ export function buildAgentCard(
   config: MarketConfig,
 ) {
   const { pageUrl } = agentLinks(config.baseUrl, agent.name)
-  const apiUrl = `${config.baseUrl}/api/agents/${encodeURIComponent(agent.name)}`
+  const skills = agent.skills.map((skill) => cardSkill(skill, pageUrl))
+  const provenance = {
+    platform: agent.platform,
+    model: agent.model ?? '',
+    registryRegistered: true,
+    birthday: agent.createdAt.toISOString(),
+    birthdayVerified: true,
+    marketUrl: config.baseUrl,
+    owner: agent.ownerUsername
+      ? {
+          username: agent.ownerUsername,
+          profileUrl: `${config.baseUrl}/users/${encodeURIComponent(agent.ownerUsername)}`,
+        }
+      : null,
+  }
+  const heartbeat = heartbeatView(agent, now)
+  const payment = commerce(agent, config)
   return {
     name: agent.name,
     description: agent.bio ?? '',
     url: pageUrl,
-    supportedInterfaces: [{ url: apiUrl, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' }],
+    supportedInterfaces: a2aInterfaces(config.baseUrl, agent.name),
     version: `1.0.${agent.revision}`,
     provider: config.provider,
-    capabilities: { streaming: false, pushNotifications: false },
+    documentationUrl: pageUrl,
+    // The server serves the marketplace's icon there (an SVG).
+    iconUrl: `${config.baseUrl}/favicon.svg`,
+    capabilities: {
+      streaming: false,
+      pushNotifications: false,
+      extensions: [
+        {
+          uri: A2A_EXTENSION_URIS.commerce,
+          description:
+            "How to pay this agent's skills: the payment chain, USDC, the seller's wallet, escrow, the payer proof, and each skill's type, price and input schema.",
+          required: false,
+          params: { ...payment, skills: skillCommerce(skills) },
+        },
+        {
+          uri: A2A_EXTENSION_URIS.heartbeat,
+          description:
+            "Liveness from the agent's heartbeats: live (5 min), idle (30 min) or off, and when it was last seen.",
+          required: false,
+          params: heartbeat,
+        },
+        {
+          uri: A2A_EXTENSION_URIS.provenance,
+          description:
+            'Who the agent is on the marketplace: platform, model, registration, owner and milestones.',
+          required: false,
+          params: { ...provenance, milestones },
+        },
+      ],
+    },
+    ...A2A_SECURITY,
     defaultInputModes: ['application/json'],
     defaultOutputModes: ['application/json'],
-    skills: agent.skills.map((skill) => cardSkill(skill, pageUrl)),
+    skills,
     authentication: { schemes: ['none'] },
-    _extensions: {
-      platform: agent.platform,
-      model: agent.model ?? '',
-      registryRegistered: true,
-      birthday: agent.createdAt.toISOString(),
-      birthdayVerified: true,
-      marketUrl: config.baseUrl,
-      owner: agent.ownerUsername
-        ? {
-            username: agent.ownerUsername,
-            profileUrl: `${config.baseUrl}/users/${encodeURIComponent(agent.ownerUsername)}`,
-          }
-        : null,
-      heartbeat: heartbeatView(agent, now),
-      milestones,
-      commerce: commerce(agent, config),
-    },
+    _extensions: { ...provenance, heartbeat, milestones, commerce: payment },
   }
+}
+
+/** Each skill's commerce (type, page, price, input schema), by skill id: the part of a skill A2A has no field for. */
+function skillCommerce(skills: CardSkill[]) {
+  return Object.fromEntries(
+    skills.map(({ id, type, url, pricing, inputSchema }) => [
+      id,
+      { type, url, ...(pricing ? { pricing } : {}), ...(inputSchema ? { inputSchema } : {}) },
+    ]),
+  )
 }

@@ -1,3 +1,4 @@
+export * from './A2aCard.ts'
 export * from './Agent.ts'
 export * from './AgentCard.ts'
 export * from './AgentSearch.ts'

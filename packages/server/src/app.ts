@@ -6,6 +6,7 @@ import {
   useNativeSha256,
 } from '@agentmarket/core'
 import { Elysia } from 'elysia'
+import { a2aRoutes } from './a2a/routes.ts'
 import { bunSha256 } from './bunHashes.ts'
 import type { Logger } from './log.ts'
 import { lazyMcpHandler, mcpMethodNotAllowed } from './mcp/http.ts'
@@ -130,6 +131,7 @@ export function createApp(deps: AppDeps) {
     .use(llmsRoutes(routeDeps))
     .use(webRoutes(routeDeps))
     .use(problemTypeRoutes())
+    .use(a2aRoutes(routeDeps))
     .use(api('/api', routeDeps))
     .use(api('/api/v1', routeDeps))
     .use(docsUi('/api'))

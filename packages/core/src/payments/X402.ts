@@ -8,7 +8,7 @@ import type {
 import { type Address, getAddress, type Hex, isAddress, isAddressEqual } from 'viem'
 import type { MarketConfig } from '../Config.ts'
 
-export type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse }
+export type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse, VerifyResponse }
 
 // @x402/core (and zod under it) loads on the first x402 request, not with the core: most hosts never take x402.
 let library: Promise<[typeof import('@x402/core/http'), typeof import('@x402/core/schemas')]> | null = null
@@ -116,13 +116,21 @@ export type Eip3009Authorization = {
 export async function decodeX402Payment(
   header: string,
 ): Promise<{ payload: PaymentPayload; authorization: Eip3009Authorization } | null> {
-  const [{ decodePaymentSignatureHeader }, { parsePaymentPayload }] = await loadX402()
+  const [{ decodePaymentSignatureHeader }] = await loadX402()
   let decoded: unknown
   try {
     decoded = decodePaymentSignatureHeader(header.trim())
   } catch {
     return null
   }
+  return parseX402Payment(decoded)
+}
+
+/** A payment payload object (x402 v2, `exact` with an EIP-3009 authorization) checked for its shape, or null. */
+export async function parseX402Payment(
+  decoded: unknown,
+): Promise<{ payload: PaymentPayload; authorization: Eip3009Authorization } | null> {
+  const [, { parsePaymentPayload }] = await loadX402()
   const parsed = parsePaymentPayload(decoded)
   if (!parsed.success || parsed.data.x402Version !== 2) return null
   const payload = parsed.data as PaymentPayload

@@ -39,7 +39,8 @@ async function responseOf(row: RouteRow, reply: RouteReply, request: Request): P
     if (matchesETag(request.headers.get('if-none-match'), etag))
       return new Response(null, { status: 304, headers })
   }
-  headers.set('content-type', 'application/json')
+  // A row may answer another JSON media type (an A2A card asked for as application/a2a+json).
+  if (!headers.has('content-type')) headers.set('content-type', 'application/json')
   return new Response(body, { status, headers })
 }
 

@@ -1,3 +1,4 @@
+import { A2A_MEDIA_TYPE, a2aCardView, wantsA2aMediaType } from '../A2aCard.ts'
 import { RegisterAgentInput, UpdateAgentInput } from '../Agent.ts'
 import { AgentListInput } from '../actions/agents/index.ts'
 import { PaidOfferQuery, type TaskAnswer } from '../actions/tasks/index.ts'
@@ -130,12 +131,44 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     ok: { status: 200, response: 'AgentCard', description: 'The card' },
     problems: [404],
     etag: 'public, max-age=60',
+    headers: [
+      {
+        name: 'Accept',
+        description:
+          "application/a2a+json: the card as A2A 1.0 defines it (SPEC.md's extra fields then only in the extensions' params)",
+        required: false,
+      },
+    ],
     tool: {
       name: 'get_agent_card',
       description: "An agent's A2A v1.0 card, with payment details in _extensions.commerce.",
       params: { name: agentName },
     },
-    call: async (market, { params }) => json(await market.agentCard(params.name ?? '')),
+    call: async (market, { params, headers }): Promise<RouteJson> => {
+      const card = await market.agentCard(params.name ?? '')
+      if (!wantsA2aMediaType(headers.get('accept'))) return { body: card, headers: { vary: 'Accept' } }
+      return { body: a2aCardView(card), headers: { 'content-type': A2A_MEDIA_TYPE, vary: 'Accept' } }
+    },
+  },
+  {
+    id: 'getAgentA2aCard',
+    method: 'GET',
+    path: '/agents/{name}/.well-known/agent-card.json',
+    summary: "The agent's card as A2A 1.0 defines it, where A2A clients look for it (ETag)",
+    tag: 'Agents',
+    description:
+      "Public. The agent's A2A 1.0 card at the well-known path under its API URL, so an A2A client given that URL finds it: A2A's fields only (valid under the protocol's schema), the marketplace's commerce, heartbeat and provenance in the declared extensions' params. Served as application/a2a+json when asked for, else application/json.",
+    auth: 'none',
+    ok: { status: 200, response: 'A2aAgentCard', description: 'The card' },
+    problems: [404],
+    etag: 'public, max-age=60',
+    call: async (market, { params, headers }) => ({
+      body: a2aCardView(await market.agentCard(params.name ?? '')),
+      headers: {
+        'content-type': wantsA2aMediaType(headers.get('accept')) ? A2A_MEDIA_TYPE : 'application/json',
+        vary: 'Accept',
+      },
+    }),
   },
   {
     id: 'registerAgent',

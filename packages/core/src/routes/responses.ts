@@ -85,6 +85,53 @@ const txHash = v.pipe(v.string(), v.regex(/^0x[0-9a-f]{64}$/))
 const taskStatus = v.picklist(TASK_STATUSES)
 
 /** The EIP-712 typed data a paying wallet signs to bind its payment to a task (message.txHash: its transaction). */
+const A2aInterface = v.strictObject({ url: text, protocolBinding: text, protocolVersion: text })
+const A2aCapabilities = v.strictObject({
+  streaming: v.boolean(),
+  pushNotifications: v.boolean(),
+  extensions: v.optional(
+    v.array(
+      v.strictObject({
+        uri: text,
+        description: text,
+        required: v.boolean(),
+        params: v.record(v.string(), v.unknown()),
+      }),
+    ),
+  ),
+})
+const A2aSecurity = {
+  securitySchemes: v.record(v.string(), v.record(v.string(), v.unknown())),
+  securityRequirements: v.array(
+    v.strictObject({ schemes: v.record(v.string(), v.record(v.string(), v.unknown())) }),
+  ),
+}
+/** An agent card as A2A 1.0's schema defines it (`Accept: application/a2a+json`, the well-known paths). */
+const A2aAgentCard = v.strictObject({
+  name: text,
+  description: text,
+  supportedInterfaces: v.array(A2aInterface),
+  version: text,
+  provider: v.strictObject({ organization: text, url: text }),
+  documentationUrl: text,
+  iconUrl: text,
+  capabilities: A2aCapabilities,
+  ...A2aSecurity,
+  defaultInputModes: v.array(text),
+  defaultOutputModes: v.array(text),
+  skills: v.array(
+    v.strictObject({
+      id: text,
+      name: text,
+      description: text,
+      tags: v.array(text),
+      examples: v.optional(v.array(text)),
+      inputModes: v.array(text),
+      outputModes: v.array(text),
+    }),
+  ),
+})
+
 const PayerProof = v.pipe(
   v.strictObject({
     domain: v.strictObject({ name: v.literal('agentmarket'), version: v.literal('1'), chainId: v.number() }),
@@ -211,14 +258,18 @@ export const RESPONSE_SCHEMAS = {
     limit: v.number(),
     offset: v.number(),
   }),
+  A2aAgentCard,
   AgentCard: v.looseObject({
     name: text,
     description: text,
     url: text,
-    supportedInterfaces: v.array(v.strictObject({ url: text, protocolBinding: text, protocolVersion: text })),
+    supportedInterfaces: v.array(A2aInterface),
     version: text,
     provider: v.strictObject({ organization: text, url: text }),
-    capabilities: v.strictObject({ streaming: v.boolean(), pushNotifications: v.boolean() }),
+    documentationUrl: text,
+    iconUrl: text,
+    capabilities: A2aCapabilities,
+    ...A2aSecurity,
     defaultInputModes: v.array(text),
     defaultOutputModes: v.array(text),
     skills: v.array(

@@ -40,6 +40,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agents/{name}/.well-known/agent-card.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The agent's card as A2A 1.0 defines it, where A2A clients look for it (ETag)
+         * @description Public. The agent's A2A 1.0 card at the well-known path under its API URL, so an A2A client given that URL finds it: A2A's fields only (valid under the protocol's schema), the marketplace's commerce, heartbeat and provenance in the declared extensions' params. Served as application/a2a+json when asked for, else application/json.
+         */
+        get: operations["getAgentA2aCard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/{name}/agent-card.json": {
         parameters: {
             query?: never;
@@ -440,6 +460,57 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        A2aAgentCard: {
+            capabilities: {
+                extensions?: {
+                    description: string;
+                    params: {
+                        [key: string]: unknown;
+                    };
+                    required: boolean;
+                    uri: string;
+                }[];
+                pushNotifications: boolean;
+                streaming: boolean;
+            };
+            defaultInputModes: string[];
+            defaultOutputModes: string[];
+            description: string;
+            documentationUrl: string;
+            iconUrl: string;
+            name: string;
+            provider: {
+                organization: string;
+                url: string;
+            };
+            securityRequirements: {
+                schemes: {
+                    [key: string]: {
+                        [key: string]: unknown;
+                    };
+                };
+            }[];
+            securitySchemes: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            skills: {
+                description: string;
+                examples?: string[];
+                id: string;
+                inputModes: string[];
+                name: string;
+                outputModes: string[];
+                tags: string[];
+            }[];
+            supportedInterfaces: {
+                protocolBinding: string;
+                protocolVersion: string;
+                url: string;
+            }[];
+            version: string;
+        };
         Agent: {
             basename: string | null;
             bio: string | null;
@@ -561,16 +632,38 @@ export interface components {
                 schemes: string[];
             };
             capabilities: {
+                extensions?: {
+                    description: string;
+                    params: {
+                        [key: string]: unknown;
+                    };
+                    required: boolean;
+                    uri: string;
+                }[];
                 pushNotifications: boolean;
                 streaming: boolean;
             };
             defaultInputModes: string[];
             defaultOutputModes: string[];
             description: string;
+            documentationUrl: string;
+            iconUrl: string;
             name: string;
             provider: {
                 organization: string;
                 url: string;
+            };
+            securityRequirements: {
+                schemes: {
+                    [key: string]: {
+                        [key: string]: unknown;
+                    };
+                };
+            }[];
+            securitySchemes: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
             };
             skills: {
                 description: string;
@@ -1484,10 +1577,59 @@ export interface operations {
             };
         };
     };
-    getAgentCard: {
+    getAgentA2aCard: {
         parameters: {
             query?: never;
             header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The card */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["A2aAgentCard"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAgentCard: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description application/a2a+json: the card as A2A 1.0 defines it (SPEC.md's extra fields then only in the extensions' params) */
+                Accept?: string;
+            };
             path: {
                 name: string;
             };

@@ -38,6 +38,11 @@ describe('rate classes of the matched route', () => {
     'POST /agents/:name/tasks': 'payment',
     'POST /agents/:name/tasks/:id': 'payment',
     'POST /agents/:name/tasks/:id/verify-payment': 'payment',
+    // A2A's SendMessage orders (and pays) like POST …/tasks.
+    'POST /a2a': 'payment',
+    'POST /a2a/rest/*': 'payment',
+    'POST /a2a/agents/:name': 'payment',
+    'POST /a2a/agents/:name/rest/*': 'payment',
   }
   const expected = (method: string, path: string) => {
     if (path === '/mcp' && method === 'POST') return 'read' // tools/list, charged by the MCP handler

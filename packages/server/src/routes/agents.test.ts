@@ -288,7 +288,12 @@ describe('GET /api/agents/{name}/agent-card.json', () => {
       description: 'finds things',
       url: `${TEST_BASE_URL}/agents/Scout`,
       supportedInterfaces: [
-        { url: `${TEST_BASE_URL}/api/agents/Scout`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+        { url: `${TEST_BASE_URL}/a2a/agents/Scout`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        {
+          url: `${TEST_BASE_URL}/a2a/agents/Scout/rest`,
+          protocolBinding: 'HTTP+JSON',
+          protocolVersion: '1.0',
+        },
       ],
       version: expect.any(String),
       provider: { organization: expect.any(String), url: TEST_BASE_URL },

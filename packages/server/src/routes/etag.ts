@@ -32,7 +32,8 @@ export function jsonWithETag(value: unknown, request: Request, set: Reply, cache
     set.status = 304
     return ''
   }
-  set.headers['content-type'] = 'application/json'
+  // A row may answer another JSON media type (an A2A card asked for as application/a2a+json).
+  set.headers['content-type'] ??= 'application/json'
   return body
 }
 

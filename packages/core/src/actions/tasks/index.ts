@@ -5,13 +5,17 @@ import { orderWithPaymentAction } from './orderWithPayment.ts'
 import { paidOffersAction } from './paidOffers.ts'
 import { readTaskActions } from './readTasks.ts'
 import { recheckActions } from './rechecks.ts'
+import { threadActions } from './threads.ts'
 import { verifyPaymentAction } from './verifyPayment.ts'
+import { x402TaskActions } from './x402Tasks.ts'
 
 export { type PendingVerification, TASK_OUTCOME_STATUS, type TaskAnswer } from './answers.ts'
 export type { OrderOptions } from './createTask.ts'
 export { type PaidOffer, type PaidOfferPage, PaidOfferQuery } from './paidOffers.ts'
 export type { TaskPage } from './readTasks.ts'
 export type { RecheckReport } from './rechecks.ts'
+export { THREAD_TASK_LIMIT, type ThreadTask } from './threads.ts'
+export type { X402TaskPayment } from './x402Tasks.ts'
 
 /** Orders, payments, delivery and the task lists: one action per file of this folder. */
 export function taskActions(context: ActionContext) {
@@ -28,5 +32,7 @@ export function taskActions(context: ActionContext) {
     completeTask: completeTaskAction(context),
     ...readTaskActions(context),
     ...recheckActions(context),
+    ...x402TaskActions(context),
+    ...threadActions(context),
   }
 }

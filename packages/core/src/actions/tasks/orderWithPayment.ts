@@ -6,13 +6,13 @@ import { formatAmount } from '../../Money.ts'
 import { type ChargeOutcome, type MppCharger, paymentReferenceOf } from '../../payments/Mpp.ts'
 import { paymentRequiredHeader, X402_HEADERS, type X402Settings } from '../../payments/X402.ts'
 import { readCache } from '../../ReadCache.ts'
-import type { SkillRecord } from '../../Skill.ts'
 import { PaidOrderInput, type TaskRecord, toTaskView } from '../../Task.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
-import { orderWithX402, x402Offer } from './orderWithX402.ts'
+import { orderWithX402 } from './orderWithX402.ts'
 import { CLAIM_CONFLICTS } from './refusals.ts'
+import { x402Offer } from './x402Payment.ts'
 
 /** What an order asks for, in a fixed field order, so row 8 and row 12 bodies of one order have one digest. */
 function orderText(slug: string, input: PaidOrderInput): string {
@@ -52,12 +52,10 @@ async function alreadyPaid(
 async function withX402Offer(
   context: ActionContext,
   x402: X402Settings,
-  agent: AgentRecord,
-  skill: SkillRecord,
   task: TaskRecord,
   challenge: Response,
 ): Promise<Response> {
-  const { requirements, resource } = x402Offer(context, x402, agent, skill, task)
+  const { requirements, resource } = x402Offer(context, x402, task)
   challenge.headers.set(X402_HEADERS.required, await paymentRequiredHeader(requirements, resource))
   return challenge
 }
@@ -66,12 +64,10 @@ async function withX402Offer(
 async function x402Challenge(
   context: ActionContext,
   x402: X402Settings,
-  agent: AgentRecord,
-  skill: SkillRecord,
   task: TaskRecord,
   request: Request,
 ): Promise<Response> {
-  const { requirements, resource } = x402Offer(context, x402, agent, skill, task)
+  const { requirements, resource } = x402Offer(context, x402, task)
   const error = new MarketError(
     'payment_required',
     402,
@@ -130,10 +126,9 @@ export function orderWithPaymentAction(context: ActionContext) {
       return Response.json(toTaskView(task, config), { status: 201 })
     }
     const { x402 } = context
-    if (x402Payment !== null && x402)
-      return orderWithX402(context, x402, { agent, skill, task }, request, x402Payment)
+    if (x402Payment !== null && x402) return orderWithX402(context, x402, task, request, x402Payment)
     if (!context.mpp) {
-      if (x402 && authorization === null) return x402Challenge(context, x402, agent, skill, task, request)
+      if (x402 && authorization === null) return x402Challenge(context, x402, task, request)
       throw new MarketError(
         'mpp_unavailable',
         503,
@@ -157,8 +152,7 @@ export function orderWithPaymentAction(context: ActionContext) {
     const outcome = spent
       ? await recoveredOutcome(context.mpp, spent, clock.now())
       : await context.mpp.charge(request, charge)
-    if (!outcome.paid)
-      return x402 ? withX402Offer(context, x402, agent, skill, task, outcome.challenge) : outcome.challenge
+    if (!outcome.paid) return x402 ? withX402Offer(context, x402, task, outcome.challenge) : outcome.challenge
     const replayed = spent ? await alreadyPaid(context, agent, spent) : null
     if (replayed) return outcome.withReceipt(replayed)
     task.status = 'paid'

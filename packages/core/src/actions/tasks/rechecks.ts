@@ -10,7 +10,7 @@ import {
 } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
 import { checkOf, judge, payerProved, paymentOf } from './judging.ts'
-import { x402SettlementBy } from './orderWithX402.ts'
+import { x402SettlementBy } from './x402Payment.ts'
 
 /**
  * How long a re-check pass holds the tasks it claimed, unless the host says otherwise: far more than a pass takes

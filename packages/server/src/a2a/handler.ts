@@ -1,0 +1,272 @@
+import {
+  type AgentCard,
+  type ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  type SendMessageRequest,
+  Task,
+} from '@a2a-js/sdk'
+import {
+  ExtendedAgentCardNotConfiguredError,
+  PushNotificationNotSupportedError,
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from '@a2a-js/sdk/errors'
+import type { A2ARequestHandler } from '@a2a-js/sdk/server'
+import {
+  MARKET_SKILLS,
+  MarketError,
+  type MarketplaceActions,
+  type TaskView,
+  type ThreadTask,
+} from '@agentmarket/core'
+import { A2A_X402, a2aTaskOf } from './taskMapping.ts'
+
+type A2aMessage = NonNullable<SendMessageRequest['message']>
+
+/** The order a message asks for: a DataPart `{skill, params, …}`, or the skill in metadata and params as the data. */
+function orderOf(message: A2aMessage): Record<string, unknown> {
+  const data = message.parts.map((part) => part.content).find((content) => content?.$case === 'data')?.value
+  const fields = typeof data === 'object' && data !== null && !Array.isArray(data) ? { ...data } : {}
+  const named = message.metadata?.skill
+  if (typeof named === 'string' && !('skill' in fields)) return { skill: named, params: fields }
+  if (typeof fields.skill !== 'string')
+    throw new RequestMalformedError(
+      'Send a data part {"skill": "<skill id>", "params": {…}} (or name the skill in message metadata "skill"); the agent card lists the skill ids.',
+    )
+  return fields
+}
+
+/** A marketplace problem as an A2A error: unknown tasks are TaskNotFound, the rest malformed requests saying why. */
+function a2aErrorOf(error: unknown): unknown {
+  if (!(error instanceof MarketError)) return error
+  if (error.code === 'task_not_found') return new TaskNotFoundError(error.message)
+  return new RequestMalformedError(`${error.code}: ${error.message}`)
+}
+
+/** The x402 extension's error code for a refusal reason (a2a-x402 v0.2's list). */
+function x402ErrorCode(reason: string): string {
+  if (/signature/.test(reason)) return 'INVALID_SIGNATURE'
+  if (/valid_before|valid_after|expired/.test(reason)) return 'EXPIRED_PAYMENT'
+  if (/nonce/.test(reason)) return 'DUPLICATE_NONCE'
+  if (/balance/.test(reason)) return 'INSUFFICIENT_FUNDS'
+  if (/network/.test(reason)) return 'NETWORK_MISMATCH'
+  if (/value|amount|requirements_mismatch|recipient/.test(reason)) return 'INVALID_AMOUNT'
+  return 'SETTLEMENT_FAILED'
+}
+
+/**
+ * The A2A operations of one agent (or, `agent` null, of the marketplace's own agent), over the marketplace's
+ * actions: SendMessage orders a skill (or pays an order under the a2a-x402 extension), GetTask and ListTasks read
+ * orders, as A2A tasks. The SDK's transport handlers speak the protocol around it. No streaming, no push, no
+ * cancelling (the card says so): those answer UnsupportedOperation-type errors.
+ */
+export class MarketA2aHandler implements A2ARequestHandler {
+  constructor(
+    private readonly market: MarketplaceActions,
+    private readonly agent: string | null,
+    private readonly card: AgentCard,
+    /** The seller's API key when the request carries one (ListTasks without a context lists its queue). */
+    private readonly apiKey: string | undefined,
+  ) {}
+
+  async getAgentCard() {
+    return this.card
+  }
+
+  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
+    throw new ExtendedAgentCardNotConfiguredError('This agent has no extended card.')
+  }
+
+  async sendMessage(params: SendMessageRequest): Promise<Message | Task> {
+    const message = params.message
+    if (!message) throw new RequestMalformedError('SendMessage needs a message.')
+    try {
+      if (message.taskId) return await this.continueTask(message)
+      const order = orderOf(message)
+      if (this.agent !== null) return await this.order(this.agent, order, message.contextId)
+      return await this.marketSkill(order, message.contextId)
+    } catch (error) {
+      throw a2aErrorOf(error)
+    }
+  }
+
+  // biome-ignore lint/correctness/useYield: the card says streaming false; the SDK's transports expect a generator
+  async *sendMessageStream(): AsyncGenerator<never, void, undefined> {
+    throw new UnsupportedOperationError(
+      'Streaming is not offered (capabilities.streaming false): use SendMessage.',
+    )
+  }
+
+  // biome-ignore lint/correctness/useYield: as above
+  async *resubscribe(): AsyncGenerator<never, void, undefined> {
+    throw new UnsupportedOperationError(
+      'Streaming is not offered (capabilities.streaming false): poll GetTask.',
+    )
+  }
+
+  async getTask(params: { id: string }): Promise<Task> {
+    try {
+      const found = await this.locate(params.id)
+      return await this.taskOf(found.agent, params.id, found.thread)
+    } catch (error) {
+      throw a2aErrorOf(error)
+    }
+  }
+
+  async cancelTask(): Promise<Task> {
+    throw new TaskNotCancelableError(
+      'Orders are not cancelled: an unpaid one expires, a paid one is delivered.',
+    )
+  }
+
+  async createTaskPushNotificationConfig(): Promise<never> {
+    throw new PushNotificationNotSupportedError('Push notifications are not offered.')
+  }
+  async getTaskPushNotificationConfig(): Promise<never> {
+    throw new PushNotificationNotSupportedError('Push notifications are not offered.')
+  }
+  async listTaskPushNotificationConfigs(): Promise<never> {
+    throw new PushNotificationNotSupportedError('Push notifications are not offered.')
+  }
+  async deleteTaskPushNotificationConfig(): Promise<never> {
+    throw new PushNotificationNotSupportedError('Push notifications are not offered.')
+  }
+
+  async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
+    try {
+      const pageSize = Math.min(Math.max(params.pageSize ?? 50, 1), 100)
+      const offset = Number.parseInt(params.pageToken || '0', 10) || 0
+      const all = await this.listed(params.contextId)
+      const tasks = params.status ? all.filter((task) => task.status?.state === params.status) : all
+      const page = tasks.slice(offset, offset + pageSize)
+      if (!params.includeArtifacts) for (const task of page) task.artifacts = []
+      const next = offset + page.length < tasks.length ? String(offset + page.length) : ''
+      return ListTasksResponse.fromJSON({
+        tasks: page.map((task) => Task.toJSON(task)),
+        nextPageToken: next,
+        pageSize,
+        totalSize: tasks.length,
+      })
+    } catch (error) {
+      throw a2aErrorOf(error)
+    }
+  }
+
+  /** The tasks ListTasks looks at: a thread's (of this agent), or with the seller's key its queue. */
+  private async listed(contextId: string): Promise<Task[]> {
+    if (contextId) {
+      const entries = (await this.market.threadTasks(contextId)).filter(
+        (entry: ThreadTask) => this.agent === null || entry.agent === this.agent,
+      )
+      return Promise.all(entries.map((entry) => this.taskOf(entry.agent, entry.id, contextId)))
+    }
+    if (this.agent !== null && this.apiKey) {
+      const page = await this.market.listTasks(this.agent, this.apiKey, { status: 'all', limit: 100 })
+      return Promise.all(
+        (page.tasks as TaskView[]).map(async (view) => {
+          const thread = (await this.market.threadOf(view.task_id))?.thread ?? view.task_id
+          return this.asTask(view, thread)
+        }),
+      )
+    }
+    throw new RequestMalformedError(
+      'ListTasks lists one conversation: send the contextId your orders were answered with (or, as the seller, your API key as Authorization: Bearer to list your queue).',
+    )
+  }
+
+  /** Where a task is: its seller and thread (a task ordered outside A2A is read on its seller's interface). */
+  private async locate(id: string): Promise<{ agent: string; thread: string }> {
+    const known = await this.market.threadOf(id)
+    if (known && (this.agent === null || known.agent.toLowerCase() === this.agent.toLowerCase()))
+      return { agent: known.agent, thread: known.thread }
+    if (this.agent !== null) return { agent: this.agent, thread: id }
+    throw new TaskNotFoundError(`No task "${id}" was ordered through the marketplace's A2A interface.`)
+  }
+
+  /** The thread a new order joins: the client's contextId when it is one we issued, else a new one. */
+  private async threadFor(contextId: string): Promise<string> {
+    // Client-chosen ids are not accepted: a guessable one would let others list the orders under it.
+    if (contextId && (await this.market.threadExists(contextId))) return contextId
+    return this.market.newThread()
+  }
+
+  private async order(agent: string, order: Record<string, unknown>, contextId: string): Promise<Task> {
+    const { skill, params, buyer, buyer_email, buyer_wallet } = order
+    const answer = await this.market.createTask(agent, { skill, params, buyer, buyer_email, buyer_wallet })
+    const view = answer.body as TaskView
+    const thread = await this.threadFor(contextId)
+    await this.market.addToThread(thread, { agent: view.agent, id: view.task_id })
+    return this.asTask(view, thread)
+  }
+
+  /** The marketplace agent's skills: search (a message), order (a task), read a task (a message). */
+  private async marketSkill(order: Record<string, unknown>, contextId: string): Promise<Message | Task> {
+    const params = (typeof order.params === 'object' && order.params !== null ? order.params : {}) as Record<
+      string,
+      unknown
+    >
+    if (order.skill === MARKET_SKILLS.searchAgents)
+      return this.reply(contextId, await this.market.listAgents(params))
+    if (order.skill === MARKET_SKILLS.orderSkill) {
+      if (typeof params.agent !== 'string')
+        throw new RequestMalformedError('order-skill needs params.agent, the seller agent name.')
+      const { agent, ...rest } = params
+      return this.order(agent, rest, contextId)
+    }
+    if (order.skill === MARKET_SKILLS.readTask) {
+      if (typeof params.agent !== 'string' || typeof params.task_id !== 'string')
+        throw new RequestMalformedError('read-task needs params.agent and params.task_id.')
+      return this.reply(contextId, await this.market.getTask(params.agent, params.task_id))
+    }
+    throw new RequestMalformedError(
+      `Unknown skill "${String(order.skill)}": the marketplace's skills are ${Object.values(MARKET_SKILLS).join(', ')}.`,
+    )
+  }
+
+  /** A direct answer (no task): one data part. */
+  private reply(contextId: string, data: unknown): Message {
+    return Message.fromJSON({
+      messageId: crypto.randomUUID(),
+      contextId,
+      role: 'ROLE_AGENT',
+      parts: [{ data, mediaType: 'application/json' }],
+    })
+  }
+
+  /** A follow-up on an order: its payment under the a2a-x402 extension, or else the task as it stands. */
+  private async continueTask(message: A2aMessage): Promise<Task> {
+    const found = await this.locate(message.taskId)
+    const metadata = message.metadata ?? {}
+    if (metadata[A2A_X402.status] !== 'payment-submitted')
+      return this.taskOf(found.agent, message.taskId, found.thread)
+    const outcome = await this.market.payTaskWithX402(found.agent, message.taskId, metadata[A2A_X402.payload])
+    if (outcome.paid)
+      return this.asTask(outcome.task, found.thread, {
+        [A2A_X402.status]: 'payment-completed',
+        [A2A_X402.receipts]: [outcome.receipt],
+      })
+    const view = await this.market.getTask(found.agent, message.taskId)
+    return Task.fromJSON(
+      a2aTaskOf(view, found.thread, {
+        payment: outcome.required,
+        metadata: { [A2A_X402.status]: 'payment-failed', [A2A_X402.error]: x402ErrorCode(outcome.reason) },
+      }),
+    )
+  }
+
+  private async taskOf(agent: string, id: string, thread: string): Promise<Task> {
+    return this.asTask(await this.market.getTask(agent, id), thread)
+  }
+
+  /** A task view as an A2A Task, with what to pay by x402 while it awaits payment. */
+  private async asTask(view: TaskView, thread: string, metadata?: Record<string, unknown>): Promise<Task> {
+    const payment =
+      view.status === 'pending_payment'
+        ? await this.market.x402PaymentRequired(view.agent, view.task_id)
+        : null
+    return Task.fromJSON(a2aTaskOf(view, thread, { payment, metadata }))
+  }
+}

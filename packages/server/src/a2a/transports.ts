@@ -1,0 +1,139 @@
+import {
+  A2A_CONTENT_TYPE,
+  A2A_VERSION_HEADER,
+  type AgentCard,
+  Extensions,
+  ListTasksResponse,
+  SendMessageRequest,
+  SendMessageResponse,
+  Task,
+  TaskState,
+  taskStateFromJSON,
+} from '@a2a-js/sdk'
+import { RequestMalformedError, restStatusFor, toJsonRpcError, toRestErrorBody } from '@a2a-js/sdk/errors'
+import {
+  type A2ARequestHandler,
+  defaultServerCallContextBuilder,
+  JsonRpcTransportHandler,
+  type ServerCallContext,
+  UnauthenticatedUser,
+  validateVersion,
+} from '@a2a-js/sdk/server'
+
+/** The SDK's call context of a request: its extensions, headers and A2A version (checked against the card). */
+function callContext(request: Request, card: AgentCard, binding: 'JSONRPC' | 'HTTP+JSON'): ServerCallContext {
+  const context = defaultServerCallContextBuilder({
+    extensions: Extensions.parseServiceParameter(request.headers.get('a2a-extensions') ?? undefined),
+    user: new UnauthenticatedUser(),
+    headers: Object.fromEntries(request.headers),
+    requestedVersion: request.headers.get(A2A_VERSION_HEADER) ?? undefined,
+  })
+  validateVersion(context.requestedVersion ?? '0.3', card, binding)
+  return context
+}
+
+/**
+ * A2A's JSON-RPC binding: the SDK's JsonRpcTransportHandler over `handler` (errors are HTTP 200 with a JSON-RPC
+ * error, as the binding says). Streaming methods are refused by the handler, so every answer is one JSON body.
+ */
+export async function jsonRpcAnswer(
+  request: Request,
+  body: unknown,
+  card: AgentCard,
+  handler: A2ARequestHandler,
+): Promise<Response> {
+  const id = typeof body === 'object' && body !== null ? ((body as { id?: unknown }).id ?? null) : null
+  let context: ServerCallContext
+  try {
+    context = callContext(request, card, 'JSONRPC')
+  } catch (error) {
+    return Response.json({ jsonrpc: '2.0', id, error: toJsonRpcError(error) })
+  }
+  const call = (body ?? {}) as Record<string, unknown>
+  const answer = await new JsonRpcTransportHandler(handler).handle(call, context)
+  if (answer && typeof (answer as AsyncGenerator)[Symbol.asyncIterator] === 'function') {
+    await (answer as AsyncGenerator).return?.(undefined)
+    return Response.json({
+      jsonrpc: '2.0',
+      id,
+      error: toJsonRpcError(new RequestMalformedError('Streaming is not offered.')),
+    })
+  }
+  return Response.json(answer)
+}
+
+const restJson = (body: unknown, status = 200) =>
+  Response.json(body, { status, headers: { 'content-type': A2A_CONTENT_TYPE } })
+
+const restError = (error: unknown) => {
+  const status = restStatusFor(error)
+  return restJson(toRestErrorBody(error, status), status)
+}
+
+/** A number of a query, or undefined. */
+const queryNumber = (query: URLSearchParams, name: string) => {
+  const value = query.get(name)
+  return value === null ? undefined : Number(value)
+}
+
+/**
+ * A2A's HTTP+JSON binding (the SDK exports no REST handler, so its routes are dispatched here, with the SDK's
+ * converters and error bodies; `body` is the parsed JSON body): `POST /message:send`, `GET /tasks/{id}`, `GET /tasks`; the streaming, cancel and
+ * push routes reach the handler, which refuses them. `path` is the part after the interface's URL.
+ */
+export async function restAnswer(
+  request: Request,
+  body: unknown,
+  path: string,
+  card: AgentCard,
+  handler: A2ARequestHandler,
+): Promise<Response> {
+  try {
+    const context = callContext(request, card, 'HTTP+JSON')
+    const query = new URL(request.url).searchParams
+    const method = request.method
+    if (method === 'POST' && path === '/message:send') {
+      const result = await handler.sendMessage(SendMessageRequest.fromJSON(body ?? {}), context)
+      const payload =
+        'messageId' in result
+          ? { $case: 'message' as const, value: result }
+          : { $case: 'task' as const, value: result }
+      return restJson(SendMessageResponse.toJSON({ payload }))
+    }
+    const task = /^\/tasks\/([^/:]+)$/.exec(path)
+    if (method === 'GET' && task?.[1]) {
+      const found = await handler.getTask(
+        { tenant: '', id: decodeURIComponent(task[1]), historyLength: queryNumber(query, 'historyLength') },
+        context,
+      )
+      return restJson(Task.toJSON(found))
+    }
+    if (method === 'GET' && path === '/tasks') {
+      const status = query.get('status')
+      const listed = await handler.listTasks(
+        {
+          tenant: '',
+          contextId: query.get('contextId') ?? '',
+          status: status ? taskStateFromJSON(status) : TaskState.TASK_STATE_UNSPECIFIED,
+          pageSize: queryNumber(query, 'pageSize'),
+          pageToken: query.get('pageToken') ?? '',
+          historyLength: queryNumber(query, 'historyLength'),
+          statusTimestampAfter: undefined,
+          includeArtifacts: query.get('includeArtifacts') === 'true',
+        },
+        context,
+      )
+      return restJson(ListTasksResponse.toJSON(listed))
+    }
+    if (/^\/(message:stream|tasks\/[^/]+:(subscribe|cancel))$/.test(path)) {
+      if (path.endsWith(':cancel'))
+        return restJson(
+          Task.toJSON(await handler.cancelTask({ tenant: '', id: '', metadata: undefined }, context)),
+        )
+      await handler.sendMessageStream(SendMessageRequest.fromJSON({}), context).next()
+    }
+    throw new RequestMalformedError(`No A2A operation at ${method} ${path}.`)
+  } catch (error) {
+    return restError(error)
+  }
+}
