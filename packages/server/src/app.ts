@@ -11,7 +11,12 @@ import { bunSha256 } from './bunHashes.ts'
 import type { Logger } from './log.ts'
 import { lazyMcpHandler, mcpMethodNotAllowed } from './mcp/http.ts'
 import { docsUi } from './openapi/docsUi.ts'
-import { openapiDocument, withPaidOperations } from './openapi/document.ts'
+import {
+  asDiscoveryDocument,
+  type OpenApiDocument,
+  openapiDocument,
+  withPaidOperations,
+} from './openapi/document.ts'
 import { RATE_EXTENSION } from './openapi/operation.ts'
 import { absoluteUrls } from './plugins/absoluteUrls.ts'
 import { corsPreflights } from './plugins/cors.ts'
@@ -160,14 +165,25 @@ export function createApp(deps: AppDeps) {
   let document: ReturnType<typeof openapiDocument> | undefined
   // The core hands out the same page while its offers are unchanged (its read cache): the document made from it is
   // then the same object, whose JSON and ETag (about 190 KiB) are made once.
-  let last: { page: PaidOfferPage; complete: ReturnType<typeof withPaidOperations> } | undefined
-  const serveDocument = async ({ request, set }: { request: Request; set: Reply }) => {
+  let last: { page: PaidOfferPage; complete: OpenApiDocument; discovery: OpenApiDocument } | undefined
+  const currentDocuments = async () => {
     document ??= openapiDocument(app, { baseUrl: deps.baseUrl })
     const page = await deps.market.paidOffers({ limit: DOCUMENT_OFFERS })
-    if (last?.page !== page) last = { page, complete: withPaidOperations(document, page) }
-    return jsonWithETag(last.complete, request, set, 'no-cache')
+    if (last?.page !== page) {
+      const complete = withPaidOperations(document, page)
+      last = { page, complete, discovery: asDiscoveryDocument(complete) }
+    }
+    return last
+  }
+  const serveDocument = async ({ request, set }: { request: Request; set: Reply }) =>
+    jsonWithETag((await currentDocuments()).complete, request, set, 'no-cache')
+  // MPP's payment discovery reads /openapi.json at the origin: cached 5 minutes, readable from any origin.
+  const serveDiscovery = async ({ request, set }: { request: Request; set: Reply }) => {
+    set.headers['access-control-allow-origin'] = '*'
+    return jsonWithETag((await currentDocuments()).discovery, request, set, 'public, max-age=300')
   }
   return app
+    .get('/openapi.json', serveDiscovery, { detail: { hide: true } })
     .get('/api/openapi.json', serveDocument, { detail: { hide: true } })
     .get('/api/v1/openapi.json', serveDocument, {
       detail: { hide: true },

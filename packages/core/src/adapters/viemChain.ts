@@ -1,4 +1,14 @@
-import { createPublicClient, type Hex, hexToBigInt, hexToNumber, http } from 'viem'
+import {
+  createPublicClient,
+  type Hex,
+  hexToBigInt,
+  hexToNumber,
+  http,
+  keccak256,
+  pad,
+  toBytes,
+  toHex,
+} from 'viem'
 import { ChainUnavailableError } from '../errors.ts'
 import { checksummedAddress } from '../payments/Addresses.ts'
 import type { ChainReader, PaymentReceipt, ReceiptLog } from '../ports/Chain.ts'
@@ -13,6 +23,12 @@ export type ViemChainOptions = {
   /** The most JSON-RPC calls sent in one HTTP request. @default 1_000 */
   batchSize?: number
 }
+
+/** EIP-3009's `AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)`. */
+const AUTHORIZATION_USED_TOPIC = keccak256(toBytes('AuthorizationUsed(address,bytes32)'))
+
+/** How far back an authorization's use is looked for: about 11 hours of Base blocks, more than any re-check waits. */
+const AUTHORIZATION_LOOKBACK_BLOCKS = 20_000n
 
 /** A receipt log as the node sends it: the fields the rules read, and `removed`. */
 type RawLog = { address: string; topics: Hex[]; data: Hex; logIndex: Hex | null; removed?: boolean }
@@ -61,6 +77,22 @@ export function viemChain(options: ViemChainOptions): ChainReader {
     // viem asks the wallet contract (ERC-1271), or deploys it in a simulated call first (ERC-6492).
     isValidSignature: (signer, hash, signature) =>
       unavailableOnFailure(client.verifyHash({ address: signer, hash, signature })),
+
+    async authorizationUses(token, authorizer, nonce) {
+      const head = hexToBigInt((await unavailableOnFailure(rpc.request('eth_blockNumber', []))) as Hex)
+      const fromBlock = head > AUTHORIZATION_LOOKBACK_BLOCKS ? head - AUTHORIZATION_LOOKBACK_BLOCKS : 0n
+      const logs = (await unavailableOnFailure(
+        rpc.request('eth_getLogs', [
+          {
+            address: token,
+            fromBlock: toHex(fromBlock),
+            toBlock: 'latest',
+            topics: [AUTHORIZATION_USED_TOPIC, pad(authorizer.toLowerCase() as Hex), nonce.toLowerCase()],
+          },
+        ]),
+      )) as (RawLog & { transactionHash: Hex })[]
+      return logs.filter((log) => log.removed !== true).map((log) => log.transactionHash)
+    },
 
     async receipts(hashes, { callDataFor = [] } = {}) {
       // Every call is made in the same turn, so the batcher packs them (with a head read made alongside) into as

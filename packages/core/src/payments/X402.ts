@@ -134,14 +134,31 @@ export async function parseX402Payment(
   const parsed = parsePaymentPayload(decoded)
   if (!parsed.success || parsed.data.x402Version !== 2) return null
   const payload = parsed.data as PaymentPayload
-  const authorization = (payload.payload as { authorization?: Partial<Eip3009Authorization> }).authorization
-  if (
-    !authorization ||
-    !isAddress(authorization.from ?? '') ||
-    !/^0x[0-9a-fA-F]{64}$/.test(authorization.nonce ?? '')
+  // Only the EIP-3009 form: a payload carrying anything else (a Permit2 authorization) is not one we claim and judge.
+  const { authorization, signature, ...other } = payload.payload as {
+    authorization?: Record<string, unknown>
+    signature?: unknown
+  }
+  if (Object.keys(other).length > 0 || !isEip3009Authorization(authorization)) return null
+  if (typeof signature !== 'string' || !/^0x[0-9a-fA-F]+$/.test(signature)) return null
+  return { payload, authorization }
+}
+
+const UINT = /^(0|[1-9][0-9]{0,77})$/
+
+/** True when `value` has an EIP-3009 authorization's fields, each well formed. */
+function isEip3009Authorization(value: Record<string, unknown> | undefined): value is Eip3009Authorization {
+  if (!value || Object.keys(value).length !== 6) return false
+  const { from, to, value: amount, validAfter, validBefore, nonce } = value
+  return (
+    typeof from === 'string' &&
+    isAddress(from) &&
+    typeof to === 'string' &&
+    isAddress(to) &&
+    [amount, validAfter, validBefore].every((field) => typeof field === 'string' && UINT.test(field)) &&
+    typeof nonce === 'string' &&
+    /^0x[0-9a-fA-F]{64}$/.test(nonce)
   )
-    return null
-  return { payload, authorization: authorization as Eip3009Authorization }
 }
 
 /**

@@ -32,4 +32,10 @@ export type ChainReader = {
    * wallet not deployed yet). Without it only signatures made by keys are accepted as payer proofs.
    */
   isValidSignature?(signer: Address, hash: Hex, signature: Hex): Promise<boolean>
+  /**
+   * Optional: the transactions, among recent blocks, in which `token` used `authorizer`'s EIP-3009 authorization
+   * `nonce` (its `AuthorizationUsed` log). An x402 settlement that another transaction beat with the same
+   * authorization is found this way; without it such an order waits until its re-checks run out.
+   */
+  authorizationUses?(token: Address, authorizer: Address, nonce: Hex): Promise<Hex[]>
 }

@@ -108,6 +108,15 @@ export function openapiDocument(app: AnyElysia, options: { baseUrl: string; titl
         `and sell skill orders paid in USDC. Guide for agents: ${options.baseUrl}/llms.txt`,
     },
     servers: [{ url: options.baseUrl }],
+    // MPP's payment discovery (draft-payment-discovery): what the service is, and where its documentation is.
+    'x-service-info': {
+      categories: ['developer-tools', 'search', 'data'],
+      docs: {
+        apiReference: `${options.baseUrl}/api/docs`,
+        homepage: options.baseUrl,
+        llms: `${options.baseUrl}/llms.txt`,
+      },
+    },
     tags: [
       { name: 'Discovery', description: 'Entry points and health' },
       { name: 'Agents', description: 'Registration, self-service, cards and milestones' },
@@ -175,4 +184,22 @@ export function withPaidOperations(document: OpenApiDocument, page: PaidOfferPag
   }
   const listing = { href: '/api/paid-offers', listed: page.offers.length, complete: page.next === null }
   return { ...document, paths, 'x-paid-offers': listing } as OpenApiDocument
+}
+
+/**
+ * The document as MPP's payment discovery serves it at the origin's `/openapi.json` (draft-payment-discovery-01):
+ * each paid operation's `x-payment-info` in the multi-offer form (`{offers: [...]}`) the draft asks new documents to
+ * use. `/api/openapi.json` keeps the single-offer form its clients read.
+ */
+export function asDiscoveryDocument(document: OpenApiDocument): OpenApiDocument {
+  const paths: Paths = {}
+  for (const [path, item] of Object.entries(document.paths as Paths)) {
+    paths[path] = Object.fromEntries(
+      Object.entries(item).map(([method, operation]) => {
+        const info = operation['x-payment-info']
+        return [method, info ? { ...operation, 'x-payment-info': { offers: [info] } } : operation]
+      }),
+    )
+  }
+  return { ...document, paths }
 }

@@ -3,6 +3,7 @@ import { type AgentRecord, nameKey } from '../../Agent.ts'
 import { MarketError, NotFoundError, toProblem } from '../../errors.ts'
 import { PROBLEM_MEDIA_TYPE } from '../../http.ts'
 import { formatAmount } from '../../Money.ts'
+import { acceptsPayment } from '../../payments/AcceptPayment.ts'
 import { type ChargeOutcome, type MppCharger, paymentReferenceOf } from '../../payments/Mpp.ts'
 import { paymentRequiredHeader, X402_HEADERS, type X402Settings } from '../../payments/X402.ts'
 import { readCache } from '../../ReadCache.ts'
@@ -127,7 +128,9 @@ export function orderWithPaymentAction(context: ActionContext) {
     }
     const { x402 } = context
     if (x402Payment !== null && x402) return orderWithX402(context, x402, task, request, x402Payment)
-    if (!context.mpp) {
+    // A client whose Accept-Payment refuses MPP's tempo charge gets x402's offer alone, when there is one.
+    const mppRefused = !acceptsPayment(request.headers.get('accept-payment'), 'tempo', 'charge')
+    if (!context.mpp || (mppRefused && x402 && authorization === null)) {
       if (x402 && authorization === null) return x402Challenge(context, x402, task, request)
       throw new MarketError(
         'mpp_unavailable',

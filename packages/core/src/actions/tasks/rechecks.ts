@@ -1,3 +1,4 @@
+import type { Hex } from 'viem'
 import { feedEvents } from '../../events.ts'
 import type { Verdict } from '../../payments/Verifier.ts'
 import {
@@ -10,7 +11,7 @@ import {
 } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
 import { checkOf, judge, payerProved, paymentOf } from './judging.ts'
-import { x402SettlementBy } from './x402Payment.ts'
+import { paidBy, x402Settlement, x402SettlementBy } from './x402Payment.ts'
 
 /**
  * How long a re-check pass holds the tasks it claimed, unless the host says otherwise: far more than a pass takes
@@ -39,15 +40,27 @@ async function drop({ store }: ActionContext, task: TaskRecord): Promise<'refuse
   return 'refused'
 }
 
+/**
+ * The verdict on an x402 settlement that did not pay by itself: another transaction may have used the same
+ * authorization first (a front-run settlement pays the order all the same). Other checks keep their verdict.
+ */
+async function x402Verdict(context: ActionContext, task: TaskRecord, txHash: Hex, verdict: Verdict | null) {
+  if (verdict?.ok || task.pendingCheck?.signature !== null) return { txHash, verdict }
+  const settlement = await x402Settlement(context, txHash)
+  if (!settlement?.nonce) return { txHash, verdict }
+  return paidBy(context, { ...task, buyerWallet: settlement.payer }, txHash, settlement.nonce)
+}
+
 /** Applies one re-check verdict (null: the chain could not be read) to its task. */
 async function settleRecheck(
   context: ActionContext,
   task: TaskRecord,
-  verdict: Verdict | null,
+  judged: Verdict | null,
 ): Promise<'paid' | 'refused' | 'stillPending'> {
   const { store, clock } = context
   const check = task.pendingCheck
   if (!check) return 'refused'
+  const { txHash, verdict } = await x402Verdict(context, task, check.txHash, judged)
   if (verdict?.ok) {
     // A payer signature sent with the hash, or (no signature) an x402 settlement this server sent for that payer.
     const proved =
@@ -56,11 +69,11 @@ async function settleRecheck(
         : await x402SettlementBy(context, check.txHash, verdict.from)
     if (!proved) return drop(context, task)
     const payment = {
-      ...paymentOf(context, verdict, check.txHash),
+      ...paymentOf(context, verdict, txHash),
       ...(check.signature === null ? { method: 'x402' as const } : {}),
     }
     const outcome = await store.markTaskPaid(task.id, payment, [
-      feedEvents.taskPaid(task, check.txHash, payment.at),
+      feedEvents.taskPaid(task, txHash, payment.at),
     ])
     return outcome === 'paid' ? 'paid' : drop(context, task)
   }

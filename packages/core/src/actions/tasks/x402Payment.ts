@@ -2,6 +2,7 @@ import { type Hex, isAddressEqual } from 'viem'
 import { ConflictError } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
 import { formatAmount } from '../../Money.ts'
+import type { Verdict } from '../../payments/Verifier.ts'
 import {
   acceptsOrder,
   authorizationKey,
@@ -88,9 +89,84 @@ export async function payWithX402(
   if (!(await claimAuthorization(context, key, task))) throw authorizationUsed()
   // The payer is the wallet the transfer must come from: the chain is judged against it, and it credits trust.
   const paying = { ...task, buyerWallet: authorization.from }
-  const settled = await settle(context, settings, paying, payload, requirements, stored)
-  if (!settled.success) return { paid: false, reason: settled.errorReason ?? 'settlement_failed', settled }
-  return { paid: true, settled, ...(await afterSettlement(context, paying, settled)) }
+  let sent: Hex | null = null
+  const settled = await settle(context, settings, paying, payload, requirements, stored, (txHash) => {
+    sent = txHash
+  }).catch((error: unknown): SettleResponse => {
+    // Once the settlement is recorded and sent, a failure to hear back is not a refusal: the chain decides below.
+    if (sent === null) throw error
+    return {
+      success: false,
+      errorReason: 'settlement_unconfirmed',
+      transaction: sent,
+      network: requirements.network,
+    }
+  })
+  if (sent === null) return { paid: false, reason: settled.errorReason ?? 'settlement_failed', settled }
+  // Recorded and sent: whatever the facilitator heard (a timeout, an RPC error, a revert because another transaction
+  // used the authorization first), the chain says whether the payer's money reached the seller for this order.
+  const outcome = await settledOnChain(context, paying, sent, authorization.nonce)
+  if (outcome.state === 'refused')
+    return {
+      paid: false,
+      reason: settled.errorReason ?? outcome.reason,
+      settled: { ...settled, success: false },
+    }
+  const receipt = { ...settled, success: true, transaction: outcome.txHash, payer: authorization.from }
+  if (outcome.state === 'pending')
+    return { paid: true, settled: receipt, task: paying, retryAfterSeconds: outcome.retryAfterSeconds }
+  return { paid: true, settled: receipt, task: outcome.task, retryAfterSeconds: null }
+}
+
+/**
+ * Where a sent settlement stands: paid (the task marked, by our transaction or by another that used the same
+ * authorization, found by its AuthorizationUsed log), pending (not mined or not final: the re-check goes on), or
+ * refused (ours failed and nothing used the authorization).
+ */
+async function settledOnChain(context: ActionContext, task: TaskRecord, sent: Hex, nonce: Hex) {
+  const { store, config, feed } = context
+  const found = await paidBy(context, task, sent, nonce)
+  if (found.verdict?.ok) {
+    const payment = { ...paymentOf(context, found.verdict, found.txHash), method: 'x402' as const }
+    const marked = await store.markTaskPaid(task.id, payment, [
+      feedEvents.taskPaid(task, found.txHash, payment.at),
+    ])
+    if (marked === 'paid') {
+      feed.nudge()
+      const paid = { ...task, status: 'paid' as const, payment, pendingCheck: null }
+      return { state: 'paid' as const, txHash: found.txHash, task: paid }
+    }
+  }
+  if (found.verdict && !found.verdict.ok && found.verdict.reason !== 'pending')
+    return { state: 'refused' as const, reason: found.verdict.reason }
+  const pending = pendingVerification(
+    found.verdict && !found.verdict.ok && found.verdict.reason === 'pending'
+      ? found.verdict
+      : { confirmations: 0, required: config.chain.minConfirmations },
+  )
+  return { state: 'pending' as const, txHash: found.txHash, retryAfterSeconds: pending.retryAfterSeconds }
+}
+
+/**
+ * The transaction that paid an x402 order and the chain's verdict on it: our settlement `sent`, or (when it did not
+ * pay) another transaction that used the same authorization. A chain that cannot be read gives no verdict.
+ */
+export async function paidBy(
+  context: ActionContext,
+  task: TaskRecord,
+  sent: Hex,
+  nonce: Hex,
+): Promise<{ txHash: Hex; verdict: Verdict | null }> {
+  const [ours] = await judge(context, [checkOf(context, task, sent)]).catch(() => [null])
+  if (ours?.ok || !context.chain?.authorizationUses || !task.buyerWallet)
+    return { txHash: sent, verdict: ours ?? null }
+  const uses = await context.chain
+    .authorizationUses(context.config.chain.usdcContract, task.buyerWallet, nonce)
+    .catch(() => [] as Hex[])
+  const other = uses.find((hash) => hash.toLowerCase() !== sent.toLowerCase())
+  if (!other) return { txHash: sent, verdict: ours ?? null }
+  const [theirs] = await judge(context, [checkOf(context, task, other)]).catch(() => [null])
+  return { txHash: other, verdict: theirs ?? null }
 }
 
 /** Settles the payment, recording the task's pending check (storing a new task) before the transaction is sent. */
@@ -101,8 +177,10 @@ async function settle(
   payload: PaymentPayload,
   requirements: PaymentRequirements,
   stored: boolean,
+  recorded: (txHash: Hex) => void,
 ): Promise<SettleResponse> {
   const { store, clock } = context
+  const nonce = (payload.payload as { authorization: { nonce: Hex } }).authorization.nonce
   return settings.facilitator.settle(payload, requirements, async (txHash) => {
     task.pendingCheck = {
       txHash,
@@ -110,38 +188,15 @@ async function settle(
       attempts: 0,
       nextAt: new Date(clock.now().getTime() + FIRST_RECHECK_MS),
     }
-    await store.kvPut(settlementKey(txHash), { payer: task.buyerWallet })
-    if (stored) return store.setPendingCheck(task.id, task.pendingCheck)
-    const inserted = await store.insertTask(task, eventsOfNewTask(task))
-    if (inserted.outcome !== 'inserted') throw new Error(`the task could not be stored (${inserted.outcome})`)
-  })
-}
-
-/** Once the settlement is mined: the task paid, or (confirmations missing, chain unreadable) left to the re-check. */
-async function afterSettlement(context: ActionContext, task: TaskRecord, settled: SettleResponse) {
-  const { store, config, feed } = context
-  const txHash = settled.transaction as Hex
-  // The money has moved: a chain reader that cannot answer now leaves the task to the re-check, never to a 503.
-  const [verdict] = await judge(context, [checkOf(context, task, txHash)]).catch(() => [null])
-  if (verdict?.ok) {
-    const payment = { ...paymentOf(context, verdict, txHash), method: 'x402' as const }
-    const outcome = await store.markTaskPaid(task.id, payment, [
-      feedEvents.taskPaid(task, txHash, payment.at),
-    ])
-    if (outcome === 'paid') {
-      feed.nudge()
-      return {
-        task: { ...task, status: 'paid' as const, payment, pendingCheck: null },
-        retryAfterSeconds: null,
-      }
+    await store.kvPut(settlementKey(txHash), { payer: task.buyerWallet, nonce })
+    if (stored) await store.setPendingCheck(task.id, task.pendingCheck)
+    else {
+      const inserted = await store.insertTask(task, eventsOfNewTask(task))
+      if (inserted.outcome !== 'inserted')
+        throw new Error(`the task could not be stored (${inserted.outcome})`)
     }
-  }
-  const pending = pendingVerification(
-    verdict && !verdict.ok && verdict.reason === 'pending'
-      ? verdict
-      : { confirmations: 0, required: config.chain.minConfirmations },
-  )
-  return { task, retryAfterSeconds: pending.retryAfterSeconds }
+    recorded(txHash)
+  })
 }
 
 /**
@@ -149,6 +204,13 @@ async function afterSettlement(context: ActionContext, task: TaskRecord, settled
  * transfer is the payer's own consent, so its re-check needs no separate payer signature.
  */
 export async function x402SettlementBy({ store }: ActionContext, txHash: Hex, from: Hex) {
-  const record = (await store.kvGet(settlementKey(txHash))) as { payer?: string } | null
-  return typeof record?.payer === 'string' && isAddressEqual(record.payer as Hex, from)
+  const record = await x402Settlement({ store }, txHash)
+  return record !== null && isAddressEqual(record.payer, from)
+}
+
+/** The x402 settlement recorded under `txHash` (its payer and authorization nonce), or null for any other hash. */
+export async function x402Settlement({ store }: Pick<ActionContext, 'store'>, txHash: Hex) {
+  const record = (await store.kvGet(settlementKey(txHash))) as { payer?: string; nonce?: string } | null
+  if (typeof record?.payer !== 'string') return null
+  return { payer: record.payer as Hex, nonce: (record.nonce ?? null) as Hex | null }
 }
