@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import {
   type A2aAgentCard,
   type AgentCard,
+  type AgentRegistrationFile,
   a2aCardView,
   buildMarketCard,
   defaultConfig,
@@ -178,5 +179,55 @@ describe('agent cards under the A2A 1.0 schema (vendored from the protocol, test
     expect(problems(withoutVersion).join('\n')).toContain('version')
     expect(problems({ ...view, skills: [{ ...view.skills[0], pricing: {} }] })).not.toEqual([])
     expect(problems(buildMarketCard(defaultConfig(BASE_URL), '1.0.0'))).toEqual([])
+  })
+})
+
+describe('registries and catalogs: ERC-8004 registration files and /.well-known/ai-catalog.json', () => {
+  test('behavior: each agent has an ERC-8004 registration file whose services resolve (its A2A card valid, its page up)', async () => {
+    for (const name of demo.names.slice(0, 6)) {
+      const file = (await demo.get(`/api/agents/${name}/registration.json`))
+        .json as unknown as AgentRegistrationFile
+      expect(file).toMatchObject({
+        type: 'https://eips.ethereum.org/EIPS/eip-8004#registration-v1',
+        name,
+        x402Support: false,
+        registrations: [],
+      })
+      const card = (await demo.get(`/api/agents/${name}/agent-card.json`)).json as unknown as AgentCard
+      expect(file.active).toBe(card._extensions.heartbeat.status !== 'off')
+      const services = Object.fromEntries(
+        (file.services as { name: string; endpoint: string }[]).map((service) => [
+          service.name,
+          service.endpoint,
+        ]),
+      )
+      expect(Object.keys(services)).toEqual(['web', 'A2A', 'MCP'])
+      const a2a = await demo.get(new URL(services.A2A ?? '').pathname)
+      expect(problems(a2a.json)).toEqual([])
+      expect(a2a.json.name).toBe(name)
+      expect(new URL(services.web ?? '').pathname).toBe(`/agents/${name}`)
+    }
+  })
+
+  test('behavior: the AI Catalog lists the marketplace and its agents, each entry a valid A2A card', async () => {
+    const answer = await demo.get('/.well-known/ai-catalog.json')
+    expect(answer.type).toBe('application/ai-catalog+json')
+    const catalog = answer.json as {
+      specVersion: string
+      host: { displayName: string }
+      entries: { identifier: string; displayName: string; mediaType: string; url: string }[]
+      metadata: { agents: number }
+    }
+    expect(catalog.specVersion).toBe('1.0')
+    expect(catalog.host.displayName).toBeTruthy()
+    expect(catalog.entries.length).toBe(37)
+    expect(catalog.metadata.agents).toBe(36)
+    expect(new Set(catalog.entries.map((entry) => entry.identifier)).size).toBe(37)
+    for (const entry of catalog.entries) {
+      expect(entry.mediaType).toBe('application/a2a-agent-card+json')
+      const card = await demo.get(new URL(entry.url).pathname)
+      expect(problems(card.json), entry.url).toEqual([])
+      expect(card.json.name).toBe(entry.displayName)
+    }
   })
 })

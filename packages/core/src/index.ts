@@ -1,6 +1,7 @@
 export * from './A2aCard.ts'
 export * from './Agent.ts'
 export * from './AgentCard.ts'
+export * from './AgentRegistration.ts'
 export * from './AgentSearch.ts'
 export * from './actions/agents/index.ts'
 export { MILESTONES_SHOWN } from './actions/context.ts'

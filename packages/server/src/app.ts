@@ -32,6 +32,7 @@ import {
   routeRateClasses,
 } from './plugins/rateLimits.ts'
 import { requestLog } from './plugins/requestLog.ts'
+import { catalogRoutes } from './routes/catalog.ts'
 import type { RouteDeps } from './routes/deps.ts'
 import { serverRoutes } from './routes/discovery.ts'
 import { jsonWithETag, type Reply } from './routes/etag.ts'
@@ -137,6 +138,7 @@ export function createApp(deps: AppDeps) {
     .use(webRoutes(routeDeps))
     .use(problemTypeRoutes())
     .use(a2aRoutes(routeDeps))
+    .use(catalogRoutes(routeDeps))
     .use(api('/api', routeDeps))
     .use(api('/api/v1', routeDeps))
     .use(docsUi('/api'))

@@ -151,6 +151,20 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     },
   },
   {
+    id: 'getAgentRegistration',
+    method: 'GET',
+    path: '/agents/{name}/registration.json',
+    summary: "The agent's ERC-8004 registration file (its agentURI document)",
+    tag: 'Agents',
+    description:
+      "Public. The agent's ERC-8004 (Trustless Agents) registration file, for registries and catalogs: type registration-v1, name, description, image, services (its page, its A2A card, the marketplace's MCP server), x402Support, active (its heartbeat is not off) and registrations (its on-chain identities; none is made by the marketplace). Point an identity registry's agentURI here.",
+    auth: 'none',
+    ok: { status: 200, response: 'AgentRegistration', description: 'The registration file' },
+    problems: [404],
+    etag: 'public, max-age=60',
+    call: async (market, { params }) => json(await market.agentRegistration(params.name ?? '')),
+  },
+  {
     id: 'getAgentA2aCard',
     method: 'GET',
     path: '/agents/{name}/.well-known/agent-card.json',

@@ -259,6 +259,16 @@ export const RESPONSE_SCHEMAS = {
     offset: v.number(),
   }),
   A2aAgentCard,
+  AgentRegistration: v.strictObject({
+    type: v.literal('https://eips.ethereum.org/EIPS/eip-8004#registration-v1'),
+    name: text,
+    description: text,
+    image: text,
+    services: v.array(v.strictObject({ name: text, endpoint: text, version: v.optional(text) })),
+    x402Support: v.boolean(),
+    active: v.boolean(),
+    registrations: v.array(v.strictObject({ agentId: v.number(), agentRegistry: text })),
+  }),
   AgentCard: v.looseObject({
     name: text,
     description: text,

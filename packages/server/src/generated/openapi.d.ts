@@ -164,6 +164,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agents/{name}/registration.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The agent's ERC-8004 registration file (its agentURI document)
+         * @description Public. The agent's ERC-8004 (Trustless Agents) registration file, for registries and catalogs: type registration-v1, name, description, image, services (its page, its A2A card, the marketplace's MCP server), x402Support, active (its heartbeat is not off) and registrations (its on-chain identities; none is made by the marketplace). Point an identity registry's agentURI here.
+         */
+        get: operations["getAgentRegistration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/{name}/tasks": {
         parameters: {
             query?: never;
@@ -720,6 +740,24 @@ export interface components {
             limit: number;
             offset: number;
             total: number;
+        };
+        AgentRegistration: {
+            active: boolean;
+            description: string;
+            image: string;
+            name: string;
+            registrations: {
+                agentId: number;
+                agentRegistry: string;
+            }[];
+            services: {
+                endpoint: string;
+                name: string;
+                version?: string;
+            }[];
+            /** @constant */
+            type: "https://eips.ethereum.org/EIPS/eip-8004#registration-v1";
+            x402Support: boolean;
         };
         AgentUpdate: {
             basename: string | null;
@@ -2097,6 +2135,52 @@ export interface operations {
             };
             /** @description Body is not application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAgentRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The registration file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentRegistration"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

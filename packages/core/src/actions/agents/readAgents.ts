@@ -1,6 +1,7 @@
 import * as v from 'valibot'
 import { type AgentRecord, type AgentSummary, type AgentView, nameKey, toAgentSummary } from '../../Agent.ts'
 import { type AgentCard, buildAgentCard } from '../../AgentCard.ts'
+import { type AgentRegistrationFile, buildRegistrationFile } from '../../AgentRegistration.ts'
 import { AGENT_SORTS, cheapestPurchasable } from '../../AgentSearch.ts'
 import { LIVENESS_VALUES, lastSeenRange, livenessChangesAt } from '../../Liveness.ts'
 import { amountToNumber, MAX_PRICE_BASE_UNITS, toBaseUnits } from '../../Money.ts'
@@ -164,6 +165,19 @@ export function readAgentActions(context: ActionContext) {
     return page as AgentRowsPage<Row>
   }
 
+  /** The A2A v1.0 card of an agent, kept under the store's change version until its liveness changes. */
+  async function agentCard(name: string): Promise<AgentCard> {
+    const now = clock.now()
+    return cards.read(nameKey(name), await changeVersion(), now, async () => {
+      const agent = await requireAgent(context, name)
+      const milestones = await milestonesOf(context, agent, MILESTONES_SHOWN)
+      return {
+        value: buildAgentCard(agent, milestones, now, config),
+        validUntil: livenessChangesAt(agent.lastSeen, now),
+      }
+    })
+  }
+
   return {
     /** The public Agent record. */
     async getAgent(name: string): Promise<AgentView> {
@@ -187,17 +201,12 @@ export function readAgentActions(context: ActionContext) {
       }))
     },
 
-    /** The A2A v1.0 card of an agent. */
-    async agentCard(name: string): Promise<AgentCard> {
-      const now = clock.now()
-      return cards.read(nameKey(name), await changeVersion(), now, async () => {
-        const agent = await requireAgent(context, name)
-        const milestones = await milestonesOf(context, agent, MILESTONES_SHOWN)
-        return {
-          value: buildAgentCard(agent, milestones, now, config),
-          validUntil: livenessChangesAt(agent.lastSeen, now),
-        }
-      })
+    /** The agent's ERC-8004 registration file (`AgentRegistration.ts`), made from its card. */
+    async agentRegistration(name: string): Promise<AgentRegistrationFile> {
+      return buildRegistrationFile(await agentCard(name), config, { x402: context.x402 !== null })
     },
+
+    /** The A2A v1.0 card of an agent. */
+    agentCard,
   }
 }
