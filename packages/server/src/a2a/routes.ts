@@ -1,22 +1,18 @@
-import { AgentCard } from '@a2a-js/sdk'
-import {
-  a2aCardView,
-  bearerKey,
-  buildMarketCard,
-  type MarketplaceActions,
-  wantsA2aMediaType,
-} from '@agentmarket/core'
+import { a2aCardView, bearerKey, buildMarketCard, wantsA2aMediaType } from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import { RATE_EXTENSION } from '../openapi/operation.ts'
 import type { RouteDeps } from '../routes/deps.ts'
-import { MarketA2aHandler } from './handler.ts'
-import { jsonRpcAnswer, restAnswer } from './transports.ts'
 
-/** The SDK's card of an agent (A2A view), or of the marketplace's own agent (`name` null). */
-async function sdkCard(market: MarketplaceActions, name: string | null, version: string) {
-  const card =
-    name === null ? buildMarketCard(market.config, version) : a2aCardView(await market.agentCard(name))
-  return { json: card, sdk: AgentCard.fromJSON(card) }
+// The A2A SDK loads on the first A2A request, not when the server starts (as the MCP SDK does).
+type A2aModules = [
+  typeof import('@a2a-js/sdk'),
+  typeof import('./handler.ts'),
+  typeof import('./transports.ts'),
+]
+let modules: Promise<A2aModules> | null = null
+const loadA2a = () => {
+  modules ??= Promise.all([import('@a2a-js/sdk'), import('./handler.ts'), import('./transports.ts')])
+  return modules
 }
 
 /** The A2A part after an interface's `/rest` URL (the route's wildcard): `message:send` -> `/message:send`. */
@@ -28,13 +24,22 @@ const restPath = (params: Record<string, string>) => `/${params['*'] ?? ''}`
  * Requests are charged as orders (`payment`) when they post, as reads otherwise.
  */
 export function a2aRoutes({ market, version }: RouteDeps) {
-  const handlerFor = async (name: string | null, request: Request) => {
-    const card = await sdkCard(market, name, version)
-    return { card: card.sdk, handler: new MarketA2aHandler(market, name, card.sdk, bearerKey(request)) }
+  /** The A2A operations of one agent (`name` null: the marketplace's own) for one request, over either binding. */
+  const agentFor = async (name: string | null, request: Request) => {
+    const [{ AgentCard }, { MarketA2aHandler }, { jsonRpcAnswer, restAnswer }] = await loadA2a()
+    const json =
+      name === null ? buildMarketCard(market.config, version) : a2aCardView(await market.agentCard(name))
+    const card = AgentCard.fromJSON(json)
+    const handler = new MarketA2aHandler(market, name, card, bearerKey(request))
+    return {
+      jsonRpc: (body: unknown) => jsonRpcAnswer(request, body, card, handler),
+      rest: (body: unknown, path: string) => restAnswer(request, body, path, card, handler),
+    }
   }
   const posting = { detail: { hide: true, [RATE_EXTENSION]: 'payment' } as never }
   const reading = { detail: { hide: true } }
   const agentOf = (params: Record<string, string>) => decodeURIComponent(params.name ?? '')
+  type Call = { request: Request; body?: unknown; params: Record<string, string> }
   return new Elysia()
     .get(
       '/.well-known/agent-card.json',
@@ -49,52 +54,32 @@ export function a2aRoutes({ market, version }: RouteDeps) {
       },
       reading,
     )
-    .post(
-      '/a2a',
-      async ({ request, body }) => {
-        const { card, handler } = await handlerFor(null, request)
-        return jsonRpcAnswer(request, body, card, handler)
-      },
-      posting,
-    )
+    .post('/a2a', async ({ request, body }: Call) => (await agentFor(null, request)).jsonRpc(body), posting)
     .post(
       '/a2a/rest/*',
-      async ({ request, body, params }) => {
-        const { card, handler } = await handlerFor(null, request)
-        return restAnswer(request, body, restPath(params), card, handler)
-      },
+      async ({ request, body, params }: Call) => (await agentFor(null, request)).rest(body, restPath(params)),
       posting,
     )
     .get(
       '/a2a/rest/*',
-      async ({ request, params }) => {
-        const { card, handler } = await handlerFor(null, request)
-        return restAnswer(request, undefined, restPath(params), card, handler)
-      },
+      async ({ request, params }: Call) => (await agentFor(null, request)).rest(undefined, restPath(params)),
       reading,
     )
     .post(
       '/a2a/agents/:name',
-      async ({ request, body, params }) => {
-        const { card, handler } = await handlerFor(agentOf(params), request)
-        return jsonRpcAnswer(request, body, card, handler)
-      },
+      async ({ request, body, params }: Call) => (await agentFor(agentOf(params), request)).jsonRpc(body),
       posting,
     )
     .post(
       '/a2a/agents/:name/rest/*',
-      async ({ request, body, params }) => {
-        const { card, handler } = await handlerFor(agentOf(params), request)
-        return restAnswer(request, body, restPath(params), card, handler)
-      },
+      async ({ request, body, params }: Call) =>
+        (await agentFor(agentOf(params), request)).rest(body, restPath(params)),
       posting,
     )
     .get(
       '/a2a/agents/:name/rest/*',
-      async ({ request, params }) => {
-        const { card, handler } = await handlerFor(agentOf(params), request)
-        return restAnswer(request, undefined, restPath(params), card, handler)
-      },
+      async ({ request, params }: Call) =>
+        (await agentFor(agentOf(params), request)).rest(undefined, restPath(params)),
       reading,
     )
 }
