@@ -20,8 +20,10 @@ export type SharedDatabase = {
 export function sharedLibsqlFile(path: string): SharedDatabase {
   const url = `file:${path}`
   let client: Client | null = null
+  // The servers' own writes hold the file's write lock now and then: wait for it as they do (busy timeout), never
+  // fail at once (a failed BEGIN also left this test connection reading an old snapshot).
   const open = () => {
-    client ??= createClient({ url })
+    client ??= createClient({ url, timeout: 10_000 })
     return client
   }
   return {
