@@ -8,6 +8,7 @@ const root = resolve(import.meta.dir, '..')
 /** The Solidity sources, by their path from the repository root; each file holds the contract of its name. */
 export const CONTRACT_SOURCES = {
   Escrow: 'contracts/Escrow.sol',
+  JobEscrow: 'contracts/JobEscrow.sol',
   MockUSDC: 'contracts/test/MockUSDC.sol',
 } as const
 
@@ -59,7 +60,7 @@ export function compileContracts(): ContractArtifacts {
       deployedBytecode: `0x${compiled.evm.deployedBytecode.object}`,
     }
   }
-  return { Escrow: artifact('Escrow'), MockUSDC: artifact('MockUSDC') }
+  return { Escrow: artifact('Escrow'), JobEscrow: artifact('JobEscrow'), MockUSDC: artifact('MockUSDC') }
 }
 
 /** The committed file's exact text for `artifacts`: two-space JSON with a trailing newline. */
