@@ -190,6 +190,8 @@ describe('x402 v2 beside MPP on the per-skill endpoints', () => {
       buyer_wallet: buyer.address,
     })
     expect(task.payment).toMatchObject({ method: 'x402', tx_hash: settled.transaction, from: buyer.address })
+    // A paid task asks for nothing more.
+    expect(task.next_steps.pay).toBe('Nothing to pay: the task is paid.')
     expect(await usdcOf(buyer.address)).toBe(buyerBefore - PRICE)
     expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
     // The settlement was sent by the market's settler, and moved the buyer's money straight to the seller.

@@ -265,6 +265,16 @@ export function nextSteps(task: TaskRecord, config: MarketConfig): NextSteps {
       check_status,
     }
   }
+  // Paid (or delivered) tasks ask for nothing more; an expired one is not paid again.
+  if (task.status !== 'pending_payment') {
+    const done = task.status === 'expired' ? 'the task expired unpaid; order again' : 'the task is paid'
+    return {
+      pay: `Nothing to pay: ${done}.`,
+      verify: `Nothing to verify: ${done}.`,
+      verify_body: '{}',
+      check_status,
+    }
+  }
   const amount = formatAmount(task.priceBaseUnits)
   const { chainId, usdcContract, escrowContract } = config.chain
   const escrow = escrowContract
