@@ -1,6 +1,8 @@
 import { a2aCardView, bearerKey, buildMarketCard, wantsA2aMediaType } from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import { RATE_EXTENSION } from '../openapi/operation.ts'
+import type { PeerSource } from '../plugins/rateLimits.ts'
+import { a2aRateClass } from '../plugins/rateLimits.ts'
 import type { RouteDeps } from '../routes/deps.ts'
 
 // The A2A SDK loads on the first A2A request, not when the server starts (as the MCP SDK does).
@@ -21,9 +23,9 @@ const restPath = (params: Record<string, string>) => `/${params['*'] ?? ''}`
 /**
  * The marketplace's A2A server: each listed agent's interfaces (`/a2a/agents/{name}`: JSON-RPC; `…/rest`: HTTP+JSON)
  * and the marketplace's own (`/a2a`, `/a2a/rest`), with the marketplace's card at `/.well-known/agent-card.json`.
- * Requests are charged as orders (`payment`) when they post, as reads otherwise.
+ * An order (SendMessage) is charged as one (`payment`), every other operation as a read.
  */
-export function a2aRoutes({ market, version }: RouteDeps) {
+export function a2aRoutes({ market, version, charge }: RouteDeps) {
   /** The A2A operations of one agent (`name` null: the marketplace's own) for one request, over either binding. */
   const agentFor = async (name: string | null, request: Request) => {
     const [{ AgentCard }, { MarketA2aHandler }, { jsonRpcAnswer, restAnswer }] = await loadA2a()
@@ -36,10 +38,21 @@ export function a2aRoutes({ market, version }: RouteDeps) {
       rest: (body: unknown, path: string) => restAnswer(request, body, path, card, handler),
     }
   }
-  const posting = { detail: { hide: true, [RATE_EXTENSION]: 'payment' } as never }
+  // Each POST is charged below by what it does (an order, or a read over JSON-RPC), not by its method.
+  const posting = { detail: { hide: true, [RATE_EXTENSION]: 'none' } as never }
   const reading = { detail: { hide: true } }
+  /** Charges an A2A POST by its operation (a2aRateClass), when the host has rate limits. */
+  const charged = async (call: Call, restPath: string | null) => {
+    await charge?.(a2aRateClass(call.body, restPath), call.request, call.server, call.set.headers)
+  }
   const agentOf = (params: Record<string, string>) => decodeURIComponent(params.name ?? '')
-  type Call = { request: Request; body?: unknown; params: Record<string, string> }
+  type Call = {
+    request: Request
+    body?: unknown
+    params: Record<string, string>
+    server: PeerSource
+    set: { headers: Record<string, unknown> }
+  }
   return new Elysia()
     .get(
       '/.well-known/agent-card.json',
@@ -54,10 +67,20 @@ export function a2aRoutes({ market, version }: RouteDeps) {
       },
       reading,
     )
-    .post('/a2a', async ({ request, body }: Call) => (await agentFor(null, request)).jsonRpc(body), posting)
+    .post(
+      '/a2a',
+      async (call: Call) => {
+        await charged(call, null)
+        return (await agentFor(null, call.request)).jsonRpc(call.body)
+      },
+      posting,
+    )
     .post(
       '/a2a/rest/*',
-      async ({ request, body, params }: Call) => (await agentFor(null, request)).rest(body, restPath(params)),
+      async (call: Call) => {
+        await charged(call, restPath(call.params))
+        return (await agentFor(null, call.request)).rest(call.body, restPath(call.params))
+      },
       posting,
     )
     .get(
@@ -67,13 +90,18 @@ export function a2aRoutes({ market, version }: RouteDeps) {
     )
     .post(
       '/a2a/agents/:name',
-      async ({ request, body, params }: Call) => (await agentFor(agentOf(params), request)).jsonRpc(body),
+      async (call: Call) => {
+        await charged(call, null)
+        return (await agentFor(agentOf(call.params), call.request)).jsonRpc(call.body)
+      },
       posting,
     )
     .post(
       '/a2a/agents/:name/rest/*',
-      async ({ request, body, params }: Call) =>
-        (await agentFor(agentOf(params), request)).rest(body, restPath(params)),
+      async (call: Call) => {
+        await charged(call, restPath(call.params))
+        return (await agentFor(agentOf(call.params), call.request)).rest(call.body, restPath(call.params))
+      },
       posting,
     )
     .get(

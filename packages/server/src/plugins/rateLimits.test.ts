@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { DEFAULT_RATE_POLICIES, memoryRateBuckets, type RateBuckets, rateLimiter } from '@agentmarket/core'
 import { testApp } from '../testing/http.ts'
-import { clientAddress, mcpRateClasses, routeRateClasses } from './rateLimits.ts'
+import { a2aRateClass, clientAddress, mcpRateClasses, routeRateClasses } from './rateLimits.ts'
 
 const MCP_LIST = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
 
@@ -38,14 +38,11 @@ describe('rate classes of the matched route', () => {
     'POST /agents/:name/tasks': 'payment',
     'POST /agents/:name/tasks/:id': 'payment',
     'POST /agents/:name/tasks/:id/verify-payment': 'payment',
-    // A2A's SendMessage orders (and pays) like POST …/tasks.
-    'POST /a2a': 'payment',
-    'POST /a2a/rest/*': 'payment',
-    'POST /a2a/agents/:name': 'payment',
-    'POST /a2a/agents/:name/rest/*': 'payment',
   }
   const expected = (method: string, path: string) => {
     if (path === '/mcp' && method === 'POST') return 'read' // tools/list, charged by the MCP handler
+    // An A2A POST of `{}` is no order (the wildcard path is no message:send): a read, charged by the A2A handler.
+    if (path.startsWith('/a2a') && method === 'POST') return 'read'
     return (
       STRICT[`${method} ${path.replace(/^\/api(\/v1)?(?=\/)/, '')}`] ?? (method === 'GET' ? 'read' : 'write')
     )
@@ -91,6 +88,14 @@ describe('rate classes of the matched route', () => {
       }
     }
     expect(walked).toBeGreaterThan(app.routes.length * 3)
+  })
+
+  test('behavior: an A2A request is charged as an order only when it orders, over either binding', () => {
+    expect(a2aRateClass({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: {} }, null)).toBe('payment')
+    expect(a2aRateClass({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: {} }, null)).toBe('read')
+    expect(a2aRateClass({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: {} }, null)).toBe('read')
+    expect(a2aRateClass(undefined, '/message:send')).toBe('payment')
+    expect(a2aRateClass({ message: {} }, '/tasks/task_1')).toBe('read')
   })
 
   test('behavior: routes without a declared class spend read for GET and write otherwise', () => {

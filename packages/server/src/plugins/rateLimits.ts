@@ -66,6 +66,16 @@ export function mcpRateClasses(body: unknown): RateClass[] {
   })
 }
 
+/**
+ * The rate class of one A2A request: an order (JSON-RPC `SendMessage`, HTTP+JSON `message:send`) spends an order's
+ * (`payment`, as POST …/tasks does), anything else (GetTask, ListTasks, …) a read's, whatever binding carries it.
+ */
+export function a2aRateClass(body: unknown, restPath: string | null): RateClass {
+  if (restPath !== null) return restPath.startsWith('/message:') ? 'payment' : 'read'
+  const method = (body ?? {}) as { method?: unknown }
+  return method.method === 'SendMessage' || method.method === 'SendStreamingMessage' ? 'payment' : 'read'
+}
+
 /** Adds the RateLimit headers of the strict kinds (register, pairing, keys, payment) to an allowed answer. */
 function showAllowance(
   rateClass: RateClass,
