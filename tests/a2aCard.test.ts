@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { AgentCard as SdkAgentCard, verifyAgentCardSignature } from '@a2a-js/sdk'
 import {
   type A2aAgentCard,
   type AgentCard,
@@ -13,6 +14,7 @@ import {
 } from '@agentmarket/core'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { Validator } from '@cfworker/json-schema'
+import { cardSigner } from '../packages/server/src/a2a/cardSigning.ts'
 import { createApp } from '../packages/server/src/app.ts'
 import { seedDemo } from '../packages/server/src/demo.ts'
 
@@ -229,5 +231,42 @@ describe('registries and catalogs: ERC-8004 registration files and /.well-known/
       expect(problems(card.json), entry.url).toEqual([])
       expect(card.json.name).toBe(entry.displayName)
     }
+  })
+})
+
+describe('signed A2A cards (JWS, A2A 1.0 §8.4): the marketplace vouches for the cards it serves', () => {
+  test('behavior: cards carry a signature the official SDK verifies with the key at /.well-known/jwks.json; a changed card fails', async () => {
+    const store = libsqlStore(await openDatabase(':memory:'))
+    const signer = cardSigner(store, BASE_URL)
+    const market = Marketplace.create({ store, config: defaultConfig(BASE_URL), cardSigner: signer })
+    await market.registerAgent({ name: 'signed', bio: 'Signs nothing itself.', skills: ['Echo'] })
+    const app = createApp({ market, baseUrl: BASE_URL })
+    const get = async (path: string) =>
+      (await (await app.handle(new Request(`http://localhost${path}`))).json()) as Record<string, unknown>
+    const jwks = (await get('/.well-known/jwks.json')) as {
+      keys: (Record<string, unknown> & { kid: string })[]
+    }
+    expect(jwks.keys.length).toBe(1)
+    expect(jwks.keys[0]).not.toHaveProperty('d')
+    const verify = verifyAgentCardSignature(async (kid, jku) => {
+      expect(jku).toBe(`${BASE_URL}/.well-known/jwks.json`)
+      const key = jwks.keys.find((candidate) => candidate.kid === kid)
+      if (!key) throw new Error(`no key ${kid}`)
+      return key
+    })
+    for (const path of ['/api/agents/signed/.well-known/agent-card.json', '/.well-known/agent-card.json']) {
+      const card = await get(path)
+      expect(problems(card), path).toEqual([])
+      expect((card.signatures as unknown[]).length).toBe(1)
+      await verify(SdkAgentCard.fromJSON(card))
+      await expect(
+        verify(SdkAgentCard.fromJSON({ ...card, description: 'Something else.' })),
+      ).rejects.toThrow()
+    }
+    // SPEC's card is not the signed form (its extra fields are outside what A2A canonicalizes).
+    expect(await get('/api/agents/signed/agent-card.json')).not.toHaveProperty('signatures')
+    // The key is kept: another process on the same database signs with the same one.
+    expect((await cardSigner(store, BASE_URL).publicKeys())[0]?.kid).toBe(jwks.keys[0]?.kid)
+    await store.close()
   })
 })

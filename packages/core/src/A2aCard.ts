@@ -4,6 +4,9 @@ import type { MarketConfig } from './Config.ts'
 /** The media type of A2A's HTTP+JSON binding, which clients may ask cards in (`Accept: application/a2a+json`). */
 export const A2A_MEDIA_TYPE = 'application/a2a+json'
 
+/** Where the marketplace publishes the keys its card signatures verify with (a JWKS), named by each signature's `jku`. */
+export const A2A_JWKS_PATH = '/.well-known/jwks.json'
+
 /** True when the request's Accept header asks for A2A's media type. */
 export const wantsA2aMediaType = (accept: string | null) =>
   (accept ?? '').toLowerCase().includes(A2A_MEDIA_TYPE)

@@ -10,6 +10,7 @@ import type { MilestoneView } from './Milestone.ts'
 import { pairingDigests } from './PairingCode.ts'
 import { createMppCharger, type MppSettings } from './payments/Mpp.ts'
 import type { X402Settings } from './payments/X402.ts'
+import type { CardSigner } from './ports/CardSigner.ts'
 import type { ChainReader } from './ports/Chain.ts'
 import { type Clock, systemClock } from './ports/Clock.ts'
 import { cryptoRandom, type Random } from './ports/Random.ts'
@@ -27,6 +28,8 @@ export type MarketplacePorts = {
   mpp?: MppSettings
   /** x402 payments (the `exact` scheme, USDC by EIP-3009) on per-skill paths, beside or instead of MPP. */
   x402?: X402Settings
+  /** Signs the A2A cards it serves (JWS); without it they are served unsigned. */
+  cardSigner?: CardSigner
   /** How often live feed followers poll the store for events other processes wrote (ms). */
   feedPollMs?: number
   /** The key pairing codes are kept under (HMAC); without it, one made once and kept in the store. */
@@ -53,6 +56,7 @@ export const Marketplace = {
       chain: ports.chain ?? null,
       mpp: ports.mpp ? createMppCharger(ports.mpp, ports.store) : null,
       x402: ports.x402 ?? null,
+      cardSigner: ports.cardSigner ?? null,
       credentials: new Map(),
       newestMilestones: readCache<MilestoneView[]>(MILESTONE_MEMO_SIZE),
       pairing: pairingDigests(ports.store, random, ports.pairingSecret),

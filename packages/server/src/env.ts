@@ -40,6 +40,8 @@ export type Settings = {
   x402SettlerKey: `0x${string}` | undefined
   /** Seconds an x402 authorization stays valid (maxTimeoutSeconds of the offers). */
   x402MaxTimeoutSeconds: number
+  /** The private JWK (P-256) A2A cards are signed with; unset: one made once and kept in the database. */
+  a2aCardSigningKey: Record<string, string> | undefined
   pairingPrefix: string
   /** HMAC key of pairing codes; unset: one made once and kept in the database. */
   pairingSecret: string | undefined
@@ -157,6 +159,21 @@ const timeoutSeconds = v.pipe(
   v.minValue(30, 'must be at least 30 seconds'),
   v.maxValue(3600, 'must be at most 3600 seconds'),
 )
+const p256PrivateJwk = v.pipe(
+  v.string(),
+  v.parseJson(undefined, 'must be a JSON Web Key'),
+  v.looseObject(
+    {
+      kty: v.literal('EC', 'must be an EC key'),
+      crv: v.literal('P-256', 'must be on P-256'),
+      x: v.string(),
+      y: v.string(),
+      d: v.string('must be a private key (with d)'),
+    },
+    'must be a P-256 private JWK: {"kty":"EC","crv":"P-256","x":…,"y":…,"d":…}',
+  ),
+  v.transform((jwk) => jwk as Record<string, string>),
+)
 const secretOf32Bytes = v.pipe(
   v.string(),
   v.check((key) => new TextEncoder().encode(key).length >= 32, 'must be at least 32 bytes'),
@@ -246,6 +263,9 @@ export function readSettings(env: Env): Settings {
     mppCurrency: read(env, 'MPP_CURRENCY', address, CORE.mppNetwork.currency),
     x402SettlerKey: env.X402_SETTLER_KEY ? read(env, 'X402_SETTLER_KEY', privateKey) : undefined,
     x402MaxTimeoutSeconds: read(env, 'X402_MAX_TIMEOUT_SECONDS', timeoutSeconds, '300'),
+    a2aCardSigningKey: env.A2A_CARD_SIGNING_KEY
+      ? read(env, 'A2A_CARD_SIGNING_KEY', p256PrivateJwk)
+      : undefined,
     pairingPrefix: read(
       env,
       'PAIRING_PREFIX',

@@ -15,6 +15,7 @@ import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import { whileBusy } from '@agentmarket/store-libsql'
 import { type Client, createClient, defineChain, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
+import { cardSigner } from './a2a/cardSigning.ts'
 import { createApp } from './app.ts'
 import { bunHashes } from './bunHashes.ts'
 import { openMarketDatabase } from './database.ts'
@@ -135,12 +136,14 @@ export async function startServer(settings: Settings) {
   const chain = viemChain({ rpcUrl: settings.chainRpcUrl })
   const mpp = await mppSettings(settings, store)
   const x402 = x402Settings(settings)
+  const signer = cardSigner(store, settings.baseUrl, settings.a2aCardSigningKey)
   const market = Marketplace.create({
     store,
     config,
     chain,
     mpp,
     x402,
+    cardSigner: signer,
     pairingSecret: settings.pairingSecret,
   })
   const orderMailbox = settings.smtpInboundPort === null ? null : settings.orderMailbox

@@ -7,6 +7,7 @@ import { type MilestoneView, toMilestoneView } from '../Milestone.ts'
 import type { PairingDigests } from '../PairingCode.ts'
 import type { MppCharger } from '../payments/Mpp.ts'
 import type { X402Settings } from '../payments/X402.ts'
+import type { CardSigner } from '../ports/CardSigner.ts'
 import type { ChainReader } from '../ports/Chain.ts'
 import type { Clock } from '../ports/Clock.ts'
 import type { Random } from '../ports/Random.ts'
@@ -26,6 +27,8 @@ export type ActionContext = {
   mpp: MppCharger | null
   /** x402 payments on the payment chain; null when the host takes none. */
   x402: X402Settings | null
+  /** Signs the A2A cards served; null: unsigned. */
+  cardSigner: CardSigner | null
   /**
    * Each agent's name as registered and the API key hash last seen, by name key, so a hot path such as the heartbeat
    * authenticates without a store read. A key may be rotated by another process, so the hash here only ever lets a

@@ -1,4 +1,4 @@
-import { A2A_MEDIA_TYPE, a2aCardView, wantsA2aMediaType } from '../A2aCard.ts'
+import { A2A_MEDIA_TYPE, wantsA2aMediaType } from '../A2aCard.ts'
 import { RegisterAgentInput, UpdateAgentInput } from '../Agent.ts'
 import { AgentListInput } from '../actions/agents/index.ts'
 import { PaidOfferQuery, type TaskAnswer } from '../actions/tasks/index.ts'
@@ -145,9 +145,13 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       params: { name: agentName },
     },
     call: async (market, { params, headers }): Promise<RouteJson> => {
-      const card = await market.agentCard(params.name ?? '')
-      if (!wantsA2aMediaType(headers.get('accept'))) return { body: card, headers: { vary: 'Accept' } }
-      return { body: a2aCardView(card), headers: { 'content-type': A2A_MEDIA_TYPE, vary: 'Accept' } }
+      const name = params.name ?? ''
+      if (!wantsA2aMediaType(headers.get('accept')))
+        return { body: await market.agentCard(name), headers: { vary: 'Accept' } }
+      return {
+        body: await market.a2aAgentCard(name),
+        headers: { 'content-type': A2A_MEDIA_TYPE, vary: 'Accept' },
+      }
     },
   },
   {
@@ -177,7 +181,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     problems: [404],
     etag: 'public, max-age=60',
     call: async (market, { params, headers }) => ({
-      body: a2aCardView(await market.agentCard(params.name ?? '')),
+      body: await market.a2aAgentCard(params.name ?? ''),
       headers: {
         'content-type': wantsA2aMediaType(headers.get('accept')) ? A2A_MEDIA_TYPE : 'application/json',
         vary: 'Accept',

@@ -130,6 +130,16 @@ const A2aAgentCard = v.strictObject({
       outputModes: v.array(text),
     }),
   ),
+  /** The marketplace's JWS signatures of the card, when it signs cards (keys at /.well-known/jwks.json). */
+  signatures: v.optional(
+    v.array(
+      v.strictObject({
+        protected: text,
+        signature: text,
+        header: v.optional(v.record(v.string(), v.unknown())),
+      }),
+    ),
+  ),
 })
 
 const PayerProof = v.pipe(

@@ -1,4 +1,4 @@
-import { a2aCardView, bearerKey, buildMarketCard, wantsA2aMediaType } from '@agentmarket/core'
+import { A2A_JWKS_PATH, a2aCardView, bearerKey, buildMarketCard, wantsA2aMediaType } from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import { RATE_EXTENSION } from '../openapi/operation.ts'
 import type { PeerSource } from '../plugins/rateLimits.ts'
@@ -55,9 +55,17 @@ export function a2aRoutes({ market, version, charge }: RouteDeps) {
   }
   return new Elysia()
     .get(
+      A2A_JWKS_PATH,
+      async () =>
+        new Response(JSON.stringify({ keys: await market.cardKeys() }), {
+          headers: { 'content-type': 'application/jwk-set+json', 'cache-control': 'public, max-age=300' },
+        }),
+      reading,
+    )
+    .get(
       '/.well-known/agent-card.json',
-      ({ request }) => {
-        const card = buildMarketCard(market.config, version)
+      async ({ request }) => {
+        const card = await market.signA2aCard(buildMarketCard(market.config, version))
         const type = wantsA2aMediaType(request.headers.get('accept'))
           ? 'application/a2a+json'
           : 'application/json'

@@ -1,10 +1,12 @@
 import * as v from 'valibot'
+import { a2aCardView } from '../../A2aCard.ts'
 import { type AgentRecord, type AgentSummary, type AgentView, nameKey, toAgentSummary } from '../../Agent.ts'
 import { type AgentCard, buildAgentCard } from '../../AgentCard.ts'
 import { type AgentRegistrationFile, buildRegistrationFile } from '../../AgentRegistration.ts'
 import { AGENT_SORTS, cheapestPurchasable } from '../../AgentSearch.ts'
 import { LIVENESS_VALUES, lastSeenRange, livenessChangesAt } from '../../Liveness.ts'
 import { amountToNumber, MAX_PRICE_BASE_UNITS, toBaseUnits } from '../../Money.ts'
+import type { CardSignature } from '../../ports/CardSigner.ts'
 import type { AgentListQuery } from '../../ports/Store.ts'
 import { readCache } from '../../ReadCache.ts'
 import { Username, usernameKey } from '../../User.ts'
@@ -208,5 +210,27 @@ export function readAgentActions(context: ActionContext) {
 
     /** The A2A v1.0 card of an agent. */
     agentCard,
+
+    /** The agent's card as A2A 1.0 defines it (`a2aCardView`), signed when the marketplace signs cards. */
+    async a2aAgentCard(name: string) {
+      return signedCard(context, a2aCardView(await agentCard(name)))
+    },
+
+    /** Any A2A card (the marketplace's own) with the marketplace's signatures, when it signs cards. */
+    signA2aCard: <Card extends object>(card: Card) => signedCard(context, card),
+
+    /** The public keys the marketplace's card signatures verify with (a JWKS's `keys`; empty when it signs none). */
+    async cardKeys(): Promise<Record<string, unknown>[]> {
+      return context.cardSigner ? context.cardSigner.publicKeys() : []
+    },
   }
+}
+
+/** `card` with the marketplace's signatures (A2A's `signatures`), or as it is when the marketplace signs nothing. */
+async function signedCard<Card extends object>(
+  { cardSigner }: ActionContext,
+  card: Card,
+): Promise<Card & { signatures?: CardSignature[] }> {
+  if (!cardSigner) return card
+  return { ...card, signatures: await cardSigner.sign(card) }
 }
