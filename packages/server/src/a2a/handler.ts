@@ -155,21 +155,25 @@ export class MarketA2aHandler implements A2ARequestHandler {
     }
   }
 
-  /** The tasks ListTasks looks at: a thread's (of this agent), or with the seller's key its queue. */
+  /** The scope of this interface's threads: the agent's name key, or '' for the marketplace's own. */
+  private get scope(): string {
+    return this.agent === null ? '' : this.agent.toLowerCase()
+  }
+
+  /** The tasks ListTasks looks at: a thread of this interface, or with the seller's key its queue. */
   private async listed(contextId: string): Promise<Task[]> {
     if (contextId) {
-      const entries = (await this.market.threadTasks(contextId)).filter(
-        (entry: ThreadTask) => this.agent === null || entry.agent === this.agent,
+      const entries = await this.market.threadTasks(contextId, this.scope)
+      // An order deleted since (unpaid past its retention) is left out, not an error for the whole conversation.
+      const tasks = await Promise.all(
+        entries.map((entry: ThreadTask) => this.taskOf(entry.agent, entry.id, contextId).catch(() => null)),
       )
-      return Promise.all(entries.map((entry) => this.taskOf(entry.agent, entry.id, contextId)))
+      return tasks.filter((task): task is Task => task !== null)
     }
     if (this.agent !== null && this.apiKey) {
       const page = await this.market.listTasks(this.agent, this.apiKey, { status: 'all', limit: 100 })
       return Promise.all(
-        (page.tasks as TaskView[]).map(async (view) => {
-          const thread = (await this.market.threadOf(view.task_id))?.thread ?? view.task_id
-          return this.asTask(view, thread)
-        }),
+        (page.tasks as TaskView[]).map(async (view) => this.asTask(view, await this.contextOf(view.task_id))),
       )
     }
     throw new RequestMalformedError(
@@ -177,19 +181,25 @@ export class MarketA2aHandler implements A2ARequestHandler {
     )
   }
 
-  /** Where a task is: its seller and thread (a task ordered outside A2A is read on its seller's interface). */
+  /** The contextId this interface shows for a task: its thread when the thread is this interface's, else its id. */
+  private async contextOf(id: string): Promise<string> {
+    const known = await this.market.threadOf(id)
+    return known && known.scope === this.scope ? known.thread : id
+  }
+
+  /** Where a task is: its seller and the contextId shown here (a task ordered elsewhere is read on its seller's). */
   private async locate(id: string): Promise<{ agent: string; thread: string }> {
     const known = await this.market.threadOf(id)
-    if (known && (this.agent === null || known.agent.toLowerCase() === this.agent.toLowerCase()))
-      return { agent: known.agent, thread: known.thread }
-    if (this.agent !== null) return { agent: this.agent, thread: id }
+    if (this.agent !== null)
+      return { agent: this.agent, thread: known?.scope === this.scope ? known.thread : id }
+    if (known && known.scope === '') return { agent: known.agent, thread: known.thread }
     throw new TaskNotFoundError(`No task "${id}" was ordered through the marketplace's A2A interface.`)
   }
 
-  /** The thread a new order joins: the client's contextId when it is one we issued, else a new one. */
+  /** The thread a new order joins: the client's contextId when it is one of this interface's, else a new one. */
   private async threadFor(contextId: string): Promise<string> {
     // Client-chosen ids are not accepted: a guessable one would let others list the orders under it.
-    if (contextId && (await this.market.threadExists(contextId))) return contextId
+    if (contextId && (await this.market.threadScope(contextId)) === this.scope) return contextId
     return this.market.newThread()
   }
 
@@ -197,8 +207,13 @@ export class MarketA2aHandler implements A2ARequestHandler {
     const { skill, params, buyer, buyer_email, buyer_wallet } = order
     const answer = await this.market.createTask(agent, { skill, params, buyer, buyer_email, buyer_wallet })
     const view = answer.body as TaskView
-    const thread = await this.threadFor(contextId)
-    await this.market.addToThread(thread, { agent: view.agent, id: view.task_id })
+    const wanted = await this.threadFor(contextId)
+    const entry = { agent: view.agent, id: view.task_id }
+    // A full thread (or one opened meanwhile elsewhere) is not joined: the order opens a new one.
+    const thread = (await this.market.addToThread(wanted, this.scope, entry))
+      ? wanted
+      : this.market.newThread()
+    if (thread !== wanted) await this.market.addToThread(thread, this.scope, entry)
     return this.asTask(view, thread)
   }
 
@@ -267,6 +282,13 @@ export class MarketA2aHandler implements A2ARequestHandler {
       view.status === 'pending_payment'
         ? await this.market.x402PaymentRequired(view.agent, view.task_id)
         : null
+    if (payment === 'settling')
+      return Task.fromJSON(
+        a2aTaskOf(view, thread, {
+          settling: true,
+          metadata: { [A2A_X402.status]: 'payment-submitted', ...metadata },
+        }),
+      )
     return Task.fromJSON(a2aTaskOf(view, thread, { payment, metadata }))
   }
 }

@@ -45,7 +45,8 @@ export function a2aRoutes({ market, version, charge }: RouteDeps) {
   const charged = async (call: Call, restPath: string | null) => {
     await charge?.(a2aRateClass(call.body, restPath), call.request, call.server, call.set.headers)
   }
-  const agentOf = (params: Record<string, string>) => decodeURIComponent(params.name ?? '')
+  // The router has decoded the name once already; decoding again would make aliases (`%2525`) and throw on `%`.
+  const agentOf = (params: Record<string, string>) => params.name ?? ''
   type Call = {
     request: Request
     body?: unknown

@@ -33,10 +33,16 @@ function statusMessage(
   contextId: string,
   payment: PaymentRequired | null,
   extra: Record<string, unknown>,
+  settling: boolean,
 ) {
   const parts: WirePart[] = []
   const metadata: Record<string, unknown> = { ...extra }
-  if (task.status === 'pending_payment') {
+  if (task.status === 'pending_payment' && settling) {
+    // Paid and on its way (being settled, or waiting for confirmations): nothing to pay, poll GetTask.
+    parts.push(
+      textPart('A payment of this task is on its way; it turns working once final. Do not pay again.'),
+    )
+  } else if (task.status === 'pending_payment') {
     parts.push(
       textPart(task.next_steps.pay),
       dataPart({ payment: task.payment, next_steps: task.next_steps }),
@@ -66,7 +72,7 @@ function statusMessage(
 export function a2aTaskOf(
   task: TaskView,
   contextId: string,
-  options: { payment?: PaymentRequired | null; metadata?: Record<string, unknown> } = {},
+  options: { payment?: PaymentRequired | null; settling?: boolean; metadata?: Record<string, unknown> } = {},
 ) {
   const timestamp = task.completed_at ?? task.paid_at ?? task.created_at
   return {
@@ -74,7 +80,13 @@ export function a2aTaskOf(
     contextId,
     status: {
       state: A2A_STATE_OF[task.status],
-      message: statusMessage(task, contextId, options.payment ?? null, options.metadata ?? {}),
+      message: statusMessage(
+        task,
+        contextId,
+        options.payment ?? null,
+        options.metadata ?? {},
+        options.settling ?? false,
+      ),
       timestamp,
     },
     artifacts: task.result_url

@@ -10,7 +10,13 @@ import {
   TaskState,
   taskStateFromJSON,
 } from '@a2a-js/sdk'
-import { RequestMalformedError, restStatusFor, toJsonRpcError, toRestErrorBody } from '@a2a-js/sdk/errors'
+import {
+  RequestMalformedError,
+  restStatusFor,
+  TaskNotFoundError,
+  toJsonRpcError,
+  toRestErrorBody,
+} from '@a2a-js/sdk/errors'
 import {
   type A2ARequestHandler,
   defaultServerCallContextBuilder,
@@ -70,6 +76,15 @@ const restError = (error: unknown) => {
   return restJson(toRestErrorBody(error, status), status)
 }
 
+/** A task id from the path, percent-decoded; malformed encoding names no task (a client error, not a fault). */
+function decodedId(segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    throw new TaskNotFoundError(`No task "${segment}": the path's percent-encoding is malformed.`)
+  }
+}
+
 /** A number of a query, or undefined. */
 const queryNumber = (query: URLSearchParams, name: string) => {
   const value = query.get(name)
@@ -103,7 +118,7 @@ export async function restAnswer(
     const task = /^\/tasks\/([^/:]+)$/.exec(path)
     if (method === 'GET' && task?.[1]) {
       const found = await handler.getTask(
-        { tenant: '', id: decodeURIComponent(task[1]), historyLength: queryNumber(query, 'historyLength') },
+        { tenant: '', id: decodedId(task[1]), historyLength: queryNumber(query, 'historyLength') },
         context,
       )
       return restJson(Task.toJSON(found))

@@ -1,6 +1,6 @@
-import { MarketError } from '../../errors.ts'
+import { ConflictError, MarketError } from '../../errors.ts'
 import { type PaymentRequired, parseX402Payment } from '../../payments/X402.ts'
-import { type TaskView, toTaskView } from '../../Task.ts'
+import { type TaskRecord, type TaskView, toTaskView } from '../../Task.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { requireTask } from './judging.ts'
 import { notPending } from './refusals.ts'
@@ -15,6 +15,23 @@ export type X402TaskPayment =
     }
   | { paid: false; reason: string; required: PaymentRequired }
 
+/** The key that holds one stored task's x402 payment while it is under way: one payment per task, across nodes. */
+const taskPaymentKey = (taskId: string) => `x402:task:${taskId}`
+
+/** Claims the task's x402 payment; false when another payment of it is under way. */
+function claimTaskPayment({ store }: ActionContext, taskId: string): Promise<boolean> {
+  return store.kvUpdate(taskPaymentKey(taskId), (current) =>
+    current === null ? { op: 'set', value: true, result: true } : { op: 'noop', result: false },
+  )
+}
+
+/** 409: a payment of this task is already on its way; paying again would pay twice. */
+const paymentUnderWay = () =>
+  new ConflictError(
+    'task_not_pending',
+    'A payment of this task is already on its way (being settled or waiting for its confirmations): poll the task; do not pay again.',
+  )
+
 /** 503: this marketplace takes no x402 payments. */
 const x402Unavailable = () =>
   new MarketError(
@@ -27,16 +44,20 @@ const x402Unavailable = () =>
 /** x402 for tasks already ordered (A2A's payment round): what to pay, and paying it. */
 export function x402TaskActions(context: ActionContext) {
   const { config } = context
-  /** The PaymentRequired of a task awaiting payment (x402 v2), `error` saying why it is asked again. */
+  /**
+   * The PaymentRequired of a task awaiting payment (x402 v2), `error` saying why it is asked again; `settling` while
+   * a payment of it is on its way (a settlement or a transaction waiting for its confirmations): nothing more to pay.
+   */
   async function paymentRequiredOf(
     agentName: string,
     taskId: string,
     error?: string,
-  ): Promise<PaymentRequired | null> {
+  ): Promise<PaymentRequired | 'settling' | null> {
     const settings = context.x402
     if (!settings) return null
     const task = await requireTask(context, await requireAgent(context, agentName), taskId)
     if (task.status !== 'pending_payment') return null
+    if (task.pendingCheck || (await context.store.kvGet(taskPaymentKey(task.id))) !== null) return 'settling'
     const { requirements, resource } = x402Offer(context, settings, task)
     return {
       x402Version: 2,
@@ -45,8 +66,18 @@ export function x402TaskActions(context: ActionContext) {
       accepts: [requirements],
     }
   }
+  /** A refusal that asks for the payment again (or, when one is under way meanwhile, says so). */
+  async function refusedWith(agentName: string, taskId: string, task: TaskRecord, reason: string) {
+    const required = await paymentRequiredOf(agentName, taskId, reason)
+    if (required === 'settling') throw paymentUnderWay()
+    if (!required) throw notPending(task)
+    return { paid: false as const, reason, required }
+  }
   return {
-    /** What an x402 client pays for the task (null when it awaits no payment, or the market takes no x402). */
+    /**
+     * What an x402 client pays for the task: its PaymentRequired, `settling` while a payment is on its way, null
+     * when it awaits no payment or the market takes no x402.
+     */
     x402PaymentRequired: (agentName: string, taskId: string) => paymentRequiredOf(agentName, taskId),
 
     /**
@@ -59,14 +90,21 @@ export function x402TaskActions(context: ActionContext) {
       if (!settings) throw x402Unavailable()
       const task = await requireTask(context, await requireAgent(context, agentName), taskId)
       if (task.status !== 'pending_payment') throw notPending(task)
+      // A task already being paid (a check pending, or another x402 payment of it under way) takes no second payment.
+      if (task.pendingCheck) throw paymentUnderWay()
       const decoded = await parseX402Payment(payload)
-      const outcome = decoded
-        ? await payWithX402(context, settings, task, decoded, true)
-        : ({ paid: false, reason: 'invalid_payload' } as const)
+      if (!decoded) return refusedWith(agentName, taskId, task, 'invalid_payload')
+      if (!(await claimTaskPayment(context, task.id))) throw paymentUnderWay()
+      const outcome = await payWithX402(context, settings, task, decoded, true).catch(
+        async (error: unknown) => {
+          await context.store.kvDelete(taskPaymentKey(task.id))
+          throw error
+        },
+      )
       if (!outcome.paid) {
-        const required = await paymentRequiredOf(agentName, taskId, outcome.reason)
-        if (!required) throw notPending(task)
-        return { paid: false, reason: outcome.reason, required }
+        // Refused (nothing sent, or sent and the chain shows nothing paid): the task may be paid again.
+        await context.store.kvDelete(taskPaymentKey(task.id))
+        return refusedWith(agentName, taskId, task, outcome.reason)
       }
       return { paid: true, task: toTaskView(outcome.task, config), receipt: outcome.settled }
     },
