@@ -515,6 +515,13 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+            signatures?: {
+                header?: {
+                    [key: string]: unknown;
+                };
+                protected: string;
+                signature: string;
+            }[];
             skills: {
                 description: string;
                 examples?: string[];
