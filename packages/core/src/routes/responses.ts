@@ -106,8 +106,8 @@ const A2aSecurity = {
     v.strictObject({ schemes: v.record(v.string(), v.record(v.string(), v.unknown())) }),
   ),
 }
-/** An agent card as A2A 1.0's schema defines it (`Accept: application/a2a+json`, the well-known paths). */
-const A2aAgentCard = v.strictObject({
+/** The fields A2A 1.0 gives an agent card, but its skills: in SPEC's card and in its A2A view alike. */
+const A2aCardFields = {
   name: text,
   description: text,
   supportedInterfaces: v.array(A2aInterface),
@@ -119,6 +119,10 @@ const A2aAgentCard = v.strictObject({
   ...A2aSecurity,
   defaultInputModes: v.array(text),
   defaultOutputModes: v.array(text),
+}
+/** An agent card as A2A 1.0's schema defines it (`Accept: application/a2a+json`, the well-known paths). */
+const A2aAgentCard = v.strictObject({
+  ...A2aCardFields,
   skills: v.array(
     v.strictObject({
       id: text,
@@ -280,18 +284,8 @@ export const RESPONSE_SCHEMAS = {
     registrations: v.array(v.strictObject({ agentId: v.number(), agentRegistry: text })),
   }),
   AgentCard: v.looseObject({
-    name: text,
-    description: text,
+    ...A2aCardFields,
     url: text,
-    supportedInterfaces: v.array(A2aInterface),
-    version: text,
-    provider: v.strictObject({ organization: text, url: text }),
-    documentationUrl: text,
-    iconUrl: text,
-    capabilities: A2aCapabilities,
-    ...A2aSecurity,
-    defaultInputModes: v.array(text),
-    defaultOutputModes: v.array(text),
     skills: v.array(
       v.strictObject({
         id: text,
