@@ -59,27 +59,28 @@ export function viemChain(options: ViemChainOptions): ChainReader {
   // Concurrent checks share the head read in flight, as viem's getBlockNumber does: a head read earlier only counts
   // fewer confirmations.
   let headRead: Promise<bigint> | null = null
+  const headBlock = () => {
+    if (headRead) return headRead
+    const read = unavailableOnFailure(rpc.request('eth_blockNumber', [])).then((head) =>
+      hexToBigInt(head as Hex),
+    )
+    const forget = () => {
+      headRead = null
+    }
+    read.then(forget, forget)
+    headRead = read
+    return read
+  }
 
   return {
-    headBlock() {
-      if (headRead) return headRead
-      const read = unavailableOnFailure(rpc.request('eth_blockNumber', [])).then((head) =>
-        hexToBigInt(head as Hex),
-      )
-      const forget = () => {
-        headRead = null
-      }
-      read.then(forget, forget)
-      headRead = read
-      return read
-    },
+    headBlock,
 
     // viem asks the wallet contract (ERC-1271), or deploys it in a simulated call first (ERC-6492).
     isValidSignature: (signer, hash, signature) =>
       unavailableOnFailure(client.verifyHash({ address: signer, hash, signature })),
 
     async authorizationUses(token, authorizer, nonce) {
-      const head = hexToBigInt((await unavailableOnFailure(rpc.request('eth_blockNumber', []))) as Hex)
+      const head = await headBlock()
       const fromBlock = head > AUTHORIZATION_LOOKBACK_BLOCKS ? head - AUTHORIZATION_LOOKBACK_BLOCKS : 0n
       const logs = (await unavailableOnFailure(
         rpc.request('eth_getLogs', [

@@ -87,13 +87,21 @@ export async function paymentRequiredHeader(
   error?: string,
 ): Promise<string> {
   const [{ encodePaymentRequiredHeader }] = await loadX402()
-  const required: PaymentRequired = {
+  return encodePaymentRequiredHeader(paymentRequired(requirements, resource, error))
+}
+
+/** The PaymentRequired (x402 v2) of one resource: its one offer, and why it is asked again (`error`). */
+export function paymentRequired(
+  requirements: PaymentRequirements,
+  resource: { url: string; description: string },
+  error?: string,
+): PaymentRequired {
+  return {
     x402Version: 2,
     ...(error ? { error } : {}),
     resource: { ...resource, mimeType: 'application/json' },
     accepts: [requirements],
   }
-  return encodePaymentRequiredHeader(required)
 }
 
 /** The PAYMENT-RESPONSE header value of a settlement. */

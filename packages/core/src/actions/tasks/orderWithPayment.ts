@@ -1,7 +1,6 @@
 import type { Hex } from 'viem'
 import { type AgentRecord, nameKey } from '../../Agent.ts'
-import { MarketError, NotFoundError, toProblem } from '../../errors.ts'
-import { PROBLEM_MEDIA_TYPE } from '../../http.ts'
+import { MarketError, NotFoundError } from '../../errors.ts'
 import { formatAmount } from '../../Money.ts'
 import { acceptsPayment } from '../../payments/AcceptPayment.ts'
 import { type ChargeOutcome, type MppCharger, paymentReferenceOf } from '../../payments/Mpp.ts'
@@ -11,7 +10,7 @@ import { PaidOrderInput, type TaskRecord, toTaskView } from '../../Task.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
-import { orderWithX402 } from './orderWithX402.ts'
+import { orderWithX402, x402Problem } from './orderWithX402.ts'
 import { CLAIM_CONFLICTS } from './refusals.ts'
 import { x402Offer } from './x402Payment.ts'
 
@@ -68,22 +67,14 @@ async function x402Challenge(
   task: TaskRecord,
   request: Request,
 ): Promise<Response> {
-  const { requirements, resource } = x402Offer(context, x402, task)
+  const { resource } = x402Offer(context, x402, task)
   const error = new MarketError(
     'payment_required',
     402,
     'Payment required',
     `${resource.description}: pay the PAYMENT-REQUIRED offer (x402) and send the same request with PAYMENT-SIGNATURE.`,
   )
-  const problem = toProblem(error, new URL(request.url).pathname, context.config.baseUrl)
-  return new Response(JSON.stringify(problem), {
-    status: 402,
-    headers: {
-      'content-type': PROBLEM_MEDIA_TYPE,
-      'cache-control': 'no-store',
-      [X402_HEADERS.required]: await paymentRequiredHeader(requirements, resource),
-    },
-  })
+  return x402Problem(context, x402, task, request, error)
 }
 
 /** The `orderWithPayment` action (SPEC row 12). */

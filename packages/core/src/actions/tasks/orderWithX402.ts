@@ -1,5 +1,5 @@
-import { MarketError, toProblem } from '../../errors.ts'
-import { PROBLEM_MEDIA_TYPE } from '../../http.ts'
+import { MarketError } from '../../errors.ts'
+import { problemResponse } from '../../http.ts'
 import {
   decodeX402Payment,
   paymentRequiredHeader,
@@ -13,8 +13,32 @@ import type { ActionContext } from '../context.ts'
 import { pendingVerification } from './judging.ts'
 import { payWithX402, x402Offer } from './x402Payment.ts'
 
+/**
+ * A 402 problem (`error`) with the task's x402 offer in PAYMENT-REQUIRED (`reason`: why it is asked again, its
+ * `error`) and, after a failed settlement, its PAYMENT-RESPONSE.
+ */
+export async function x402Problem(
+  context: ActionContext,
+  settings: X402Settings,
+  task: TaskRecord,
+  request: Request,
+  error: MarketError,
+  options: { reason?: string; settled?: SettleResponse } = {},
+): Promise<Response> {
+  const { requirements, resource } = x402Offer(context, settings, task)
+  const response = problemResponse(error, request, context.config.baseUrl)
+  response.headers.set('cache-control', 'no-store')
+  response.headers.set(
+    X402_HEADERS.required,
+    await paymentRequiredHeader(requirements, resource, options.reason),
+  )
+  if (options.settled)
+    response.headers.set(X402_HEADERS.response, await paymentResponseHeader(options.settled))
+  return response
+}
+
 /** A 402 problem that asks for an x402 payment again, saying why (`reason`, also in PAYMENT-REQUIRED's error). */
-async function refused(
+function refused(
   context: ActionContext,
   settings: X402Settings,
   task: TaskRecord,
@@ -22,21 +46,13 @@ async function refused(
   reason: string,
   settled?: SettleResponse,
 ): Promise<Response> {
-  const offer = x402Offer(context, settings, task)
   const error = new MarketError(
     'x402_payment_invalid',
     402,
     'Payment required',
     `The x402 payment does not pay this order (${reason}). Sign a new authorization for the requirements in the PAYMENT-REQUIRED header and send the same request again.`,
   )
-  const headers = new Headers({
-    'content-type': PROBLEM_MEDIA_TYPE,
-    'cache-control': 'no-store',
-    [X402_HEADERS.required]: await paymentRequiredHeader(offer.requirements, offer.resource, reason),
-  })
-  if (settled) headers.set(X402_HEADERS.response, await paymentResponseHeader(settled))
-  const problem = toProblem(error, new URL(request.url).pathname, context.config.baseUrl)
-  return new Response(JSON.stringify(problem), { status: 402, headers })
+  return x402Problem(context, settings, task, request, error, { reason, settled })
 }
 
 /**

@@ -49,10 +49,14 @@ const authorizationUsed = () =>
     'This x402 authorization already paid for an order or is being settled; each authorization pays one order.',
   )
 
-/** Claims an authorization for `task`, once across every process; false when another request holds it. */
-async function claimAuthorization({ store }: ActionContext, key: string, task: TaskRecord) {
+/** Writes `value` under `key` if nothing is there yet, once across every process; false when it was taken. */
+export function claimOnce(
+  { store }: Pick<ActionContext, 'store'>,
+  key: string,
+  value: unknown,
+): Promise<boolean> {
   return store.kvUpdate(key, (current) =>
-    current === null ? { op: 'set', value: { task: task.id }, result: true } : { op: 'noop', result: false },
+    current === null ? { op: 'set', value, result: true } : { op: 'noop', result: false },
   )
 }
 
@@ -86,7 +90,7 @@ export async function payWithX402(
     if ((await context.store.kvGet(key)) !== null) throw authorizationUsed()
     return { paid: false, reason: verified.invalidReason ?? 'invalid_payment' }
   }
-  if (!(await claimAuthorization(context, key, task))) throw authorizationUsed()
+  if (!(await claimOnce(context, key, { task: task.id }))) throw authorizationUsed()
   // The payer is the wallet the transfer must come from: the chain is judged against it, and it credits trust.
   const paying = { ...task, buyerWallet: authorization.from }
   let sent: Hex | null = null

@@ -1,10 +1,10 @@
 import { ConflictError, MarketError } from '../../errors.ts'
-import { type PaymentRequired, parseX402Payment } from '../../payments/X402.ts'
+import { type PaymentRequired, parseX402Payment, paymentRequired } from '../../payments/X402.ts'
 import { type TaskRecord, type TaskView, toTaskView } from '../../Task.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { requireTask } from './judging.ts'
 import { notPending } from './refusals.ts'
-import { payWithX402, x402Offer } from './x402Payment.ts'
+import { claimOnce, payWithX402, x402Offer } from './x402Payment.ts'
 
 /** How an x402 payment of a stored task ended: the task, paid or awaiting confirmations, or why it was refused. */
 export type X402TaskPayment =
@@ -17,13 +17,6 @@ export type X402TaskPayment =
 
 /** The key that holds one stored task's x402 payment while it is under way: one payment per task, across nodes. */
 const taskPaymentKey = (taskId: string) => `x402:task:${taskId}`
-
-/** Claims the task's x402 payment; false when another payment of it is under way. */
-function claimTaskPayment({ store }: ActionContext, taskId: string): Promise<boolean> {
-  return store.kvUpdate(taskPaymentKey(taskId), (current) =>
-    current === null ? { op: 'set', value: true, result: true } : { op: 'noop', result: false },
-  )
-}
 
 /** 409: a payment of this task is already on its way; paying again would pay twice. */
 const paymentUnderWay = () =>
@@ -59,12 +52,7 @@ export function x402TaskActions(context: ActionContext) {
     if (task.status !== 'pending_payment') return null
     if (task.pendingCheck || (await context.store.kvGet(taskPaymentKey(task.id))) !== null) return 'settling'
     const { requirements, resource } = x402Offer(context, settings, task)
-    return {
-      x402Version: 2,
-      ...(error ? { error } : {}),
-      resource: { ...resource, mimeType: 'application/json' },
-      accepts: [requirements],
-    }
+    return paymentRequired(requirements, resource, error)
   }
   /** A refusal that asks for the payment again (or, when one is under way meanwhile, says so). */
   async function refusedWith(agentName: string, taskId: string, task: TaskRecord, reason: string) {
@@ -94,7 +82,8 @@ export function x402TaskActions(context: ActionContext) {
       if (task.pendingCheck) throw paymentUnderWay()
       const decoded = await parseX402Payment(payload)
       if (!decoded) return refusedWith(agentName, taskId, task, 'invalid_payload')
-      if (!(await claimTaskPayment(context, task.id))) throw paymentUnderWay()
+      // One payment of a task at a time, across every process.
+      if (!(await claimOnce(context, taskPaymentKey(task.id), true))) throw paymentUnderWay()
       const outcome = await payWithX402(context, settings, task, decoded, true).catch(
         async (error: unknown) => {
           await context.store.kvDelete(taskPaymentKey(task.id))
