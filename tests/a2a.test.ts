@@ -10,12 +10,10 @@ import {
 } from '@a2a-js/sdk/client'
 import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import type { PaymentRequired } from '@x402/core/types'
-import { registerExactEvmScheme } from '@x402/evm/exact/client'
-import { x402Client } from '@x402/fetch'
-import type { Address } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { testApp } from '../packages/server/src/testing/http.ts'
-import { type Anvil, paymentChain, USDC_ABI, USDC_ADDRESS } from './support/anvil.ts'
+import { type Anvil, paymentChain } from './support/anvil.ts'
+import { x402Payer } from './support/x402.ts'
 
 const PRICE = 500_000n
 const SKILLS = [{ name: 'Deep Search', type: 'purchasable', price: '0.5' }, 'Echo']
@@ -96,21 +94,6 @@ async function send(client: Client, body: Message): Promise<Task> {
 
 const stateOf = (task: Task) => (task.status ? taskStateToJSON(task.status.state) : '')
 
-const usdcOf = (address: Address) =>
-  anvil.publicClient.readContract({
-    address: USDC_ADDRESS,
-    abi: USDC_ABI,
-    functionName: 'balanceOf',
-    args: [address],
-  }) as Promise<bigint>
-
-/** The buyer's x402 client (the official one), paying on Base only. */
-function payer(account: HDAccount = buyer) {
-  const client = new x402Client()
-  registerExactEvmScheme(client, { signer: account, networks: ['eip155:8453'] })
-  return client
-}
-
 describe('A2A for real: the SDK client orders, pays and reads through each agent', () => {
   for (const binding of ['JSONRPC', 'HTTP+JSON'] as const) {
     test(`behavior (${binding}): discover, order the paid skill, pay by x402 inside A2A, poll, read the artifact`, async () => {
@@ -127,8 +110,8 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
       const instructions = ordered.status?.message?.parts.find((part) => part.content?.$case === 'data')
       expect(JSON.stringify(instructions?.content?.value)).toContain('payer_proof')
 
-      const sellerBefore = await usdcOf(seller.address)
-      const payload = await payer().createPaymentPayload(required)
+      const sellerBefore = await anvil.usdcOf(seller.address)
+      const payload = await x402Payer(buyer).createPaymentPayload(required)
       const paid = await send(
         client,
         message(
@@ -147,7 +130,7 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
       }[]
       const [receipt] = receipts
       expect(receipt?.success).toBe(true)
-      expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+      expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
 
       expect((await app.complete(ordered.id, 'https://results.example/rust.json')).status).toBe(200)
       const done = await client.getTask({ tenant: '', id: ordered.id, historyLength: undefined })
@@ -194,7 +177,7 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
     const client = await app.client('HTTP+JSON')
     const first = await send(client, message({ skill: 'deep-search' }))
     const required = first.status?.message?.metadata?.['x402.payment.required'] as PaymentRequired
-    const payload = await payer().createPaymentPayload(required)
+    const payload = await x402Payer(buyer).createPaymentPayload(required)
     const pay = (task: Task) =>
       send(
         client,
@@ -217,7 +200,7 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
       otherClient.getTask({ tenant: '', id: first.id, historyLength: undefined }),
     ).rejects.toThrow()
     // A payment for the wrong amount is refused and the task still asks for the right one.
-    const cheap = await payer().createPaymentPayload({
+    const cheap = await x402Payer(buyer).createPaymentPayload({
       ...required,
       accepts: [{ ...(required.accepts[0] as PaymentRequired['accepts'][number]), amount: '1' }],
     })

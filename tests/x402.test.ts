@@ -10,13 +10,13 @@ import {
   encodePaymentSignatureHeader,
 } from '@x402/core/http'
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
-import { registerExactEvmScheme } from '@x402/evm/exact/client'
-import { wrapFetchWithPayment, x402Client } from '@x402/fetch'
-import { type Address, type Hex, toHex } from 'viem'
+import { wrapFetchWithPayment } from '@x402/fetch'
+import { type Hex, toHex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { testApp } from '../packages/server/src/testing/http.ts'
-import { type Anvil, paymentChain, USDC_ABI, USDC_ADDRESS } from './support/anvil.ts'
+import { type Anvil, paymentChain, USDC_ADDRESS } from './support/anvil.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
+import { signedPayment, x402Payer } from './support/x402.ts'
 
 const PRICE = 500_000n // 0.5 USDC: under the x402 client's default cap of $1 a payment
 const SKILL = { name: 'Deep Search', type: 'purchasable', price: '0.5' }
@@ -68,18 +68,8 @@ async function market(options: { databaseUrl?: string; register?: boolean; x402?
 
 /** The official x402 v2 client paying with `account` on Base (chain 8453) only. */
 function payingFetch(fetchApp: typeof fetch, account: HDAccount = buyer) {
-  const client = new x402Client()
-  registerExactEvmScheme(client, { signer: account, networks: ['eip155:8453'] })
-  return wrapFetchWithPayment(fetchApp, client)
+  return wrapFetchWithPayment(fetchApp, x402Payer(account))
 }
-
-const usdcOf = (address: Address) =>
-  anvil.publicClient.readContract({
-    address: USDC_ADDRESS,
-    abi: USDC_ABI,
-    functionName: 'balanceOf',
-    args: [address],
-  }) as Promise<bigint>
 
 /** The offer of a 402 answer, decoded from PAYMENT-REQUIRED. */
 async function offerOf(app: Awaited<ReturnType<typeof market>>, body: unknown = { params: { q: 'x' } }) {
@@ -88,52 +78,6 @@ async function offerOf(app: Awaited<ReturnType<typeof market>>, body: unknown = 
   const header = answer.headers.get('payment-required')
   if (!header) throw new Error('no PAYMENT-REQUIRED header')
   return { answer, required: decodePaymentRequiredHeader(header) }
-}
-
-/** An EIP-3009 authorization signed by `from`, as the exact scheme's payload carries it (fields overridable). */
-async function signedPayment(
-  accepted: PaymentRequirements,
-  from: HDAccount,
-  change: { to?: Address; value?: bigint; validBefore?: bigint; nonce?: Hex } = {},
-): Promise<PaymentPayload> {
-  const authorization = {
-    from: from.address,
-    to: change.to ?? (accepted.payTo as Address),
-    value: change.value ?? BigInt(accepted.amount),
-    validAfter: 0n,
-    validBefore: change.validBefore ?? BigInt(Math.floor(Date.now() / 1000) + 300),
-    nonce: change.nonce ?? toHex(crypto.getRandomValues(new Uint8Array(32))),
-  }
-  const signature = await from.signTypedData({
-    domain: {
-      name: String(accepted.extra.name),
-      version: String(accepted.extra.version),
-      chainId: 8453,
-      verifyingContract: accepted.asset as Address,
-    },
-    types: {
-      TransferWithAuthorization: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' },
-        { name: 'validBefore', type: 'uint256' },
-        { name: 'nonce', type: 'bytes32' },
-      ],
-    },
-    primaryType: 'TransferWithAuthorization',
-    message: authorization,
-  })
-  return {
-    x402Version: 2,
-    accepted,
-    payload: {
-      authorization: Object.fromEntries(
-        Object.entries(authorization).map(([key, value]) => [key, String(value)]),
-      ),
-      signature,
-    },
-  }
 }
 
 /** An authorization of the buyer's money signed by the thief: the signature is not the payer's. */
@@ -173,7 +117,10 @@ describe('x402 v2 beside MPP on the per-skill endpoints', () => {
 
   test("behavior: the official x402 client pays; the task is paid (method x402) with the settlement's hash, the seller got the price", async () => {
     const app = await market()
-    const [buyerBefore, sellerBefore] = await Promise.all([usdcOf(buyer.address), usdcOf(seller.address)])
+    const [buyerBefore, sellerBefore] = await Promise.all([
+      anvil.usdcOf(buyer.address),
+      anvil.usdcOf(seller.address),
+    ])
     const paid = await payingFetch(app.fetchApp as typeof fetch)(`http://localhost${PATH}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -192,8 +139,8 @@ describe('x402 v2 beside MPP on the per-skill endpoints', () => {
     expect(task.payment).toMatchObject({ method: 'x402', tx_hash: settled.transaction, from: buyer.address })
     // A paid task asks for nothing more.
     expect(task.next_steps.pay).toBe('Nothing to pay: the task is paid.')
-    expect(await usdcOf(buyer.address)).toBe(buyerBefore - PRICE)
-    expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    expect(await anvil.usdcOf(buyer.address)).toBe(buyerBefore - PRICE)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
     // The settlement was sent by the market's settler, and moved the buyer's money straight to the seller.
     const receipt = await anvil.publicClient.getTransactionReceipt({ hash: settled.transaction as Hex })
     expect(receipt.from.toLowerCase()).toBe(settler.address.toLowerCase())
@@ -211,14 +158,14 @@ describe('x402 v2 beside MPP on the per-skill endpoints', () => {
     if (!accepted) throw new Error('no offer')
     const payload = await signedPayment(accepted, buyer)
     expect((await payWith(app, payload)).status).toBe(201)
-    const sellerAfterOne = await usdcOf(seller.address)
+    const sellerAfterOne = await anvil.usdcOf(seller.address)
     const again = await payWith(app, payload)
     expect(again.status).toBe(409)
     expect(again.json.code).toBe('authorization_already_used')
     expect(again.text).not.toContain('task_')
     const other = await payWith(app, payload, { params: { q: 'another order' } })
     expect(other.status).toBe(409)
-    expect(await usdcOf(seller.address)).toBe(sellerAfterOne)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerAfterOne)
     expect((await app.queue()).total).toBe(1)
   })
 
@@ -232,14 +179,14 @@ describe('x402 v2 beside MPP on the per-skill endpoints', () => {
     const [accepted] = required.accepts
     if (!accepted) throw new Error('no offer')
     const payload = await signedPayment(accepted, buyer)
-    const sellerBefore = await usdcOf(seller.address)
+    const sellerBefore = await anvil.usdcOf(seller.address)
     const answers = await Promise.all([
       payWith(first, payload),
       payWith(second, payload),
       payWith(first, payload),
     ])
     expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409, 409])
-    expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
     const queue = await first.queue()
     expect(queue.tasks.filter((task: { status: string }) => task.status === 'paid').length).toBe(1)
   })
@@ -249,7 +196,7 @@ describe('x402 v2 beside MPP on the per-skill endpoints', () => {
     const { required } = await offerOf(app, {})
     const [accepted] = required.accepts
     if (!accepted) throw new Error('no offer')
-    const before = await Promise.all([usdcOf(buyer.address), usdcOf(thief.address)])
+    const before = await Promise.all([anvil.usdcOf(buyer.address), anvil.usdcOf(thief.address)])
     const cases: [PaymentPayload, string][] = [
       [
         await signedPayment(accepted, buyer, { validBefore: BigInt(Math.floor(Date.now() / 1000) - 10) }),
@@ -269,7 +216,7 @@ describe('x402 v2 beside MPP on the per-skill endpoints', () => {
       expect(again.error ?? '', reason).toContain(reason)
       expect(again.accepts).toEqual(required.accepts)
     }
-    expect(await Promise.all([usdcOf(buyer.address), usdcOf(thief.address)])).toEqual(before)
+    expect(await Promise.all([anvil.usdcOf(buyer.address), anvil.usdcOf(thief.address)])).toEqual(before)
     expect((await app.queue()).total).toBe(0)
   })
 
@@ -306,10 +253,10 @@ describe('x402 v2 beside MPP on the per-skill endpoints', () => {
     const { required } = await offerOf(app, {})
     const [accepted] = required.accepts
     if (!accepted) throw new Error('no offer')
-    const sellerBefore = await usdcOf(seller.address)
+    const sellerBefore = await anvil.usdcOf(seller.address)
     void payWith(app, await signedPayment(accepted, buyer))
     await broadcast
-    expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
     const stored = await app.queue()
     expect(stored.total).toBe(1)
     expect(stored.tasks[0].status).toBe('pending_payment')
@@ -363,11 +310,11 @@ describe('x402 v2 beside MPP on the per-skill endpoints', () => {
         if (signature) sent.push(signature)
         return fetch(input, init)
       }
-      const sellerBefore = await usdcOf(seller.address)
+      const sellerBefore = await anvil.usdcOf(seller.address)
       const paid = await payingFetch(recording as typeof fetch)(`${b}${PATH}`, { method: 'POST' })
       expect(paid.status).toBe(201)
       expect(((await paid.json()) as { status: string }).status).toBe('paid')
-      expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+      expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
       expect(sent.length).toBe(1)
       const replays = await Promise.all(
         [a, b, a, b].map((base) =>
@@ -375,7 +322,7 @@ describe('x402 v2 beside MPP on the per-skill endpoints', () => {
         ),
       )
       expect(replays.map((answer) => answer.status)).toEqual([409, 409, 409, 409])
-      expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+      expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
     } finally {
       for (const server of servers) server.stop()
     }

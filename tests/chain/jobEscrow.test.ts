@@ -11,7 +11,7 @@ import {
 } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import artifacts from '../../contracts/artifacts.json'
-import { type Anvil, paymentChain, USDC_ABI, USDC_ADDRESS } from '../support/anvil.ts'
+import { type Anvil, paymentChain, USDC_ADDRESS } from '../support/anvil.ts'
 
 const ABI = artifacts.JobEscrow.abi as Abi
 const BUDGET = 2_500_000n // 2.5 USDC
@@ -52,14 +52,6 @@ afterAll(() => {
   )
   anvil?.stop()
 })
-
-const usdcOf = (address: Address) =>
-  anvil.publicClient.readContract({
-    address: USDC_ADDRESS,
-    abi: USDC_ABI,
-    functionName: 'balanceOf',
-    args: [address],
-  }) as Promise<bigint>
 
 const now = async () => (await anvil.publicClient.getBlock()).timestamp
 
@@ -141,13 +133,13 @@ async function funded(client: HDAccount = buyer, options: { evaluator?: Address;
 
 describe('JobEscrow: delivery, review, refunds (ERC-8183-shaped), on anvil', () => {
   test('behavior: deliver then accept: the buyer (default evaluator) completes and the seller is paid once', async () => {
-    const before = await Promise.all([usdcOf(buyer.address), usdcOf(seller.address)])
+    const before = await Promise.all([anvil.usdcOf(buyer.address), anvil.usdcOf(seller.address)])
     const { key } = await funded(buyer, { step: 'fund' })
     expect(await jobOf(key)).toMatchObject({ state: 'Funded', evaluator: buyer.address, budget: BUDGET })
     await send(seller, 'submit', [key, keccak256(toHex('https://results.example/1'))], 'submit')
     await send(buyer, 'complete', [key, keccak256(toHex('good'))], 'complete')
     expect((await jobOf(key)).state).toBe('Completed')
-    expect(await Promise.all([usdcOf(buyer.address), usdcOf(seller.address)])).toEqual([
+    expect(await Promise.all([anvil.usdcOf(buyer.address), anvil.usdcOf(seller.address)])).toEqual([
       (before[0] ?? 0n) - BUDGET,
       (before[1] ?? 0n) + BUDGET,
     ])
@@ -158,7 +150,7 @@ describe('JobEscrow: delivery, review, refunds (ERC-8183-shaped), on anvil', () 
   })
 
   test('behavior: deliver then reject by a named evaluator: the buyer is refunded; neither the buyer nor the seller may decide', async () => {
-    const before = await usdcOf(buyer.address)
+    const before = await anvil.usdcOf(buyer.address)
     const { key } = await funded(buyer, { evaluator: evaluator.address })
     await send(seller, 'submit', [key, toHex(1, { size: 32 })])
     const reason = toHex(2, { size: 32 })
@@ -170,11 +162,11 @@ describe('JobEscrow: delivery, review, refunds (ERC-8183-shaped), on anvil', () 
     }[]
     expect(event?.args).toMatchObject({ rejector: evaluator.address, reason })
     expect((await jobOf(key)).state).toBe('Rejected')
-    expect(await usdcOf(buyer.address)).toBe(before)
+    expect(await anvil.usdcOf(buyer.address)).toBe(before)
   })
 
   test('behavior: no delivery by the deadline: anyone refunds the buyer after it, nobody before it; a late delivery is refused', async () => {
-    const before = await usdcOf(buyer.address)
+    const before = await anvil.usdcOf(buyer.address)
     const { key } = await funded()
     expect(await refusal(stranger, 'claimRefund', [key])).toBe('NotExpired')
     expect(await refusal(buyer, 'claimRefund', [key])).toBe('NotExpired')
@@ -184,11 +176,11 @@ describe('JobEscrow: delivery, review, refunds (ERC-8183-shaped), on anvil', () 
     expect(await refusal(seller, 'submit', [key, toHex(1, { size: 32 })])).toBe('DeadlinePassed')
     await send(stranger, 'claimRefund', [key], 'claimRefund')
     expect((await jobOf(key)).state).toBe('Expired')
-    expect(await usdcOf(buyer.address)).toBe(before)
+    expect(await anvil.usdcOf(buyer.address)).toBe(before)
   })
 
   test('behavior: silence past the review window pays the seller, by anyone; before it the seller cannot take it', async () => {
-    const sellerBefore = await usdcOf(seller.address)
+    const sellerBefore = await anvil.usdcOf(seller.address)
     const { key } = await funded()
     await send(seller, 'submit', [key, toHex(1, { size: 32 })])
     expect(await refusal(seller, 'claimPayment', [key])).toBe('ReviewNotOver')
@@ -208,7 +200,7 @@ describe('JobEscrow: delivery, review, refunds (ERC-8183-shaped), on anvil', () 
       args: { bySilence: boolean }
     }[]
     expect(event?.args.bySilence).toBe(true)
-    expect(await usdcOf(seller.address)).toBe(sellerBefore + BUDGET)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + BUDGET)
   })
 
   test('attack: only the seller delivers; another buyer cannot take a jobId; a key pays once; bad funding is refused', async () => {
@@ -244,6 +236,6 @@ describe('JobEscrow: delivery, review, refunds (ERC-8183-shaped), on anvil', () 
       'UnknownJob',
     )
     // The escrow holds exactly what its open jobs hold: nothing leaks between them.
-    expect(await usdcOf(escrow)).toBeGreaterThanOrEqual(BUDGET)
+    expect(await anvil.usdcOf(escrow)).toBeGreaterThanOrEqual(BUDGET)
   })
 })

@@ -2,13 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { memoryRateBuckets, rateLimiter, type X402Facilitator } from '@agentmarket/core'
 import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import type { PaymentRequired } from '@x402/core/types'
-import { registerExactEvmScheme } from '@x402/evm/exact/client'
-import { x402Client } from '@x402/fetch'
 import type { Address } from 'viem'
 import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from 'viem/accounts'
 import { acceptsPayment, parseAcceptPayment } from '../../packages/core/src/payments/AcceptPayment.ts'
 import { type TestAppOptions, testApp } from '../../packages/server/src/testing/http.ts'
-import { type Anvil, paymentChain, USDC_ABI, USDC_ADDRESS } from '../support/anvil.ts'
+import { type Anvil, paymentChain } from '../support/anvil.ts'
+import { x402Payer } from '../support/x402.ts'
 
 // Attacks on the agent protocols added this session: the A2A 1.0 server (routes, handler, transports, threads), A2A's
 // x402 payment round, MCP's stateless revision, the AI catalog, the registration file and MPP discovery. Each drives
@@ -127,13 +126,6 @@ function recordingFacilitator() {
     },
   }
   return { facilitator, calls }
-}
-
-/** An x402 client paying on Base with `account` (the official one, as A2A's x402 clients use). */
-function payer(account: LocalAccount) {
-  const client = new x402Client()
-  registerExactEvmScheme(client, { signer: account, networks: ['eip155:8453'] })
-  return client
 }
 
 describe('A2A: reading or joining other buyers’ orders', () => {
@@ -466,9 +458,9 @@ describe('A2A: orders that would skip the HTTP path’s checks', () => {
     const unpaid = await order(app, '/a2a/agents/seller', { skill: 'deep-search', params: { q: 'x' } })
     const foreign = await order(app, '/a2a/agents/other', { skill: 'translate' })
     const foreignRequired = foreign.status.message.metadata[X402_REQUIRED] as PaymentRequired
-    const foreignPayload = await payer(wallet).createPaymentPayload(foreignRequired)
+    const foreignPayload = await x402Payer(wallet).createPaymentPayload(foreignRequired)
     const ownRequired = unpaid.status.message.metadata[X402_REQUIRED] as PaymentRequired
-    const ownPayload = await payer(wallet).createPaymentPayload(ownRequired)
+    const ownPayload = await x402Payer(wallet).createPaymentPayload(ownRequired)
 
     const errors = [
       await rpc(app, '/a2a/agents/seller', 'SendMessage', paymentMessage(free.id, ownPayload)),
@@ -516,14 +508,6 @@ describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)
   })
   afterAll(() => anvil?.stop())
 
-  const usdcOf = (address: Address) =>
-    anvil.publicClient.readContract({
-      address: USDC_ADDRESS,
-      abi: USDC_ABI,
-      functionName: 'balanceOf',
-      args: [address],
-    }) as Promise<bigint>
-
   const anvilMarket = (minConfirmations: number) =>
     market({
       chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
@@ -542,12 +526,12 @@ describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)
     const app = await anvilMarket(3)
     const ordered = await order(app, '/a2a/agents/seller', { skill: 'deep-search', params: { q: 'x' } })
     const required = ordered.status.message.metadata[X402_REQUIRED] as PaymentRequired
-    const sellerBefore = await usdcOf(seller.address)
+    const sellerBefore = await anvil.usdcOf(seller.address)
     const first = await rpc(
       app,
       '/a2a/agents/seller',
       'SendMessage',
-      paymentMessage(ordered.id, await payer(buyer).createPaymentPayload(required)),
+      paymentMessage(ordered.id, await x402Payer(buyer).createPaymentPayload(required)),
     )
     expect(first.json.result.task.status.message.metadata[X402_STATUS]).toBe('payment-completed')
     // The buyer polls, as A2A says to; an a2a-x402 client pays whatever asks for payment.
@@ -558,9 +542,9 @@ describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)
       app,
       '/a2a/agents/seller',
       'SendMessage',
-      paymentMessage(ordered.id, await payer(buyer).createPaymentPayload(again)),
+      paymentMessage(ordered.id, await x402Payer(buyer).createPaymentPayload(again)),
     )
-    expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
     expect(asked[X402_STATUS]).not.toBe('payment-required')
   })
 
@@ -570,10 +554,10 @@ describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)
     const app = await anvilMarket(1)
     const ordered = await order(app, '/a2a/agents/seller', { skill: 'deep-search', params: { q: 'x' } })
     const required = ordered.status.message.metadata[X402_REQUIRED] as PaymentRequired
-    const sellerBefore = await usdcOf(seller.address)
+    const sellerBefore = await anvil.usdcOf(seller.address)
     const payloads = await Promise.all([
-      payer(buyer).createPaymentPayload(required),
-      payer(buyer).createPaymentPayload(required),
+      x402Payer(buyer).createPaymentPayload(required),
+      x402Payer(buyer).createPaymentPayload(required),
     ])
     await Promise.all(
       payloads.map((payload) =>
@@ -582,7 +566,7 @@ describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)
     )
     const view = (await app.call('GET', `/api/agents/seller/tasks/${ordered.id}`)).json
     expect(view.status).toBe('paid')
-    expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
   })
 })
 

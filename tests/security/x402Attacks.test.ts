@@ -18,7 +18,8 @@ import {
 } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { TEST_BASE_URL, testApp } from '../../packages/server/src/testing/http.ts'
-import { type Anvil, paymentChain, USDC_ABI, USDC_ADDRESS } from '../support/anvil.ts'
+import { type Anvil, paymentChain, USDC_ADDRESS } from '../support/anvil.ts'
+import { payloadOf, signedPayment } from '../support/x402.ts'
 
 // Attacks on the x402 money path (commit 3e6b99a): an observer of the chain and of every public answer (the
 // settlement's call data holds the whole EIP-3009 authorization), a buyer who bends the payload, a payer racing its
@@ -93,14 +94,6 @@ async function market(options: { minConfirmations?: number; x402?: X402Facilitat
   return { ...app, key, otherKey, queue }
 }
 
-const usdcOf = (address: Address) =>
-  anvil.publicClient.readContract({
-    address: USDC_ADDRESS,
-    abi: USDC_ABI,
-    functionName: 'balanceOf',
-    args: [address],
-  }) as Promise<bigint>
-
 /** The x402 offer a 402 answer carries for `path`. */
 async function offerOf(app: Market, path = PATH, body: unknown = {}): Promise<PaymentRequirements> {
   const answer = await app.call('POST', path, { body })
@@ -110,80 +103,8 @@ async function offerOf(app: Market, path = PATH, body: unknown = {}): Promise<Pa
   return accepted
 }
 
-type Change = {
-  to?: Address
-  value?: bigint
-  validAfter?: bigint
-  validBefore?: bigint
-  nonce?: Hex
-  chainId?: number
-  domainName?: string
-}
-
 const randomNonce = () => toHex(crypto.getRandomValues(new Uint8Array(32)))
 const nowSeconds = () => BigInt(Math.floor(Date.now() / 1000))
-
-/** An EIP-3009 authorization signed by `from` for `accepted`, as the exact scheme's payload carries it. */
-async function signedPayment(
-  accepted: PaymentRequirements,
-  from: HDAccount,
-  change: Change = {},
-): Promise<PaymentPayload> {
-  const authorization = {
-    from: from.address,
-    to: change.to ?? (accepted.payTo as Address),
-    value: change.value ?? BigInt(accepted.amount),
-    validAfter: change.validAfter ?? 0n,
-    validBefore: change.validBefore ?? nowSeconds() + 300n,
-    nonce: change.nonce ?? randomNonce(),
-  }
-  const signature = await from.signTypedData({
-    domain: {
-      name: change.domainName ?? String(accepted.extra.name),
-      version: String(accepted.extra.version),
-      chainId: change.chainId ?? 8453,
-      verifyingContract: accepted.asset as Address,
-    },
-    types: {
-      TransferWithAuthorization: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' },
-        { name: 'validBefore', type: 'uint256' },
-        { name: 'nonce', type: 'bytes32' },
-      ],
-    },
-    primaryType: 'TransferWithAuthorization',
-    message: authorization,
-  })
-  return payloadOf(accepted, authorization, signature)
-}
-
-/** The payload of an authorization (fields as strings) and its signature. */
-function payloadOf(
-  accepted: PaymentRequirements,
-  authorization: {
-    from: Address
-    to: Address
-    value: bigint
-    validAfter: bigint
-    validBefore: bigint
-    nonce: Hex
-  },
-  signature: Hex,
-): PaymentPayload {
-  return {
-    x402Version: 2,
-    accepted,
-    payload: {
-      authorization: Object.fromEntries(
-        Object.entries(authorization).map(([key, value]) => [key, String(value)]),
-      ),
-      signature,
-    },
-  }
-}
 
 /** Sends an order (row 12 by default) with an x402 payment header. */
 const payWith = (
@@ -282,7 +203,7 @@ describe('x402 v2: attacks on the money path', () => {
     })
     expect(paid.status).toBe(201)
     const taskId = paid.json.task_id as string
-    const sellerAfter = await usdcOf(seller.address)
+    const sellerAfter = await anvil.usdcOf(seller.address)
     // Everything below is public: the settlement's hash (the feed shows it) and the 402 offer anyone is handed.
     const rebuilt = await rebuiltFromChain(settlementOf(paid), await offerOf(app))
     const inner = rebuilt.payload as { authorization: Record<string, string>; signature: Hex }
@@ -324,7 +245,7 @@ describe('x402 v2: attacks on the money path', () => {
       expect(attempt.text).not.toContain('task_')
       expect(attempt.headers.get('payment-response')).toBeNull()
     }
-    expect(await usdcOf(seller.address)).toBe(sellerAfter)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerAfter)
     expect((await app.queue()).total).toBe(1)
     expect((await app.queue('other')).total).toBe(0)
   })
@@ -356,7 +277,7 @@ describe('x402 v2: attacks on the money path', () => {
 
   test('attack: while the settlement awaits its confirmations, an observer orders with its hash and verifies its own task with it; the re-check pays only the x402 order', async () => {
     const app = await market({ minConfirmations: 3 })
-    const sellerBefore = await usdcOf(seller.address)
+    const sellerBefore = await anvil.usdcOf(seller.address)
     const pending = await payWith(app, await signedPayment(await offerOf(app), buyer))
     expect(pending.status).toBe(202)
     const victimTask = pending.json.task_id as string
@@ -385,7 +306,7 @@ describe('x402 v2: attacks on the money path', () => {
     expect(byId[victimTask]?.status).toBe('paid')
     expect(byId[victimTask]?.payment.method).toBe('x402')
     expect(byId[observerTask]?.status).toBe('pending_payment')
-    expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
   })
 
   test("attack: the x402 payer reuses its own settlement's hash, with a valid payer signature, for a second order while the first awaits confirmations: the payment still pays one task", async () => {
@@ -411,7 +332,11 @@ describe('x402 v2: attacks on the money path', () => {
     const app = await market()
     const othersOffer = await offerOf(app, '/api/agents/other/tasks/translate')
     const payload = await signedPayment(othersOffer, buyer)
-    const before = await Promise.all([usdcOf(buyer.address), usdcOf(seller.address), usdcOf(other.address)])
+    const before = await Promise.all([
+      anvil.usdcOf(buyer.address),
+      anvil.usdcOf(seller.address),
+      anvil.usdcOf(other.address),
+    ])
     const foreignSkill = await payWith(app, payload, { path: ROW8, body: { skill: 'translate' } })
     expect(foreignSkill.status).toBe(404)
     expect(foreignSkill.json.code).toBe('skill_not_found')
@@ -427,9 +352,13 @@ describe('x402 v2: attacks on the money path', () => {
       body: { skill: 'translate' },
     })
     expect(swapped.status).toBe(402)
-    expect(await Promise.all([usdcOf(buyer.address), usdcOf(seller.address), usdcOf(other.address)])).toEqual(
-      before,
-    )
+    expect(
+      await Promise.all([
+        anvil.usdcOf(buyer.address),
+        anvil.usdcOf(seller.address),
+        anvil.usdcOf(other.address),
+      ]),
+    ).toEqual(before)
     expect((await app.queue()).total).toBe(0)
     expect((await app.queue('other')).total).toBe(0)
     // Nothing was burned: each authorization still pays the order it was signed for, once.
@@ -439,8 +368,8 @@ describe('x402 v2: attacks on the money path', () => {
     })
     expect(right.status).toBe(201)
     expect(right.json.agent).toBe('other')
-    expect(await usdcOf(other.address)).toBe((before[2] ?? 0n) + PRICE)
-    expect(await usdcOf(seller.address)).toBe(before[1])
+    expect(await anvil.usdcOf(other.address)).toBe((before[2] ?? 0n) + PRICE)
+    expect(await anvil.usdcOf(seller.address)).toBe(before[1])
   })
 
   test('attack: odd PAYMENT-SIGNATURE shapes (x402Version 1, v1 fields, a Permit2 payload beside the authorization, malformed fields, a huge header, two headers) pay nothing, store nothing and burn nothing', async () => {
@@ -448,7 +377,7 @@ describe('x402 v2: attacks on the money path', () => {
     const accepted = await offerOf(app)
     const payload = await signedPayment(accepted, buyer)
     const inner = payload.payload as { authorization: Record<string, string>; signature: Hex }
-    const before = await Promise.all([usdcOf(buyer.address), usdcOf(seller.address)])
+    const before = await Promise.all([anvil.usdcOf(buyer.address), anvil.usdcOf(seller.address)])
     const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64')
     const headers: [string, string][] = [
       ['x402Version 1', encode({ ...payload, x402Version: 1 })],
@@ -520,7 +449,7 @@ describe('x402 v2: attacks on the money path', () => {
       new Request(`http://localhost${PATH}`, { method: 'POST', headers: twoHeaders, body: '{}' }),
     )
     expect(answer.status).toBe(402)
-    expect(await Promise.all([usdcOf(buyer.address), usdcOf(seller.address)])).toEqual(before)
+    expect(await Promise.all([anvil.usdcOf(buyer.address), anvil.usdcOf(seller.address)])).toEqual(before)
     expect((await app.queue()).total).toBe(0)
     // The authorization all of those carried was never claimed: it still pays, once.
     expect((await payWith(app, payload)).status).toBe(201)
@@ -531,7 +460,11 @@ describe('x402 v2: attacks on the money path', () => {
     const app = await market()
     const accepted = await offerOf(app)
     const nonce = randomNonce()
-    const before = await Promise.all([usdcOf(buyer.address), usdcOf(seller.address), usdcOf(thief.address)])
+    const before = await Promise.all([
+      anvil.usdcOf(buyer.address),
+      anvil.usdcOf(seller.address),
+      anvil.usdcOf(thief.address),
+    ])
     const cases: [string, PaymentPayload][] = [
       ['more than the price', await signedPayment(accepted, buyer, { nonce, value: PRICE + 1n })],
       ['to the thief', await signedPayment(accepted, buyer, { nonce, to: thief.address })],
@@ -554,9 +487,13 @@ describe('x402 v2: attacks on the money path', () => {
       expect(answer.status, name).toBe(402)
       expect(answer.json.code, name).toBe('x402_payment_invalid')
     }
-    expect(await Promise.all([usdcOf(buyer.address), usdcOf(seller.address), usdcOf(thief.address)])).toEqual(
-      before,
-    )
+    expect(
+      await Promise.all([
+        anvil.usdcOf(buyer.address),
+        anvil.usdcOf(seller.address),
+        anvil.usdcOf(thief.address),
+      ]),
+    ).toEqual(before)
     expect((await app.queue()).total).toBe(0)
     expect((await payWith(app, await signedPayment(accepted, buyer, { nonce }))).status).toBe(201)
   })
@@ -564,10 +501,10 @@ describe('x402 v2: attacks on the money path', () => {
   test('attack: one authorization sent five times at once to one process: one task, one transfer', async () => {
     const app = await market()
     const payload = await signedPayment(await offerOf(app), buyer)
-    const sellerBefore = await usdcOf(seller.address)
+    const sellerBefore = await anvil.usdcOf(seller.address)
     const answers = await Promise.all([1, 2, 3, 4, 5].map(() => payWith(app, payload)))
     expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409, 409, 409, 409])
-    expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
     expect((await app.queue()).total).toBe(1)
   })
 
@@ -578,13 +515,13 @@ describe('x402 v2: attacks on the money path', () => {
     const toOther = await signedPayment(await offerOf(app, '/api/agents/other/tasks/translate'), buyer, {
       nonce,
     })
-    const before = (await usdcOf(seller.address)) + (await usdcOf(other.address))
+    const before = (await anvil.usdcOf(seller.address)) + (await anvil.usdcOf(other.address))
     const answers = await Promise.all([
       payWith(app, toSeller),
       payWith(app, toOther, { path: '/api/agents/other/tasks/translate' }),
     ])
     expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409])
-    expect((await usdcOf(seller.address)) + (await usdcOf(other.address))).toBe(before + PRICE)
+    expect((await anvil.usdcOf(seller.address)) + (await anvil.usdcOf(other.address))).toBe(before + PRICE)
     const paid = [...(await app.queue()).tasks, ...(await app.queue('other')).tasks].filter(
       (task: { status: string }) => task.status === 'paid',
     )
@@ -609,7 +546,7 @@ describe('x402 v2: attacks on the money path', () => {
     const sent = (await anvil.publicClient.getTransactionCount({ address: slowSettler.address })) - sentBefore
     expect(sent).toBe(1)
     expect((await app.queue()).total).toBe(1)
-    expect(await usdcOf(poor.address)).toBe(0n)
+    expect(await anvil.usdcOf(poor.address)).toBe(0n)
   })
 
   test('attack: a contract-wallet payer (ERC-1271) pays once; its settled authorization rebuilt from the bytes-signature call data is refused; an ERC-6492-wrapped signature of an undeployed wallet settles nothing', async () => {
@@ -627,11 +564,11 @@ describe('x402 v2: attacks on the money path', () => {
       nonce: randomNonce(),
     }
     const contractSignature = `0x${'ab'.repeat(70)}` as Hex
-    const sellerBefore = await usdcOf(seller.address)
+    const sellerBefore = await anvil.usdcOf(seller.address)
     const paid = await payWith(app, payloadOf(accepted, authorization, contractSignature))
     expect(paid.status).toBe(201)
     expect(paid.json.buyer_wallet.toLowerCase()).toBe(wallet)
-    expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
     const rebuilt = await rebuiltFromChain(settlementOf(paid), accepted)
     expect((await payWith(app, rebuilt)).status).toBe(409)
     // An undeployed wallet with a factory the market does not trust: nothing sent, nothing stored.
@@ -647,21 +584,21 @@ describe('x402 v2: attacks on the money path', () => {
       payloadOf(accepted, { ...authorization, from: undeployed }, wrapped),
     )
     expect(counterfactual.status).toBe(402)
-    expect(await usdcOf(undeployed)).toBe(PRICE)
+    expect(await anvil.usdcOf(undeployed)).toBe(PRICE)
     expect((await app.queue()).total).toBe(1)
   })
 
   test('attack: both an MPP `Authorization: Payment` credential and PAYMENT-SIGNATURE: one order, paid once, by the x402 payment', async () => {
     const app = await market()
     const payload = await signedPayment(await offerOf(app), buyer)
-    const sellerBefore = await usdcOf(seller.address)
+    const sellerBefore = await anvil.usdcOf(seller.address)
     const junkCredential = `Payment ${Buffer.from('{"challenge":{},"payload":{}}').toString('base64url')}`
     const both = await payWith(app, payload, { headers: { authorization: junkCredential } })
     expect(both.status).toBe(201)
     expect(both.json.payment.method).toBe('x402')
     const again = await payWith(app, payload, { headers: { authorization: junkCredential } })
     expect(again.status).toBe(409)
-    expect(await usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
     expect((await app.queue()).total).toBe(1)
   })
 
@@ -669,7 +606,7 @@ describe('x402 v2: attacks on the money path', () => {
     const app = await market()
     const accepted = await offerOf(app)
     const payload = await signedPayment(accepted, buyer)
-    const before = await Promise.all([usdcOf(buyer.address), usdcOf(seller.address)])
+    const before = await Promise.all([anvil.usdcOf(buyer.address), anvil.usdcOf(seller.address)])
     const free = await payWith(app, payload, { path: '/api/agents/seller/tasks/ping' })
     expect(free.status).toBe(201)
     expect(free.json.payment.method).toBe('free')
@@ -681,7 +618,7 @@ describe('x402 v2: attacks on the money path', () => {
       body: { skills: [{ ...SKILL, price: '0.4' }, FREE_SKILL] },
     })
     expect((await payWith(app, payload)).status).toBe(402)
-    expect(await Promise.all([usdcOf(buyer.address), usdcOf(seller.address)])).toEqual(before)
+    expect(await Promise.all([anvil.usdcOf(buyer.address), anvil.usdcOf(seller.address)])).toEqual(before)
   })
 
   test('attack: a seller pays its own order from its own wallet (the settler pays the gas): the task is paid, but its delivery earns no paid trust', async () => {
@@ -701,7 +638,7 @@ describe('x402 v2: attacks on the money path', () => {
   test('attack: a settlement slower than the receipt wait is answered with its task (202), never a 402 asking to pay again', async () => {
     const app = await market({ x402: facilitator(slowSettler, 1_000) })
     const accepted = await offerOf(app)
-    const buyerBefore = await usdcOf(buyer.address)
+    const buyerBefore = await anvil.usdcOf(buyer.address)
     const payload = await signedPayment(accepted, buyer)
     const first = await withSlowChain(() => payWith(app, payload))
     // The buyer does what the 402 says: signs a new authorization and sends the same request.
@@ -711,7 +648,7 @@ describe('x402 v2: attacks on the money path', () => {
     await app.market.recheckPendingPayments()
     const tasks = (await app.queue()).tasks as { task_id: string; status: string }[]
     expect(tasks.map((task) => task.status)).toEqual(['paid', 'paid'])
-    expect(await usdcOf(buyer.address)).toBe(buyerBefore - 2n * PRICE)
+    expect(await anvil.usdcOf(buyer.address)).toBe(buyerBefore - 2n * PRICE)
     const firstTask = tasks.find((task) => task.task_id !== second.json.task_id)
     // Safe: the first answer names the task the settlement pays (202 while the chain has not shown it), never a 402
     // asking for another authorization while this one's transfer is on its way.
@@ -725,9 +662,9 @@ describe('x402 v2: attacks on the money path', () => {
       try {
         const flaky = viemX402Facilitator({ rpcUrl: rpc.url, chain: anvil.chain, account: slowSettler })
         const app = await market({ x402: flaky })
-        const buyerBefore = await usdcOf(buyer.address)
+        const buyerBefore = await anvil.usdcOf(buyer.address)
         const answer = await payWith(app, await signedPayment(await offerOf(app), buyer))
-        expect(await usdcOf(buyer.address)).toBe(buyerBefore - PRICE)
+        expect(await anvil.usdcOf(buyer.address)).toBe(buyerBefore - PRICE)
         app.clock.advance(60_000)
         await app.market.recheckPendingPayments()
         const [task] = (await app.queue()).tasks as { task_id: string; status: string }[]
@@ -744,7 +681,7 @@ describe('x402 v2: attacks on the money path', () => {
   test("attack: a watcher of the mempool front-runs the settlement with the same authorization (the seller has every reason to): the buyer's money reaches the seller, and the order is still paid", async () => {
     const app = await market({ x402: facilitator(slowSettler, 10_000) })
     const accepted = await offerOf(app)
-    const before = await Promise.all([usdcOf(buyer.address), usdcOf(seller.address)])
+    const before = await Promise.all([anvil.usdcOf(buyer.address), anvil.usdcOf(seller.address)])
     const payload = await signedPayment(accepted, buyer)
     const { nonce } = (payload.payload as { authorization: { nonce: Hex } }).authorization
     const answer = await withSlowChain(async () => {
@@ -762,7 +699,7 @@ describe('x402 v2: attacks on the money path', () => {
       await anvil.testClient.mine({ blocks: 1 })
       return answering
     })
-    expect(await Promise.all([usdcOf(buyer.address), usdcOf(seller.address)])).toEqual([
+    expect(await Promise.all([anvil.usdcOf(buyer.address), anvil.usdcOf(seller.address)])).toEqual([
       (before[0] ?? 0n) - PRICE,
       (before[1] ?? 0n) + PRICE,
     ])

@@ -58,6 +58,8 @@ export type Anvil = {
   /** Deploys Escrow for USDC_ADDRESS from accounts[0]; returns its address. */
   deployEscrow(): Promise<Address>
   mintUsdc(to: Address, amount: bigint): Promise<Hex>
+  /** The USDC balance of `address`, in base units. */
+  usdcOf(address: Address): Promise<bigint>
   transferUsdc(from: HDAccount, to: Address, amount: bigint): Promise<Hex>
   approveUsdc(from: HDAccount, spender: Address, amount: bigint): Promise<Hex>
   deposit(from: HDAccount, escrow: Address, args: DepositArgs): Promise<Hex>
@@ -149,6 +151,13 @@ export async function startAnvil(): Promise<Anvil> {
       return receipt.contractAddress
     },
     mintUsdc: (to, amount) => callUsdc(deployer, 'mint', [to, amount]),
+    usdcOf: (address) =>
+      publicClient.readContract({
+        address: USDC_ADDRESS,
+        abi: USDC_ABI,
+        functionName: 'balanceOf',
+        args: [address],
+      }) as Promise<bigint>,
     transferUsdc: (from, to, amount) => callUsdc(from, 'transfer', [to, amount]),
     approveUsdc: (from, spender, amount) => callUsdc(from, 'approve', [spender, amount]),
     async deposit(from, escrow, { taskId, seller, amount, slaDeadline }) {
