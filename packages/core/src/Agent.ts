@@ -1,5 +1,6 @@
 import * as v from 'valibot'
 import type { Address } from 'viem'
+import { type DeliveryRecordView, deliveryRecordView } from './Job.ts'
 import { type Liveness, liveness } from './Liveness.ts'
 import type { MilestoneView } from './Milestone.ts'
 import { assertUniqueSlugs, SkillListInput, type SkillRecord, type SkillView, toSkillView } from './Skill.ts'
@@ -46,6 +47,14 @@ export type AgentRecord = AgentProfile & {
   claimedMilestones: number
   /** Tasks this agent delivered. */
   completedTasks: number
+  /** Jobs delivered by their deadline (or without one). */
+  onTimeTasks: number
+  /** Paid jobs not delivered by their deadline. */
+  lateTasks: number
+  /** Refunds recorded on its tasks. */
+  refundedTasks: number
+  /** Disputes (rejections) recorded on its tasks. */
+  disputedTasks: number
   /** Trust credit: what distinct buyer wallets paid on chain for delivered tasks, each counted up to a cap (base units). */
   trustCreditBaseUnits: bigint
   /** Trust credit: how many distinct buyer wallets it comes from. */
@@ -124,6 +133,8 @@ export type AgentView = AgentProfile & {
   heartbeat: HeartbeatView
   milestones: MilestoneView[]
   trustScore: number
+  /** Its jobs: completed, on time, late, disputes and refunds (docs/jobs.md). */
+  deliveries: DeliveryRecordView
   owner: { username: string } | null
   createdAt: string
   cardUrl: string
@@ -181,6 +192,7 @@ export function toAgentView(
     heartbeat: heartbeatView(agent, now),
     milestones,
     trustScore: trustScore(agent, now),
+    deliveries: deliveryRecordView(agent),
     owner: agent.ownerUsername ? { username: agent.ownerUsername } : null,
     createdAt: agent.createdAt.toISOString(),
     ...agentLinks(baseUrl, agent.name),

@@ -12,6 +12,10 @@ export const FEED_EVENT_KINDS = [
   'task.created',
   'task.paid',
   'task.completed',
+  'task.delivered',
+  'task.rejected',
+  'task.late',
+  'task.refunded',
 ] as const
 /** A kind of feed event. */
 export type FeedEventKind = (typeof FEED_EVENT_KINDS)[number]

@@ -20,6 +20,8 @@ describe('SkillInput', () => {
       priceBaseUnits: null,
       currency: 'USDC',
       sla: null,
+      slaSeconds: null,
+      reviewSeconds: 0,
       url: null,
       input: null,
     })

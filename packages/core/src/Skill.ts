@@ -16,10 +16,19 @@ export type SkillRecord = {
   priceBaseUnits: bigint | null
   currency: 'USDC'
   sla: string | null
+  /** The promised delivery time after payment, in seconds: paid tasks carry `due_at`; null: no deadline. */
+  slaSeconds: number | null
+  /** Seconds the buyer has to accept or reject a delivery (silence accepts); 0: a delivery completes the task at once. */
+  reviewSeconds: number
   url: string | null
   /** The JSON Schema its orders' params must fit; null: any JSON object. */
   input: SkillInputSchema | null
 }
+
+/** The longest delivery time a skill may promise: 365 days. */
+export const MAX_SLA_SECONDS = 365 * 24 * 60 * 60
+/** The longest review window a skill may give its buyers: 30 days. */
+export const MAX_REVIEW_SECONDS = 30 * 24 * 60 * 60
 
 /** A skill as the API shows it. */
 export type SkillView = {
@@ -30,6 +39,10 @@ export type SkillView = {
   price: number | null
   currency: 'USDC'
   sla: string | null
+  /** The promised delivery time after payment, in seconds; null: none. */
+  sla_seconds: number | null
+  /** The buyer's review window after a delivery, in seconds; 0: none. */
+  review_seconds: number
   url: string | null
   /** The JSON Schema (2020-12) its orders' params must fit; null: any JSON object. */
   input: SkillInputSchema | null
@@ -50,6 +63,15 @@ export function slugify(name: string): string {
     .slice(0, 64)
     .replace(/-+$/, '')
 }
+
+/** A whole number of seconds from `min` to `max`. */
+const wholeSeconds = (min: number, max: number) =>
+  v.pipe(
+    v.number('must be a number of seconds'),
+    v.integer('must be a whole number of seconds'),
+    v.minValue(min, `must be at least ${min}`),
+    v.maxValue(max, `must be at most ${max} seconds`),
+  )
 
 const Price = v.pipe(
   v.union([v.number(), v.string()], 'must be a number'),
@@ -73,6 +95,8 @@ export const SkillObject = v.pipe(
       price: v.optional(Price),
       currency: v.optional(v.literal('USDC', 'must be "USDC"'), 'USDC'),
       sla: v.optional(boundedText(100)),
+      sla_seconds: v.optional(wholeSeconds(1, MAX_SLA_SECONDS)),
+      review_seconds: v.optional(wholeSeconds(0, MAX_REVIEW_SECONDS)),
       slug: v.optional(
         v.pipe(
           v.string('must be a string'),
@@ -112,6 +136,8 @@ export const SkillObject = v.pipe(
       priceBaseUnits: skill.type === 'purchasable' ? (skill.price ?? null) : null,
       currency: skill.currency,
       sla: skill.sla ?? null,
+      slaSeconds: skill.sla_seconds ?? null,
+      reviewSeconds: skill.review_seconds ?? 0,
       url: skill.url ?? null,
       input: skill.input ?? null,
     }),
@@ -157,6 +183,8 @@ export function toSkillView(skill: SkillRecord): SkillView {
     price: skill.priceBaseUnits === null ? null : amountToNumber(skill.priceBaseUnits),
     currency: skill.currency,
     sla: skill.sla,
+    sla_seconds: skill.slaSeconds,
+    review_seconds: skill.reviewSeconds,
     url: skill.url,
     input: skill.input,
   }

@@ -1,7 +1,17 @@
 import * as v from 'valibot'
 import type { Address, Hex } from 'viem'
 import { AGENT_NAME_PATTERN } from './Agent.ts'
+import { type ReviewTypedData, reviewTypedData } from './BuyerReview.ts'
 import { chainName, type MarketConfig } from './Config.ts'
+import {
+  dueAtOf,
+  MAX_REASON_LENGTH,
+  reviewUntilOf,
+  type TaskEntry,
+  type TaskEntryView,
+  type TaskOutcome,
+  toTaskEntryView,
+} from './Job.ts'
 import { amountToNumber, formatAmount } from './Money.ts'
 import { type PayerProofTypedData, payerProofTypedData } from './payments/PayerProof.ts'
 import type { SkillRecord } from './Skill.ts'
@@ -14,8 +24,18 @@ import {
   WalletAddressInput,
 } from './Validation.ts'
 
-/** The states of a task (SPEC "Task status", plus `expired`: unpaid past `expires_at`). */
-export const TASK_STATUSES = ['pending_payment', 'paid', 'completed', 'expired'] as const
+/**
+ * The states of a task: SPEC's three, plus `delivered` (awaiting the buyer's review), `rejected` (the buyer refused
+ * the delivery) and `expired` (unpaid past `expires_at`, or paid and not delivered by `due_at`). docs/jobs.md.
+ */
+export const TASK_STATUSES = [
+  'pending_payment',
+  'paid',
+  'delivered',
+  'completed',
+  'rejected',
+  'expired',
+] as const
 /** A task's state. */
 export type TaskStatus = (typeof TASK_STATUSES)[number]
 
@@ -73,6 +93,16 @@ export type TaskRecord = {
   expiresAt: Date | null
   createdAt: Date
   completedAt: Date | null
+  /** The skill's promised delivery time when ordered (seconds); null: no deadline. */
+  slaSeconds: number | null
+  /** The buyer's review window when ordered (seconds); 0: a delivery completes the task. */
+  reviewSeconds: number
+  /** When the seller delivered (the deadline and the end of the review follow: dueAtOf, reviewUntilOf). */
+  deliveredAt: Date | null
+  /** How the job ended; null while it runs. */
+  outcome: TaskOutcome | null
+  /** Its refunds and disputes, oldest first. */
+  entries: TaskEntry[]
 }
 
 const TxHash = v.pipe(
@@ -154,6 +184,19 @@ export const VerifyPaymentInput = strictFields({
   ),
 })
 
+/** Body of POST …/tasks/{id}/accept and …/reject: the buyer's decision, signed by the wallet that paid. */
+export const DecisionInput = strictFields({
+  reason: v.optional(boundedText(MAX_REASON_LENGTH)),
+  signature: v.pipe(
+    Signature,
+    v.description(
+      "The paying wallet's EIP-712 signature of the task's review.decision typed data, with message.decision and message.reason as sent.",
+    ),
+  ),
+})
+/** Validated decision. */
+export type DecisionInput = v.InferOutput<typeof DecisionInput>
+
 /** Body of POST …/tasks/{id}/complete. */
 export const CompleteTaskInput = strictFields({ result_url: HttpUrl })
 
@@ -168,7 +211,7 @@ export const TaskListInput = strictFields({
   status: v.optional(
     v.picklist(
       [...TASK_STATUSES, 'all'],
-      'must be one of "completed", "paid", "pending_payment", "expired", "all"',
+      `must be one of ${[...TASK_STATUSES, 'all'].map((status) => `"${status}"`).join(', ')}`,
     ),
   ),
   limit: v.optional(pageNumber(1, 100), 20),
@@ -223,6 +266,23 @@ export type TaskView = {
   payment: TaskPaymentView
   next_steps: NextSteps
   result_url?: string
+  /** The promised delivery time in seconds (the skill's `sla_seconds` when ordered); null: none. */
+  sla_seconds: number | null
+  /** The delivery deadline; past it an undelivered task is `expired`. */
+  due_at: string | null
+  delivered_at: string | null
+  /** The buyer's review window in seconds; 0: a delivery completes the task. */
+  review_seconds: number
+  /** Until when the buyer may accept or reject the delivery; silence past it accepts. */
+  review_until: string | null
+  outcome: TaskOutcome | null
+  /** Refunds and disputes, oldest first. */
+  records: TaskEntryView[]
+  /**
+   * While delivered and the buyer is known by a wallet: the EIP-712 typed data that wallet signs (message.decision
+   * "accept" or "reject", message.reason as sent) to accept or reject. Null otherwise.
+   */
+  review: ReviewTypedData | null
   created_at: string
   /** When an unpaid task expires (status `expired`); null once paid or when it never waited for payment. */
   expires_at: string | null
@@ -245,18 +305,32 @@ export type PublicTaskRow = {
   created_at: string
   paid_at: string | null
   completed_at: string | null
+  /** Whether it was delivered by its deadline; null while that is not known. */
+  on_time: boolean | null
+  /** How many refunds and disputes it has. */
+  refunds: number
+  disputes: number
 }
 
 /** The paths of a task's actions. */
 export function taskPaths(baseUrl: string, task: Pick<TaskRecord, 'agentName' | 'id'>) {
   const self = `${baseUrl}/api/agents/${encodeURIComponent(task.agentName)}/tasks/${task.id}`
-  return { self, verify: `${self}/verify-payment`, complete: `${self}/complete` }
+  return {
+    self,
+    verify: `${self}/verify-payment`,
+    complete: `${self}/complete`,
+    accept: `${self}/accept`,
+    reject: `${self}/reject`,
+  }
 }
 
 /** What the buyer does next, with real paths. */
 export function nextSteps(task: TaskRecord, config: MarketConfig): NextSteps {
   const paths = taskPaths(config.baseUrl, task)
-  const check_status = `GET ${paths.self} until status is "completed", then read result_url.`
+  const check_status =
+    task.status === 'delivered'
+      ? `Read result_url, then POST ${paths.accept} or ${paths.reject} (with a reason) signed by the paying wallet before review_until; silence accepts.`
+      : `GET ${paths.self} until status is "completed", then read result_url.`
   if (task.priceBaseUnits === 0n || !task.payTo) {
     return {
       pay: 'Nothing to pay: this skill is free.',
@@ -302,11 +376,33 @@ function paymentNetwork(method: PaymentMethod | null, config: MarketConfig) {
 
 const iso = (date: Date | null) => date?.toISOString() ?? null
 
-/** The task as it stands at `now`: awaiting payment past `expiresAt` it is `expired` (the sweep stores that later). */
+/**
+ * The task as it stands at `now` by time alone (the sweep stores it later): awaiting payment past `expiresAt`, or paid
+ * and undelivered past `dueAt`, it is `expired`; delivered past `reviewUntil`, the buyer's silence accepted it.
+ */
 export function taskAt(task: TaskRecord, now: Date): TaskRecord {
-  if (task.status !== 'pending_payment' || !task.expiresAt || task.expiresAt > now) return task
-  return { ...task, status: 'expired', pendingCheck: null }
+  const past = (when: Date | null) => when !== null && when <= now
+  if (task.status === 'pending_payment' && past(task.expiresAt))
+    return { ...task, status: 'expired', pendingCheck: null }
+  if (task.status === 'paid' && past(taskDueAt(task))) return { ...task, status: 'expired', outcome: 'late' }
+  const reviewUntil = taskReviewUntil(task)
+  if (task.status === 'delivered' && past(reviewUntil))
+    return { ...task, status: 'completed', outcome: 'accepted_by_silence', completedAt: reviewUntil }
+  return task
 }
+
+/** A paid task's delivery deadline: payment time + its SLA; null while unpaid or without an SLA. */
+export function taskDueAt(task: Pick<TaskRecord, 'slaSeconds' | 'payment'>): Date | null {
+  return task.payment ? dueAtOf(task.slaSeconds, task.payment.at) : null
+}
+
+/** The end of the buyer's review of a delivery; null before one. */
+export function taskReviewUntil(task: Pick<TaskRecord, 'reviewSeconds' | 'deliveredAt'>): Date | null {
+  return task.deliveredAt ? reviewUntilOf(task.reviewSeconds, task.deliveredAt) : null
+}
+
+/** The states in which a task shows its result. */
+const SHOWS_RESULT: readonly TaskStatus[] = ['delivered', 'completed', 'rejected']
 
 /** True while a task waits for a payment on the payment chain. */
 const awaitsChainPayment = (task: TaskRecord) => task.status === 'pending_payment' && task.payTo !== null
@@ -350,9 +446,41 @@ export function toTaskView(task: TaskRecord, config: MarketConfig): TaskView {
     expires_at: task.status === 'pending_payment' || task.status === 'expired' ? iso(task.expiresAt) : null,
     paid_at: iso(paid?.at ?? null),
     completed_at: iso(task.completedAt),
+    ...jobFields(task),
+    review:
+      task.status === 'delivered' && (paid?.from ?? task.buyerWallet)
+        ? reviewTypedData(config.chain.chainId, {
+            market: config.baseUrl,
+            agent: task.agentName,
+            task: task.id,
+            decision: '',
+            reason: '',
+          })
+        : null,
   }
-  if (task.status === 'completed' && task.resultUrl) view.result_url = task.resultUrl
+  if (SHOWS_RESULT.includes(task.status) && task.resultUrl) view.result_url = task.resultUrl
   return view
+}
+
+/** The job facts of a task on the wire. */
+function jobFields(task: TaskRecord) {
+  return {
+    sla_seconds: task.slaSeconds,
+    due_at: iso(taskDueAt(task)),
+    delivered_at: iso(task.deliveredAt),
+    review_seconds: task.reviewSeconds,
+    review_until: iso(taskReviewUntil(task)),
+    outcome: task.outcome,
+    records: task.entries.map(toTaskEntryView),
+  }
+}
+
+/** Whether a task was delivered by its deadline: null until delivered or overdue. */
+export function onTime(task: TaskRecord): boolean | null {
+  if (task.outcome === 'late') return false
+  if (!task.deliveredAt) return null
+  const due = taskDueAt(task)
+  return due === null || task.deliveredAt <= due
 }
 
 /** The task as its seller reads it. */
@@ -373,6 +501,9 @@ export function toPublicTaskRow(task: TaskRecord, config: MarketConfig): PublicT
     created_at: task.createdAt.toISOString(),
     paid_at: iso(task.payment?.at ?? null),
     completed_at: iso(task.completedAt),
+    on_time: onTime(task),
+    refunds: task.entries.filter((entry) => entry.kind === 'refund').length,
+    disputes: task.entries.filter((entry) => entry.kind === 'dispute').length,
   }
 }
 

@@ -56,6 +56,14 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
   task_not_pending: 'The task is not awaiting payment any more (it is paid, completed or expired).',
   task_not_paid: 'Only a paid task can be completed.',
   task_expired: 'The task waited too long for its payment and expired. Order again.',
+  task_overdue:
+    'The task passed its due_at undelivered, so it expired: the buyer is owed a refund (docs/jobs.md). It cannot be delivered any more.',
+  task_not_delivered:
+    'Only a delivered task in its review window can be accepted or rejected (status "delivered", before review_until).',
+  no_buyer_wallet:
+    "The task's buyer is known by no wallet (it paid by MPP or ordered without buyer_wallet), so nobody can sign for it: silence past review_until accepts the delivery.",
+  refund_not_verifiable:
+    'Only a refund of a payment on the payment chain from a known payer can be recorded (transfer, escrow deposit or x402), on a task that was paid.',
   seller_has_no_wallet:
     'The seller has set no walletAddress, so its paid skills cannot be bought yet. The seller sets one with PUT /api/agents/{name}.',
   payment_required:

@@ -1,5 +1,6 @@
 import type { AgentRecord } from './Agent.ts'
 import type { FeedEventInput } from './Feed.ts'
+import type { TaskOutcome } from './Job.ts'
 import type { MilestoneRecord } from './Milestone.ts'
 import { amountToNumber } from './Money.ts'
 import type { SkillRecord } from './Skill.ts'
@@ -83,13 +84,50 @@ export const feedEvents = {
       data: { task: { ...publicTask(task), tx_hash: txHash } },
     }
   },
-  taskCompleted(task: TaskRecord, at: Date): FeedEventInput {
+  taskCompleted(task: TaskRecord, at: Date, outcome: TaskOutcome): FeedEventInput {
+    const how = outcome === 'delivered' ? 'delivered' : `completed (${outcome.replaceAll('_', ' ')})`
     return {
       kind: 'task.completed',
       at,
       agent: task.agentName,
-      summary: `${task.agentName} delivered ${task.skillName}`,
+      summary: `${task.agentName} ${how} ${task.skillName}`,
+      data: { task: { ...publicTask(task), outcome } },
+    }
+  },
+  taskDelivered(task: TaskRecord, at: Date): FeedEventInput {
+    return {
+      kind: 'task.delivered',
+      at,
+      agent: task.agentName,
+      summary: `${task.agentName} delivered ${task.skillName}, awaiting the buyer's review`,
       data: { task: publicTask(task) },
+    }
+  },
+  taskRejected(task: TaskRecord, at: Date): FeedEventInput {
+    return {
+      kind: 'task.rejected',
+      at,
+      agent: task.agentName,
+      summary: `A buyer rejected ${task.agentName}'s delivery of ${task.skillName}`,
+      data: { task: publicTask(task) },
+    }
+  },
+  taskLate(task: TaskRecord, at: Date): FeedEventInput {
+    return {
+      kind: 'task.late',
+      at,
+      agent: task.agentName,
+      summary: `${task.agentName} did not deliver ${task.skillName} by its deadline`,
+      data: { task: publicTask(task) },
+    }
+  },
+  taskRefunded(task: TaskRecord, at: Date, amount: bigint, txHash: string | null): FeedEventInput {
+    return {
+      kind: 'task.refunded',
+      at,
+      agent: task.agentName,
+      summary: `${task.agentName}'s order for ${task.skillName} was refunded`,
+      data: { task: { ...publicTask(task), refunded: amountToNumber(amount), tx_hash: txHash } },
     }
   },
 }

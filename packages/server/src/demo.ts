@@ -4,6 +4,7 @@ import {
   cryptoRandom,
   feedEvents,
   generateId,
+  jobSteps,
   Marketplace,
   type MarketplaceActions,
   manualClock,
@@ -431,8 +432,8 @@ function planPaidTasks(store: Store, line: Timeline, random: Prng, plan: AgentPl
     })
     line.add(createdAt + took, async () => {
       const at = new Date(Math.round(createdAt + took))
-      const outcome = await store.completeTask(task.id, resultUrl, at, [feedEvents.taskCompleted(task, at)])
-      if (outcome !== 'completed') throw new Error(`demo: task of ${name} not completed (${outcome})`)
+      if (!(await store.changeTask(jobSteps.delivery(task, resultUrl, at))))
+        throw new Error(`demo: task of ${name} not completed`)
       tally.completedTasks += 1
     })
   }
@@ -474,6 +475,11 @@ function paidTask(plan: AgentPlan, skill: SkillSeed, createdAt: number, txHash: 
     expiresAt: null,
     createdAt: at,
     completedAt: null,
+    slaSeconds: null,
+    reviewSeconds: 0,
+    deliveredAt: null,
+    outcome: null,
+    entries: [],
   }
 }
 

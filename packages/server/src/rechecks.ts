@@ -30,6 +30,7 @@ export function startPaymentRechecks(
     expiredAt = Date.now()
     try {
       await market.expireUnpaidTasks()
+      await market.settleDueJobs()
     } catch (error) {
       logger.error('task expiry failed', {}, error)
     }

@@ -27,6 +27,11 @@ export const agents = sqliteTable(
     verifiedMilestones: integer('verified_milestones').notNull().default(0),
     claimedMilestones: integer('claimed_milestones').notNull().default(0),
     completedTasks: integer('completed_tasks').notNull().default(0),
+    /** Jobs delivered by their deadline, paid jobs not delivered by it, refunds and disputes on its tasks. */
+    onTimeTasks: integer('on_time_tasks').notNull().default(0),
+    lateTasks: integer('late_tasks').notNull().default(0),
+    refundedTasks: integer('refunded_tasks').notNull().default(0),
+    disputedTasks: integer('disputed_tasks').notNull().default(0),
     /** Trust: sum over distinct buyer wallets of what each paid for delivered tasks, each capped (base units). */
     trustCreditBaseUnits: integer('trust_credit_base_units').notNull().default(0),
     /** Trust: distinct buyer wallets whose on-chain payments paid delivered tasks. */
@@ -76,6 +81,10 @@ export const skills = sqliteTable(
     priceBaseUnits: integer('price_base_units'),
     currency: text('currency').notNull(),
     sla: text('sla'),
+    /** The promised delivery time after payment (seconds); null: none. */
+    slaSeconds: integer('sla_seconds'),
+    /** The buyer's review window after a delivery (seconds); 0: a delivery completes at once. */
+    reviewSeconds: integer('review_seconds').notNull().default(0),
     url: text('url'),
     /** The skill's input JSON Schema as JSON text; null: any params. */
     inputSchema: text('input_schema'),
@@ -182,6 +191,15 @@ export const tasks = sqliteTable(
     firstBody: text('first_body'),
     createdAt: integer('created_at').notNull(),
     completedAt: integer('completed_at'),
+    /** The job (docs/jobs.md): SLA and review window when ordered (seconds), deadlines and deliveries (epoch ms). */
+    slaSeconds: integer('sla_seconds'),
+    reviewSeconds: integer('review_seconds').notNull().default(0),
+    dueAt: integer('due_at'),
+    deliveredAt: integer('delivered_at'),
+    reviewUntil: integer('review_until'),
+    outcome: text('outcome'),
+    /** Refunds and disputes: a JSON array, only ever appended to. */
+    entries: text('entries').notNull().default('[]'),
   },
   (table) => [
     index('tasks_by_agent').on(table.agentKey, table.status, sql`${table.createdAt} desc`),
@@ -190,6 +208,9 @@ export const tasks = sqliteTable(
     // The contract keys deposits by (buyer, taskId): one buyer's deposit id never blocks another buyer's.
     uniqueIndex('tasks_escrow_deposit').on(table.paidFrom, table.escrowTaskId),
     index('tasks_expiring').on(table.status, table.expiresAt),
+    // The job sweep: paid tasks past their deadline, deliveries past their review window.
+    index('tasks_due').on(table.status, table.dueAt).where(sql`${table.dueAt} is not null`),
+    index('tasks_in_review').on(table.status, table.reviewUntil).where(sql`${table.reviewUntil} is not null`),
     index('tasks_checks_by_client').on(table.clientKey).where(sql`${table.pendingTxHash} is not null`),
   ],
 )

@@ -1,5 +1,6 @@
-import type { Store, TaskRecord, TaskRow } from '@agentmarket/core'
+import type { Store, TaskChange, TaskRecord, TaskRow } from '@agentmarket/core'
 import {
+  entryToJson,
   idempotencyOf,
   nameKey,
   paymentColumns,
@@ -22,7 +23,8 @@ type TaskMethods = Pick<
   | 'findTaskIdByTxHash'
   | 'findIdempotentAnswer'
   | 'markTaskPaid'
-  | 'completeTask'
+  | 'changeTask'
+  | 'listDueJobs'
   | 'listTasks'
   | 'listDueRechecks'
   | 'claimDueRechecks'
@@ -48,6 +50,24 @@ const WORK_QUEUE_ORDER = [
 const HISTORY_ORDER = [sql`${tasks.createdAt} desc`, sql`${tasks.id} desc`]
 const DELIVERED_ORDER = [sql`${tasks.completedAt} desc nulls last`, ...HISTORY_ORDER]
 const ORDERS = { history: HISTORY_ORDER, delivered: DELIVERED_ORDER, work_queue: WORK_QUEUE_ORDER }
+
+/** The columns a job change sets (Store.changeTask): the end of the review follows the delivery. */
+function changedColumns(change: TaskChange) {
+  const delivered = change.deliveredAt?.getTime()
+  return {
+    status: change.to,
+    ...(change.resultUrl !== undefined && { resultUrl: change.resultUrl }),
+    ...(delivered !== undefined && {
+      deliveredAt: delivered,
+      reviewUntil: sql`${delivered} + ${tasks.reviewSeconds} * 1000`,
+    }),
+    ...(change.completedAt && { completedAt: change.completedAt.getTime() }),
+    ...(change.outcome && { outcome: change.outcome }),
+    ...(change.entry && {
+      entries: sql`json_insert(${tasks.entries}, '$[#]', json(${JSON.stringify(entryToJson(change.entry))}))`,
+    }),
+  }
+}
 
 /** The task methods of the libSQL Store: every state change is a compare-and-set inside one write transaction. */
 export function taskStore(database: Database): TaskMethods {
@@ -142,7 +162,12 @@ export function taskStore(database: Database): TaskMethods {
         const [update] = await writeBatch([
           db
             .update(tasks)
-            .set({ status: 'paid', ...paymentColumns(payment), ...pendingColumns(null) })
+            .set({
+              status: 'paid',
+              ...paymentColumns(payment),
+              ...pendingColumns(null),
+              dueAt: sql`${payment.at.getTime()} + ${tasks.slaSeconds} * 1000`,
+            })
             .where(
               and(
                 eq(tasks.id, id),
@@ -160,20 +185,47 @@ export function taskStore(database: Database): TaskMethods {
       }
     },
 
-    async completeTask(id, resultUrl, at, newEvents) {
-      const credit = trustCreditStatements(id)
+    async changeTask(change) {
+      const { id, from, counts = {} } = change
+      const credit = counts.completed ? trustCreditStatements(id, from) : []
+      const one = (flag: true | undefined) => (flag ? 1 : 0)
+      const at = change.at.getTime()
       const results = await writeBatch([
         ...credit,
         db
           .update(tasks)
-          .set({ status: 'completed', resultUrl, completedAt: at.getTime() })
-          .where(and(eq(tasks.id, id), eq(tasks.status, 'paid'))),
-        sql`update ${agents} set completed_tasks = completed_tasks + 1, last_active_at = max(last_active_at, ${at.getTime()})
+          .set(changedColumns(change))
+          .where(and(eq(tasks.id, id), inArray(tasks.status, [...from]))),
+        // Runs (and lets the events land) only when the compare-and-set above changed the task.
+        sql`update ${agents} set completed_tasks = completed_tasks + ${one(counts.completed)},
+              on_time_tasks = on_time_tasks + ${one(counts.onTime)}, late_tasks = late_tasks + ${one(counts.late)},
+              refunded_tasks = refunded_tasks + ${one(counts.refund)},
+              disputed_tasks = disputed_tasks + ${one(counts.dispute)},
+              last_active_at = case when ${one(counts.completed)} = 1 then max(last_active_at, ${at})
+                else last_active_at end
             where ${agents.nameKey} = (select ${tasks.agentKey} from ${tasks} where ${tasks.id} = ${id})
               and changes() = 1`,
-        ...eventsIfChanged(newEvents),
+        ...eventsIfChanged(change.events),
       ])
-      return (results[credit.length]?.changes ?? 0) === 1 ? 'completed' : 'not_paid'
+      return (results[credit.length]?.changes ?? 0) === 1
+    },
+
+    async listDueJobs(now, limit) {
+      const time = now.getTime()
+      const due = await db
+        .select()
+        .from(tasks)
+        .where(and(eq(tasks.status, 'paid'), isNotNull(tasks.dueAt), lte(tasks.dueAt, time)))
+        .orderBy(asc(tasks.dueAt))
+        .limit(limit)
+      const reviewed = await db
+        .select()
+        .from(tasks)
+        .where(and(eq(tasks.status, 'delivered'), isNotNull(tasks.reviewUntil), lte(tasks.reviewUntil, time)))
+        .orderBy(asc(tasks.reviewUntil))
+        .limit(limit)
+      const deadline = (row: TaskRow) => (row.status === 'paid' ? row.dueAt : row.reviewUntil) ?? 0
+      return withAgentNames([...due, ...reviewed].sort((a, b) => deadline(a) - deadline(b)).slice(0, limit))
     },
 
     async listTasks(agentName, { statuses, order, limit, offset }) {
@@ -258,7 +310,8 @@ export function taskStore(database: Database): TaskMethods {
             where id in (select id from ${tasks} where status = 'pending_payment' and expires_at <= ${now.getTime()}
               limit ${limit})`,
         sql`delete from ${tasks} where id in (select id from ${tasks}
-              where status = 'expired' and expires_at <= ${purgeBefore.getTime()} limit ${limit})`,
+              where status = 'expired' and paid_at is null and expires_at <= ${purgeBefore.getTime()}
+              limit ${limit})`,
       ])
       return { expired: expired?.changes ?? 0, purged: purged?.changes ?? 0 }
     },

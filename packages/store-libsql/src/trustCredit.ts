@@ -4,11 +4,11 @@ import { zeroAddress } from 'viem'
 import { agents, tasks, trustBuyers, users } from './schema.ts'
 
 /**
- * The statements that credit a delivered task's buyer wallet to its seller's trust, as Store.completeTask says (the SQL
+ * The statements that credit a delivered task's buyer wallet to its seller's trust, as Store.changeTask says (the SQL
  * form of `creditedBuyer` and `cappedCredit`). They run in the completion's transaction before its compare-and-set
- * and act only while the task is still `paid`, that is exactly when that compare-and-set completes it.
+ * and act only while the task is still in one of `from`, that is exactly when that compare-and-set completes it.
  */
-export function trustCreditStatements(taskId: string) {
+export function trustCreditStatements(taskId: string, from: readonly string[]) {
   const payer = sql`lower(${tasks.paidFrom})`
   // A paid amount above 2^63 casts to the largest integer, which the cap then cuts.
   const amount = sql`cast(${tasks.paidAmountBaseUnits} as integer)`
@@ -16,7 +16,7 @@ export function trustCreditStatements(taskId: string) {
     select ${tasks.agentKey}, ${payer}, min(${TRUST_CREDIT_PER_BUYER}, ${amount})
     from ${tasks} join ${agents} on ${agents.nameKey} = ${tasks.agentKey}
       left join ${users} on ${users.nameKey} = ${agents.ownerKey}
-    where ${tasks.id} = ${taskId} and ${tasks.status} = 'paid'
+    where ${tasks.id} = ${taskId} and ${inArray(tasks.status, [...from])}
       and ${inArray(tasks.paymentMethod, [...TRUST_CREDITED_METHODS])}
       and ${tasks.paidFrom} is not null and ${amount} > 0
       and ${payer} not in (lower(coalesce(${tasks.payTo}, '')), lower(coalesce(${agents.walletAddress}, '')),
@@ -28,6 +28,6 @@ export function trustCreditStatements(taskId: string) {
       trust_credit_base_units = (select coalesce(sum(${trustBuyers.paidBaseUnits}), 0) ${ofAgent}),
       paying_buyers = (select count(*) ${ofAgent})
     where ${agents.nameKey} = (select ${tasks.agentKey} from ${tasks} where ${tasks.id} = ${taskId}
-      and ${tasks.status} = 'paid')`
+      and ${inArray(tasks.status, [...from])})`
   return [credit, totals]
 }

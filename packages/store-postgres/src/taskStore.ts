@@ -1,9 +1,11 @@
 import {
+  entryToJson,
   idempotencyOf,
   nameKey,
   paymentColumns,
   pendingColumns,
   type Store,
+  type TaskChange,
   type TaskRecord,
   type TaskRow,
   TRUST_CREDIT_PER_BUYER,
@@ -24,7 +26,8 @@ type TaskMethods = Pick<
   | 'findTaskIdByTxHash'
   | 'findIdempotentAnswer'
   | 'markTaskPaid'
-  | 'completeTask'
+  | 'changeTask'
+  | 'listDueJobs'
   | 'listTasks'
   | 'listDueRechecks'
   | 'claimDueRechecks'
@@ -62,7 +65,7 @@ const DELIVERED_ORDER = [sql`${tasks.completedAt} desc nulls last`, ...HISTORY_O
 const ORDERS = { history: HISTORY_ORDER, delivered: DELIVERED_ORDER, work_queue: WORK_QUEUE_ORDER }
 
 /**
- * Credits a delivered task's buyer wallet to its seller's trust, as Store.completeTask says (creditedBuyer and
+ * Credits a delivered task's buyer wallet to its seller's trust, as Store.changeTask says (creditedBuyer and
  * cappedCredit in SQL; store-libsql's trustCredit.ts is the same in SQLite). Runs in the completion's transaction,
  * after its compare-and-set, so it acts exactly once per completed task.
  */
@@ -86,6 +89,24 @@ async function creditTrust(tx: Writer, taskId: string) {
       trust_credit_base_units = (select coalesce(sum(b.paid_base_units), 0) from trust_buyers b where b.agent_key = agents.name_key),
       paying_buyers = (select count(*) from trust_buyers b where b.agent_key = agents.name_key)
     where name_key = (select agent_key from tasks where id = ${taskId})`)
+}
+
+/** The columns a job change sets (Store.changeTask): the end of the review follows the delivery. */
+function changedColumns(change: TaskChange) {
+  const delivered = change.deliveredAt?.getTime()
+  return {
+    status: change.to,
+    ...(change.resultUrl !== undefined && { resultUrl: change.resultUrl }),
+    ...(delivered !== undefined && {
+      deliveredAt: delivered,
+      reviewUntil: sql`${delivered}::bigint + ${tasks.reviewSeconds}::bigint * 1000`,
+    }),
+    ...(change.completedAt && { completedAt: change.completedAt.getTime() }),
+    ...(change.outcome && { outcome: change.outcome }),
+    ...(change.entry && {
+      entries: sql`(${tasks.entries}::jsonb || jsonb_build_array(${JSON.stringify(entryToJson(change.entry))}::jsonb))::text`,
+    }),
+  }
 }
 
 /** The task methods of the PostgreSQL Store: every state change is a compare-and-set on the row it locks. */
@@ -162,7 +183,12 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
         return await db.transaction(async (tx) => {
           const paid = await tx
             .update(tasks)
-            .set({ status: 'paid', ...paymentColumns(payment), ...pendingColumns(null) })
+            .set({
+              status: 'paid',
+              ...paymentColumns(payment),
+              ...pendingColumns(null),
+              dueAt: sql`${payment.at.getTime()}::bigint + ${tasks.slaSeconds}::bigint * 1000`,
+            })
             .where(
               and(
                 eq(tasks.id, id),
@@ -182,16 +208,18 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
       }
     },
 
-    async completeTask(id, resultUrl, at, newEvents) {
-      const time = at.getTime()
+    async changeTask(change) {
+      const { counts = {} } = change
+      const time = change.at.getTime()
+      const one = (flag: true | undefined) => (flag ? 1 : 0)
       return db.transaction(async (tx) => {
-        const completed = await tx
+        const changed = await tx
           .update(tasks)
-          .set({ status: 'completed', resultUrl, completedAt: time })
-          .where(and(eq(tasks.id, id), eq(tasks.status, 'paid')))
+          .set(changedColumns(change))
+          .where(and(eq(tasks.id, change.id), inArray(tasks.status, [...change.from])))
           .returning({ agentKey: tasks.agentKey })
-        const done = completed[0]
-        if (!done) return 'not_paid'
+        const done = changed[0]
+        if (!done) return false
         // The seller's row is locked before its credit is summed: completions of its other tasks wait, and each
         // statement after the lock reads what they committed (READ COMMITTED takes a new snapshot per statement).
         await tx
@@ -199,17 +227,39 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
           .from(agents)
           .where(eq(agents.nameKey, done.agentKey))
           .for('update')
-        await creditTrust(tx, id)
+        if (counts.completed) await creditTrust(tx, change.id)
         await tx
           .update(agents)
           .set({
-            completedTasks: sql`${agents.completedTasks} + 1`,
-            lastActiveAt: sql`greatest(${agents.lastActiveAt}, ${time}::bigint)`,
+            completedTasks: sql`${agents.completedTasks} + ${one(counts.completed)}`,
+            onTimeTasks: sql`${agents.onTimeTasks} + ${one(counts.onTime)}`,
+            lateTasks: sql`${agents.lateTasks} + ${one(counts.late)}`,
+            refundedTasks: sql`${agents.refundedTasks} + ${one(counts.refund)}`,
+            disputedTasks: sql`${agents.disputedTasks} + ${one(counts.dispute)}`,
+            ...(counts.completed && { lastActiveAt: sql`greatest(${agents.lastActiveAt}, ${time}::bigint)` }),
           })
           .where(eq(agents.nameKey, done.agentKey))
-        await insertEvents(tx, newEvents)
-        return 'completed'
+        await insertEvents(tx, change.events)
+        return true
       })
+    },
+
+    async listDueJobs(now, limit) {
+      const time = now.getTime()
+      const due = await db
+        .select()
+        .from(tasks)
+        .where(and(eq(tasks.status, 'paid'), isNotNull(tasks.dueAt), lte(tasks.dueAt, time)))
+        .orderBy(asc(tasks.dueAt))
+        .limit(limit)
+      const reviewed = await db
+        .select()
+        .from(tasks)
+        .where(and(eq(tasks.status, 'delivered'), isNotNull(tasks.reviewUntil), lte(tasks.reviewUntil, time)))
+        .orderBy(asc(tasks.reviewUntil))
+        .limit(limit)
+      const deadline = (row: TaskRow) => (row.status === 'paid' ? row.dueAt : row.reviewUntil) ?? 0
+      return withAgentNames([...due, ...reviewed].sort((a, b) => deadline(a) - deadline(b)).slice(0, limit))
     },
 
     async listTasks(agentName, { statuses, order, limit, offset }) {
@@ -292,7 +342,8 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
           limit ${limit} for update skip locked)
         returning 1`)
       const purged = await db.execute(sql`delete from tasks where id in (select id from tasks
-          where status = 'expired' and expires_at <= ${purgeBefore.getTime()}::bigint limit ${limit} for update skip locked)
+          where status = 'expired' and paid_at is null and expires_at <= ${purgeBefore.getTime()}::bigint
+          limit ${limit} for update skip locked)
         returning 1`)
       return { expired: expired.length, purged: purged.length }
     },

@@ -78,6 +78,11 @@ export function newTaskRecord(
     expiresAt: free ? null : new Date(now.getTime() + (config.unpaidTaskTtlMs ?? UNPAID_TASK_TTL_MS)),
     createdAt: now,
     completedAt: null,
+    slaSeconds: skill.slaSeconds,
+    reviewSeconds: skill.reviewSeconds,
+    deliveredAt: null,
+    outcome: null,
+    entries: [],
   }
 }
 

@@ -4,8 +4,15 @@ import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import { livenessChangesAt } from '../Liveness.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import type { OutboxEntry } from '../OrderMail.ts'
-import type { ListQuery, Store, TaskListQuery } from '../ports/Store.ts'
-import { findSkill, type TaskPayment, type TaskRecord, type TaskStatus } from '../Task.ts'
+import type { ListQuery, Store, TaskChange, TaskListQuery } from '../ports/Store.ts'
+import {
+  findSkill,
+  type TaskPayment,
+  type TaskRecord,
+  type TaskStatus,
+  taskDueAt,
+  taskReviewUntil,
+} from '../Task.ts'
 import { cappedCredit, creditedBuyer } from '../Trust.ts'
 import { type UserRecord, usernameKey } from '../User.ts'
 
@@ -28,7 +35,14 @@ function later(recorded: Date | null, at: Date): Date {
   return recorded !== null && recorded > at ? recorded : at
 }
 
-const WORK_QUEUE_RANK: Record<TaskStatus, number> = { paid: 0, pending_payment: 1, completed: 2, expired: 2 }
+const WORK_QUEUE_RANK: Record<TaskStatus, number> = {
+  paid: 0,
+  pending_payment: 1,
+  delivered: 2,
+  completed: 2,
+  rejected: 2,
+  expired: 2,
+}
 
 /** Tasks in the order a task list shows them (see TaskListQuery). */
 export function compareTasks(order: TaskListQuery['order']) {
@@ -87,6 +101,20 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     paid.set(buyer.toLowerCase(), after)
     seller.trustCreditBaseUnits += after - before
     seller.payingBuyers = paid.size
+  }
+
+  /** Counts a job change on its seller (Store.changeTask). */
+  const countJob = (seller: AgentRecord, task: TaskRecord, change: TaskChange) => {
+    const counts = change.counts ?? {}
+    if (counts.completed) {
+      seller.completedTasks += 1
+      seller.lastActiveAt = later(seller.lastActiveAt, change.at)
+      creditTrust(seller, task)
+    }
+    if (counts.onTime) seller.onTimeTasks += 1
+    if (counts.late) seller.lateTasks += 1
+    if (counts.refund) seller.refundedTasks += 1
+    if (counts.dispute) seller.disputedTasks += 1
   }
 
   /** Which unique claim a payment would break: its tx hash, or its buyer's escrow deposit, held by another task. */
@@ -321,18 +349,36 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       append(newEvents)
       return 'paid'
     },
-    async completeTask(id, resultUrl, at, newEvents) {
-      const task = tasks.get(id)
-      if (task?.status !== 'paid') return 'not_paid'
-      Object.assign(task, { status: 'completed', resultUrl, completedAt: at })
+    async changeTask(change) {
+      const task = tasks.get(change.id)
+      if (!task || !change.from.includes(task.status)) return false
+      const { resultUrl, deliveredAt, completedAt, outcome, entry } = change
+      Object.assign(task, {
+        status: change.to,
+        ...(resultUrl !== undefined && { resultUrl }),
+        ...(deliveredAt !== undefined && { deliveredAt }),
+        ...(completedAt !== undefined && { completedAt }),
+        ...(outcome !== undefined && { outcome }),
+      })
+      if (entry) task.entries.push(structuredClone(entry))
       const seller = agentOf(task.agentName)
-      if (seller) {
-        seller.completedTasks += 1
-        seller.lastActiveAt = later(seller.lastActiveAt, at)
-        creditTrust(seller, task)
-      }
-      append(newEvents)
-      return 'completed'
+      if (seller) countJob(seller, task, change)
+      append(change.events)
+      return true
+    },
+    async listDueJobs(now, limit) {
+      const deadline = (task: TaskRecord) =>
+        task.status === 'paid' ? taskDueAt(task) : task.status === 'delivered' ? taskReviewUntil(task) : null
+      return structuredClone(
+        [...tasks.values()]
+          .flatMap((task) => {
+            const at = deadline(task)
+            return at && at <= now ? [{ task, at }] : []
+          })
+          .sort((a, b) => a.at.getTime() - b.at.getTime())
+          .slice(0, limit)
+          .map(({ task }) => task),
+      )
     },
     async listTasks(agentName, query) {
       const found = [...tasks.values()]
@@ -363,20 +409,19 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     async expireTasks(now, purgeBefore, limit) {
       let expired = 0
       let purged = 0
+      for (const task of tasks.values()) {
+        if (expired >= limit) break
+        if (task.status !== 'pending_payment' || !task.expiresAt || task.expiresAt > now) continue
+        Object.assign(task, { status: 'expired', pendingCheck: null })
+        expired++
+      }
+      // Like the SQL stores, the purge follows the expiry in the same call; a paid task is never purged.
       for (const task of [...tasks.values()]) {
-        const due = task.expiresAt !== null && task.expiresAt <= now
-        if (task.status === 'pending_payment' && due && expired < limit) {
-          Object.assign(task, { status: 'expired', pendingCheck: null })
-          expired++
-        } else if (
-          task.status === 'expired' &&
-          task.expiresAt &&
-          task.expiresAt <= purgeBefore &&
-          purged < limit
-        ) {
-          tasks.delete(task.id)
-          purged++
-        }
+        if (purged >= limit) break
+        if (task.status !== 'expired' || task.payment || !task.expiresAt || task.expiresAt > purgeBefore)
+          continue
+        tasks.delete(task.id)
+        purged++
       }
       return { expired, purged }
     },

@@ -1,6 +1,7 @@
 import type { AgentPatch, AgentRecord } from '../Agent.ts'
 import type { AgentFilters, AgentOrder } from '../AgentSearch.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
+import type { TaskEntry, TaskOutcome } from '../Job.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import type { MailOutcome, OutboxEntry } from '../OrderMail.ts'
 import type { IdempotentAnswer, PendingCheck, TaskPayment, TaskRecord, TaskStatus } from '../Task.ts'
@@ -54,6 +55,36 @@ export type TaskListQuery = {
   order: 'history' | 'delivered' | 'work_queue'
   limit: number
   offset: number
+}
+
+/** What a job change counts on its seller (AgentRecord's `jobs`), each once. */
+export type JobCounts = {
+  /** A completion: `completedTasks` + 1 and the trust credit of the task's buyer wallet (see changeTask). */
+  completed?: true
+  onTime?: true
+  late?: true
+  refund?: true
+  dispute?: true
+}
+
+/**
+ * One step of a job (delivery, acceptance, rejection, lateness, a refund), applied as a compare-and-set: the task must
+ * be in one of `from`; then it takes `to` and the fields given (absent ones unchanged), appends `entry`, counts
+ * `counts` on its seller and appends `events`, all in one transaction, or nothing happens.
+ */
+export type TaskChange = {
+  id: string
+  from: readonly TaskStatus[]
+  to: TaskStatus
+  at: Date
+  resultUrl?: string
+  /** The delivery (the store derives the end of its review from the task's review window). */
+  deliveredAt?: Date
+  completedAt?: Date
+  outcome?: TaskOutcome
+  entry?: TaskEntry
+  counts?: JobCounts
+  events: FeedEventInput[]
 }
 
 /** One purchasable skill on sale, as listPaidOffers gives it. */
@@ -190,18 +221,18 @@ export type TaskStore = {
    */
   markTaskPaid(id: string, payment: TaskPayment, events: FeedEventInput[]): Promise<MarkPaidResult>
   /**
-   * Compare-and-set `paid` -> `completed` with the result URL; counts the task on its agent and, in the same
-   * transaction, credits its trust with the task's buyer wallet as `creditedBuyer` (Trust.ts) picks it (the seller's
-   * and its owner's wallets being the agent's current ones): that wallet's credit grows by the amount paid, capped by
-   * `cappedCredit`, and `trustCreditBaseUnits` and `payingBuyers` are the sum and count over the agent's buyer wallets
-   * (wallets compared without regard to case).
+   * Applies one step of a job (TaskChange); false when the task is not in one of its `from` states. With
+   * `counts.completed` it also counts the task on its agent and credits its trust with the task's buyer wallet as
+   * `creditedBuyer` (Trust.ts) picks it (the seller's and its owner's wallets being the agent's current ones): that
+   * wallet's credit grows by the amount paid, capped by `cappedCredit`, and `trustCreditBaseUnits` and `payingBuyers`
+   * are the sum and count over the agent's buyer wallets (wallets compared without regard to case).
    */
-  completeTask(
-    id: string,
-    resultUrl: string,
-    at: Date,
-    events: FeedEventInput[],
-  ): Promise<'completed' | 'not_paid'>
+  changeTask(change: TaskChange): Promise<boolean>
+  /**
+   * Up to `limit` jobs whose deadline passed at `now`: `paid` past `dueAt`, `delivered` past `reviewUntil`, soonest
+   * first (the sweep then moves each with changeTask).
+   */
+  listDueJobs(now: Date, limit: number): Promise<TaskRecord[]>
   /** A page of an agent's tasks with the total matching `statuses`. */
   listTasks(agentName: string, query: TaskListQuery): Promise<{ tasks: TaskRecord[]; total: number }>
   /** Unpaid tasks whose pending check is due at `now`, soonest first. */
@@ -218,7 +249,8 @@ export type TaskStore = {
   countPendingChecks(clientKey: string): Promise<number>
   /**
    * Moves up to `limit` tasks awaiting payment whose `expiresAt` is at or before `now` to `expired` (dropping their
-   * checks), and deletes up to `limit` expired tasks that expired at or before `purgeBefore`.
+   * checks), and deletes up to `limit` expired tasks never paid that expired at or before `purgeBefore` (a paid task,
+   * and its records, is kept).
    */
   expireTasks(now: Date, purgeBefore: Date, limit: number): Promise<{ expired: number; purged: number }>
 }

@@ -12,6 +12,7 @@ import { X402_HEADERS } from '../payments/X402.ts'
 import {
   CompleteTaskInput,
   CreateTaskInput,
+  DecisionInput,
   PaidOrderInput,
   TaskListInput,
   VerifyPaymentInput,
@@ -496,10 +497,10 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     id: 'completeTask',
     method: 'POST',
     path: '/agents/{name}/tasks/{id}/complete',
-    summary: 'Deliver a paid task (seller): paid -> completed with result_url',
+    summary: 'Deliver a paid task (seller): paid -> completed (or delivered, under review) with result_url',
     tag: 'Tasks',
     description:
-      "With the seller's API key. Delivers a paid task: paid -> completed, with the result_url the buyer reads. Repeating the same delivery changes nothing more.",
+      "With the seller's API key, before the task's due_at. Delivers a paid task with the result_url the buyer reads: paid -> completed when the task has no review window (review_seconds 0), else paid -> delivered until the buyer accepts, rejects, or review_until passes (silence accepts). Past due_at: 409 task_overdue.",
     auth: 'bearer',
     body: CompleteTaskInput,
     ok: { status: 200, response: 'SellerTask', description: 'Completed' },
@@ -513,6 +514,37 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     call: async (market, { params, apiKey, body }) =>
       json(await market.completeTask(params.name ?? '', params.id ?? '', apiKey, body ?? {})),
   },
+  ...(['accept', 'reject'] as const).map(
+    (decision): RouteRow => ({
+      id: decision === 'accept' ? 'acceptDelivery' : 'rejectDelivery',
+      method: 'POST',
+      path: `/agents/{name}/tasks/{id}/${decision}`,
+      summary:
+        decision === 'accept'
+          ? "Accept a delivery (the buyer's wallet signs): delivered -> completed"
+          : "Reject a delivery with a reason (the buyer's wallet signs): delivered -> rejected, a dispute record",
+      tag: 'Tasks',
+      description:
+        decision === 'accept'
+          ? 'Within review_until, the buyer (the wallet that paid, else the order\'s buyer_wallet) accepts the delivery with its EIP-712 signature of the task\'s review typed data, message.decision "accept" and message.reason as sent. Silence past review_until accepts too.'
+          : 'Within review_until, the buyer (the wallet that paid, else the order\'s buyer_wallet) rejects the delivery with a reason and its EIP-712 signature of the task\'s review typed data, message.decision "reject" and message.reason the reason sent. The task keeps a dispute record; money held in escrow goes back to the buyer (docs/jobs.md).',
+      auth: 'none',
+      body: DecisionInput,
+      ok: { status: 200, response: 'Task', description: decision === 'accept' ? 'Completed' : 'Rejected' },
+      problems: [...BODY_PROBLEMS, 401, 404, 409],
+      tool: {
+        name: `${decision}_delivery`,
+        description:
+          decision === 'accept'
+            ? 'Accept a delivered task before its review_until, with the buyer wallet\'s EIP-712 signature of the task\'s review (message.decision "accept").'
+            : 'Reject a delivered task before its review_until with a reason, and the buyer wallet\'s EIP-712 signature of the task\'s review (message.decision "reject", message.reason the reason).',
+        params: { name: seller, id: taskId },
+        idempotent: false,
+      },
+      call: async (market, { params, body }) =>
+        json(await market.reviewTask(params.name ?? '', params.id ?? '', decision, body ?? {})),
+    }),
+  ),
   {
     id: 'pairAgent',
     method: 'POST',

@@ -1,6 +1,7 @@
 import * as v from 'valibot'
 import { ERROR_CODES, type ErrorCode } from '../errors.ts'
 import { FEED_EVENT_KINDS } from '../Feed.ts'
+import { TASK_ENTRY_AUTHORS, TASK_ENTRY_KINDS, TASK_OUTCOMES } from '../Job.ts'
 import { TASK_STATUSES } from '../Task.ts'
 
 /**
@@ -26,6 +27,8 @@ const Skill = v.strictObject({
   price: v.nullable(v.number()),
   currency: v.literal('USDC'),
   sla: nullableText,
+  sla_seconds: v.nullable(v.number()),
+  review_seconds: v.number(),
   url: nullableText,
   /** The JSON Schema (2020-12) an order's params must fit; null: any JSON object. */
   input: v.nullable(v.record(v.string(), v.unknown())),
@@ -52,6 +55,14 @@ const agentProfile = {
   status: v.literal('free'),
   heartbeat: Heartbeat,
   trustScore: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(100)),
+  deliveries: v.strictObject({
+    completed: v.number(),
+    onTime: v.number(),
+    late: v.number(),
+    onTimeRatio: v.nullable(v.number()),
+    disputes: v.number(),
+    refunds: v.number(),
+  }),
   owner: Owner,
   createdAt: timestamp,
   cardUrl: text,
@@ -160,6 +171,36 @@ const PayerProof = v.pipe(
   ),
 )
 
+const Review = v.pipe(
+  v.strictObject({
+    domain: v.strictObject({ name: v.literal('agentmarket'), version: v.literal('1'), chainId: v.number() }),
+    types: v.strictObject({
+      DeliveryReview: v.pipe(v.array(v.strictObject({ name: text, type: text })), v.readonly()),
+    }),
+    primaryType: v.literal('DeliveryReview'),
+    message: v.strictObject({
+      market: text,
+      agent: text,
+      task: text,
+      decision: v.picklist(['', 'accept', 'reject']),
+      reason: text,
+    }),
+  }),
+  v.description(
+    'Sign with the buyer wallet (the payer; eth_signTypedData_v4), message.decision "accept" or "reject" and message.reason as sent, and POST the signature to …/accept or …/reject.',
+  ),
+)
+
+const TaskRecordEntry = v.strictObject({
+  kind: v.picklist(TASK_ENTRY_KINDS),
+  by: v.picklist(TASK_ENTRY_AUTHORS),
+  wallet: v.nullable(address),
+  at: timestamp,
+  amount: v.nullable(v.number()),
+  reason: text,
+  tx_hash: v.nullable(txHash),
+})
+
 const TaskPayment = v.strictObject({
   amount: v.number(),
   currency: v.literal('USDC'),
@@ -190,6 +231,14 @@ const taskFields = {
   payment: TaskPayment,
   next_steps: v.strictObject({ pay: text, verify: text, verify_body: text, check_status: text }),
   result_url: v.optional(text),
+  sla_seconds: v.nullable(v.number()),
+  due_at: v.nullable(timestamp),
+  delivered_at: v.nullable(timestamp),
+  review_seconds: v.number(),
+  review_until: v.nullable(timestamp),
+  outcome: v.nullable(v.picklist(TASK_OUTCOMES)),
+  records: v.array(TaskRecordEntry),
+  review: v.nullable(Review),
   created_at: timestamp,
   expires_at: v.nullable(timestamp),
   paid_at: v.nullable(timestamp),
@@ -209,6 +258,9 @@ const PublicTaskRow = v.strictObject({
   created_at: timestamp,
   paid_at: v.nullable(timestamp),
   completed_at: v.nullable(timestamp),
+  on_time: v.nullable(v.boolean()),
+  refunds: v.number(),
+  disputes: v.number(),
 })
 const PendingVerification = v.strictObject({
   verified: v.literal(false),

@@ -35,6 +35,10 @@ export type AgentRow = {
   verifiedMilestones: number
   claimedMilestones: number
   completedTasks: number
+  onTimeTasks: number
+  lateTasks: number
+  refundedTasks: number
+  disputedTasks: number
   trustCreditBaseUnits: number
   payingBuyers: number
   ownerProven: number
@@ -55,6 +59,8 @@ export type SkillRow = {
   priceBaseUnits: number | null
   currency: string
   sla: string | null
+  slaSeconds: number | null
+  reviewSeconds: number
   url: string | null
   inputSchema: string | null
 }
@@ -129,6 +135,8 @@ export function toSkillRecord(row: SkillRow): SkillRecord {
     priceBaseUnits: row.priceBaseUnits === null ? null : BigInt(row.priceBaseUnits),
     currency: 'USDC',
     sla: row.sla,
+    slaSeconds: row.slaSeconds,
+    reviewSeconds: row.reviewSeconds,
     url: row.url,
     input: row.inputSchema === null ? null : (JSON.parse(row.inputSchema) as SkillRecord['input']),
   }
@@ -148,6 +156,8 @@ export function toSkillRows(agentKey: string, list: readonly SkillRecord[]): Ski
     priceBaseUnits: skill.priceBaseUnits === null ? null : Number(skill.priceBaseUnits),
     currency: skill.currency,
     sla: skill.sla,
+    slaSeconds: skill.slaSeconds,
+    reviewSeconds: skill.reviewSeconds,
     url: skill.url,
     inputSchema: skill.input === null ? null : JSON.stringify(skill.input),
   }))
@@ -177,6 +187,10 @@ export function toAgentRecord(row: AgentRow, skillRows: SkillRow[]): AgentRecord
     verifiedMilestones: row.verifiedMilestones,
     claimedMilestones: row.claimedMilestones,
     completedTasks: row.completedTasks,
+    onTimeTasks: row.onTimeTasks,
+    lateTasks: row.lateTasks,
+    refundedTasks: row.refundedTasks,
+    disputedTasks: row.disputedTasks,
     trustCreditBaseUnits: BigInt(row.trustCreditBaseUnits),
     payingBuyers: row.payingBuyers,
     ownerProven: row.ownerProven === 1,
@@ -208,6 +222,10 @@ export function toAgentRow(agent: AgentRecord): AgentRow {
     verifiedMilestones: agent.verifiedMilestones,
     claimedMilestones: agent.claimedMilestones,
     completedTasks: agent.completedTasks,
+    onTimeTasks: agent.onTimeTasks,
+    lateTasks: agent.lateTasks,
+    refundedTasks: agent.refundedTasks,
+    disputedTasks: agent.disputedTasks,
     // Credit is capped per buyer wallet, so the sum stays far below 2^53 base units.
     trustCreditBaseUnits: Number(agent.trustCreditBaseUnits),
     payingBuyers: agent.payingBuyers,

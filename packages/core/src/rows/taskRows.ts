@@ -1,6 +1,14 @@
 import type { Address, Hex } from 'viem'
 import { nameKey } from '../Agent.ts'
-import type { PendingCheck, TaskPayment, TaskRecord, TaskStatus } from '../Task.ts'
+import { entryFromJson, entryToJson, type TaskOutcome } from '../Job.ts'
+import {
+  type PendingCheck,
+  type TaskPayment,
+  type TaskRecord,
+  type TaskStatus,
+  taskDueAt,
+  taskReviewUntil,
+} from '../Task.ts'
 import { dateOf, ms } from './columns.ts'
 
 /** A task's row (`tasks`); see agentRows.ts for what the SQL stores share. */
@@ -36,6 +44,13 @@ export type TaskRow = {
   firstBody: string | null
   createdAt: number
   completedAt: number | null
+  slaSeconds: number | null
+  reviewSeconds: number
+  dueAt: number | null
+  deliveredAt: number | null
+  reviewUntil: number | null
+  outcome: string | null
+  entries: string
 }
 
 /** The payment columns of a task row; a paid amount is whatever the chain moved (beyond 2^63, maybe), kept as text. */
@@ -83,6 +98,14 @@ export function toTaskRow(task: TaskRecord): TaskRow {
     expiresAt: ms(task.expiresAt),
     createdAt: task.createdAt.getTime(),
     completedAt: ms(task.completedAt),
+    slaSeconds: task.slaSeconds,
+    reviewSeconds: task.reviewSeconds,
+    // Written for the job sweep's indexes, never read back: the record derives them.
+    dueAt: ms(taskDueAt(task)),
+    deliveredAt: ms(task.deliveredAt),
+    reviewUntil: ms(taskReviewUntil(task)),
+    outcome: task.outcome,
+    entries: JSON.stringify(task.entries.map(entryToJson)),
   }
 }
 
@@ -141,5 +164,10 @@ export function toTaskRecord(row: TaskRow, agentName: string): TaskRecord {
     expiresAt: dateOf(row.expiresAt),
     createdAt: new Date(row.createdAt),
     completedAt: dateOf(row.completedAt),
+    slaSeconds: row.slaSeconds,
+    reviewSeconds: row.reviewSeconds,
+    deliveredAt: dateOf(row.deliveredAt),
+    outcome: row.outcome as TaskOutcome | null,
+    entries: (JSON.parse(row.entries) as Record<string, unknown>[]).map(entryFromJson),
   }
 }

@@ -38,6 +38,8 @@ export function agentStoreCases(test: StoreTest, withStore: WithStore): void {
             priceBaseUnits: 10_000n,
             currency: 'USDC',
             sla: '5s',
+            slaSeconds: 5,
+            reviewSeconds: 3600,
             url: 'https://example.com/search',
           },
           sampleSkill(),

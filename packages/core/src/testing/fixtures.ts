@@ -38,6 +38,8 @@ export function sampleSkill(overrides: Partial<SkillRecord> = {}): SkillRecord {
     priceBaseUnits: null,
     currency: 'USDC',
     sla: null,
+    slaSeconds: null,
+    reviewSeconds: 0,
     input: null,
     url: null,
     ...overrides,
@@ -68,6 +70,10 @@ export function sampleAgent(overrides: Partial<AgentRecord> = {}): AgentRecord {
     verifiedMilestones: 0,
     claimedMilestones: 0,
     completedTasks: 0,
+    onTimeTasks: 0,
+    lateTasks: 0,
+    refundedTasks: 0,
+    disputedTasks: 0,
     trustCreditBaseUnits: 0n,
     payingBuyers: 0,
     ownerProven: false,
@@ -112,6 +118,11 @@ export function sampleTask(overrides: Partial<TaskRecord> = {}): TaskRecord {
     expiresAt: null,
     createdAt: T0,
     completedAt: null,
+    slaSeconds: null,
+    reviewSeconds: 0,
+    deliveredAt: null,
+    outcome: null,
+    entries: [],
     ...overrides,
   }
 }
@@ -192,12 +203,38 @@ export function sampleMilestone(overrides: Partial<MilestoneRecord>): MilestoneR
   }
 }
 
+/**
+ * Completes a paid task as the seller's call does without a review window (a compare-and-set from `paid`, counted
+ * on time): 'completed', or 'not_paid' when the task is not paid.
+ */
+export async function complete(
+  store: Store,
+  id: string,
+  resultUrl: string,
+  when: Date,
+  events: FeedEventInput[] = [],
+): Promise<'completed' | 'not_paid'> {
+  const changed = await store.changeTask({
+    id,
+    from: ['paid'],
+    to: 'completed',
+    at: when,
+    resultUrl,
+    deliveredAt: when,
+    completedAt: when,
+    outcome: 'delivered',
+    counts: { completed: true, onTime: true },
+    events,
+  })
+  return changed ? 'completed' : 'not_paid'
+}
+
 /** A task of 'sample-agent' paid by `payment` through markTaskPaid, then completed. */
 export const deliver = async (store: Store, payment: TaskPayment): Promise<TaskRecord> => {
   const task = sampleTask()
   await store.insertTask(task, [])
   equal(await store.markTaskPaid(task.id, payment, []), 'paid')
-  equal(await store.completeTask(task.id, 'https://example.com/r', at(40), []), 'completed')
+  equal(await complete(store, task.id, 'https://example.com/r', at(40)), 'completed')
   return task
 }
 

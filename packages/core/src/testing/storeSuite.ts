@@ -1,6 +1,7 @@
 import type { Store } from '../ports/Store.ts'
 import { agentStoreCases } from './agentCases.ts'
 import { agentListCases } from './agentListCases.ts'
+import { jobStoreCases } from './jobCases.ts'
 import { kvStoreCases } from './kvCases.ts'
 import { mailStoreCases } from './mailCases.ts'
 import { taskStoreCases } from './taskCases.ts'
@@ -34,7 +35,10 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
     agentListCases(test, withStore)
   })
   describe(`Store conformance: ${adapterName} > UserStore`, () => userStoreCases(test, withStore))
-  describe(`Store conformance: ${adapterName} > TaskStore`, () => taskStoreCases(test, withStore))
+  describe(`Store conformance: ${adapterName} > TaskStore`, () => {
+    taskStoreCases(test, withStore)
+    jobStoreCases(test, withStore)
+  })
   describe(`Store conformance: ${adapterName} > MailStore`, () => mailStoreCases(test, withStore))
   describe(`Store conformance: ${adapterName} > KvStore`, () => kvStoreCases(test, withStore))
 }

@@ -7,6 +7,7 @@ import {
   BUYER_A,
   BUYER_B,
   claimOf,
+  complete,
   deliver,
   hex32,
   idempotencyOf,
@@ -353,26 +354,29 @@ export function taskStoreCases(test: StoreTest, withStore: WithStore): void {
       const task = sampleTask()
       await store.insertTask(task, [])
       const done = [taskEvent('task.completed', task)]
-      equal(await store.completeTask(task.id, 'https://example.com/r', at(40), done), 'not_paid')
+      equal(await complete(store, task.id, 'https://example.com/r', at(40), done), 'not_paid')
       same(await store.getTask('sample-agent', task.id), task)
-      equal(await store.completeTask('task_unknown', 'https://example.com/r', at(40), done), 'not_paid')
+      equal(await complete(store, 'task_unknown', 'https://example.com/r', at(40), done), 'not_paid')
       same(await store.listEvents({ limit: 50 }), [])
 
       const payment = samplePayment(1)
       await store.markTaskPaid(task.id, payment, [])
-      equal(await store.completeTask(task.id, 'https://example.com/r', at(40), done), 'completed')
+      equal(await complete(store, task.id, 'https://example.com/r', at(40), done), 'completed')
       same(await store.getTask('SAMPLE-AGENT', task.id), {
         ...task,
         status: 'completed',
         payment,
         resultUrl: 'https://example.com/r',
         completedAt: at(40),
+        deliveredAt: at(40),
+        outcome: 'delivered',
       })
       const agent = await store.getAgent('sample-agent')
       equal(agent?.completedTasks, 1)
+      equal(agent?.onTimeTasks, 1)
       same(agent?.lastActiveAt, at(40))
 
-      equal(await store.completeTask(task.id, 'https://example.com/again', at(50), done), 'not_paid')
+      equal(await complete(store, task.id, 'https://example.com/again', at(50), done), 'not_paid')
       equal((await store.getTask('sample-agent', task.id))?.resultUrl, 'https://example.com/r')
       equal((await store.getAgent('sample-agent'))?.completedTasks, 1)
       same((await store.getAgent('sample-agent'))?.lastActiveAt, at(40))
@@ -396,7 +400,7 @@ export function taskStoreCases(test: StoreTest, withStore: WithStore): void {
 
       const first = await deliver(store, paidBy(BUYER_A, 3n * USDC))
       same(await trustOf(store), { credit: 3n * USDC, buyers: 1 })
-      equal(await store.completeTask(first.id, 'https://example.com/again', at(41), []), 'not_paid')
+      equal(await complete(store, first.id, 'https://example.com/again', at(41), []), 'not_paid')
       await deliver(store, paidBy(BUYER_B, 4n * USDC, 'escrow'))
       same(await trustOf(store), { credit: 7n * USDC, buyers: 2 })
 
@@ -410,13 +414,13 @@ export function taskStoreCases(test: StoreTest, withStore: WithStore): void {
         payment: samplePayment(n, { method: 'free', txHash: null, from: null }),
       })
       await store.insertTask(free, [])
-      equal(await store.completeTask(free.id, 'https://example.com/r', at(40), []), 'completed')
+      equal(await complete(store, free.id, 'https://example.com/r', at(40), []), 'completed')
       same(await trustOf(store), { credit: 7n * USDC, buyers: 2 })
       equal((await store.getAgent('sample-agent'))?.completedTasks, 8)
 
       const unpaid = sampleTask()
       await store.insertTask(unpaid, [])
-      equal(await store.completeTask(unpaid.id, 'https://example.com/r', at(40), []), 'not_paid')
+      equal(await complete(store, unpaid.id, 'https://example.com/r', at(40), []), 'not_paid')
       await deliver(store, paidBy(BUYER_A, 1n * USDC))
       same(await trustOf(store), { credit: 8n * USDC, buyers: 2 })
     }),
@@ -435,7 +439,7 @@ export function taskStoreCases(test: StoreTest, withStore: WithStore): void {
       }
       const outcomes = await Promise.all(
         [...tasks, ...tasks].map((task, i) =>
-          store.completeTask(task.id, `https://example.com/${i}`, at(40), []),
+          complete(store, task.id, `https://example.com/${i}`, at(40), []),
         ),
       )
       equal(outcomes.filter((outcome) => outcome === 'completed').length, 6)

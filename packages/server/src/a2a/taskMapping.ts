@@ -6,7 +6,11 @@ export const A2A_STATE_OF: Record<TaskView['status'], string> = {
   pending_payment: 'TASK_STATE_INPUT_REQUIRED',
   // Paid: the seller works on it.
   paid: 'TASK_STATE_WORKING',
+  // Delivered and under the buyer's review: the result is there, the buyer may still reject it.
+  delivered: 'TASK_STATE_COMPLETED',
   completed: 'TASK_STATE_COMPLETED',
+  // The buyer rejected the delivery.
+  rejected: 'TASK_STATE_FAILED',
   // Never paid in time: the order will not be worked on.
   expired: 'TASK_STATE_REJECTED',
 }

@@ -232,6 +232,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agents/{name}/tasks/{id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a delivery (the buyer's wallet signs): delivered -> completed
+         * @description Within review_until, the buyer (the wallet that paid, else the order's buyer_wallet) accepts the delivery with its EIP-712 signature of the task's review typed data, message.decision "accept" and message.reason as sent. Silence past review_until accepts too.
+         */
+        post: operations["acceptDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/{name}/tasks/{id}/complete": {
         parameters: {
             query?: never;
@@ -242,10 +262,30 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Deliver a paid task (seller): paid -> completed with result_url
-         * @description With the seller's API key. Delivers a paid task: paid -> completed, with the result_url the buyer reads. Repeating the same delivery changes nothing more.
+         * Deliver a paid task (seller): paid -> completed (or delivered, under review) with result_url
+         * @description With the seller's API key, before the task's due_at. Delivers a paid task with the result_url the buyer reads: paid -> completed when the task has no review window (review_seconds 0), else paid -> delivered until the buyer accepts, rejects, or review_until passes (silence accepts). Past due_at: 409 task_overdue.
          */
         post: operations["completeTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agents/{name}/tasks/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a delivery with a reason (the buyer's wallet signs): delivered -> rejected, a dispute record
+         * @description Within review_until, the buyer (the wallet that paid, else the order's buyer_wallet) rejects the delivery with a reason and its EIP-712 signature of the task's review typed data, message.decision "reject" and message.reason the reason sent. The task keeps a dispute record; money held in escrow goes back to the buyer (docs/jobs.md).
+         */
+        post: operations["rejectDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -577,7 +617,9 @@ export interface components {
                 } | null;
                 name: string;
                 price: number | null;
+                review_seconds: number;
                 sla: string | null;
+                sla_seconds: number | null;
                 slug: string;
                 /** @enum {string} */
                 type: "free" | "purchasable";
@@ -805,7 +847,9 @@ export interface components {
                 } | null;
                 name: string;
                 price: number | null;
+                review_seconds: number;
                 sla: string | null;
+                sla_seconds: number | null;
                 slug: string;
                 /** @enum {string} */
                 type: "free" | "purchasable";
@@ -824,7 +868,7 @@ export interface components {
                 at: string;
                 id: string;
                 /** @enum {string} */
-                kind: "agent.registered" | "agent.updated" | "agent.claimed" | "skill.published" | "milestone.recorded" | "agent.online" | "task.created" | "task.paid" | "task.completed";
+                kind: "agent.registered" | "agent.updated" | "agent.claimed" | "skill.published" | "milestone.recorded" | "agent.online" | "task.created" | "task.paid" | "task.completed" | "task.delivered" | "task.rejected" | "task.late" | "task.refunded";
                 summary: string;
             }[];
         };
@@ -966,7 +1010,9 @@ export interface components {
                     } | null;
                     name: string;
                     price: number | null;
+                    review_seconds: number;
                     sla: string | null;
+                    sla_seconds: number | null;
                     slug: string;
                     /** @enum {string} */
                     type: "free" | "purchasable";
@@ -1035,6 +1081,8 @@ export interface components {
                 completed_at: string | null;
                 /** Format: date-time */
                 created_at: string;
+                delivered_at: string | null;
+                due_at: string | null;
                 expires_at: string | null;
                 next_steps: {
                     check_status: string;
@@ -1042,6 +1090,7 @@ export interface components {
                     verify: string;
                     verify_body: string;
                 };
+                outcome: ("delivered" | "accepted" | "accepted_by_silence" | "rejected" | "late") | null;
                 paid_at: string | null;
                 params: {
                     [key: string]: unknown;
@@ -1085,12 +1134,52 @@ export interface components {
                     tx_hash: string | null;
                     usdc_contract: string;
                 };
+                records: {
+                    amount: number | null;
+                    /** Format: date-time */
+                    at: string;
+                    /** @enum {string} */
+                    by: "buyer" | "seller" | "evaluator" | "market" | "chain";
+                    /** @enum {string} */
+                    kind: "dispute" | "refund";
+                    reason: string;
+                    tx_hash: string | null;
+                    wallet: string | null;
+                }[];
                 result_url?: string;
+                review: {
+                    domain: {
+                        chainId: number;
+                        /** @constant */
+                        name: "agentmarket";
+                        /** @constant */
+                        version: "1";
+                    };
+                    message: {
+                        agent: string;
+                        /** @enum {string} */
+                        decision: "" | "accept" | "reject";
+                        market: string;
+                        reason: string;
+                        task: string;
+                    };
+                    /** @constant */
+                    primaryType: "DeliveryReview";
+                    types: {
+                        DeliveryReview: {
+                            name: string;
+                            type: string;
+                        }[];
+                    };
+                } | null;
+                review_seconds: number;
+                review_until: string | null;
                 skill: string;
                 skill_slug: string;
                 sla: string;
+                sla_seconds: number | null;
                 /** @enum {string} */
-                status: "pending_payment" | "paid" | "completed" | "expired";
+                status: "pending_payment" | "paid" | "delivered" | "completed" | "rejected" | "expired";
                 task_id: string;
             };
             /** @constant */
@@ -1098,7 +1187,7 @@ export interface components {
         };
         Problem: {
             /** @enum {string} */
-            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "seller_has_no_wallet" | "api_key_changed" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
+            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "task_overdue" | "task_not_delivered" | "no_buyer_wallet" | "refund_not_verifiable" | "seller_has_no_wallet" | "api_key_changed" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
             detail: string;
             errors?: {
                 detail: string;
@@ -1127,6 +1216,8 @@ export interface components {
             completed_at: string | null;
             /** Format: date-time */
             created_at: string;
+            delivered_at: string | null;
+            due_at: string | null;
             expires_at: string | null;
             next_steps: {
                 check_status: string;
@@ -1134,6 +1225,7 @@ export interface components {
                 verify: string;
                 verify_body: string;
             };
+            outcome: ("delivered" | "accepted" | "accepted_by_silence" | "rejected" | "late") | null;
             paid_at: string | null;
             params: {
                 [key: string]: unknown;
@@ -1177,12 +1269,52 @@ export interface components {
                 tx_hash: string | null;
                 usdc_contract: string;
             };
+            records: {
+                amount: number | null;
+                /** Format: date-time */
+                at: string;
+                /** @enum {string} */
+                by: "buyer" | "seller" | "evaluator" | "market" | "chain";
+                /** @enum {string} */
+                kind: "dispute" | "refund";
+                reason: string;
+                tx_hash: string | null;
+                wallet: string | null;
+            }[];
             result_url?: string;
+            review: {
+                domain: {
+                    chainId: number;
+                    /** @constant */
+                    name: "agentmarket";
+                    /** @constant */
+                    version: "1";
+                };
+                message: {
+                    agent: string;
+                    /** @enum {string} */
+                    decision: "" | "accept" | "reject";
+                    market: string;
+                    reason: string;
+                    task: string;
+                };
+                /** @constant */
+                primaryType: "DeliveryReview";
+                types: {
+                    DeliveryReview: {
+                        name: string;
+                        type: string;
+                    }[];
+                };
+            } | null;
+            review_seconds: number;
+            review_until: string | null;
             skill: string;
             skill_slug: string;
             sla: string;
+            sla_seconds: number | null;
             /** @enum {string} */
-            status: "pending_payment" | "paid" | "completed" | "expired";
+            status: "pending_payment" | "paid" | "delivered" | "completed" | "rejected" | "expired";
             task_id: string;
         };
         SkillInput: string | {
@@ -1196,7 +1328,9 @@ export interface components {
             input?: unknown;
             name: string;
             price?: number | string;
+            review_seconds?: number;
             sla?: string;
+            sla_seconds?: number;
             slug?: string;
             /**
              * @default free
@@ -1212,6 +1346,8 @@ export interface components {
             completed_at: string | null;
             /** Format: date-time */
             created_at: string;
+            delivered_at: string | null;
+            due_at: string | null;
             expires_at: string | null;
             next_steps: {
                 check_status: string;
@@ -1219,6 +1355,7 @@ export interface components {
                 verify: string;
                 verify_body: string;
             };
+            outcome: ("delivered" | "accepted" | "accepted_by_silence" | "rejected" | "late") | null;
             paid_at: string | null;
             params: {
                 [key: string]: unknown;
@@ -1262,12 +1399,52 @@ export interface components {
                 tx_hash: string | null;
                 usdc_contract: string;
             };
+            records: {
+                amount: number | null;
+                /** Format: date-time */
+                at: string;
+                /** @enum {string} */
+                by: "buyer" | "seller" | "evaluator" | "market" | "chain";
+                /** @enum {string} */
+                kind: "dispute" | "refund";
+                reason: string;
+                tx_hash: string | null;
+                wallet: string | null;
+            }[];
             result_url?: string;
+            review: {
+                domain: {
+                    chainId: number;
+                    /** @constant */
+                    name: "agentmarket";
+                    /** @constant */
+                    version: "1";
+                };
+                message: {
+                    agent: string;
+                    /** @enum {string} */
+                    decision: "" | "accept" | "reject";
+                    market: string;
+                    reason: string;
+                    task: string;
+                };
+                /** @constant */
+                primaryType: "DeliveryReview";
+                types: {
+                    DeliveryReview: {
+                        name: string;
+                        type: string;
+                    }[];
+                };
+            } | null;
+            review_seconds: number;
+            review_until: string | null;
             skill: string;
             skill_slug: string;
             sla: string;
+            sla_seconds: number | null;
             /** @enum {string} */
-            status: "pending_payment" | "paid" | "completed" | "expired";
+            status: "pending_payment" | "paid" | "delivered" | "completed" | "rejected" | "expired";
             task_id: string;
         };
         TaskAwaitingConfirmations: {
@@ -1277,6 +1454,8 @@ export interface components {
             completed_at: string | null;
             /** Format: date-time */
             created_at: string;
+            delivered_at: string | null;
+            due_at: string | null;
             expires_at: string | null;
             next_steps: {
                 check_status: string;
@@ -1284,6 +1463,7 @@ export interface components {
                 verify: string;
                 verify_body: string;
             };
+            outcome: ("delivered" | "accepted" | "accepted_by_silence" | "rejected" | "late") | null;
             paid_at: string | null;
             params: {
                 [key: string]: unknown;
@@ -1327,12 +1507,52 @@ export interface components {
                 tx_hash: string | null;
                 usdc_contract: string;
             };
+            records: {
+                amount: number | null;
+                /** Format: date-time */
+                at: string;
+                /** @enum {string} */
+                by: "buyer" | "seller" | "evaluator" | "market" | "chain";
+                /** @enum {string} */
+                kind: "dispute" | "refund";
+                reason: string;
+                tx_hash: string | null;
+                wallet: string | null;
+            }[];
             result_url?: string;
+            review: {
+                domain: {
+                    chainId: number;
+                    /** @constant */
+                    name: "agentmarket";
+                    /** @constant */
+                    version: "1";
+                };
+                message: {
+                    agent: string;
+                    /** @enum {string} */
+                    decision: "" | "accept" | "reject";
+                    market: string;
+                    reason: string;
+                    task: string;
+                };
+                /** @constant */
+                primaryType: "DeliveryReview";
+                types: {
+                    DeliveryReview: {
+                        name: string;
+                        type: string;
+                    }[];
+                };
+            } | null;
+            review_seconds: number;
+            review_until: string | null;
             skill: string;
             skill_slug: string;
             sla: string;
+            sla_seconds: number | null;
             /** @enum {string} */
-            status: "pending_payment" | "paid" | "completed" | "expired";
+            status: "pending_payment" | "paid" | "delivered" | "completed" | "rejected" | "expired";
             task_id: string;
             verification: {
                 confirmations: number;
@@ -1355,10 +1575,13 @@ export interface components {
                 created_at: string;
                 /** @constant */
                 currency: "USDC";
+                disputes: number;
+                on_time: boolean | null;
                 paid_at: string | null;
+                refunds: number;
                 skill: string;
                 /** @enum {string} */
-                status: "pending_payment" | "paid" | "completed" | "expired";
+                status: "pending_payment" | "paid" | "delivered" | "completed" | "rejected" | "expired";
                 tx_hash: string | null;
             }[] | {
                 agent: string;
@@ -1368,6 +1591,8 @@ export interface components {
                 completed_at: string | null;
                 /** Format: date-time */
                 created_at: string;
+                delivered_at: string | null;
+                due_at: string | null;
                 expires_at: string | null;
                 next_steps: {
                     check_status: string;
@@ -1375,6 +1600,7 @@ export interface components {
                     verify: string;
                     verify_body: string;
                 };
+                outcome: ("delivered" | "accepted" | "accepted_by_silence" | "rejected" | "late") | null;
                 paid_at: string | null;
                 params: {
                     [key: string]: unknown;
@@ -1418,12 +1644,52 @@ export interface components {
                     tx_hash: string | null;
                     usdc_contract: string;
                 };
+                records: {
+                    amount: number | null;
+                    /** Format: date-time */
+                    at: string;
+                    /** @enum {string} */
+                    by: "buyer" | "seller" | "evaluator" | "market" | "chain";
+                    /** @enum {string} */
+                    kind: "dispute" | "refund";
+                    reason: string;
+                    tx_hash: string | null;
+                    wallet: string | null;
+                }[];
                 result_url?: string;
+                review: {
+                    domain: {
+                        chainId: number;
+                        /** @constant */
+                        name: "agentmarket";
+                        /** @constant */
+                        version: "1";
+                    };
+                    message: {
+                        agent: string;
+                        /** @enum {string} */
+                        decision: "" | "accept" | "reject";
+                        market: string;
+                        reason: string;
+                        task: string;
+                    };
+                    /** @constant */
+                    primaryType: "DeliveryReview";
+                    types: {
+                        DeliveryReview: {
+                            name: string;
+                            type: string;
+                        }[];
+                    };
+                } | null;
+                review_seconds: number;
+                review_until: string | null;
                 skill: string;
                 skill_slug: string;
                 sla: string;
+                sla_seconds: number | null;
                 /** @enum {string} */
-                status: "pending_payment" | "paid" | "completed" | "expired";
+                status: "pending_payment" | "paid" | "delivered" | "completed" | "rejected" | "expired";
                 task_id: string;
             }[];
             total: number;
@@ -2217,7 +2483,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 offset?: number;
-                status?: "pending_payment" | "paid" | "completed" | "expired" | "all";
+                status?: "pending_payment" | "paid" | "delivered" | "completed" | "rejected" | "expired" | "all";
             };
             header?: never;
             path: {
@@ -2589,6 +2855,105 @@ export interface operations {
             };
         };
     };
+    acceptDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason?: string;
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Completed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     completeTask: {
         parameters: {
             query?: never;
@@ -2636,6 +3001,105 @@ export interface operations {
             };
             /** @description Valid credentials that may not act here. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rejectDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason?: string;
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Rejected */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

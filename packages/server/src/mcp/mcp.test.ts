@@ -31,6 +31,8 @@ describe('POST /mcp', () => {
     const { tools } = await anonymous.listTools()
     expect(tools.map((tool) => tool.name).sort()).toEqual(
       [
+        'accept_delivery',
+        'reject_delivery',
         'complete_task',
         'create_task',
         'get_agent',

@@ -74,6 +74,9 @@ const EFFECTS: Record<string, [boolean, boolean, boolean, boolean]> = {
   create_task: [false, false, false, true],
   verify_payment: [false, false, true, true],
   complete_task: [false, false, true, false],
+  // A decision lands once: a second one is refused.
+  accept_delivery: [false, false, false, false],
+  reject_delivery: [false, false, false, false],
 }
 
 describe('MCP tool contract', () => {
@@ -98,7 +101,11 @@ describe('MCP tool contract', () => {
     const anonymous = await connect(app)
     const registered = await anonymous.call('register_agent', {
       name: 'seller',
-      skills: ['ping', { name: 'Report', type: 'purchasable', price: 1.5 }],
+      skills: [
+        'ping',
+        { name: 'Report', type: 'purchasable', price: 1.5 },
+        { name: 'Essay', review_seconds: 60 },
+      ],
     })
     const seller = await connect(app, registered.apiKey)
     await seller.call('update_agent', { agent: 'seller', walletAddress: SELLER })
@@ -145,6 +152,26 @@ describe('MCP tool contract', () => {
       result_url: 'https://results.example/r',
     })
     expect(done.status).toBe('completed')
+    // Deliveries under review, accepted and rejected by the buyer's wallet.
+    for (const decision of ['accept', 'reject'] as const) {
+      const essay = await anonymous.call('create_task', {
+        agent: 'seller',
+        skill: 'essay',
+        buyer_wallet: PAYER.address,
+      })
+      const ids = { agent: 'seller', task_id: essay.task_id }
+      const delivered = await seller.call('complete_task', {
+        ...ids,
+        result_url: 'https://results.example/e',
+      })
+      const message = { ...delivered.review.message, decision, reason: 'because' }
+      const decided = await anonymous.call(`${decision}_delivery`, {
+        ...ids,
+        reason: 'because',
+        signature: await PAYER.signTypedData({ ...delivered.review, message }),
+      })
+      expect(decided.status).toBe(decision === 'accept' ? 'completed' : 'rejected')
+    }
     await app.pair('ann', registered.pairingCode, privateKeyToAccount(generatePrivateKey()))
     await anonymous.call('list_users', {})
     await anonymous.call('get_user', { username: 'ann' })

@@ -27,6 +27,8 @@ describe('PUT /api/agents/{name}', () => {
         price: 1.25,
         currency: 'USDC',
         sla: null,
+        sla_seconds: null,
+        review_seconds: 0,
         url: null,
         input: null,
       },

@@ -103,6 +103,8 @@ describe('GET /api/community/agents/{name}', () => {
         'createdAt',
         'cardUrl',
         'pageUrl',
+        // An addition beside CONTRACT's fields (README "Jobs"): the seller's delivery record.
+        'deliveries',
       ].sort(),
     )
     expect(response.json).toMatchObject({

@@ -196,6 +196,9 @@ describe('GET /api/agents/{name}/tasks', () => {
           'skill',
           'status',
           'tx_hash',
+          'on_time',
+          'refunds',
+          'disputes',
         ].sort(),
       )
       expect(row.status).toBe('completed')

@@ -194,6 +194,8 @@ describe('the agent page', () => {
       price: null,
       currency: 'USDC',
       sla: null,
+      sla_seconds: null,
+      review_seconds: 0,
       url: null,
       input: {
         type: 'object',

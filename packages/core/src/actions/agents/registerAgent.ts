@@ -79,6 +79,10 @@ export function registerAgentAction(context: ActionContext) {
       verifiedMilestones: 0,
       claimedMilestones: 0,
       completedTasks: 0,
+      onTimeTasks: 0,
+      lateTasks: 0,
+      refundedTasks: 0,
+      disputedTasks: 0,
       trustCreditBaseUnits: 0n,
       payingBuyers: 0,
       // An invite code is shown only to a signature of its user's wallet, so the owner it names is proven.

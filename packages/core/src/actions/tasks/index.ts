@@ -5,15 +5,18 @@ import { orderWithPaymentAction } from './orderWithPayment.ts'
 import { paidOffersAction } from './paidOffers.ts'
 import { readTaskActions } from './readTasks.ts'
 import { recheckActions } from './rechecks.ts'
+import { reviewTaskAction } from './reviewTask.ts'
 import { threadActions } from './threads.ts'
 import { verifyPaymentAction } from './verifyPayment.ts'
 import { x402TaskActions } from './x402Tasks.ts'
 
 export { type PendingVerification, TASK_OUTCOME_STATUS, type TaskAnswer } from './answers.ts'
 export type { OrderOptions } from './createTask.ts'
+export { jobSteps } from './jobSteps.ts'
 export { type PaidOffer, type PaidOfferPage, PaidOfferQuery } from './paidOffers.ts'
 export type { TaskPage } from './readTasks.ts'
 export type { RecheckReport } from './rechecks.ts'
+export { buyerWalletOf } from './reviewTask.ts'
 export { THREAD_TASK_LIMIT, type ThreadTask } from './threads.ts'
 export type { X402TaskPayment } from './x402Tasks.ts'
 
@@ -30,6 +33,8 @@ export function taskActions(context: ActionContext) {
     verifyPayment: verifyPaymentAction(context),
     /** Delivers a paid task with its result URL (the seller's key). */
     completeTask: completeTaskAction(context),
+    /** The buyer's acceptance or rejection of a delivery, signed by its wallet. */
+    reviewTask: reviewTaskAction(context),
     ...readTaskActions(context),
     ...recheckActions(context),
     ...x402TaskActions(context),

@@ -10,6 +10,7 @@ import {
   type TaskRecord,
 } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
+import { jobSteps } from './jobSteps.ts'
 import { checkOf, judge, payerProved, paymentOf } from './judging.ts'
 import { paidBy, x402Settlement, x402SettlementBy } from './x402Payment.ts'
 
@@ -126,6 +127,23 @@ export function recheckActions(context: ActionContext) {
     async expireUnpaidTasks(limit = 500): Promise<{ expired: number; purged: number }> {
       const now = clock.now()
       return store.expireTasks(now, new Date(now.getTime() - EXPIRED_TASK_RETENTION_MS), limit)
+    },
+
+    /**
+     * Stores what time alone decided (reads show it already, taskAt): paid tasks past `due_at` become `expired`
+     * (late), deliveries past `review_until` `completed` (accepted by silence). Hosts call it on a timer, beside the
+     * expiry; racing processes each land a step once (compare-and-set).
+     */
+    async settleDueJobs(limit = 500): Promise<{ late: number; accepted: number }> {
+      const now = clock.now()
+      const report = { late: 0, accepted: 0 }
+      for (const task of await store.listDueJobs(now, limit)) {
+        const late = task.status === 'paid'
+        const step = late ? jobSteps.lateness(task, now) : jobSteps.acceptance(task, now, true)
+        if (await store.changeTask(step)) report[late ? 'late' : 'accepted'] += 1
+      }
+      if (report.late + report.accepted > 0) feed.nudge()
+      return report
     },
   }
 }

@@ -1,0 +1,62 @@
+import { type Address, type Hex, hashTypedData } from 'viem'
+import type { ChainReader } from './ports/Chain.ts'
+import { signatureOf } from './SignatureCheck.ts'
+
+/**
+ * The EIP-712 message a buyer's wallet signs to accept or reject a delivery: bound to the marketplace (its base URL),
+ * the agent, the task and the decision with its reason, so a signature decides one task once and nothing else.
+ */
+export const REVIEW_TYPES = {
+  DeliveryReview: [
+    { name: 'market', type: 'string' },
+    { name: 'agent', type: 'string' },
+    { name: 'task', type: 'string' },
+    { name: 'decision', type: 'string' },
+    { name: 'reason', type: 'string' },
+  ],
+} as const
+
+/** A buyer's decision on a delivery. */
+export type ReviewDecision = 'accept' | 'reject'
+
+/** The fields of a DeliveryReview; `decision` and `reason` are '' in the template a task shows. */
+export type DeliveryReview = {
+  market: string
+  agent: string
+  task: string
+  decision: ReviewDecision | ''
+  reason: string
+}
+
+/** The typed data a buyer's wallet signs (viem `signTypedData`), as a delivered task shows it. */
+export type ReviewTypedData = {
+  domain: { name: 'agentmarket'; version: '1'; chainId: number }
+  types: typeof REVIEW_TYPES
+  primaryType: 'DeliveryReview'
+  message: DeliveryReview
+}
+
+/** The typed data of a review on the payment chain `chainId`. */
+export function reviewTypedData(chainId: number, review: DeliveryReview): ReviewTypedData {
+  return {
+    domain: { name: 'agentmarket', version: '1', chainId },
+    types: REVIEW_TYPES,
+    primaryType: 'DeliveryReview',
+    message: review,
+  }
+}
+
+/**
+ * Whether `signature` is `buyer`'s signature of the review (keys locally; contract wallets through the chain).
+ * @example await isBuyerReview(chain, payer, 8453, { market, agent, task, decision: 'accept', reason: '' }, signature)
+ */
+export async function isBuyerReview(
+  chain: ChainReader | null,
+  buyer: Address,
+  chainId: number,
+  review: DeliveryReview,
+  signature: Hex,
+): Promise<boolean> {
+  const hash = hashTypedData(reviewTypedData(chainId, review) as Parameters<typeof hashTypedData>[0])
+  return (await signatureOf(buyer, hash, signature, chain)) === 'ok'
+}

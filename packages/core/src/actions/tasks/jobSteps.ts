@@ -1,0 +1,96 @@
+import type { Address } from 'viem'
+import { feedEvents } from '../../events.ts'
+import type { TaskEntry } from '../../Job.ts'
+import type { TaskChange } from '../../ports/Store.ts'
+import { type TaskRecord, taskReviewUntil } from '../../Task.ts'
+
+/**
+ * The steps of a job (docs/jobs.md) as store changes: each names the states it starts from, so the store applies it as
+ * one compare-and-set, and the same step taken twice (two requests, two sweeps) lands once.
+ */
+export const jobSteps = {
+  /** The seller delivers: `completed` at once when the task has no review window, else `delivered` for review. */
+  delivery(task: TaskRecord, resultUrl: string, at: Date): TaskChange {
+    const base = { id: task.id, from: ['paid'] as const, at, resultUrl, deliveredAt: at }
+    if (task.reviewSeconds === 0)
+      return {
+        ...base,
+        to: 'completed',
+        completedAt: at,
+        outcome: 'delivered',
+        counts: { completed: true, onTime: true },
+        events: [feedEvents.taskCompleted(task, at, 'delivered')],
+      }
+    return {
+      ...base,
+      to: 'delivered',
+      counts: { onTime: true },
+      events: [feedEvents.taskDelivered(task, at)],
+    }
+  },
+
+  /** The buyer accepts the delivery, or its silence did once the review window closed (completed at its end). */
+  acceptance(task: TaskRecord, at: Date, bySilence: boolean): TaskChange {
+    const completedAt = bySilence ? (taskReviewUntil(task) ?? at) : at
+    const outcome = bySilence ? 'accepted_by_silence' : 'accepted'
+    return {
+      id: task.id,
+      from: ['delivered'],
+      to: 'completed',
+      at,
+      completedAt,
+      outcome,
+      counts: { completed: true },
+      events: [feedEvents.taskCompleted(task, completedAt, outcome)],
+    }
+  },
+
+  /** The buyer rejects the delivery with a reason: a dispute over what it paid. */
+  rejection(task: TaskRecord, at: Date, wallet: Address, reason: string): TaskChange {
+    const entry: TaskEntry = {
+      kind: 'dispute',
+      by: 'buyer',
+      wallet,
+      at,
+      amountBaseUnits: task.payment?.amountBaseUnits ?? null,
+      reason,
+      txHash: null,
+    }
+    return {
+      id: task.id,
+      from: ['delivered'],
+      to: 'rejected',
+      at,
+      outcome: 'rejected',
+      entry,
+      counts: { dispute: true },
+      events: [feedEvents.taskRejected(task, at)],
+    }
+  },
+
+  /** A paid task passed its deadline undelivered: `expired`, late, its buyer owed a refund. */
+  lateness(task: TaskRecord, at: Date): TaskChange {
+    return {
+      id: task.id,
+      from: ['paid'],
+      to: 'expired',
+      at,
+      outcome: 'late',
+      counts: { late: true },
+      events: [feedEvents.taskLate(task, at)],
+    }
+  },
+
+  /** A refund the chain shows, recorded on a task in a final state (which it keeps). */
+  refund(task: TaskRecord, entry: TaskEntry): TaskChange {
+    return {
+      id: task.id,
+      from: [task.status],
+      to: task.status,
+      at: entry.at,
+      entry,
+      counts: { refund: true },
+      events: [feedEvents.taskRefunded(task, entry.at, entry.amountBaseUnits ?? 0n, entry.txHash)],
+    }
+  },
+}

@@ -1,0 +1,15 @@
+ALTER TABLE `agents` ADD `on_time_tasks` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `agents` ADD `late_tasks` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `agents` ADD `refunded_tasks` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `agents` ADD `disputed_tasks` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `skills` ADD `sla_seconds` integer;--> statement-breakpoint
+ALTER TABLE `skills` ADD `review_seconds` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `tasks` ADD `sla_seconds` integer;--> statement-breakpoint
+ALTER TABLE `tasks` ADD `review_seconds` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `tasks` ADD `due_at` integer;--> statement-breakpoint
+ALTER TABLE `tasks` ADD `delivered_at` integer;--> statement-breakpoint
+ALTER TABLE `tasks` ADD `review_until` integer;--> statement-breakpoint
+ALTER TABLE `tasks` ADD `outcome` text;--> statement-breakpoint
+ALTER TABLE `tasks` ADD `entries` text DEFAULT '[]' NOT NULL;--> statement-breakpoint
+CREATE INDEX `tasks_due` ON `tasks` (`status`,`due_at`) WHERE "tasks"."due_at" is not null;--> statement-breakpoint
+CREATE INDEX `tasks_in_review` ON `tasks` (`status`,`review_until`) WHERE "tasks"."review_until" is not null;
