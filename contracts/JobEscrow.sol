@@ -50,7 +50,7 @@ contract JobEscrow {
         uint64 deliverBy,
         uint64 reviewWindow
     );
-    event JobSubmitted(bytes32 indexed key, bytes32 deliverable);
+    event JobSubmitted(bytes32 indexed key, bytes32 deliverable, uint64 submittedAt);
     event JobCompleted(bytes32 indexed key, bytes32 reason, bool bySilence);
     event JobRejected(bytes32 indexed key, address indexed rejector, bytes32 reason);
     event JobExpired(bytes32 indexed key);
@@ -109,7 +109,7 @@ contract JobEscrow {
         if (block.timestamp >= job.deliverBy) revert DeadlinePassed();
         job.status = Status.Submitted;
         job.submittedAt = uint64(block.timestamp);
-        emit JobSubmitted(key, deliverable);
+        emit JobSubmitted(key, deliverable, uint64(block.timestamp));
     }
 
     /// @notice The evaluator accepts the delivery within the review window: the seller is paid.

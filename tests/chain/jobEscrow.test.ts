@@ -11,7 +11,7 @@ import {
 } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import artifacts from '../../contracts/artifacts.json'
-import { type Anvil, paymentChain, USDC_ADDRESS } from '../support/anvil.ts'
+import { type Anvil, paymentChain } from '../support/anvil.ts'
 
 const ABI = artifacts.JobEscrow.abi as Abi
 const BUDGET = 2_500_000n // 2.5 USDC
@@ -34,15 +34,9 @@ beforeAll(async () => {
   })
   ;({ anvil } = chain)
   ;({ buyer, seller, evaluator, stranger, otherBuyer } = chain.accounts)
-  const hash = await anvil.walletFor(chain.accounts.stranger).deployContract({
-    abi: ABI,
-    bytecode: artifacts.JobEscrow.bytecode as Hex,
-    args: [USDC_ADDRESS],
-  })
-  const receipt = await anvil.publicClient.waitForTransactionReceipt({ hash })
-  if (!receipt.contractAddress) throw new Error('JobEscrow deployment created no contract')
-  escrow = receipt.contractAddress
-  gas.deploy = receipt.gasUsed
+  const deployed = await anvil.deployJobEscrow()
+  escrow = deployed.address
+  gas.deploy = deployed.gasUsed
   for (const account of [buyer, otherBuyer]) await anvil.approveUsdc(account, escrow, 10n ** 12n)
 })
 

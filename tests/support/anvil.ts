@@ -1,4 +1,5 @@
 import {
+  type Abi,
   type Address,
   type Chain,
   createPublicClient,
@@ -11,6 +12,7 @@ import {
   type PublicClient,
   parseAbi,
   type TestClient,
+  type TransactionReceipt,
   type WalletClient,
 } from 'viem'
 import type { HDAccount } from 'viem/accounts'
@@ -57,6 +59,10 @@ export type Anvil = {
   installUsdc(): Promise<Address>
   /** Deploys Escrow for USDC_ADDRESS from accounts[0]; returns its address. */
   deployEscrow(): Promise<Address>
+  /** Deploys the job escrow (contracts/JobEscrow.sol) over the mock USDC: its address and the deployment's gas. */
+  deployJobEscrow(): Promise<{ address: Address; gasUsed: bigint }>
+  /** Sends a call as the API answers it (`to`, `data`) from `from`: the receipt, whatever its status. */
+  sendCall(from: HDAccount, call: { to: Address; data: Hex }, gas?: bigint): Promise<TransactionReceipt>
   mintUsdc(to: Address, amount: bigint): Promise<Hex>
   /** The USDC balance of `address`, in base units. */
   usdcOf(address: Address): Promise<bigint>
@@ -149,6 +155,25 @@ export async function startAnvil(): Promise<Anvil> {
       const receipt = await mined(hash)
       if (!receipt.contractAddress) throw new Error('Escrow deployment created no contract')
       return receipt.contractAddress
+    },
+    async deployJobEscrow() {
+      const hash = await walletFor(deployer).deployContract({
+        abi: artifacts.JobEscrow.abi as Abi,
+        bytecode: artifacts.JobEscrow.bytecode as Hex,
+        args: [USDC_ADDRESS],
+      })
+      const receipt = await mined(hash)
+      if (!receipt.contractAddress) throw new Error('JobEscrow deployment created no contract')
+      return { address: receipt.contractAddress, gasUsed: receipt.gasUsed }
+    },
+    async sendCall(from, call, gas) {
+      // Explicit gas skips estimation, so a call that reverts is still mined (and its receipt says so).
+      const hash = await walletFor(from).sendTransaction({
+        to: call.to,
+        data: call.data,
+        ...(gas && { gas }),
+      })
+      return publicClient.waitForTransactionReceipt({ hash })
     },
     mintUsdc: (to, amount) => callUsdc(deployer, 'mint', [to, amount]),
     usdcOf: (address) =>

@@ -16,6 +16,10 @@ export type MarketConfig = {
     chainId: number
     usdcContract: Address
     escrowContract: Address | null
+    /** The job escrow (contracts/JobEscrow.sol, docs/jobs.md); absent or null: jobs are not funded in escrow. */
+    jobEscrowContract?: Address | null
+    /** The block the job escrow's follower starts from on its first run; absent: 50,000 blocks before the head. */
+    jobEscrowStartBlock?: bigint
     /** Blocks, counting the one holding the transaction, before a payment counts. */
     minConfirmations: number
   }

@@ -3,6 +3,7 @@ import type { Address, Hex } from 'viem'
 import { AGENT_NAME_PATTERN } from './Agent.ts'
 import { type ReviewTypedData, reviewTypedData } from './BuyerReview.ts'
 import { chainName, type MarketConfig } from './Config.ts'
+import { type EscrowJobView, escrowJobView, type MoneyState, moneyState } from './EscrowJobView.ts'
 import {
   dueAtOf,
   MAX_REASON_LENGTH,
@@ -13,6 +14,7 @@ import {
   toTaskEntryView,
 } from './Job.ts'
 import { amountToNumber, formatAmount } from './Money.ts'
+import type { EscrowJob } from './payments/JobEscrow.ts'
 import { type PayerProofTypedData, payerProofTypedData } from './payments/PayerProof.ts'
 import type { SkillRecord } from './Skill.ts'
 import {
@@ -40,7 +42,7 @@ export const TASK_STATUSES = [
 export type TaskStatus = (typeof TASK_STATUSES)[number]
 
 /** How a task's payment was made. */
-export type PaymentMethod = 'free' | 'transfer' | 'escrow' | 'mpp' | 'x402'
+export type PaymentMethod = 'free' | 'transfer' | 'escrow' | 'mpp' | 'x402' | 'job_escrow'
 
 /** The largest `params` object, measured as UTF-8 JSON. */
 export const MAX_PARAMS_BYTES = 16 * 1024
@@ -57,6 +59,8 @@ export type TaskPayment = {
   amountBaseUnits: bigint
   from: Address | null
   at: Date
+  /** A job funded in the job escrow: its key and terms (the chain decides its delivery, review and refund). */
+  job?: EscrowJob | null
 }
 
 /**
@@ -103,6 +107,8 @@ export type TaskRecord = {
   outcome: TaskOutcome | null
   /** Its refunds and disputes, oldest first. */
   entries: TaskEntry[]
+  /** Its job id on the job escrow (jobIdOf): set on paid orders while the market takes escrow jobs. */
+  jobId: Hex | null
 }
 
 const TxHash = v.pipe(
@@ -283,6 +289,10 @@ export type TaskView = {
    * "accept" or "reject", message.reason as sent) to accept or reject. Null otherwise.
    */
   review: ReviewTypedData | null
+  /** Where the money is: none paid, held in escrow, released to the seller, refunded to the buyer. */
+  money: MoneyState
+  /** The job on the job escrow (its terms and the calls each party may send next); null without one. */
+  escrow_job: EscrowJobView | null
   created_at: string
   /** When an unpaid task expires (status `expired`); null once paid or when it never waited for payment. */
   expires_at: string | null
@@ -381,6 +391,8 @@ const iso = (date: Date | null) => date?.toISOString() ?? null
  * and undelivered past `dueAt`, it is `expired`; delivered past `reviewUntil`, the buyer's silence accepted it.
  */
 export function taskAt(task: TaskRecord, now: Date): TaskRecord {
+  // A job in escrow moves by the chain's events only (the job follower), never by the clock.
+  if (task.payment?.job) return task
   const past = (when: Date | null) => when !== null && when <= now
   if (task.status === 'pending_payment' && past(task.expiresAt))
     return { ...task, status: 'expired', pendingCheck: null }
@@ -391,14 +403,21 @@ export function taskAt(task: TaskRecord, now: Date): TaskRecord {
   return task
 }
 
-/** A paid task's delivery deadline: payment time + its SLA; null while unpaid or without an SLA. */
+/**
+ * A paid task's delivery deadline: the job escrow's for a job funded there, else payment time + its SLA; null while
+ * unpaid or without an SLA.
+ */
 export function taskDueAt(task: Pick<TaskRecord, 'slaSeconds' | 'payment'>): Date | null {
+  if (task.payment?.job) return task.payment.job.deliverBy
   return task.payment ? dueAtOf(task.slaSeconds, task.payment.at) : null
 }
 
 /** The end of the buyer's review of a delivery; null before one. */
-export function taskReviewUntil(task: Pick<TaskRecord, 'reviewSeconds' | 'deliveredAt'>): Date | null {
-  return task.deliveredAt ? reviewUntilOf(task.reviewSeconds, task.deliveredAt) : null
+export function taskReviewUntil(
+  task: Pick<TaskRecord, 'reviewSeconds' | 'deliveredAt' | 'payment'>,
+): Date | null {
+  const seconds = task.payment?.job?.reviewSeconds ?? task.reviewSeconds
+  return task.deliveredAt ? reviewUntilOf(seconds, task.deliveredAt) : null
 }
 
 /** The states in which a task shows its result. */
@@ -457,6 +476,8 @@ export function toTaskView(task: TaskRecord, config: MarketConfig): TaskView {
             reason: '',
           })
         : null,
+    money: moneyState(task),
+    escrow_job: escrowJobView(task, config),
   }
   if (SHOWS_RESULT.includes(task.status) && task.resultUrl) view.result_url = task.resultUrl
   return view

@@ -82,6 +82,10 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
   amount_mismatch: 'The transaction paid less than the price.',
   wrong_sender: 'The USDC came from another wallet than the order named as buyer_wallet.',
   not_an_escrow_deposit: 'The transaction made no escrow deposit for this task and seller.',
+  job_terms_mismatch:
+    "The job escrow funding's deadline or review window are not the task's: fund with the call in escrow_job.calls.",
+  decided_on_chain:
+    'The task is a job in the job escrow: its delivery, acceptance and rejection are made on chain. Send the call in escrow_job.calls.',
   payer_signature_invalid:
     'payer_signature was not made by the wallet the USDC came from, or not over this task and transaction. Sign payment.payer_proof with message.txHash set.',
   rate_limited:

@@ -68,6 +68,8 @@ export const ERROR_CODES = {
   amount_mismatch: 422,
   wrong_sender: 422,
   not_an_escrow_deposit: 422,
+  job_terms_mismatch: 422,
+  decided_on_chain: 409,
   payer_signature_invalid: 422,
   rate_limited: 429,
   too_many_streams: 429,

@@ -480,6 +480,7 @@ function paidTask(plan: AgentPlan, skill: SkillSeed, createdAt: number, txHash: 
     deliveredAt: null,
     outcome: null,
     entries: [],
+    jobId: null,
   }
 }
 

@@ -30,6 +30,8 @@ export type Settings = {
   chainId: number
   usdcContract: `0x${string}`
   escrowContract: `0x${string}` | null
+  jobEscrowContract: `0x${string}` | null
+  jobEscrowStartBlock: number | null
   minConfirmations: number
   unpaidTaskTtlSeconds: number
   mppSecretKey: string | undefined
@@ -250,6 +252,8 @@ export function readSettings(env: Env): Settings {
     chainId: read(env, 'CHAIN_ID', positive, String(CORE.chain.chainId)),
     usdcContract: read(env, 'USDC_CONTRACT', address, CORE.chain.usdcContract),
     escrowContract: env.ESCROW_CONTRACT ? read(env, 'ESCROW_CONTRACT', address) : null,
+    jobEscrowContract: env.JOB_ESCROW_CONTRACT ? read(env, 'JOB_ESCROW_CONTRACT', address) : null,
+    jobEscrowStartBlock: env.JOB_ESCROW_START_BLOCK ? read(env, 'JOB_ESCROW_START_BLOCK', positive) : null,
     minConfirmations: read(env, 'MIN_CONFIRMATIONS', positive, String(CORE.chain.minConfirmations)),
     unpaidTaskTtlSeconds: read(env, 'UNPAID_TASK_TTL_SECONDS', positive, String(UNPAID_TASK_TTL_MS / 1000)),
     mppSecretKey: secret,
@@ -328,6 +332,10 @@ export function marketConfig(settings: Settings): MarketConfig {
       chainId: settings.chainId,
       usdcContract: settings.usdcContract,
       escrowContract: settings.escrowContract,
+      jobEscrowContract: settings.jobEscrowContract,
+      ...(settings.jobEscrowStartBlock !== null && {
+        jobEscrowStartBlock: BigInt(settings.jobEscrowStartBlock),
+      }),
       minConfirmations: settings.minConfirmations,
     },
     mppNetwork: { name: 'tempo', chainId: 4217, currency: settings.mppCurrency },

@@ -4,8 +4,8 @@ import { fallbackLogger, type Logger } from './log.ts'
 const EXPIRY_INTERVAL_MS = 10_000
 
 /**
- * Runs the core's background re-check of payments sent at creation on a timer, one pass at a time, and every 10 s
- * the expiry of unpaid tasks. Every server process may run it: marking a task paid is a compare-and-set, so
+ * Runs the core's background re-check of payments sent at creation on a timer, one pass at a time, with the job
+ * escrow's follower, and every 10 s the expiry of unpaid tasks and the jobs time decided (late, accepted by silence). Every server process may run it: marking a task paid is a compare-and-set, so
  * two passes never pay a task twice.
  * @example const rechecks = startPaymentRechecks(market, { intervalMs: 2_000 }); rechecks.stop()
  */
@@ -24,6 +24,13 @@ export function startPaymentRechecks(
       else if (failure !== undefined) logger.error('payment re-check failed', {}, failure)
     } catch (error) {
       logger.error('payment re-check failed', {}, error)
+    }
+    try {
+      await market.followJobEscrow()
+    } catch (error) {
+      if (error instanceof ChainUnavailableError && error.cause === undefined)
+        logger.warn('job escrow follower waits for the chain', { reason: error.message })
+      else logger.error('job escrow follower failed', {}, error)
     }
     // Expiry is a write (one indexed UPDATE and DELETE): every 10 s, not every pass; reads show expiry exactly anyway.
     if (Date.now() - expiredAt < EXPIRY_INTERVAL_MS) return

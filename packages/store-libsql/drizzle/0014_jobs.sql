@@ -11,5 +11,9 @@ ALTER TABLE `tasks` ADD `delivered_at` integer;--> statement-breakpoint
 ALTER TABLE `tasks` ADD `review_until` integer;--> statement-breakpoint
 ALTER TABLE `tasks` ADD `outcome` text;--> statement-breakpoint
 ALTER TABLE `tasks` ADD `entries` text DEFAULT '[]' NOT NULL;--> statement-breakpoint
+ALTER TABLE `tasks` ADD `job_id` text;--> statement-breakpoint
+ALTER TABLE `tasks` ADD `escrow_job` text;--> statement-breakpoint
 CREATE INDEX `tasks_due` ON `tasks` (`status`,`due_at`) WHERE "tasks"."due_at" is not null;--> statement-breakpoint
+CREATE UNIQUE INDEX `tasks_by_job_id` ON `tasks` (`job_id`) WHERE "tasks"."job_id" is not null;--> statement-breakpoint
+CREATE INDEX `tasks_by_escrow_key` ON `tasks` (`escrow_task_id`) WHERE "tasks"."escrow_job" is not null;--> statement-breakpoint
 CREATE INDEX `tasks_in_review` ON `tasks` (`status`,`review_until`) WHERE "tasks"."review_until" is not null;

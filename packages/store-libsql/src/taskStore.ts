@@ -25,6 +25,7 @@ type TaskMethods = Pick<
   | 'markTaskPaid'
   | 'changeTask'
   | 'listDueJobs'
+  | 'getTaskByEscrowJob'
   | 'listTasks'
   | 'listDueRechecks'
   | 'claimDueRechecks'
@@ -63,8 +64,11 @@ function changedColumns(change: TaskChange) {
     }),
     ...(change.completedAt && { completedAt: change.completedAt.getTime() }),
     ...(change.outcome && { outcome: change.outcome }),
-    ...(change.entry && {
-      entries: sql`json_insert(${tasks.entries}, '$[#]', json(${JSON.stringify(entryToJson(change.entry))}))`,
+    ...(change.entries?.length && {
+      entries: sql`json_insert(${tasks.entries}, ${sql.join(
+        change.entries.map((entry) => sql`'$[#]', json(${JSON.stringify(entryToJson(entry))})`),
+        sql`, `,
+      )})`,
     }),
   }
 }
@@ -166,7 +170,8 @@ export function taskStore(database: Database): TaskMethods {
               status: 'paid',
               ...paymentColumns(payment),
               ...pendingColumns(null),
-              dueAt: sql`${payment.at.getTime()} + ${tasks.slaSeconds} * 1000`,
+              // A job in escrow keeps the contract's deadline (the chain decides it); others are due after their SLA.
+              dueAt: payment.job ? null : sql`${payment.at.getTime()} + ${tasks.slaSeconds} * 1000`,
             })
             .where(
               and(
@@ -210,6 +215,16 @@ export function taskStore(database: Database): TaskMethods {
       return (results[credit.length]?.changes ?? 0) === 1
     },
 
+    async getTaskByEscrowJob(ref) {
+      const where =
+        'jobId' in ref
+          ? eq(tasks.jobId, ref.jobId)
+          : and(eq(tasks.escrowTaskId, ref.key), isNotNull(tasks.escrowJob))
+      const rows = await db.select().from(tasks).where(where).limit(1)
+      const [task] = await withAgentNames(rows)
+      return task ?? null
+    },
+
     async listDueJobs(now, limit) {
       const time = now.getTime()
       const due = await db
@@ -221,7 +236,14 @@ export function taskStore(database: Database): TaskMethods {
       const reviewed = await db
         .select()
         .from(tasks)
-        .where(and(eq(tasks.status, 'delivered'), isNotNull(tasks.reviewUntil), lte(tasks.reviewUntil, time)))
+        .where(
+          and(
+            eq(tasks.status, 'delivered'),
+            isNotNull(tasks.reviewUntil),
+            lte(tasks.reviewUntil, time),
+            isNull(tasks.escrowJob),
+          ),
+        )
         .orderBy(asc(tasks.reviewUntil))
         .limit(limit)
       const deadline = (row: TaskRow) => (row.status === 'paid' ? row.dueAt : row.reviewUntil) ?? 0

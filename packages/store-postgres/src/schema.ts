@@ -212,6 +212,9 @@ export const tasks = pgTable(
     outcome: text('outcome'),
     /** Refunds and disputes: a JSON array, only ever appended to. */
     entries: text('entries').notNull().default('[]'),
+    /** Its job id on the job escrow (keccak256 of the id), and a funded job's key and terms (JSON). */
+    jobId: text('job_id'),
+    escrowJob: text('escrow_job'),
   },
   (table) => [
     index('tasks_by_agent').on(table.agentKey, table.status, sql`${table.createdAt} desc`),
@@ -221,6 +224,9 @@ export const tasks = pgTable(
     index('tasks_expiring').on(table.status, table.expiresAt),
     // The job sweep: paid tasks past their deadline, deliveries past their review window.
     index('tasks_due').on(table.status, table.dueAt).where(sql`${table.dueAt} is not null`),
+    uniqueIndex('tasks_by_job_id').on(table.jobId).where(sql`${table.jobId} is not null`),
+    // The job escrow's events name a job by its key, kept as the payment's escrow task id.
+    index('tasks_by_escrow_key').on(table.escrowTaskId).where(sql`${table.escrowJob} is not null`),
     index('tasks_in_review').on(table.status, table.reviewUntil).where(sql`${table.reviewUntil} is not null`),
     index('tasks_checks_by_client').on(table.clientKey).where(sql`${table.pendingTxHash} is not null`),
   ],

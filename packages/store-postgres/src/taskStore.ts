@@ -28,6 +28,7 @@ type TaskMethods = Pick<
   | 'markTaskPaid'
   | 'changeTask'
   | 'listDueJobs'
+  | 'getTaskByEscrowJob'
   | 'listTasks'
   | 'listDueRechecks'
   | 'claimDueRechecks'
@@ -103,8 +104,11 @@ function changedColumns(change: TaskChange) {
     }),
     ...(change.completedAt && { completedAt: change.completedAt.getTime() }),
     ...(change.outcome && { outcome: change.outcome }),
-    ...(change.entry && {
-      entries: sql`(${tasks.entries}::jsonb || jsonb_build_array(${JSON.stringify(entryToJson(change.entry))}::jsonb))::text`,
+    ...(change.entries?.length && {
+      entries: sql`(${tasks.entries}::jsonb || jsonb_build_array(${sql.join(
+        change.entries.map((entry) => sql`${JSON.stringify(entryToJson(entry))}::jsonb`),
+        sql`, `,
+      )}))::text`,
     }),
   }
 }
@@ -187,7 +191,10 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
               status: 'paid',
               ...paymentColumns(payment),
               ...pendingColumns(null),
-              dueAt: sql`${payment.at.getTime()}::bigint + ${tasks.slaSeconds}::bigint * 1000`,
+              // A job in escrow keeps the contract's deadline (the chain decides it); others are due after their SLA.
+              dueAt: payment.job
+                ? null
+                : sql`${payment.at.getTime()}::bigint + ${tasks.slaSeconds}::bigint * 1000`,
             })
             .where(
               and(
@@ -244,6 +251,16 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
       })
     },
 
+    async getTaskByEscrowJob(ref) {
+      const where =
+        'jobId' in ref
+          ? eq(tasks.jobId, ref.jobId)
+          : and(eq(tasks.escrowTaskId, ref.key), isNotNull(tasks.escrowJob))
+      const rows = await db.select().from(tasks).where(where).limit(1)
+      const [task] = await withAgentNames(rows)
+      return task ?? null
+    },
+
     async listDueJobs(now, limit) {
       const time = now.getTime()
       const due = await db
@@ -255,7 +272,14 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
       const reviewed = await db
         .select()
         .from(tasks)
-        .where(and(eq(tasks.status, 'delivered'), isNotNull(tasks.reviewUntil), lte(tasks.reviewUntil, time)))
+        .where(
+          and(
+            eq(tasks.status, 'delivered'),
+            isNotNull(tasks.reviewUntil),
+            lte(tasks.reviewUntil, time),
+            isNull(tasks.escrowJob),
+          ),
+        )
         .orderBy(asc(tasks.reviewUntil))
         .limit(limit)
       const deadline = (row: TaskRow) => (row.status === 'paid' ? row.dueAt : row.reviewUntil) ?? 0

@@ -3,6 +3,7 @@ import { generateId } from '../Credentials.ts'
 import { ConflictError, InvalidInputError } from '../errors.ts'
 import { feedEvents } from '../events.ts'
 import type { FeedEventInput } from '../Feed.ts'
+import { jobIdOf } from '../payments/JobEscrow.ts'
 import { paramsProblems } from '../SkillInputSchema.ts'
 import { type CreateTaskInput, findSkill, type TaskRecord, UNPAID_TASK_TTL_MS } from '../Task.ts'
 import { closestName } from '../Validation.ts'
@@ -55,8 +56,9 @@ export function newTaskRecord(
   }
   const now = clock.now()
   const free = price === 0n
+  const id = generateId(random, 'task_')
   return {
-    id: generateId(random, 'task_'),
+    id,
     agentName: agent.name,
     skillName: skill.name,
     skillSlug: skill.slug,
@@ -83,6 +85,7 @@ export function newTaskRecord(
     deliveredAt: null,
     outcome: null,
     entries: [],
+    jobId: !free && config.chain.jobEscrowContract ? jobIdOf(id) : null,
   }
 }
 

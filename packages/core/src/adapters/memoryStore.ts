@@ -327,6 +327,14 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       const task = tasks.get(id)
       return task && nameKey(task.agentName) === nameKey(agentName) ? structuredClone(task) : null
     },
+    async getTaskByEscrowJob(ref) {
+      const found = [...tasks.values()].find((task) =>
+        'jobId' in ref
+          ? task.jobId === ref.jobId
+          : task.payment?.method === 'job_escrow' && task.payment.escrowTaskId === ref.key,
+      )
+      return found ? structuredClone(found) : null
+    },
     async findTaskIdByTxHash(txHash) {
       return [...tasks.values()].find((task) => task.payment?.txHash === txHash)?.id ?? null
     },
@@ -352,7 +360,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     async changeTask(change) {
       const task = tasks.get(change.id)
       if (!task || !change.from.includes(task.status)) return false
-      const { resultUrl, deliveredAt, completedAt, outcome, entry } = change
+      const { resultUrl, deliveredAt, completedAt, outcome, entries = [] } = change
       Object.assign(task, {
         status: change.to,
         ...(resultUrl !== undefined && { resultUrl }),
@@ -360,15 +368,22 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
         ...(completedAt !== undefined && { completedAt }),
         ...(outcome !== undefined && { outcome }),
       })
-      if (entry) task.entries.push(structuredClone(entry))
+      task.entries.push(...structuredClone(entries))
       const seller = agentOf(task.agentName)
       if (seller) countJob(seller, task, change)
       append(change.events)
       return true
     },
     async listDueJobs(now, limit) {
+      // A job in escrow moves by the chain's events only.
       const deadline = (task: TaskRecord) =>
-        task.status === 'paid' ? taskDueAt(task) : task.status === 'delivered' ? taskReviewUntil(task) : null
+        task.payment?.job
+          ? null
+          : task.status === 'paid'
+            ? taskDueAt(task)
+            : task.status === 'delivered'
+              ? taskReviewUntil(task)
+              : null
       return structuredClone(
         [...tasks.values()]
           .flatMap((task) => {

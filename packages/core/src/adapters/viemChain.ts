@@ -95,6 +95,25 @@ export function viemChain(options: ViemChainOptions): ChainReader {
       return logs.filter((log) => log.removed !== true).map((log) => log.transactionHash)
     },
 
+    async contractLogs(address, fromBlock, toBlock) {
+      const logs = (await unavailableOnFailure(
+        rpc.request('eth_getLogs', [{ address, fromBlock: toHex(fromBlock), toBlock: toHex(toBlock) }]),
+      )) as (RawLog & { transactionHash: Hex; blockNumber: Hex })[]
+      return logs
+        .filter((log) => log.removed !== true)
+        .map((log) => ({
+          address: checksummedAddress(log.address),
+          topics: log.topics,
+          data: log.data,
+          logIndex: log.logIndex === null ? 0 : hexToNumber(log.logIndex),
+          transactionHash: log.transactionHash,
+          blockNumber: hexToBigInt(log.blockNumber),
+        }))
+        .sort((a, b) =>
+          a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1,
+        )
+    },
+
     async receipts(hashes, { callDataFor = [] } = {}) {
       // Every call is made in the same turn, so the batcher packs them (with a head read made alongside) into as
       // few HTTP requests as the batch size allows.

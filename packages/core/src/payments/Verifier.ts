@@ -2,6 +2,7 @@ import { type Address, decodeEventLog, decodeFunctionData, type Hex, parseAbi, t
 import type { ChainReader, PaymentReceipt, ReceiptLog } from '../ports/Chain.ts'
 import { checksummedAddress, lowerAddress, sameAddress } from './Addresses.ts'
 import { DEPOSIT_ABI, ESCROW_EVENT_ABI } from './Escrow.ts'
+import { type EscrowJob, type JobFundingExpectation, jobEventsOf, judgeJobFunding } from './JobEscrow.ts'
 
 /** The ERC-20 (and TIP-20) Transfer event every payment rule reads. */
 export const TRANSFER_EVENT_ABI = parseAbi([
@@ -16,6 +17,7 @@ export type RefusalReason =
   | 'amount_mismatch'
   | 'wrong_sender'
   | 'not_an_escrow_deposit'
+  | 'job_terms_mismatch'
 
 /** The judgement of one payment. `pending` is the only outcome that can still change. */
 export type Verdict =
@@ -26,6 +28,8 @@ export type Verdict =
       blockNumber: bigint
       confirmations: number
       escrowTaskId?: Hex
+      /** A job funded in the job escrow: its key and terms. */
+      job?: EscrowJob
     }
   | { ok: false; reason: 'pending'; retryable: true; confirmations: number; required: number }
   | { ok: false; reason: RefusalReason; retryable: false }
@@ -242,6 +246,8 @@ export type TaskPaymentExpectation = {
   sender?: Address | null
   minConfirmations: number
   escrow: Address | null
+  /** The job escrow funding this task may be paid by (its job id and terms); null when none. */
+  job?: JobFundingExpectation | null
 }
 
 /** True when the transaction calls the escrow or the escrow logged something in it. */
@@ -259,10 +265,31 @@ export function judgeTaskPayment(
   head: bigint,
   expected: TaskPaymentExpectation,
 ): Verdict {
-  const { escrow, seller, ...common } = expected
+  const { escrow, seller, job, ...common } = expected
+  if (receipt && job && touchesEscrow(receipt, job.contract))
+    return judgeJobPayment(receipt, head, expected, job)
   if (receipt && escrow && touchesEscrow(receipt, escrow))
     return judgeEscrow(receipt, head, { ...common, escrow, seller })
   return judgeTransfer(receipt, head, { ...common, recipient: seller })
+}
+
+/** Judges a task's funding of a job in the job escrow (a JobFunded event for its job id on those terms). Pure. */
+function judgeJobPayment(
+  receipt: PaymentReceipt,
+  head: bigint,
+  expected: TaskPaymentExpectation,
+  job: JobFundingExpectation,
+): Verdict {
+  if (receipt.status !== 'success') return refuse('reverted')
+  const judged = judgeJobFunding(jobEventsOf(receipt, job.contract), job)
+  if (!judged.ok) return refuse(judged.reason === 'wrong_terms' ? 'job_terms_mismatch' : judged.reason)
+  return pendingOrPaid(receipt, head, expected.minConfirmations, {
+    ok: true,
+    amount: judged.amount,
+    from: judged.job.client,
+    escrowTaskId: judged.job.key,
+    job: judged.job,
+  })
 }
 
 /** One payment to verify: its transaction, and what it must show. */

@@ -15,6 +15,9 @@ export type PaymentReceipt = {
   logs: ReceiptLog[]
 }
 
+/** A log of a contract as eth_getLogs finds it: where it happened, too. */
+export type ContractLog = ReceiptLog & { transactionHash: Hex; blockNumber: bigint }
+
 /** Read access to the payment chain. The viem adapter is the only implementation that talks to a chain. */
 export type ChainReader = {
   /** The current head block number. */
@@ -38,4 +41,9 @@ export type ChainReader = {
    * authorization is found this way; without it such an order waits until its re-checks run out.
    */
   authorizationUses?(token: Address, authorizer: Address, nonce: Hex): Promise<Hex[]>
+  /**
+   * Optional: every log `address` emitted in blocks `fromBlock` to `toBlock` (inclusive), in chain order (block, then
+   * log index). The job escrow's follower reads its events this way; without it escrow jobs follow no events.
+   */
+  contractLogs?(address: Address, fromBlock: bigint, toBlock: bigint): Promise<ContractLog[]>
 }

@@ -1,3 +1,4 @@
+import type { Hex } from 'viem'
 import type { AgentPatch, AgentRecord } from '../Agent.ts'
 import type { AgentFilters, AgentOrder } from '../AgentSearch.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
@@ -69,7 +70,7 @@ export type JobCounts = {
 
 /**
  * One step of a job (delivery, acceptance, rejection, lateness, a refund), applied as a compare-and-set: the task must
- * be in one of `from`; then it takes `to` and the fields given (absent ones unchanged), appends `entry`, counts
+ * be in one of `from`; then it takes `to` and the fields given (absent ones unchanged), appends `entries`, counts
  * `counts` on its seller and appends `events`, all in one transaction, or nothing happens.
  */
 export type TaskChange = {
@@ -82,7 +83,8 @@ export type TaskChange = {
   deliveredAt?: Date
   completedAt?: Date
   outcome?: TaskOutcome
-  entry?: TaskEntry
+  /** Records appended, in order. */
+  entries?: TaskEntry[]
   counts?: JobCounts
   events: FeedEventInput[]
 }
@@ -212,6 +214,11 @@ export type TaskStore = {
   getTask(agentName: string, id: string): Promise<TaskRecord | null>
   /** The id of the task a transaction hash paid, if any. */
   findTaskIdByTxHash(txHash: string): Promise<string | null>
+  /**
+   * The task of a job on the job escrow: by its job id (TaskRecord.jobId, before it is funded) or by its key on the
+   * contract (payment.escrowTaskId of a funded job).
+   */
+  getTaskByEscrowJob(ref: { jobId: Hex } | { key: Hex }): Promise<TaskRecord | null>
   /** The first answer under a client's Idempotency-Key for an agent, if any. */
   findIdempotentAnswer(agentName: string, clientKey: string, key: string): Promise<IdempotentAnswer | null>
   /**

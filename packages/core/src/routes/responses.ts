@@ -201,6 +201,27 @@ const TaskRecordEntry = v.strictObject({
   tx_hash: v.nullable(txHash),
 })
 
+const hex = v.pipe(v.string(), v.regex(/^0x(?:[0-9a-fA-F]{2})*$/))
+const EscrowJob = v.strictObject({
+  contract: address,
+  job_id: txHash,
+  key: v.nullable(txHash),
+  client: v.nullable(address),
+  evaluator: v.nullable(address),
+  deliver_by: v.nullable(timestamp),
+  review_seconds: v.number(),
+  calls: v.array(
+    v.strictObject({
+      step: v.picklist(['approve', 'fund', 'submit', 'complete', 'reject', 'claimRefund', 'claimPayment']),
+      from: v.picklist(['buyer', 'seller', 'evaluator', 'anyone']),
+      to: address,
+      data: hex,
+      notBefore: v.nullable(timestamp),
+      notAfter: v.nullable(timestamp),
+    }),
+  ),
+})
+
 const TaskPayment = v.strictObject({
   amount: v.number(),
   currency: v.literal('USDC'),
@@ -210,7 +231,7 @@ const TaskPayment = v.strictObject({
   amount_base_units: v.pipe(v.string(), v.digits()),
   usdc_contract: address,
   escrow_contract: v.nullable(address),
-  method: v.nullable(v.picklist(['free', 'transfer', 'escrow', 'mpp', 'x402'])),
+  method: v.nullable(v.picklist(['free', 'transfer', 'escrow', 'mpp', 'x402', 'job_escrow'])),
   tx_hash: v.nullable(txHash),
   escrow_task_id: v.nullable(txHash),
   paid_amount: v.nullable(v.number()),
@@ -239,6 +260,8 @@ const taskFields = {
   outcome: v.nullable(v.picklist(TASK_OUTCOMES)),
   records: v.array(TaskRecordEntry),
   review: v.nullable(Review),
+  money: v.picklist(['none', 'held', 'released', 'refunded']),
+  escrow_job: v.nullable(EscrowJob),
   created_at: timestamp,
   expires_at: v.nullable(timestamp),
   paid_at: v.nullable(timestamp),

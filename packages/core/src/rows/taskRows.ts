@@ -1,6 +1,7 @@
 import type { Address, Hex } from 'viem'
 import { nameKey } from '../Agent.ts'
 import { entryFromJson, entryToJson, type TaskOutcome } from '../Job.ts'
+import { escrowJobFromJson, escrowJobToJson } from '../payments/JobEscrow.ts'
 import {
   type PendingCheck,
   type TaskPayment,
@@ -51,6 +52,8 @@ export type TaskRow = {
   reviewUntil: number | null
   outcome: string | null
   entries: string
+  jobId: string | null
+  escrowJob: string | null
 }
 
 /** The payment columns of a task row; a paid amount is whatever the chain moved (beyond 2^63, maybe), kept as text. */
@@ -61,6 +64,7 @@ export const paymentColumns = (payment: TaskPayment | null) => ({
   paidAmountBaseUnits: payment ? payment.amountBaseUnits.toString() : null,
   paidFrom: payment?.from ?? null,
   paidAt: ms(payment?.at),
+  escrowJob: payment?.job ? JSON.stringify(escrowJobToJson(payment.job)) : null,
 })
 
 /** The pending-check columns of a task row. */
@@ -106,6 +110,7 @@ export function toTaskRow(task: TaskRecord): TaskRow {
     reviewUntil: ms(taskReviewUntil(task)),
     outcome: task.outcome,
     entries: JSON.stringify(task.entries.map(entryToJson)),
+    jobId: task.jobId,
   }
 }
 
@@ -118,6 +123,8 @@ function paymentOf(row: TaskRow): TaskPayment | null {
     amountBaseUnits: BigInt(row.paidAmountBaseUnits ?? 0),
     from: row.paidFrom as Address | null,
     at: new Date(row.paidAt),
+    // Only a job's payment has the field, as the records the core builds.
+    ...(row.escrowJob !== null && { job: escrowJobFromJson(JSON.parse(row.escrowJob)) }),
   }
 }
 
@@ -169,5 +176,6 @@ export function toTaskRecord(row: TaskRow, agentName: string): TaskRecord {
     deliveredAt: dateOf(row.deliveredAt),
     outcome: row.outcome as TaskOutcome | null,
     entries: (JSON.parse(row.entries) as Record<string, unknown>[]).map(entryFromJson),
+    jobId: row.jobId as Hex | null,
   }
 }

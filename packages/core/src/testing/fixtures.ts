@@ -123,6 +123,7 @@ export function sampleTask(overrides: Partial<TaskRecord> = {}): TaskRecord {
     deliveredAt: null,
     outcome: null,
     entries: [],
+    jobId: null,
     ...overrides,
   }
 }

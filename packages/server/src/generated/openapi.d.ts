@@ -584,6 +584,14 @@ export interface components {
             cardUrl: string;
             /** Format: date-time */
             createdAt: string;
+            deliveries: {
+                completed: number;
+                disputes: number;
+                late: number;
+                onTime: number;
+                onTimeRatio: number | null;
+                refunds: number;
+            };
             heartbeat: {
                 lastSeen: string | null;
                 /** @enum {string} */
@@ -766,6 +774,14 @@ export interface components {
                 cardUrl: string;
                 /** Format: date-time */
                 createdAt: string;
+                deliveries: {
+                    completed: number;
+                    disputes: number;
+                    late: number;
+                    onTime: number;
+                    onTimeRatio: number | null;
+                    refunds: number;
+                };
                 heartbeat: {
                     lastSeen: string | null;
                     /** @enum {string} */
@@ -814,6 +830,14 @@ export interface components {
             cardUrl: string;
             /** Format: date-time */
             createdAt: string;
+            deliveries: {
+                completed: number;
+                disputes: number;
+                late: number;
+                onTime: number;
+                onTimeRatio: number | null;
+                refunds: number;
+            };
             heartbeat: {
                 lastSeen: string | null;
                 /** @enum {string} */
@@ -977,6 +1001,14 @@ export interface components {
                 cardUrl: string;
                 /** Format: date-time */
                 createdAt: string;
+                deliveries: {
+                    completed: number;
+                    disputes: number;
+                    late: number;
+                    onTime: number;
+                    onTimeRatio: number | null;
+                    refunds: number;
+                };
                 heartbeat: {
                     lastSeen: string | null;
                     /** @enum {string} */
@@ -1030,6 +1062,14 @@ export interface components {
                     cardUrl: string;
                     /** Format: date-time */
                     createdAt: string;
+                    deliveries: {
+                        completed: number;
+                        disputes: number;
+                        late: number;
+                        onTime: number;
+                        onTimeRatio: number | null;
+                        refunds: number;
+                    };
                     heartbeat: {
                         lastSeen: string | null;
                         /** @enum {string} */
@@ -1083,7 +1123,28 @@ export interface components {
                 created_at: string;
                 delivered_at: string | null;
                 due_at: string | null;
+                escrow_job: {
+                    calls: {
+                        data: string;
+                        /** @enum {string} */
+                        from: "buyer" | "seller" | "evaluator" | "anyone";
+                        notAfter: string | null;
+                        notBefore: string | null;
+                        /** @enum {string} */
+                        step: "approve" | "fund" | "submit" | "complete" | "reject" | "claimRefund" | "claimPayment";
+                        to: string;
+                    }[];
+                    client: string | null;
+                    contract: string;
+                    deliver_by: string | null;
+                    evaluator: string | null;
+                    job_id: string;
+                    key: string | null;
+                    review_seconds: number;
+                } | null;
                 expires_at: string | null;
+                /** @enum {string} */
+                money: "none" | "held" | "released" | "refunded";
                 next_steps: {
                     check_status: string;
                     pay: string;
@@ -1105,7 +1166,7 @@ export interface components {
                     escrow_contract: string | null;
                     escrow_task_id: string | null;
                     from: string | null;
-                    method: ("free" | "transfer" | "escrow" | "mpp" | "x402") | null;
+                    method: ("free" | "transfer" | "escrow" | "mpp" | "x402" | "job_escrow") | null;
                     paid_amount: number | null;
                     payer_proof: {
                         domain: {
@@ -1187,7 +1248,7 @@ export interface components {
         };
         Problem: {
             /** @enum {string} */
-            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "task_overdue" | "task_not_delivered" | "no_buyer_wallet" | "refund_not_verifiable" | "seller_has_no_wallet" | "api_key_changed" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
+            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "task_overdue" | "task_not_delivered" | "no_buyer_wallet" | "refund_not_verifiable" | "seller_has_no_wallet" | "api_key_changed" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "job_terms_mismatch" | "decided_on_chain" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
             detail: string;
             errors?: {
                 detail: string;
@@ -1218,7 +1279,28 @@ export interface components {
             created_at: string;
             delivered_at: string | null;
             due_at: string | null;
+            escrow_job: {
+                calls: {
+                    data: string;
+                    /** @enum {string} */
+                    from: "buyer" | "seller" | "evaluator" | "anyone";
+                    notAfter: string | null;
+                    notBefore: string | null;
+                    /** @enum {string} */
+                    step: "approve" | "fund" | "submit" | "complete" | "reject" | "claimRefund" | "claimPayment";
+                    to: string;
+                }[];
+                client: string | null;
+                contract: string;
+                deliver_by: string | null;
+                evaluator: string | null;
+                job_id: string;
+                key: string | null;
+                review_seconds: number;
+            } | null;
             expires_at: string | null;
+            /** @enum {string} */
+            money: "none" | "held" | "released" | "refunded";
             next_steps: {
                 check_status: string;
                 pay: string;
@@ -1240,7 +1322,7 @@ export interface components {
                 escrow_contract: string | null;
                 escrow_task_id: string | null;
                 from: string | null;
-                method: ("free" | "transfer" | "escrow" | "mpp" | "x402") | null;
+                method: ("free" | "transfer" | "escrow" | "mpp" | "x402" | "job_escrow") | null;
                 paid_amount: number | null;
                 payer_proof: {
                     domain: {
@@ -1348,7 +1430,28 @@ export interface components {
             created_at: string;
             delivered_at: string | null;
             due_at: string | null;
+            escrow_job: {
+                calls: {
+                    data: string;
+                    /** @enum {string} */
+                    from: "buyer" | "seller" | "evaluator" | "anyone";
+                    notAfter: string | null;
+                    notBefore: string | null;
+                    /** @enum {string} */
+                    step: "approve" | "fund" | "submit" | "complete" | "reject" | "claimRefund" | "claimPayment";
+                    to: string;
+                }[];
+                client: string | null;
+                contract: string;
+                deliver_by: string | null;
+                evaluator: string | null;
+                job_id: string;
+                key: string | null;
+                review_seconds: number;
+            } | null;
             expires_at: string | null;
+            /** @enum {string} */
+            money: "none" | "held" | "released" | "refunded";
             next_steps: {
                 check_status: string;
                 pay: string;
@@ -1370,7 +1473,7 @@ export interface components {
                 escrow_contract: string | null;
                 escrow_task_id: string | null;
                 from: string | null;
-                method: ("free" | "transfer" | "escrow" | "mpp" | "x402") | null;
+                method: ("free" | "transfer" | "escrow" | "mpp" | "x402" | "job_escrow") | null;
                 paid_amount: number | null;
                 payer_proof: {
                     domain: {
@@ -1456,7 +1559,28 @@ export interface components {
             created_at: string;
             delivered_at: string | null;
             due_at: string | null;
+            escrow_job: {
+                calls: {
+                    data: string;
+                    /** @enum {string} */
+                    from: "buyer" | "seller" | "evaluator" | "anyone";
+                    notAfter: string | null;
+                    notBefore: string | null;
+                    /** @enum {string} */
+                    step: "approve" | "fund" | "submit" | "complete" | "reject" | "claimRefund" | "claimPayment";
+                    to: string;
+                }[];
+                client: string | null;
+                contract: string;
+                deliver_by: string | null;
+                evaluator: string | null;
+                job_id: string;
+                key: string | null;
+                review_seconds: number;
+            } | null;
             expires_at: string | null;
+            /** @enum {string} */
+            money: "none" | "held" | "released" | "refunded";
             next_steps: {
                 check_status: string;
                 pay: string;
@@ -1478,7 +1602,7 @@ export interface components {
                 escrow_contract: string | null;
                 escrow_task_id: string | null;
                 from: string | null;
-                method: ("free" | "transfer" | "escrow" | "mpp" | "x402") | null;
+                method: ("free" | "transfer" | "escrow" | "mpp" | "x402" | "job_escrow") | null;
                 paid_amount: number | null;
                 payer_proof: {
                     domain: {
@@ -1593,7 +1717,28 @@ export interface components {
                 created_at: string;
                 delivered_at: string | null;
                 due_at: string | null;
+                escrow_job: {
+                    calls: {
+                        data: string;
+                        /** @enum {string} */
+                        from: "buyer" | "seller" | "evaluator" | "anyone";
+                        notAfter: string | null;
+                        notBefore: string | null;
+                        /** @enum {string} */
+                        step: "approve" | "fund" | "submit" | "complete" | "reject" | "claimRefund" | "claimPayment";
+                        to: string;
+                    }[];
+                    client: string | null;
+                    contract: string;
+                    deliver_by: string | null;
+                    evaluator: string | null;
+                    job_id: string;
+                    key: string | null;
+                    review_seconds: number;
+                } | null;
                 expires_at: string | null;
+                /** @enum {string} */
+                money: "none" | "held" | "released" | "refunded";
                 next_steps: {
                     check_status: string;
                     pay: string;
@@ -1615,7 +1760,7 @@ export interface components {
                     escrow_contract: string | null;
                     escrow_task_id: string | null;
                     from: string | null;
-                    method: ("free" | "transfer" | "escrow" | "mpp" | "x402") | null;
+                    method: ("free" | "transfer" | "escrow" | "mpp" | "x402" | "job_escrow") | null;
                     paid_amount: number | null;
                     payer_proof: {
                         domain: {
@@ -1701,6 +1846,14 @@ export interface components {
                 cardUrl: string;
                 /** Format: date-time */
                 createdAt: string;
+                deliveries: {
+                    completed: number;
+                    disputes: number;
+                    late: number;
+                    onTime: number;
+                    onTimeRatio: number | null;
+                    refunds: number;
+                };
                 heartbeat: {
                     lastSeen: string | null;
                     /** @enum {string} */

@@ -1,5 +1,11 @@
 import { ConflictError } from '../../errors.ts'
-import { CompleteTaskInput, type SellerTaskView, taskDueAt, toSellerTaskView } from '../../Task.ts'
+import {
+  CompleteTaskInput,
+  type SellerTaskView,
+  type TaskRecord,
+  taskDueAt,
+  toSellerTaskView,
+} from '../../Task.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, authenticate } from '../context.ts'
 import { jobSteps } from './jobSteps.ts'
@@ -22,6 +28,7 @@ export function completeTaskAction(context: ActionContext) {
     const { result_url: resultUrl } = parseInput(CompleteTaskInput, body)
     const task = await requireTask(context, agent, id)
     const now = clock.now()
+    if (task.status === 'paid' && task.payment?.job) return keepResult(task, resultUrl, now)
     if (task.status !== 'paid' || !(await store.changeTask(jobSteps.delivery(task, resultUrl, now)))) {
       const current = await requireTask(context, agent, id)
       if (current.outcome === 'late')
@@ -36,5 +43,16 @@ export function completeTaskAction(context: ActionContext) {
     }
     feed.nudge()
     return toSellerTaskView(await requireTask(context, agent, id), config)
+  }
+
+  /**
+   * A job in escrow is delivered on chain (the seller's submit, before deliver_by): the result URL is kept, and the
+   * answer's escrow_job.calls carries the submit call committing to it. The task moves when the chain shows it.
+   */
+  async function keepResult(task: TaskRecord, resultUrl: string, now: Date): Promise<SellerTaskView> {
+    const step = { id: task.id, from: ['paid'] as const, to: 'paid' as const, at: now, resultUrl, events: [] }
+    if (!(await store.changeTask(step)))
+      throw new ConflictError('task_not_paid', 'The task moved on chain meanwhile; read it again.')
+    return toSellerTaskView({ ...task, resultUrl }, config)
   }
 }

@@ -1,6 +1,7 @@
 import type { ActionContext } from '../context.ts'
 import { completeTaskAction } from './completeTask.ts'
 import { createTaskAction } from './createTask.ts'
+import { jobFollowerActions } from './jobFollower.ts'
 import { orderWithPaymentAction } from './orderWithPayment.ts'
 import { paidOffersAction } from './paidOffers.ts'
 import { readTaskActions } from './readTasks.ts'
@@ -12,6 +13,7 @@ import { x402TaskActions } from './x402Tasks.ts'
 
 export { type PendingVerification, TASK_OUTCOME_STATUS, type TaskAnswer } from './answers.ts'
 export type { OrderOptions } from './createTask.ts'
+export { JOB_FOLLOWER_LOOKBACK_BLOCKS, JOB_FOLLOWER_MAX_BLOCKS, type JobFollowReport } from './jobFollower.ts'
 export { jobSteps } from './jobSteps.ts'
 export { type PaidOffer, type PaidOfferPage, PaidOfferQuery } from './paidOffers.ts'
 export type { TaskPage } from './readTasks.ts'
@@ -37,6 +39,7 @@ export function taskActions(context: ActionContext) {
     reviewTask: reviewTaskAction(context),
     ...readTaskActions(context),
     ...recheckActions(context),
+    ...jobFollowerActions(context),
     ...x402TaskActions(context),
     ...threadActions(context),
   }

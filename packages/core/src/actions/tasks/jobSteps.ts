@@ -62,7 +62,7 @@ export const jobSteps = {
       to: 'rejected',
       at,
       outcome: 'rejected',
-      entry,
+      entries: [entry],
       counts: { dispute: true },
       events: [feedEvents.taskRejected(task, at)],
     }
@@ -88,7 +88,7 @@ export const jobSteps = {
       from: [task.status],
       to: task.status,
       at: entry.at,
-      entry,
+      entries: [entry],
       counts: { refund: true },
       events: [feedEvents.taskRefunded(task, entry.at, entry.amountBaseUnits ?? 0n, entry.txHash)],
     }

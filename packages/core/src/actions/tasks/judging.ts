@@ -1,6 +1,8 @@
 import type { Address, Hex } from 'viem'
 import type { AgentRecord } from '../../Agent.ts'
+import { DEFAULT_JOB_SECONDS } from '../../EscrowJobView.ts'
 import { ChainUnavailableError, NotFoundError } from '../../errors.ts'
+import type { JobFundingExpectation } from '../../payments/JobEscrow.ts'
 import { isPayerProof } from '../../payments/PayerProof.ts'
 import { type PaymentCheck, type Verdict, verifyPayments } from '../../payments/Verifier.ts'
 import { type TaskPayment, type TaskRecord, taskAt } from '../../Task.ts'
@@ -26,8 +28,28 @@ export function taskNotFound(agentName: string, id: string): NotFoundError {
   return new NotFoundError('task_not_found', `"${agentName}" has no task "${id}".`)
 }
 
+/** What a job escrow funding of `task` must show at `now`, when the market takes them and the task has a job id. */
+export function jobExpectationOf(
+  config: ActionContext['config'],
+  task: TaskRecord,
+  now: Date,
+): JobFundingExpectation | null {
+  const contract = config.chain.jobEscrowContract
+  if (!contract || !task.jobId || !task.payTo) return null
+  const seconds = task.slaSeconds ?? DEFAULT_JOB_SECONDS
+  return {
+    contract,
+    jobId: task.jobId,
+    seller: task.payTo,
+    minAmount: task.priceBaseUnits,
+    client: task.buyerWallet,
+    reviewSeconds: task.reviewSeconds,
+    deliverByAtLeast: BigInt(Math.floor(now.getTime() / 1000) + seconds),
+  }
+}
+
 /** What a payment of `task` by `txHash` must show on chain. */
-export function checkOf({ config }: ActionContext, task: TaskRecord, txHash: Hex): PaymentCheck {
+export function checkOf({ config, clock }: ActionContext, task: TaskRecord, txHash: Hex): PaymentCheck {
   return {
     txHash,
     kind: 'task',
@@ -39,6 +61,7 @@ export function checkOf({ config }: ActionContext, task: TaskRecord, txHash: Hex
       sender: task.buyerWallet,
       minConfirmations: config.chain.minConfirmations,
       escrow: config.chain.escrowContract,
+      job: jobExpectationOf(config, task, clock.now()),
     },
   }
 }
@@ -62,12 +85,13 @@ export function paymentOf(
   txHash: Hex,
 ): TaskPayment {
   return {
-    method: verdict.escrowTaskId ? 'escrow' : 'transfer',
+    method: verdict.job ? 'job_escrow' : verdict.escrowTaskId ? 'escrow' : 'transfer',
     txHash,
     escrowTaskId: verdict.escrowTaskId ?? null,
     amountBaseUnits: verdict.amount,
     from: verdict.from,
     at: clock.now(),
+    job: verdict.job ?? null,
   }
 }
 

@@ -9,6 +9,8 @@ const REFUSAL_DETAILS: Record<RefusalReason, string> = {
   amount_mismatch: 'The USDC sent is less than the price of the skill.',
   wrong_sender: 'The USDC did not come from the buyer_wallet given when the task was created.',
   not_an_escrow_deposit: 'The transaction touches the escrow contract but is not a funded deposit.',
+  job_terms_mismatch:
+    "The job escrow funding's terms are not the task's: reviewWindow must equal review_seconds, and deliverBy must leave at least the skill's sla_seconds (24 hours without one) from now (escrow_job.calls has a fund call that does).",
 }
 
 /** 422: the chain shows a payment that does not pay this task, and why. */

@@ -29,6 +29,11 @@ export function reviewTaskAction(context: ActionContext) {
     const agent = await requireAgent(context, agentName)
     const task = await requireTask(context, agent, id)
     const reason = input.reason ?? ''
+    if (task.payment?.job)
+      throw new ConflictError(
+        'decided_on_chain',
+        `The task is a job in the job escrow: its evaluator (${task.payment.job.evaluator}) accepts or rejects on chain with the complete or reject call in escrow_job.calls.`,
+      )
     if (task.status !== 'delivered')
       throw new ConflictError(
         'task_not_delivered',

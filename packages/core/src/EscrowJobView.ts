@@ -1,0 +1,111 @@
+import type { Address, Hex } from 'viem'
+import type { MarketConfig } from './Config.ts'
+import { fundingCalls, type JobCall, jobStepData } from './payments/JobEscrow.ts'
+import type { TaskRecord } from './Task.ts'
+
+/** Where a task's money is: none paid, held in escrow, released to the seller, or refunded to the buyer. */
+export type MoneyState = 'none' | 'held' | 'released' | 'refunded'
+
+/** A task's job on the job escrow, on the wire: its terms and the transactions each party may send next. */
+export type EscrowJobView = {
+  contract: Address
+  /** keccak256 of the task id: the fund call's jobId. */
+  job_id: Hex
+  /** The job's key on the contract once funded (every later call names it). */
+  key: Hex | null
+  client: Address | null
+  evaluator: Address | null
+  deliver_by: string | null
+  review_seconds: number
+  calls: JobCall[]
+}
+
+/** Seconds a proposed funding leaves for the buyer to fund and the market to see it, beyond the SLA. */
+export const FUNDING_SLACK_SECONDS = 3600
+/** The least time to deliver that a funding must leave a skill without an SLA (seconds). */
+export const DEFAULT_JOB_SECONDS = 24 * 60 * 60
+
+/** The money state of a task. */
+export function moneyState(task: TaskRecord): MoneyState {
+  const paid = task.payment
+  if (!paid || paid.amountBaseUnits === 0n) return 'none'
+  if (paid.job) {
+    if (task.status === 'completed') return 'released'
+    if (task.status === 'rejected' || task.status === 'expired') return 'refunded'
+    return 'held'
+  }
+  const refunded = task.entries.reduce(
+    (sum, entry) => (entry.kind === 'refund' ? sum + (entry.amountBaseUnits ?? 0n) : sum),
+    0n,
+  )
+  return refunded >= paid.amountBaseUnits ? 'refunded' : 'released'
+}
+
+const iso = (date: Date) => date.toISOString()
+const call = (
+  step: JobCall['step'],
+  from: JobCall['from'],
+  to: Address,
+  data: Hex,
+  window: { notBefore?: Date; notAfter?: Date } = {},
+): JobCall => ({
+  step,
+  from,
+  to,
+  data,
+  notBefore: window.notBefore ? iso(window.notBefore) : null,
+  notAfter: window.notAfter ? iso(window.notAfter) : null,
+})
+
+/** The calls of each stage: fund while unpaid; submit or refund while funded; decide or claim while delivered. */
+function callsOf(task: TaskRecord, config: MarketConfig, contract: Address): JobCall[] {
+  const job = task.payment?.job
+  if (task.status === 'pending_payment' && task.jobId && task.payTo) {
+    const seconds = (task.slaSeconds ?? DEFAULT_JOB_SECONDS) + FUNDING_SLACK_SECONDS
+    return fundingCalls(config.chain.usdcContract, contract, {
+      jobId: task.jobId,
+      seller: task.payTo,
+      amount: task.priceBaseUnits,
+      deliverBy: BigInt(Math.floor(task.createdAt.getTime() / 1000) + seconds),
+      reviewSeconds: task.reviewSeconds,
+    })
+  }
+  if (!job) return []
+  if (task.status === 'paid')
+    return [
+      call('submit', 'seller', contract, jobStepData('submit', job.key, task.resultUrl ?? ''), {
+        notAfter: job.deliverBy,
+      }),
+      call('claimRefund', 'anyone', contract, jobStepData('claimRefund', job.key), {
+        notBefore: job.deliverBy,
+      }),
+    ]
+  if (task.status === 'delivered' && task.deliveredAt) {
+    const reviewUntil = new Date(task.deliveredAt.getTime() + job.reviewSeconds * 1000)
+    return [
+      call('complete', 'evaluator', contract, jobStepData('complete', job.key), { notAfter: reviewUntil }),
+      call('reject', 'evaluator', contract, jobStepData('reject', job.key), { notAfter: reviewUntil }),
+      call('claimPayment', 'anyone', contract, jobStepData('claimPayment', job.key), {
+        notBefore: reviewUntil,
+      }),
+    ]
+  }
+  return []
+}
+
+/** The job escrow part of a task view; null when the task has no job there (and none can be funded). */
+export function escrowJobView(task: TaskRecord, config: MarketConfig): EscrowJobView | null {
+  const job = task.payment?.job ?? null
+  const contract = job?.contract ?? config.chain.jobEscrowContract ?? null
+  if (!contract || !task.jobId || (!job && task.status !== 'pending_payment')) return null
+  return {
+    contract,
+    job_id: task.jobId,
+    key: job?.key ?? null,
+    client: job?.client ?? null,
+    evaluator: job?.evaluator ?? null,
+    deliver_by: job ? iso(job.deliverBy) : null,
+    review_seconds: job?.reviewSeconds ?? task.reviewSeconds,
+    calls: callsOf(task, config, contract),
+  }
+}
