@@ -48,7 +48,8 @@ contract JobEscrow {
         address evaluator,
         uint256 budget,
         uint64 deliverBy,
-        uint64 reviewWindow
+        uint64 reviewWindow,
+        uint64 fundedAt
     );
     event JobSubmitted(bytes32 indexed key, bytes32 deliverable, uint64 submittedAt);
     event JobCompleted(bytes32 indexed key, bytes32 reason, bool bySilence);
@@ -98,7 +99,7 @@ contract JobEscrow {
         if (jobs[key].status != Status.None) revert KeyUsed();
         address judge = evaluator == address(0) ? msg.sender : evaluator;
         jobs[key] = Job(msg.sender, provider, judge, uint96(budget), deliverBy, reviewWindow, 0, Status.Funded);
-        emit JobFunded(key, jobId, msg.sender, provider, judge, budget, deliverBy, reviewWindow);
+        emit JobFunded(key, jobId, msg.sender, provider, judge, budget, deliverBy, reviewWindow, uint64(block.timestamp));
         if (!usdc.transferFrom(msg.sender, address(this), budget)) revert TransferFailed();
     }
 

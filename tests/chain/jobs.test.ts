@@ -139,6 +139,25 @@ describe('jobs in the job escrow, on anvil: the API answers each call, the follo
     expect((await anvil.usdcOf(seller.address)) - sellerBefore).toBe(PRICE)
     const profile = (await call('GET', '/api/community/agents/seller')).json
     expect(profile.deliveries).toMatchObject({ completed: 1, onTime: 1 })
+    // Rated by the wallet that funded the job, never by another (the seller's included).
+    const { rate } = await read()
+    const signed = (account: HDAccount, score: number) =>
+      account.signTypedData({ ...rate, message: { ...rate.message, score, comment: 'ok' } })
+    for (const account of [stranger, seller]) {
+      const forged = await call('POST', `${path}/rating`, {
+        body: { score: 5, comment: 'ok', signature: await signed(account, 5) },
+      })
+      expectProblemShape(forged, 401, 'invalid_signature')
+    }
+    const rated = await call('POST', `${path}/rating`, {
+      body: { score: 4, comment: 'ok', signature: await signed(buyer, 4) },
+    })
+    expect(rated.json.rating).toMatchObject({ score: 4, wallet: buyer.address })
+    const [feedback] = (await call('GET', '/api/agents/seller/ratings')).json.ratings
+    expect(feedback.erc8004.feedback.proofOfPayment).toMatchObject({
+      fromAddress: buyer.address,
+      txHash: funded.payment.tx_hash,
+    })
   })
 
   test('behavior: deliver then reject: the buyer gets the budget back; the task keeps a dispute and a refund record', async () => {

@@ -1,6 +1,11 @@
 import * as v from 'valibot'
 import type { Address } from 'viem'
-import { type DeliveryRecordView, deliveryRecordView } from './Job.ts'
+import {
+  type DeliveryRecordView,
+  deliveryRecordView,
+  type RatingSummaryView,
+  ratingSummaryView,
+} from './Job.ts'
 import { type Liveness, liveness } from './Liveness.ts'
 import type { MilestoneView } from './Milestone.ts'
 import { assertUniqueSlugs, SkillListInput, type SkillRecord, type SkillView, toSkillView } from './Skill.ts'
@@ -55,6 +60,13 @@ export type AgentRecord = AgentProfile & {
   refundedTasks: number
   /** Disputes (rejections) recorded on its tasks. */
   disputedTasks: number
+  /** Ratings of its tasks by the wallets that paid them: how many, the sum of their scores. */
+  ratingCount: number
+  ratingSum: number
+  /** Distinct buyer wallets that rated it. */
+  ratedBuyers: number
+  /** Trust: the sum over those wallets of each one's mean score as thousandths of the scale ((mean − 1) / 4). */
+  ratingVotes: number
   /** Trust credit: what distinct buyer wallets paid on chain for delivered tasks, each counted up to a cap (base units). */
   trustCreditBaseUnits: bigint
   /** Trust credit: how many distinct buyer wallets it comes from. */
@@ -135,6 +147,8 @@ export type AgentView = AgentProfile & {
   trustScore: number
   /** Its jobs: completed, on time, late, disputes and refunds (docs/jobs.md). */
   deliveries: DeliveryRecordView
+  /** Ratings by the wallets that paid its tasks. */
+  ratings: RatingSummaryView
   owner: { username: string } | null
   createdAt: string
   cardUrl: string
@@ -193,6 +207,7 @@ export function toAgentView(
     milestones,
     trustScore: trustScore(agent, now),
     deliveries: deliveryRecordView(agent),
+    ratings: ratingSummaryView(agent),
     owner: agent.ownerUsername ? { username: agent.ownerUsername } : null,
     createdAt: agent.createdAt.toISOString(),
     ...agentLinks(baseUrl, agent.name),

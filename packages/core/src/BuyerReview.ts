@@ -60,3 +60,60 @@ export async function isBuyerReview(
   const hash = hashTypedData(reviewTypedData(chainId, review) as Parameters<typeof hashTypedData>[0])
   return (await signatureOf(buyer, hash, signature, chain)) === 'ok'
 }
+
+/**
+ * The EIP-712 message the wallet that paid a task signs to rate it (1-5 stars and a comment): bound to the marketplace,
+ * the agent and the task, so one payment rates one task once.
+ */
+export const RATING_TYPES = {
+  TaskRating: [
+    { name: 'market', type: 'string' },
+    { name: 'agent', type: 'string' },
+    { name: 'task', type: 'string' },
+    { name: 'score', type: 'uint8' },
+    { name: 'comment', type: 'string' },
+  ],
+} as const
+
+/** The fields of a TaskRating; `score` is 0 and `comment` '' in the template a task shows. */
+export type TaskRatingMessage = {
+  market: string
+  agent: string
+  task: string
+  score: number
+  comment: string
+}
+
+/** The typed data a paying wallet signs to rate its task. */
+export type RatingTypedData = {
+  domain: { name: 'agentmarket'; version: '1'; chainId: number }
+  types: typeof RATING_TYPES
+  primaryType: 'TaskRating'
+  message: TaskRatingMessage
+}
+
+/** The typed data of a rating on the payment chain `chainId`. */
+export function ratingTypedData(chainId: number, rating: TaskRatingMessage): RatingTypedData {
+  return {
+    domain: { name: 'agentmarket', version: '1', chainId },
+    types: RATING_TYPES,
+    primaryType: 'TaskRating',
+    message: rating,
+  }
+}
+
+/** Whether `signature` is `payer`'s signature of the rating (keys locally; contract wallets through the chain). */
+export async function isPayerRating(
+  chain: ChainReader | null,
+  payer: Address,
+  chainId: number,
+  rating: TaskRatingMessage,
+  signature: Hex,
+): Promise<boolean> {
+  const typed = ratingTypedData(chainId, rating)
+  const hash = hashTypedData({
+    ...typed,
+    message: { ...typed.message, score: BigInt(rating.score) },
+  } as Parameters<typeof hashTypedData>[0])
+  return (await signatureOf(payer, hash, signature, chain)) === 'ok'
+}

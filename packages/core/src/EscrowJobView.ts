@@ -58,7 +58,7 @@ const call = (
 })
 
 /** The calls of each stage: fund while unpaid; submit or refund while funded; decide or claim while delivered. */
-function callsOf(task: TaskRecord, config: MarketConfig, contract: Address): JobCall[] {
+function callsOf(task: TaskRecord, config: MarketConfig, contract: Address, now: Date): JobCall[] {
   const job = task.payment?.job
   if (task.status === 'pending_payment' && task.jobId && task.payTo) {
     const seconds = (task.slaSeconds ?? DEFAULT_JOB_SECONDS) + FUNDING_SLACK_SECONDS
@@ -66,7 +66,7 @@ function callsOf(task: TaskRecord, config: MarketConfig, contract: Address): Job
       jobId: task.jobId,
       seller: task.payTo,
       amount: task.priceBaseUnits,
-      deliverBy: BigInt(Math.floor(task.createdAt.getTime() / 1000) + seconds),
+      deliverBy: BigInt(Math.floor(now.getTime() / 1000) + seconds),
       reviewSeconds: task.reviewSeconds,
     })
   }
@@ -93,8 +93,11 @@ function callsOf(task: TaskRecord, config: MarketConfig, contract: Address): Job
   return []
 }
 
-/** The job escrow part of a task view; null when the task has no job there (and none can be funded). */
-export function escrowJobView(task: TaskRecord, config: MarketConfig): EscrowJobView | null {
+/**
+ * The job escrow part of a task view at `now`; null when the task has no job there (and none can be funded). The
+ * offered funding's deadline leaves the SLA and an hour for the buyer to send it (FUNDING_SLACK_SECONDS).
+ */
+export function escrowJobView(task: TaskRecord, config: MarketConfig, now: Date): EscrowJobView | null {
   const job = task.payment?.job ?? null
   const contract = job?.contract ?? config.chain.jobEscrowContract ?? null
   if (!contract || !task.jobId || (!job && task.status !== 'pending_payment')) return null
@@ -106,6 +109,6 @@ export function escrowJobView(task: TaskRecord, config: MarketConfig): EscrowJob
     evaluator: job?.evaluator ?? null,
     deliver_by: job ? iso(job.deliverBy) : null,
     review_seconds: job?.reviewSeconds ?? task.reviewSeconds,
-    calls: callsOf(task, config, contract),
+    calls: callsOf(task, config, contract, now),
   }
 }

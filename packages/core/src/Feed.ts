@@ -16,6 +16,7 @@ export const FEED_EVENT_KINDS = [
   'task.rejected',
   'task.late',
   'task.refunded',
+  'task.rated',
 ] as const
 /** A kind of feed event. */
 export type FeedEventKind = (typeof FEED_EVENT_KINDS)[number]

@@ -44,6 +44,18 @@ export type TaskEntryView = {
   tx_hash: Hex | null
 }
 
+/** An agent's ratings on its public profile: how many, their mean, and from how many buyer wallets. */
+export type RatingSummaryView = { count: number; average: number | null; buyers: number }
+
+/** The rating summary of an agent from its counts. */
+export function ratingSummaryView(
+  agent: Pick<AgentRecord, 'ratingCount' | 'ratingSum' | 'ratedBuyers'>,
+): RatingSummaryView {
+  const average =
+    agent.ratingCount === 0 ? null : Math.round((agent.ratingSum / agent.ratingCount) * 100) / 100
+  return { count: agent.ratingCount, average, buyers: agent.ratedBuyers }
+}
+
 /** An agent's record as a seller of jobs, on its public profile. */
 export type DeliveryRecordView = {
   completed: number
@@ -72,6 +84,18 @@ export function deliveryRecordView(
     refunds: agent.refundedTasks,
   }
 }
+
+/** A rating of a task by the wallet that paid it. */
+export type TaskRating = {
+  /** 1 to 5 stars. */
+  score: number
+  comment: string
+  wallet: Address
+  at: Date
+}
+
+/** The lowest and highest scores. */
+export const RATING_RANGE = { min: 1, max: 5 } as const
 
 /** The longest reason a buyer or seller may give. */
 export const MAX_REASON_LENGTH = 500

@@ -1,7 +1,12 @@
 import * as v from 'valibot'
 import type { Address, Hex } from 'viem'
 import { AGENT_NAME_PATTERN } from './Agent.ts'
-import { type ReviewTypedData, reviewTypedData } from './BuyerReview.ts'
+import {
+  type RatingTypedData,
+  type ReviewTypedData,
+  ratingTypedData,
+  reviewTypedData,
+} from './BuyerReview.ts'
 import { chainName, type MarketConfig } from './Config.ts'
 import { type EscrowJobView, escrowJobView, type MoneyState, moneyState } from './EscrowJobView.ts'
 import {
@@ -11,12 +16,14 @@ import {
   type TaskEntry,
   type TaskEntryView,
   type TaskOutcome,
+  type TaskRating,
   toTaskEntryView,
 } from './Job.ts'
 import { amountToNumber, formatAmount } from './Money.ts'
 import type { EscrowJob } from './payments/JobEscrow.ts'
 import { type PayerProofTypedData, payerProofTypedData } from './payments/PayerProof.ts'
 import type { SkillRecord } from './Skill.ts'
+import { TRUST_CREDITED_METHODS } from './Trust.ts'
 import {
   boundedJsonObject,
   boundedText,
@@ -109,6 +116,8 @@ export type TaskRecord = {
   entries: TaskEntry[]
   /** Its job id on the job escrow (jobIdOf): set on paid orders while the market takes escrow jobs. */
   jobId: Hex | null
+  /** The rating by the wallet that paid it, once given. */
+  rating: TaskRating | null
 }
 
 const TxHash = v.pipe(
@@ -203,6 +212,23 @@ export const DecisionInput = strictFields({
 /** Validated decision. */
 export type DecisionInput = v.InferOutput<typeof DecisionInput>
 
+/** Body of POST …/tasks/{id}/rating: 1-5 stars, a comment, signed by the wallet that paid. */
+export const RatingInput = strictFields({
+  score: v.pipe(
+    v.number('must be a whole number from 1 to 5'),
+    v.integer('must be a whole number from 1 to 5'),
+    v.minValue(1, 'must be at least 1'),
+    v.maxValue(5, 'must be at most 5'),
+  ),
+  comment: v.optional(boundedText(MAX_REASON_LENGTH)),
+  signature: v.pipe(
+    Signature,
+    v.description(
+      "The paying wallet's EIP-712 signature of the task's rate typed data, with message.score and message.comment as sent.",
+    ),
+  ),
+})
+
 /** Body of POST …/tasks/{id}/complete. */
 export const CompleteTaskInput = strictFields({ result_url: HttpUrl })
 
@@ -291,6 +317,13 @@ export type TaskView = {
   review: ReviewTypedData | null
   /** Where the money is: none paid, held in escrow, released to the seller, refunded to the buyer. */
   money: MoneyState
+  /** The rating by the wallet that paid, once given. */
+  rating: { score: number; comment: string; wallet: Address; at: string } | null
+  /**
+   * While the task is finished, paid on chain by a known wallet and not rated: the EIP-712 typed data that wallet signs
+   * (message.score 1-5, message.comment as sent) to rate it with POST …/rating. Null otherwise.
+   */
+  rate: RatingTypedData | null
   /** The job on the job escrow (its terms and the calls each party may send next); null without one. */
   escrow_job: EscrowJobView | null
   created_at: string
@@ -426,8 +459,13 @@ const SHOWS_RESULT: readonly TaskStatus[] = ['delivered', 'completed', 'rejected
 /** True while a task waits for a payment on the payment chain. */
 const awaitsChainPayment = (task: TaskRecord) => task.status === 'pending_payment' && task.payTo !== null
 
-/** The task as its buyer reads it (SPEC row 10). */
-export function toTaskView(task: TaskRecord, config: MarketConfig): TaskView {
+/** The transaction that paid a task: its payment's, or a job's funding (which claims its key, not its hash). */
+export function paymentTxHash(payment: TaskPayment | null): Hex | null {
+  return payment?.txHash ?? payment?.job?.fundingTx ?? null
+}
+
+/** The task as its buyer reads it (SPEC row 10) at `now` (the job escrow's offered funding starts from it). */
+export function toTaskView(task: TaskRecord, config: MarketConfig, now = task.createdAt): TaskView {
   const paid = task.payment
   const view: TaskView = {
     task_id: task.id,
@@ -447,7 +485,7 @@ export function toTaskView(task: TaskRecord, config: MarketConfig): TaskView {
       amount_base_units: task.priceBaseUnits.toString(),
       escrow_contract: config.chain.escrowContract,
       method: paid?.method ?? null,
-      tx_hash: paid?.txHash ?? null,
+      tx_hash: paymentTxHash(paid),
       escrow_task_id: paid?.escrowTaskId ?? null,
       paid_amount: paid ? amountToNumber(paid.amountBaseUnits) : null,
       from: paid?.from ?? null,
@@ -477,10 +515,28 @@ export function toTaskView(task: TaskRecord, config: MarketConfig): TaskView {
           })
         : null,
     money: moneyState(task),
-    escrow_job: escrowJobView(task, config),
+    rating: task.rating && { ...task.rating, at: task.rating.at.toISOString() },
+    rate:
+      !task.rating && isRatable(task)
+        ? ratingTypedData(config.chain.chainId, {
+            market: config.baseUrl,
+            agent: task.agentName,
+            task: task.id,
+            score: 0,
+            comment: '',
+          })
+        : null,
+    escrow_job: escrowJobView(task, config, now),
   }
   if (SHOWS_RESULT.includes(task.status) && task.resultUrl) view.result_url = task.resultUrl
   return view
+}
+
+/** Whether a task can be rated: finished (completed, rejected or expired after payment), paid on chain by a wallet. */
+export function isRatable(task: TaskRecord): boolean {
+  const paid = task.payment
+  if (!paid?.from || paid.amountBaseUnits <= 0n || !TRUST_CREDITED_METHODS.includes(paid.method)) return false
+  return task.status === 'completed' || task.status === 'rejected' || task.status === 'expired'
 }
 
 /** The job facts of a task on the wire. */
@@ -511,7 +567,7 @@ export function toSellerTaskView(task: TaskRecord, config: MarketConfig): Seller
 
 /** The public history row of a task. */
 export function toPublicTaskRow(task: TaskRecord, config: MarketConfig): PublicTaskRow {
-  const txHash = task.payment?.txHash ?? null
+  const txHash = paymentTxHash(task.payment)
   return {
     skill: task.skillName,
     status: task.status,

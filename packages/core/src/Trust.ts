@@ -7,11 +7,11 @@ import type { PaymentMethod, TaskRecord } from './Task.ts'
 export const TRUST_CREDIT_PER_BUYER = 10_000_000n
 
 /**
- * Payments that credit trust: those this server saw on chain with their payer (a transfer, an escrow deposit, or an
- * x402 authorization it settled). Free tasks prove nothing, and MPP charges settle on another network whose payer is
+ * Payments that credit trust: those this server saw on chain with their payer (a transfer, an escrow deposit, an
+ * x402 authorization it settled, or a job escrow funding). Free tasks prove nothing, and MPP charges settle on another network whose payer is
  * not checked here.
  */
-export const TRUST_CREDITED_METHODS: readonly PaymentMethod[] = ['transfer', 'escrow', 'x402']
+export const TRUST_CREDITED_METHODS: readonly PaymentMethod[] = ['transfer', 'escrow', 'x402', 'job_escrow']
 
 /** Points an agent can earn by its own requests alone, all together. */
 export const SELF_MADE_CEILING = 30
@@ -77,9 +77,41 @@ export const PAID_TRUST_STEPS: readonly bigint[] = Array.from({ length: PAID_CEI
   leastCreditFor(index + 1),
 )
 
+/** On-time jobs every agent is granted before its first, so one late job does not zero its reliability. */
+export const ON_TIME_PRIOR = 2
+/** Content buyers every agent is granted before its first rating, so one buyer's votes move it by at most a third. */
+export const RATING_PRIOR = 2
+
+/**
+ * One buyer wallet's vote in thousandths: the mean of its ratings of the agent on the 1-5 scale as (mean − 1) / 4,
+ * rounded. However many tasks a wallet rates, it is one vote.
+ */
+export function ratingVote(count: number, sum: number): number {
+  return count === 0 ? 0 : Math.floor((2000 * (sum - count) + 4 * count) / (8 * count))
+}
+
+/**
+ * The paid points kept by an agent's record: paid × reliability × satisfaction, rounded half up, where reliability is
+ * (onTime + 2) / (onTime + late + 2) and satisfaction (2 + Σ votes) / (2 + rated buyers), votes in 0..1 per buyer.
+ * A record without late jobs or ratings keeps all its paid points. Integer arithmetic, as the stores sort by it.
+ */
+export function keptPaidTrust(
+  paid: number,
+  agent: Pick<AgentRecord, 'onTimeTasks' | 'lateTasks' | 'ratingVotes' | 'ratedBuyers'>,
+): number {
+  const numerator =
+    BigInt(paid) * BigInt(agent.onTimeTasks + ON_TIME_PRIOR) * BigInt(1000 * RATING_PRIOR + agent.ratingVotes)
+  const denominator =
+    BigInt(agent.onTimeTasks + agent.lateTasks + ON_TIME_PRIOR) *
+    1000n *
+    BigInt(RATING_PRIOR + agent.ratedBuyers)
+  return Number((2n * numerator + denominator) / (2n * denominator))
+}
+
 /** Trust score, an integer from 0 to 100, computed at read time (README "Trust score"). */
 export function trustScore(agent: AgentRecord, now: Date): number {
-  return selfMadeTrust(agent, now) + paidTrust(agent.trustCreditBaseUnits, agent.payingBuyers)
+  const paid = paidTrust(agent.trustCreditBaseUnits, agent.payingBuyers)
+  return selfMadeTrust(agent, now) + keptPaidTrust(paid, agent)
 }
 
 /**

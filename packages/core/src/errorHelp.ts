@@ -84,6 +84,13 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
   not_an_escrow_deposit: 'The transaction made no escrow deposit for this task and seller.',
   job_terms_mismatch:
     "The job escrow funding's deadline or review window are not the task's: fund with the call in escrow_job.calls.",
+  not_ratable:
+    'Only a finished task (completed, rejected, or expired after payment) paid on the payment chain by a known wallet can be rated.',
+  already_rated: 'The task was rated already: each payment rates its task once.',
+  rating_not_allowed:
+    "The wallet that paid is the seller's own (its wallet, the wallet the task paid, or its owner's): a seller cannot rate itself.",
+  result_committed:
+    "A job in the job escrow keeps the first result_url its seller gave: the submit call in escrow_job.calls commits to it. A result the chain's submit does not commit to is not shown.",
   decided_on_chain:
     'The task is a job in the job escrow: its delivery, acceptance and rejection are made on chain. Send the call in escrow_job.calls.',
   payer_signature_invalid:

@@ -70,6 +70,10 @@ export const ERROR_CODES = {
   not_an_escrow_deposit: 422,
   job_terms_mismatch: 422,
   decided_on_chain: 409,
+  result_committed: 409,
+  not_ratable: 409,
+  already_rated: 409,
+  rating_not_allowed: 403,
   payer_signature_invalid: 422,
   rate_limited: 429,
   too_many_streams: 429,
@@ -129,8 +133,8 @@ export class UnauthorizedError extends MarketError {
 /** 403: a valid credential that is not allowed to act on this resource. */
 export class ForbiddenError extends MarketError {
   override readonly name = 'ForbiddenError'
-  constructor(detail: string) {
-    super('forbidden', 403, 'Forbidden', detail)
+  constructor(detail: string, code: CodeOf<403> = 'forbidden') {
+    super(code, 403, 'Forbidden', detail)
   }
 }
 

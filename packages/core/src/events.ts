@@ -121,6 +121,15 @@ export const feedEvents = {
       data: { task: publicTask(task) },
     }
   },
+  taskRated(task: TaskRecord, score: number, at: Date): FeedEventInput {
+    return {
+      kind: 'task.rated',
+      at,
+      agent: task.agentName,
+      summary: `A buyer rated ${task.agentName}'s ${task.skillName} ${score} of 5`,
+      data: { task: publicTask(task), score },
+    }
+  },
   taskRefunded(task: TaskRecord, at: Date, amount: bigint, txHash: string | null): FeedEventInput {
     return {
       kind: 'task.refunded',

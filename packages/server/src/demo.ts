@@ -481,6 +481,7 @@ function paidTask(plan: AgentPlan, skill: SkillSeed, createdAt: number, txHash: 
     outcome: null,
     entries: [],
     jobId: null,
+    rating: null,
   }
 }
 

@@ -5,13 +5,14 @@ import {
   nameKey,
   paymentColumns,
   pendingColumns,
+  ratingColumns,
   toEventRow,
   toTaskRecord,
   toTaskRow,
 } from '@agentmarket/core'
-import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm'
 import type { Database } from './open.ts'
-import { agents, events, tasks } from './schema.ts'
+import { agents, events, tasks, trustBuyers } from './schema.ts'
 import { named, shapedRead } from './shapedReads.ts'
 import { trustCreditStatements } from './trustCredit.ts'
 import { batchWriter, isUniqueViolation } from './writes.ts'
@@ -26,6 +27,8 @@ type TaskMethods = Pick<
   | 'changeTask'
   | 'listDueJobs'
   | 'getTaskByEscrowJob'
+  | 'rateTask'
+  | 'listRatedTasks'
   | 'listTasks'
   | 'listDueRechecks'
   | 'claimDueRechecks'
@@ -51,6 +54,13 @@ const WORK_QUEUE_ORDER = [
 const HISTORY_ORDER = [sql`${tasks.createdAt} desc`, sql`${tasks.id} desc`]
 const DELIVERED_ORDER = [sql`${tasks.completedAt} desc nulls last`, ...HISTORY_ORDER]
 const ORDERS = { history: HISTORY_ORDER, delivered: DELIVERED_ORDER, work_queue: WORK_QUEUE_ORDER }
+
+/** The statuses a task can be rated in: finished, whichever way. */
+const RATABLE_STATUSES = ['completed', 'rejected', 'expired'] as const
+/** Of the agent's trust rows (in an UPDATE of agents), those of wallets that rated it. */
+const ratedOf = sql`from ${trustBuyers} where ${trustBuyers.agentKey} = ${agents.nameKey} and ${trustBuyers.ratingCount} > 0`
+/** A wallet's vote in thousandths, as Trust.ts ratingVote. */
+const VOTE = sql`(2000 * (${trustBuyers.ratingSum} - ${trustBuyers.ratingCount}) + 4 * ${trustBuyers.ratingCount}) / (8 * ${trustBuyers.ratingCount})`
 
 /** The columns a job change sets (Store.changeTask): the end of the review follows the delivery. */
 function changedColumns(change: TaskChange) {
@@ -213,6 +223,46 @@ export function taskStore(database: Database): TaskMethods {
         ...eventsIfChanged(change.events),
       ])
       return (results[credit.length]?.changes ?? 0) === 1
+    },
+
+    async rateTask(id, rating, newEvents) {
+      const wallet = rating.wallet.toLowerCase()
+      const [rated] = await writeBatch([
+        db
+          .update(tasks)
+          .set(ratingColumns(rating))
+          .where(
+            and(
+              eq(tasks.id, id),
+              isNull(tasks.rating),
+              inArray(tasks.status, [...RATABLE_STATUSES]),
+              isNotNull(tasks.paidAt),
+            ),
+          ),
+        // Each runs only when the one before it changed a row (changes() = 1): all of it, or nothing.
+        sql`insert into ${trustBuyers} (agent_key, wallet, paid_base_units, rating_count, rating_sum)
+            select ${tasks.agentKey}, ${wallet}, 0, 1, ${rating.score} from ${tasks} where ${tasks.id} = ${id} and changes() = 1
+            on conflict (agent_key, wallet) do update set rating_count = rating_count + 1,
+              rating_sum = rating_sum + excluded.rating_sum`,
+        sql`update ${agents} set rating_count = rating_count + 1, rating_sum = rating_sum + ${rating.score},
+              rated_buyers = (select count(*) ${ratedOf}), rating_votes = (select coalesce(sum(${VOTE}), 0) ${ratedOf})
+            where ${agents.nameKey} = (select ${tasks.agentKey} from ${tasks} where ${tasks.id} = ${id}) and changes() = 1`,
+        ...eventsIfChanged(newEvents),
+      ])
+      return (rated?.changes ?? 0) === 1
+    },
+
+    async listRatedTasks(agentName, limit, offset) {
+      const where = and(eq(tasks.agentKey, nameKey(agentName)), isNotNull(tasks.ratedAt))
+      const [counted] = await db.select({ total: sql<number>`count(*)` }).from(tasks).where(where)
+      const rows = await db
+        .select()
+        .from(tasks)
+        .where(where)
+        .orderBy(desc(tasks.ratedAt), desc(tasks.id))
+        .limit(limit)
+        .offset(offset)
+      return { tasks: await withAgentNames(rows), total: counted?.total ?? 0 }
     },
 
     async getTaskByEscrowJob(ref) {

@@ -26,7 +26,7 @@ export function trustCreditStatements(taskId: string, from: readonly string[]) {
   const ofAgent = sql`from ${trustBuyers} where ${trustBuyers.agentKey} = ${agents.nameKey}`
   const totals = sql`update ${agents} set
       trust_credit_base_units = (select coalesce(sum(${trustBuyers.paidBaseUnits}), 0) ${ofAgent}),
-      paying_buyers = (select count(*) ${ofAgent})
+      paying_buyers = (select count(*) ${ofAgent} and ${trustBuyers.paidBaseUnits} > 0)
     where ${agents.nameKey} = (select ${tasks.agentKey} from ${tasks} where ${tasks.id} = ${taskId}
       and ${inArray(tasks.status, [...from])})`
   return [credit, totals]

@@ -2,8 +2,10 @@ import {
   type AgentListQuery,
   IDLE_WINDOW_MS,
   LIVE_WINDOW_MS,
+  ON_TIME_PRIOR,
   PAID_TRUST_STEPS,
   POINTS_PER_BUYER,
+  RATING_PRIOR,
   SELF_MADE_POINTS,
   usernameKey,
 } from '@agentmarket/core'
@@ -77,8 +79,16 @@ function trustAt(now: Date): SQL {
     + least(${sql.raw(String(points.milestones))}, ${milestones})
     + (case when ${agents.lastSeen} >= ${liveSince} then ${sql.raw(String(points.presence.live))}
         when ${agents.lastSeen} >= ${idleSince} then ${sql.raw(String(points.presence.idle))} else 0 end)
-    + (case when ${agents.trustCreditBaseUnits} = 0 then 0
-        else least(${sql.raw(String(POINTS_PER_BUYER))} * ${agents.payingBuyers}, ${steps}) end))`
+    + ${kept(sql`(case when ${agents.trustCreditBaseUnits} = 0 then 0
+        else least(${sql.raw(String(POINTS_PER_BUYER))} * ${agents.payingBuyers}, ${steps}) end)`)})`
+}
+
+/** The paid points `paid` the agent's record keeps (keptPaidTrust in SQL, in bigint: integer division rounds half up). */
+function kept(paid: SQL): SQL {
+  const onTime = sql`(${agents.onTimeTasks}::bigint + ${sql.raw(String(ON_TIME_PRIOR))})`
+  const numerator = sql`(${paid}::bigint * ${onTime} * (${sql.raw(String(1000 * RATING_PRIOR))} + ${agents.ratingVotes}))`
+  const denominator = sql`((${onTime} + ${agents.lateTasks}) * 1000 * (${sql.raw(String(RATING_PRIOR))} + ${agents.ratedBuyers}))`
+  return sql`((2 * ${numerator} + ${denominator}) / (2 * ${denominator}))`
 }
 
 /** The ORDER BY of `query`'s order (compareAgents in SQL): its key, then most recently active, then name key. */

@@ -50,6 +50,11 @@ export const agents = pgTable(
     lateTasks: integer('late_tasks').notNull().default(0),
     refundedTasks: integer('refunded_tasks').notNull().default(0),
     disputedTasks: integer('disputed_tasks').notNull().default(0),
+    /** Ratings by paying wallets (count, score sum), the wallets that rated, and the trust's per-wallet votes. */
+    ratingCount: integer('rating_count').notNull().default(0),
+    ratingSum: integer('rating_sum').notNull().default(0),
+    ratedBuyers: integer('rated_buyers').notNull().default(0),
+    ratingVotes: integer('rating_votes').notNull().default(0),
     /** Trust: sum over distinct buyer wallets of what each paid for delivered tasks, each capped (base units). */
     trustCreditBaseUnits: long('trust_credit_base_units').notNull().default(0),
     /** Trust: distinct buyer wallets whose on-chain payments paid delivered tasks. */
@@ -215,6 +220,9 @@ export const tasks = pgTable(
     /** Its job id on the job escrow (keccak256 of the id), and a funded job's key and terms (JSON). */
     jobId: text('job_id'),
     escrowJob: text('escrow_job'),
+    /** The rating by the wallet that paid (JSON), and when it was made (epoch ms). */
+    rating: text('rating'),
+    ratedAt: long('rated_at'),
   },
   (table) => [
     index('tasks_by_agent').on(table.agentKey, table.status, sql`${table.createdAt} desc`),
@@ -227,6 +235,7 @@ export const tasks = pgTable(
     uniqueIndex('tasks_by_job_id').on(table.jobId).where(sql`${table.jobId} is not null`),
     // The job escrow's events name a job by its key, kept as the payment's escrow task id.
     index('tasks_by_escrow_key').on(table.escrowTaskId).where(sql`${table.escrowJob} is not null`),
+    index('tasks_ratings').on(table.agentKey, table.ratedAt).where(sql`${table.ratedAt} is not null`),
     index('tasks_in_review').on(table.status, table.reviewUntil).where(sql`${table.reviewUntil} is not null`),
     index('tasks_checks_by_client').on(table.clientKey).where(sql`${table.pendingTxHash} is not null`),
   ],
@@ -241,6 +250,9 @@ export const trustBuyers = pgTable(
       .references(() => agents.nameKey, { onDelete: 'cascade' }),
     wallet: text('wallet').notNull(),
     paidBaseUnits: long('paid_base_units').notNull(),
+    /** That wallet's ratings of the agent's tasks: how many, and the sum of their scores. */
+    ratingCount: integer('rating_count').notNull().default(0),
+    ratingSum: integer('rating_sum').notNull().default(0),
   },
   (table) => [primaryKey({ columns: [table.agentKey, table.wallet] })],
 )

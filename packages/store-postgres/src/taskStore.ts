@@ -4,6 +4,7 @@ import {
   nameKey,
   paymentColumns,
   pendingColumns,
+  ratingColumns,
   type Store,
   type TaskChange,
   type TaskRecord,
@@ -13,7 +14,7 @@ import {
   toTaskRecord,
   toTaskRow,
 } from '@agentmarket/core'
-import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm'
 import { zeroAddress } from 'viem'
 import { eventInserts, inOneTrip, insertEvents, type Writer } from './agentStore.ts'
 import type { PostgresDatabase } from './open.ts'
@@ -29,6 +30,8 @@ type TaskMethods = Pick<
   | 'changeTask'
   | 'listDueJobs'
   | 'getTaskByEscrowJob'
+  | 'rateTask'
+  | 'listRatedTasks'
   | 'listTasks'
   | 'listDueRechecks'
   | 'claimDueRechecks'
@@ -88,7 +91,7 @@ async function creditTrust(tx: Writer, taskId: string) {
       do update set paid_base_units = least(${cap}::bigint, trust_buyers.paid_base_units + excluded.paid_base_units)`)
   await tx.execute(sql`update agents set
       trust_credit_base_units = (select coalesce(sum(b.paid_base_units), 0) from trust_buyers b where b.agent_key = agents.name_key),
-      paying_buyers = (select count(*) from trust_buyers b where b.agent_key = agents.name_key)
+      paying_buyers = (select count(*) from trust_buyers b where b.agent_key = agents.name_key and b.paid_base_units > 0)
     where name_key = (select agent_key from tasks where id = ${taskId})`)
 }
 
@@ -249,6 +252,56 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
         await insertEvents(tx, change.events)
         return true
       })
+    },
+
+    async rateTask(id, rating, newEvents) {
+      const wallet = rating.wallet.toLowerCase()
+      return db.transaction(async (tx) => {
+        const rated = await tx
+          .update(tasks)
+          .set(ratingColumns(rating))
+          .where(
+            and(
+              eq(tasks.id, id),
+              isNull(tasks.rating),
+              inArray(tasks.status, ['completed', 'rejected', 'expired']),
+              isNotNull(tasks.paidAt),
+            ),
+          )
+          .returning({ agentKey: tasks.agentKey })
+        const done = rated[0]
+        if (!done) return false
+        // The agent's row first, as completions lock it: its sums below read every committed rating.
+        await tx
+          .select({ key: agents.nameKey })
+          .from(agents)
+          .where(eq(agents.nameKey, done.agentKey))
+          .for('update')
+        await tx.execute(sql`insert into trust_buyers (agent_key, wallet, paid_base_units, rating_count, rating_sum)
+            values (${done.agentKey}, ${wallet}, 0, 1, ${rating.score})
+            on conflict (agent_key, wallet) do update set rating_count = trust_buyers.rating_count + 1,
+              rating_sum = trust_buyers.rating_sum + excluded.rating_sum`)
+        const rated_ = sql`from trust_buyers b where b.agent_key = agents.name_key and b.rating_count > 0`
+        await tx.execute(sql`update agents set rating_count = rating_count + 1, rating_sum = rating_sum + ${rating.score},
+            rated_buyers = (select count(*) ${rated_}),
+            rating_votes = (select coalesce(sum((2000 * (b.rating_sum - b.rating_count) + 4 * b.rating_count) / (8 * b.rating_count)), 0) ${rated_})
+          where name_key = ${done.agentKey}`)
+        await insertEvents(tx, newEvents)
+        return true
+      })
+    },
+
+    async listRatedTasks(agentName, limit, offset) {
+      const where = and(eq(tasks.agentKey, nameKey(agentName)), isNotNull(tasks.ratedAt))
+      const [counted] = await db.select({ total: sql<number>`count(*)::int` }).from(tasks).where(where)
+      const rows = await db
+        .select()
+        .from(tasks)
+        .where(where)
+        .orderBy(desc(tasks.ratedAt), desc(tasks.id))
+        .limit(limit)
+        .offset(offset)
+      return { tasks: await withAgentNames(rows), total: counted?.total ?? 0 }
     },
 
     async getTaskByEscrowJob(ref) {

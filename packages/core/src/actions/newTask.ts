@@ -86,6 +86,7 @@ export function newTaskRecord(
     outcome: null,
     entries: [],
     jobId: !free && config.chain.jobEscrowContract ? jobIdOf(id) : null,
+    rating: null,
   }
 }
 

@@ -13,7 +13,7 @@ import {
   taskDueAt,
   taskReviewUntil,
 } from '../Task.ts'
-import { cappedCredit, creditedBuyer } from '../Trust.ts'
+import { cappedCredit, creditedBuyer, ratingVote } from '../Trust.ts'
 import { type UserRecord, usernameKey } from '../User.ts'
 
 /** Options of the memory store (none yet; the object keeps the factory signature stable). */
@@ -79,6 +79,8 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
   const outbox = new Map<string, OutboxEntry>()
   /** Per agent key: what each buyer wallet (lower-cased) paid it, as trust credit. */
   const trustBuyers = new Map<string, Map<string, bigint>>()
+  /** Per agent key: each rating wallet's (lower-cased) count and sum of scores. */
+  const buyerRatings = new Map<string, Map<string, { count: number; sum: number }>>()
 
   const append = (inputs: FeedEventInput[]) => {
     for (const input of inputs) events.push(structuredClone({ ...input, id: String(events.length + 1) }))
@@ -326,6 +328,35 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     async getTask(agentName, id) {
       const task = tasks.get(id)
       return task && nameKey(task.agentName) === nameKey(agentName) ? structuredClone(task) : null
+    },
+    async rateTask(id, rating, newEvents) {
+      const task = tasks.get(id)
+      const ratable = ['completed', 'rejected', 'expired'].includes(task?.status ?? '') && task?.payment
+      if (!task || task.rating || !ratable) return false
+      task.rating = structuredClone(rating)
+      const seller = agentOf(task.agentName)
+      if (seller) {
+        const key = nameKey(seller.name)
+        const wallets = buyerRatings.get(key) ?? new Map<string, { count: number; sum: number }>()
+        buyerRatings.set(key, wallets)
+        const mine = wallets.get(rating.wallet.toLowerCase()) ?? { count: 0, sum: 0 }
+        wallets.set(rating.wallet.toLowerCase(), { count: mine.count + 1, sum: mine.sum + rating.score })
+        seller.ratingCount += 1
+        seller.ratingSum += rating.score
+        seller.ratedBuyers = wallets.size
+        seller.ratingVotes = [...wallets.values()].reduce(
+          (sum, { count, sum: s }) => sum + ratingVote(count, s),
+          0,
+        )
+      }
+      append(newEvents)
+      return true
+    },
+    async listRatedTasks(agentName, limit, offset) {
+      const rated = [...tasks.values()]
+        .filter((task) => nameKey(task.agentName) === nameKey(agentName) && task.rating)
+        .sort((a, b) => (b.rating?.at.getTime() ?? 0) - (a.rating?.at.getTime() ?? 0) || byKey(b.id, a.id))
+      return { tasks: structuredClone(rated.slice(offset, offset + limit)), total: rated.length }
     },
     async getTaskByEscrowJob(ref) {
       const found = [...tasks.values()].find((task) =>

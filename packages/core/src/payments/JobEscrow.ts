@@ -25,7 +25,7 @@ export const JOB_ESCROW_ABI = parseAbi([
   'function claimRefund(bytes32 key)',
   'function claimPayment(bytes32 key)',
   'function keyOf(address client, bytes32 jobId) pure returns (bytes32)',
-  'event JobFunded(bytes32 indexed key, bytes32 indexed jobId, address indexed client, address provider, address evaluator, uint256 budget, uint64 deliverBy, uint64 reviewWindow)',
+  'event JobFunded(bytes32 indexed key, bytes32 indexed jobId, address indexed client, address provider, address evaluator, uint256 budget, uint64 deliverBy, uint64 reviewWindow, uint64 fundedAt)',
   'event JobSubmitted(bytes32 indexed key, bytes32 deliverable, uint64 submittedAt)',
   'event JobCompleted(bytes32 indexed key, bytes32 reason, bool bySilence)',
   'event JobRejected(bytes32 indexed key, address indexed rejector, bytes32 reason)',
@@ -44,6 +44,8 @@ export type EscrowJob = {
   /** The contract's delivery deadline: past it, undelivered, anyone can refund the buyer. */
   deliverBy: Date
   reviewSeconds: number
+  /** The funding transaction (it may fund other jobs too: a smart wallet's batch). */
+  fundingTx: Hex
 }
 
 /** A job as JSON for a store (the deadline in epoch ms). */
@@ -60,6 +62,7 @@ export function escrowJobFromJson(json: Record<string, unknown>): EscrowJob {
     evaluator: json.evaluator as Address,
     deliverBy: new Date(json.deliverBy as number),
     reviewSeconds: Number(json.reviewSeconds),
+    fundingTx: json.fundingTx as Hex,
   }
 }
 
@@ -75,6 +78,7 @@ export type JobEvent = { txHash: Hex; blockNumber: bigint; logIndex: number } & 
       budget: bigint
       deliverBy: bigint
       reviewWindow: bigint
+      fundedAt: bigint
     }
   | { name: 'JobSubmitted'; key: Hex; deliverable: Hex; submittedAt: bigint }
   | { name: 'JobCompleted'; key: Hex; reason: Hex; bySilence: boolean }
@@ -132,8 +136,8 @@ export type JobFundingExpectation = {
   /** The order's buyer_wallet, when it named one: the job's client must be it. */
   client?: Address | null
   reviewSeconds: number
-  /** The earliest deadline the seller accepts: now + its SLA (unix seconds). */
-  deliverByAtLeast: bigint
+  /** The least time to deliver the seller accepts, from the funding's block (its SLA; 24 hours without one). */
+  deliverySeconds: number
 }
 
 /** Why a funding does not pay the task, or the job it funded. */
@@ -158,8 +162,11 @@ export function judgeJobFunding(
   if (funded.budget < expected.minAmount) return { ok: false, reason: 'amount_mismatch' }
   if (expected.client && !sameAddress(funded.client, expected.client))
     return { ok: false, reason: 'wrong_sender' }
+  // The evaluator decides who is paid: the seller may never be it (the buyer by default, or a named third party).
   const termsHold =
-    funded.reviewWindow === BigInt(expected.reviewSeconds) && funded.deliverBy >= expected.deliverByAtLeast
+    funded.reviewWindow === BigInt(expected.reviewSeconds) &&
+    funded.deliverBy >= funded.fundedAt + BigInt(expected.deliverySeconds) &&
+    !sameAddress(funded.evaluator, expected.seller)
   if (!termsHold) return { ok: false, reason: 'wrong_terms' }
   return {
     ok: true,
@@ -171,6 +178,7 @@ export function judgeJobFunding(
       evaluator: checksummedAddress(funded.evaluator),
       deliverBy: new Date(Number(funded.deliverBy) * 1000),
       reviewSeconds: Number(funded.reviewWindow),
+      fundingTx: funded.txHash,
     },
   }
 }

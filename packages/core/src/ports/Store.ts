@@ -2,7 +2,7 @@ import type { Hex } from 'viem'
 import type { AgentPatch, AgentRecord } from '../Agent.ts'
 import type { AgentFilters, AgentOrder } from '../AgentSearch.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
-import type { TaskEntry, TaskOutcome } from '../Job.ts'
+import type { TaskEntry, TaskOutcome, TaskRating } from '../Job.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import type { MailOutcome, OutboxEntry } from '../OrderMail.ts'
 import type { IdempotentAnswer, PendingCheck, TaskPayment, TaskRecord, TaskStatus } from '../Task.ts'
@@ -78,7 +78,8 @@ export type TaskChange = {
   from: readonly TaskStatus[]
   to: TaskStatus
   at: Date
-  resultUrl?: string
+  /** The result to show; null clears it (a delivery on chain that commits to another result). */
+  resultUrl?: string | null
   /** The delivery (the store derives the end of its review from the task's review window). */
   deliveredAt?: Date
   completedAt?: Date
@@ -235,6 +236,20 @@ export type TaskStore = {
    * are the sum and count over the agent's buyer wallets (wallets compared without regard to case).
    */
   changeTask(change: TaskChange): Promise<boolean>
+  /**
+   * Records the rating of a finished task (completed, rejected or expired after payment) once: a compare-and-set on
+   * its having none. In the same transaction the rating counts on its agent (`ratingCount`, `ratingSum`) and on the
+   * rating wallet's row of its trust (`trust_buyers`: count and sum per wallet, compared without regard to case), from
+   * which the agent's `ratedBuyers` and `ratingVotes` are summed again (Trust.ts ratingVote per wallet). False: the
+   * task has a rating already, is not finished, or does not exist.
+   */
+  rateTask(id: string, rating: TaskRating, events: FeedEventInput[]): Promise<boolean>
+  /** A page of an agent's rated tasks, most recently rated first, with how many it has. */
+  listRatedTasks(
+    agentName: string,
+    limit: number,
+    offset: number,
+  ): Promise<{ tasks: TaskRecord[]; total: number }>
   /**
    * Up to `limit` jobs whose deadline passed at `now`: `paid` past `dueAt`, `delivered` past `reviewUntil`, soonest
    * first (the sweep then moves each with changeTask).

@@ -1,7 +1,7 @@
 import { A2A_MEDIA_TYPE, wantsA2aMediaType } from '../A2aCard.ts'
 import { RegisterAgentInput, UpdateAgentInput } from '../Agent.ts'
 import { AgentListInput } from '../actions/agents/index.ts'
-import { PaidOfferQuery, type TaskAnswer } from '../actions/tasks/index.ts'
+import { PaidOfferQuery, RatingListInput, type TaskAnswer } from '../actions/tasks/index.ts'
 import type { ProvedRequest } from '../actions/users/index.ts'
 import { UserListInput } from '../actions/users/index.ts'
 import { FeedQueryInput } from '../Feed.ts'
@@ -14,6 +14,7 @@ import {
   CreateTaskInput,
   DecisionInput,
   PaidOrderInput,
+  RatingInput,
   TaskListInput,
   VerifyPaymentInput,
 } from '../Task.ts'
@@ -545,6 +546,42 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
         json(await market.reviewTask(params.name ?? '', params.id ?? '', decision, body ?? {})),
     }),
   ),
+  {
+    id: 'rateTask',
+    method: 'POST',
+    path: '/agents/{name}/tasks/{id}/rating',
+    summary: 'Rate a finished task (1-5 stars), signed by the wallet that paid it; once per task',
+    tag: 'Tasks',
+    description:
+      "The wallet that paid a finished task (completed, rejected, or expired after payment) on the payment chain rates it once: score 1-5, an optional comment, and its EIP-712 signature of the task's rate typed data with message.score and message.comment as sent. Never the seller's or its owner's wallets (403). The rating counts in the agent's ratings and its trust score, one vote per buyer wallet.",
+    auth: 'none',
+    body: RatingInput,
+    ok: { status: 200, response: 'Task', description: 'Rated' },
+    problems: [...BODY_PROBLEMS, 401, 403, 404, 409],
+    tool: {
+      name: 'rate_task',
+      description:
+        "Rate a finished task 1-5 with an optional comment, signed by the wallet that paid it (EIP-712 of the task's rate, message.score and message.comment set).",
+      params: { name: seller, id: taskId },
+      idempotent: false,
+    },
+    call: async (market, { params, body }) =>
+      json(await market.rateTask(params.name ?? '', params.id ?? '', body ?? {})),
+  },
+  {
+    id: 'listRatings',
+    method: 'GET',
+    path: '/agents/{name}/ratings',
+    summary: "An agent's ratings by the wallets that paid, newest first, each with its ERC-8004 feedback",
+    tag: 'Agents',
+    description:
+      "Public. A page of the agent's ratings, newest first: score, comment, the rating wallet, the skill, the payment on chain, and ERC-8004 giveFeedback arguments with the feedback file (proofOfPayment included) whose keccak256 is feedbackHash. Never a task id.",
+    auth: 'none',
+    query: RatingListInput,
+    ok: { status: 200, response: 'RatingPage', description: 'One page of ratings and how many there are' },
+    problems: [400, 404],
+    call: async (market, { params, query }) => json(await market.listRatings(params.name ?? '', query)),
+  },
   {
     id: 'pairAgent',
     method: 'POST',

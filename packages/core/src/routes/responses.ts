@@ -55,6 +55,7 @@ const agentProfile = {
   status: v.literal('free'),
   heartbeat: Heartbeat,
   trustScore: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(100)),
+  ratings: v.strictObject({ count: v.number(), average: v.nullable(v.number()), buyers: v.number() }),
   deliveries: v.strictObject({
     completed: v.number(),
     onTime: v.number(),
@@ -261,6 +262,21 @@ const taskFields = {
   records: v.array(TaskRecordEntry),
   review: v.nullable(Review),
   money: v.picklist(['none', 'held', 'released', 'refunded']),
+  rating: v.nullable(v.strictObject({ score: v.number(), comment: text, wallet: address, at: timestamp })),
+  rate: v.nullable(
+    v.strictObject({
+      domain: v.strictObject({
+        name: v.literal('agentmarket'),
+        version: v.literal('1'),
+        chainId: v.number(),
+      }),
+      types: v.strictObject({
+        TaskRating: v.pipe(v.array(v.strictObject({ name: text, type: text })), v.readonly()),
+      }),
+      primaryType: v.literal('TaskRating'),
+      message: v.strictObject({ market: text, agent: text, task: text, score: v.number(), comment: text }),
+    }),
+  ),
   escrow_job: v.nullable(EscrowJob),
   created_at: timestamp,
   expires_at: v.nullable(timestamp),
@@ -341,6 +357,40 @@ export const RESPONSE_SCHEMAS = {
   AgentList: v.strictObject({ agents: v.array(AgentSummary), ...page }),
   Heartbeat: v.strictObject({ status: v.literal('live'), lastSeen: timestamp, agent: text }),
   Milestone,
+  RatingPage: v.strictObject({
+    ratings: v.array(
+      v.strictObject({
+        score: v.number(),
+        comment: text,
+        wallet: address,
+        at: timestamp,
+        skill: text,
+        payment: v.strictObject({
+          chain_id: v.number(),
+          tx_hash: v.nullable(txHash),
+          amount_base_units: text,
+          to: v.nullable(address),
+        }),
+        erc8004: v.strictObject({
+          function: text,
+          args: v.strictObject({
+            agentId: v.null(),
+            value: v.number(),
+            valueDecimals: v.literal(0),
+            tag1: v.literal('starred'),
+            tag2: text,
+            endpoint: text,
+            feedbackURI: text,
+            feedbackHash: txHash,
+          }),
+          feedback: v.record(v.string(), v.unknown()),
+        }),
+      }),
+    ),
+    total: v.number(),
+    limit: v.number(),
+    offset: v.number(),
+  }),
   MilestoneList: v.strictObject({
     milestones: v.array(Milestone),
     total: v.number(),

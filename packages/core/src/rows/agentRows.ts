@@ -39,6 +39,10 @@ export type AgentRow = {
   lateTasks: number
   refundedTasks: number
   disputedTasks: number
+  ratingCount: number
+  ratingSum: number
+  ratedBuyers: number
+  ratingVotes: number
   trustCreditBaseUnits: number
   payingBuyers: number
   ownerProven: number
@@ -191,6 +195,10 @@ export function toAgentRecord(row: AgentRow, skillRows: SkillRow[]): AgentRecord
     lateTasks: row.lateTasks,
     refundedTasks: row.refundedTasks,
     disputedTasks: row.disputedTasks,
+    ratingCount: row.ratingCount,
+    ratingSum: row.ratingSum,
+    ratedBuyers: row.ratedBuyers,
+    ratingVotes: row.ratingVotes,
     trustCreditBaseUnits: BigInt(row.trustCreditBaseUnits),
     payingBuyers: row.payingBuyers,
     ownerProven: row.ownerProven === 1,
@@ -226,6 +234,10 @@ export function toAgentRow(agent: AgentRecord): AgentRow {
     lateTasks: agent.lateTasks,
     refundedTasks: agent.refundedTasks,
     disputedTasks: agent.disputedTasks,
+    ratingCount: agent.ratingCount,
+    ratingSum: agent.ratingSum,
+    ratedBuyers: agent.ratedBuyers,
+    ratingVotes: agent.ratingVotes,
     // Credit is capped per buyer wallet, so the sum stays far below 2^53 base units.
     trustCreditBaseUnits: Number(agent.trustCreditBaseUnits),
     payingBuyers: agent.payingBuyers,

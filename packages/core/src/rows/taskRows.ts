@@ -1,6 +1,6 @@
 import type { Address, Hex } from 'viem'
 import { nameKey } from '../Agent.ts'
-import { entryFromJson, entryToJson, type TaskOutcome } from '../Job.ts'
+import { entryFromJson, entryToJson, type TaskOutcome, type TaskRating } from '../Job.ts'
 import { escrowJobFromJson, escrowJobToJson } from '../payments/JobEscrow.ts'
 import {
   type PendingCheck,
@@ -54,6 +54,8 @@ export type TaskRow = {
   entries: string
   jobId: string | null
   escrowJob: string | null
+  rating: string | null
+  ratedAt: number | null
 }
 
 /** The payment columns of a task row; a paid amount is whatever the chain moved (beyond 2^63, maybe), kept as text. */
@@ -74,6 +76,21 @@ export const pendingColumns = (check: PendingCheck | null) => ({
   recheckAttempts: check?.attempts ?? null,
   nextRecheckAt: ms(check?.nextAt),
 })
+
+/** The rating columns of a task row. */
+export const ratingColumns = (rating: TaskRating | null) => ({
+  rating: rating ? JSON.stringify({ ...rating, at: rating.at.getTime() }) : null,
+  ratedAt: ms(rating?.at),
+})
+
+function ratingFromJson(json: Record<string, unknown>): TaskRating {
+  return {
+    score: Number(json.score),
+    comment: String(json.comment ?? ''),
+    wallet: json.wallet as Address,
+    at: new Date(json.at as number),
+  }
+}
 
 /** The row of a task. */
 export function toTaskRow(task: TaskRecord): TaskRow {
@@ -111,6 +128,7 @@ export function toTaskRow(task: TaskRecord): TaskRow {
     outcome: task.outcome,
     entries: JSON.stringify(task.entries.map(entryToJson)),
     jobId: task.jobId,
+    ...ratingColumns(task.rating),
   }
 }
 
@@ -177,5 +195,6 @@ export function toTaskRecord(row: TaskRow, agentName: string): TaskRecord {
     outcome: row.outcome as TaskOutcome | null,
     entries: (JSON.parse(row.entries) as Record<string, unknown>[]).map(entryFromJson),
     jobId: row.jobId as Hex | null,
+    rating: row.rating === null ? null : ratingFromJson(JSON.parse(row.rating)),
   }
 }

@@ -206,6 +206,16 @@ export function agentListCases(test: StoreTest, withStore: WithStore): void {
         { name: 'below-step', trustCreditBaseUnits: step(12) - 1n, payingBuyers: 5 },
         { name: 'one-buyer', trustCreditBaseUnits: step(40), payingBuyers: 1 },
         { name: 'top', trustCreditBaseUnits: step(70) + 123n, payingBuyers: 9, walletAddress: WALLET },
+        // Paid points kept by the record: late jobs and unhappy buyers' votes take some away (keptPaidTrust).
+        { name: 'late', trustCreditBaseUnits: step(40), payingBuyers: 5, onTimeTasks: 3, lateTasks: 4 },
+        {
+          name: 'disliked',
+          trustCreditBaseUnits: step(60),
+          payingBuyers: 7,
+          ratedBuyers: 3,
+          ratingVotes: 500,
+        },
+        { name: 'liked', trustCreditBaseUnits: step(30), payingBuyers: 4, ratedBuyers: 2, ratingVotes: 2000 },
       ].map((agent, index) => ({ lastActiveAt: at(index % 3), ...agent }))
       await insertAll(store, agents)
       const records = await Promise.all(agents.map(async (agent) => store.getAgent(agent.name ?? '')))
@@ -218,7 +228,7 @@ export function agentListCases(test: StoreTest, withStore: WithStore): void {
             (a.name < b.name ? -1 : 1),
         )
       ok(
-        new Set(expected.map((agent) => trustScore(agent, now))).size >= 7,
+        new Set(expected.map((agent) => trustScore(agent, now))).size >= 9,
         'the scores differ enough to rank',
       )
       same(

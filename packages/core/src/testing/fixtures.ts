@@ -74,6 +74,10 @@ export function sampleAgent(overrides: Partial<AgentRecord> = {}): AgentRecord {
     lateTasks: 0,
     refundedTasks: 0,
     disputedTasks: 0,
+    ratingCount: 0,
+    ratingSum: 0,
+    ratedBuyers: 0,
+    ratingVotes: 0,
     trustCreditBaseUnits: 0n,
     payingBuyers: 0,
     ownerProven: false,
@@ -124,6 +128,7 @@ export function sampleTask(overrides: Partial<TaskRecord> = {}): TaskRecord {
     outcome: null,
     entries: [],
     jobId: null,
+    rating: null,
     ...overrides,
   }
 }

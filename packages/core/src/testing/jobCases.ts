@@ -5,12 +5,15 @@ import { taskDueAt, taskReviewUntil } from '../Task.ts'
 import {
   at,
   BUYER_A,
+  BUYER_B,
   hex32,
+  inCapitals,
   paidTask,
   type StoreTest,
   sampleAgent,
   samplePayment,
   sampleTask,
+  taskEvent,
   trustOf,
   USDC,
   type WithStore,
@@ -143,6 +146,48 @@ export function jobStoreCases(test: StoreTest, withStore: WithStore): void {
       same(
         (await store.listDueJobs(at(1_000_000), 10)).map((due) => due.id),
         [timed.id],
+      )
+    }),
+  )
+
+  test(
+    'behavior: a finished task is rated once; each wallet is one vote (its mean), counted again on every rating; a rating-only wallet adds no paying buyer',
+    withStore(async (store) => {
+      await store.insertAgent(sampleAgent(), [])
+      const rate = (wallet: `0x${string}`, score: number, minutes: number) => ({
+        score,
+        comment: '',
+        wallet,
+        at: at(minutes),
+      })
+      const done = [1, 2, 3].map((n) =>
+        paidTask(10 + n, { status: 'completed', payment: samplePayment(10 + n, { from: BUYER_A }) }),
+      )
+      const open = paidTask(20)
+      for (const task of [...done, open]) await store.insertTask(task, [])
+      equal(await store.rateTask(open.id, rate(BUYER_A, 5, 40), []), false)
+      equal(await store.rateTask(done[0]?.id ?? '', rate(BUYER_A, 1, 41), []), true)
+      equal(await store.rateTask(done[0]?.id ?? '', rate(BUYER_A, 5, 42), []), false)
+      equal(await store.rateTask(done[1]?.id ?? '', rate(inCapitals(BUYER_A), 2, 43), []), true)
+      const other = paidTask(30, { status: 'rejected', payment: samplePayment(30, { from: BUYER_B }) })
+      await store.insertTask(other, [])
+      equal(await store.rateTask(other.id, rate(BUYER_B, 5, 44), [taskEvent('task.rated', other)]), true)
+      const agent = await store.getAgent('sample-agent')
+      // BUYER_A: mean 1.5 -> 125 thousandths; BUYER_B: 5 -> 1000.
+      same(
+        [agent?.ratingCount, agent?.ratingSum, agent?.ratedBuyers, agent?.ratingVotes, agent?.payingBuyers],
+        [3, 8, 2, 1125, 0],
+      )
+      const page = await store.listRatedTasks('SAMPLE-AGENT', 2, 0)
+      equal(page.total, 3)
+      same(
+        page.tasks.map((task) => task.rating?.score),
+        [5, 2],
+      )
+      same((await store.getTask('sample-agent', other.id))?.rating, rate(BUYER_B, 5, 44))
+      same(
+        (await store.listEvents({ limit: 5 })).map((event) => event.kind),
+        ['task.rated'],
       )
     }),
   )

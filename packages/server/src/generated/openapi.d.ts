@@ -164,6 +164,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agents/{name}/ratings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An agent's ratings by the wallets that paid, newest first, each with its ERC-8004 feedback
+         * @description Public. A page of the agent's ratings, newest first: score, comment, the rating wallet, the skill, the payment on chain, and ERC-8004 giveFeedback arguments with the feedback file (proofOfPayment included) whose keccak256 is feedbackHash. Never a task id.
+         */
+        get: operations["listRatings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/{name}/registration.json": {
         parameters: {
             query?: never;
@@ -266,6 +286,26 @@ export interface paths {
          * @description With the seller's API key, before the task's due_at. Delivers a paid task with the result_url the buyer reads: paid -> completed when the task has no review window (review_seconds 0), else paid -> delivered until the buyer accepts, rejects, or review_until passes (silence accepts). Past due_at: 409 task_overdue.
          */
         post: operations["completeTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agents/{name}/tasks/{id}/rating": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rate a finished task (1-5 stars), signed by the wallet that paid it; once per task
+         * @description The wallet that paid a finished task (completed, rejected, or expired after payment) on the payment chain rates it once: score 1-5, an optional comment, and its EIP-712 signature of the task's rate typed data with message.score and message.comment as sent. Never the seller's or its owner's wallets (403). The rating counts in the agent's ratings and its trust score, one vote per buyer wallet.
+         */
+        post: operations["rateTask"];
         delete?: never;
         options?: never;
         head?: never;
@@ -616,6 +656,11 @@ export interface components {
             pageUrl: string;
             /** @enum {string} */
             platform: "primaryplatform" | "other";
+            ratings: {
+                average: number | null;
+                buyers: number;
+                count: number;
+            };
             skills: {
                 /** @constant */
                 currency: "USDC";
@@ -796,6 +841,11 @@ export interface components {
                 /** @enum {string} */
                 platform: "primaryplatform" | "other";
                 purchasableCount: number;
+                ratings: {
+                    average: number | null;
+                    buyers: number;
+                    count: number;
+                };
                 skillCount: number;
                 /** @constant */
                 status: "free";
@@ -862,6 +912,11 @@ export interface components {
             pageUrl: string;
             /** @enum {string} */
             platform: "primaryplatform" | "other";
+            ratings: {
+                average: number | null;
+                buyers: number;
+                count: number;
+            };
             skills: {
                 /** @constant */
                 currency: "USDC";
@@ -892,7 +947,7 @@ export interface components {
                 at: string;
                 id: string;
                 /** @enum {string} */
-                kind: "agent.registered" | "agent.updated" | "agent.claimed" | "skill.published" | "milestone.recorded" | "agent.online" | "task.created" | "task.paid" | "task.completed" | "task.delivered" | "task.rejected" | "task.late" | "task.refunded";
+                kind: "agent.registered" | "agent.updated" | "agent.claimed" | "skill.published" | "milestone.recorded" | "agent.online" | "task.created" | "task.paid" | "task.completed" | "task.delivered" | "task.rejected" | "task.late" | "task.refunded" | "task.rated";
                 summary: string;
             }[];
         };
@@ -1033,6 +1088,11 @@ export interface components {
                 pageUrl: string;
                 /** @enum {string} */
                 platform: "primaryplatform" | "other";
+                ratings: {
+                    average: number | null;
+                    buyers: number;
+                    count: number;
+                };
                 skills: {
                     /** @constant */
                     currency: "USDC";
@@ -1084,6 +1144,11 @@ export interface components {
                     /** @enum {string} */
                     platform: "primaryplatform" | "other";
                     purchasableCount: number;
+                    ratings: {
+                        average: number | null;
+                        buyers: number;
+                        count: number;
+                    };
                     skillCount: number;
                     /** @constant */
                     status: "free";
@@ -1195,6 +1260,37 @@ export interface components {
                     tx_hash: string | null;
                     usdc_contract: string;
                 };
+                rate: {
+                    domain: {
+                        chainId: number;
+                        /** @constant */
+                        name: "agentmarket";
+                        /** @constant */
+                        version: "1";
+                    };
+                    message: {
+                        agent: string;
+                        comment: string;
+                        market: string;
+                        score: number;
+                        task: string;
+                    };
+                    /** @constant */
+                    primaryType: "TaskRating";
+                    types: {
+                        TaskRating: {
+                            name: string;
+                            type: string;
+                        }[];
+                    };
+                } | null;
+                rating: {
+                    /** Format: date-time */
+                    at: string;
+                    comment: string;
+                    score: number;
+                    wallet: string;
+                } | null;
                 records: {
                     amount: number | null;
                     /** Format: date-time */
@@ -1248,7 +1344,7 @@ export interface components {
         };
         Problem: {
             /** @enum {string} */
-            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "task_overdue" | "task_not_delivered" | "no_buyer_wallet" | "refund_not_verifiable" | "seller_has_no_wallet" | "api_key_changed" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "job_terms_mismatch" | "decided_on_chain" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
+            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "task_overdue" | "task_not_delivered" | "no_buyer_wallet" | "refund_not_verifiable" | "seller_has_no_wallet" | "api_key_changed" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "job_terms_mismatch" | "decided_on_chain" | "result_committed" | "not_ratable" | "already_rated" | "rating_not_allowed" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
             detail: string;
             errors?: {
                 detail: string;
@@ -1258,6 +1354,43 @@ export interface components {
             status: number;
             title: string;
             type: string;
+        };
+        RatingPage: {
+            limit: number;
+            offset: number;
+            ratings: {
+                /** Format: date-time */
+                at: string;
+                comment: string;
+                erc8004: {
+                    args: {
+                        agentId: null;
+                        endpoint: string;
+                        feedbackHash: string;
+                        feedbackURI: string;
+                        /** @constant */
+                        tag1: "starred";
+                        tag2: string;
+                        value: number;
+                        /** @constant */
+                        valueDecimals: 0;
+                    };
+                    feedback: {
+                        [key: string]: unknown;
+                    };
+                    function: string;
+                };
+                payment: {
+                    amount_base_units: string;
+                    chain_id: number;
+                    to: string | null;
+                    tx_hash: string | null;
+                };
+                score: number;
+                skill: string;
+                wallet: string;
+            }[];
+            total: number;
         };
         Registration: {
             agentId: string;
@@ -1351,6 +1484,37 @@ export interface components {
                 tx_hash: string | null;
                 usdc_contract: string;
             };
+            rate: {
+                domain: {
+                    chainId: number;
+                    /** @constant */
+                    name: "agentmarket";
+                    /** @constant */
+                    version: "1";
+                };
+                message: {
+                    agent: string;
+                    comment: string;
+                    market: string;
+                    score: number;
+                    task: string;
+                };
+                /** @constant */
+                primaryType: "TaskRating";
+                types: {
+                    TaskRating: {
+                        name: string;
+                        type: string;
+                    }[];
+                };
+            } | null;
+            rating: {
+                /** Format: date-time */
+                at: string;
+                comment: string;
+                score: number;
+                wallet: string;
+            } | null;
             records: {
                 amount: number | null;
                 /** Format: date-time */
@@ -1502,6 +1666,37 @@ export interface components {
                 tx_hash: string | null;
                 usdc_contract: string;
             };
+            rate: {
+                domain: {
+                    chainId: number;
+                    /** @constant */
+                    name: "agentmarket";
+                    /** @constant */
+                    version: "1";
+                };
+                message: {
+                    agent: string;
+                    comment: string;
+                    market: string;
+                    score: number;
+                    task: string;
+                };
+                /** @constant */
+                primaryType: "TaskRating";
+                types: {
+                    TaskRating: {
+                        name: string;
+                        type: string;
+                    }[];
+                };
+            } | null;
+            rating: {
+                /** Format: date-time */
+                at: string;
+                comment: string;
+                score: number;
+                wallet: string;
+            } | null;
             records: {
                 amount: number | null;
                 /** Format: date-time */
@@ -1631,6 +1826,37 @@ export interface components {
                 tx_hash: string | null;
                 usdc_contract: string;
             };
+            rate: {
+                domain: {
+                    chainId: number;
+                    /** @constant */
+                    name: "agentmarket";
+                    /** @constant */
+                    version: "1";
+                };
+                message: {
+                    agent: string;
+                    comment: string;
+                    market: string;
+                    score: number;
+                    task: string;
+                };
+                /** @constant */
+                primaryType: "TaskRating";
+                types: {
+                    TaskRating: {
+                        name: string;
+                        type: string;
+                    }[];
+                };
+            } | null;
+            rating: {
+                /** Format: date-time */
+                at: string;
+                comment: string;
+                score: number;
+                wallet: string;
+            } | null;
             records: {
                 amount: number | null;
                 /** Format: date-time */
@@ -1789,6 +2015,37 @@ export interface components {
                     tx_hash: string | null;
                     usdc_contract: string;
                 };
+                rate: {
+                    domain: {
+                        chainId: number;
+                        /** @constant */
+                        name: "agentmarket";
+                        /** @constant */
+                        version: "1";
+                    };
+                    message: {
+                        agent: string;
+                        comment: string;
+                        market: string;
+                        score: number;
+                        task: string;
+                    };
+                    /** @constant */
+                    primaryType: "TaskRating";
+                    types: {
+                        TaskRating: {
+                            name: string;
+                            type: string;
+                        }[];
+                    };
+                } | null;
+                rating: {
+                    /** Format: date-time */
+                    at: string;
+                    comment: string;
+                    score: number;
+                    wallet: string;
+                } | null;
                 records: {
                     amount: number | null;
                     /** Format: date-time */
@@ -1868,6 +2125,11 @@ export interface components {
                 /** @enum {string} */
                 platform: "primaryplatform" | "other";
                 purchasableCount: number;
+                ratings: {
+                    average: number | null;
+                    buyers: number;
+                    count: number;
+                };
                 skillCount: number;
                 /** @constant */
                 status: "free";
@@ -2585,6 +2847,64 @@ export interface operations {
             };
         };
     };
+    listRatings: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of ratings and how many there are */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RatingPage"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getAgentRegistration: {
         parameters: {
             query?: never;
@@ -3132,6 +3452,115 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SellerTask"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Valid credentials that may not act here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rateTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    comment?: string;
+                    score: number;
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Rated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
                 };
             };
             /** @description Invalid body, query or parameter; `errors` points at each bad field. */

@@ -83,6 +83,10 @@ export function registerAgentAction(context: ActionContext) {
       lateTasks: 0,
       refundedTasks: 0,
       disputedTasks: 0,
+      ratingCount: 0,
+      ratingSum: 0,
+      ratedBuyers: 0,
+      ratingVotes: 0,
       trustCreditBaseUnits: 0n,
       payingBuyers: 0,
       // An invite code is shown only to a signature of its user's wallet, so the owner it names is proven.

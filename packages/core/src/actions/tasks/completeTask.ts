@@ -50,6 +50,11 @@ export function completeTaskAction(context: ActionContext) {
    * answer's escrow_job.calls carries the submit call committing to it. The task moves when the chain shows it.
    */
   async function keepResult(task: TaskRecord, resultUrl: string, now: Date): Promise<SellerTaskView> {
+    if (task.resultUrl !== null && task.resultUrl !== resultUrl)
+      throw new ConflictError(
+        'result_committed',
+        `This job's result is ${task.resultUrl}: its submit call commits to it on chain. Submit that one.`,
+      )
     const step = { id: task.id, from: ['paid'] as const, to: 'paid' as const, at: now, resultUrl, events: [] }
     if (!(await store.changeTask(step)))
       throw new ConflictError('task_not_paid', 'The task moved on chain meanwhile; read it again.')

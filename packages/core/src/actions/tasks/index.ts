@@ -4,6 +4,7 @@ import { createTaskAction } from './createTask.ts'
 import { jobFollowerActions } from './jobFollower.ts'
 import { orderWithPaymentAction } from './orderWithPayment.ts'
 import { paidOffersAction } from './paidOffers.ts'
+import { ratingActions } from './rateTask.ts'
 import { readTaskActions } from './readTasks.ts'
 import { recheckActions } from './rechecks.ts'
 import { reviewTaskAction } from './reviewTask.ts'
@@ -16,6 +17,7 @@ export type { OrderOptions } from './createTask.ts'
 export { JOB_FOLLOWER_LOOKBACK_BLOCKS, JOB_FOLLOWER_MAX_BLOCKS, type JobFollowReport } from './jobFollower.ts'
 export { jobSteps } from './jobSteps.ts'
 export { type PaidOffer, type PaidOfferPage, PaidOfferQuery } from './paidOffers.ts'
+export { RatingListInput, type RatingPage } from './rateTask.ts'
 export type { TaskPage } from './readTasks.ts'
 export type { RecheckReport } from './rechecks.ts'
 export { buyerWalletOf } from './reviewTask.ts'
@@ -38,6 +40,7 @@ export function taskActions(context: ActionContext) {
     /** The buyer's acceptance or rejection of a delivery, signed by its wallet. */
     reviewTask: reviewTaskAction(context),
     ...readTaskActions(context),
+    ...ratingActions(context),
     ...recheckActions(context),
     ...jobFollowerActions(context),
     ...x402TaskActions(context),

@@ -1,9 +1,10 @@
 import { feedEvents } from '../../events.ts'
 import type { TaskEntry } from '../../Job.ts'
-import { decodeJobEvent, type JobEvent, judgeJobFunding } from '../../payments/JobEscrow.ts'
+import { decodeJobEvent, type JobEvent, judgeJobFunding, reasonHash } from '../../payments/JobEscrow.ts'
 import type { TaskChange } from '../../ports/Store.ts'
 import type { TaskPayment, TaskRecord } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
+import { reliabilityCounts } from './jobSteps.ts'
 import { jobExpectationOf } from './judging.ts'
 
 /** How many blocks before the head the follower starts on its first run without a configured start block. */
@@ -49,7 +50,9 @@ function changeOf(task: TaskRecord, event: JobEvent, at: Date): TaskChange | nul
         from: ['paid'],
         to: 'delivered',
         deliveredAt: new Date(Number(event.submittedAt) * 1000),
-        counts: { onTime: true },
+        // The chain holds the seller's commitment: a result URL kept through the API shows only if it is the one.
+        ...(!(task.resultUrl && reasonHash(task.resultUrl) === event.deliverable) && { resultUrl: null }),
+        counts: reliabilityCounts(task, 'onTime'),
         events: [feedEvents.taskDelivered(task, at)],
       }
     case 'JobCompleted': {
@@ -101,7 +104,7 @@ function changeOf(task: TaskRecord, event: JobEvent, at: Date): TaskChange | nul
         to: 'expired',
         outcome: 'late',
         entries: [refund],
-        counts: { late: true, refund: true },
+        counts: { ...reliabilityCounts(task, 'late'), refund: true },
         events: [
           feedEvents.taskLate(task, at),
           feedEvents.taskRefunded(task, at, refund.amountBaseUnits ?? 0n, event.txHash),
@@ -121,13 +124,13 @@ async function applyFunding(
   const { store, clock, config } = context
   const task = await store.getTaskByEscrowJob({ jobId: event.jobId })
   const now = clock.now()
-  const expected = task && task.status === 'pending_payment' ? jobExpectationOf(config, task, now) : null
+  const expected = task && task.status === 'pending_payment' ? jobExpectationOf(config, task) : null
   if (!task || !expected) return 'skipped'
   const judged = judgeJobFunding([event], expected)
   if (!judged.ok) return 'skipped'
   const payment: TaskPayment = {
     method: 'job_escrow',
-    txHash: event.txHash,
+    txHash: null,
     escrowTaskId: judged.job.key,
     amountBaseUnits: judged.amount,
     from: judged.job.client,

@@ -1,8 +1,23 @@
 import type { Address } from 'viem'
 import { feedEvents } from '../../events.ts'
 import type { TaskEntry } from '../../Job.ts'
-import type { TaskChange } from '../../ports/Store.ts'
+import type { JobCounts, TaskChange } from '../../ports/Store.ts'
 import { type TaskRecord, taskReviewUntil } from '../../Task.ts'
+import { TRUST_CREDITED_METHODS } from '../../Trust.ts'
+
+/**
+ * What a job counts toward its seller's on-time ratio: only jobs paid on chain by a wallet other than the one the task
+ * paid, so a seller's free orders to itself never dilute its late jobs.
+ */
+export function reliabilityCounts(task: TaskRecord, count: 'onTime' | 'late'): JobCounts {
+  const paid = task.payment
+  const counted =
+    paid?.from &&
+    paid.amountBaseUnits > 0n &&
+    TRUST_CREDITED_METHODS.includes(paid.method) &&
+    paid.from.toLowerCase() !== task.payTo?.toLowerCase()
+  return counted ? { [count]: true } : {}
+}
 
 /**
  * The steps of a job (docs/jobs.md) as store changes: each names the states it starts from, so the store applies it as
@@ -18,13 +33,13 @@ export const jobSteps = {
         to: 'completed',
         completedAt: at,
         outcome: 'delivered',
-        counts: { completed: true, onTime: true },
+        counts: { completed: true, ...reliabilityCounts(task, 'onTime') },
         events: [feedEvents.taskCompleted(task, at, 'delivered')],
       }
     return {
       ...base,
       to: 'delivered',
-      counts: { onTime: true },
+      counts: reliabilityCounts(task, 'onTime'),
       events: [feedEvents.taskDelivered(task, at)],
     }
   },
@@ -76,7 +91,7 @@ export const jobSteps = {
       to: 'expired',
       at,
       outcome: 'late',
-      counts: { late: true },
+      counts: reliabilityCounts(task, 'late'),
       events: [feedEvents.taskLate(task, at)],
     }
   },

@@ -28,15 +28,13 @@ export function taskNotFound(agentName: string, id: string): NotFoundError {
   return new NotFoundError('task_not_found', `"${agentName}" has no task "${id}".`)
 }
 
-/** What a job escrow funding of `task` must show at `now`, when the market takes them and the task has a job id. */
+/** What a job escrow funding of `task` must show, when the market takes them and the task has a job id. */
 export function jobExpectationOf(
   config: ActionContext['config'],
   task: TaskRecord,
-  now: Date,
 ): JobFundingExpectation | null {
   const contract = config.chain.jobEscrowContract
   if (!contract || !task.jobId || !task.payTo) return null
-  const seconds = task.slaSeconds ?? DEFAULT_JOB_SECONDS
   return {
     contract,
     jobId: task.jobId,
@@ -44,12 +42,12 @@ export function jobExpectationOf(
     minAmount: task.priceBaseUnits,
     client: task.buyerWallet,
     reviewSeconds: task.reviewSeconds,
-    deliverByAtLeast: BigInt(Math.floor(now.getTime() / 1000) + seconds),
+    deliverySeconds: task.slaSeconds ?? DEFAULT_JOB_SECONDS,
   }
 }
 
 /** What a payment of `task` by `txHash` must show on chain. */
-export function checkOf({ config, clock }: ActionContext, task: TaskRecord, txHash: Hex): PaymentCheck {
+export function checkOf({ config }: ActionContext, task: TaskRecord, txHash: Hex): PaymentCheck {
   return {
     txHash,
     kind: 'task',
@@ -61,7 +59,7 @@ export function checkOf({ config, clock }: ActionContext, task: TaskRecord, txHa
       sender: task.buyerWallet,
       minConfirmations: config.chain.minConfirmations,
       escrow: config.chain.escrowContract,
-      job: jobExpectationOf(config, task, clock.now()),
+      job: jobExpectationOf(config, task),
     },
   }
 }
@@ -86,7 +84,8 @@ export function paymentOf(
 ): TaskPayment {
   return {
     method: verdict.job ? 'job_escrow' : verdict.escrowTaskId ? 'escrow' : 'transfer',
-    txHash,
+    // A job's funding claims its key, not its transaction: one transaction (a smart wallet's batch) may fund several.
+    txHash: verdict.job ? null : txHash,
     escrowTaskId: verdict.escrowTaskId ?? null,
     amountBaseUnits: verdict.amount,
     from: verdict.from,

@@ -29,7 +29,8 @@ export function readTaskActions(context: ActionContext) {
     async getTask(agentName: string, id: string): Promise<TaskView> {
       // One store read on the polling path; only a miss reads the agent, to say which of the two is unknown.
       const task = await store.getTask(agentName, id)
-      if (task) return toTaskView(taskAt(task, clock.now()), config)
+      const now = clock.now()
+      if (task) return toTaskView(taskAt(task, now), config, now)
       // The task read missed: the agent is read only to say which of the two is unknown, not to read the task again.
       throw taskNotFound((await requireAgent(context, agentName)).name, id)
     },

@@ -1,7 +1,7 @@
 import type { Address } from 'viem'
 import { isBuyerReview, type ReviewDecision } from '../../BuyerReview.ts'
 import { ConflictError, UnauthorizedError } from '../../errors.ts'
-import { DecisionInput, type TaskRecord, type TaskView, toTaskView } from '../../Task.ts'
+import { DecisionInput, type TaskRecord, type TaskView, taskAt, toTaskView } from '../../Task.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { jobSteps } from './jobSteps.ts'
@@ -53,6 +53,12 @@ export function reviewTaskAction(context: ActionContext) {
         'Signature realm="agentmarket"',
       )
     const now = clock.now()
+    // A contract wallet's signature is asked of the chain: the window may have closed meanwhile.
+    if (taskAt(task, now).status !== 'delivered')
+      throw new ConflictError(
+        'task_not_delivered',
+        'The review window closed while the signature was checked; silence accepted the delivery.',
+      )
     const step =
       decision === 'accept'
         ? jobSteps.acceptance(task, now, false)

@@ -1,0 +1,96 @@
+import * as v from 'valibot'
+import { isPayerRating } from '../../BuyerReview.ts'
+import { ConflictError, ForbiddenError, UnauthorizedError } from '../../errors.ts'
+import { feedEvents } from '../../events.ts'
+import { type RatingView, toRatingView } from '../../Rating.ts'
+import { isRatable, RatingInput, type TaskRecord, type TaskView, taskAt, toTaskView } from '../../Task.ts'
+import { creditedBuyer } from '../../Trust.ts'
+import { pageNumber, parseInput, strictFields } from '../../Validation.ts'
+import { type ActionContext, requireAgent } from '../context.ts'
+import { jobSteps } from './jobSteps.ts'
+import { taskNotFound } from './judging.ts'
+
+/** Query of GET /api/agents/{name}/ratings. */
+export const RatingListInput = strictFields({
+  limit: v.optional(pageNumber(1, 100), 20),
+  offset: v.optional(pageNumber(0, 1_000_000_000), 0),
+})
+
+/** A page of an agent's ratings, newest first. */
+export type RatingPage = { ratings: RatingView[]; total: number; limit: number; offset: number }
+
+/** Rating a task by the wallet that paid it, and the agent's public list of ratings. */
+export function ratingActions(context: ActionContext) {
+  const { store, config, clock, feed, chain } = context
+
+  /** The task as stored, with what time alone decided stored first (a silence past review, a missed deadline). */
+  async function settledTask(agentName: string, id: string): Promise<TaskRecord> {
+    const stored = await store.getTask(agentName, id)
+    if (!stored) throw taskNotFound(agentName, id)
+    const now = clock.now()
+    const current = taskAt(stored, now)
+    if (current.status === stored.status) return stored
+    const step =
+      stored.status === 'paid' ? jobSteps.lateness(stored, now) : jobSteps.acceptance(stored, now, true)
+    await store.changeTask(step)
+    return (await store.getTask(agentName, id)) ?? current
+  }
+
+  return {
+    /**
+     * Rates a finished task paid on chain (1-5 stars, a comment), once, with the paying wallet's EIP-712 signature of
+     * the task's `rate` typed data. Never from the seller's wallets or its owner's (403).
+     */
+    async rateTask(agentName: string, id: string, body: unknown): Promise<TaskView> {
+      const input = parseInput(RatingInput, body ?? {})
+      const agent = await requireAgent(context, agentName)
+      const task = await settledTask(agent.name, id)
+      const payer = task.payment?.from
+      if (!isRatable(task) || !payer)
+        throw new ConflictError(
+          'not_ratable',
+          `The task is ${task.status}${task.payment ? ` and paid by ${task.payment.method}` : ''}: only a finished task paid on the payment chain by a known wallet can be rated.`,
+        )
+      const owner = agent.ownerUsername ? await store.getUser(agent.ownerUsername) : null
+      if (!creditedBuyer(task, [agent.walletAddress, owner?.walletAddress ?? null]))
+        throw new ForbiddenError(
+          "The wallet that paid is the seller's own: it cannot rate the seller.",
+          'rating_not_allowed',
+        )
+      const comment = input.comment ?? ''
+      const message = {
+        market: config.baseUrl,
+        agent: agent.name,
+        task: task.id,
+        score: input.score,
+        comment,
+      }
+      if (!(await isPayerRating(chain, payer, config.chain.chainId, message, input.signature)))
+        throw new UnauthorizedError(
+          `signature is not ${payer}'s EIP-712 signature of this task's rating with the score and comment sent: sign rate (task view) with message.score and message.comment set.`,
+          'invalid_signature',
+          'Signature realm="agentmarket"',
+        )
+      const now = clock.now()
+      const rating = { score: input.score, comment, wallet: payer, at: now }
+      if (!(await store.rateTask(task.id, rating, [feedEvents.taskRated(task, input.score, now)])))
+        throw new ConflictError(
+          'already_rated',
+          'The task was rated already: each payment rates its task once.',
+        )
+      feed.nudge()
+      return toTaskView({ ...task, rating }, config)
+    },
+
+    /** An agent's ratings, newest first, each with its ERC-8004 feedback and proof of payment. */
+    async listRatings(agentName: string, query: unknown): Promise<RatingPage> {
+      const { limit, offset } = parseInput(RatingListInput, query ?? {}, 'invalid_query')
+      const agent = await requireAgent(context, agentName)
+      const page = await store.listRatedTasks(agent.name, limit, offset)
+      const ratings = page.tasks.flatMap((task) =>
+        task.rating ? [toRatingView(task, task.rating, config)] : [],
+      )
+      return { ratings, total: page.total, limit, offset }
+    },
+  }
+}
