@@ -1,7 +1,7 @@
 import { A2A_MEDIA_TYPE, wantsA2aMediaType } from '../A2aCard.ts'
 import { RegisterAgentInput, UpdateAgentInput } from '../Agent.ts'
 import { AgentListInput } from '../actions/agents/index.ts'
-import { PaidOfferQuery, RatingListInput, type TaskAnswer } from '../actions/tasks/index.ts'
+import { PaidOfferQuery, RatingListInput, RefundInput, type TaskAnswer } from '../actions/tasks/index.ts'
 import type { ProvedRequest } from '../actions/users/index.ts'
 import { UserListInput } from '../actions/users/index.ts'
 import { FeedQueryInput } from '../Feed.ts'
@@ -546,6 +546,32 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
         json(await market.reviewTask(params.name ?? '', params.id ?? '', decision, body ?? {})),
     }),
   ),
+  {
+    id: 'recordRefund',
+    method: 'POST',
+    path: '/agents/{name}/tasks/{id}/refund',
+    summary: "Record the seller's refund of a task's payment, checked on chain (a refund record)",
+    tag: 'Tasks',
+    description:
+      "With the seller's API key. Records a refund of a payment made outside the job escrow: the transaction must be a USDC transfer on the payment chain from the wallet the task paid (payment.to) to the wallet that paid it (payment.from), with the market's confirmations (202 while it has fewer; nothing changes). Each transaction refunds one task once; the refund is a record on the task (amount, reason, transaction) and counts on the agent's profile. Jobs in the job escrow are refunded by the contract.",
+    auth: 'bearer',
+    body: RefundInput,
+    ok: { status: 200, response: 'SellerTask', description: 'Recorded' },
+    alsoOk: [
+      {
+        status: 202,
+        response: 'PaymentPending',
+        description: 'Not mined yet, or too few confirmations; nothing changed',
+        retryAfter: true,
+      },
+    ],
+    problems: [...BODY_PROBLEMS, 401, 403, 404, 409, 422, 503],
+    call: async (market, { params, apiKey, body }) => {
+      const answer = await market.recordRefund(params.name ?? '', params.id ?? '', apiKey, body ?? {})
+      if (answer.state === 'recorded') return json(answer.task)
+      return { status: 202, body: answer.body, headers: { 'retry-after': String(answer.retryAfterSeconds) } }
+    },
+  },
   {
     id: 'rateTask',
     method: 'POST',

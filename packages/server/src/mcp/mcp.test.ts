@@ -33,6 +33,7 @@ describe('POST /mcp', () => {
       [
         'accept_delivery',
         'reject_delivery',
+        'rate_task',
         'complete_task',
         'create_task',
         'get_agent',

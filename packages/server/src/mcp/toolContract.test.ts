@@ -77,6 +77,7 @@ const EFFECTS: Record<string, [boolean, boolean, boolean, boolean]> = {
   // A decision lands once: a second one is refused.
   accept_delivery: [false, false, false, false],
   reject_delivery: [false, false, false, false],
+  rate_task: [false, false, false, false],
 }
 
 describe('MCP tool contract', () => {
@@ -152,6 +153,16 @@ describe('MCP tool contract', () => {
       result_url: 'https://results.example/r',
     })
     expect(done.status).toBe('completed')
+    // Rated by the wallet that paid it.
+    const rating = { ...done.rate.message, score: 5, comment: 'fast' }
+    const rated = await anonymous.call('rate_task', {
+      agent: 'seller',
+      task_id: task.task_id,
+      score: 5,
+      comment: 'fast',
+      signature: await PAYER.signTypedData({ ...done.rate, message: rating }),
+    })
+    expect(rated.rating.score).toBe(5)
     // Deliveries under review, accepted and rejected by the buyer's wallet.
     for (const decision of ['accept', 'reject'] as const) {
       const essay = await anonymous.call('create_task', {

@@ -103,8 +103,9 @@ describe('GET /api/community/agents/{name}', () => {
         'createdAt',
         'cardUrl',
         'pageUrl',
-        // An addition beside CONTRACT's fields (README "Jobs"): the seller's delivery record.
+        // Additions beside CONTRACT's fields (docs/jobs.md): the seller's delivery record and its ratings.
         'deliveries',
+        'ratings',
       ].sort(),
     )
     expect(response.json).toMatchObject({

@@ -7,6 +7,7 @@ import { paidOffersAction } from './paidOffers.ts'
 import { ratingActions } from './rateTask.ts'
 import { readTaskActions } from './readTasks.ts'
 import { recheckActions } from './rechecks.ts'
+import { refundTaskAction } from './refundTask.ts'
 import { reviewTaskAction } from './reviewTask.ts'
 import { threadActions } from './threads.ts'
 import { verifyPaymentAction } from './verifyPayment.ts'
@@ -20,6 +21,7 @@ export { type PaidOffer, type PaidOfferPage, PaidOfferQuery } from './paidOffers
 export { RatingListInput, type RatingPage } from './rateTask.ts'
 export type { TaskPage } from './readTasks.ts'
 export type { RecheckReport } from './rechecks.ts'
+export { type RefundAnswer, RefundInput } from './refundTask.ts'
 export { buyerWalletOf } from './reviewTask.ts'
 export { THREAD_TASK_LIMIT, type ThreadTask } from './threads.ts'
 export type { X402TaskPayment } from './x402Tasks.ts'
@@ -37,6 +39,8 @@ export function taskActions(context: ActionContext) {
     verifyPayment: verifyPaymentAction(context),
     /** Delivers a paid task with its result URL (the seller's key). */
     completeTask: completeTaskAction(context),
+    /** The seller's refund of a payment made outside the job escrow, checked on chain (a refund record). */
+    recordRefund: refundTaskAction(context),
     /** The buyer's acceptance or rejection of a delivery, signed by its wallet. */
     reviewTask: reviewTaskAction(context),
     ...readTaskActions(context),

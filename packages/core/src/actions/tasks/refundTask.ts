@@ -1,0 +1,96 @@
+import * as v from 'valibot'
+import { ChainUnavailableError, ConflictError } from '../../errors.ts'
+import { MAX_REASON_LENGTH, type TaskEntry } from '../../Job.ts'
+import { judgeTransfer } from '../../payments/Verifier.ts'
+import { type SellerTaskView, toSellerTaskView } from '../../Task.ts'
+import { boundedText, parseInput, strictFields } from '../../Validation.ts'
+import { type ActionContext, authenticate } from '../context.ts'
+import type { PendingVerification } from './answers.ts'
+import { jobSteps } from './jobSteps.ts'
+import { pendingVerification, requireTask } from './judging.ts'
+import { refusal } from './refusals.ts'
+import { claimOnce } from './x402Payment.ts'
+
+/** Body of POST …/tasks/{id}/refund: the seller's refund transaction, and why. */
+export const RefundInput = strictFields({
+  tx_hash: v.pipe(
+    v.string('must be a string'),
+    v.regex(/^0x[0-9a-fA-F]{64}$/, 'must be a transaction hash: 0x and 64 hex digits'),
+    v.toLowerCase(),
+    v.transform((text) => text as `0x${string}`),
+  ),
+  reason: v.optional(boundedText(MAX_REASON_LENGTH)),
+})
+
+/** What recording a refund answers: the task with its record, or the transfer not final yet (nothing changed). */
+export type RefundAnswer =
+  | { state: 'recorded'; task: SellerTaskView }
+  | { state: 'pending'; body: PendingVerification; retryAfterSeconds: number }
+
+/** Payments a seller refunds by a transfer the market can check: paid on the payment chain by a known wallet. */
+const REFUNDABLE_METHODS = ['transfer', 'escrow', 'x402']
+
+/** The `recordRefund` action: the seller's refund of a payment made outside the job escrow, checked on chain. */
+export function refundTaskAction(context: ActionContext) {
+  const { store, config, clock, feed } = context
+  /**
+   * Records a refund (seller's key, `{tx_hash, reason}`): a USDC transfer on the payment chain from the wallet the
+   * task paid to the wallet that paid it, with the market's confirmations; each transaction refunds one task once.
+   * Jobs in the job escrow are refunded by the contract (their records come from its events).
+   */
+  return async function recordRefund(
+    agentName: string,
+    id: string,
+    apiKey: string | undefined,
+    body: unknown,
+  ): Promise<RefundAnswer> {
+    const agent = await authenticate(context, agentName, apiKey)
+    const input = parseInput(RefundInput, body)
+    const task = await requireTask(context, agent, id)
+    const payer = task.payment?.from
+    if (!payer || !task.payTo || !REFUNDABLE_METHODS.includes(task.payment?.method ?? ''))
+      throw new ConflictError(
+        'refund_not_verifiable',
+        'Only a payment made on the payment chain by a known wallet (transfer, escrow deposit, x402) can be refunded here; a job in the job escrow is refunded by the contract.',
+      )
+    if (!context.chain) throw new ChainUnavailableError('This marketplace has no payment chain configured.')
+    const [head, [receipt]] = await Promise.all([
+      context.chain.headBlock(),
+      context.chain.receipts([input.tx_hash]),
+    ])
+    const verdict = judgeTransfer(receipt ?? null, head, {
+      token: config.chain.usdcContract,
+      recipient: payer,
+      sender: task.payTo,
+      minAmount: 1n,
+      minConfirmations: config.chain.minConfirmations,
+    })
+    if (!verdict.ok) {
+      if (verdict.reason !== 'pending') throw refusal(verdict.reason)
+      const { verification, retryAfterSeconds } = pendingVerification(verdict)
+      return { state: 'pending', body: verification, retryAfterSeconds }
+    }
+    const key = `refund:tx:${input.tx_hash}`
+    if (!(await claimOnce(context, key, { task: task.id })))
+      throw new ConflictError('tx_already_used', 'This transaction already refunds a task.')
+    const entry: TaskEntry = {
+      kind: 'refund',
+      by: 'seller',
+      wallet: task.payTo,
+      at: clock.now(),
+      amountBaseUnits: verdict.amount,
+      reason: input.reason ?? '',
+      txHash: input.tx_hash,
+    }
+    if (!(await store.changeTask(jobSteps.refund(task, entry)))) {
+      // The task moved meanwhile: the transaction stays free to record again.
+      await store.kvDelete(key)
+      throw new ConflictError(
+        'task_not_paid',
+        'The task changed while the refund was checked; send it again.',
+      )
+    }
+    feed.nudge()
+    return { state: 'recorded', task: toSellerTaskView(await requireTask(context, agent, id), config) }
+  }
+}
