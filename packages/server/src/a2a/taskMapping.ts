@@ -57,6 +57,11 @@ function statusMessage(
     }
   } else if (task.status === 'paid') parts.push(textPart(`Paid; ${task.agent} is working on it.`))
   else if (task.status === 'completed') parts.push(textPart(`Delivered: ${task.result_url ?? ''}`))
+  else if (task.status === 'delivered')
+    parts.push(textPart(`Delivered for review until ${task.review_until ?? ''}: ${task.result_url ?? ''}`))
+  else if (task.status === 'rejected') parts.push(textPart('The buyer rejected the delivery.'))
+  else if (task.outcome === 'late')
+    parts.push(textPart(`Not delivered by ${task.due_at ?? ''}; the buyer is owed a refund.`))
   else parts.push(textPart(`Expired unpaid at ${task.expires_at ?? ''}; order again to get a new task.`))
   return {
     messageId: `${task.task_id}:${task.status}`,
