@@ -91,6 +91,8 @@ function commerce(agent: AgentRecord, config: MarketConfig) {
     escrow_contract: escrowContract,
     deposit_abi: DEPOSIT_SIGNATURE,
     deposit_abi_json: DEPOSIT_ABI,
+    /** The job escrow paid orders may be funded in (docs/jobs.md: each task lists its calls); null when none. */
+    job_escrow_contract: config.chain.jobEscrowContract ?? null,
     flow: escrowContract
       ? 'escrow-first: approve USDC, call deposit(), then POST the task with tx_hash and payer_signature (payer_proof signed by the depositing wallet)'
       : "card-and-verify: POST the task, send USDC to payment_wallet, then POST verify-payment with tx_hash and payer_signature (the task's payment.payer_proof signed by the paying wallet)",

@@ -445,6 +445,7 @@ export const RESPONSE_SCHEMAS = {
         escrow_contract: v.nullable(address),
         deposit_abi: text,
         deposit_abi_json: v.array(v.looseObject({ name: text, type: text })),
+        job_escrow_contract: v.nullable(address),
         flow: text,
         payer_proof: PayerProof,
       }),

@@ -718,6 +718,7 @@ export interface components {
                     }[];
                     escrow_contract: string | null;
                     flow: string;
+                    job_escrow_contract: string | null;
                     /** @description Sign with the paying wallet (eth_signTypedData_v4, viem signTypedData), message.txHash set to the payment, and send the signature as payer_signature. task is "" on agent cards (an order paid before it exists). */
                     payer_proof: {
                         domain: {

@@ -335,6 +335,7 @@ describe('GET /api/agents/{name}/agent-card.json', () => {
         payment_wallet: WALLET,
         usdc_contract: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
         escrow_contract: null,
+        job_escrow_contract: null,
         deposit_abi: 'deposit(bytes32 taskId, address seller, uint256 amount, uint256 slaDeadline)',
         deposit_abi_json: [
           {
