@@ -6,11 +6,13 @@ import { jobStepData } from '@agentmarket/core'
 import type { Address, Hex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { type Anvil, paymentChain, USDC_ADDRESS } from '../support/anvil.ts'
+import { type MigratedPostgres, startMigratedPostgres } from '../support/postgres.ts'
 import { type MarketServer, startMarketServer } from '../support/process.ts'
 
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-job-crash-'))
 const TASKS = 12
 let anvil: Anvil
+let postgresServer: MigratedPostgres
 let jobEscrow: Address
 let buyer: HDAccount
 let seller: HDAccount
@@ -21,9 +23,11 @@ beforeAll(async () => {
   ;({ buyer, seller } = chain.accounts)
   jobEscrow = (await anvil.deployJobEscrow()).address
   await anvil.approveUsdc(buyer, jobEscrow, 10n ** 12n)
+  postgresServer = await startMigratedPostgres()
 })
-afterAll(() => {
+afterAll(async () => {
   anvil?.stop()
+  await postgresServer?.stop()
   rmSync(folder, { recursive: true, force: true })
 })
 
@@ -147,5 +151,89 @@ describe('crash: the job escrow follower under SIGKILL', () => {
       count('task.refunded'),
     ]).toEqual([12, 12, 6, 6, 6])
     server.process.kill('SIGKILL')
+  }, 120_000)
+
+  test('behavior: two server processes on one PostgreSQL database follow the escrow together: each event lands once', async () => {
+    const env = {
+      DATABASE_URL: await postgresServer.freshUrl(),
+      BASE_URL: 'https://jobs.market.test',
+      CHAIN_RPC_URL: anvil.rpcUrl,
+      CHAIN_ID: '8453',
+      USDC_CONTRACT: USDC_ADDRESS,
+      JOB_ESCROW_CONTRACT: jobEscrow,
+      JOB_ESCROW_START_BLOCK: String(await anvil.publicClient.getBlockNumber()),
+      MIN_CONFIRMATIONS: '1',
+    }
+    const nodes = [await startMarketServer(env), await startMarketServer(env)]
+    try {
+      const [first, second] = nodes as [MarketServer, MarketServer]
+      const api = (
+        server: MarketServer,
+        path: string,
+        init: { method?: string; body?: unknown; key?: string } = {},
+      ) =>
+        fetch(`${server.base}${path}`, {
+          method: init.method ?? 'GET',
+          headers: {
+            'content-type': 'application/json',
+            ...(init.key && { authorization: `Bearer ${init.key}` }),
+          },
+          body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        }).then((response) => response.json())
+      const registered = await api(first, '/api/agents/register', {
+        method: 'POST',
+        body: {
+          name: 'vendor',
+          skills: [{ name: 'Essay', type: 'purchasable', price: 1, review_seconds: 60 }],
+        },
+      })
+      await api(second, '/api/agents/vendor', {
+        method: 'PUT',
+        key: registered.apiKey,
+        body: { walletAddress: seller.address },
+      })
+      const tasks: Task[] = []
+      for (let i = 0; i < 8; i++)
+        tasks.push(
+          await api(nodes[i % 2] as MarketServer, '/api/agents/vendor/tasks', {
+            method: 'POST',
+            body: { skill: 'essay' },
+          }),
+        )
+      const settled = async (done: (task: Task) => boolean) => {
+        const deadline = Date.now() + 20_000
+        while (Date.now() < deadline) {
+          const now: Task[] = await Promise.all(
+            tasks.map((task) => api(first, `/api/agents/vendor/tasks/${task.task_id}`)),
+          )
+          if (now.every(done)) return now
+          await Bun.sleep(100)
+        }
+        throw new Error('not settled')
+      }
+      for (const task of tasks) {
+        const fund = task.escrow_job.calls.find((call) => call.step === 'fund')
+        if (fund) await anvil.sendCall(buyer, fund)
+      }
+      const funded = await settled((task) => task.status === 'paid')
+      for (const task of funded) {
+        const key = task.escrow_job.key as Hex
+        await anvil.sendCall(seller, { to: jobEscrow, data: jobStepData('submit', key, '') })
+        await anvil.sendCall(buyer, { to: jobEscrow, data: jobStepData('complete', key, '') })
+      }
+      await settled((task) => task.status === 'completed' && task.money === 'released')
+      const profile = await api(second, '/api/community/agents/vendor')
+      expect(profile.deliveries).toMatchObject({ completed: 8, onTime: 8 })
+      const kinds: string[] = (await api(second, '/api/feed/live?limit=200')).events.map(
+        (event: { kind: string }) => event.kind,
+      )
+      expect(
+        ['task.paid', 'task.delivered', 'task.completed'].map(
+          (kind) => kinds.filter((k) => k === kind).length,
+        ),
+      ).toEqual([8, 8, 8])
+    } finally {
+      for (const node of nodes) node.process.kill('SIGKILL')
+    }
   }, 120_000)
 })
