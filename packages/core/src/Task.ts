@@ -536,6 +536,8 @@ export function toTaskView(task: TaskRecord, config: MarketConfig, now = task.cr
 export function isRatable(task: TaskRecord): boolean {
   const paid = task.payment
   if (!paid?.from || paid.amountBaseUnits <= 0n || !TRUST_CREDITED_METHODS.includes(paid.method)) return false
+  // A mint's Transfer comes from the zero address: nobody is known to have paid.
+  if (/^0x0{40}$/.test(paid.from)) return false
   return task.status === 'completed' || task.status === 'rejected' || task.status === 'expired'
 }
 

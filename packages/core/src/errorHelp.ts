@@ -82,6 +82,8 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
   amount_mismatch: 'The transaction paid less than the price.',
   wrong_sender: 'The USDC came from another wallet than the order named as buyer_wallet.',
   not_an_escrow_deposit: 'The transaction made no escrow deposit for this task and seller.',
+  tx_is_a_refund:
+    'That transaction is recorded as a refund of a task; it pays no order. Pay with another transaction.',
   job_terms_mismatch:
     "The job escrow funding's deadline or review window are not the task's: fund with the call in escrow_job.calls.",
   not_ratable:

@@ -18,6 +18,7 @@ export type RefusalReason =
   | 'wrong_sender'
   | 'not_an_escrow_deposit'
   | 'job_terms_mismatch'
+  | 'tx_is_a_refund'
 
 /** The judgement of one payment. `pending` is the only outcome that can still change. */
 export type Verdict =

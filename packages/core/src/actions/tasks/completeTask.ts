@@ -8,7 +8,7 @@ import {
 } from '../../Task.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, authenticate } from '../context.ts'
-import { jobSteps } from './jobSteps.ts'
+import { jobSteps, ownerWallets } from './jobSteps.ts'
 import { requireTask } from './judging.ts'
 
 /** The `completeTask` action: the seller's delivery. */
@@ -29,7 +29,8 @@ export function completeTaskAction(context: ActionContext) {
     const task = await requireTask(context, agent, id)
     const now = clock.now()
     if (task.status === 'paid' && task.payment?.job) return keepResult(task, resultUrl, now)
-    if (task.status !== 'paid' || !(await store.changeTask(jobSteps.delivery(task, resultUrl, now)))) {
+    const delivery = jobSteps.delivery(task, resultUrl, now, await ownerWallets(context, agent))
+    if (task.status !== 'paid' || !(await store.changeTask(delivery))) {
       const current = await requireTask(context, agent, id)
       if (current.outcome === 'late')
         throw new ConflictError(

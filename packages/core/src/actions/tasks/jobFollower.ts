@@ -1,10 +1,11 @@
+import type { Address } from 'viem'
 import { feedEvents } from '../../events.ts'
 import type { TaskEntry } from '../../Job.ts'
 import { decodeJobEvent, type JobEvent, judgeJobFunding, reasonHash } from '../../payments/JobEscrow.ts'
 import type { TaskChange } from '../../ports/Store.ts'
 import type { TaskPayment, TaskRecord } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
-import { reliabilityCounts } from './jobSteps.ts'
+import { ownerWallets, reliabilityCounts } from './jobSteps.ts'
 import { jobExpectationOf } from './judging.ts'
 
 /** How many blocks before the head the follower starts on its first run without a configured start block. */
@@ -41,7 +42,12 @@ function chainRefund(task: TaskRecord, event: JobEvent, at: Date, reason: string
 }
 
 /** The store change an event of a funded job makes, or null when it changes nothing. */
-function changeOf(task: TaskRecord, event: JobEvent, at: Date): TaskChange | null {
+function changeOf(
+  task: TaskRecord,
+  event: JobEvent,
+  at: Date,
+  ownWallets: readonly Address[],
+): TaskChange | null {
   const base = { id: task.id, at }
   switch (event.name) {
     case 'JobSubmitted':
@@ -52,7 +58,7 @@ function changeOf(task: TaskRecord, event: JobEvent, at: Date): TaskChange | nul
         deliveredAt: new Date(Number(event.submittedAt) * 1000),
         // The chain holds the seller's commitment: a result URL kept through the API shows only if it is the one.
         ...(!(task.resultUrl && reasonHash(task.resultUrl) === event.deliverable) && { resultUrl: null }),
-        counts: reliabilityCounts(task, 'onTime'),
+        counts: reliabilityCounts(task, 'onTime', ownWallets),
         events: [feedEvents.taskDelivered(task, at)],
       }
     case 'JobCompleted': {
@@ -104,7 +110,7 @@ function changeOf(task: TaskRecord, event: JobEvent, at: Date): TaskChange | nul
         to: 'expired',
         outcome: 'late',
         entries: [refund],
-        counts: { ...reliabilityCounts(task, 'late'), refund: true },
+        counts: { ...reliabilityCounts(task, 'late', ownWallets), refund: true },
         events: [
           feedEvents.taskLate(task, at),
           feedEvents.taskRefunded(task, at, refund.amountBaseUnits ?? 0n, event.txHash),
@@ -145,7 +151,9 @@ async function applyFunding(
 async function applyJobEvent(context: ActionContext, event: JobEvent): Promise<Applied> {
   if (event.name === 'JobFunded') return applyFunding(context, event)
   const task = await context.store.getTaskByEscrowJob({ key: event.key })
-  const change = task && changeOf(task, event, context.clock.now())
+  const seller = task && (await context.store.getAgent(task.agentName))
+  const change =
+    task && seller && changeOf(task, event, context.clock.now(), await ownerWallets(context, seller))
   if (!change) return 'skipped'
   return (await context.store.changeTask(change)) ? 'applied' : 'skipped'
 }

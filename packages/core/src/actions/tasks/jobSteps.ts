@@ -1,22 +1,36 @@
 import type { Address } from 'viem'
+import type { AgentRecord } from '../../Agent.ts'
 import { feedEvents } from '../../events.ts'
 import type { TaskEntry } from '../../Job.ts'
 import type { JobCounts, TaskChange } from '../../ports/Store.ts'
 import { type TaskRecord, taskReviewUntil } from '../../Task.ts'
-import { TRUST_CREDITED_METHODS } from '../../Trust.ts'
+import { creditedBuyer } from '../../Trust.ts'
+import type { ActionContext } from '../context.ts'
 
 /**
- * What a job counts toward its seller's on-time ratio: only jobs paid on chain by a wallet other than the one the task
- * paid, so a seller's free orders to itself never dilute its late jobs.
+ * The wallets of an agent's owner (proven by signature when paired) that, with the wallet a task paid, are the
+ * seller's own. Not its current walletAddress: anyone holding the key may set it to any address, unproven.
  */
-export function reliabilityCounts(task: TaskRecord, count: 'onTime' | 'late'): JobCounts {
-  const paid = task.payment
-  const counted =
-    paid?.from &&
-    paid.amountBaseUnits > 0n &&
-    TRUST_CREDITED_METHODS.includes(paid.method) &&
-    paid.from.toLowerCase() !== task.payTo?.toLowerCase()
-  return counted ? { [count]: true } : {}
+export async function ownerWallets(
+  { store }: Pick<ActionContext, 'store'>,
+  agent: AgentRecord,
+): Promise<Address[]> {
+  if (!agent.ownerUsername || !agent.ownerProven) return []
+  const owner = await store.getUser(agent.ownerUsername)
+  return owner ? [owner.walletAddress] : []
+}
+
+/**
+ * What a job counts toward its seller's on-time ratio: only jobs paid on chain by another wallet than the seller's
+ * own (the wallet the task paid, its owner's: `ownWallets`), so free orders and payments to itself never dilute its
+ * late jobs.
+ */
+export function reliabilityCounts(
+  task: TaskRecord,
+  count: 'onTime' | 'late',
+  ownWallets: readonly Address[],
+): JobCounts {
+  return creditedBuyer(task, ownWallets) ? { [count]: true } : {}
 }
 
 /**
@@ -24,8 +38,11 @@ export function reliabilityCounts(task: TaskRecord, count: 'onTime' | 'late'): J
  * one compare-and-set, and the same step taken twice (two requests, two sweeps) lands once.
  */
 export const jobSteps = {
-  /** The seller delivers: `completed` at once when the task has no review window, else `delivered` for review. */
-  delivery(task: TaskRecord, resultUrl: string, at: Date): TaskChange {
+  /**
+   * The seller delivers: `completed` at once when the task has no review window, else `delivered` for review.
+   * `ownWallets`: its owner's (ownerWallets), which count toward no on-time ratio.
+   */
+  delivery(task: TaskRecord, resultUrl: string, at: Date, ownWallets: readonly Address[] = []): TaskChange {
     const base = { id: task.id, from: ['paid'] as const, at, resultUrl, deliveredAt: at }
     if (task.reviewSeconds === 0)
       return {
@@ -33,13 +50,13 @@ export const jobSteps = {
         to: 'completed',
         completedAt: at,
         outcome: 'delivered',
-        counts: { completed: true, ...reliabilityCounts(task, 'onTime') },
+        counts: { completed: true, ...reliabilityCounts(task, 'onTime', ownWallets) },
         events: [feedEvents.taskCompleted(task, at, 'delivered')],
       }
     return {
       ...base,
       to: 'delivered',
-      counts: reliabilityCounts(task, 'onTime'),
+      counts: reliabilityCounts(task, 'onTime', ownWallets),
       events: [feedEvents.taskDelivered(task, at)],
     }
   },
@@ -84,14 +101,14 @@ export const jobSteps = {
   },
 
   /** A paid task passed its deadline undelivered: `expired`, late, its buyer owed a refund. */
-  lateness(task: TaskRecord, at: Date): TaskChange {
+  lateness(task: TaskRecord, at: Date, ownWallets: readonly Address[] = []): TaskChange {
     return {
       id: task.id,
       from: ['paid'],
       to: 'expired',
       at,
       outcome: 'late',
-      counts: reliabilityCounts(task, 'late'),
+      counts: reliabilityCounts(task, 'late', ownWallets),
       events: [feedEvents.taskLate(task, at)],
     }
   },

@@ -65,15 +65,31 @@ export function checkOf({ config }: ActionContext, task: TaskRecord, txHash: Hex
 }
 
 /** Verdicts from the chain, or a 503 when it cannot be read (an unexpected failure kept as its `cause`). */
-export async function judge({ chain }: ActionContext, checks: PaymentCheck[]): Promise<Verdict[]> {
+export async function judge(context: ActionContext, checks: PaymentCheck[]): Promise<Verdict[]> {
+  const { chain } = context
   if (!chain) throw new ChainUnavailableError('This marketplace has no payment chain configured.')
   try {
-    return await verifyPayments(chain, checks)
+    return await refusingRefunds(context, checks, await verifyPayments(chain, checks))
   } catch (error) {
     if (error instanceof ChainUnavailableError) throw error
     // Not a refusal the rules made: the client gets a 503, the host logs what failed.
     throw new ChainUnavailableError(undefined, { cause: error })
   }
+}
+
+/** The kv key that claims a transaction as the refund of one task (refundTask.ts). */
+export const refundKey = (txHash: Hex) => `refund:tx:${txHash.toLowerCase()}`
+
+/** The verdicts, with a paying transaction that was recorded as a refund refused: it pays no order. */
+async function refusingRefunds(context: ActionContext, checks: PaymentCheck[], verdicts: Verdict[]) {
+  return Promise.all(
+    verdicts.map(async (verdict, index) => {
+      const check = checks[index]
+      if (!verdict.ok || !check || (await context.store.kvGet(refundKey(check.txHash))) === null)
+        return verdict
+      return { ok: false, reason: 'tx_is_a_refund', retryable: false } as const
+    }),
+  )
 }
 
 /** The payment record of a verdict that pays. */

@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import type { AgentRecord } from '../../Agent.ts'
 import { isPayerRating } from '../../BuyerReview.ts'
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
@@ -7,7 +8,7 @@ import { isRatable, RatingInput, type TaskRecord, type TaskView, taskAt, toTaskV
 import { creditedBuyer } from '../../Trust.ts'
 import { pageNumber, parseInput, strictFields } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
-import { jobSteps } from './jobSteps.ts'
+import { jobSteps, ownerWallets } from './jobSteps.ts'
 import { taskNotFound } from './judging.ts'
 
 /** Query of GET /api/agents/{name}/ratings. */
@@ -24,16 +25,18 @@ export function ratingActions(context: ActionContext) {
   const { store, config, clock, feed, chain } = context
 
   /** The task as stored, with what time alone decided stored first (a silence past review, a missed deadline). */
-  async function settledTask(agentName: string, id: string): Promise<TaskRecord> {
-    const stored = await store.getTask(agentName, id)
-    if (!stored) throw taskNotFound(agentName, id)
+  async function settledTask(agent: AgentRecord, id: string): Promise<TaskRecord> {
+    const stored = await store.getTask(agent.name, id)
+    if (!stored) throw taskNotFound(agent.name, id)
     const now = clock.now()
     const current = taskAt(stored, now)
     if (current.status === stored.status) return stored
     const step =
-      stored.status === 'paid' ? jobSteps.lateness(stored, now) : jobSteps.acceptance(stored, now, true)
+      stored.status === 'paid'
+        ? jobSteps.lateness(stored, now, await ownerWallets(context, agent))
+        : jobSteps.acceptance(stored, now, true)
     await store.changeTask(step)
-    return (await store.getTask(agentName, id)) ?? current
+    return (await store.getTask(agent.name, id)) ?? current
   }
 
   return {
@@ -44,15 +47,16 @@ export function ratingActions(context: ActionContext) {
     async rateTask(agentName: string, id: string, body: unknown): Promise<TaskView> {
       const input = parseInput(RatingInput, body ?? {})
       const agent = await requireAgent(context, agentName)
-      const task = await settledTask(agent.name, id)
+      const task = await settledTask(agent, id)
       const payer = task.payment?.from
       if (!isRatable(task) || !payer)
         throw new ConflictError(
           'not_ratable',
           `The task is ${task.status}${task.payment ? ` and paid by ${task.payment.method}` : ''}: only a finished task paid on the payment chain by a known wallet can be rated.`,
         )
-      const owner = agent.ownerUsername ? await store.getUser(agent.ownerUsername) : null
-      if (!creditedBuyer(task, [agent.walletAddress, owner?.walletAddress ?? null]))
+      // The wallet the task paid and the owner's (proven by signature) are the seller's own; its current walletAddress
+      // is not asked: a seller could set it to a buyer's address, unproven, to block that buyer's rating.
+      if (!creditedBuyer(task, await ownerWallets(context, agent)))
         throw new ForbiddenError(
           "The wallet that paid is the seller's own: it cannot rate the seller.",
           'rating_not_allowed',

@@ -7,7 +7,7 @@ import { boundedText, parseInput, strictFields } from '../../Validation.ts'
 import { type ActionContext, authenticate } from '../context.ts'
 import type { PendingVerification } from './answers.ts'
 import { jobSteps } from './jobSteps.ts'
-import { pendingVerification, requireTask } from './judging.ts'
+import { pendingVerification, refundKey, requireTask } from './judging.ts'
 import { refusal } from './refusals.ts'
 import { claimOnce } from './x402Payment.ts'
 
@@ -54,10 +54,17 @@ export function refundTaskAction(context: ActionContext) {
         'Only a payment made on the payment chain by a known wallet (transfer, escrow deposit, x402) can be refunded here; a job in the job escrow is refunded by the contract.',
       )
     if (!context.chain) throw new ChainUnavailableError('This marketplace has no payment chain configured.')
-    const [head, [receipt]] = await Promise.all([
+    const paidBy = task.payment?.txHash ?? null
+    const [head, [receipt, payment]] = await Promise.all([
       context.chain.headBlock(),
-      context.chain.receipts([input.tx_hash]),
+      context.chain.receipts(paidBy ? [input.tx_hash, paidBy] : [input.tx_hash]),
     ])
+    // Money that went back before it came is no refund of it.
+    if (receipt && payment && receipt.blockNumber <= payment.blockNumber)
+      throw new ConflictError(
+        'refund_not_verifiable',
+        `The transaction was mined in block ${receipt.blockNumber}, not after the payment's (${payment.blockNumber}): it cannot refund it.`,
+      )
     const verdict = judgeTransfer(receipt ?? null, head, {
       token: config.chain.usdcContract,
       recipient: payer,
@@ -70,9 +77,14 @@ export function refundTaskAction(context: ActionContext) {
       const { verification, retryAfterSeconds } = pendingVerification(verdict)
       return { state: 'pending', body: verification, retryAfterSeconds }
     }
-    const key = `refund:tx:${input.tx_hash}`
+    const key = refundKey(input.tx_hash)
     if (!(await claimOnce(context, key, { task: task.id })))
       throw new ConflictError('tx_already_used', 'This transaction already refunds a task.')
+    // A transaction that paid an order is no refund (payments refuse refunds the same way: judging.ts).
+    if (await store.findTaskIdByTxHash(input.tx_hash)) {
+      await store.kvDelete(key)
+      throw new ConflictError('tx_already_used', 'This transaction paid a task: it refunds nothing.')
+    }
     const entry: TaskEntry = {
       kind: 'refund',
       by: 'seller',

@@ -9,6 +9,8 @@ const REFUSAL_DETAILS: Record<RefusalReason, string> = {
   amount_mismatch: 'The USDC sent is less than the price of the skill.',
   wrong_sender: 'The USDC did not come from the buyer_wallet given when the task was created.',
   not_an_escrow_deposit: 'The transaction touches the escrow contract but is not a funded deposit.',
+  tx_is_a_refund:
+    'This transaction is recorded as the refund of a task: money going back to a buyer pays no order.',
   job_terms_mismatch:
     "The job escrow funding's terms are not the task's: reviewWindow must equal review_seconds, and deliverBy must leave at least the skill's sla_seconds (24 hours without one) from now (escrow_job.calls has a fund call that does).",
 }
