@@ -1,6 +1,6 @@
-import { type Address, type Hex, hashTypedData } from 'viem'
+import type { Address, Hex } from 'viem'
+import { type MarketTypedData, marketTypedData, signedByWallet } from './MarketTypedData.ts'
 import type { ChainReader } from './ports/Chain.ts'
-import { signatureOf } from './SignatureCheck.ts'
 
 /**
  * The EIP-712 message a buyer's wallet signs to accept or reject a delivery: bound to the marketplace (its base URL),
@@ -29,21 +29,11 @@ export type DeliveryReview = {
 }
 
 /** The typed data a buyer's wallet signs (viem `signTypedData`), as a delivered task shows it. */
-export type ReviewTypedData = {
-  domain: { name: 'agentmarket'; version: '1'; chainId: number }
-  types: typeof REVIEW_TYPES
-  primaryType: 'DeliveryReview'
-  message: DeliveryReview
-}
+export type ReviewTypedData = MarketTypedData<typeof REVIEW_TYPES, 'DeliveryReview', DeliveryReview>
 
 /** The typed data of a review on the payment chain `chainId`. */
 export function reviewTypedData(chainId: number, review: DeliveryReview): ReviewTypedData {
-  return {
-    domain: { name: 'agentmarket', version: '1', chainId },
-    types: REVIEW_TYPES,
-    primaryType: 'DeliveryReview',
-    message: review,
-  }
+  return marketTypedData(chainId, REVIEW_TYPES, 'DeliveryReview', review)
 }
 
 /**
@@ -57,8 +47,7 @@ export async function isBuyerReview(
   review: DeliveryReview,
   signature: Hex,
 ): Promise<boolean> {
-  const hash = hashTypedData(reviewTypedData(chainId, review) as Parameters<typeof hashTypedData>[0])
-  return (await signatureOf(buyer, hash, signature, chain)) === 'ok'
+  return signedByWallet(chain, buyer, reviewTypedData(chainId, review), signature)
 }
 
 /**
@@ -85,21 +74,11 @@ export type TaskRatingMessage = {
 }
 
 /** The typed data a paying wallet signs to rate its task. */
-export type RatingTypedData = {
-  domain: { name: 'agentmarket'; version: '1'; chainId: number }
-  types: typeof RATING_TYPES
-  primaryType: 'TaskRating'
-  message: TaskRatingMessage
-}
+export type RatingTypedData = MarketTypedData<typeof RATING_TYPES, 'TaskRating', TaskRatingMessage>
 
 /** The typed data of a rating on the payment chain `chainId`. */
 export function ratingTypedData(chainId: number, rating: TaskRatingMessage): RatingTypedData {
-  return {
-    domain: { name: 'agentmarket', version: '1', chainId },
-    types: RATING_TYPES,
-    primaryType: 'TaskRating',
-    message: rating,
-  }
+  return marketTypedData(chainId, RATING_TYPES, 'TaskRating', rating)
 }
 
 /** Whether `signature` is `payer`'s signature of the rating (keys locally; contract wallets through the chain). */
@@ -110,10 +89,5 @@ export async function isPayerRating(
   rating: TaskRatingMessage,
   signature: Hex,
 ): Promise<boolean> {
-  const typed = ratingTypedData(chainId, rating)
-  const hash = hashTypedData({
-    ...typed,
-    message: { ...typed.message, score: BigInt(rating.score) },
-  } as Parameters<typeof hashTypedData>[0])
-  return (await signatureOf(payer, hash, signature, chain)) === 'ok'
+  return signedByWallet(chain, payer, ratingTypedData(chainId, rating), signature)
 }

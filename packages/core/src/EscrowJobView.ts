@@ -1,6 +1,6 @@
 import type { Address, Hex } from 'viem'
 import type { MarketConfig } from './Config.ts'
-import { fundingCalls, type JobCall, jobStepData } from './payments/JobEscrow.ts'
+import { fundingCalls, type JobCall, jobCall, jobStepData } from './payments/JobEscrow.ts'
 import type { TaskRecord } from './Task.ts'
 
 /** Where a task's money is: none paid, held in escrow, released to the seller, or refunded to the buyer. */
@@ -42,21 +42,6 @@ export function moneyState(task: TaskRecord): MoneyState {
 }
 
 const iso = (date: Date) => date.toISOString()
-const call = (
-  step: JobCall['step'],
-  from: JobCall['from'],
-  to: Address,
-  data: Hex,
-  window: { notBefore?: Date; notAfter?: Date } = {},
-): JobCall => ({
-  step,
-  from,
-  to,
-  data,
-  notBefore: window.notBefore ? iso(window.notBefore) : null,
-  notAfter: window.notAfter ? iso(window.notAfter) : null,
-})
-
 /** The calls of each stage: fund while unpaid; submit or refund while funded; decide or claim while delivered. */
 function callsOf(task: TaskRecord, config: MarketConfig, contract: Address, now: Date): JobCall[] {
   const job = task.payment?.job
@@ -73,19 +58,19 @@ function callsOf(task: TaskRecord, config: MarketConfig, contract: Address, now:
   if (!job) return []
   if (task.status === 'paid')
     return [
-      call('submit', 'seller', contract, jobStepData('submit', job.key, task.resultUrl ?? ''), {
+      jobCall('submit', 'seller', contract, jobStepData('submit', job.key, task.resultUrl ?? ''), {
         notAfter: job.deliverBy,
       }),
-      call('claimRefund', 'anyone', contract, jobStepData('claimRefund', job.key), {
+      jobCall('claimRefund', 'anyone', contract, jobStepData('claimRefund', job.key), {
         notBefore: job.deliverBy,
       }),
     ]
   if (task.status === 'delivered' && task.deliveredAt) {
     const reviewUntil = new Date(task.deliveredAt.getTime() + job.reviewSeconds * 1000)
     return [
-      call('complete', 'evaluator', contract, jobStepData('complete', job.key), { notAfter: reviewUntil }),
-      call('reject', 'evaluator', contract, jobStepData('reject', job.key), { notAfter: reviewUntil }),
-      call('claimPayment', 'anyone', contract, jobStepData('claimPayment', job.key), {
+      jobCall('complete', 'evaluator', contract, jobStepData('complete', job.key), { notAfter: reviewUntil }),
+      jobCall('reject', 'evaluator', contract, jobStepData('reject', job.key), { notAfter: reviewUntil }),
+      jobCall('claimPayment', 'anyone', contract, jobStepData('claimPayment', job.key), {
         notBefore: reviewUntil,
       }),
     ]

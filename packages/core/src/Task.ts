@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import type { Address, Hex } from 'viem'
+import { type Address, type Hex, zeroAddress } from 'viem'
 import { AGENT_NAME_PATTERN } from './Agent.ts'
 import {
   type RatingTypedData,
@@ -505,7 +505,7 @@ export function toTaskView(task: TaskRecord, config: MarketConfig, now = task.cr
     completed_at: iso(task.completedAt),
     ...jobFields(task),
     review:
-      task.status === 'delivered' && (paid?.from ?? task.buyerWallet)
+      task.status === 'delivered' && buyerWalletOf(task)
         ? reviewTypedData(config.chain.chainId, {
             market: config.baseUrl,
             agent: task.agentName,
@@ -532,12 +532,17 @@ export function toTaskView(task: TaskRecord, config: MarketConfig, now = task.cr
   return view
 }
 
+/** The wallet that speaks for a task's buyer: the payer the chain showed, else the wallet the order named. */
+export function buyerWalletOf(task: Pick<TaskRecord, 'payment' | 'buyerWallet'>): Address | null {
+  return task.payment?.from ?? task.buyerWallet
+}
+
 /** Whether a task can be rated: finished (completed, rejected or expired after payment), paid on chain by a wallet. */
 export function isRatable(task: TaskRecord): boolean {
   const paid = task.payment
   if (!paid?.from || paid.amountBaseUnits <= 0n || !TRUST_CREDITED_METHODS.includes(paid.method)) return false
   // A mint's Transfer comes from the zero address: nobody is known to have paid.
-  if (/^0x0{40}$/.test(paid.from)) return false
+  if (paid.from.toLowerCase() === zeroAddress) return false
   return task.status === 'completed' || task.status === 'rejected' || task.status === 'expired'
 }
 

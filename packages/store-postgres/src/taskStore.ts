@@ -14,7 +14,7 @@ import {
   toTaskRecord,
   toTaskRow,
 } from '@agentmarket/core'
-import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, or, type SQL, sql } from 'drizzle-orm'
 import { zeroAddress } from 'viem'
 import { eventInserts, inOneTrip, insertEvents, type Writer } from './agentStore.ts'
 import type { PostgresDatabase } from './open.ts'
@@ -128,6 +128,19 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
       .where(inArray(agents.nameKey, keys))
     const byKey = new Map(names.map(({ key, name }) => [key, name]))
     return rows.map((row) => toTaskRecord(row, byKey.get(row.agentKey) ?? row.agentKey))
+  }
+
+  /** One page of the tasks `where` selects, in `order`, with how many it selects. */
+  const pageOf = async (where: SQL | undefined, order: SQL[], limit: number, offset: number) => {
+    const [counted] = await db.select({ total: sql<number>`count(*)::int` }).from(tasks).where(where)
+    const rows = await db
+      .select()
+      .from(tasks)
+      .where(where)
+      .orderBy(...order)
+      .limit(limit)
+      .offset(offset)
+    return { tasks: await withAgentNames(rows), total: counted?.total ?? 0 }
   }
 
   // The buyer's polling read, built once.
@@ -293,15 +306,7 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
 
     async listRatedTasks(agentName, limit, offset) {
       const where = and(eq(tasks.agentKey, nameKey(agentName)), isNotNull(tasks.ratedAt))
-      const [counted] = await db.select({ total: sql<number>`count(*)::int` }).from(tasks).where(where)
-      const rows = await db
-        .select()
-        .from(tasks)
-        .where(where)
-        .orderBy(desc(tasks.ratedAt), desc(tasks.id))
-        .limit(limit)
-        .offset(offset)
-      return { tasks: await withAgentNames(rows), total: counted?.total ?? 0 }
+      return pageOf(where, [desc(tasks.ratedAt), desc(tasks.id)], limit, offset)
     },
 
     async getTaskByEscrowJob(ref) {
@@ -341,15 +346,7 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
 
     async listTasks(agentName, { statuses, order, limit, offset }) {
       const where = and(eq(tasks.agentKey, nameKey(agentName)), inArray(tasks.status, statuses))
-      const [counted] = await db.select({ total: sql<number>`count(*)::int` }).from(tasks).where(where)
-      const rows = await db
-        .select()
-        .from(tasks)
-        .where(where)
-        .orderBy(...ORDERS[order])
-        .limit(limit)
-        .offset(offset)
-      return { tasks: await withAgentNames(rows), total: counted?.total ?? 0 }
+      return pageOf(where, ORDERS[order], limit, offset)
     },
 
     async listDueRechecks(now, limit) {

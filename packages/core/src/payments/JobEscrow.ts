@@ -219,15 +219,25 @@ export function fundingCalls(
       BigInt(terms.reviewSeconds),
     ],
   })
-  const call = (step: JobCall['step'], to: Address, data: Hex): JobCall => ({
+  return [jobCall('approve', 'buyer', usdc, approve), jobCall('fund', 'buyer', contract, fund)]
+}
+
+/** A call of a job's step, valid from `notBefore` until `notAfter` (each absent: no bound). */
+export function jobCall(
+  step: JobCall['step'],
+  from: JobCall['from'],
+  to: Address,
+  data: Hex,
+  window: { notBefore?: Date; notAfter?: Date } = {},
+): JobCall {
+  return {
     step,
-    from: 'buyer',
+    from,
     to,
     data,
-    notBefore: null,
-    notAfter: null,
-  })
-  return [call('approve', usdc, approve), call('fund', contract, fund)]
+    notBefore: window.notBefore?.toISOString() ?? null,
+    notAfter: window.notAfter?.toISOString() ?? null,
+  }
 }
 
 /** The calldata of a later step on a funded job (`reason` and `deliverable`: texts, hashed). */

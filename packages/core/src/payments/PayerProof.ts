@@ -1,6 +1,6 @@
-import { type Address, type Hex, hashTypedData } from 'viem'
+import type { Address, Hex } from 'viem'
+import { type MarketTypedData, marketTypedData, signedByWallet } from '../MarketTypedData.ts'
 import type { ChainReader } from '../ports/Chain.ts'
-import { signatureOf } from '../SignatureCheck.ts'
 
 /**
  * The EIP-712 message a paying wallet signs to bind its payment to one order: a transfer or escrow deposit pays a
@@ -20,21 +20,11 @@ export const PAYER_PROOF_TYPES = {
 export type PaymentClaim = { market: string; agent: string; task: string; txHash: Hex | null }
 
 /** The typed data a wallet signs (viem `signTypedData`, `eth_signTypedData_v4`), as tasks and cards show it. */
-export type PayerProofTypedData = {
-  domain: { name: 'agentmarket'; version: '1'; chainId: number }
-  types: typeof PAYER_PROOF_TYPES
-  primaryType: 'PaymentClaim'
-  message: PaymentClaim
-}
+export type PayerProofTypedData = MarketTypedData<typeof PAYER_PROOF_TYPES, 'PaymentClaim', PaymentClaim>
 
 /** The typed data of a claim on the payment chain `chainId`. */
 export function payerProofTypedData(chainId: number, claim: PaymentClaim): PayerProofTypedData {
-  return {
-    domain: { name: 'agentmarket', version: '1', chainId },
-    types: PAYER_PROOF_TYPES,
-    primaryType: 'PaymentClaim',
-    message: claim,
-  }
+  return marketTypedData(chainId, PAYER_PROOF_TYPES, 'PaymentClaim', claim)
 }
 
 /**
@@ -50,6 +40,5 @@ export async function isPayerProof(
   signature: Hex,
 ): Promise<boolean> {
   // A mint's Transfer comes from the zero address: signatureOf refuses it, so nobody can prove it paid.
-  const hash = hashTypedData(payerProofTypedData(chainId, claim) as Parameters<typeof hashTypedData>[0])
-  return (await signatureOf(payer, hash, signature, chain)) === 'ok'
+  return signedByWallet(chain, payer, payerProofTypedData(chainId, claim), signature)
 }

@@ -22,7 +22,6 @@ export { RatingListInput, type RatingPage } from './rateTask.ts'
 export type { TaskPage } from './readTasks.ts'
 export type { RecheckReport } from './rechecks.ts'
 export { type RefundAnswer, RefundInput } from './refundTask.ts'
-export { buyerWalletOf } from './reviewTask.ts'
 export { THREAD_TASK_LIMIT, type ThreadTask } from './threads.ts'
 export type { X402TaskPayment } from './x402Tasks.ts'
 

@@ -3,7 +3,7 @@ import type { AgentRecord } from '../../Agent.ts'
 import { feedEvents } from '../../events.ts'
 import type { TaskEntry } from '../../Job.ts'
 import type { JobCounts, TaskChange } from '../../ports/Store.ts'
-import { type TaskRecord, taskReviewUntil } from '../../Task.ts'
+import { type TaskRecord, taskAt, taskReviewUntil } from '../../Task.ts'
 import { creditedBuyer } from '../../Trust.ts'
 import type { ActionContext } from '../context.ts'
 
@@ -18,6 +18,21 @@ export async function ownerWallets(
   if (!agent.ownerUsername || !agent.ownerProven) return []
   const owner = await store.getUser(agent.ownerUsername)
   return owner ? [owner.walletAddress] : []
+}
+
+/**
+ * The step time alone decided for a task as stored (taskAt shows it to reads already): a paid task past its `due_at`
+ * is late, a delivery past its `review_until` accepted by silence; null when time decided nothing.
+ */
+export async function stepOfTime(
+  context: Pick<ActionContext, 'store'>,
+  task: TaskRecord,
+  now: Date,
+): Promise<TaskChange | null> {
+  if (taskAt(task, now).status === task.status) return null
+  if (task.status !== 'paid') return jobSteps.acceptance(task, now, true)
+  const seller = await context.store.getAgent(task.agentName)
+  return jobSteps.lateness(task, now, seller ? await ownerWallets(context, seller) : [])
 }
 
 /**

@@ -4,11 +4,11 @@ import { isPayerRating } from '../../BuyerReview.ts'
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
 import { type RatingView, toRatingView } from '../../Rating.ts'
-import { isRatable, RatingInput, type TaskRecord, type TaskView, taskAt, toTaskView } from '../../Task.ts'
+import { isRatable, RatingInput, type TaskRecord, type TaskView, toTaskView } from '../../Task.ts'
 import { creditedBuyer } from '../../Trust.ts'
 import { pageNumber, parseInput, strictFields } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
-import { jobSteps, ownerWallets } from './jobSteps.ts'
+import { ownerWallets, stepOfTime } from './jobSteps.ts'
 import { taskNotFound } from './judging.ts'
 
 /** Query of GET /api/agents/{name}/ratings. */
@@ -28,15 +28,10 @@ export function ratingActions(context: ActionContext) {
   async function settledTask(agent: AgentRecord, id: string): Promise<TaskRecord> {
     const stored = await store.getTask(agent.name, id)
     if (!stored) throw taskNotFound(agent.name, id)
-    const now = clock.now()
-    const current = taskAt(stored, now)
-    if (current.status === stored.status) return stored
-    const step =
-      stored.status === 'paid'
-        ? jobSteps.lateness(stored, now, await ownerWallets(context, agent))
-        : jobSteps.acceptance(stored, now, true)
+    const step = await stepOfTime(context, stored, clock.now())
+    if (!step) return stored
     await store.changeTask(step)
-    return (await store.getTask(agent.name, id)) ?? current
+    return (await store.getTask(agent.name, id)) ?? stored
   }
 
   return {

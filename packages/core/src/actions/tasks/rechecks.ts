@@ -10,7 +10,7 @@ import {
   type TaskRecord,
 } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
-import { jobSteps, ownerWallets } from './jobSteps.ts'
+import { stepOfTime } from './jobSteps.ts'
 import { checkOf, judge, payerProved, paymentOf } from './judging.ts'
 import { paidBy, x402Settlement, x402SettlementBy } from './x402Payment.ts'
 
@@ -138,11 +138,8 @@ export function recheckActions(context: ActionContext) {
       const now = clock.now()
       const report = { late: 0, accepted: 0 }
       for (const task of await store.listDueJobs(now, limit)) {
-        const late = task.status === 'paid'
-        const seller = late ? await store.getAgent(task.agentName) : null
-        const own = seller ? await ownerWallets(context, seller) : []
-        const step = late ? jobSteps.lateness(task, now, own) : jobSteps.acceptance(task, now, true)
-        if (await store.changeTask(step)) report[late ? 'late' : 'accepted'] += 1
+        const step = await stepOfTime(context, task, now)
+        if (step && (await store.changeTask(step))) report[step.to === 'expired' ? 'late' : 'accepted'] += 1
       }
       if (report.late + report.accepted > 0) feed.nudge()
       return report

@@ -2,7 +2,8 @@ import * as v from 'valibot'
 import { ChainUnavailableError, ConflictError } from '../../errors.ts'
 import { MAX_REASON_LENGTH, type TaskEntry } from '../../Job.ts'
 import { judgeTransfer } from '../../payments/Verifier.ts'
-import { type SellerTaskView, toSellerTaskView } from '../../Task.ts'
+import { type PaymentMethod, type SellerTaskView, toSellerTaskView } from '../../Task.ts'
+import { TRUST_CREDITED_METHODS } from '../../Trust.ts'
 import { boundedText, parseInput, strictFields } from '../../Validation.ts'
 import { type ActionContext, authenticate } from '../context.ts'
 import type { PendingVerification } from './answers.ts'
@@ -27,8 +28,13 @@ export type RefundAnswer =
   | { state: 'recorded'; task: SellerTaskView }
   | { state: 'pending'; body: PendingVerification; retryAfterSeconds: number }
 
-/** Payments a seller refunds by a transfer the market can check: paid on the payment chain by a known wallet. */
-const REFUNDABLE_METHODS = ['transfer', 'escrow', 'x402']
+/**
+ * Payments a seller refunds by a transfer the market can check: those paid on the payment chain by a known wallet,
+ * but a job escrow's, which the contract refunds.
+ */
+const REFUNDABLE_METHODS: readonly PaymentMethod[] = TRUST_CREDITED_METHODS.filter(
+  (method) => method !== 'job_escrow',
+)
 
 /** The `recordRefund` action: the seller's refund of a payment made outside the job escrow, checked on chain. */
 export function refundTaskAction(context: ActionContext) {
@@ -48,7 +54,7 @@ export function refundTaskAction(context: ActionContext) {
     const input = parseInput(RefundInput, body)
     const task = await requireTask(context, agent, id)
     const payer = task.payment?.from
-    if (!payer || !task.payTo || !REFUNDABLE_METHODS.includes(task.payment?.method ?? ''))
+    if (!payer || !task.payTo || !task.payment || !REFUNDABLE_METHODS.includes(task.payment.method))
       throw new ConflictError(
         'refund_not_verifiable',
         'Only a payment made on the payment chain by a known wallet (transfer, escrow deposit, x402) can be refunded here; a job in the job escrow is refunded by the contract.',

@@ -1,16 +1,10 @@
-import type { Address } from 'viem'
 import { isBuyerReview, type ReviewDecision } from '../../BuyerReview.ts'
 import { ConflictError, UnauthorizedError } from '../../errors.ts'
-import { DecisionInput, type TaskRecord, type TaskView, taskAt, toTaskView } from '../../Task.ts'
+import { buyerWalletOf, DecisionInput, type TaskView, taskAt, toTaskView } from '../../Task.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { jobSteps } from './jobSteps.ts'
 import { requireTask } from './judging.ts'
-
-/** The wallet that speaks for a task's buyer: the payer the chain showed, else the wallet the order named. */
-export function buyerWalletOf(task: TaskRecord): Address | null {
-  return task.payment?.from ?? task.buyerWallet
-}
 
 /** The `reviewTask` action: the buyer accepts or rejects a delivery, signed by its wallet. */
 export function reviewTaskAction(context: ActionContext) {
