@@ -85,7 +85,8 @@ export function nameKey(name: string): string {
   return name.toLowerCase()
 }
 
-const AgentName = v.pipe(
+/** An agent name on the wire (2-50 letters, digits, hyphens, underscores). */
+export const AgentName = v.pipe(
   v.string('must be a string'),
   v.regex(AGENT_NAME_PATTERN, 'must be 2-50 characters: letters, digits, hyphens or underscores'),
 )

@@ -33,6 +33,13 @@ export type TaskEntry = {
   txHash: Hex | null
 }
 
+/** The money the refund records among `entries` gave back (base units). */
+export function refundedBaseUnits(entries: readonly TaskEntry[]): bigint {
+  let sum = 0n
+  for (const entry of entries) if (entry.kind === 'refund') sum += entry.amountBaseUnits ?? 0n
+  return sum
+}
+
 /** A record on the wire. */
 export type TaskEntryView = {
   kind: TaskEntry['kind']

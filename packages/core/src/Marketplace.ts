@@ -1,4 +1,5 @@
 import { agentActions } from './actions/agents/index.ts'
+import { budgetActions } from './actions/budgets/index.ts'
 import { type ActionContext, MILESTONE_MEMO_SIZE } from './actions/context.ts'
 import { feedActions } from './actions/feed.ts'
 import { mailActions } from './actions/mail/index.ts'
@@ -65,6 +66,7 @@ export const Marketplace = {
       /** The configuration it was made with (its public base URL, chain, mailbox). */
       config: ports.config,
       ...agentActions(context),
+      ...budgetActions(context),
       ...userActions(context),
       ...feedActions(context),
       ...taskActions(context),

@@ -73,7 +73,8 @@ const wholeSeconds = (min: number, max: number) =>
     v.maxValue(max, `must be at most ${max} seconds`),
   )
 
-const Price = v.pipe(
+/** A USDC amount on the wire (a number or a decimal string, at most 6 decimals, 0-1,000,000), as base units. */
+export const Price = v.pipe(
   v.union([v.number(), v.string()], 'must be a number'),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     const base = toBaseUnits(dataset.value)

@@ -129,7 +129,7 @@ const TxHash = v.pipe(
 )
 
 /** An EIP-712 signature: 65 bytes from a key, longer from contract wallets (ERC-1271, ERC-6492 wrapped). */
-const Signature = v.pipe(
+export const Signature = v.pipe(
   v.string('must be a string'),
   v.trim(),
   v.regex(

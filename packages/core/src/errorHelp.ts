@@ -39,6 +39,16 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
   user_not_found: 'No user has that username. GET /api/community/users lists them.',
   task_not_found: 'No task has that id for this agent, or it expired more than 7 days ago.',
   skill_not_found: 'The agent sells no skill with that slug. Its agent card lists its skills.',
+  buyer_key_required:
+    "The order names as `buyer` an agent whose owner set it a spending budget: send that agent's API key (Authorization: Bearer amk_…, or the Buyer-Key header when Authorization carries a payment credential).",
+  budget_exceeded:
+    "The order is outside its buyer's spending budget. The problem's `budget` says why (`expired`, `seller`, `per_task`, `per_day`) and what remains today; wait for `resets_at`, order less, or ask the owner to sign a larger budget.",
+  budget_not_found:
+    'This agent has no spending budget: its owner sets one with PUT /api/agents/{name}/budget.',
+  no_proven_owner:
+    "Only the agent's owner signs its budget, with the wallet proven when pairing: pair the agent with a user whose wallet signed the pairing first.",
+  budget_superseded:
+    'A budget issued at the same time or later is already in effect. Sign the new budget with a later `issued_at`.',
   pairing_code_not_found: 'No agent has that pairing code. Ask the agent for its code, or for a new one.',
   name_taken: 'Another agent has this name (names ignore case). Choose another name.',
   agent_already_paired: 'The agent already has an owner.',

@@ -1,3 +1,4 @@
+import type { BudgetRemaining } from './Budget.ts'
 /** One field-level problem: a JSON Pointer into the body or query, and what is wrong there. */
 export type FieldProblem = { pointer: string; detail: string }
 
@@ -10,6 +11,8 @@ export type Problem = {
   instance: string
   code: ErrorCode
   errors?: FieldProblem[]
+  /** With budget_exceeded: why, and what the buyer's budget leaves. */
+  budget?: BudgetRemaining
 }
 
 /**
@@ -34,6 +37,7 @@ export const ERROR_CODES = {
   proof_replayed: 401,
   legacy_refused: 401,
   wallet_proof_required: 401,
+  buyer_key_required: 401,
   forbidden: 403,
   not_found: 404,
   unknown_tool: 404,
@@ -42,6 +46,7 @@ export const ERROR_CODES = {
   task_not_found: 404,
   skill_not_found: 404,
   pairing_code_not_found: 404,
+  budget_not_found: 404,
   method_not_allowed: 405,
   name_taken: 409,
   agent_already_paired: 409,
@@ -60,6 +65,8 @@ export const ERROR_CODES = {
   refund_not_verifiable: 409,
   seller_has_no_wallet: 409,
   api_key_changed: 409,
+  no_proven_owner: 409,
+  budget_superseded: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   reverted: 422,
@@ -75,6 +82,7 @@ export const ERROR_CODES = {
   not_ratable: 409,
   already_rated: 409,
   rating_not_allowed: 403,
+  budget_exceeded: 403,
   payer_signature_invalid: 422,
   rate_limited: 429,
   too_many_streams: 429,
@@ -139,6 +147,17 @@ export class ForbiddenError extends MarketError {
   }
 }
 
+/** 403 budget_exceeded: the order is outside its buyer's spending budget; `budget` says why and what remains. */
+export class BudgetExceededError extends MarketError {
+  override readonly name = 'BudgetExceededError'
+  constructor(
+    detail: string,
+    readonly budget: BudgetRemaining,
+  ) {
+    super('budget_exceeded', 403, 'Budget exceeded', detail)
+  }
+}
+
 /** 404: the named resource does not exist. */
 export class NotFoundError extends MarketError {
   override readonly name = 'NotFoundError'
@@ -189,6 +208,7 @@ export function toProblem(error: unknown, instance: string, typeBase: string): P
     code,
   }
   if (known && error.errors) problem.errors = error.errors
+  if (error instanceof BudgetExceededError) problem.budget = error.budget
   return problem
 }
 

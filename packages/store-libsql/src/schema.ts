@@ -172,6 +172,8 @@ export const tasks = sqliteTable(
     payTo: text('pay_to'),
     params: text('params'),
     buyer: text('buyer'),
+    /** The buyer's name key: its budget's day is summed over these (Budget.ts). */
+    buyerKey: text('buyer_key'),
     buyerEmail: text('buyer_email'),
     buyerWallet: text('buyer_wallet'),
     paymentMethod: text('payment_method'),
@@ -205,6 +207,8 @@ export const tasks = sqliteTable(
     outcome: text('outcome'),
     /** Refunds and disputes: a JSON array, only ever appended to. */
     entries: text('entries').notNull().default('[]'),
+    /** What its refund records gave back (base units). */
+    refundedBaseUnits: integer('refunded_base_units').notNull().default(0),
     /** Its job id on the job escrow (keccak256 of the id), and a funded job's key and terms (JSON). */
     jobId: text('job_id'),
     escrowJob: text('escrow_job'),
@@ -213,6 +217,7 @@ export const tasks = sqliteTable(
     ratedAt: integer('rated_at'),
   },
   (table) => [
+    index('tasks_by_buyer').on(table.buyerKey, table.createdAt).where(sql`${table.buyerKey} is not null`),
     index('tasks_by_agent').on(table.agentKey, table.status, sql`${table.createdAt} desc`),
     uniqueIndex('tasks_idempotency_by_client').on(table.agentKey, table.clientKey, table.idempotencyKey),
     index('tasks_due_rechecks').on(table.nextRecheckAt),

@@ -1,4 +1,4 @@
-import type { Store, TaskChange, TaskRecord, TaskRow } from '@agentmarket/core'
+import type { BudgetUsage, SpendCap, Store, TaskChange, TaskRecord, TaskRow } from '@agentmarket/core'
 import {
   entryToJson,
   idempotencyOf,
@@ -6,6 +6,7 @@ import {
   paymentColumns,
   pendingColumns,
   ratingColumns,
+  refundedBaseUnits,
   toEventRow,
   toTaskRecord,
   toTaskRow,
@@ -15,11 +16,12 @@ import type { Database } from './open.ts'
 import { agents, events, tasks, trustBuyers } from './schema.ts'
 import { named, shapedRead } from './shapedReads.ts'
 import { trustCreditStatements } from './trustCredit.ts'
-import { batchWriter, isUniqueViolation } from './writes.ts'
+import { batchWriter, isUniqueViolation, type WriteStep } from './writes.ts'
 
 type TaskMethods = Pick<
   Store,
   | 'insertTask'
+  | 'budgetUsage'
   | 'getTask'
   | 'findTaskIdByTxHash'
   | 'findIdempotentAnswer'
@@ -74,6 +76,9 @@ function changedColumns(change: TaskChange) {
     }),
     ...(change.completedAt && { completedAt: change.completedAt.getTime() }),
     ...(change.outcome && { outcome: change.outcome }),
+    ...(change.entries?.some((entry) => entry.kind === 'refund') && {
+      refundedBaseUnits: sql`${tasks.refundedBaseUnits} + ${Number(refundedBaseUnits(change.entries))}`,
+    }),
     ...(change.entries?.length && {
       entries: sql`json_insert(${tasks.entries}, ${sql.join(
         change.entries.map((entry) => sql`'$[#]', json(${JSON.stringify(entryToJson(entry))})`),
@@ -82,6 +87,20 @@ function changedColumns(change: TaskChange) {
     }),
   }
 }
+
+/** Thrown inside a capped insert's transaction to undo it: the buyer's day is spent. */
+class OverCap extends Error {
+  constructor(readonly usage: BudgetUsage) {
+    super('over the buyer budget')
+  }
+}
+
+/** The spending of one buyer's day: paid less refunds, and held by orders still awaiting payment at the first value. */
+const BUDGET_USAGE = `select
+    coalesce(sum(case when paid_at is not null then max(price_base_units - refunded_base_units, 0) else 0 end), 0) as spent,
+    coalesce(sum(case when paid_at is null and status = 'pending_payment' and (expires_at is null or expires_at > ?)
+      then price_base_units else 0 end), 0) as held
+  from tasks where buyer_key = ? and created_at >= ? and created_at < ?`
 
 /** The task methods of the libSQL Store: every state change is a compare-and-set inside one write transaction. */
 export function taskStore(database: Database): TaskMethods {
@@ -155,12 +174,37 @@ export function taskStore(database: Database): TaskMethods {
         select ${row.kind}, ${row.agent}, ${row.at}, ${row.summary}, ${row.data} where changes() = 1`
     })
 
+  /** The spending of a buyer's day (Budget.ts taskSpending in SQL); by the partial index tasks_by_buyer. */
+  const usageOf = (buyerKey: string, from: Date, to: Date, now: Date): BudgetUsage => {
+    const row = database.connection.get(BUDGET_USAGE, [now.getTime(), buyerKey, from.getTime(), to.getTime()])
+    return { spentBaseUnits: BigInt(Number(row?.spent ?? 0)), heldBaseUnits: BigInt(Number(row?.held ?? 0)) }
+  }
+
+  /** A step that refuses the insert after it when the buyer's day would pass its cap (run inside the transaction). */
+  const withinCap =
+    (task: TaskRecord, cap: SpendCap): WriteStep =>
+    () => {
+      const usage = usageOf(cap.buyerKey, cap.from, cap.to, cap.now)
+      if (usage.spentBaseUnits + usage.heldBaseUnits + task.priceBaseUnits > cap.limitBaseUnits)
+        throw new OverCap(usage)
+      return { changes: 0, lastInsertRowid: 0 }
+    }
+
   return {
-    async insertTask(task, newEvents) {
+    async budgetUsage(buyerKey, from, to, now) {
+      return usageOf(buyerKey, from, to, now)
+    },
+
+    async insertTask(task, newEvents, cap) {
       try {
-        await writeBatch([insert(tasks, toTaskRow(task)), ...insertEvents(newEvents)])
+        await writeBatch([
+          ...(cap ? [withinCap(task, cap)] : []),
+          insert(tasks, toTaskRow(task)),
+          ...insertEvents(newEvents),
+        ])
         return { outcome: 'inserted' }
       } catch (error) {
+        if (error instanceof OverCap) return { outcome: 'budget_exceeded', usage: error.usage }
         const claim = brokenClaim(error)
         if (claim === null) throw error
         if (claim !== 'idempotency') return { outcome: claim }

@@ -1,10 +1,13 @@
 import {
+  type BudgetUsage,
   entryToJson,
   idempotencyOf,
   nameKey,
   paymentColumns,
   pendingColumns,
   ratingColumns,
+  refundedBaseUnits,
+  type SpendCap,
   type Store,
   type TaskChange,
   type TaskRecord,
@@ -23,6 +26,7 @@ import { agents, tasks } from './schema.ts'
 type TaskMethods = Pick<
   Store,
   | 'insertTask'
+  | 'budgetUsage'
   | 'getTask'
   | 'findTaskIdByTxHash'
   | 'findIdempotentAnswer'
@@ -107,6 +111,9 @@ function changedColumns(change: TaskChange) {
     }),
     ...(change.completedAt && { completedAt: change.completedAt.getTime() }),
     ...(change.outcome && { outcome: change.outcome }),
+    ...(change.entries?.some((entry) => entry.kind === 'refund') && {
+      refundedBaseUnits: sql`${tasks.refundedBaseUnits} + ${Number(refundedBaseUnits(change.entries))}::bigint`,
+    }),
     ...(change.entries?.length && {
       entries: sql`(${tasks.entries}::jsonb || jsonb_build_array(${sql.join(
         change.entries.map((entry) => sql`${JSON.stringify(entryToJson(entry))}::jsonb`),
@@ -165,9 +172,55 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
     return row ? idempotencyOf(row) : null
   }
 
+  /** The spending of a buyer's day (Budget.ts taskSpending in SQL); by the partial index tasks_by_buyer. */
+  const usageOf = async (
+    writer: Writer,
+    buyerKey: string,
+    from: Date,
+    to: Date,
+    now: Date,
+  ): Promise<BudgetUsage> => {
+    const [row] = await writer
+      .select({
+        spent: sql<string>`coalesce(sum(case when ${tasks.paidAt} is not null
+          then greatest(${tasks.priceBaseUnits} - ${tasks.refundedBaseUnits}, 0) else 0 end), 0)::text`,
+        held: sql<string>`coalesce(sum(case when ${tasks.paidAt} is null and ${tasks.status} = 'pending_payment'
+          and (${tasks.expiresAt} is null or ${tasks.expiresAt} > ${now.getTime()}) then ${tasks.priceBaseUnits} else 0 end), 0)::text`,
+      })
+      .from(tasks)
+      .where(
+        and(
+          eq(tasks.buyerKey, buyerKey),
+          sql`${tasks.createdAt} >= ${from.getTime()}`,
+          sql`${tasks.createdAt} < ${to.getTime()}`,
+        ),
+      )
+    return { spentBaseUnits: BigInt(row?.spent ?? '0'), heldBaseUnits: BigInt(row?.held ?? '0') }
+  }
+
+  /**
+   * A capped insert: one transaction that first takes the buyer's advisory lock (so one buyer's capped inserts on every
+   * node run one at a time), then sums its day and inserts only within the cap.
+   */
+  const insertCapped = (task: TaskRecord, newEvents: Parameters<Store['insertTask']>[1], cap: SpendCap) =>
+    db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`budget:${cap.buyerKey}`}, 0))`)
+      const usage = await usageOf(tx, cap.buyerKey, cap.from, cap.to, cap.now)
+      if (usage.spentBaseUnits + usage.heldBaseUnits + task.priceBaseUnits > cap.limitBaseUnits)
+        return { outcome: 'budget_exceeded' as const, usage }
+      await tx.insert(tasks).values(toTaskRow(task))
+      await insertEvents(tx, newEvents)
+      return { outcome: 'inserted' as const }
+    })
+
   return {
-    async insertTask(task, newEvents) {
+    async budgetUsage(buyerKey, from, to, now) {
+      return usageOf(db, buyerKey, from, to, now)
+    },
+
+    async insertTask(task, newEvents, cap) {
       try {
+        if (cap) return await insertCapped(task, newEvents, cap)
         await inOneTrip(database, [db.insert(tasks).values(toTaskRow(task)), ...eventInserts(db, newEvents)])
         return { outcome: 'inserted' }
       } catch (error) {

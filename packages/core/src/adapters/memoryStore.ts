@@ -1,5 +1,6 @@
 import { type AgentRecord, nameKey } from '../Agent.ts'
 import { asciiLower, compareAgents, compareByActivity, matchesFilters } from '../AgentSearch.ts'
+import { taskSpending } from '../Budget.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import { livenessChangesAt } from '../Liveness.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
@@ -143,6 +144,18 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       .sort((a, b) => (a.pendingCheck?.nextAt.getTime() ?? 0) - (b.pendingCheck?.nextAt.getTime() ?? 0))
       .slice(0, limit)
 
+  /** The spending of a buyer's orders created in [from, to) at `now` (Budget.ts taskSpending each). */
+  const usageOf = (buyerKey: string, from: Date, to: Date, now: Date) => {
+    const usage = { spentBaseUnits: 0n, heldBaseUnits: 0n }
+    for (const task of tasks.values()) {
+      if (task.buyer === null || nameKey(task.buyer) !== buyerKey) continue
+      if (task.createdAt < from || task.createdAt >= to) continue
+      const spending = taskSpending(task, now)
+      usage.spentBaseUnits += spending.spentBaseUnits
+      usage.heldBaseUnits += spending.heldBaseUnits
+    }
+    return usage
+  }
   return {
     async insertAgent(agent, newEvents) {
       const key = nameKey(agent.name)
@@ -311,7 +324,10 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       }
       return structuredClone(selected).reverse()
     },
-    async insertTask(task, newEvents) {
+    async budgetUsage(buyerKey, from, to, now) {
+      return usageOf(buyerKey, from, to, now)
+    },
+    async insertTask(task, newEvents, cap) {
       const agentKey = nameKey(task.agentName)
       const siblings = [...tasks.values()].filter((other) => nameKey(other.agentName) === agentKey)
       const key = task.idempotency?.key
@@ -321,6 +337,11 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       if (first?.idempotency) return { outcome: 'replay', answer: structuredClone(first.idempotency) }
       const claim = claimConflict(task.id, task.payment)
       if (claim) return { outcome: claim }
+      if (cap) {
+        const usage = usageOf(cap.buyerKey, cap.from, cap.to, cap.now)
+        if (usage.spentBaseUnits + usage.heldBaseUnits + task.priceBaseUnits > cap.limitBaseUnits)
+          return { outcome: 'budget_exceeded', usage }
+      }
       tasks.set(task.id, structuredClone(task))
       append(newEvents)
       return { outcome: 'inserted' }

@@ -261,3 +261,6 @@ export async function paymentReferenceOf(authorization: string | null | undefine
     return null
   }
 }
+
+/** True when an Authorization header carries an MPP credential (`Payment …`). */
+export const isPaymentCredential = (header: string | null) => /^Payment\s/i.test(header ?? '')

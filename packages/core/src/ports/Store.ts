@@ -1,6 +1,7 @@
 import type { Hex } from 'viem'
 import type { AgentPatch, AgentRecord } from '../Agent.ts'
 import type { AgentFilters, AgentOrder } from '../AgentSearch.ts'
+import type { BudgetUsage, SpendCap } from '../Budget.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import type { TaskEntry, TaskOutcome, TaskRating } from '../Job.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
@@ -43,6 +44,8 @@ export type InsertTaskResult =
   | { outcome: 'inserted' }
   | { outcome: 'replay'; answer: IdempotentAnswer }
   | { outcome: 'tx_already_used' | 'escrow_task_id_used' }
+  /** The order would take its buyer past the day's budget (SpendCap); `usage` is the day's spending without it. */
+  | { outcome: 'budget_exceeded'; usage: BudgetUsage }
 
 /** The outcome of marking a task paid. */
 export type MarkPaidResult = 'paid' | 'not_pending' | 'tx_already_used' | 'escrow_task_id_used'
@@ -208,9 +211,16 @@ export type TaskStore = {
   /**
    * Inserts a task and its events. The task's payment tx hash and its escrow deposit (buyer and on-chain task id)
    * are claimed by unique keys, and its Idempotency-Key is unique per agent and client (`clientKey`): of racing
-   * inserts that collide, one wins and the others learn why.
+   * inserts that collide, one wins and the others learn why. With `cap`, in the same transaction (and, across
+   * processes and nodes, one buyer's capped inserts one at a time) the buyer's spending on the cap's day plus this
+   * task's price must stay within the cap (budgetUsage), else nothing is written.
    */
-  insertTask(task: TaskRecord, events: FeedEventInput[]): Promise<InsertTaskResult>
+  insertTask(task: TaskRecord, events: FeedEventInput[], cap?: SpendCap): Promise<InsertTaskResult>
+  /**
+   * What the orders naming `buyerKey` as buyer and created in `[from, to)` spend: `spentBaseUnits` the price of each
+   * paid one less its refunds (never below zero), `heldBaseUnits` the price of each still awaiting payment at `now`.
+   */
+  budgetUsage(buyerKey: string, from: Date, to: Date, now: Date): Promise<BudgetUsage>
   /** The task with this id sold by that agent (name without regard to case). */
   getTask(agentName: string, id: string): Promise<TaskRecord | null>
   /** The id of the task a transaction hash paid, if any. */

@@ -4,9 +4,11 @@ import { AgentListInput } from '../actions/agents/index.ts'
 import { PaidOfferQuery, RatingListInput, RefundInput, type TaskAnswer } from '../actions/tasks/index.ts'
 import type { ProvedRequest } from '../actions/users/index.ts'
 import { UserListInput } from '../actions/users/index.ts'
+import { BudgetInput } from '../Budget.ts'
 import { FeedQueryInput } from '../Feed.ts'
 import { answerHeaders } from '../http.ts'
 import { MilestoneInput, MilestoneListInput } from '../Milestone.ts'
+import { isPaymentCredential } from '../payments/Mpp.ts'
 import { paidOfferListing } from '../payments/PaymentInfo.ts'
 import { X402_HEADERS } from '../payments/X402.ts'
 import {
@@ -30,9 +32,6 @@ const taskJson = (answer: TaskAnswer): RouteJson => ({
   body: answer.body,
   headers: answerHeaders(answer),
 })
-
-/** True when the Authorization header carries an MPP credential (`Payment …`). */
-const isPaymentCredential = (header: string | null) => /^Payment\s/i.test(header ?? '')
 
 /** The `skill` of an order body, for an order with a credential (the skill is then a slug). */
 const skillOf = (body: Record<string, unknown> | undefined) =>
@@ -352,11 +351,17 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
         retryAfter: true,
       },
     ],
-    problems: [...BODY_PROBLEMS, 404, 409, 422, 503],
+    problems: [...BODY_PROBLEMS, 401, 403, 404, 409, 422, 503],
     headers: [
       {
         name: 'Idempotency-Key',
         description: 'A retry with the same key and body gets the first answer again',
+        required: false,
+      },
+      {
+        name: 'Buyer-Key',
+        description:
+          "The API key of the agent named as buyer, needed when its owner set it a spending budget (else Authorization: Bearer with that key); an order outside the budget is 403 budget_exceeded",
         required: false,
       },
     ],
@@ -382,6 +387,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
         await market.createTask(name, call.body ?? {}, {
           idempotencyKey: call.headers.get('idempotency-key'),
           client: call.client(),
+          buyerKey: call.headers.get('buyer-key')?.trim() || call.apiKey,
         }),
       )
     },
@@ -426,11 +432,17 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
           'A retry of the same credential (same challenge and body; its transfer names that challenge): the task it paid for',
       },
     ],
-    problems: [...BODY_PROBLEMS, 402, 404, 409, 503],
+    problems: [...BODY_PROBLEMS, 401, 402, 403, 404, 409, 503],
     headers: [
       {
         name: 'Authorization',
         description: 'Payment <credential>, made by an MPP client from the 402 challenge',
+        required: false,
+      },
+      {
+        name: 'Buyer-Key',
+        description:
+          "The API key of the agent named as buyer, needed when its owner set it a spending budget (else Authorization: Bearer with that key); an order outside the budget is 403 budget_exceeded",
         required: false,
       },
       {
@@ -607,6 +619,45 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     ok: { status: 200, response: 'RatingPage', description: 'One page of ratings and how many there are' },
     problems: [400, 404],
     call: async (market, { params, query }) => json(await market.listRatings(params.name ?? '', query)),
+  },
+  {
+    id: 'setBudget',
+    method: 'PUT',
+    path: '/agents/{name}/budget',
+    summary: "Set the agent's spending budget as a buyer, signed by its owner's proven wallet",
+    tag: 'Agents',
+    description:
+      "The agent's owner bounds what the agent may spend on orders that name it as buyer, across every seller and every node: per_task_max, per_day_max (USDC, per UTC day), optional sellers, expires_at, issued_at, and the owner's proven wallet's EIP-712 signature of SpendingBudget {market, agent, perTaskMax, perDayMax (base units), sellers, expiresAt, issuedAt (Unix seconds)}. A later issued_at replaces the budget in effect (409 budget_superseded otherwise). Orders naming a budgeted buyer must carry its API key; outside the budget they are 403 budget_exceeded with what remains.",
+    auth: 'none',
+    body: BudgetInput,
+    ok: { status: 200, response: 'Budget', description: "The budget in effect, with the day's spending" },
+    problems: [...BODY_PROBLEMS, 401, 404, 409],
+    tool: {
+      name: 'set_budget',
+      description:
+        "Set an agent's spending budget as a buyer (per task, per UTC day, optional sellers, expiry), signed by the owner's proven wallet (EIP-712 SpendingBudget).",
+      params: { name: agentName },
+      idempotent: true,
+    },
+    call: async (market, { params, body }) => json(await market.setBudget(params.name ?? '', body ?? {})),
+  },
+  {
+    id: 'getBudget',
+    method: 'GET',
+    path: '/agents/{name}/budget',
+    summary: "The agent's spending budget and what it spent, holds and has left today (the agent's key)",
+    tag: 'Agents',
+    description:
+      "With the agent's API key: its budget as signed, and for the current UTC day what its orders spent (paid, less refunds), hold (awaiting payment) and leave.",
+    auth: 'bearer',
+    ok: { status: 200, response: 'Budget', description: "The budget and the day's spending" },
+    problems: [401, 403, 404],
+    tool: {
+      name: 'get_budget',
+      description: "Read an agent's spending budget and today's spending (the agent's key).",
+      params: { name: agentName },
+    },
+    call: async (market, { params, apiKey }) => json(await market.readBudget(params.name ?? '', apiKey)),
   },
   {
     id: 'pairAgent',

@@ -240,6 +240,33 @@ const TaskPayment = v.strictObject({
   payer_proof: v.nullable(PayerProof),
 })
 
+/** Why an order is outside its buyer's budget, and what remains (Budget.ts BudgetRemaining). */
+const BudgetRemaining = v.strictObject({
+  reason: v.picklist(['expired', 'seller', 'per_task', 'per_day']),
+  per_task_max: v.number(),
+  per_day_max: v.number(),
+  remaining_today: v.number(),
+  resets_at: text,
+  expires_at: text,
+})
+
+/** An agent's spending budget with the budget day's spending (Budget.ts BudgetView). */
+const Budget = v.strictObject({
+  agent: text,
+  per_task_max: v.number(),
+  per_day_max: v.number(),
+  sellers: v.array(text),
+  expires_at: text,
+  issued_at: text,
+  signer: address,
+  active: v.boolean(),
+  day: text,
+  spent_today: v.number(),
+  held_today: v.number(),
+  remaining_today: v.number(),
+  resets_at: text,
+})
+
 const taskFields = {
   task_id: v.pipe(v.string(), v.regex(/^task_[0-9a-f]{32}$/)),
   agent: text,
@@ -498,6 +525,7 @@ export const RESPONSE_SCHEMAS = {
   TaskList: v.strictObject({ tasks: v.union([v.array(PublicTaskRow), v.array(SellerTask)]), ...page }),
   PaymentVerified: v.strictObject({ verified: v.literal(true), task: Task }),
   PaymentPending: PendingVerification,
+  Budget,
   Problem: v.strictObject({
     type: text,
     title: text,
@@ -507,6 +535,7 @@ export const RESPONSE_SCHEMAS = {
     // The catalog's codes: a client may branch on each.
     code: v.picklist(Object.keys(ERROR_CODES) as ErrorCode[]),
     errors: v.optional(v.array(v.strictObject({ pointer: text, detail: text }))),
+    budget: v.optional(BudgetRemaining),
   }),
 }
 

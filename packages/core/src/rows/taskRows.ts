@@ -1,6 +1,6 @@
 import type { Address, Hex } from 'viem'
 import { nameKey } from '../Agent.ts'
-import { entryFromJson, entryToJson, type TaskOutcome, type TaskRating } from '../Job.ts'
+import { entryFromJson, entryToJson, refundedBaseUnits, type TaskOutcome, type TaskRating } from '../Job.ts'
 import { escrowJobFromJson, escrowJobToJson } from '../payments/JobEscrow.ts'
 import {
   type PendingCheck,
@@ -24,6 +24,8 @@ export type TaskRow = {
   payTo: string | null
   params: string | null
   buyer: string | null
+  /** The buyer's name key, for its budget's day (Budget.ts). */
+  buyerKey: string | null
   buyerEmail: string | null
   buyerWallet: string | null
   paymentMethod: string | null
@@ -52,6 +54,8 @@ export type TaskRow = {
   reviewUntil: number | null
   outcome: string | null
   entries: string
+  /** What its refund records gave back (base units), summed for budgets. */
+  refundedBaseUnits: number
   jobId: string | null
   escrowJob: string | null
   rating: string | null
@@ -106,6 +110,7 @@ export function toTaskRow(task: TaskRecord): TaskRow {
     payTo: task.payTo,
     params: task.params === null ? null : JSON.stringify(task.params),
     buyer: task.buyer,
+    buyerKey: task.buyer === null ? null : nameKey(task.buyer),
     buyerEmail: task.buyerEmail,
     buyerWallet: task.buyerWallet,
     ...paymentColumns(task.payment),
@@ -127,6 +132,7 @@ export function toTaskRow(task: TaskRecord): TaskRow {
     reviewUntil: ms(taskReviewUntil(task)),
     outcome: task.outcome,
     entries: JSON.stringify(task.entries.map(entryToJson)),
+    refundedBaseUnits: Number(refundedBaseUnits(task.entries)),
     jobId: task.jobId,
     ...ratingColumns(task.rating),
   }

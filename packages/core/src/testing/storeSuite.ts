@@ -1,6 +1,7 @@
 import type { Store } from '../ports/Store.ts'
 import { agentStoreCases } from './agentCases.ts'
 import { agentListCases } from './agentListCases.ts'
+import { budgetStoreCases } from './budgetCases.ts'
 import { jobStoreCases } from './jobCases.ts'
 import { kvStoreCases } from './kvCases.ts'
 import { mailStoreCases } from './mailCases.ts'
@@ -38,6 +39,7 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
   describe(`Store conformance: ${adapterName} > TaskStore`, () => {
     taskStoreCases(test, withStore)
     jobStoreCases(test, withStore)
+    budgetStoreCases(test, withStore)
   })
   describe(`Store conformance: ${adapterName} > MailStore`, () => mailStoreCases(test, withStore))
   describe(`Store conformance: ${adapterName} > KvStore`, () => kvStoreCases(test, withStore))

@@ -205,7 +205,12 @@ export class MarketA2aHandler implements A2ARequestHandler {
 
   private async order(agent: string, order: Record<string, unknown>, contextId: string): Promise<Task> {
     const { skill, params, buyer, buyer_email, buyer_wallet } = order
-    const answer = await this.market.createTask(agent, { skill, params, buyer, buyer_email, buyer_wallet })
+    const answer = await this.market.createTask(
+      agent,
+      { skill, params, buyer, buyer_email, buyer_wallet },
+      // A buyer with a spending budget is known by its key (Authorization: Bearer on the A2A request).
+      { buyerKey: this.apiKey },
+    )
     const view = answer.body as TaskView
     const wanted = await this.threadFor(contextId)
     const entry = { agent: view.agent, id: view.task_id }

@@ -80,6 +80,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agents/{name}/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The agent's spending budget and what it spent, holds and has left today (the agent's key)
+         * @description With the agent's API key: its budget as signed, and for the current UTC day what its orders spent (paid, less refunds), hold (awaiting payment) and leave.
+         */
+        get: operations["getBudget"];
+        /**
+         * Set the agent's spending budget as a buyer, signed by its owner's proven wallet
+         * @description The agent's owner bounds what the agent may spend on orders that name it as buyer, across every seller and every node: per_task_max, per_day_max (USDC, per UTC day), optional sellers, expires_at, issued_at, and the owner's proven wallet's EIP-712 signature of SpendingBudget {market, agent, perTaskMax, perDayMax (base units), sellers, expiresAt, issuedAt (Unix seconds)}. A later issued_at replaces the budget in effect (409 budget_superseded otherwise). Orders naming a budgeted buyer must carry its API key; outside the budget they are 403 budget_exceeded with what remains.
+         */
+        put: operations["setBudget"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/{name}/heartbeat": {
         parameters: {
             query?: never;
@@ -961,6 +985,21 @@ export interface components {
             walletAddress: string | null;
             warnings: string[];
         };
+        Budget: {
+            active: boolean;
+            agent: string;
+            day: string;
+            expires_at: string;
+            held_today: number;
+            issued_at: string;
+            per_day_max: number;
+            per_task_max: number;
+            remaining_today: number;
+            resets_at: string;
+            sellers: string[];
+            signer: string;
+            spent_today: number;
+        };
         Feed: {
             events: {
                 agent: string;
@@ -1364,8 +1403,17 @@ export interface components {
             verified: true;
         };
         Problem: {
+            budget?: {
+                expires_at: string;
+                per_day_max: number;
+                per_task_max: number;
+                /** @enum {string} */
+                reason: "expired" | "seller" | "per_task" | "per_day";
+                remaining_today: number;
+                resets_at: string;
+            };
             /** @enum {string} */
-            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "task_overdue" | "task_not_delivered" | "no_buyer_wallet" | "refund_not_verifiable" | "seller_has_no_wallet" | "api_key_changed" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "job_terms_mismatch" | "tx_is_a_refund" | "decided_on_chain" | "result_committed" | "not_ratable" | "already_rated" | "rating_not_allowed" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
+            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "buyer_key_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "budget_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "task_overdue" | "task_not_delivered" | "no_buyer_wallet" | "refund_not_verifiable" | "seller_has_no_wallet" | "api_key_changed" | "no_proven_owner" | "budget_superseded" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "job_terms_mismatch" | "tx_is_a_refund" | "decided_on_chain" | "result_committed" | "not_ratable" | "already_rated" | "rating_not_allowed" | "budget_exceeded" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
             detail: string;
             errors?: {
                 detail: string;
@@ -2419,6 +2467,178 @@ export interface operations {
             };
         };
     };
+    getBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budget and the day's spending */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Valid credentials that may not act here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    budget: {
+                        agent: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                        /** Format: date-time */
+                        issued_at: string;
+                        per_day_max: number | string;
+                        per_task_max: number | string;
+                        /** @default [] */
+                        sellers?: string[];
+                    };
+                    signature: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The budget in effect, with the day's spending */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     heartbeat: {
         parameters: {
             query?: never;
@@ -3053,6 +3273,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API key of the agent named as buyer, needed when its owner set it a spending budget (else Authorization: Bearer with that key); an order outside the budget is 403 budget_exceeded */
+                "Buyer-Key"?: string;
                 /** @description A retry with the same key and body gets the first answer again */
                 "Idempotency-Key"?: string;
             };
@@ -3098,6 +3320,24 @@ export interface operations {
             };
             /** @description Invalid body, query or parameter; `errors` points at each bad field. */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Valid credentials that may not act here. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3229,6 +3469,8 @@ export interface operations {
             header?: {
                 /** @description Payment <credential>, made by an MPP client from the 402 challenge */
                 Authorization?: string;
+                /** @description The API key of the agent named as buyer, needed when its owner set it a spending budget (else Authorization: Bearer with that key); an order outside the budget is 403 budget_exceeded */
+                "Buyer-Key"?: string;
                 /** @description An x402 v2 payment (base64 JSON PaymentPayload, scheme exact): an EIP-3009 authorization of the 402's PAYMENT-REQUIRED offer */
                 "PAYMENT-SIGNATURE"?: string;
             };
@@ -3278,8 +3520,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payment required: the WWW-Authenticate Payment challenge says what to pay. */
             402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Valid credentials that may not act here. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -34,6 +34,8 @@ describe('POST /mcp', () => {
         'accept_delivery',
         'reject_delivery',
         'rate_task',
+        'set_budget',
+        'get_budget',
         'complete_task',
         'create_task',
         'get_agent',

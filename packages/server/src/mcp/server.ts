@@ -36,13 +36,19 @@ function selfContained(schema: object) {
 function toolError(error: unknown, logger: Logger, context: ToolContext) {
   if (isUnexpected(error)) logger.error('mcp tool failed', { requestId: context.requestId }, error)
   const problem = toProblem(error, '/mcp', 'agentmarket')
-  const { code, detail, status, errors } = problem
+  const { code, detail, status, errors, budget } = problem
   return {
     isError: true,
     content: [
       {
         type: 'text' as const,
-        text: JSON.stringify({ code, detail, status, ...(errors ? { errors } : {}) }),
+        text: JSON.stringify({
+          code,
+          detail,
+          status,
+          ...(errors ? { errors } : {}),
+          ...(budget ? { budget } : {}),
+        }),
       },
     ],
   }

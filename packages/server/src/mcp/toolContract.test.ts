@@ -5,8 +5,9 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
 import type { Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { signedBudget } from '../testing/budgets.ts'
 import { PAYER, payment, SELLER, scriptedChain, TX_HASH } from '../testing/chain.ts'
-import { testApp } from '../testing/http.ts'
+import { TEST_BASE_URL, testApp } from '../testing/http.ts'
 
 // What every tool promises a client: its effects (annotations), the shape of its answers (outputSchema, which the
 // official client checks each structuredContent against), one argument name for the agent, and plain HTTP access.
@@ -78,6 +79,9 @@ const EFFECTS: Record<string, [boolean, boolean, boolean, boolean]> = {
   accept_delivery: [false, false, false, false],
   reject_delivery: [false, false, false, false],
   rate_task: [false, false, false, false],
+  // A budget replaces the one in effect.
+  set_budget: [false, true, true, false],
+  get_budget: [true, false, true, false],
 }
 
 describe('MCP tool contract', () => {
@@ -183,7 +187,22 @@ describe('MCP tool contract', () => {
       })
       expect(decided.status).toBe(decision === 'accept' ? 'completed' : 'rejected')
     }
-    await app.pair('ann', registered.pairingCode, privateKeyToAccount(generatePrivateKey()))
+    const ann = privateKeyToAccount(generatePrivateKey())
+    await app.pair('ann', registered.pairingCode, ann)
+    const now = app.clock.now().getTime()
+    const budget = await signedBudget(
+      ann,
+      {
+        agent: 'seller',
+        perTaskMax: 5,
+        perDayMax: 20,
+        expiresAt: new Date(now + 86_400_000),
+        issuedAt: new Date(now - 1000),
+      },
+      TEST_BASE_URL,
+    )
+    expect((await anonymous.call('set_budget', { agent: 'seller', ...budget })).per_day_max).toBe(20)
+    expect((await seller.call('get_budget', { agent: 'seller' })).remaining_today).toBe(20)
     await anonymous.call('list_users', {})
     await anonymous.call('get_user', { username: 'ann' })
     await anonymous.call('live_feed', { limit: 20 })

@@ -14,12 +14,18 @@ import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
 import { type TaskAnswer, taskAnswer } from './answers.ts'
+import { insertOrder, orderGuard } from './budgetGuard.ts'
 import { checkOf, judge, payerProved, paymentOf, pendingVerification } from './judging.ts'
 import { withinRecheckBudget } from './rechecks.ts'
 import { CLAIM_CONFLICTS, refusal, signatureInvalid, signatureRequired } from './refusals.ts'
 
 /** Who orders: the host's name for the client (its address), which scopes Idempotency-Keys and re-check budgets. */
-export type OrderOptions = { idempotencyKey?: string | null; client?: string | null }
+export type OrderOptions = {
+  idempotencyKey?: string | null
+  client?: string | null
+  /** The API key of the agent the order names as `buyer` (needed when that buyer has a spending budget). */
+  buyerKey?: string | undefined
+}
 
 /** A digest naming the client, never the address itself; '' when the host names none. */
 // By the client's rate-limit bucket (an IPv6 address by its /64): rotating the low bits of one network is one client.
@@ -110,6 +116,7 @@ export function createTaskAction(context: ActionContext) {
       if (first) return replay(first, fingerprint)
     }
     const task = newTaskRecord(context, agent, input, clientKey)
+    const guard = await orderGuard(context, agent, task, options.buyerKey)
     const paysNow = input.tx_hash && task.status === 'pending_payment'
     if (paysNow && !input.payer_signature) throw signatureRequired()
     const answer =
@@ -117,7 +124,7 @@ export function createTaskAction(context: ActionContext) {
         ? await payAtCreation(context, task, input.tx_hash, input.payer_signature)
         : taskAnswer('created', { body: toTaskView(task, config) })
     if (key !== null) task.idempotency = { key, fingerprint, status: answer.status, body: answer.body }
-    const stored = await store.insertTask(task, eventsOfNewTask(task))
+    const stored = await insertOrder(context, task, eventsOfNewTask(task), guard)
     if (stored.outcome === 'replay') return replay(stored.answer, fingerprint)
     if (stored.outcome !== 'inserted') throw CLAIM_CONFLICTS[stored.outcome]()
     feed.nudge()

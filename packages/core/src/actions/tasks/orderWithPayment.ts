@@ -1,15 +1,22 @@
 import type { Hex } from 'viem'
 import { type AgentRecord, nameKey } from '../../Agent.ts'
 import { MarketError, NotFoundError } from '../../errors.ts'
+import { feedEvents } from '../../events.ts'
 import { formatAmount } from '../../Money.ts'
 import { acceptsPayment } from '../../payments/AcceptPayment.ts'
-import { type ChargeOutcome, type MppCharger, paymentReferenceOf } from '../../payments/Mpp.ts'
+import {
+  type ChargeOutcome,
+  isPaymentCredential,
+  type MppCharger,
+  paymentReferenceOf,
+} from '../../payments/Mpp.ts'
 import { paymentRequiredHeader, X402_HEADERS, type X402Settings } from '../../payments/X402.ts'
 import { readCache } from '../../ReadCache.ts'
-import { PaidOrderInput, type TaskRecord, toTaskView } from '../../Task.ts'
+import { PaidOrderInput, type TaskPayment, type TaskRecord, toTaskView } from '../../Task.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
+import { buyerKeyOf, insertOrder, orderGuard, refuseIfDaySpent, releaseHold } from './budgetGuard.ts'
 import { orderWithX402, x402Problem } from './orderWithX402.ts'
 import { CLAIM_CONFLICTS } from './refusals.ts'
 import { x402Offer } from './x402Payment.ts'
@@ -46,6 +53,20 @@ async function alreadyPaid(
     status: 200,
     headers: { 'idempotent-replayed': 'true' },
   })
+}
+
+/** Marks a held order paid by its machine payment; any other outcome gives the hold back. */
+async function payHeld(
+  context: ActionContext,
+  task: TaskRecord,
+  payment: TaskPayment,
+): Promise<{ outcome: 'inserted' | 'not_paid' }> {
+  const marked = await context.store.markTaskPaid(task.id, payment, [
+    feedEvents.taskPaid(task, payment.txHash, payment.at),
+  ])
+  if (marked === 'paid') return { outcome: 'inserted' }
+  await releaseHold(context, task)
+  return { outcome: 'not_paid' }
 }
 
 /** The MPP challenge with x402's offer of the same order beside it: one 402, either protocol pays. */
@@ -112,17 +133,21 @@ export function orderWithPaymentAction(context: ActionContext) {
     if (!skill)
       throw new NotFoundError('skill_not_found', `"${agent.name}" has no skill with slug "${slug}".`)
     const task = newTaskRecord(context, agent, { ...input, skill: skill.slug })
+    const guard = await orderGuard(context, agent, task, buyerKeyOf(request.headers))
     if (task.status === 'paid') {
-      await store.insertTask(task, eventsOfNewTask(task))
+      await insertOrder(context, task, eventsOfNewTask(task), guard)
       feed.nudge()
       return Response.json(toTaskView(task, config), { status: 201 })
     }
     const { x402 } = context
-    if (x402Payment !== null && x402) return orderWithX402(context, x402, task, request, x402Payment)
+    const credential = isPaymentCredential(authorization)
+    // Before a challenge or an x402 authorization is spent, an order the budget's day has no room for is refused.
+    if (!credential) await refuseIfDaySpent(context, task, guard)
+    if (x402Payment !== null && x402) return orderWithX402(context, x402, task, request, x402Payment, guard)
     // A client whose Accept-Payment refuses MPP's tempo charge gets x402's offer alone, when there is one.
     const mppRefused = !acceptsPayment(request.headers.get('accept-payment'), 'tempo', 'charge')
-    if (!context.mpp || (mppRefused && x402 && authorization === null)) {
-      if (x402 && authorization === null) return x402Challenge(context, x402, task, request)
+    if (!context.mpp || (mppRefused && x402 && !credential)) {
+      if (x402 && !credential) return x402Challenge(context, x402, task, request)
       throw new MarketError(
         'mpp_unavailable',
         503,
@@ -143,23 +168,33 @@ export function orderWithPaymentAction(context: ActionContext) {
     const reference = await paymentReferenceOf(authorization)
     const spent =
       authorization && reference ? await context.mpp.spent(authorization, reference, charge) : null
+    // A budgeted buyer's order holds its price (stored awaiting payment, within the day's cap) before the payment is
+    // taken, so that racing orders never take more than the budget.
+    const held = guard !== null && credential && !spent
+    if (held) await insertOrder(context, task, eventsOfNewTask(task), guard)
+    // A charge that throws may have moved the money: its hold stays until the order expires.
     const outcome = spent
       ? await recoveredOutcome(context.mpp, spent, clock.now())
       : await context.mpp.charge(request, charge)
-    if (!outcome.paid) return x402 ? withX402Offer(context, x402, task, outcome.challenge) : outcome.challenge
+    if (!outcome.paid) {
+      if (held) await releaseHold(context, task)
+      return x402 ? withX402Offer(context, x402, task, outcome.challenge) : outcome.challenge
+    }
     const replayed = spent ? await alreadyPaid(context, agent, spent) : null
     if (replayed) return outcome.withReceipt(replayed)
-    task.status = 'paid'
-    task.payment = {
-      method: 'mpp',
+    const payment = {
+      method: 'mpp' as const,
       txHash: outcome.reference,
       escrowTaskId: null,
       amountBaseUnits: task.priceBaseUnits,
       from: null,
       at: clock.now(),
     }
-    const stored = await store.insertTask(task, eventsOfNewTask(task))
-    if (stored.outcome !== 'inserted') {
+    const stored = held ? await payHeld(context, task, payment) : null
+    Object.assign(task, { status: 'paid', payment })
+    // A payment taken (or recovered) is recorded whatever the budget says now: its money has moved.
+    const inserted = stored ?? (await store.insertTask(task, eventsOfNewTask(task)))
+    if (inserted.outcome !== 'inserted') {
       const existing = await alreadyPaid(context, agent, outcome.reference)
       if (existing) return outcome.withReceipt(existing)
       throw CLAIM_CONFLICTS.tx_already_used()

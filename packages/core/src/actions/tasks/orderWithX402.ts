@@ -10,6 +10,7 @@ import {
 } from '../../payments/X402.ts'
 import { type TaskRecord, toTaskView } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
+import type { OrderGuard } from './budgetGuard.ts'
 import { pendingVerification } from './judging.ts'
 import { payWithX402, x402Offer } from './x402Payment.ts'
 
@@ -58,7 +59,7 @@ function refused(
 /**
  * Orders `task` (a paid order, not stored yet) paid by the x402 payment in the PAYMENT-SIGNATURE `header` (see
  * payWithX402): 201 with PAYMENT-RESPONSE once paid, 202 with Retry-After while confirmations are missing, a 402
- * naming the reason when the payment does not pay this order.
+ * naming the reason when the payment does not pay this order; 403 budget_exceeded (nothing sent) past its buyer's budget.
  */
 export async function orderWithX402(
   context: ActionContext,
@@ -66,11 +67,12 @@ export async function orderWithX402(
   task: TaskRecord,
   request: Request,
   header: string,
+  guard: OrderGuard,
 ): Promise<Response> {
   const { config } = context
   const decoded = await decodeX402Payment(header)
   if (!decoded) return refused(context, settings, task, request, 'invalid_payload')
-  const outcome = await payWithX402(context, settings, task, decoded, false)
+  const outcome = await payWithX402(context, settings, task, decoded, false, guard)
   if (!outcome.paid) return refused(context, settings, task, request, outcome.reason, outcome.settled)
   const receipt = { [X402_HEADERS.response]: await paymentResponseHeader(outcome.settled) }
   const view = toTaskView(outcome.task, config)

@@ -17,6 +17,7 @@ import {
 import type { TaskRecord } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
 import { eventsOfNewTask } from '../newTask.ts'
+import { insertOrder, type OrderGuard, releaseHold } from './budgetGuard.ts'
 import { checkOf, judge, paymentOf, pendingVerification } from './judging.ts'
 
 /** How long a settlement that did not reach its confirmations waits before the background re-check looks again. */
@@ -73,6 +74,7 @@ export async function payWithX402(
   task: TaskRecord,
   decoded: { payload: PaymentPayload; authorization: Eip3009Authorization },
   stored: boolean,
+  guard: OrderGuard = null,
 ): Promise<X402Outcome> {
   const { requirements } = x402Offer(context, settings, task)
   const { payload, authorization } = decoded
@@ -90,11 +92,18 @@ export async function payWithX402(
     if ((await context.store.kvGet(key)) !== null) throw authorizationUsed()
     return { paid: false, reason: verified.invalidReason ?? 'invalid_payment' }
   }
-  if (!(await claimOnce(context, key, { task: task.id }))) throw authorizationUsed()
+  // A budgeted buyer's order holds its price before the authorization is claimed or anything is sent: a refusal
+  // (403 budget_exceeded) leaves the authorization unused.
+  const held = guard !== null && !stored
+  if (held) await insertOrder(context, task, eventsOfNewTask(task), guard)
+  if (!(await claimOnce(context, key, { task: task.id }))) {
+    if (held) await releaseHold(context, task)
+    throw authorizationUsed()
+  }
   // The payer is the wallet the transfer must come from: the chain is judged against it, and it credits trust.
   const paying = { ...task, buyerWallet: authorization.from }
   let sent: Hex | null = null
-  const settled = await settle(context, settings, paying, payload, requirements, stored, (txHash) => {
+  const settled = await settle(context, settings, paying, payload, requirements, stored || held, (txHash) => {
     sent = txHash
   }).catch((error: unknown): SettleResponse => {
     // Once the settlement is recorded and sent, a failure to hear back is not a refusal: the chain decides below.
@@ -106,7 +115,10 @@ export async function payWithX402(
       network: requirements.network,
     }
   })
-  if (sent === null) return { paid: false, reason: settled.errorReason ?? 'settlement_failed', settled }
+  if (sent === null) {
+    if (held) await releaseHold(context, task)
+    return { paid: false, reason: settled.errorReason ?? 'settlement_failed', settled }
+  }
   // Recorded and sent: whatever the facilitator heard (a timeout, an RPC error, a revert because another transaction
   // used the authorization first), the chain says whether the payer's money reached the seller for this order.
   const outcome = await settledOnChain(context, paying, sent, authorization.nonce)
