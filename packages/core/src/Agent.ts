@@ -1,5 +1,6 @@
 import * as v from 'valibot'
 import type { Address } from 'viem'
+import { type Listing, ListingFields } from './AgentSync.ts'
 import {
   type DeliveryRecordView,
   deliveryRecordView,
@@ -73,11 +74,18 @@ export type AgentRecord = AgentProfile & {
   payingBuyers: number
   /** True when the owner proved their wallet by signature (claims made before pairing needed one: false). */
   ownerProven: boolean
+  /** Where its listing is (AgentSync.ts); absent: active. */
+  listing?: Listing
+  /** Why it is deprecated and what to use instead; null otherwise. */
+  listingMessage?: string | null
 }
 
 /** The fields an update may change; absent means unchanged, null means cleared. */
 export type AgentPatch = Partial<
-  Pick<AgentRecord, 'bio' | 'platform' | 'model' | 'walletAddress' | 'basename' | 'skills'>
+  Pick<
+    AgentRecord,
+    'bio' | 'platform' | 'model' | 'walletAddress' | 'basename' | 'skills' | 'listing' | 'listingMessage'
+  >
 >
 
 /** The case-insensitive key an agent name is unique under. */
@@ -120,6 +128,7 @@ export const UpdateAgentInput = strictFields({
   walletAddress: v.optional(v.nullable(WalletAddressInput)),
   basename: v.optional(v.nullable(boundedText(AGENT_LIMITS.basename))),
   skills: v.optional(Skills),
+  ...ListingFields,
 })
 /** Validated update input. */
 export type UpdateAgentInput = v.InferOutput<typeof UpdateAgentInput>
@@ -152,6 +161,11 @@ export type AgentView = AgentProfile & {
   ratings: RatingSummaryView
   owner: { username: string } | null
   createdAt: string
+  /** When its listing, profile, skills or owner last changed (what sync's updated_since compares). */
+  updatedAt: string
+  /** Its listing's state (active, deprecated, deleted) and, when deprecated, why. */
+  listing: Listing
+  listingMessage: string | null
   cardUrl: string
   pageUrl: string
 }
@@ -211,6 +225,9 @@ export function toAgentView(
     ratings: ratingSummaryView(agent),
     owner: agent.ownerUsername ? { username: agent.ownerUsername } : null,
     createdAt: agent.createdAt.toISOString(),
+    updatedAt: agent.updatedAt.toISOString(),
+    listing: agent.listing ?? 'active',
+    listingMessage: agent.listingMessage ?? null,
     ...agentLinks(baseUrl, agent.name),
   }
 }

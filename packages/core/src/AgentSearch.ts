@@ -63,6 +63,8 @@ export function matchesFilters(agent: AgentRecord, filters: AgentFilters): boole
   const { q, sells, maxPriceBaseUnits, lastSeen, owner } = filters
   const cheapest = cheapestPurchasable(agent.skills)
   const checks = [
+    // A withdrawn listing is out of every list and search (sync returns it as a tombstone).
+    agent.listing !== 'deleted',
     !q || searchedTexts(agent).some((text) => asciiLower(text).includes(asciiLower(q))),
     sells !== 'free' || agent.skills.some((skill) => skill.type === 'free'),
     sells !== 'paid' || cheapest !== null,

@@ -155,7 +155,7 @@ export function budgetFromJson(json: unknown): BudgetRecord | null {
 /** The key-value key of an agent's budget. */
 export const budgetKey = (agentName: string) => `budget:${nameKey(agentName)}`
 
-/** A buyer's spending on one budget day: paid (less refunds) and held by unpaid orders still open. */
+/** A buyer's spending on one budget day: paid (the price, or more when overpaid, less refunds) and held by open unpaid orders. */
 export type BudgetUsage = { spentBaseUnits: bigint; heldBaseUnits: bigint }
 
 /** The budget day holding `now` (UTC calendar day): its start and the next day's. */
@@ -262,7 +262,10 @@ export function budgetRefusalOf(
 /** What one order spends of its buyer's day at `now` (the rule the SQL stores' budgetUsage states again). */
 export function taskSpending(task: TaskRecord, now: Date): BudgetUsage {
   if (task.payment) {
-    const left = task.priceBaseUnits - refundedBaseUnits(task.entries)
+    // What left the buyer: the price, or more when it paid more (an overpayment is spent too), less refunds.
+    let paid = task.priceBaseUnits
+    if (task.payment.amountBaseUnits > paid) paid = task.payment.amountBaseUnits
+    const left = paid - refundedBaseUnits(task.entries)
     return { spentBaseUnits: left > 0n ? left : 0n, heldBaseUnits: 0n }
   }
   const open = task.status === 'pending_payment' && (task.expiresAt === null || task.expiresAt > now)

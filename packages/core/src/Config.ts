@@ -31,6 +31,11 @@ export type MarketConfig = {
   provider: { organization: string; url: string }
   /** Milliseconds an unpaid task waits for its payment before it is `expired`. @default 24 hours */
   unpaidTaskTtlMs?: number
+  /**
+   * Whether webhook endpoints may be private, loopback or link-local addresses (WEBHOOK_ALLOW_PRIVATE: a test or an
+   * internal network). @default false
+   */
+  webhookAllowPrivate?: boolean
 }
 
 /** USDC.e on Tempo mainnet, the default MPP currency. */

@@ -28,6 +28,8 @@ export type FeedEventInput = {
   agent: string
   summary: string
   data: Record<string, unknown>
+  /** The task a task event is about, for its webhooks; never shown (the feed's task data carries no id). */
+  taskId?: string | null
 }
 
 /** A stored event; `id` is its position in the feed (increasing integers, as text). */
@@ -52,6 +54,24 @@ export const FeedQueryInput = strictFields({
   limit: v.optional(pageNumber(1, FEED_PAGE.max), FEED_PAGE.default),
   after: v.optional(EventId),
   before: v.optional(EventId),
+  cursor: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      v.maxLength(40, 'must be at most 40 characters'),
+      v.description(
+        "Sync: the next_cursor of the previous page; the events after it come oldest first, with the next next_cursor (keep polling with it: the feed's order is final, so nothing is skipped).",
+      ),
+    ),
+  ),
+  updated_since: v.optional(
+    v.pipe(
+      v.string('must be a date-time text, e.g. "2026-11-26T07:00:00Z"'),
+      v.isoTimestamp('must be a date-time text, e.g. "2026-11-26T07:00:00Z"'),
+      v.description(
+        'Sync: start at the first event recorded at or after this time, oldest first, with next_cursor.',
+      ),
+    ),
+  ),
 })
 /** Validated feed query. */
 export type FeedQuery = v.InferOutput<typeof FeedQueryInput>

@@ -5,6 +5,7 @@ import { feedActions } from './actions/feed.ts'
 import { mailActions } from './actions/mail/index.ts'
 import { taskActions } from './actions/tasks/index.ts'
 import { userActions } from './actions/users/index.ts'
+import { webhookActions } from './actions/webhooks/index.ts'
 import type { MarketConfig } from './Config.ts'
 import { createFeedHub } from './FeedHub.ts'
 import type { MilestoneView } from './Milestone.ts'
@@ -71,6 +72,7 @@ export const Marketplace = {
       ...feedActions(context),
       ...taskActions(context),
       ...mailActions(context),
+      ...webhookActions(context),
       /** True when the store answers. */
       async storeIsHealthy(): Promise<boolean> {
         return ports.store.ping().then(

@@ -92,6 +92,11 @@ export type TaskRecord = {
   payTo: Address | null
   params: Record<string, unknown> | null
   buyer: string | null
+  /**
+   * The buyer agent's name key when the order carried that agent's API key: only such orders count on its spending
+   * budget (anyone may name any agent as buyer). Absent or null otherwise.
+   */
+  buyerKey?: string | null
   buyerEmail: string | null
   buyerWallet: Address | null
   payment: TaskPayment | null

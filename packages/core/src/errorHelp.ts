@@ -49,6 +49,12 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
     "Only the agent's owner signs its budget, with the wallet proven when pairing: pair the agent with a user whose wallet signed the pairing first.",
   budget_superseded:
     'A budget issued at the same time or later is already in effect. Sign the new budget with a later `issued_at`.',
+  webhook_not_found:
+    'No endpoint with that id belongs here. GET …/webhooks lists the endpoints and their ids.',
+  too_many_webhooks:
+    'A seller keeps at most 10 endpoints and a task 5. Delete one (DELETE …/webhooks/{id}) before adding another.',
+  agent_deleted:
+    'The agent withdrew its listing (deleted): it takes no new orders. Its earlier tasks stay readable; find another agent with GET /api/community/agents.',
   pairing_code_not_found: 'No agent has that pairing code. Ask the agent for its code, or for a new one.',
   name_taken: 'Another agent has this name (names ignore case). Choose another name.',
   agent_already_paired: 'The agent already has an owner.',

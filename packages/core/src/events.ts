@@ -71,6 +71,7 @@ export const feedEvents = {
       kind: 'task.created',
       at: task.createdAt,
       agent: task.agentName,
+      taskId: task.id,
       summary: `${task.agentName} received an order for ${task.skillName}`,
       data: { task: { ...publicTask(task), status: task.status } },
     }
@@ -80,6 +81,7 @@ export const feedEvents = {
       kind: 'task.paid',
       at,
       agent: task.agentName,
+      taskId: task.id,
       summary: `An order for ${task.agentName}'s ${task.skillName} was paid`,
       data: { task: { ...publicTask(task), tx_hash: txHash } },
     }
@@ -90,6 +92,7 @@ export const feedEvents = {
       kind: 'task.completed',
       at,
       agent: task.agentName,
+      taskId: task.id,
       summary: `${task.agentName} ${how} ${task.skillName}`,
       data: { task: { ...publicTask(task), outcome } },
     }
@@ -99,6 +102,7 @@ export const feedEvents = {
       kind: 'task.delivered',
       at,
       agent: task.agentName,
+      taskId: task.id,
       summary: `${task.agentName} delivered ${task.skillName}, awaiting the buyer's review`,
       data: { task: publicTask(task) },
     }
@@ -108,6 +112,7 @@ export const feedEvents = {
       kind: 'task.rejected',
       at,
       agent: task.agentName,
+      taskId: task.id,
       summary: `A buyer rejected ${task.agentName}'s delivery of ${task.skillName}`,
       data: { task: publicTask(task) },
     }
@@ -117,6 +122,7 @@ export const feedEvents = {
       kind: 'task.late',
       at,
       agent: task.agentName,
+      taskId: task.id,
       summary: `${task.agentName} did not deliver ${task.skillName} by its deadline`,
       data: { task: publicTask(task) },
     }
@@ -126,6 +132,7 @@ export const feedEvents = {
       kind: 'task.rated',
       at,
       agent: task.agentName,
+      taskId: task.id,
       summary: `A buyer rated ${task.agentName}'s ${task.skillName} ${score} of 5`,
       data: { task: publicTask(task), score },
     }
@@ -135,6 +142,7 @@ export const feedEvents = {
       kind: 'task.refunded',
       at,
       agent: task.agentName,
+      taskId: task.id,
       summary: `${task.agentName}'s order for ${task.skillName} was refunded`,
       data: { task: { ...publicTask(task), refunded: amountToNumber(amount), tx_hash: txHash } },
     }

@@ -50,6 +50,8 @@ export type Settings = {
   pairingCodeTtlSeconds: number
   /** Whether the deprecated EIP-191 wallet proof is still accepted (`accept`) or refused (`refuse`). */
   walletProofLegacy: boolean
+  /** Webhook endpoints may be private, loopback or link-local addresses (WEBHOOK_ALLOW_PRIVATE). */
+  webhookAllowPrivate: boolean
   orderMailbox: string
   smtpInboundPort: number | null
   smtpOutboundUrl: string | null
@@ -310,6 +312,8 @@ export function readSettings(env: Env): Settings {
       total: read(env, 'FEED_STREAMS_MAX', positive, String(DEFAULT_STREAM_LIMITS.total)),
     },
     rateLimits: read(env, 'RATE_LIMITS', v.picklist(['on', 'off'], 'must be "on" or "off"'), 'on') === 'on',
+    webhookAllowPrivate:
+      read(env, 'WEBHOOK_ALLOW_PRIVATE', v.picklist(['on', 'off'], 'must be "on" or "off"'), 'off') === 'on',
     ratePolicies: read(env, 'RATE_LIMIT_POLICIES', ratePolicies, ''),
     trustProxy: read(env, 'TRUST_PROXY', hops, 'off'),
     corsOrigins: read(env, 'CORS_ORIGINS', origins, ''),
@@ -341,5 +345,6 @@ export function marketConfig(settings: Settings): MarketConfig {
     mppNetwork: { name: 'tempo', chainId: 4217, currency: settings.mppCurrency },
     orderMailbox: settings.orderMailbox,
     unpaidTaskTtlMs: settings.unpaidTaskTtlSeconds * 1000,
+    webhookAllowPrivate: settings.webhookAllowPrivate,
   })
 }

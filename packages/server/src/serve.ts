@@ -22,11 +22,15 @@ import { openMarketDatabase } from './database.ts'
 import { marketConfig, type Settings } from './env.ts'
 import { jsonLogger, type Logger } from './log.ts'
 import { startPaymentRechecks } from './rechecks.ts'
+import { startWebhookDelivery } from './webhooks/delivery.ts'
+import { fetchWebhookTransport } from './webhooks/transport.ts'
 
 /** How often pending payments sent at creation are re-checked (each task also backs off on its own). */
 const RECHECK_INTERVAL_MS = 1_000
 /** How often the outbox is looked at (each entry also backs off on its own). */
 const OUTBOX_INTERVAL_MS = 1_000
+/** How often new task events are fanned out to webhook endpoints and due deliveries sent. */
+const WEBHOOK_INTERVAL_MS = 250
 /** How long a SIGTERM or SIGINT may take to finish requests in flight and flush before the process exits anyway. */
 const SHUTDOWN_DEADLINE_MS = 15_000
 
@@ -163,6 +167,11 @@ export async function startServer(settings: Settings) {
     leaseMs: settings.claimLeaseSeconds * 1000,
     logger,
   })
+  const webhooks = startWebhookDelivery(
+    market,
+    fetchWebhookTransport({ allowPrivate: settings.webhookAllowPrivate }),
+    { intervalMs: WEBHOOK_INTERVAL_MS, logger },
+  )
   // Mail first: once HTTP answers, every channel is ready (a health check is how hosts and tests wait for us).
   const mail = await startMail(settings, market, rateLimits?.limiter ?? null, logger)
   app.listen({ port: settings.port, hostname: settings.host, idleTimeout: settings.idleTimeoutSeconds })
@@ -178,6 +187,7 @@ export async function startServer(settings: Settings) {
     async stop() {
       await app.stop()
       await mail.stop()
+      await webhooks.stop()
       await rechecks.stop()
       await store.close()
       // Elysia logs a request in a setImmediate after answering it: one more turn lets the last ones in.

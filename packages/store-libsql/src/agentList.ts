@@ -19,6 +19,7 @@ import {
   isNull,
   lt,
   lte,
+  ne,
   or,
   type SQL,
   type SQLWrapper,
@@ -62,6 +63,8 @@ export function agentListWhere(query: AgentListQuery, inOrder = false): SQL | un
   const { q, sells, maxPriceBaseUnits, lastSeen: seen, owner } = query
   const lastSeen = inOrder ? sql`+${agents.lastSeen}` : sql`${agents.lastSeen}`
   return and(
+    // A withdrawn listing is out of every list and search (sync returns it as a tombstone).
+    ne(agents.listing, 'deleted'),
     textSearch(q, inOrder),
     sells === 'free' ? eq(agents.sellsFree, 1) : undefined,
     sells === 'paid' ? isNotNull(agents.cheapestPriceBaseUnits) : undefined,

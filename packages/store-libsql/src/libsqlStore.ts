@@ -29,7 +29,7 @@ import {
   type UserRow,
   usernameKey,
 } from '@agentmarket/core'
-import { and, asc, desc, eq, gt, inArray, isNotNull, lt, or, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, gte, inArray, isNotNull, lt, or, sql } from 'drizzle-orm'
 import { agentListOrder, agentListWhere, searchCondition, WALK_IN_ORDER_FROM } from './agentList.ts'
 import { withChangeVersion } from './changeVersion.ts'
 import type { RunInfo } from './connection.ts'
@@ -40,6 +40,7 @@ import type { Database } from './open.ts'
 import { agents, events, milestones, skills, users } from './schema.ts'
 import { named, shapedRead } from './shapedReads.ts'
 import { taskStore } from './taskStore.ts'
+import { webhookStore } from './webhookStore.ts'
 import { batchWriter, preparedOnce } from './writes.ts'
 
 // Time columns are written as max(coalesce(column, 0), at): a write that waited for the lock (another process held it)
@@ -250,6 +251,7 @@ export function libsqlStore(database: Database): Store {
     ...taskStore(database),
     ...kvStore(database),
     ...mailStore(database),
+    ...webhookStore(database),
 
     insertAgent: (agent, newEvents) => registrations({ agent, events: newEvents }),
 
@@ -322,6 +324,21 @@ export function libsqlStore(database: Database): Store {
         .limit(query.limit)
         .offset(query.offset)
       return { agents: await withSkills(rows), total }
+    },
+
+    async syncAgents({ after, since, limit }) {
+      const rows = await db
+        .select()
+        .from(agents)
+        .where(
+          and(
+            after === null ? undefined : gt(agents.nameKey, after),
+            since === null ? undefined : gte(agents.updatedAt, since.getTime()),
+          ),
+        )
+        .orderBy(asc(agents.nameKey))
+        .limit(limit)
+      return withSkills(rows)
     },
 
     async nextLivenessChange(now) {

@@ -97,7 +97,8 @@ class OverCap extends Error {
 
 /** The spending of one buyer's day: paid less refunds, and held by orders still awaiting payment at the first value. */
 const BUDGET_USAGE = `select
-    coalesce(sum(case when paid_at is not null then max(price_base_units - refunded_base_units, 0) else 0 end), 0) as spent,
+    coalesce(sum(case when paid_at is not null then max(max(price_base_units,
+      coalesce(cast(paid_amount_base_units as integer), 0)) - refunded_base_units, 0) else 0 end), 0) as spent,
     coalesce(sum(case when paid_at is null and status = 'pending_payment' and (expires_at is null or expires_at > ?)
       then price_base_units else 0 end), 0) as held
   from tasks where buyer_key = ? and created_at >= ? and created_at < ?`
@@ -170,8 +171,8 @@ export function taskStore(database: Database): TaskMethods {
   const eventsIfChanged = (list: Parameters<typeof toEventRow>[0][]) =>
     list.map((event) => {
       const row = toEventRow(event)
-      return sql`insert into ${events} (kind, agent, at, summary, data)
-        select ${row.kind}, ${row.agent}, ${row.at}, ${row.summary}, ${row.data} where changes() = 1`
+      return sql`insert into ${events} (kind, agent, at, summary, data, task_id)
+        select ${row.kind}, ${row.agent}, ${row.at}, ${row.summary}, ${row.data}, ${row.taskId} where changes() = 1`
     })
 
   /** The spending of a buyer's day (Budget.ts taskSpending in SQL); by the partial index tasks_by_buyer. */

@@ -9,7 +9,7 @@ import {
   SELF_MADE_POINTS,
   usernameKey,
 } from '@agentmarket/core'
-import { and, asc, desc, eq, gte, isNotNull, isNull, lt, lte, or, type SQL, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gte, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from 'drizzle-orm'
 import { agents } from './schema.ts'
 
 // The agent list's filters and orders in PostgreSQL: the same meanings as store-libsql's agentList.ts (and the core's
@@ -46,6 +46,8 @@ function textSearch(q: string | undefined): SQL | undefined {
 export function agentListWhere(query: AgentListQuery): SQL | undefined {
   const { q, sells, maxPriceBaseUnits, lastSeen: seen, owner } = query
   return and(
+    // A withdrawn listing is out of every list and search (sync returns it as a tombstone).
+    ne(agents.listing, 'deleted'),
     textSearch(q),
     sells === 'free' ? eq(agents.sellsFree, 1) : undefined,
     sells === 'paid' ? isNotNull(agents.cheapestPriceBaseUnits) : undefined,

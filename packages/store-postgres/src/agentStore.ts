@@ -20,7 +20,7 @@ import {
   toSkillRows,
   usernameKey,
 } from '@agentmarket/core'
-import { and, asc, desc, eq, inArray, isNotNull, or, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, gte, inArray, isNotNull, or, sql } from 'drizzle-orm'
 import type { PostgresJsDatabase } from 'drizzle-orm/postgres-js'
 import { agentListOrder, agentListWhere } from './agentList.ts'
 import type { PostgresDatabase } from './open.ts'
@@ -30,6 +30,7 @@ type AgentMethods = Pick<
   Store,
   | 'insertAgent'
   | 'getAgent'
+  | 'syncAgents'
   | 'findAgentNameByKeyHash'
   | 'updateAgent'
   | 'recordHeartbeat'
@@ -203,6 +204,21 @@ export function agentStore(database: PostgresDatabase): AgentMethods {
         .limit(query.limit)
         .offset(query.offset)
       return { agents: await withSkills(db, rows), total: counted?.total ?? 0 }
+    },
+
+    async syncAgents({ after, since, limit }) {
+      const rows = await db
+        .select()
+        .from(agents)
+        .where(
+          and(
+            after === null ? undefined : gt(agents.nameKey, after),
+            since === null ? undefined : gte(agents.updatedAt, since.getTime()),
+          ),
+        )
+        .orderBy(asc(agents.nameKey))
+        .limit(limit)
+      return withSkills(db, rows)
     },
 
     async nextLivenessChange(now) {

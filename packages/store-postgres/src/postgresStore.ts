@@ -7,6 +7,7 @@ import { mailStore } from './mailStore.ts'
 import type { PostgresDatabase } from './open.ts'
 import { taskStore } from './taskStore.ts'
 import { userStore } from './userStore.ts'
+import { webhookStore } from './webhookStore.ts'
 
 /**
  * The Store over PostgreSQL, for many server nodes on one database: each write is one transaction whose conditions
@@ -22,6 +23,7 @@ export async function postgresStore(database: PostgresDatabase): Promise<Store> 
     ...userStore(database),
     ...taskStore(database),
     ...mailStore(database),
+    ...webhookStore(database),
     ...kvStore(database),
     changeVersion: version.read,
     watchEvents(onNew) {

@@ -61,6 +61,9 @@ export const agents = pgTable(
     payingBuyers: integer('paying_buyers').notNull().default(0),
     /** Trust: 1 when the owner claimed the agent with a wallet signature. */
     ownerProven: integer('owner_proven').notNull().default(0),
+    /** Where its listing is: active, deprecated (with listing_message), deleted (a tombstone sync returns). */
+    listing: text('listing').notNull().default('active'),
+    listingMessage: text('listing_message'),
     /** Search: the skills' names, slugs and descriptions joined by U+001F, which q cannot hold. */
     skillText: text('skill_text').notNull().default(''),
     /** The lowest price of its purchasable skills (base units), null when it sells none. */
@@ -70,6 +73,7 @@ export const agents = pgTable(
   },
   (table) => [
     index('agents_by_activity').on(sql`${table.lastActiveAt} desc`, table.nameKey),
+    index('agents_by_update').on(table.updatedAt, table.nameKey),
     index('agents_by_owner').on(table.ownerKey),
     index('agents_by_age').on(sql`${table.createdAt} desc`, table.nameKey),
     index('agents_by_price').on(
@@ -165,6 +169,8 @@ export const events = pgTable(
     at: long('at').notNull(),
     summary: text('summary').notNull(),
     data: text('data').notNull(),
+    /** The task a task event is about (webhooks fan out by it); never shown. */
+    taskId: text('task_id'),
     xid: long('xid').notNull().default(sql`(pg_current_xact_id()::text)::bigint`),
     position: long('position').unique(),
   },
@@ -308,3 +314,52 @@ export const rateBuckets = pgTable('rate_buckets', {
   key: text('key').primaryKey(),
   tat: doublePrecision('tat').notNull(),
 })
+
+/** Webhook endpoints: a seller's (every task of `agent_key`, `task_id` null) or a buyer's (one task). */
+export const webhooks = pgTable(
+  'webhooks',
+  {
+    id: text('id').primaryKey(),
+    agentKey: text('agent_key').notNull(),
+    taskId: text('task_id'),
+    url: text('url').notNull(),
+    /** The event types asked for (JSON array). */
+    events: text('events').notNull(),
+    createdAt: long('created_at').notNull(),
+  },
+  (table) => [index('webhooks_by_owner').on(table.agentKey, table.taskId)],
+)
+
+/**
+ * The webhook outbox: one row per event and endpoint (unique, so fanning an event out twice sends it once), kept
+ * with its attempts until delivered or given up.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    webhookId: text('webhook_id')
+      .notNull()
+      .references(() => webhooks.id, { onDelete: 'cascade' }),
+    eventId: text('event_id').notNull(),
+    /** Where it goes (the endpoint's URL when it was queued). */
+    url: text('url').notNull(),
+    type: text('type').notNull(),
+    payload: text('payload').notNull(),
+    createdAt: long('created_at').notNull(),
+    attempts: integer('attempts').notNull(),
+    nextAttemptAt: long('next_attempt_at').notNull(),
+    deliveredAt: long('delivered_at'),
+    failedAt: long('failed_at'),
+    lastStatus: integer('last_status'),
+    lastError: text('last_error'),
+    lastLatencyMs: integer('last_latency_ms'),
+  },
+  (table) => [
+    uniqueIndex('webhook_deliveries_once').on(table.webhookId, table.eventId),
+    index('webhook_deliveries_due')
+      .on(table.nextAttemptAt)
+      .where(sql`${table.deliveredAt} is null and ${table.failedAt} is null`),
+    index('webhook_deliveries_latest').on(table.webhookId, table.createdAt),
+  ],
+)

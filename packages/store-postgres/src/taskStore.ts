@@ -183,7 +183,8 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
     const [row] = await writer
       .select({
         spent: sql<string>`coalesce(sum(case when ${tasks.paidAt} is not null
-          then greatest(${tasks.priceBaseUnits} - ${tasks.refundedBaseUnits}, 0) else 0 end), 0)::text`,
+          then greatest(greatest(${tasks.priceBaseUnits}, coalesce(${tasks.paidAmountBaseUnits}::bigint, 0))
+            - ${tasks.refundedBaseUnits}, 0) else 0 end), 0)::text`,
         held: sql<string>`coalesce(sum(case when ${tasks.paidAt} is null and ${tasks.status} = 'pending_payment'
           and (${tasks.expiresAt} is null or ${tasks.expiresAt} > ${now.getTime()}) then ${tasks.priceBaseUnits} else 0 end), 0)::text`,
       })

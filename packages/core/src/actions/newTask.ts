@@ -35,6 +35,11 @@ export function newTaskRecord(
   input: CreateTaskInput,
   clientKey = '',
 ): TaskRecord {
+  if (agent.listing === 'deleted')
+    throw new ConflictError(
+      'agent_deleted',
+      `"${agent.name}" withdrew its listing and takes no new orders; find another agent with GET /api/community/agents.`,
+    )
   const skill = findSkill(agent.skills, input.skill)
   if (!skill) throw unknownSkill(agent, input.skill)
   if (skill.input) {

@@ -7,6 +7,12 @@ import type { MilestoneRecord } from '../Milestone.ts'
 import type { OutboxEntry } from '../OrderMail.ts'
 import type { ListQuery, Store, TaskChange, TaskListQuery } from '../ports/Store.ts'
 import {
+  settledColumns,
+  toDeliveryRecord,
+  toDeliveryRow,
+  type WebhookDeliveryRow,
+} from '../rows/webhookRows.ts'
+import {
   findSkill,
   type TaskPayment,
   type TaskRecord,
@@ -16,6 +22,7 @@ import {
 } from '../Task.ts'
 import { cappedCredit, creditedBuyer, ratingVote } from '../Trust.ts'
 import { type UserRecord, usernameKey } from '../User.ts'
+import type { WebhookRecord } from '../Webhook.ts'
 
 /** Options of the memory store (none yet; the object keeps the factory signature stable). */
 export type MemoryStoreOptions = Record<string, never>
@@ -78,6 +85,11 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
   const kv = new Map<string, string>()
   const orderMailKeys = new Set<string>()
   const outbox = new Map<string, OutboxEntry>()
+  // Webhooks are kept as the SQL stores' rows, so an attempt's outcome sets the same columns (settledColumns).
+  const webhooks = new Map<string, WebhookRecord>()
+  const deliveries = new Map<string, WebhookDeliveryRow>()
+  const ownedBy = (agentKey: string, taskId: string | null) =>
+    [...webhooks.values()].filter((hook) => hook.agentKey === agentKey && hook.taskId === taskId)
   /** Per agent key: what each buyer wallet (lower-cased) paid it, as trust credit. */
   const trustBuyers = new Map<string, Map<string, bigint>>()
   /** Per agent key: each rating wallet's (lower-cased) count and sum of scores. */
@@ -148,7 +160,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
   const usageOf = (buyerKey: string, from: Date, to: Date, now: Date) => {
     const usage = { spentBaseUnits: 0n, heldBaseUnits: 0n }
     for (const task of tasks.values()) {
-      if (task.buyer === null || nameKey(task.buyer) !== buyerKey) continue
+      if (task.buyerKey !== buyerKey) continue
       if (task.createdAt < from || task.createdAt >= to) continue
       const spending = taskSpending(task, now)
       usage.spentBaseUnits += spending.spentBaseUnits
@@ -204,6 +216,15 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
         .filter((agent) => matchesFilters(agent, query))
         .sort(compareAgents(query))
       return { agents: structuredClone(page(found, query)), total: found.length }
+    },
+    async syncAgents({ after, since, limit }) {
+      return structuredClone(
+        [...agents.values()]
+          .filter((agent) => after === null || nameKey(agent.name) > after)
+          .filter((agent) => since === null || agent.updatedAt >= since)
+          .sort((a, b) => byKey(nameKey(a.name), nameKey(b.name)))
+          .slice(0, limit),
+      )
     },
     async nextLivenessChange(now) {
       return Math.min(...[...agents.values()].map((agent) => livenessChangesAt(agent.lastSeen, now)))
@@ -528,6 +549,57 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     async getMail(id) {
       const entry = outbox.get(id)
       return entry ? structuredClone(entry) : null
+    },
+    async insertWebhook(webhook, max) {
+      if (ownedBy(webhook.agentKey, webhook.taskId).length >= max) return false
+      webhooks.set(webhook.id, structuredClone(webhook))
+      return true
+    },
+    async listWebhooks(agentKey, taskId) {
+      return structuredClone(ownedBy(agentKey, taskId))
+    },
+    async deleteWebhook(id, agentKey, taskId) {
+      const hook = webhooks.get(id)
+      if (!hook || hook.agentKey !== agentKey || hook.taskId !== taskId) return false
+      webhooks.delete(id)
+      for (const [key, row] of deliveries) if (row.webhookId === id) deliveries.delete(key)
+      return true
+    },
+    async webhooksFor(agentKey, taskId) {
+      return structuredClone([...ownedBy(agentKey, null), ...ownedBy(agentKey, taskId)])
+    },
+    async enqueueDeliveries(list) {
+      for (const delivery of list) {
+        const taken = [...deliveries.values()].some(
+          (row) => row.webhookId === delivery.webhookId && row.eventId === delivery.eventId,
+        )
+        if (!taken && webhooks.has(delivery.webhookId)) deliveries.set(delivery.id, toDeliveryRow(delivery))
+      }
+    },
+    async claimDueDeliveries(now, leaseUntil, limit) {
+      const due = [...deliveries.values()]
+        .filter(
+          (row) => row.deliveredAt === null && row.failedAt === null && row.nextAttemptAt <= now.getTime(),
+        )
+        .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || byKey(a.id, b.id))
+        .slice(0, limit)
+      for (const row of due)
+        Object.assign(row, { attempts: row.attempts + 1, nextAttemptAt: leaseUntil.getTime() })
+      // Oldest queued first, as the SQL stores answer.
+      due.sort((a, b) => a.createdAt - b.createdAt || byKey(a.id, b.id))
+      return due.map((row) => toDeliveryRecord({ ...row }))
+    },
+    async settleDelivery(id, outcome) {
+      const row = deliveries.get(id)
+      if (!row || row.deliveredAt !== null || row.failedAt !== null) return
+      Object.assign(row, settledColumns(outcome))
+    },
+    async listDeliveries(webhookId, limit) {
+      return [...deliveries.values()]
+        .filter((row) => row.webhookId === webhookId)
+        .sort((a, b) => b.createdAt - a.createdAt || byKey(b.id, a.id))
+        .slice(0, limit)
+        .map((row) => toDeliveryRecord({ ...row }))
     },
     async kvGet(key) {
       const value = kv.get(key)

@@ -8,6 +8,7 @@ import type { MilestoneRecord } from '../Milestone.ts'
 import type { MailOutcome, OutboxEntry } from '../OrderMail.ts'
 import type { IdempotentAnswer, PendingCheck, TaskPayment, TaskRecord, TaskStatus } from '../Task.ts'
 import type { UserRecord } from '../User.ts'
+import type { WebhookDelivery, WebhookOutcome, WebhookRecord } from '../Webhook.ts'
 
 /** A page of a list filtered by a literal, case-insensitive substring `q`. */
 export type ListQuery = { q?: string; limit: number; offset: number }
@@ -152,6 +153,12 @@ export type AgentStore = {
   rotateApiKey(name: string, fromHash: string, toHash: string): Promise<boolean>
   /** A page of the agents that pass every filter of `query`, in its order; with the total that pass. */
   listAgents(query: AgentListQuery): Promise<{ agents: AgentRecord[]; total: number }>
+  /**
+   * Sync: up to `limit` agents, withdrawn ones included, whose name key is after `after` (from the start when null)
+   * and that changed at or after `since` (`updatedAt`; any when null), by name key. Ordered by a key no write changes,
+   * so a pass over the pages sees each agent once, however many change meanwhile.
+   */
+  syncAgents(query: { after: string | null; since: Date | null; limit: number }): Promise<AgentRecord[]>
   /**
    * The first instant (epoch ms) after `now` at which any agent's liveness changes with time alone (the least
    * `livenessChangesAt` over every agent); Infinity when none can.
@@ -305,6 +312,32 @@ export type MailStore = {
   getMail(id: string): Promise<OutboxEntry | null>
 }
 
+/** Webhook endpoints and their outbox of deliveries (docs/webhooks.md). */
+export type WebhookStore = {
+  /**
+   * Stores an endpoint unless its owner (the agent's own endpoints, `taskId` null, or one task's) has `max` already,
+   * counted in the same transaction; false when full.
+   */
+  insertWebhook(webhook: WebhookRecord, max: number): Promise<boolean>
+  /** An owner's endpoints (the agent's own when `taskId` is null, else that task's), oldest first. */
+  listWebhooks(agentKey: string, taskId: string | null): Promise<WebhookRecord[]>
+  /** Deletes an owner's endpoint and its deliveries; false when the owner has none with that id. */
+  deleteWebhook(id: string, agentKey: string, taskId: string | null): Promise<boolean>
+  /** Where an event of task `taskId` (sold by `agentKey`) goes: the agent's own endpoints and the task's. */
+  webhooksFor(agentKey: string, taskId: string): Promise<WebhookRecord[]>
+  /** Adds deliveries; one whose endpoint already has a delivery of its event is skipped (fanning out twice is safe). */
+  enqueueDeliveries(deliveries: WebhookDelivery[]): Promise<void>
+  /**
+   * Claims up to `limit` deliveries due at `now` (neither delivered nor given up), soonest first: each gets one more
+   * attempt and is leased until `leaseUntil`, so racing senders never send one twice at once.
+   */
+  claimDueDeliveries(now: Date, leaseUntil: Date, limit: number): Promise<WebhookDelivery[]>
+  /** Records how an attempt ended: delivered, to retry at a time, or given up. */
+  settleDelivery(id: string, outcome: WebhookOutcome): Promise<void>
+  /** An endpoint's newest `limit` deliveries, newest first. */
+  listDeliveries(webhookId: string, limit: number): Promise<WebhookDelivery[]>
+}
+
 /** Small shared values (secrets, replay markers, spent wallet proofs), updated atomically across processes. */
 export type KvStore = {
   /** A JSON value kept under `key` (settings, payment-library replay markers), or null. */
@@ -343,4 +376,11 @@ export type StoreLifecycle = {
  * What the core needs from a database: every aggregate's port together. Each write that must be atomic with its
  * feed events or claims is one method, so a store implements it in one transaction.
  */
-export type Store = AgentStore & UserStore & FeedStore & TaskStore & MailStore & KvStore & StoreLifecycle
+export type Store = AgentStore &
+  UserStore &
+  FeedStore &
+  TaskStore &
+  MailStore &
+  WebhookStore &
+  KvStore &
+  StoreLifecycle

@@ -112,7 +112,7 @@ export type RouteTool = {
 export type RouteRow = {
   /** The OpenAPI operationId. */
   id: string
-  method: 'GET' | 'POST' | 'PUT'
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE'
   /** The path under `/api` (and `/api/v1`), with `{param}` segments. */
   path: string
   summary: string

@@ -1,6 +1,6 @@
 import { A2A_MEDIA_TYPE, wantsA2aMediaType } from '../A2aCard.ts'
 import { RegisterAgentInput, UpdateAgentInput } from '../Agent.ts'
-import { AgentListInput } from '../actions/agents/index.ts'
+import { AgentListInput, isSyncQuery } from '../actions/agents/index.ts'
 import { PaidOfferQuery, RatingListInput, RefundInput, type TaskAnswer } from '../actions/tasks/index.ts'
 import type { ProvedRequest } from '../actions/users/index.ts'
 import { UserListInput } from '../actions/users/index.ts'
@@ -21,6 +21,7 @@ import {
   VerifyPaymentInput,
 } from '../Task.ts'
 import { PairAgentInput, UpdateUserInput } from '../User.ts'
+import { WebhookInput } from '../Webhook.ts'
 import { feedStream, wantsEventStream } from './feedStream.ts'
 import type { RouteCall, RouteJson, RouteRow, ToolArgument } from './RouteRow.ts'
 
@@ -87,7 +88,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     summary: 'Browse, search, filter and sort agents (default: most recently active first)',
     tag: 'Agents',
     description:
-      "Public. Pages through the agents listed on the marketplace. `q` matches a literal, case-insensitive text in the name, the bio or a skill's name, slug or description; `type`, `max_price`, `status` and `owner` filter; `sort` orders by activity (default), trust, price or age. The answer is cached until something changes.",
+      "Public. Pages through the agents listed on the marketplace. `q` matches a literal, case-insensitive text in the name, the bio or a skill's name, slug or description; `type`, `max_price`, `status` and `owner` filter; `sort` orders by activity (default), trust, price or age. The answer is cached until something changes. Withdrawn (deleted) listings are left out. Sync: with `updated_since` (and then the answer's `next_cursor` as `cursor`, alone with `limit`, default 100) the agents changed since then come by name, deprecated ones with their message and deleted ones as tombstones, each once per pass whatever changes meanwhile; the last page's `next_updated_since` starts the next sync.",
     auth: 'none',
     query: AgentListInput,
     ok: { status: 200, response: 'AgentList', description: 'A page of agents' },
@@ -96,10 +97,11 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     tool: {
       name: 'search_agents',
       description:
-        'Find agents. q: a literal, case-insensitive text in the name, the bio, or a skill name, slug or description; filters type (free/paid), max_price (USDC), status (live/idle/off), owner; sort activity (default), trust, price or new.',
+        'Find agents. q: a literal, case-insensitive text in the name, the bio, or a skill name, slug or description; filters type (free/paid), max_price (USDC), status (live/idle/off), owner; sort activity (default), trust, price or new. Sync a catalog: updated_since (then cursor = next_cursor, with limit only) pages every agent changed since then by name, tombstones included.',
       params: {},
     },
-    call: async (market, { query }) => json(await market.listAgents(query)),
+    call: async (market, { query }) =>
+      json(await (isSyncQuery(query) ? market.syncAgents(query) : market.listAgents(query))),
   },
   {
     id: 'getAgent',
@@ -361,7 +363,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       {
         name: 'Buyer-Key',
         description:
-          "The API key of the agent named as buyer, needed when its owner set it a spending budget (else Authorization: Bearer with that key); an order outside the budget is 403 budget_exceeded",
+          'The API key of the agent named as buyer, needed when its owner set it a spending budget (else Authorization: Bearer with that key); an order outside the budget is 403 budget_exceeded',
         required: false,
       },
     ],
@@ -442,7 +444,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       {
         name: 'Buyer-Key',
         description:
-          "The API key of the agent named as buyer, needed when its owner set it a spending budget (else Authorization: Bearer with that key); an order outside the budget is 403 budget_exceeded",
+          'The API key of the agent named as buyer, needed when its owner set it a spending budget (else Authorization: Bearer with that key); an order outside the budget is 403 budget_exceeded',
         required: false,
       },
       {
@@ -621,6 +623,21 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     call: async (market, { params, query }) => json(await market.listRatings(params.name ?? '', query)),
   },
   {
+    id: 'withdrawListing',
+    method: 'DELETE',
+    path: '/agents/{name}/listing',
+    summary:
+      "Withdraw the agent's listing: out of lists and search, no new orders, a tombstone for sync (its key)",
+    tag: 'Agents',
+    description:
+      'With the agent\'s key: its listing becomes deleted. It leaves the agent list and search, new orders are refused (409 agent_deleted), and sync returns it as a tombstone; its record, tasks and their results stay readable. PUT with {"listing": "active"} lists it again; {"listing": "deprecated", "listingMessage": "…"} keeps it listed with a notice.',
+    auth: 'bearer',
+    ok: { status: 200, response: 'AgentUpdate', description: 'The agent, withdrawn, with `warnings`' },
+    problems: [...BODY_PROBLEMS, 401, 403, 404],
+    call: async (market, { params, apiKey }) =>
+      json(await market.updateAgent(params.name ?? '', apiKey, { listing: 'deleted' })),
+  },
+  {
     id: 'setBudget',
     method: 'PUT',
     path: '/agents/{name}/budget',
@@ -658,6 +675,91 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       params: { name: agentName },
     },
     call: async (market, { params, apiKey }) => json(await market.readBudget(params.name ?? '', apiKey)),
+  },
+  {
+    id: 'addWebhook',
+    method: 'POST',
+    path: '/agents/{name}/webhooks',
+    summary: "Add a webhook endpoint for events of every one of the seller's tasks (the seller's key)",
+    tag: 'Agents',
+    description:
+      "With the seller's key: an endpoint (url, events: any of task.paid, task.delivered, task.completed, task.expired, task.refunded; default all) that receives each event of the seller's tasks as a POST in the Standard Webhooks format (webhook-id, webhook-timestamp, webhook-signature: HMAC-SHA256 under the endpoint's secret), retried with back-off for about 8 hours. The secret (whsec_…) is in this answer only. Private, loopback and link-local addresses are refused, when the endpoint is added and again at each delivery (docs/webhooks.md). At most 10 endpoints.",
+    auth: 'bearer',
+    body: WebhookInput,
+    ok: { status: 201, response: 'NewWebhook', description: 'Added; keep the secret, it is not shown again' },
+    problems: [...BODY_PROBLEMS, 401, 403, 404, 409],
+    call: async (market, { params, apiKey, body }) =>
+      json(await market.addWebhook(params.name ?? '', apiKey, body ?? {})),
+  },
+  {
+    id: 'listWebhooks',
+    method: 'GET',
+    path: '/agents/{name}/webhooks',
+    summary:
+      "The seller's webhook endpoints, each with its latest deliveries and their attempts (the seller's key)",
+    tag: 'Agents',
+    description:
+      "With the seller's key: its endpoints, each with its 20 latest deliveries: type, status (pending, delivered, failed), attempts, the receiver's last HTTP status, error and latency, and the next attempt.",
+    auth: 'bearer',
+    ok: { status: 200, response: 'WebhookList', description: 'The endpoints and their deliveries' },
+    problems: [401, 403, 404],
+    call: async (market, { params, apiKey }) => json(await market.listWebhooks(params.name ?? '', apiKey)),
+  },
+  {
+    id: 'deleteWebhook',
+    method: 'DELETE',
+    path: '/agents/{name}/webhooks/{id}',
+    summary: "Delete one of the seller's webhook endpoints and its deliveries (the seller's key)",
+    tag: 'Agents',
+    description:
+      "With the seller's key: the endpoint stops receiving events at once; its queued deliveries are dropped.",
+    auth: 'bearer',
+    ok: { status: 200, response: 'Deleted', description: 'Deleted' },
+    problems: [...BODY_PROBLEMS, 401, 403, 404],
+    call: async (market, { params, apiKey }) =>
+      json(await market.deleteWebhook(params.name ?? '', apiKey, params.id ?? '')),
+  },
+  {
+    id: 'addTaskWebhook',
+    method: 'POST',
+    path: '/agents/{name}/tasks/{id}/webhooks',
+    summary: "Add a webhook endpoint for one task's events (the buyer: the task id is its capability)",
+    tag: 'Tasks',
+    description:
+      "Whoever holds the task id (the buyer) adds an endpoint for this task's events, instead of polling: the same format, signing, retries and address rules as a seller's endpoints. The secret (whsec_…) is in this answer only. At most 5 per task.",
+    auth: 'none',
+    body: WebhookInput,
+    ok: { status: 201, response: 'NewWebhook', description: 'Added; keep the secret, it is not shown again' },
+    problems: [...BODY_PROBLEMS, 404, 409],
+    call: async (market, { params, body }) =>
+      json(await market.addTaskWebhook(params.name ?? '', params.id ?? '', body ?? {})),
+  },
+  {
+    id: 'listTaskWebhooks',
+    method: 'GET',
+    path: '/agents/{name}/tasks/{id}/webhooks',
+    summary: "A task's webhook endpoints with their latest deliveries (the task id)",
+    tag: 'Tasks',
+    description:
+      "The task's endpoints (not the seller's), each with its 20 latest deliveries and their attempts.",
+    auth: 'none',
+    ok: { status: 200, response: 'WebhookList', description: 'The endpoints and their deliveries' },
+    problems: [404],
+    call: async (market, { params }) =>
+      json(await market.listTaskWebhooks(params.name ?? '', params.id ?? '')),
+  },
+  {
+    id: 'deleteTaskWebhook',
+    method: 'DELETE',
+    path: '/agents/{name}/tasks/{id}/webhooks/{webhook}',
+    summary: "Delete one of a task's webhook endpoints (the task id)",
+    tag: 'Tasks',
+    description: 'The endpoint stops receiving events at once; its queued deliveries are dropped.',
+    auth: 'none',
+    ok: { status: 200, response: 'Deleted', description: 'Deleted' },
+    problems: [...BODY_PROBLEMS, 404],
+    call: async (market, { params }) =>
+      json(await market.deleteTaskWebhook(params.name ?? '', params.id ?? '', params.webhook ?? '')),
   },
   {
     id: 'pairAgent',
@@ -754,14 +856,15 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       'Recent public events, newest first; with Accept: text/event-stream, a live stream (Last-Event-ID resumes)',
     tag: 'Feed',
     description:
-      'Public. Recent marketplace events (registrations, skills, milestones, orders), newest first. With Accept: text/event-stream the answer is a live stream instead; Last-Event-ID resumes where a stream stopped.',
+      'Public. Recent marketplace events (registrations, skills, milestones, orders), newest first. With Accept: text/event-stream the answer is a live stream instead; Last-Event-ID resumes where a stream stopped. Sync: updated_since (then cursor = next_cursor) pages the events from that time on, oldest first; the order is final (events get their ids in commit order), so polling with next_cursor never skips one.',
     auth: 'none',
     query: FeedQueryInput,
     ok: { status: 200, response: 'Feed', description: 'Events, or a text/event-stream', eventStream: true },
     problems: [400],
     tool: {
       name: 'live_feed',
-      description: 'Recent marketplace events, newest first (registrations, skills, milestones, orders).',
+      description:
+        'Recent marketplace events, newest first (registrations, skills, milestones, orders). Sync: updated_since, then cursor = next_cursor, oldest first.',
       params: {},
     },
     call: async (market, call) =>

@@ -1,8 +1,10 @@
 import * as v from 'valibot'
+import { LISTING_STATES } from '../AgentSync.ts'
 import { ERROR_CODES, type ErrorCode } from '../errors.ts'
 import { FEED_EVENT_KINDS } from '../Feed.ts'
 import { TASK_ENTRY_AUTHORS, TASK_ENTRY_KINDS, TASK_OUTCOMES } from '../Job.ts'
 import { TASK_STATUSES } from '../Task.ts'
+import { WEBHOOK_EVENT_TYPES } from '../Webhook.ts'
 
 /**
  * What every operation answers, as valibot schemas: converted into the OpenAPI document, and checked against real
@@ -66,6 +68,9 @@ const agentProfile = {
   }),
   owner: Owner,
   createdAt: timestamp,
+  updatedAt: timestamp,
+  listing: v.picklist(LISTING_STATES),
+  listingMessage: nullableText,
   cardUrl: text,
   pageUrl: text,
 }
@@ -267,6 +272,30 @@ const Budget = v.strictObject({
   resets_at: text,
 })
 
+/** One webhook delivery with its attempts (Webhook.ts WebhookDeliveryView). */
+const WebhookDelivery = v.strictObject({
+  id: text,
+  event_id: text,
+  type: v.picklist(WEBHOOK_EVENT_TYPES),
+  status: v.picklist(['pending', 'delivered', 'failed']),
+  attempts: v.number(),
+  next_attempt_at: nullableText,
+  delivered_at: nullableText,
+  last_status: v.nullable(v.number()),
+  last_error: nullableText,
+  last_latency_ms: v.nullable(v.number()),
+  created_at: text,
+})
+
+const webhookFields = {
+  id: text,
+  url: text,
+  events: v.array(v.picklist(WEBHOOK_EVENT_TYPES)),
+  task_id: nullableText,
+  created_at: text,
+  deliveries: v.array(WebhookDelivery),
+}
+
 const taskFields = {
   task_id: v.pipe(v.string(), v.regex(/^task_[0-9a-f]{32}$/)),
   agent: text,
@@ -381,7 +410,21 @@ export const RESPONSE_SCHEMAS = {
   Agent,
   /** The updated agent, and what keeps it from selling yet (as at registration). */
   AgentUpdate: v.strictObject({ ...Agent.entries, warnings: v.array(text) }),
-  AgentList: v.strictObject({ agents: v.array(AgentSummary), ...page }),
+  AgentList: v.union([
+    v.strictObject({ agents: v.array(AgentSummary), ...page }),
+    // Sync (cursor or updated_since): by name, tombstones included, with where to go on.
+    v.strictObject({
+      agents: v.array(
+        v.union([
+          AgentSummary,
+          v.strictObject({ name: text, listing: v.literal('deleted'), updatedAt: timestamp }),
+        ]),
+      ),
+      limit: v.number(),
+      next_cursor: nullableText,
+      next_updated_since: text,
+    }),
+  ]),
   Heartbeat: v.strictObject({ status: v.literal('live'), lastSeen: timestamp, agent: text }),
   Milestone,
   RatingPage: v.strictObject({
@@ -497,6 +540,8 @@ export const RESPONSE_SCHEMAS = {
         summary: text,
       }),
     ),
+    // A sync page (cursor or updated_since): where the next one starts.
+    next_cursor: v.optional(text),
   }),
   Health: v.strictObject({
     status: v.picklist(['ok', 'error']),
@@ -526,6 +571,10 @@ export const RESPONSE_SCHEMAS = {
   PaymentVerified: v.strictObject({ verified: v.literal(true), task: Task }),
   PaymentPending: PendingVerification,
   Budget,
+  /** A new endpoint: its signing secret (whsec_…) is in this answer only. */
+  NewWebhook: v.strictObject({ ...webhookFields, secret: text }),
+  WebhookList: v.strictObject({ webhooks: v.array(v.strictObject(webhookFields)) }),
+  Deleted: v.strictObject({ deleted: v.literal(true) }),
   Problem: v.strictObject({
     type: text,
     title: text,

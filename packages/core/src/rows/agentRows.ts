@@ -1,6 +1,7 @@
 import type { Address } from 'viem'
 import { type AgentRecord, nameKey } from '../Agent.ts'
 import { cheapestPurchasable } from '../AgentSearch.ts'
+import type { Listing } from '../AgentSync.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import type { SkillRecord } from '../Skill.ts'
@@ -46,6 +47,8 @@ export type AgentRow = {
   trustCreditBaseUnits: number
   payingBuyers: number
   ownerProven: number
+  listing: string
+  listingMessage: string | null
   skillText: string
   cheapestPriceBaseUnits: number | null
   sellsFree: number
@@ -95,7 +98,15 @@ export type MilestoneRow = {
 }
 
 /** A feed event's row (`events`): `seq` is the public id, `data` JSON text. */
-export type EventRow = { seq: number; kind: string; agent: string; at: number; summary: string; data: string }
+export type EventRow = {
+  seq: number
+  kind: string
+  agent: string
+  at: number
+  summary: string
+  data: string
+  taskId: string | null
+}
 
 /** Joins the searched texts of an agent's skills: a control character, which q cannot hold, so no match spans two. */
 const SKILL_TEXT_SEPARATOR = '\u001f'
@@ -202,6 +213,9 @@ export function toAgentRecord(row: AgentRow, skillRows: SkillRow[]): AgentRecord
     trustCreditBaseUnits: BigInt(row.trustCreditBaseUnits),
     payingBuyers: row.payingBuyers,
     ownerProven: row.ownerProven === 1,
+    // Absent when at their defaults, as records made in code leave them.
+    ...(row.listing !== 'active' && { listing: row.listing as Listing }),
+    ...(row.listingMessage !== null && { listingMessage: row.listingMessage }),
   }
 }
 
@@ -242,6 +256,8 @@ export function toAgentRow(agent: AgentRecord): AgentRow {
     trustCreditBaseUnits: Number(agent.trustCreditBaseUnits),
     payingBuyers: agent.payingBuyers,
     ownerProven: agent.ownerProven ? 1 : 0,
+    listing: agent.listing ?? 'active',
+    listingMessage: agent.listingMessage ?? null,
     ...skillColumns(agent.skills),
   }
 }
@@ -295,6 +311,7 @@ export function toEventRow(event: FeedEventInput): Omit<EventRow, 'seq'> {
     at: event.at.getTime(),
     summary: event.summary,
     data: JSON.stringify(event.data),
+    taskId: event.taskId ?? null,
   }
 }
 
@@ -307,5 +324,6 @@ export function toEventRecord(row: EventRow): FeedEventRecord {
     at: new Date(row.at),
     summary: row.summary,
     data: JSON.parse(row.data),
+    ...(row.taskId !== null && { taskId: row.taskId }),
   }
 }

@@ -43,6 +43,29 @@ async function names(store: Store, query: Partial<AgentListQuery>): Promise<stri
 /** The conformance cases of the agent list: what `q` matches, each filter, each order and paging through them. */
 export function agentListCases(test: StoreTest, withStore: WithStore): void {
   test(
+    'behavior: syncAgents pages by name key after a key, since a time, withdrawn listings included; lists leave them out',
+    withStore(async (store) => {
+      await insertAll(store, [
+        { name: 'Delta', updatedAt: at(5) },
+        { name: 'alpha', updatedAt: at(1) },
+        { name: 'charlie', updatedAt: at(9), listing: 'deleted' },
+        { name: 'bravo', updatedAt: at(7), listing: 'deprecated', listingMessage: 'use delta' },
+      ])
+      const sync = async (after: string | null, since: Date | null, limit = 10) =>
+        (await store.syncAgents({ after, since, limit })).map((agent) => agent.name)
+      same(await sync(null, null), ['alpha', 'bravo', 'charlie', 'Delta'])
+      same(await sync('bravo', null, 1), ['charlie'])
+      same(await sync(null, at(5)), ['bravo', 'charlie', 'Delta'])
+      same(await sync('charlie', at(5)), ['Delta'])
+      const [bravo] = await store.syncAgents({ after: 'alpha', since: null, limit: 1 })
+      equal(bravo?.listing, 'deprecated')
+      equal(bravo?.listingMessage, 'use delta')
+      same((await names(store, {})).sort(), ['Delta', 'alpha', 'bravo'])
+      equal((await store.listAgents({ limit: 10, offset: 0 } as AgentListQuery)).total, 3)
+    }),
+  )
+
+  test(
     'behavior: q finds skill names, slugs and descriptions as well as name and bio, long or short, any case',
     withStore(async (store) => {
       await insertAll(store, [

@@ -21,9 +21,9 @@ const capOf = (limit: bigint, now = 5): SpendCap => ({
   now: at(now),
 })
 
-/** An order of 10,000 base units naming `buyer` (any case), awaiting payment until minute 60. */
+/** An order of 10,000 base units by `buyer` (any case; with its key), awaiting payment until minute 60. */
 const order = (buyer = 'Bot', overrides: Parameters<typeof sampleTask>[0] = {}) =>
-  sampleTask({ buyer, expiresAt: at(60), createdAt: at(1), ...overrides })
+  sampleTask({ buyer, buyerKey: buyer.toLowerCase(), expiresAt: at(60), createdAt: at(1), ...overrides })
 
 /** The conformance cases of spending budgets (Store.insertTask with a cap, budgetUsage). */
 export function budgetStoreCases(test: StoreTest, withStore: WithStore): void {
@@ -35,8 +35,11 @@ export function budgetStoreCases(test: StoreTest, withStore: WithStore): void {
       const held = order('bot')
       const expired = order('bot', { expiresAt: at(3) })
       const otherBuyer = order('someone')
+      // Naming the buyer without its key counts nothing.
+      const unproven = order('bot', { buyerKey: null })
       const otherDay = order('bot', { createdAt: at(24 * 60) })
-      for (const task of [paid, held, expired, otherBuyer, otherDay]) await store.insertTask(task, [])
+      for (const task of [paid, held, expired, otherBuyer, otherDay, unproven])
+        await store.insertTask(task, [])
       same(await store.budgetUsage('bot', at(0), at(24 * 60), at(5)), {
         spentBaseUnits: 10_000n,
         heldBaseUnits: 10_000n,

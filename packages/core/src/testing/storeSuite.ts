@@ -7,6 +7,7 @@ import { kvStoreCases } from './kvCases.ts'
 import { mailStoreCases } from './mailCases.ts'
 import { taskStoreCases } from './taskCases.ts'
 import { userStoreCases } from './userCases.ts'
+import { webhookStoreCases } from './webhookCases.ts'
 
 export { sampleAgent, sampleEvent, sampleSkill, sampleTask, sampleUser } from './fixtures.ts'
 
@@ -42,5 +43,6 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
     budgetStoreCases(test, withStore)
   })
   describe(`Store conformance: ${adapterName} > MailStore`, () => mailStoreCases(test, withStore))
+  describe(`Store conformance: ${adapterName} > WebhookStore`, () => webhookStoreCases(test, withStore))
   describe(`Store conformance: ${adapterName} > KvStore`, () => kvStoreCases(test, withStore))
 }

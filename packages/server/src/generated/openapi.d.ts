@@ -144,6 +144,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agents/{name}/listing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Withdraw the agent's listing: out of lists and search, no new orders, a tombstone for sync (its key)
+         * @description With the agent's key: its listing becomes deleted. It leaves the agent list and search, new orders are refused (409 agent_deleted), and sync returns it as a tombstone; its record, tasks and their results stay readable. PUT with {"listing": "active"} lists it again; {"listing": "deprecated", "listingMessage": "…"} keeps it listed with a notice.
+         */
+        delete: operations["withdrawListing"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/{name}/milestones": {
         parameters: {
             query?: never;
@@ -396,6 +416,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agents/{name}/tasks/{id}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A task's webhook endpoints with their latest deliveries (the task id)
+         * @description The task's endpoints (not the seller's), each with its 20 latest deliveries and their attempts.
+         */
+        get: operations["listTaskWebhooks"];
+        put?: never;
+        /**
+         * Add a webhook endpoint for one task's events (the buyer: the task id is its capability)
+         * @description Whoever holds the task id (the buyer) adds an endpoint for this task's events, instead of polling: the same format, signing, retries and address rules as a seller's endpoints. The secret (whsec_…) is in this answer only. At most 5 per task.
+         */
+        post: operations["addTaskWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agents/{name}/tasks/{id}/webhooks/{webhook}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete one of a task's webhook endpoints (the task id)
+         * @description The endpoint stops receiving events at once; its queued deliveries are dropped.
+         */
+        delete: operations["deleteTaskWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agents/{name}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The seller's webhook endpoints, each with its latest deliveries and their attempts (the seller's key)
+         * @description With the seller's key: its endpoints, each with its 20 latest deliveries: type, status (pending, delivered, failed), attempts, the receiver's last HTTP status, error and latency, and the next attempt.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Add a webhook endpoint for events of every one of the seller's tasks (the seller's key)
+         * @description With the seller's key: an endpoint (url, events: any of task.paid, task.delivered, task.completed, task.expired, task.refunded; default all) that receives each event of the seller's tasks as a POST in the Standard Webhooks format (webhook-id, webhook-timestamp, webhook-signature: HMAC-SHA256 under the endpoint's secret), retried with back-off for about 8 hours. The secret (whsec_…) is in this answer only. Private, loopback and link-local addresses are refused, when the endpoint is added and again at each delivery (docs/webhooks.md). At most 10 endpoints.
+         */
+        post: operations["addWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agents/{name}/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete one of the seller's webhook endpoints and its deliveries (the seller's key)
+         * @description With the seller's key: the endpoint stops receiving events at once; its queued deliveries are dropped.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agents/register": {
         parameters: {
             query?: never;
@@ -425,7 +533,7 @@ export interface paths {
         };
         /**
          * Browse, search, filter and sort agents (default: most recently active first)
-         * @description Public. Pages through the agents listed on the marketplace. `q` matches a literal, case-insensitive text in the name, the bio or a skill's name, slug or description; `type`, `max_price`, `status` and `owner` filter; `sort` orders by activity (default), trust, price or age. The answer is cached until something changes.
+         * @description Public. Pages through the agents listed on the marketplace. `q` matches a literal, case-insensitive text in the name, the bio or a skill's name, slug or description; `type`, `max_price`, `status` and `owner` filter; `sort` orders by activity (default), trust, price or age. The answer is cached until something changes. Withdrawn (deleted) listings are left out. Sync: with `updated_since` (and then the answer's `next_cursor` as `cursor`, alone with `limit`, default 100) the agents changed since then come by name, deprecated ones with their message and deleted ones as tombstones, each once per pass whatever changes meanwhile; the last page's `next_updated_since` starts the next sync.
          */
         get: operations["listAgents"];
         put?: never;
@@ -569,7 +677,7 @@ export interface paths {
         };
         /**
          * Recent public events, newest first; with Accept: text/event-stream, a live stream (Last-Event-ID resumes)
-         * @description Public. Recent marketplace events (registrations, skills, milestones, orders), newest first. With Accept: text/event-stream the answer is a live stream instead; Last-Event-ID resumes where a stream stopped.
+         * @description Public. Recent marketplace events (registrations, skills, milestones, orders), newest first. With Accept: text/event-stream the answer is a live stream instead; Last-Event-ID resumes where a stream stopped. Sync: updated_since (then cursor = next_cursor) pages the events from that time on, oldest first; the order is final (events get their ids in commit order), so polling with next_cursor never skips one.
          */
         get: operations["liveFeed"];
         put?: never;
@@ -681,6 +789,9 @@ export interface components {
                 /** @enum {string} */
                 status: "live" | "idle" | "off";
             };
+            /** @enum {string} */
+            listing: "active" | "deprecated" | "deleted";
+            listingMessage: string | null;
             milestones: {
                 /** Format: date-time */
                 createdAt: string;
@@ -725,6 +836,8 @@ export interface components {
             /** @constant */
             status: "free";
             trustScore: number;
+            /** Format: date-time */
+            updatedAt: string;
             walletAddress: string | null;
         };
         AgentCard: {
@@ -877,6 +990,9 @@ export interface components {
                     /** @enum {string} */
                     status: "live" | "idle" | "off";
                 };
+                /** @enum {string} */
+                listing: "active" | "deprecated" | "deleted";
+                listingMessage: string | null;
                 model: string | null;
                 name: string;
                 owner: {
@@ -895,11 +1011,67 @@ export interface components {
                 /** @constant */
                 status: "free";
                 trustScore: number;
+                /** Format: date-time */
+                updatedAt: string;
                 walletAddress: string | null;
             }[];
             limit: number;
             offset: number;
             total: number;
+        } | {
+            agents: ({
+                basename: string | null;
+                bio: string | null;
+                cardUrl: string;
+                /** Format: date-time */
+                createdAt: string;
+                deliveries: {
+                    completed: number;
+                    disputes: number;
+                    late: number;
+                    onTime: number;
+                    onTimeRatio: number | null;
+                    refunds: number;
+                };
+                heartbeat: {
+                    lastSeen: string | null;
+                    /** @enum {string} */
+                    status: "live" | "idle" | "off";
+                };
+                /** @enum {string} */
+                listing: "active" | "deprecated" | "deleted";
+                listingMessage: string | null;
+                model: string | null;
+                name: string;
+                owner: {
+                    username: string;
+                } | null;
+                pageUrl: string;
+                /** @enum {string} */
+                platform: "primaryplatform" | "other";
+                purchasableCount: number;
+                ratings: {
+                    average: number | null;
+                    buyers: number;
+                    count: number;
+                };
+                skillCount: number;
+                /** @constant */
+                status: "free";
+                trustScore: number;
+                /** Format: date-time */
+                updatedAt: string;
+                walletAddress: string | null;
+            } | {
+                /** @constant */
+                listing: "deleted";
+                name: string;
+                /** Format: date-time */
+                updatedAt: string;
+            })[];
+            limit: number;
+            next_cursor: string | null;
+            next_updated_since: string;
         };
         AgentRegistration: {
             active: boolean;
@@ -938,6 +1110,9 @@ export interface components {
                 /** @enum {string} */
                 status: "live" | "idle" | "off";
             };
+            /** @enum {string} */
+            listing: "active" | "deprecated" | "deleted";
+            listingMessage: string | null;
             milestones: {
                 /** Format: date-time */
                 createdAt: string;
@@ -982,6 +1157,8 @@ export interface components {
             /** @constant */
             status: "free";
             trustScore: number;
+            /** Format: date-time */
+            updatedAt: string;
             walletAddress: string | null;
             warnings: string[];
         };
@@ -1000,6 +1177,10 @@ export interface components {
             signer: string;
             spent_today: number;
         };
+        Deleted: {
+            /** @constant */
+            deleted: true;
+        };
         Feed: {
             events: {
                 agent: string;
@@ -1010,6 +1191,7 @@ export interface components {
                 kind: "agent.registered" | "agent.updated" | "agent.claimed" | "skill.published" | "milestone.recorded" | "agent.online" | "task.created" | "task.paid" | "task.completed" | "task.delivered" | "task.rejected" | "task.late" | "task.refunded" | "task.rated";
                 summary: string;
             }[];
+            next_cursor?: string;
         };
         Health: {
             /** @enum {string} */
@@ -1090,6 +1272,29 @@ export interface components {
             offset: number;
             total: number;
         };
+        NewWebhook: {
+            created_at: string;
+            deliveries: {
+                attempts: number;
+                created_at: string;
+                delivered_at: string | null;
+                event_id: string;
+                id: string;
+                last_error: string | null;
+                last_latency_ms: number | null;
+                last_status: number | null;
+                next_attempt_at: string | null;
+                /** @enum {string} */
+                status: "pending" | "delivered" | "failed";
+                /** @enum {string} */
+                type: "task.paid" | "task.delivered" | "task.completed" | "task.expired" | "task.refunded";
+            }[];
+            events: ("task.paid" | "task.delivered" | "task.completed" | "task.expired" | "task.refunded")[];
+            id: string;
+            secret: string;
+            task_id: string | null;
+            url: string;
+        };
         PaidOfferPage: {
             next: string | null;
             offers: {
@@ -1129,6 +1334,9 @@ export interface components {
                     /** @enum {string} */
                     status: "live" | "idle" | "off";
                 };
+                /** @enum {string} */
+                listing: "active" | "deprecated" | "deleted";
+                listingMessage: string | null;
                 milestones: {
                     /** Format: date-time */
                     createdAt: string;
@@ -1173,6 +1381,8 @@ export interface components {
                 /** @constant */
                 status: "free";
                 trustScore: number;
+                /** Format: date-time */
+                updatedAt: string;
                 walletAddress: string | null;
             };
             user: {
@@ -1195,6 +1405,9 @@ export interface components {
                         /** @enum {string} */
                         status: "live" | "idle" | "off";
                     };
+                    /** @enum {string} */
+                    listing: "active" | "deprecated" | "deleted";
+                    listingMessage: string | null;
                     model: string | null;
                     name: string;
                     owner: {
@@ -1213,6 +1426,8 @@ export interface components {
                     /** @constant */
                     status: "free";
                     trustScore: number;
+                    /** Format: date-time */
+                    updatedAt: string;
                     walletAddress: string | null;
                 }[];
                 bio: string | null;
@@ -1413,7 +1628,7 @@ export interface components {
                 resets_at: string;
             };
             /** @enum {string} */
-            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "buyer_key_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "budget_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "task_overdue" | "task_not_delivered" | "no_buyer_wallet" | "refund_not_verifiable" | "seller_has_no_wallet" | "api_key_changed" | "no_proven_owner" | "budget_superseded" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "job_terms_mismatch" | "tx_is_a_refund" | "decided_on_chain" | "result_committed" | "not_ratable" | "already_rated" | "rating_not_allowed" | "budget_exceeded" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
+            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "buyer_key_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "budget_not_found" | "webhook_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "task_overdue" | "task_not_delivered" | "no_buyer_wallet" | "refund_not_verifiable" | "seller_has_no_wallet" | "api_key_changed" | "no_proven_owner" | "agent_deleted" | "budget_superseded" | "too_many_webhooks" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "job_terms_mismatch" | "tx_is_a_refund" | "decided_on_chain" | "result_committed" | "not_ratable" | "already_rated" | "rating_not_allowed" | "budget_exceeded" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
             detail: string;
             errors?: {
                 detail: string;
@@ -2185,6 +2400,9 @@ export interface components {
                     /** @enum {string} */
                     status: "live" | "idle" | "off";
                 };
+                /** @enum {string} */
+                listing: "active" | "deprecated" | "deleted";
+                listingMessage: string | null;
                 model: string | null;
                 name: string;
                 owner: {
@@ -2203,6 +2421,8 @@ export interface components {
                 /** @constant */
                 status: "free";
                 trustScore: number;
+                /** Format: date-time */
+                updatedAt: string;
                 walletAddress: string | null;
             }[];
             bio: string | null;
@@ -2223,6 +2443,30 @@ export interface components {
                 /** Format: date-time */
                 createdAt: string;
                 username: string;
+            }[];
+        };
+        WebhookList: {
+            webhooks: {
+                created_at: string;
+                deliveries: {
+                    attempts: number;
+                    created_at: string;
+                    delivered_at: string | null;
+                    event_id: string;
+                    id: string;
+                    last_error: string | null;
+                    last_latency_ms: number | null;
+                    last_status: number | null;
+                    next_attempt_at: string | null;
+                    /** @enum {string} */
+                    status: "pending" | "delivered" | "failed";
+                    /** @enum {string} */
+                    type: "task.paid" | "task.delivered" | "task.completed" | "task.expired" | "task.refunded";
+                }[];
+                events: ("task.paid" | "task.delivered" | "task.completed" | "task.expired" | "task.refunded")[];
+                id: string;
+                task_id: string | null;
+                url: string;
             }[];
         };
     };
@@ -2283,6 +2527,12 @@ export interface operations {
                 "application/json": {
                     basename?: string | null;
                     bio?: string | null;
+                    /**
+                     * @description active (listed), deprecated (listed, with listingMessage saying what to use instead), deleted (withdrawn: out of lists and search, takes no orders, kept as a tombstone for sync).
+                     * @enum {string}
+                     */
+                    listing?: "active" | "deprecated" | "deleted";
+                    listingMessage?: string | null;
                     model?: string | null;
                     /** @enum {string} */
                     platform?: "primaryplatform" | "other";
@@ -2788,6 +3038,97 @@ export interface operations {
             };
             /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    withdrawListing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent, withdrawn, with `warnings` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentUpdate"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Valid credentials that may not act here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4279,6 +4620,483 @@ export interface operations {
             };
         };
     };
+    listTaskWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints and their deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    addTaskWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    events?: ("task.paid" | "task.delivered" | "task.completed" | "task.expired" | "task.refunded")[];
+                    /** Format: uri */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Added; keep the secret, it is not shown again */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewWebhook"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteTaskWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+                webhook: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deleted"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints and their deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Valid credentials that may not act here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    addWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    events?: ("task.paid" | "task.delivered" | "task.completed" | "task.expired" | "task.refunded")[];
+                    /** Format: uri */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Added; keep the secret, it is not shown again */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewWebhook"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Valid credentials that may not act here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deleted"];
+                };
+            };
+            /** @description Invalid body, query or parameter; `errors` points at each bad field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Valid credentials that may not act here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such agent, user, task or code. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     registerAgent: {
         parameters: {
             query?: never;
@@ -4366,6 +5184,7 @@ export interface operations {
     listAgents: {
         parameters: {
             query?: {
+                cursor?: string;
                 limit?: number;
                 max_price?: string | number;
                 offset?: number;
@@ -4374,6 +5193,7 @@ export interface operations {
                 sort?: "activity" | "trust" | "price" | "new";
                 status?: "live" | "idle" | "off";
                 type?: "free" | "paid";
+                updated_since?: string;
             };
             header?: never;
             path?: never;
@@ -4864,7 +5684,9 @@ export interface operations {
             query?: {
                 after?: string;
                 before?: string;
+                cursor?: string;
                 limit?: number;
+                updated_since?: string;
             };
             header?: never;
             path?: never;

@@ -76,8 +76,8 @@ export function annotationsOf(row: RouteRow): ToolAnnotations {
   const read = row.method === 'GET'
   return {
     readOnlyHint: read,
-    destructiveHint: row.method === 'PUT',
-    idempotentHint: read || row.method === 'PUT' || row.tool?.idempotent === true,
+    destructiveHint: row.method === 'PUT' || row.method === 'DELETE',
+    idempotentHint: read || row.method === 'PUT' || row.method === 'DELETE' || row.tool?.idempotent === true,
     openWorldHint: row.rate === 'payment',
   }
 }

@@ -63,6 +63,8 @@ export type TestAppOptions = {
   rateLimits?: RateLimitSettings
   /** The request log and fault log (none unless given). */
   logger?: Logger
+  /** Webhook endpoints may be private addresses (WEBHOOK_ALLOW_PRIVATE). */
+  webhookAllowPrivate?: boolean
 }
 
 /** An in-process app over a fresh libSQL :memory: database, with a clock the test moves. */
@@ -70,7 +72,11 @@ export async function testApp(start = '2026-06-01T12:00:00.000Z', options: TestA
   const clock = manualClock(start)
   const store: Store = libsqlStore(await openDatabase(options.databaseUrl ?? ':memory:'))
   const base = defaultConfig(TEST_BASE_URL)
-  const config = { ...base, chain: { ...base.chain, ...options.chainConfig } }
+  const config = {
+    ...base,
+    chain: { ...base.chain, ...options.chainConfig },
+    webhookAllowPrivate: options.webhookAllowPrivate ?? false,
+  }
   const market = Marketplace.create({
     store,
     clock,

@@ -18,6 +18,7 @@ export {
 } from './readAgents.ts'
 export type { Registration } from './registerAgent.ts'
 export type { KeyRotation } from './rotateApiKey.ts'
+export { type AgentSyncPage, type AgentTombstone, isSyncQuery } from './syncAgents.ts'
 
 /** Registration, self-service updates, heartbeats, milestones, and public reads of agents: one file per action. */
 export function agentActions(context: ActionContext) {

@@ -4,6 +4,7 @@ import { type AgentRecord, type AgentSummary, type AgentView, nameKey, toAgentSu
 import { type AgentCard, buildAgentCard } from '../../AgentCard.ts'
 import { type AgentRegistrationFile, buildRegistrationFile } from '../../AgentRegistration.ts'
 import { AGENT_SORTS, cheapestPurchasable } from '../../AgentSearch.ts'
+import { AgentSyncFields } from '../../AgentSync.ts'
 import { LIVENESS_VALUES, lastSeenRange, livenessChangesAt } from '../../Liveness.ts'
 import { amountToNumber, MAX_PRICE_BASE_UNITS, toBaseUnits } from '../../Money.ts'
 import type { CardSignature } from '../../ports/CardSigner.ts'
@@ -12,6 +13,7 @@ import { readCache } from '../../ReadCache.ts'
 import { Username, usernameKey } from '../../User.ts'
 import { noControlCharacters, pageNumber, parseInput, strictFields } from '../../Validation.ts'
 import { type ActionContext, agentView, MILESTONES_SHOWN, milestonesOf, requireAgent } from '../context.ts'
+import { syncAgentsAction } from './syncAgents.ts'
 
 /** One page of an agent list, its rows made by the caller. */
 export type AgentRowsPage<Row> = { agents: Row[]; total: number; limit: number; offset: number }
@@ -58,6 +60,7 @@ const words = (values: readonly string[]) => values.map((value) => `"${value}"`)
 /** Query of GET /api/community/agents: what to find, the filters, the order and the page. */
 export const AgentListInput = strictFields({
   ...ListInput.entries,
+  ...AgentSyncFields,
   q: v.optional(
     v.pipe(
       v.string('must be a string'),
@@ -194,6 +197,9 @@ export function readAgentActions(context: ActionContext) {
     async listAgents(query: unknown): Promise<AgentPage> {
       return agentPage('list', query, (agent, now) => toAgentSummary(agent, now, config.baseUrl))
     },
+
+    /** A page of a sync of the agent list (`cursor` or `updated_since`; syncAgents.ts). */
+    syncAgents: syncAgentsAction(context),
 
     /** The agent list of the marketplace page: each row also carries its cheapest purchasable price. */
     async browseAgents(query: unknown): Promise<BrowsePage> {

@@ -15,6 +15,9 @@ export function updateAgentAction(context: ActionContext) {
   ): Promise<AgentView & { warnings: string[] }> {
     const agent = await authenticate(context, name, apiKey)
     const patch = parseInput(UpdateAgentInput, body ?? {})
+    // A listing moved out of deprecated drops its notice.
+    if (patch.listing !== undefined && patch.listing !== 'deprecated' && patch.listingMessage === undefined)
+      patch.listingMessage = null
     const fields = Object.keys(patch)
     // Nothing known to change: no write, so revision, card version and activity stay as they are.
     if (fields.length === 0) return { ...(await agentView(context, agent)), warnings: sellerWarnings(agent) }

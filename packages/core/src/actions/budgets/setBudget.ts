@@ -60,7 +60,7 @@ export function setBudgetAction(context: ActionContext) {
     const typed = budgetTypedData(config.chain.chainId, signedBudgetOf(config.baseUrl, input.budget))
     if (!(await signedByWallet(chain, owner, typed, input.signature)))
       throw new UnauthorizedError(
-        `signature is not ${owner}'s (the owner's proven wallet) EIP-712 signature of SpendingBudget {market: "${config.baseUrl}", agent, perTaskMax, perDayMax (base units), sellers, expiresAt, issuedAt (Unix seconds)} under the domain {name: "agentmarket", version: "1", chainId: ${config.chain.chainId}} with this body's values.`,
+        `signature is not the EIP-712 signature, by the proven wallet of the agent's owner (user "${agent.ownerUsername}"), of SpendingBudget {market: "${config.baseUrl}", agent, perTaskMax, perDayMax (base units), sellers, expiresAt, issuedAt (Unix seconds)} under the domain {name: "agentmarket", version: "1", chainId: ${config.chain.chainId}} with this body's values.`,
         'invalid_signature',
         'Signature realm="agentmarket"',
       )

@@ -10,6 +10,7 @@ import {
   budgetRemaining,
   type SpendCap,
 } from '../../Budget.ts'
+import { hashSecret } from '../../Credentials.ts'
 import { BudgetExceededError, UnauthorizedError } from '../../errors.ts'
 import type { FeedEventInput } from '../../Feed.ts'
 import { bearerKey } from '../../http.ts'
@@ -57,20 +58,32 @@ export async function orderGuard(
 ): Promise<OrderGuard> {
   if (task.buyer === null) return null
   const budget = budgetFromJson(await context.store.kvGet(budgetKey(task.buyer)))
-  if (!budget) return null
+  if (!budget) {
+    // Without a budget a key is not asked for; one that is the buyer's still marks the order as the buyer's own.
+    if (buyerKey && (await isKeyOf(context, task.buyer, buyerKey))) task.buyerKey = nameKey(task.buyer)
+    return null
+  }
   if (!buyerKey)
     throw new UnauthorizedError(
       `"${task.buyer}" has a spending budget, so an order naming it as buyer must carry its API key: Authorization: Bearer <its key>, or the Buyer-Key header where Authorization carries a payment.`,
       'buyer_key_required',
     )
   await authenticate(context, task.buyer, buyerKey)
+  // Only orders that carried the buyer's key count on its budget: nobody else can fill its day.
+  task.buyerKey = nameKey(task.buyer)
   if (task.priceBaseUnits === 0n) return null
-  const now = context.clock.now()
+  // The day is the order's own (its creation), so an order made just before midnight counts on that day.
+  const now = task.createdAt
   const refusal = budgetRefusalOf(budget, seller.name, task.priceBaseUnits, now)
-  const day = budgetDay(now)
-  const cap = { buyerKey: nameKey(task.buyer), limitBaseUnits: budget.perDayMaxBaseUnits, ...day, now }
+  const cap = { buyerKey: task.buyerKey, limitBaseUnits: budget.perDayMaxBaseUnits, ...budgetDay(now), now }
   if (refusal) throw budgetExceeded(budget, await usageOf(context, cap), refusal, task, now)
   return { budget, cap }
+}
+
+/** True when `apiKey` is the key of agent `name` (one read of the key's owner). */
+async function isKeyOf(context: ActionContext, name: string, apiKey: string): Promise<boolean> {
+  const owner = await context.store.findAgentNameByKeyHash(hashSecret(apiKey))
+  return owner !== null && nameKey(owner) === nameKey(name)
 }
 
 /** The day's spending under `cap` as it stands (no lock: for answers, not for decisions). */
@@ -97,6 +110,11 @@ export async function insertOrder(
 ): Promise<Exclude<InsertTaskResult, { outcome: 'budget_exceeded' }>> {
   const stored = await context.store.insertTask(task, events, guard?.cap)
   if (stored.outcome !== 'budget_exceeded') return stored
+  // A retry under the Idempotency-Key of an order already stored replays it, whatever the day holds now.
+  const first =
+    task.idempotency &&
+    (await context.store.findIdempotentAnswer(task.agentName, task.clientKey, task.idempotency.key))
+  if (first) return { outcome: 'replay', answer: first }
   // A guard exists whenever the store could refuse.
   throw budgetExceeded(guard?.budget as BudgetRecord, stored.usage, 'per_day', task, context.clock.now())
 }

@@ -1,0 +1,108 @@
+import { nameKey } from '../../Agent.ts'
+import { generateId } from '../../Credentials.ts'
+import { ConflictError, InvalidInputError, NotFoundError } from '../../errors.ts'
+import { persistentSecret } from '../../PersistentSecret.ts'
+import { parseInput } from '../../Validation.ts'
+import {
+  MAX_WEBHOOKS,
+  toWebhookView,
+  WEBHOOK_CURSOR,
+  WEBHOOK_EVENT_TYPES,
+  WebhookInput,
+  type WebhookRecord,
+  type WebhookView,
+  webhookSecret,
+  webhookUrlProblem,
+} from '../../Webhook.ts'
+import { type ActionContext, authenticate, requireAgent } from '../context.ts'
+import { requireTask } from '../tasks/judging.ts'
+
+/** How many of its latest deliveries an endpoint is shown with. */
+export const DELIVERIES_SHOWN = 20
+
+/** The owner of an endpoint: a seller (its key checked) for every task, or a buyer for one task (its id). */
+type Owner = { agentKey: string; taskId: string | null }
+
+/** A new endpoint with its secret, shown this once. */
+export type NewWebhook = WebhookView & { secret: string }
+
+/** The key every endpoint's secret is derived from (made once, kept in the store like the MPP secret). */
+export const webhookMasterKey = (context: Pick<ActionContext, 'store' | 'random'>) =>
+  persistentSecret(context.store, context.random, 'setting:webhook_key')
+
+/** The endpoint actions of sellers (with their key) and buyers (with their task id). */
+export function webhookEndpointActions(context: ActionContext) {
+  const { store, config, clock, random } = context
+
+  const sellerOf = async (name: string, apiKey: string | undefined): Promise<Owner> => {
+    const agent = await authenticate(context, name, apiKey)
+    return { agentKey: nameKey(agent.name), taskId: null }
+  }
+  const buyerOf = async (name: string, taskId: string): Promise<Owner> => {
+    const agent = await requireAgent(context, name)
+    const task = await requireTask(context, agent, taskId)
+    return { agentKey: nameKey(agent.name), taskId: task.id }
+  }
+
+  const create = async (owner: Owner, body: unknown): Promise<NewWebhook> => {
+    const input = parseInput(WebhookInput, body)
+    const problem = webhookUrlProblem(input.url, config.webhookAllowPrivate === true)
+    if (problem)
+      throw new InvalidInputError('invalid_body', `The request body is invalid: /url ${problem}.`, [
+        { pointer: '/url', detail: problem },
+      ])
+    const webhook: WebhookRecord = {
+      id: generateId(random, 'whk_'),
+      ...owner,
+      url: input.url,
+      events: input.events ? [...new Set(input.events)] : [...WEBHOOK_EVENT_TYPES],
+      createdAt: clock.now(),
+    }
+    const max = owner.taskId === null ? MAX_WEBHOOKS.seller : MAX_WEBHOOKS.task
+    if (!(await store.insertWebhook(webhook, max)))
+      throw new ConflictError(
+        'too_many_webhooks',
+        `At most ${max} endpoints here; delete one (DELETE …/webhooks/{id}) before adding another.`,
+      )
+    // The first endpoint starts the fan-out at the feed's newest event: nothing older is ever sent.
+    const [newest] = await store.listEvents({ limit: 1 })
+    await store.kvUpdate(WEBHOOK_CURSOR, (current) =>
+      current === null ? { op: 'set', value: newest?.id ?? '0', result: null } : { op: 'noop', result: null },
+    )
+    const secret = await webhookSecret(await webhookMasterKey(context), webhook.id)
+    return { ...toWebhookView(webhook, []), secret }
+  }
+
+  const list = async (owner: Owner): Promise<{ webhooks: WebhookView[] }> => {
+    const hooks = await store.listWebhooks(owner.agentKey, owner.taskId)
+    const views = await Promise.all(
+      hooks.map(async (hook) => toWebhookView(hook, await store.listDeliveries(hook.id, DELIVERIES_SHOWN))),
+    )
+    return { webhooks: views }
+  }
+
+  const remove = async (owner: Owner, id: string): Promise<{ deleted: true }> => {
+    if (!(await store.deleteWebhook(id, owner.agentKey, owner.taskId)))
+      throw new NotFoundError('webhook_not_found', `No endpoint "${id}" here; GET …/webhooks lists them.`)
+    return { deleted: true }
+  }
+
+  return {
+    /** A seller's endpoint for events of every one of its tasks (its key); the secret is answered once. */
+    addWebhook: async (name: string, apiKey: string | undefined, body: unknown) =>
+      create(await sellerOf(name, apiKey), body),
+    /** A seller's endpoints, each with its latest deliveries and their attempts (its key). */
+    listWebhooks: async (name: string, apiKey: string | undefined) => list(await sellerOf(name, apiKey)),
+    /** Deletes a seller's endpoint and its deliveries (its key). */
+    deleteWebhook: async (name: string, apiKey: string | undefined, id: string) =>
+      remove(await sellerOf(name, apiKey), id),
+    /** A buyer's endpoint for events of one task (the task id is the capability); the secret is answered once. */
+    addTaskWebhook: async (name: string, taskId: string, body: unknown) =>
+      create(await buyerOf(name, taskId), body),
+    /** A task's endpoints, each with its latest deliveries (the task id). */
+    listTaskWebhooks: async (name: string, taskId: string) => list(await buyerOf(name, taskId)),
+    /** Deletes a task's endpoint (the task id). */
+    deleteTaskWebhook: async (name: string, taskId: string, id: string) =>
+      remove(await buyerOf(name, taskId), id),
+  }
+}

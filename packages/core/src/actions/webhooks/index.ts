@@ -1,0 +1,11 @@
+import type { ActionContext } from '../context.ts'
+import { webhookEndpointActions } from './endpoints.ts'
+import { webhookOutboxActions } from './outbox.ts'
+
+export type { NewWebhook } from './endpoints.ts'
+export type { FanOutReport, WebhookDeliveryReport } from './outbox.ts'
+
+/** Webhooks: endpoints of sellers and buyers, and the outbox that delivers task events to them (docs/webhooks.md). */
+export function webhookActions(context: ActionContext) {
+  return { ...webhookEndpointActions(context), ...webhookOutboxActions(context) }
+}

@@ -1,0 +1,136 @@
+import { nameKey } from '../../Agent.ts'
+import { generateId } from '../../Credentials.ts'
+import type { FeedEventRecord } from '../../Feed.ts'
+import type { WebhookTransport } from '../../ports/WebhookTransport.ts'
+import { toTaskView } from '../../Task.ts'
+import {
+  nextWebhookAttempt,
+  WEBHOOK_CURSOR,
+  WEBHOOK_TIMEOUT_MS,
+  WEBHOOK_TYPE_OF,
+  type WebhookDelivery,
+  type WebhookOutcome,
+  webhookHeaders,
+  webhookSecret,
+} from '../../Webhook.ts'
+import type { ActionContext } from '../context.ts'
+import { webhookMasterKey } from './endpoints.ts'
+
+const LONGEST_ERROR = 300
+
+/** What one fan-out pass did: events read, deliveries queued. */
+export type FanOutReport = { events: number; queued: number }
+/** What one delivery pass did. */
+export type WebhookDeliveryReport = { delivered: number; retrying: number; failed: number }
+
+/** Fanning feed events out to endpoints, and delivering them with retries. */
+export function webhookOutboxActions(context: ActionContext) {
+  const { store, clock, config, random } = context
+
+  /** The deliveries of one feed event: one per endpoint of its task that asked for its type. */
+  const deliveriesOf = async (event: FeedEventRecord): Promise<WebhookDelivery[]> => {
+    const type = WEBHOOK_TYPE_OF[event.kind]
+    if (!type || !event.taskId) return []
+    const hooks = (await store.webhooksFor(nameKey(event.agent), event.taskId)).filter((hook) =>
+      hook.events.includes(type),
+    )
+    if (hooks.length === 0) return []
+    const task = await store.getTask(event.agent, event.taskId)
+    if (!task) return []
+    const payload = JSON.stringify({
+      type,
+      timestamp: event.at.toISOString(),
+      data: { event_id: event.id, task: toTaskView(task, config) },
+    })
+    const now = clock.now()
+    return hooks.map((hook) => ({
+      id: generateId(random, 'msg_'),
+      webhookId: hook.id,
+      eventId: event.id,
+      url: hook.url,
+      type,
+      payload,
+      createdAt: now,
+      attempts: 0,
+      nextAttemptAt: now,
+      deliveredAt: null,
+      failedAt: null,
+      lastStatus: null,
+      lastError: null,
+      lastLatencyMs: null,
+    }))
+  }
+
+  /** One attempt of a claimed delivery, and how it ended. */
+  const attempt = async (
+    transport: WebhookTransport,
+    masterKey: string,
+    delivery: WebhookDelivery,
+  ): Promise<WebhookOutcome> => {
+    const secret = await webhookSecret(masterKey, delivery.webhookId)
+    const headers = webhookHeaders(secret, delivery.id, clock.now(), delivery.payload)
+    const started = performance.now()
+    let status: number | null = null
+    let error = ''
+    try {
+      status = (await transport.post(delivery.url, headers, delivery.payload)).status
+      if (status >= 200 && status < 300)
+        return { outcome: 'delivered', at: clock.now(), status, latencyMs: performance.now() - started }
+      error = `the receiver answered ${status}`
+    } catch (failure) {
+      error = (failure instanceof Error ? failure.message : String(failure)).slice(0, LONGEST_ERROR)
+    }
+    const at = clock.now()
+    const nextAttemptAt = nextWebhookAttempt(delivery.attempts, at)
+    const latencyMs = status === null ? null : performance.now() - started
+    return { outcome: nextAttemptAt ? 'retry' : 'failed', at, status, error, latencyMs, nextAttemptAt }
+  }
+
+  return {
+    /**
+     * Reads the feed after the cursor (up to `limit` events) and queues a delivery of each task event to every
+     * endpoint of its seller and of its task that asked for it, then moves the cursor (forward only). Queuing twice is
+     * harmless (one delivery per endpoint and event), so a crash between the two, or nodes racing, lose nothing.
+     */
+    async fanOutWebhooks(limit = 200): Promise<FanOutReport> {
+      const cursor = (await store.kvGet(WEBHOOK_CURSOR)) as string | null
+      if (cursor === null) return { events: 0, queued: 0 }
+      const events = await store.listEvents({ limit, after: cursor })
+      if (events.length === 0) return { events: 0, queued: 0 }
+      // Oldest first: listEvents answers newest first.
+      const ordered = [...events].sort((a, b) => Number(a.id) - Number(b.id))
+      const deliveries = (await Promise.all(ordered.map(deliveriesOf))).flat()
+      await store.enqueueDeliveries(deliveries)
+      const last = ordered.at(-1)?.id ?? cursor
+      await store.kvUpdate(WEBHOOK_CURSOR, (current) =>
+        Number(current ?? 0) >= Number(last)
+          ? { op: 'noop', result: null }
+          : { op: 'set', value: last, result: null },
+      )
+      return { events: ordered.length, queued: deliveries.length }
+    },
+
+    /**
+     * One pass over the webhook outbox: claims up to `limit` due deliveries and sends them at once, each signed in
+     * the Standard Webhooks format under its endpoint's secret. A 2xx delivers; anything else (another status, a
+     * refused address, a timeout) is retried after WEBHOOK_RETRY_DELAYS_MS and given up after the last; a crash
+     * mid-pass leaves each claimed delivery to be tried again once its lease ends.
+     */
+    async deliverWebhooks(transport: WebhookTransport, limit = 20): Promise<WebhookDeliveryReport> {
+      const now = clock.now()
+      const leaseUntil = new Date(now.getTime() + 2 * WEBHOOK_TIMEOUT_MS)
+      const due = await store.claimDueDeliveries(now, leaseUntil, limit)
+      const report: WebhookDeliveryReport = { delivered: 0, retrying: 0, failed: 0 }
+      if (due.length === 0) return report
+      const masterKey = await webhookMasterKey(context)
+      await Promise.all(
+        due.map(async (delivery) => {
+          const outcome = await attempt(transport, masterKey, delivery)
+          await store.settleDelivery(delivery.id, outcome)
+          report[outcome.outcome === 'retry' ? 'retrying' : outcome.outcome] += 1
+        }),
+      )
+      return report
+    },
+  }
+}

@@ -1,0 +1,165 @@
+import {
+  type Store,
+  settledColumns,
+  toDeliveryRecord,
+  toDeliveryRow,
+  toWebhookRecord,
+  toWebhookRow,
+} from '@agentmarket/core'
+import { and, asc, desc, eq, inArray, isNull, lte, or, type SQL, sql } from 'drizzle-orm'
+import type { Database } from './open.ts'
+import { webhookDeliveries, webhooks } from './schema.ts'
+import { batchWriter } from './writes.ts'
+
+type WebhookMethods = Pick<
+  Store,
+  | 'insertWebhook'
+  | 'listWebhooks'
+  | 'deleteWebhook'
+  | 'webhooksFor'
+  | 'enqueueDeliveries'
+  | 'claimDueDeliveries'
+  | 'settleDelivery'
+  | 'listDeliveries'
+>
+
+const pending = and(isNull(webhookDeliveries.deliveredAt), isNull(webhookDeliveries.failedAt))
+
+/** The endpoints of an owner: the agent's own (`taskId` null) or one task's. */
+const ownedBy = (agentKey: string, taskId: string | null): SQL | undefined =>
+  and(
+    eq(webhooks.agentKey, agentKey),
+    taskId === null ? isNull(webhooks.taskId) : eq(webhooks.taskId, taskId),
+  )
+
+/** The webhook methods of the libSQL Store: endpoints, and their outbox claimed with leases like the mail's. */
+export function webhookStore(database: Database): WebhookMethods {
+  const { db, connection } = database
+  const { writeBatch } = batchWriter(database)
+  return {
+    async insertWebhook(webhook, max) {
+      // Counted and inserted in one write transaction: racing inserts never pass `max`.
+      const [landed] = await writeBatch([
+        () => {
+          const row = toWebhookRow(webhook)
+          return connection.run(
+            `insert into webhooks (id, agent_key, task_id, url, events, created_at)
+              select ?, ?, ?, ?, ?, ? where (select count(*) from webhooks
+                where agent_key = ? and task_id is ?) < ?`,
+            [
+              row.id,
+              row.agentKey,
+              row.taskId,
+              row.url,
+              row.events,
+              row.createdAt,
+              row.agentKey,
+              row.taskId,
+              max,
+            ],
+          )
+        },
+      ])
+      return (landed?.changes ?? 0) === 1
+    },
+
+    async listWebhooks(agentKey, taskId) {
+      const rows = await db
+        .select()
+        .from(webhooks)
+        .where(ownedBy(agentKey, taskId))
+        .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
+      return rows.map(toWebhookRecord)
+    },
+
+    async deleteWebhook(id, agentKey, taskId) {
+      const [, removed] = await writeBatch([
+        db.delete(webhookDeliveries).where(
+          inArray(
+            webhookDeliveries.webhookId,
+            db
+              .select({ id: webhooks.id })
+              .from(webhooks)
+              .where(and(eq(webhooks.id, id), ownedBy(agentKey, taskId))),
+          ),
+        ),
+        db.delete(webhooks).where(and(eq(webhooks.id, id), ownedBy(agentKey, taskId))),
+      ])
+      return (removed?.changes ?? 0) === 1
+    },
+
+    async webhooksFor(agentKey, taskId) {
+      const rows = await db
+        .select()
+        .from(webhooks)
+        .where(and(eq(webhooks.agentKey, agentKey), or(isNull(webhooks.taskId), eq(webhooks.taskId, taskId))))
+        .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
+      return rows.map(toWebhookRecord)
+    },
+
+    async enqueueDeliveries(list) {
+      if (list.length === 0) return
+      // A delivery of an endpoint deleted meanwhile is dropped with it; one already queued is kept as it is.
+      await writeBatch(
+        list.map((delivery) => () => {
+          const row = toDeliveryRow(delivery)
+          return connection.run(
+            `insert into webhook_deliveries (id, webhook_id, event_id, url, type, payload, created_at, attempts,
+                next_attempt_at)
+              select ?, ?, ?, ?, ?, ?, ?, 0, ? where exists (select 1 from webhooks where id = ?)
+              on conflict (webhook_id, event_id) do nothing`,
+            [
+              row.id,
+              row.webhookId,
+              row.eventId,
+              row.url,
+              row.type,
+              row.payload,
+              row.createdAt,
+              row.nextAttemptAt,
+              row.webhookId,
+            ],
+          )
+        }),
+      )
+    },
+
+    async claimDueDeliveries(now, leaseUntil, limit) {
+      const due = db
+        .select({ id: webhookDeliveries.id })
+        .from(webhookDeliveries)
+        .where(and(pending, lte(webhookDeliveries.nextAttemptAt, now.getTime())))
+        .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id))
+        .limit(limit)
+      const rows = await db
+        .update(webhookDeliveries)
+        .set({ attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: leaseUntil.getTime() })
+        .where(
+          and(
+            inArray(webhookDeliveries.id, due),
+            pending,
+            lte(webhookDeliveries.nextAttemptAt, now.getTime()),
+          ),
+        )
+        .returning()
+      return rows.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).map(toDeliveryRecord)
+    },
+
+    async settleDelivery(id, outcome) {
+      await db
+        .update(webhookDeliveries)
+        .set(settledColumns(outcome))
+        .where(and(eq(webhookDeliveries.id, id), pending))
+    },
+
+    async listDeliveries(webhookId, limit) {
+      const rows = await db
+        .select()
+        .from(webhookDeliveries)
+        .where(eq(webhookDeliveries.webhookId, webhookId))
+        .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+        .limit(limit)
+      return rows.map(toDeliveryRecord)
+    },
+  }
+}

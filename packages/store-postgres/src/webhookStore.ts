@@ -1,0 +1,131 @@
+import {
+  type Store,
+  settledColumns,
+  toDeliveryRecord,
+  toWebhookRecord,
+  toWebhookRow,
+} from '@agentmarket/core'
+import { and, asc, count, desc, eq, inArray, isNull, or, type SQL, sql } from 'drizzle-orm'
+import type { PostgresDatabase } from './open.ts'
+import { webhookDeliveries, webhooks } from './schema.ts'
+
+type WebhookMethods = Pick<
+  Store,
+  | 'insertWebhook'
+  | 'listWebhooks'
+  | 'deleteWebhook'
+  | 'webhooksFor'
+  | 'enqueueDeliveries'
+  | 'claimDueDeliveries'
+  | 'settleDelivery'
+  | 'listDeliveries'
+>
+
+const pending = and(isNull(webhookDeliveries.deliveredAt), isNull(webhookDeliveries.failedAt))
+
+/** The endpoints of an owner: the agent's own (`taskId` null) or one task's. */
+const ownedBy = (agentKey: string, taskId: string | null): SQL | undefined =>
+  and(
+    eq(webhooks.agentKey, agentKey),
+    taskId === null ? isNull(webhooks.taskId) : eq(webhooks.taskId, taskId),
+  )
+
+/** The webhook methods of the PostgreSQL Store: endpoints, and their outbox claimed like the mail's. */
+export function webhookStore({ db }: PostgresDatabase): WebhookMethods {
+  return {
+    async insertWebhook(webhook, max) {
+      // The owner's advisory lock makes count-then-insert one at a time on every node.
+      return db.transaction(async (tx) => {
+        const owner = `webhooks:${webhook.agentKey}:${webhook.taskId ?? ''}`
+        await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${owner}, 0))`)
+        const [held] = await tx
+          .select({ n: count() })
+          .from(webhooks)
+          .where(ownedBy(webhook.agentKey, webhook.taskId))
+        if ((held?.n ?? 0) >= max) return false
+        await tx.insert(webhooks).values(toWebhookRow(webhook))
+        return true
+      })
+    },
+
+    async listWebhooks(agentKey, taskId) {
+      const rows = await db
+        .select()
+        .from(webhooks)
+        .where(ownedBy(agentKey, taskId))
+        .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
+      return rows.map(toWebhookRecord)
+    },
+
+    async deleteWebhook(id, agentKey, taskId) {
+      // Its deliveries go with it (ON DELETE CASCADE).
+      const removed = await db
+        .delete(webhooks)
+        .where(and(eq(webhooks.id, id), ownedBy(agentKey, taskId)))
+        .returning({ id: webhooks.id })
+      return removed.length === 1
+    },
+
+    async webhooksFor(agentKey, taskId) {
+      const rows = await db
+        .select()
+        .from(webhooks)
+        .where(and(eq(webhooks.agentKey, agentKey), or(isNull(webhooks.taskId), eq(webhooks.taskId, taskId))))
+        .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
+      return rows.map(toWebhookRecord)
+    },
+
+    async enqueueDeliveries(list) {
+      if (list.length === 0) return
+      // A delivery of an endpoint deleted meanwhile is dropped with it.
+      await db.transaction(async (tx) => {
+        for (const delivery of list)
+          await tx.execute(sql`insert into webhook_deliveries (id, webhook_id, event_id, url, type, payload,
+              created_at, attempts, next_attempt_at)
+            select ${delivery.id}, ${delivery.webhookId}, ${delivery.eventId}, ${delivery.url}, ${delivery.type},
+              ${delivery.payload},
+              ${delivery.createdAt.getTime()}::bigint, 0, ${delivery.nextAttemptAt.getTime()}::bigint
+            where exists (select 1 from webhooks where id = ${delivery.webhookId})
+            on conflict (webhook_id, event_id) do nothing`)
+      })
+    },
+
+    async claimDueDeliveries(now, leaseUntil, limit) {
+      // Rows another node is claiming are skipped, not waited for: senders split the due deliveries.
+      const rows = await db.execute<{ id: string }>(sql`update webhook_deliveries set attempts = attempts + 1,
+          next_attempt_at = ${leaseUntil.getTime()}::bigint
+        where id in (select id from webhook_deliveries where delivered_at is null and failed_at is null
+          and next_attempt_at <= ${now.getTime()}::bigint
+          order by next_attempt_at, id limit ${limit} for update skip locked)
+        returning id`)
+      if (rows.length === 0) return []
+      const claimed = await db
+        .select()
+        .from(webhookDeliveries)
+        .where(
+          inArray(
+            webhookDeliveries.id,
+            rows.map((row) => row.id),
+          ),
+        )
+      return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).map(toDeliveryRecord)
+    },
+
+    async settleDelivery(id, outcome) {
+      await db
+        .update(webhookDeliveries)
+        .set(settledColumns(outcome))
+        .where(and(eq(webhookDeliveries.id, id), pending))
+    },
+
+    async listDeliveries(webhookId, limit) {
+      const rows = await db
+        .select()
+        .from(webhookDeliveries)
+        .where(eq(webhookDeliveries.webhookId, webhookId))
+        .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+        .limit(limit)
+      return rows.map(toDeliveryRecord)
+    },
+  }
+}
