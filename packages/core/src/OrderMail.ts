@@ -13,6 +13,11 @@ export type InboundOrderMail = {
   text: string | null
   /** Message-IDs of the thread so far (the References header), for threading the reply. */
   references: string[]
+  /**
+   * The buyer agent the mail orders for (header Agentmarket-Buyer) and that agent's API key (Agentmarket-Buyer-Key,
+   * needed when the agent has a spending budget); absent: the sender alone is the buyer.
+   */
+  buyer?: { name: string; key: string | null } | null
 }
 
 /** One e-mail to send: everything a mail transport needs. */
@@ -60,6 +65,9 @@ export type OrderMailRefusal =
   | 'invalid_json'
   | 'invalid_params'
   | 'seller_has_no_wallet'
+  | 'invalid_buyer'
+  | 'buyer_key_required'
+  | 'budget_exceeded'
 
 /** A subject split into the skill asked for and, for `agent/skill`, the agent. */
 export type OrderSubject = { agent: string | null; skill: string; whole: string }

@@ -1,5 +1,6 @@
 import { type MailOutcome, type Store, toOutboxEntry, toOutboxRow, toTaskRow } from '@agentmarket/core'
 import { and, asc, eq, inArray, isNull, lte, sql } from 'drizzle-orm'
+import { budgetCaps, OverCap } from './budgetUsage.ts'
 import type { Database } from './open.ts'
 import { orderMails, outbox, tasks } from './schema.ts'
 import { batchWriter, isUniqueViolation } from './writes.ts'
@@ -12,21 +13,24 @@ const pending = and(isNull(outbox.sentAt), isNull(outbox.failedAt))
 export function mailStore(database: Database): MailMethods {
   const { db } = database
   const { writeBatch, insertEvents } = batchWriter(database)
+  const { withinCap } = budgetCaps(database)
 
   return {
-    async acceptOrderMail({ key, receivedAt, task, events, reply }) {
+    async acceptOrderMail({ key, receivedAt, task, events, reply, cap }) {
       // The key goes in first: a duplicate fails the whole batch before the task or the reply is written.
       try {
         await writeBatch([
           db
             .insert(orderMails)
             .values({ key, taskId: task?.id ?? null, replyId: reply.id, receivedAt: receivedAt.getTime() }),
+          ...(task && cap ? [withinCap(task, cap)] : []),
           ...(task ? [db.insert(tasks).values(toTaskRow(task))] : []),
           ...insertEvents(events),
           db.insert(outbox).values(toOutboxRow(reply)),
         ])
         return 'accepted'
       } catch (error) {
+        if (error instanceof OverCap) return 'budget_exceeded'
         if (isUniqueViolation(error, 'order_mails.key')) return 'duplicate'
         throw error
       }

@@ -1,6 +1,7 @@
 import { type MailOutcome, type Store, toOutboxEntry, toOutboxRow, toTaskRow } from '@agentmarket/core'
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { and, eq, inArray, isNull, sql, TransactionRollbackError } from 'drizzle-orm'
 import { insertEvents } from './agentStore.ts'
+import { overCap } from './budgetUsage.ts'
 import type { PostgresDatabase } from './open.ts'
 import { orderMails, outbox, tasks } from './schema.ts'
 import { brokenConstraint } from './taskStore.ts'
@@ -12,19 +13,24 @@ const pending = and(isNull(outbox.sentAt), isNull(outbox.failedAt))
 /** The order-mail and outbox methods of the PostgreSQL Store. */
 export function mailStore({ db }: PostgresDatabase): MailMethods {
   return {
-    async acceptOrderMail({ key, receivedAt, task, events, reply }) {
+    async acceptOrderMail({ key, receivedAt, task, events, reply, cap }) {
       // The key goes in first: a duplicate fails the whole transaction before the task or the reply is written.
       try {
-        await db.transaction(async (tx) => {
+        return await db.transaction(async (tx) => {
           await tx
             .insert(orderMails)
             .values({ key, taskId: task?.id ?? null, replyId: reply.id, receivedAt: receivedAt.getTime() })
+          // Over its buyer's budget: nothing of it lands (the key neither, so the refusal is recorded instead).
+          if (task && cap && (await overCap(tx, task, cap))) {
+            tx.rollback()
+          }
           if (task) await tx.insert(tasks).values(toTaskRow(task))
           await insertEvents(tx, events)
           await tx.insert(outbox).values(toOutboxRow(reply))
+          return 'accepted' as const
         })
-        return 'accepted'
       } catch (error) {
+        if (error instanceof TransactionRollbackError) return 'budget_exceeded'
         if (brokenConstraint(error) === 'order_mails_pkey') return 'duplicate'
         throw error
       }

@@ -1,5 +1,4 @@
 import {
-  type BudgetUsage,
   entryToJson,
   idempotencyOf,
   nameKey,
@@ -20,6 +19,7 @@ import {
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, or, type SQL, sql } from 'drizzle-orm'
 import { zeroAddress } from 'viem'
 import { eventInserts, inOneTrip, insertEvents, type Writer } from './agentStore.ts'
+import { overCap, usageOf } from './budgetUsage.ts'
 import type { PostgresDatabase } from './open.ts'
 import { agents, tasks } from './schema.ts'
 
@@ -172,43 +172,14 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
     return row ? idempotencyOf(row) : null
   }
 
-  /** The spending of a buyer's day (Budget.ts taskSpending in SQL); by the partial index tasks_by_buyer. */
-  const usageOf = async (
-    writer: Writer,
-    buyerKey: string,
-    from: Date,
-    to: Date,
-    now: Date,
-  ): Promise<BudgetUsage> => {
-    const [row] = await writer
-      .select({
-        spent: sql<string>`coalesce(sum(case when ${tasks.paidAt} is not null
-          then greatest(greatest(${tasks.priceBaseUnits}, coalesce(${tasks.paidAmountBaseUnits}::bigint, 0))
-            - ${tasks.refundedBaseUnits}, 0) else 0 end), 0)::text`,
-        held: sql<string>`coalesce(sum(case when ${tasks.paidAt} is null and ${tasks.status} = 'pending_payment'
-          and (${tasks.expiresAt} is null or ${tasks.expiresAt} > ${now.getTime()}) then ${tasks.priceBaseUnits} else 0 end), 0)::text`,
-      })
-      .from(tasks)
-      .where(
-        and(
-          eq(tasks.buyerKey, buyerKey),
-          sql`${tasks.createdAt} >= ${from.getTime()}`,
-          sql`${tasks.createdAt} < ${to.getTime()}`,
-        ),
-      )
-    return { spentBaseUnits: BigInt(row?.spent ?? '0'), heldBaseUnits: BigInt(row?.held ?? '0') }
-  }
-
   /**
    * A capped insert: one transaction that first takes the buyer's advisory lock (so one buyer's capped inserts on every
    * node run one at a time), then sums its day and inserts only within the cap.
    */
   const insertCapped = (task: TaskRecord, newEvents: Parameters<Store['insertTask']>[1], cap: SpendCap) =>
     db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`budget:${cap.buyerKey}`}, 0))`)
-      const usage = await usageOf(tx, cap.buyerKey, cap.from, cap.to, cap.now)
-      if (usage.spentBaseUnits + usage.heldBaseUnits + task.priceBaseUnits > cap.limitBaseUnits)
-        return { outcome: 'budget_exceeded' as const, usage }
+      const usage = await overCap(tx, task, cap)
+      if (usage) return { outcome: 'budget_exceeded' as const, usage }
       await tx.insert(tasks).values(toTaskRow(task))
       await insertEvents(tx, newEvents)
       return { outcome: 'inserted' as const }

@@ -521,8 +521,13 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
           .slice(0, limit),
       )
     },
-    async acceptOrderMail({ key, task, events: newEvents, reply }) {
+    async acceptOrderMail({ key, task, events: newEvents, reply, cap }) {
       if (orderMailKeys.has(key)) return 'duplicate'
+      if (task && cap) {
+        const usage = usageOf(cap.buyerKey, cap.from, cap.to, cap.now)
+        if (usage.spentBaseUnits + usage.heldBaseUnits + task.priceBaseUnits > cap.limitBaseUnits)
+          return 'budget_exceeded'
+      }
       orderMailKeys.add(key)
       if (task) tasks.set(task.id, structuredClone(task))
       append(newEvents)

@@ -123,6 +123,8 @@ export type OrderMailReceipt = {
   task: TaskRecord | null
   events: FeedEventInput[]
   reply: OutboxEntry
+  /** The task's buyer's budget day (insertTask's cap): over it, nothing is recorded and the answer is budget_exceeded. */
+  cap?: SpendCap
 }
 
 /** Agents, their skills and milestones, and what the registry lists of them. */
@@ -300,7 +302,7 @@ export type MailStore = {
    * Records an order e-mail: its key, its task and events if any, and its reply in the outbox, all in one
    * transaction. `duplicate` (nothing written) when a message with that key was recorded before.
    */
-  acceptOrderMail(receipt: OrderMailReceipt): Promise<'accepted' | 'duplicate'>
+  acceptOrderMail(receipt: OrderMailReceipt): Promise<'accepted' | 'duplicate' | 'budget_exceeded'>
   /**
    * Claims up to `limit` unsent, not abandoned outbox entries due at `now`, oldest due first: each gets one more
    * attempt and is leased until `leaseUntil`, so racing senders never claim the same entry twice.

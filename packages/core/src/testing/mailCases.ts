@@ -91,6 +91,28 @@ export function mailStoreCases(
       ok(await store.getMail('mail_3'))
       equal(await store.getMail('mail_4'), null)
       equal(await store.getMail('mail_unknown'), null)
+
+      // An order past its buyer's budget day lands nothing, its key neither: the refusal is recorded under it after.
+      const capped = sampleTask({
+        buyer: 'bot',
+        buyerKey: 'bot',
+        createdAt: T0,
+        expiresAt: new Date(T0.getTime() + 3_600_000),
+      })
+      const cap = {
+        buyerKey: 'bot',
+        limitBaseUnits: 5_000n,
+        from: T0,
+        to: new Date(T0.getTime() + 86_400_000),
+        now: T0,
+      }
+      const over = { key: 'k3', receivedAt: T0, task: capped, events: [], reply: sampleEntry('mail_5'), cap }
+      equal(await store.acceptOrderMail(over), 'budget_exceeded')
+      equal(await store.getTask('sample-agent', capped.id), null)
+      equal(await store.getMail('mail_5'), null)
+      const within = { ...over, cap: { ...cap, limitBaseUnits: 10_000n } }
+      equal(await store.acceptOrderMail(within), 'accepted')
+      ok(await store.getTask('sample-agent', capped.id))
     }),
   )
 

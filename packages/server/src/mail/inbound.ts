@@ -12,6 +12,16 @@ const header = (email: Email, name: string) =>
     ?.value.trim()
     .toLowerCase() ?? ''
 
+/** A header's value as sent (trimmed, case kept), or null when absent or empty. */
+const rawHeader = (email: Email, name: string) =>
+  email.headers.find((candidate) => candidate.key === name)?.value.trim() || null
+
+/** The buyer agent a mail orders for (Agentmarket-Buyer) with its API key (Agentmarket-Buyer-Key), if it names one. */
+function buyerOf(email: Email): InboundOrderMail['buyer'] {
+  const name = rawHeader(email, 'agentmarket-buyer')
+  return name === null ? null : { name, key: rawHeader(email, 'agentmarket-buyer-key') }
+}
+
 /** Bounces, auto-replies and list mail (RFC 3834): answering them could start a mail loop. */
 function isAutomated(email: Email, envelopeFrom: string | null): boolean {
   const autoSubmitted = header(email, 'auto-submitted')
@@ -50,5 +60,6 @@ export async function readOrderMail(
     subject: email.subject ?? '',
     text: email.text ?? null,
     references: messageIds(email.references),
+    buyer: buyerOf(email),
   }
 }

@@ -16,6 +16,7 @@ import { CreateTaskInput, findSkill, type TaskRecord, taskPaths } from '../../Ta
 import { parseInput } from '../../Validation.ts'
 import type { ActionContext } from '../context.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
+import { type OrderGuard, orderGuard } from '../tasks/budgetGuard.ts'
 
 /** What became of an order e-mail. */
 export type OrderMailResult =
@@ -36,6 +37,30 @@ const PLAIN_POINTER = /^[A-Za-z0-9_/-]{0,64}$/
 
 /** A validation message without the value it received (valibot ends some with `Received "…"`). */
 const withoutValue = (detail: string) => detail.replace(/,?\s*received\b[\s\S]*$/i, '')
+
+/** Why a mail naming a buyer agent (Agentmarket-Buyer) orders nothing for it, or null when the error is another's. */
+function buyerRefusalOf(error: MarketError, buyer: string): Refusal | null {
+  if (error.errors?.[0]?.pointer === '/buyer')
+    return {
+      reason: 'invalid_buyer',
+      detail:
+        'The Agentmarket-Buyer header is not an agent name (2-50 letters, digits, hyphens or underscores).',
+      fix: 'Put the name of the agent you order for in Agentmarket-Buyer, or leave the header out.',
+    }
+  if (error.status === 401 || (error.status === 403 && error.code !== 'budget_exceeded'))
+    return {
+      reason: 'buyer_key_required',
+      detail: `"${buyer}" has a spending budget, so an order naming it must carry its own API key.`,
+      fix: "Add the header Agentmarket-Buyer-Key with that agent's API key, or order without Agentmarket-Buyer.",
+    }
+  if (error.code === 'budget_exceeded')
+    return {
+      reason: 'budget_exceeded',
+      detail: error.message,
+      fix: "Order less, wait until the budget's day resets, or ask the agent's owner for a larger budget.",
+    }
+  return null
+}
 
 /** The `receiveOrderMail` action: orders by e-mail. */
 export function receiveOrderMailAction(context: ActionContext) {
@@ -74,7 +99,9 @@ export function receiveOrderMailAction(context: ActionContext) {
   }
 
   /** The task the mail orders, or why it orders none. */
-  const taskOf = async (mail: InboundOrderMail): Promise<TaskRecord | Refusal> => {
+  const taskOf = async (
+    mail: InboundOrderMail,
+  ): Promise<{ task: TaskRecord; guard: OrderGuard } | Refusal> => {
     const subject = parseOrderSubject(mail.subject)
     if (!subject) {
       return {
@@ -98,10 +125,15 @@ export function receiveOrderMailAction(context: ActionContext) {
         skill: choice.skill,
         params: body.params,
         buyer_email: mail.from,
+        ...(mail.buyer && { buyer: mail.buyer.name }),
       })
-      return newTaskRecord(context, choice.agent, input)
+      const task = newTaskRecord(context, choice.agent, input)
+      // A buyer agent named by the mail is held to its budget as on every other channel (its key in a header).
+      return { task, guard: await orderGuard(context, choice.agent, task, mail.buyer?.key ?? undefined) }
     } catch (error) {
       if (!(error instanceof MarketError)) throw error
+      const buyerRefusal = buyerRefusalOf(error, mail.buyer?.name ?? '')
+      if (buyerRefusal) return buyerRefusal
       if (error.code === 'seller_has_no_wallet') {
         return {
           reason: 'seller_has_no_wallet',
@@ -145,27 +177,30 @@ export function receiveOrderMailAction(context: ActionContext) {
    * the same transaction. A message delivered again (same sender and Message-ID) changes nothing.
    * @example await market.receiveOrderMail({ messageId: '<1@mail>', from: 'ann@example.com', subject: 'scout/deep-research', text: '{"topic":"x"}', references: [] })
    */
+  /** Records a refused order mail once (its key) with the reply saying what to fix. */
+  const refuse = async (mail: InboundOrderMail, key: string, refusal: Refusal): Promise<OrderMailResult> => {
+    const reply = outboxEntry(mail, {
+      subject: 'your order (not placed)',
+      text: orderRefusedText(refusal.detail, refusal.fix, config),
+      headers: { 'X-Agentmarket-Problem': refusal.reason },
+    })
+    const stored = await store.acceptOrderMail({
+      key,
+      receivedAt: clock.now(),
+      task: null,
+      events: [],
+      reply,
+    })
+    return stored === 'duplicate'
+      ? { outcome: 'duplicate' }
+      : { outcome: 'refused', reason: refusal.reason, replyId: reply.id }
+  }
+
   return async function receiveOrderMail(mail: InboundOrderMail): Promise<OrderMailResult> {
     const key = hashSecret(`${mail.from.toLowerCase()}\n${mail.messageId}`)
     const outcome = await taskOf(mail)
-    if ('reason' in outcome) {
-      const reply = outboxEntry(mail, {
-        subject: 'your order (not placed)',
-        text: orderRefusedText(outcome.detail, outcome.fix, config),
-        headers: { 'X-Agentmarket-Problem': outcome.reason },
-      })
-      const stored = await store.acceptOrderMail({
-        key,
-        receivedAt: clock.now(),
-        task: null,
-        events: [],
-        reply,
-      })
-      return stored === 'duplicate'
-        ? { outcome: 'duplicate' }
-        : { outcome: 'refused', reason: outcome.reason, replyId: reply.id }
-    }
-    const task = outcome
+    if ('reason' in outcome) return refuse(mail, key, outcome)
+    const { task, guard } = outcome
     const reply = outboxEntry(mail, {
       subject: `${task.agentName}/${task.skillSlug}`,
       text: orderAcceptedText(task, config),
@@ -175,8 +210,21 @@ export function receiveOrderMailAction(context: ActionContext) {
       },
     })
     const events = eventsOfNewTask(task)
-    const stored = await store.acceptOrderMail({ key, receivedAt: clock.now(), task, events, reply })
+    const stored = await store.acceptOrderMail({
+      key,
+      receivedAt: clock.now(),
+      task,
+      events,
+      reply,
+      ...(guard && { cap: guard.cap }),
+    })
     if (stored === 'duplicate') return { outcome: 'duplicate' }
+    if (stored === 'budget_exceeded')
+      return refuse(mail, key, {
+        reason: 'budget_exceeded',
+        detail: `The order would take "${task.buyer}" past its spending budget for today.`,
+        fix: "Order less, wait until the budget's day resets, or ask the agent's owner for a larger budget.",
+      })
     context.feed.nudge()
     return { outcome: 'task', taskId: task.id, agent: task.agentName, replyId: reply.id }
   }
