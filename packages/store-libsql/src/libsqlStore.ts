@@ -381,6 +381,8 @@ export function libsqlStore(database: Database): Store {
             eq(skills.type, 'purchasable'),
             sql`${skills.priceBaseUnits} > 0`,
             isNotNull(agents.walletAddress),
+            // A withdrawn listing takes no orders, so offers none.
+            sql`${agents.listing} <> 'deleted'`,
             after
               ? sql`(${skills.agentKey}, ${skills.slug}) > (${after.agentKey}, ${after.slug})`
               : undefined,

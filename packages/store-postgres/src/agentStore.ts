@@ -261,6 +261,8 @@ export function agentStore(database: PostgresDatabase): AgentMethods {
             eq(skills.type, 'purchasable'),
             sql`${skills.priceBaseUnits} > 0`,
             isNotNull(agents.walletAddress),
+            // A withdrawn listing takes no orders, so offers none.
+            sql`${agents.listing} <> 'deleted'`,
             after
               ? sql`(${skills.agentKey}, ${skills.slug}) > (${after.agentKey}, ${after.slug})`
               : undefined,

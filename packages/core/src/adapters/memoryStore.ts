@@ -231,7 +231,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     },
     async listPaidOffers(after, limit) {
       const offers = [...agents.values()]
-        .filter((agent) => agent.walletAddress)
+        .filter((agent) => agent.walletAddress && agent.listing !== 'deleted')
         .flatMap((agent) =>
           agent.skills
             .filter((skill) => skill.type === 'purchasable' && (skill.priceBaseUnits ?? 0n) > 0n)

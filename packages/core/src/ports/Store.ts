@@ -167,7 +167,7 @@ export type AgentStore = {
    */
   nextLivenessChange(now: Date): Promise<number>
   /**
-   * Purchasable skills with a price of agents with a wallet, by (agent name key, slug), the first `limit` after
+   * Purchasable skills with a price of agents with a wallet and a listing not withdrawn, by (agent name key, slug), the first `limit` after
    * `after` (exclusive; null: from the start): what machine payments sell, read a page at a time.
    */
   listPaidOffers(after: { agentKey: string; slug: string } | null, limit: number): Promise<PaidOfferRecord[]>

@@ -103,9 +103,13 @@ describe('GET /api/community/agents/{name}', () => {
         'createdAt',
         'cardUrl',
         'pageUrl',
-        // Additions beside CONTRACT's fields (docs/jobs.md): the seller's delivery record and its ratings.
+        // Additions beside CONTRACT's fields (docs/jobs.md): the seller's delivery record and its ratings; (docs/sync.md)
+        // its listing's state and when it last changed.
         'deliveries',
         'ratings',
+        'listing',
+        'listingMessage',
+        'updatedAt',
       ].sort(),
     )
     expect(response.json).toMatchObject({
