@@ -125,6 +125,13 @@ export function webhookStore(database: Database): WebhookMethods {
     },
 
     async claimDueDeliveries(now, leaseUntil, limit) {
+      // Most passes find nothing due: a read answers them without taking the database's write lock.
+      const [any] = await db
+        .select({ id: webhookDeliveries.id })
+        .from(webhookDeliveries)
+        .where(and(pending, lte(webhookDeliveries.nextAttemptAt, now.getTime())))
+        .limit(1)
+      if (!any) return []
       const due = db
         .select({ id: webhookDeliveries.id })
         .from(webhookDeliveries)
