@@ -17,6 +17,9 @@ export const MAX_LISTING_MESSAGE = 500
  */
 export const SYNC_OVERLAP_MS = 60_000
 
+/** The latest instant a Date holds (ECMAScript's limit). */
+const LATEST_TIME = 8.64e15
+
 /** The largest and default page of a sync. */
 export const SYNC_PAGE = { default: 100, max: 100 } as const
 
@@ -34,7 +37,9 @@ export function decodeSyncCursor(cursor: string): AgentSyncPosition {
   try {
     const text = atob(cursor.replaceAll('-', '+').replaceAll('_', '/'))
     const [after, since, began] = JSON.parse(text) as unknown[]
-    const time = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+    // Times a Date can hold, so a forged cursor is a 400, never a failure later.
+    const time = (value: unknown) =>
+      typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= LATEST_TIME
     if (typeof after === 'string' && after.length <= 64 && (since === null || time(since)) && time(began))
       return { after, since: since as number | null, began: began as number }
   } catch {}

@@ -1,5 +1,7 @@
 import ipaddr from 'ipaddr.js'
 
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number]
+
 /**
  * True when `address` (an IPv4 or IPv6 literal) is a public unicast address: not private, loopback, link-local,
  * unique-local, carrier-grade NAT, multicast, reserved, documentation or unspecified, and not an IPv4 one of those
@@ -12,6 +14,9 @@ export function isPublicAddress(address: string): boolean {
   let parsed = ipaddr.parse(bare)
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
     parsed = (parsed as ipaddr.IPv6).toIPv4Address()
+  // IPv6 beyond global unicast (2000::/3) is not public, whatever its range says: `::7f00:1`, the deprecated
+  // IPv4-compatible form of 127.0.0.1, ranges as unicast.
+  if (parsed.kind() === 'ipv6' && !(parsed as ipaddr.IPv6).match(GLOBAL_UNICAST)) return false
   return parsed.range() === 'unicast'
 }
 

@@ -68,6 +68,7 @@ export type OrderMailRefusal =
   | 'invalid_buyer'
   | 'buyer_key_required'
   | 'budget_exceeded'
+  | 'agent_deleted'
 
 /** A subject split into the skill asked for and, for `agent/skill`, the agent. */
 export type OrderSubject = { agent: string | null; skill: string; whole: string }

@@ -49,6 +49,8 @@ export type WebhookRecord = {
   url: string
   events: WebhookEventType[]
   createdAt: Date
+  /** The feed's newest event id when it was added: it gets only events after it. */
+  afterEventId: string
 }
 
 /** One event for one endpoint, kept until delivered or given up. `id` is its `webhook-id`, the same on every retry. */
@@ -117,7 +119,8 @@ export function webhookUrlProblem(url: string, allowPrivate: boolean): string | 
   const parsed = new URL(url)
   if (parsed.username || parsed.password) return 'must not carry a user name or password'
   if (allowPrivate) return null
-  const host = parsed.hostname.toLowerCase()
+  // A trailing dot names the same host (`localhost.`).
+  const host = parsed.hostname.toLowerCase().replace(/\.+$/, '')
   if (host === 'localhost' || host.endsWith('.localhost')) return 'must not point at this machine (localhost)'
   if (isAddressLiteral(host) && !isPublicAddress(host))
     return 'must not point at a private, loopback, link-local or reserved address'

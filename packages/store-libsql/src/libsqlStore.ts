@@ -406,7 +406,8 @@ export function libsqlStore(database: Database): Store {
       const rows = await db
         .select()
         .from(agents)
-        .where(inArray(agents.nameKey, selling))
+        // A withdrawn listing takes no orders, by mail neither.
+        .where(and(inArray(agents.nameKey, selling), sql`${agents.listing} <> 'deleted'`))
         .orderBy(desc(agents.lastActiveAt), asc(agents.nameKey))
         .limit(limit)
       return withSkills(rows)
@@ -468,7 +469,8 @@ export function libsqlStore(database: Database): Store {
             where ${unspent} and not exists (select 1 from ${users} where ${users.nameKey} = ${key})`,
         sql`update ${agents} set
               owner_username = (select ${users.username} from ${users} where ${users.nameKey} = ${key}),
-              owner_key = ${key}, pairing_code_used_at = ${at.getTime()}, owner_proven = 1
+              owner_key = ${key}, pairing_code_used_at = ${at.getTime()}, owner_proven = 1,
+              updated_at = max(updated_at, ${at.getTime()})
             where ${agents.pairingCodeHash} = ${pairingCodeHash} and ${agents.pairingCodeUsedAt} is null
               and exists (select 1 from ${users} where ${users.nameKey} = ${key}
                 and ${users.walletAddress} = ${newUser.walletAddress})`,

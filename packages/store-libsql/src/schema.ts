@@ -317,6 +317,8 @@ export const webhooks = sqliteTable(
     id: text('id').primaryKey(),
     agentKey: text('agent_key').notNull(),
     taskId: text('task_id'),
+    /** The feed's newest event id when it was added: it gets only later events. */
+    afterEventId: text('after_event_id').notNull().default('0'),
     url: text('url').notNull(),
     /** The event types asked for (JSON array). */
     events: text('events').notNull(),

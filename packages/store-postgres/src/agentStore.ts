@@ -334,7 +334,8 @@ export function agentStore(database: PostgresDatabase): AgentMethods {
       const rows = await db
         .select()
         .from(agents)
-        .where(inArray(agents.nameKey, selling))
+        // A withdrawn listing takes no orders, by mail neither.
+        .where(and(inArray(agents.nameKey, selling), sql`${agents.listing} <> 'deleted'`))
         .orderBy(desc(agents.lastActiveAt), asc(agents.nameKey))
         .limit(limit)
       return withSkills(db, rows)

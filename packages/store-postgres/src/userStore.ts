@@ -67,6 +67,8 @@ export function userStore({ db }: PostgresDatabase): UserMethods {
             ownerKey: key,
             pairingCodeUsedAt: at.getTime(),
             ownerProven: 1,
+            // An owner change is a change sync reports.
+            updatedAt: sql`greatest(${agents.updatedAt}, ${at.getTime()}::bigint)`,
           })
           .where(eq(agents.pairingCodeHash, pairingCodeHash))
         await tx.insert(events).values(toEventRow(event))

@@ -1,3 +1,4 @@
+import { SYNC_OVERLAP_MS } from '../AgentSync.ts'
 import { InvalidInputError } from '../errors.ts'
 import { type FeedEventView, FeedQueryInput, toFeedEventView } from '../Feed.ts'
 import type { FeedListener } from '../FeedHub.ts'
@@ -59,9 +60,10 @@ export function feedActions({ store, feed }: ActionContext) {
             },
           ],
         )
-      const from = cursor
-        ? feedCursorPosition(cursor)
-        : await firstEventAt(store, new Date(Date.parse(updated_since ?? '')))
+      // From a minute before: events stamped a little out of order (a node's clock behind, a payment's own time) are
+      // not lost to the search; a sync may see a few events before `updated_since`, never miss one after it.
+      const since = new Date(Date.parse(updated_since ?? '') - SYNC_OVERLAP_MS)
+      const from = cursor ? feedCursorPosition(cursor) : await firstEventAt(store, since)
       const events = (await store.listEvents({ limit, after: from })).reverse().map(toFeedEventView)
       return { events, next_cursor: feedCursor(events.at(-1)?.id ?? from) }
     },

@@ -296,6 +296,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       agent.pairingCodeUsedAt = at
       agent.ownerUsername = owner.username
       agent.ownerProven = true
+      if (at > agent.updatedAt) agent.updatedAt = at
       append([event])
       return { outcome: 'claimed', agentName: agent.name }
     },
@@ -516,7 +517,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     async findSkillSellers(nameOrSlug, limit) {
       return structuredClone(
         [...agents.values()]
-          .filter((agent) => findSkill(agent.skills, nameOrSlug))
+          .filter((agent) => agent.listing !== 'deleted' && findSkill(agent.skills, nameOrSlug))
           .sort(compareByActivity)
           .slice(0, limit),
       )

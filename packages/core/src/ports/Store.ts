@@ -177,7 +177,7 @@ export type AgentStore = {
   insertMilestone(milestone: MilestoneRecord, events: FeedEventInput[]): Promise<void>
   /** A page of an agent's milestones (`offset` skipped), newest `date` first, then most recently recorded first. */
   listMilestones(agentName: string, limit: number, offset?: number): Promise<MilestoneRecord[]>
-  /** Agents with a skill whose slug is `nameOrSlug` or whose name equals it ignoring case; most recently active first. */
+  /** Agents with a listing not withdrawn selling a skill of that slug or name (any case), most recently active first. */
   findSkillSellers(nameOrSlug: string, limit: number): Promise<AgentRecord[]>
 }
 

@@ -9,6 +9,7 @@ export type WebhookRow = {
   url: string
   events: string
   createdAt: number
+  afterEventId: string
 }
 
 /** A delivery's row (`webhook_deliveries`). */
@@ -43,6 +44,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     url: row.url,
     events: JSON.parse(row.events) as WebhookEventType[],
     createdAt: new Date(row.createdAt),
+    afterEventId: row.afterEventId,
   }
 }
 

@@ -10,6 +10,7 @@ const hook = (id: string, agentKey = 'seller', taskId: string | null = null): We
   url: `https://hooks.example/${id}`,
   events: ['task.paid', 'task.completed'],
   createdAt: at(1),
+  afterEventId: '0',
 })
 
 /** A delivery of feed event `eventId` to endpoint `webhookId`, due at minute `due`. */

@@ -3,13 +3,18 @@ import { fallbackLogger, type Logger } from '../log.ts'
 
 /** The running webhook sender. */
 export type WebhookDelivery = {
-  /** Stops the timer and waits for a pass in progress; what is queued stays for the next start. */
+  /** Stops the timer and waits for the passes in progress; what is queued stays for the next start. */
   stop(): Promise<void>
 }
 
+/** How many deliveries one process has in flight at most, and claims in one pass. */
+export const WEBHOOK_IN_FLIGHT = { max: 100, perPass: 20 } as const
+
 /**
- * Fans new task events out to their endpoints and sends what is due, every `intervalMs`, one pass at a time. Every
- * server process may run it: queuing is once per endpoint and event, and each delivery is leased when claimed.
+ * Fans new task events out to their endpoints and sends what is due, every `intervalMs`. Fan-out runs one pass at a
+ * time; delivery passes do not wait for each other (up to WEBHOOK_IN_FLIGHT.max deliveries at once), so receivers that
+ * hang until the timeout hold only their own slots, never another seller's events. Every server process may run it:
+ * queuing is once per endpoint and event, and each delivery is leased when claimed.
  * @example const webhooks = startWebhookDelivery(market, fetchWebhookTransport({ allowPrivate: false }), { intervalMs: 250 })
  */
 export function startWebhookDelivery(
@@ -17,24 +22,36 @@ export function startWebhookDelivery(
   transport: WebhookTransport,
   { intervalMs, logger = fallbackLogger }: { intervalMs: number; logger?: Logger },
 ): WebhookDelivery {
-  let running: Promise<void> | null = null
-  const pass = async () => {
-    try {
-      await market.fanOutWebhooks()
-      await market.deliverWebhooks(transport)
-    } catch (error) {
-      logger.error('webhook pass failed', {}, error)
-    }
+  let fanning: Promise<void> | null = null
+  const passes = new Set<Promise<void>>()
+  let reserved = 0
+  const failed = (what: string) => (error: unknown) => logger.error(`webhook ${what} failed`, {}, error)
+  const tick = () => {
+    fanning ??= market
+      .fanOutWebhooks()
+      .then(() => {})
+      .catch(failed('fan-out'))
+      .finally(() => {
+        fanning = null
+      })
+    const room = Math.min(WEBHOOK_IN_FLIGHT.perPass, WEBHOOK_IN_FLIGHT.max - reserved)
+    if (room <= 0) return
+    reserved += room
+    const pass: Promise<void> = market
+      .deliverWebhooks(transport, room)
+      .then(() => {})
+      .catch(failed('delivery pass'))
+      .finally(() => {
+        reserved -= room
+        passes.delete(pass)
+      })
+    passes.add(pass)
   }
-  const timer = setInterval(() => {
-    running ??= pass().finally(() => {
-      running = null
-    })
-  }, intervalMs)
+  const timer = setInterval(tick, intervalMs)
   return {
     async stop() {
       clearInterval(timer)
-      await running
+      await Promise.all([fanning, ...passes])
     },
   }
 }

@@ -21,14 +21,16 @@ const within = <T>(work: Promise<T>, ms: number, message: string): Promise<T> =>
  */
 async function checkedAddresses(host: string, allowPrivate: boolean, resolve: Resolve): Promise<string[]> {
   const bare = host.startsWith('[') ? host.slice(1, -1) : host
+  // One answer for a name that does not resolve and one that resolves privately: last_error must not tell an
+  // endpoint's owner which internal names exist.
+  const refused = new Error('refused: the host does not resolve to public addresses only')
   const addresses = isAddressLiteral(bare)
     ? [bare]
-    : await within(resolve(bare), 5_000, 'the host did not resolve in time').catch(() => {
-        throw new Error('the host did not resolve')
+    : await within(resolve(bare), 5_000, 'no answer').catch(() => {
+        throw refused
       })
-  if (addresses.length === 0) throw new Error('the host did not resolve')
-  if (!allowPrivate && addresses.some((address) => !isPublicAddress(address)))
-    throw new Error('refused: the host is or resolves to a private, loopback, link-local or reserved address')
+  if (addresses.length === 0) throw refused
+  if (!allowPrivate && addresses.some((address) => !isPublicAddress(address))) throw refused
   return addresses
 }
 

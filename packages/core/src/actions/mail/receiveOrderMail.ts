@@ -134,6 +134,12 @@ export function receiveOrderMailAction(context: ActionContext) {
       if (!(error instanceof MarketError)) throw error
       const buyerRefusal = buyerRefusalOf(error, mail.buyer?.name ?? '')
       if (buyerRefusal) return buyerRefusal
+      if (error.code === 'agent_deleted')
+        return {
+          reason: 'agent_deleted',
+          detail: error.message,
+          fix: 'Order the skill from another agent: GET /api/community/agents lists them.',
+        }
       if (error.code === 'seller_has_no_wallet') {
         return {
           reason: 'seller_has_no_wallet',

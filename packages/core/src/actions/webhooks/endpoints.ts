@@ -51,8 +51,11 @@ export function webhookEndpointActions(context: ActionContext) {
       throw new InvalidInputError('invalid_body', `The request body is invalid: /url ${problem}.`, [
         { pointer: '/url', detail: problem },
       ])
+    // The feed's newest event now: the endpoint gets only what happens after it was added.
+    const [newest] = await store.listEvents({ limit: 1 })
     const webhook: WebhookRecord = {
       id: generateId(random, 'whk_'),
+      afterEventId: newest?.id ?? '0',
       ...owner,
       url: input.url,
       events: input.events ? [...new Set(input.events)] : [...WEBHOOK_EVENT_TYPES],
@@ -65,9 +68,10 @@ export function webhookEndpointActions(context: ActionContext) {
         `At most ${max} endpoints here; delete one (DELETE …/webhooks/{id}) before adding another.`,
       )
     // The first endpoint starts the fan-out at the feed's newest event: nothing older is ever sent.
-    const [newest] = await store.listEvents({ limit: 1 })
     await store.kvUpdate(WEBHOOK_CURSOR, (current) =>
-      current === null ? { op: 'set', value: newest?.id ?? '0', result: null } : { op: 'noop', result: null },
+      current === null
+        ? { op: 'set', value: webhook.afterEventId, result: null }
+        : { op: 'noop', result: null },
     )
     const secret = await webhookSecret(await webhookMasterKey(context), webhook.id)
     return { ...toWebhookView(webhook, []), secret }

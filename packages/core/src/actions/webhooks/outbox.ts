@@ -31,8 +31,9 @@ export function webhookOutboxActions(context: ActionContext) {
   const deliveriesOf = async (event: FeedEventRecord): Promise<WebhookDelivery[]> => {
     const type = WEBHOOK_TYPE_OF[event.kind]
     if (!type || !event.taskId) return []
-    const hooks = (await store.webhooksFor(nameKey(event.agent), event.taskId)).filter((hook) =>
-      hook.events.includes(type),
+    // An endpoint gets what happened after it was added, never older events still waiting to be fanned out.
+    const hooks = (await store.webhooksFor(nameKey(event.agent), event.taskId)).filter(
+      (hook) => hook.events.includes(type) && Number(event.id) > Number(hook.afterEventId),
     )
     if (hooks.length === 0) return []
     const task = await store.getTask(event.agent, event.taskId)

@@ -23,10 +23,14 @@ CREATE TABLE `webhooks` (
 	`id` text PRIMARY KEY NOT NULL,
 	`agent_key` text NOT NULL,
 	`task_id` text,
+	`after_event_id` text DEFAULT '0' NOT NULL,
 	`url` text NOT NULL,
 	`events` text NOT NULL,
 	`created_at` integer NOT NULL
 );
 --> statement-breakpoint
 CREATE INDEX `webhooks_by_owner` ON `webhooks` (`agent_key`,`task_id`);--> statement-breakpoint
+ALTER TABLE `agents` ADD `listing` text DEFAULT 'active' NOT NULL;--> statement-breakpoint
+ALTER TABLE `agents` ADD `listing_message` text;--> statement-breakpoint
+CREATE INDEX `agents_by_update` ON `agents` (`updated_at`,`name_key`);--> statement-breakpoint
 ALTER TABLE `events` ADD `task_id` text;
