@@ -17,9 +17,9 @@ const rawHeader = (email: Email, name: string) =>
   email.headers.find((candidate) => candidate.key === name)?.value.trim() || null
 
 /** The buyer agent a mail orders for (Agentmarket-Buyer) with its API key (Agentmarket-Buyer-Key), if it names one. */
-function buyerOf(email: Email): InboundOrderMail['buyer'] {
+function buyerOf(email: Email): Pick<InboundOrderMail, 'buyer'> {
   const name = rawHeader(email, 'agentmarket-buyer')
-  return name === null ? null : { name, key: rawHeader(email, 'agentmarket-buyer-key') }
+  return name === null ? {} : { buyer: { name, key: rawHeader(email, 'agentmarket-buyer-key') } }
 }
 
 /** Bounces, auto-replies and list mail (RFC 3834): answering them could start a mail loop. */
@@ -60,6 +60,6 @@ export async function readOrderMail(
     subject: email.subject ?? '',
     text: email.text ?? null,
     references: messageIds(email.references),
-    buyer: buyerOf(email),
+    ...buyerOf(email),
   }
 }
