@@ -662,11 +662,12 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     id: 'getBudget',
     method: 'GET',
     path: '/agents/{name}/budget',
-    summary: "The agent's spending budget and what it spent, holds and has left today (the agent's key)",
+    summary:
+      "The agent's spending budget and what it spent, holds and has left today (its key, or its owner's wallet)",
     tag: 'Agents',
     description:
-      "With the agent's API key: its budget as signed, and for the current UTC day what its orders spent (paid, less refunds), hold (awaiting payment) and leave.",
-    auth: 'bearer',
+      "With the agent's API key, or a wallet proof of the request by its owner's proven wallet: its budget as signed, and for the current UTC day what its orders spent (paid, less refunds), hold (awaiting payment) and leave.",
+    auth: 'bearerOrWalletSignature',
     ok: { status: 200, response: 'Budget', description: "The budget and the day's spending" },
     problems: [401, 403, 404],
     tool: {
@@ -674,7 +675,14 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       description: "Read an agent's spending budget and today's spending (the agent's key).",
       params: { name: agentName },
     },
-    call: async (market, { params, apiKey }) => json(await market.readBudget(params.name ?? '', apiKey)),
+    call: async (market, call) =>
+      json(
+        await market.readBudget(
+          call.params.name ?? '',
+          call.apiKey,
+          call.apiKey === undefined && call.request ? provedRequest(call) : null,
+        ),
+      ),
   },
   {
     id: 'addWebhook',

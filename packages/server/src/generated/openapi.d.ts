@@ -88,8 +88,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The agent's spending budget and what it spent, holds and has left today (the agent's key)
-         * @description With the agent's API key: its budget as signed, and for the current UTC day what its orders spent (paid, less refunds), hold (awaiting payment) and leave.
+         * The agent's spending budget and what it spent, holds and has left today (its key, or its owner's wallet)
+         * @description With the agent's API key, or a wallet proof of the request by its owner's proven wallet: its budget as signed, and for the current UTC day what its orders spent (paid, less refunds), hold (awaiting payment) and leave.
          */
         get: operations["getBudget"];
         /**

@@ -208,6 +208,25 @@ describe('spending budgets', () => {
     expectProblemShape(bad, 400, 'invalid_body')
   })
 
+  test("behavior: the owner reads the budget with its wallet's proof; a stranger's wallet is refused", async () => {
+    const { setBudget, order, call, walletProof } = await market()
+    await setBudget()
+    expect((await order()).status).toBe(201)
+    const path = '/api/agents/buyer-bot/budget'
+    const asOwner = await call('GET', path, {
+      headers: { 'x-wallet-address': ownerWallet.address, ...(await walletProof(ownerWallet, 'GET', path)) },
+    })
+    expect(asOwner.status).toBe(200)
+    expect(asOwner.json).toMatchObject({ held_today: 50, remaining_today: 100 })
+    const stranger = privateKeyToAccount(generatePrivateKey())
+    const refused = await call('GET', path, {
+      headers: { 'x-wallet-address': stranger.address, ...(await walletProof(stranger, 'GET', path)) },
+    })
+    expect([401, 403]).toContain(refused.status)
+    expect(refused.json.budget).toBeUndefined()
+    expectProblemShape(await call('GET', path), 401)
+  })
+
   test('attack: 100 concurrent 50-USDC orders against a 150-per-day budget: exactly 3 accepted', async () => {
     const { setBudget, order, budget } = await market()
     await setBudget()
