@@ -3,13 +3,19 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
+import { startMigratedPostgres } from './support/postgres.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
+import { sharedPostgres } from './support/sharedDatabase.ts'
 
 // Webhooks from real server processes (two on one libSQL file, both running the sender) to a receiver on 127.0.0.1
 // (allowed by WEBHOOK_ALLOW_PRIVATE=on): every event arrives once, signed; a receiver that fails and recovers gets it
 // on the retry.
 const folder = mkdtempSync(join(tmpdir(), 'webhooks-'))
-afterAll(() => rmSync(folder, { recursive: true, force: true }))
+const postgresServer = await startMigratedPostgres()
+afterAll(async () => {
+  rmSync(folder, { recursive: true, force: true })
+  await postgresServer.stop()
+})
 
 /** A JSON request to a server; status and body. */
 async function send(server: MarketServer, method: string, path: string, body?: unknown, key?: string) {
@@ -50,8 +56,9 @@ async function until(done: () => boolean, ms: number) {
 }
 
 describe('webhooks from server processes', () => {
-  test('behavior: two processes share the outbox: 20 completions arrive once each, signed; latency reported', async () => {
-    const env = { DATABASE_URL: `file:${join(folder, 'once.db')}`, WEBHOOK_ALLOW_PRIVATE: 'on' }
+  /** Two nodes on `databaseUrl` and a receiver: 20 completions, alternating nodes, arrive once each, signed. */
+  async function onceEach(databaseUrl: string, label: string) {
+    const env = { DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE: 'on' }
     const nodes = [await startMarketServer(env), await startMarketServer(env)]
     const side = receiver(() => 204)
     try {
@@ -100,12 +107,22 @@ describe('webhooks from server processes', () => {
         })
         .sort((a, b) => a - b)
       console.log(
-        `webhook latency, answer to receipt (2 processes, 250 ms passes): p50 ${latencies[10]?.toFixed(0)} ms, max ${latencies.at(-1)?.toFixed(0)} ms`,
+        `webhook latency, answer to receipt (${label}, 250 ms passes): p50 ${latencies[10]?.toFixed(0)} ms, max ${latencies.at(-1)?.toFixed(0)} ms`,
       )
     } finally {
       for (const node of nodes) node.stop()
       side.stop()
     }
+  }
+
+  test('behavior: two processes on one libSQL file share the outbox: 20 completions arrive once each, signed', async () => {
+    await onceEach(`file:${join(folder, 'once.db')}`, '2 processes, libSQL')
+  }, 60_000)
+
+  test('behavior: two PostgreSQL nodes share the outbox: 20 completions arrive once each, signed', async () => {
+    const database = await sharedPostgres(postgresServer)
+    await database.close()
+    await onceEach(database.url, '2 PostgreSQL nodes')
   }, 60_000)
 
   test('behavior: a receiver that fails then recovers gets the event on the retry, under the same webhook-id', async () => {

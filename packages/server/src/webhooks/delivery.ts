@@ -26,14 +26,8 @@ export function startWebhookDelivery(
   const passes = new Set<Promise<void>>()
   let reserved = 0
   const failed = (what: string) => (error: unknown) => logger.error(`webhook ${what} failed`, {}, error)
-  const tick = () => {
-    fanning ??= market
-      .fanOutWebhooks()
-      .then(() => {})
-      .catch(failed('fan-out'))
-      .finally(() => {
-        fanning = null
-      })
+  /** Starts a delivery pass when there is room for one; it does not wait for the passes before it. */
+  const startPass = () => {
     const room = Math.min(WEBHOOK_IN_FLIGHT.perPass, WEBHOOK_IN_FLIGHT.max - reserved)
     if (room <= 0) return
     reserved += room
@@ -46,6 +40,19 @@ export function startWebhookDelivery(
         passes.delete(pass)
       })
     passes.add(pass)
+  }
+  const tick = () => {
+    // What a fan-out queued is sent at once, not a tick later.
+    fanning ??= market
+      .fanOutWebhooks()
+      .then((report) => {
+        if (report.queued > 0) startPass()
+      })
+      .catch(failed('fan-out'))
+      .finally(() => {
+        fanning = null
+      })
+    startPass()
   }
   const timer = setInterval(tick, intervalMs)
   return {
