@@ -170,6 +170,15 @@ export function budgetDay(now: Date): { from: Date; to: Date } {
  */
 export type SpendCap = { buyerKey: string; limitBaseUnits: bigint; from: Date; to: Date; now: Date }
 
+/** True when an order of `priceBaseUnits` on top of the day's `usage` passes the cap's limit. */
+export function passesCap(
+  usage: BudgetUsage,
+  priceBaseUnits: bigint,
+  cap: Pick<SpendCap, 'limitBaseUnits'>,
+): boolean {
+  return usage.spentBaseUnits + usage.heldBaseUnits + priceBaseUnits > cap.limitBaseUnits
+}
+
 /** Why an order is outside its buyer's budget. */
 export type BudgetRefusal = 'expired' | 'seller' | 'per_task' | 'per_day'
 

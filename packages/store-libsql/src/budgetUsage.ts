@@ -1,4 +1,4 @@
-import type { BudgetUsage, SpendCap, TaskRecord } from '@agentmarket/core'
+import { type BudgetUsage, passesCap, type SpendCap, type TaskRecord } from '@agentmarket/core'
 import type { Database } from './open.ts'
 import type { WriteStep } from './writes.ts'
 
@@ -30,8 +30,7 @@ export function budgetCaps(database: Database) {
     (task: TaskRecord, cap: SpendCap): WriteStep =>
     () => {
       const usage = usageOf(cap.buyerKey, cap.from, cap.to, cap.now)
-      if (usage.spentBaseUnits + usage.heldBaseUnits + task.priceBaseUnits > cap.limitBaseUnits)
-        throw new OverCap(usage)
+      if (passesCap(usage, task.priceBaseUnits, cap)) throw new OverCap(usage)
       return { changes: 0, lastInsertRowid: 0 }
     }
 

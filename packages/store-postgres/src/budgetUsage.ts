@@ -1,4 +1,4 @@
-import type { BudgetUsage, SpendCap, TaskRecord } from '@agentmarket/core'
+import { type BudgetUsage, passesCap, type SpendCap, type TaskRecord } from '@agentmarket/core'
 import { and, eq, sql } from 'drizzle-orm'
 import type { Writer } from './agentStore.ts'
 import { tasks } from './schema.ts'
@@ -37,5 +37,5 @@ export async function usageOf(
 export async function overCap(tx: Writer, task: TaskRecord, cap: SpendCap): Promise<BudgetUsage | null> {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`budget:${cap.buyerKey}`}, 0))`)
   const usage = await usageOf(tx, cap.buyerKey, cap.from, cap.to, cap.now)
-  return usage.spentBaseUnits + usage.heldBaseUnits + task.priceBaseUnits > cap.limitBaseUnits ? usage : null
+  return passesCap(usage, task.priceBaseUnits, cap) ? usage : null
 }

@@ -1,6 +1,6 @@
 import { type AgentRecord, nameKey } from '../Agent.ts'
 import { asciiLower, compareAgents, compareByActivity, matchesFilters } from '../AgentSearch.ts'
-import { taskSpending } from '../Budget.ts'
+import { passesCap, taskSpending } from '../Budget.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import { livenessChangesAt } from '../Liveness.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
@@ -361,8 +361,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       if (claim) return { outcome: claim }
       if (cap) {
         const usage = usageOf(cap.buyerKey, cap.from, cap.to, cap.now)
-        if (usage.spentBaseUnits + usage.heldBaseUnits + task.priceBaseUnits > cap.limitBaseUnits)
-          return { outcome: 'budget_exceeded', usage }
+        if (passesCap(usage, task.priceBaseUnits, cap)) return { outcome: 'budget_exceeded', usage }
       }
       tasks.set(task.id, structuredClone(task))
       append(newEvents)
@@ -526,8 +525,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       if (orderMailKeys.has(key)) return 'duplicate'
       if (task && cap) {
         const usage = usageOf(cap.buyerKey, cap.from, cap.to, cap.now)
-        if (usage.spentBaseUnits + usage.heldBaseUnits + task.priceBaseUnits > cap.limitBaseUnits)
-          return 'budget_exceeded'
+        if (passesCap(usage, task.priceBaseUnits, cap)) return 'budget_exceeded'
       }
       orderMailKeys.add(key)
       if (task) tasks.set(task.id, structuredClone(task))

@@ -1,6 +1,7 @@
 import { A2A_MEDIA_TYPE, wantsA2aMediaType } from '../A2aCard.ts'
 import { RegisterAgentInput, UpdateAgentInput } from '../Agent.ts'
 import { AgentListInput, isSyncQuery } from '../actions/agents/index.ts'
+import { buyerKeyOf } from '../actions/tasks/budgetGuard.ts'
 import { PaidOfferQuery, RatingListInput, RefundInput, type TaskAnswer } from '../actions/tasks/index.ts'
 import type { ProvedRequest } from '../actions/users/index.ts'
 import { UserListInput } from '../actions/users/index.ts'
@@ -389,7 +390,8 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
         await market.createTask(name, call.body ?? {}, {
           idempotencyKey: call.headers.get('idempotency-key'),
           client: call.client(),
-          buyerKey: call.headers.get('buyer-key')?.trim() || call.apiKey,
+          // Over MCP the headers are empty and the session's key is the bearer.
+          buyerKey: buyerKeyOf(call.headers, call.apiKey),
         }),
       )
     },

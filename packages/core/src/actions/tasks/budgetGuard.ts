@@ -8,6 +8,7 @@ import {
   budgetKey,
   budgetRefusalOf,
   budgetRemaining,
+  passesCap,
   type SpendCap,
 } from '../../Budget.ts'
 import { hashSecret } from '../../Credentials.ts'
@@ -97,7 +98,7 @@ const usageOf = (context: ActionContext, cap: SpendCap) =>
 export async function refuseIfDaySpent(context: ActionContext, task: TaskRecord, guard: OrderGuard) {
   if (!guard) return
   const usage = await usageOf(context, guard.cap)
-  if (usage.spentBaseUnits + usage.heldBaseUnits + task.priceBaseUnits > guard.cap.limitBaseUnits)
+  if (passesCap(usage, task.priceBaseUnits, guard.cap))
     throw budgetExceeded(guard.budget, usage, 'per_day', task, guard.cap.now)
 }
 
@@ -130,7 +131,10 @@ export async function releaseHold({ store, clock }: ActionContext, task: TaskRec
   })
 }
 
-/** The buyer's API key of a request: its Buyer-Key header, else an `Authorization: Bearer` key. */
-export function buyerKeyOf(headers: Headers): string | undefined {
-  return headers.get('buyer-key')?.trim() || bearerKey(headers.get('authorization'))
+/** The buyer's API key of a request: its Buyer-Key header, else its bearer key (`bearer`: the Authorization one). */
+export function buyerKeyOf(
+  headers: Headers,
+  bearer: string | undefined = bearerKey(headers.get('authorization')),
+): string | undefined {
+  return headers.get('buyer-key')?.trim() || bearer
 }

@@ -26,12 +26,25 @@ type Owner = { agentKey: string; taskId: string | null }
 /** A new endpoint with its secret, shown this once. */
 export type NewWebhook = WebhookView & { secret: string }
 
-/** The key every endpoint's secret is derived from (made once, kept in the store like the MPP secret). */
-export const webhookMasterKey = (context: Pick<ActionContext, 'store' | 'random'>) =>
-  persistentSecret(context.store, context.random, 'setting:webhook_key')
+/**
+ * The key every endpoint's secret is derived from: made once and kept in the store like the MPP secret, read from it
+ * once per process (a failed read is tried again next time).
+ */
+export function webhookMasterKey(context: Pick<ActionContext, 'store' | 'random'>): () => Promise<string> {
+  let kept: Promise<string> | null = null
+  return () => {
+    kept ??= persistentSecret(context.store, context.random, 'setting:webhook_key').catch(
+      (error: unknown) => {
+        kept = null
+        throw error
+      },
+    )
+    return kept
+  }
+}
 
 /** The endpoint actions of sellers (with their key) and buyers (with their task id). */
-export function webhookEndpointActions(context: ActionContext) {
+export function webhookEndpointActions(context: ActionContext, masterKey: () => Promise<string>) {
   const { store, config, clock, random } = context
 
   const sellerOf = async (name: string, apiKey: string | undefined): Promise<Owner> => {
@@ -73,7 +86,7 @@ export function webhookEndpointActions(context: ActionContext) {
         ? { op: 'set', value: webhook.afterEventId, result: null }
         : { op: 'noop', result: null },
     )
-    const secret = await webhookSecret(await webhookMasterKey(context), webhook.id)
+    const secret = await webhookSecret(await masterKey(), webhook.id)
     return { ...toWebhookView(webhook, []), secret }
   }
 

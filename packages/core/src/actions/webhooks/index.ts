@@ -1,5 +1,5 @@
 import type { ActionContext } from '../context.ts'
-import { webhookEndpointActions } from './endpoints.ts'
+import { webhookEndpointActions, webhookMasterKey } from './endpoints.ts'
 import { webhookOutboxActions } from './outbox.ts'
 
 export type { NewWebhook } from './endpoints.ts'
@@ -7,5 +7,6 @@ export type { FanOutReport, WebhookDeliveryReport } from './outbox.ts'
 
 /** Webhooks: endpoints of sellers and buyers, and the outbox that delivers task events to them (docs/webhooks.md). */
 export function webhookActions(context: ActionContext) {
-  return { ...webhookEndpointActions(context), ...webhookOutboxActions(context) }
+  const masterKey = webhookMasterKey(context)
+  return { ...webhookEndpointActions(context, masterKey), ...webhookOutboxActions(context, masterKey) }
 }

@@ -14,7 +14,6 @@ import {
   webhookSecret,
 } from '../../Webhook.ts'
 import type { ActionContext } from '../context.ts'
-import { webhookMasterKey } from './endpoints.ts'
 
 const LONGEST_ERROR = 300
 
@@ -24,7 +23,7 @@ export type FanOutReport = { events: number; queued: number }
 export type WebhookDeliveryReport = { delivered: number; retrying: number; failed: number }
 
 /** Fanning feed events out to endpoints, and delivering them with retries. */
-export function webhookOutboxActions(context: ActionContext) {
+export function webhookOutboxActions(context: ActionContext, masterKey: () => Promise<string>) {
   const { store, clock, config, random } = context
 
   /** The deliveries of one feed event: one per endpoint of its task that asked for its type. */
@@ -123,10 +122,10 @@ export function webhookOutboxActions(context: ActionContext) {
       const due = await store.claimDueDeliveries(now, leaseUntil, limit)
       const report: WebhookDeliveryReport = { delivered: 0, retrying: 0, failed: 0 }
       if (due.length === 0) return report
-      const masterKey = await webhookMasterKey(context)
+      const key = await masterKey()
       await Promise.all(
         due.map(async (delivery) => {
-          const outcome = await attempt(transport, masterKey, delivery)
+          const outcome = await attempt(transport, key, delivery)
           await store.settleDelivery(delivery.id, outcome)
           report[outcome.outcome === 'retry' ? 'retrying' : outcome.outcome] += 1
         }),
