@@ -1,10 +1,4 @@
-/** The path of a request URL without its query, read without parsing the whole URL (a hot path). */
-export function requestPath(url: string): string {
-  // A URL that is only its path (a request without a usable Host, as Bun gives it) starts there.
-  const start = url.startsWith('/') ? 0 : url.indexOf('/', url.indexOf('//') + 2)
-  const query = url.indexOf('?', start)
-  return url.slice(start, query < 0 ? undefined : query)
-}
+import { requestPath } from '@agentmarket/core'
 
 // A task id is a read credential (SECURITY.md): whatever follows `/tasks/` is kept out of the log, whatever its case.
 const TASK_SEGMENT = /(\/tasks\/)[^/]+/gi

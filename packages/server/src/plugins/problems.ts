@@ -1,4 +1,10 @@
-import { MarketError, MethodNotAllowedError, problemResponse, routeNotFound } from '@agentmarket/core'
+import {
+  MarketError,
+  MethodNotAllowedError,
+  problemResponse,
+  requestPath,
+  routeNotFound,
+} from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import type { Logger } from '../log.ts'
 import { EXPOSED_HEADERS } from './cors.ts'
@@ -51,7 +57,7 @@ function normalize(
   if (code === 'PARSE' && error instanceof Error && error.cause instanceof MarketError) return error.cause
   if (code === 'NOT_FOUND') {
     // A preflight (OPTIONS) keeps its 404: CORS grants writes only through corsPreflights, never by an Allow list.
-    const allow = request.method === 'OPTIONS' ? [] : (allowed?.(new URL(request.url).pathname) ?? [])
+    const allow = request.method === 'OPTIONS' ? [] : (allowed?.(requestPath(request.url)) ?? [])
     return allow.length && !allow.includes(request.method)
       ? new MethodNotAllowedError(allow)
       : routeNotFound()
