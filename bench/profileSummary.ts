@@ -76,6 +76,15 @@ function ownerOf(node: ProfileNode): string {
   return 'runtime (no JS frame of either)'
 }
 
+/**
+ * The time a sample stands for: the interval to the next one, at most twice the usual interval. The sampler takes no
+ * sample while the thread waits, so the sample before a wait (an event-loop turn with nothing to do, a server between
+ * requests) would otherwise be charged for the whole wait, and whatever ran last before idling look expensive.
+ */
+const usualInterval =
+  [...profile.timeDeltas].sort((a, b) => a - b)[Math.floor(profile.timeDeltas.length / 2)] ?? 0
+const weightOf = (index: number) => Math.min(profile.timeDeltas[index + 1] ?? 0, 2 * usualInterval)
+
 for (const phase of phases) {
   const owners = new Map<string, number>()
   const self = new Map<string, number>()
@@ -86,7 +95,7 @@ for (const phase of phases) {
   profile.samples.forEach((sample, index) => {
     time += profile.timeDeltas[index] ?? 0
     if (time < phase.start || time > phase.end) return
-    const delta = profile.timeDeltas[index + 1] ?? 0
+    const delta = weightOf(index)
     const node = byId.get(sample)
     if (!node) return
     total += delta
