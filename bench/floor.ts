@@ -12,6 +12,8 @@ const db = openFloor(process.env.DATABASE ?? '', (process.env.DRIVER ?? 'bun') a
 const work = floorWork(db)
 const commit = floorGroupCommit(db)
 let written = 0
+/** The challenge floor's HMAC key: any 32 bytes, as the market's MPP secret is. */
+const CHALLENGE_SECRET = randomHex(64)
 const unique = () => `floor-${process.pid}-${++written}`
 
 new Elysia()
@@ -38,6 +40,18 @@ new Elysia()
     const id = `task_${randomHex(32)}`
     await commit(() => work.order(params.name, id, Date.now()))
     return { id }
+  })
+  .post('/challenge/:name/:slug', ({ params, body, set }) => {
+    // The 402's own work; the body is read and parsed by Elysia as the market reads it.
+    const challenge = work.challenge(params.name, params.slug, JSON.stringify(body), CHALLENGE_SECRET)
+    if (!challenge) {
+      set.status = 404
+      return { error: 'not found' }
+    }
+    set.status = 402
+    set.headers['www-authenticate'] = challenge.header
+    set.headers['cache-control'] = 'no-store'
+    return challenge.problem
   })
   .put('/agent/:name', async ({ params }) => {
     await commit(() => work.updateBio(params.name, unique(), Date.now()))

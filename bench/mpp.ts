@@ -4,7 +4,7 @@
  *  1. 402 challenges per second: wrk (1 thread, 32 connections, bounded) POSTs an order without a credential;
  *     every answer must be a 402. An Elysia hello world (bench/hello.ts) is run by wrk just before, the same way,
  *     and the 402's throughput is given as a ratio of it; then the same POST for an unknown agent (a 404: the
- *     route's cost before MPP).
+ *     route's cost before MPP), and the 402's floor (bench/floor.ts: a bare route doing the challenge's own work).
  *  2. Paid requests per second: K credentials made beforehand with the real mppx client (pull mode, one per
  *     distinct order body) are sent one at a time, then a fresh K 16 at a time, each mode to its own seller;
  *     every answer must be 201 with a Payment-Receipt, and each seller must then hold exactly K paid tasks.
@@ -79,10 +79,12 @@ await waitForOk(`http://127.0.0.1:${helloPort}/`, hello)
 const node = scriptedTempo()
 const rpc = await node.serve()
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-bench-mpp-'))
+const databaseFile = join(folder, 'market.db')
+let floorServer: ReturnType<typeof Bun.spawn> | null = null
 const server = await startMarketServer({
   NODE_ENV: 'production',
   HOME: folder,
-  DATABASE_URL: `file:${join(folder, 'market.db')}`,
+  DATABASE_URL: `file:${databaseFile}`,
   TEMPO_RPC_URL: rpc.url,
 })
 const base = server.base
@@ -218,6 +220,17 @@ try {
     concurrent: await registerSeller('bench-concurrent'),
   }
 
+  // The 402's floor: a bare Elysia route doing the challenge's own work on the market's database (bench/floor.ts).
+  const floorPort = freePort()
+  floorServer = Bun.spawn(['bun', 'bench/floor.ts'], {
+    cwd: join(import.meta.dir, '..'),
+    env: { PATH: process.env.PATH ?? '', PORT: String(floorPort), DATABASE: databaseFile, DRIVER: 'bun' },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  await waitForOk(`http://127.0.0.1:${floorPort}/agent/bench-warmup`, floorServer)
+  const floorUrl = `http://127.0.0.1:${floorPort}/challenge/bench-warmup/summary`
+
   log(`warm-up: ${WARMUP_PAID} paid orders, ${WARMUP_SECONDS} s of wrk`)
   const warm = await prepareCredentials('bench-warmup', 'warmup', WARMUP_PAID)
   await payAll('bench-warmup', keys.warmup, warm.orders, 1)
@@ -257,6 +270,18 @@ try {
     throw new Error(
       `404 run: ${floor.requests} requests, ${floor.non2xx} non-2xx, ${floor.socketErrors} errors`,
     )
+
+  log(`the 402's floor (bench/floor.ts): wrk, ${WRK_SECONDS} s`)
+  const challengeFloor = await runWrk({
+    url: floorUrl,
+    method: 'POST',
+    body: CHALLENGE_BODY,
+    seconds: WRK_SECONDS,
+    connections: WRK_CONNECTIONS,
+  })
+  if (challengeFloor.requests === 0 || challengeFloor.non2xx !== challengeFloor.requests)
+    throw new Error(`402 floor run: ${challengeFloor.requests} requests, ${challengeFloor.non2xx} non-2xx`)
+  const floorRatio = challengeFloor.requestsPerSecond / helloRun.requestsPerSecond
 
   log(`paid, one at a time: ${K} credentials, then ${K} requests`)
   const serialPrep = await prepareCredentials('bench-serial', 'serial', K)
@@ -357,6 +382,15 @@ ${table(
       formatMs(floorCpuMs / floor.requests),
       `all non-2xx: what any POST on this route costs; ${(floor.requestsPerSecond / helloRun.requestsPerSecond).toFixed(3)} of hello world`,
     ],
+    [
+      `the 402's floor: bench/floor.ts, a bare Elysia route doing the challenge's own work (wrk, ${WRK_CONNECTIONS} connections)`,
+      formatCount(challengeFloor.requests),
+      formatCount(challengeFloor.requestsPerSecond),
+      formatMs(challengeFloor.p50Ms),
+      formatMs(challengeFloor.p99Ms),
+      '—',
+      `all 402; ${floorRatio.toFixed(3)} of hello world; the market's 402 makes ${(challenges.requestsPerSecond / challengeFloor.requestsPerSecond).toFixed(2)} of it`,
+    ],
     paidRow('paid order, one at a time', serial),
     paidRow(`paid order, ${CONCURRENCY} concurrent`, concurrent),
     [
@@ -374,6 +408,10 @@ ${table(
 A 402 cost the server ${formatMs(challengeCpuMs / challenges.requests)} of CPU and the same POST refused with a 404 (no MPP
 at all) ${formatMs(floorCpuMs / floor.requests)}: the 402's ratio to hello world is bounded by what any POST costs on this
 route (${(floor.requestsPerSecond / helloRun.requestsPerSecond).toFixed(3)} of hello world here), not by the challenge.
+The 402's floor (\`bench/floor.ts\`: the body read and parsed by Elysia, the seller and its skill read by statements prepared
+once on bun:sqlite, the body's SHA-256 digest, the expiry, the HMAC-SHA256 id, the header and the problem, with Bun's
+native hashes; the work MppChallenges.ts does per request from its template) makes ${floorRatio.toFixed(3)} of hello world:
+that much at most is open to any route that makes a fresh challenge for each request.
 
 Making the ${formatCount(whole.length)} credentials took ${prepSeconds.toFixed(1)} s
 (\`createCredential\` alone: p50 ${formatMs(percentile(signing, 0.5))}, p99
@@ -437,7 +475,8 @@ one ABI item, and ${formatMs(phase(profile.parts, 'bare JSON-RPC'))} for a bare 
 } finally {
   server.stop()
   hello.kill()
-  await Promise.all([server.process.exited, hello.exited])
+  floorServer?.kill()
+  await Promise.all([server.process.exited, hello.exited, floorServer?.exited])
   await rpc.stop()
   rmSync(folder, { recursive: true, force: true })
 }

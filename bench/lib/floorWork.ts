@@ -99,6 +99,7 @@ export function floorWork(db: FloorDatabase) {
        client_key, created_at)
      values (?, ?, 'Echo', 'echo', '24 hours', 'paid', 0, '{}', 'buyer', 'bench', ?)`,
   )
+  const skill = db.prepare('select * from skills where agent_key = ? and slug = ?')
   const updateBio = db.prepare(
     'update agents set bio = ?, revision = revision + 1, updated_at = max(updated_at, ?) where name_key = ?',
   )
@@ -145,6 +146,28 @@ export function floorWork(db: FloorDatabase) {
     order(name: string, id: string, at: number) {
       insertTask.run(id, name, at)
       event('task.created', name, at)
+    },
+    /**
+     * A 402 challenge as the market makes one per request from its template (MppChallenges.ts): the agent and its
+     * skill read, the body's SHA-256 digest, an expiry, the HMAC-SHA256 id over the binding, the header and problem.
+     */
+    challenge(name: string, slug: string, body: string, secret: string) {
+      const seller = agent.get(name) as { wallet_address: string | null } | null
+      const sold = skill.get(name, slug) as { price_base_units: number } | null
+      if (!seller || !sold) return null
+      const digest = new Bun.CryptoHasher('sha256').update(body).digest('base64url')
+      const expires = new Date(Date.now() + 300_000).toISOString()
+      const binding = `127.0.0.1|tempo|charge|${sold.price_base_units}|${seller.wallet_address}|${expires}|${name}/${slug}|${digest}`
+      const id = new Bun.CryptoHasher('sha256', secret).update(binding).digest('base64url')
+      return {
+        header: `Payment id="${id}", realm="127.0.0.1", method="tempo", intent="charge", expires="${expires}", opaque="${digest}"`,
+        problem: {
+          type: 'https://paymentauth.org/problems/payment-required',
+          title: 'Payment Required',
+          status: 402,
+          challengeId: id,
+        },
+      }
     },
     /** A profile update: the agent's bio and its event. */
     updateBio(name: string, bio: string, at: number) {
