@@ -231,6 +231,19 @@ for (const path of paths) {
   })
 }
 
+// What Bun itself charges for two things every shipped answer does (bench/bunCosts.ts), each mode in turn.
+const BUN_MODES = ['plain', 'address', 'header', 'both'] as const
+const bunRuns = new Map<string, number[]>(BUN_MODES.map((mode) => [mode, []]))
+for (let round = 0; round < 3; round++)
+  for (const mode of BUN_MODES) {
+    const bunHelper = await helper('bench/bunCosts.ts', { MODE: mode }, '/')
+    await runWrk({ url: `${bunHelper.base}/`, seconds: 1 })
+    bunRuns.get(mode)?.push((await runWrk({ url: `${bunHelper.base}/`, seconds })).requestsPerSecond)
+    bunHelper.child.kill()
+    await bunHelper.child.exited
+  }
+const bunRate = (mode: string) => [...(bunRuns.get(mode) ?? [])].sort((a, b) => a - b)[1] ?? 0
+
 // Every acknowledged write must be in the database (wrk may also count a few in flight as unfinished).
 const acknowledged = (label: string) =>
   measured
@@ -340,6 +353,25 @@ ${table(
     'non-2xx',
   ],
   rows,
+)}
+
+What the shipped features cost at the least, whatever the server does: a bare \`Bun.serve\` hello world
+(\`bench/bunCosts.ts\`, median of 3 runs each, in turns) asking \`server.requestIP(request)\` (the client's address, which
+every per-address rate limit needs), adding one response header (as \`X-Request-Id\`), or both.
+
+${table(
+  ['Bun.serve hello world', 'req/s', 'ratio to plain'],
+  BUN_MODES.map((mode) => [
+    mode === 'plain'
+      ? 'plain'
+      : mode === 'address'
+        ? '+ server.requestIP'
+        : mode === 'header'
+          ? '+ one response header'
+          : '+ both',
+    formatCount(bunRate(mode)),
+    (bunRate(mode) / bunRate('plain')).toFixed(2),
+  ]),
 )}
 `
 finishSection({ title: 'HTTP under load', markdown, goals }, json)
