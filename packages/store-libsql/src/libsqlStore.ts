@@ -30,9 +30,15 @@ import {
   usernameKey,
 } from '@agentmarket/core'
 import { and, asc, desc, eq, gt, gte, inArray, isNotNull, lt, or, sql } from 'drizzle-orm'
-import { agentListOrder, agentListWhere, searchCondition, WALK_IN_ORDER_FROM } from './agentList.ts'
+import {
+  agentListCount,
+  agentListOrder,
+  agentListWhere,
+  searchCondition,
+  WALK_IN_ORDER_FROM,
+} from './agentList.ts'
 import { withChangeVersion } from './changeVersion.ts'
-import type { RunInfo } from './connection.ts'
+import { type RunInfo, toStatement } from './connection.ts'
 import { groupCommit } from './groupCommit.ts'
 import { kvStore } from './kvStore.ts'
 import { mailStore } from './mailStore.ts'
@@ -311,11 +317,8 @@ export function libsqlStore(database: Database): Store {
     },
 
     async listAgents(query: AgentListQuery) {
-      const [counted] = await db
-        .select({ total: sql<number>`count(*)` })
-        .from(agents)
-        .where(agentListWhere(query))
-      const total = counted?.total ?? 0
+      const counted = toStatement(sql`select ${agentListCount(query)} as total`)
+      const total = Number(connection.get(counted.sql, counted.args)?.total ?? 0)
       const rows = await db
         .select()
         .from(agents)

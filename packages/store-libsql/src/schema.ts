@@ -70,6 +70,8 @@ export const agents = sqliteTable(
     ),
     // Liveness filters and the next instant any agent's liveness changes.
     index('agents_by_last_seen').on(table.lastSeen),
+    // The few withdrawn listings, which a list's count takes off its filters' count (agentList.ts agentListCount).
+    index('agents_withdrawn').on(table.nameKey).where(sql`${table.listing} = 'deleted'`),
   ],
 )
 
