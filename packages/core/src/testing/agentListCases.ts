@@ -66,6 +66,48 @@ export function agentListCases(test: StoreTest, withStore: WithStore): void {
   )
 
   test(
+    "behavior: every filter's count leaves withdrawn listings out, as its page does",
+    withStore(async (store) => {
+      const now = T0
+      const seen = (ms: number) => new Date(now.getTime() - ms)
+      await insertAll(store, [
+        { name: 'paid-kept', ownerUsername: 'Ann', skills: [paid('Maps', 10_000n)], lastSeen: now },
+        {
+          name: 'paid-gone',
+          ownerUsername: 'Ann',
+          skills: [paid('Maps', 10_000n)],
+          lastSeen: now,
+          listing: 'deleted',
+        },
+        {
+          name: 'free-kept',
+          bio: 'maps by hand',
+          skills: [free('Maps')],
+          lastSeen: seen(IDLE_WINDOW_MS + 1),
+        },
+        { name: 'free-gone', bio: 'maps by hand', skills: [free('Maps')], listing: 'deleted' },
+        { name: 'old-kept', listing: 'deprecated', listingMessage: 'moved' },
+      ])
+      const counted = async (query: Partial<AgentListQuery>) => {
+        const said = Object.keys(query).join(',')
+        const page = await store.listAgents({ limit: 1, offset: 0, ...query } as AgentListQuery)
+        const all = await names(store, query)
+        equal(page.total, all.length, said)
+        ok(!all.some((name) => name.endsWith('-gone')), said)
+        return page.total
+      }
+      equal(await counted({}), 3)
+      equal(await counted({ sells: 'paid' }), 1)
+      equal(await counted({ sells: 'free' }), 1)
+      equal(await counted({ maxPriceBaseUnits: 10_000n }), 1)
+      equal(await counted({ owner: 'ann' }), 1)
+      equal(await counted({ q: 'maps' }), 2)
+      equal(await counted({ lastSeen: lastSeenRange('live', now) }), 1)
+      equal(await counted({ lastSeen: lastSeenRange('off', now) }), 2)
+    }),
+  )
+
+  test(
     'behavior: q finds skill names, slugs and descriptions as well as name and bio, long or short, any case',
     withStore(async (store) => {
       await insertAll(store, [
