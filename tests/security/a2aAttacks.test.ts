@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { memoryRateBuckets, rateLimiter, type X402Facilitator } from '@agentmarket/core'
+import { memoryRateBuckets, rateLimiter } from '@agentmarket/core'
 import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import type { PaymentRequired } from '@x402/core/types'
 import type { Address } from 'viem'
@@ -7,7 +7,7 @@ import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from 'viem
 import { acceptsPayment, parseAcceptPayment } from '../../packages/core/src/payments/AcceptPayment.ts'
 import { type TestAppOptions, testApp } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain } from '../support/anvil.ts'
-import { x402Payer } from '../support/x402.ts'
+import { recordingFacilitator, x402Payer } from '../support/x402.ts'
 
 // Attacks on the agent protocols added this session: the A2A 1.0 server (routes, handler, transports, threads), A2A's
 // x402 payment round, MCP's stateless revision, the AI catalog, the registration file and MPP discovery. Each drives
@@ -111,22 +111,6 @@ async function order(
 /** ListTasks of one conversation on `path` (the marketplace's interface by default). */
 const listContext = (app: Market, contextId: string, path = '/a2a') =>
   rpc(app, path, 'ListTasks', { contextId, pageSize: 100, includeArtifacts: true })
-
-/** A facilitator that records being asked and pays nothing. */
-function recordingFacilitator() {
-  const calls: string[] = []
-  const facilitator: X402Facilitator = {
-    verify: async () => {
-      calls.push('verify')
-      return { isValid: false, invalidReason: 'recorded_only' }
-    },
-    settle: async () => {
-      calls.push('settle')
-      throw new Error('nothing is settled here')
-    },
-  }
-  return { facilitator, calls }
-}
 
 describe('A2A: reading or joining other buyers’ orders', () => {
   test('attack: a seller takes the contextIds its A2A queue (or GetTask) shows; none of them lists the buyer’s orders with other sellers', async () => {

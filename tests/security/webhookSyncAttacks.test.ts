@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, setSystemTime, test } from 'bun:test'
-import type { X402Facilitator } from '@agentmarket/core'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { Webhook } from 'standardwebhooks'
@@ -8,6 +7,7 @@ import { jsonLogger } from '../../packages/server/src/log.ts'
 import { expectProblemShape, type TestAppOptions, testApp } from '../../packages/server/src/testing/http.ts'
 import { startWebhookDelivery } from '../../packages/server/src/webhooks/delivery.ts'
 import { fetchWebhookTransport } from '../../packages/server/src/webhooks/transport.ts'
+import { recordingFacilitator } from '../support/x402.ts'
 
 // Attacks on webhooks (endpoints, the outbox, the transport's SSRF rules, signatures) and on sync (the agent list's
 // cursor and tombstones, the listing lifecycle, the feed's cursor and its updated_since search). Each test drives the
@@ -895,22 +895,6 @@ describe('sync: what a pass sees', () => {
       )
   })
 })
-
-/** A recording x402 facilitator that pays nothing. */
-function recordingFacilitator() {
-  const calls: string[] = []
-  const facilitator: X402Facilitator = {
-    verify: async () => {
-      calls.push('verify')
-      return { isValid: false, invalidReason: 'recorded_only' }
-    },
-    settle: async () => {
-      calls.push('settle')
-      throw new Error('nothing is settled here')
-    },
-  }
-  return { facilitator, calls }
-}
 
 /** A market with machine payments on: `gone-bot` (withdrawn) and `live-bot` sell the same free and paid skills. */
 async function withdrawnMarket() {

@@ -1,3 +1,4 @@
+import type { X402Facilitator } from '@agentmarket/core'
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { authorizationTypes } from '@x402/evm'
 import { registerExactEvmScheme } from '@x402/evm/exact/client'
@@ -79,4 +80,20 @@ export function payloadOf(
       signature,
     },
   }
+}
+
+/** An x402 facilitator that records being asked (`calls`: verify, settle) and pays nothing. */
+export function recordingFacilitator() {
+  const calls: string[] = []
+  const facilitator: X402Facilitator = {
+    verify: async () => {
+      calls.push('verify')
+      return { isValid: false, invalidReason: 'recorded_only' }
+    },
+    settle: async () => {
+      calls.push('settle')
+      throw new Error('nothing is settled here')
+    },
+  }
+  return { facilitator, calls }
 }
