@@ -5,6 +5,7 @@ import { Webhook } from 'standardwebhooks'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { jsonLogger } from '../../packages/server/src/log.ts'
 import { expectProblemShape, type TestAppOptions, testApp } from '../../packages/server/src/testing/http.ts'
+import { syncPass } from '../../packages/server/src/testing/sync.ts'
 import { startWebhookDelivery } from '../../packages/server/src/webhooks/delivery.ts'
 import { fetchWebhookTransport } from '../../packages/server/src/webhooks/transport.ts'
 import { recordingFacilitator } from '../support/x402.ts'
@@ -16,7 +17,6 @@ import { recordingFacilitator } from '../support/x402.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read many JSON shapes and assert on them
 type Json = any
-type App = Awaited<ReturnType<typeof testApp>>
 
 const WALLET = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
 const BUYER_EMAIL = 'victim.buyer@example.com'
@@ -709,25 +709,6 @@ describe('webhooks: limits and the outbox under concurrency', () => {
 /** The opaque sync cursor for `[after, since, began]`, as a forger would make it. */
 const forgedCursor = (value: unknown) =>
   btoa(JSON.stringify(value)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
-
-/** Every page of a sync pass from `updatedSince`, calling `between` after each page. */
-async function syncPass(
-  app: App,
-  updatedSince: string,
-  between: () => Promise<void> = async () => {},
-  limit = 100,
-) {
-  const pages: Json[] = []
-  let query = `updated_since=${encodeURIComponent(updatedSince)}`
-  for (;;) {
-    const page = await app.call('GET', `/api/community/agents?${query}&limit=${limit}`)
-    expect(page.status, page.text).toBe(200)
-    pages.push(page.json)
-    await between()
-    if (!page.json.next_cursor) return pages
-    query = `cursor=${page.json.next_cursor}`
-  }
-}
 
 describe('sync: forged cursors and mixed queries', () => {
   test('attack: a forged sync cursor with a huge began or since is a 400, not a 500', async () => {

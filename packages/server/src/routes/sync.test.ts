@@ -2,22 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { expectProblemShape, testApp } from '../testing/http.ts'
-
-type App = Awaited<ReturnType<typeof testApp>>
-
-/** Every page of a sync pass from `updatedSince`, calling `between` after each page; the pages' answers. */
-async function syncPass(app: App, updatedSince: string, between: () => Promise<void> = async () => {}) {
-  const pages = []
-  let query = `updated_since=${encodeURIComponent(updatedSince)}`
-  for (;;) {
-    const page = await app.call('GET', `/api/community/agents?${query}&limit=100`)
-    expect(page.status, page.text).toBe(200)
-    pages.push(page.json)
-    await between()
-    if (!page.json.next_cursor) return pages
-    query = `cursor=${page.json.next_cursor}`
-  }
-}
+import { syncPass } from '../testing/sync.ts'
 
 describe('sync and the listing lifecycle', () => {
   test('behavior: deprecated listings carry their message; a deleted one leaves lists and search, takes no orders, and syncs as a tombstone', async () => {
