@@ -418,36 +418,4 @@ export function agentStoreCases(test: StoreTest, withStore: WithStore): void {
       await store.ping()
     }),
   )
-
-  test(
-    'behavior: changeVersion, where the store has it, moves after every write that public reads show, not after reads',
-    withStore(async (store) => {
-      const version = () => store.changeVersion?.() ?? Promise.resolve('unsupported')
-      if ((await version()) === 'unsupported') return
-      const seen = new Set([await version()])
-      const moved = async (what: string) => {
-        const now = await version()
-        ok(!seen.has(now), `changeVersion did not move after ${what}`)
-        seen.add(now)
-      }
-      await store.insertAgent(sampleAgent({ name: 'versioned' }), [])
-      await moved('insertAgent')
-      await store.getAgent('versioned')
-      await store.listAgents({ limit: 10, offset: 0 })
-      equal(await version(), [...seen].at(-1), 'a read moved changeVersion')
-      await store.recordHeartbeat('versioned', at(1), {
-        event: {
-          kind: 'agent.online',
-          agent: 'versioned',
-          at: at(1),
-          summary: 'versioned is live',
-          data: {},
-        },
-        notSeenSince: at(-5),
-      })
-      await moved('recordHeartbeat')
-      await store.insertMilestone(sampleMilestone({ agentName: 'versioned' }), [])
-      await moved('insertMilestone')
-    }),
-  )
 }

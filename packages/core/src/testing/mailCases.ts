@@ -8,7 +8,7 @@ const T0 = new Date('2026-01-01T00:00:00.000Z')
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000)
 
 /** An outbox entry due at `due` seconds after T0, written at `written` seconds. */
-function sampleEntry(id: string, due = 0, written = due): OutboxEntry {
+export function sampleEntry(id: string, due = 0, written = due): OutboxEntry {
   return {
     id,
     mail: {

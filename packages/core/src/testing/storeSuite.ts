@@ -2,6 +2,7 @@ import type { Store } from '../ports/Store.ts'
 import { agentStoreCases } from './agentCases.ts'
 import { agentListCases } from './agentListCases.ts'
 import { budgetStoreCases } from './budgetCases.ts'
+import { changeVersionCases } from './changeVersionCases.ts'
 import { jobStoreCases } from './jobCases.ts'
 import { kvStoreCases } from './kvCases.ts'
 import { mailStoreCases } from './mailCases.ts'
@@ -45,4 +46,5 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
   describe(`Store conformance: ${adapterName} > MailStore`, () => mailStoreCases(test, withStore))
   describe(`Store conformance: ${adapterName} > WebhookStore`, () => webhookStoreCases(test, withStore))
   describe(`Store conformance: ${adapterName} > KvStore`, () => kvStoreCases(test, withStore))
+  describe(`Store conformance: ${adapterName} > StoreLifecycle`, () => changeVersionCases(test, withStore))
 }

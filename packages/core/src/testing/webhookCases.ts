@@ -3,7 +3,7 @@ import type { WebhookDelivery, WebhookRecord } from '../Webhook.ts'
 import { at, type StoreTest, type WithStore } from './fixtures.ts'
 
 /** An endpoint of `agentKey` (its own, or task `taskId`'s). */
-const hook = (id: string, agentKey = 'seller', taskId: string | null = null): WebhookRecord => ({
+export const hook = (id: string, agentKey = 'seller', taskId: string | null = null): WebhookRecord => ({
   id,
   agentKey,
   taskId,
@@ -14,7 +14,7 @@ const hook = (id: string, agentKey = 'seller', taskId: string | null = null): We
 })
 
 /** A delivery of feed event `eventId` to endpoint `webhookId`, due at minute `due`. */
-const delivery = (id: string, webhookId: string, eventId: string, due = 2): WebhookDelivery => ({
+export const delivery = (id: string, webhookId: string, eventId: string, due = 2): WebhookDelivery => ({
   id,
   webhookId,
   eventId,
