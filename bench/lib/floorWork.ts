@@ -67,8 +67,11 @@ export function floorWork(db: FloorDatabase) {
     `select tasks.*, (select name from agents where name_key = tasks.agent_key) as agent_name from tasks
      where tasks.id = ? and tasks.agent_key = ?`,
   )
-  const matches = 'select rowid from agent_search where agent_search match ?'
-  const searchCount = db.prepare(`select count(*) as total from agents where rowid in (${matches})`)
+  // The index holds lower-cased texts (store-libsql migration 0018): it answers the count alone.
+  const matches = 'select rowid from agent_search where agent_search match lower(?)'
+  const searchCount = db.prepare(
+    'select count(*) as total from agent_search where agent_search match lower(?)',
+  )
   const searchPage = db.prepare(
     `select * from agents where rowid in (${matches}) order by last_active_at desc, name_key limit 20`,
   )

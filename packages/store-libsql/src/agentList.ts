@@ -37,17 +37,21 @@ export function searchCondition(q: string | undefined, ...columns: SQLWrapper[])
 /** The shortest q the trigram index can answer; shorter ones read every agent. */
 const TRIGRAM = 3
 
+/** The match of `q` in the trigram index (migration 0018): the index and the phrase both lower-cased by lower(). */
+const searchPhrase = (q: string) => sql`lower(${`"${q.replaceAll('"', '""')}"`})`
+
+/** Whether the trigram index answers `q` (three characters or more); shorter ones read every agent. */
+const indexed = (q: string | undefined): q is string => q !== undefined && [...q].length >= TRIGRAM
+
 /**
- * Agents whose name, bio or skill text holds `q` (literal, case-insensitive). From three characters on, the trigram
- * index (agent_search) picks the candidates first; the exact test then keeps its meaning (ASCII case folding, % and _
- * literal), since the index folds case at least as widely.
+ * Listed agents whose name, bio or skill text holds `q` (literal, ASCII-case-insensitive). From three characters on,
+ * the trigram index (agent_search) answers alone: it holds the listed agents' texts lower-cased by lower() under a
+ * case-sensitive tokenizer, so its phrase match is the exact test, and no agent is read to test it again.
  */
 function textSearch(q: string | undefined, inOrder: boolean): SQL | undefined {
-  const exact = searchCondition(q, agents.name, agents.bio, agents.skillText)
-  if (!q || [...q].length < TRIGRAM) return exact
-  const phrase = `"${q.replaceAll('"', '""')}"`
+  if (!indexed(q)) return searchCondition(q, agents.name, agents.bio, agents.skillText)
   const rowid = inOrder ? sql`+${agents}.rowid` : sql`${agents}.rowid`
-  return sql`${rowid} in (select rowid from agent_search where agent_search match ${phrase}) and ${exact}`
+  return sql`${rowid} in (select rowid from agent_search where agent_search match ${searchPhrase(q)})`
 }
 
 /** From this many matches on, a page is read walking the order's index and testing each agent (see agentListWhere). */
@@ -82,14 +86,17 @@ function agentFilters(query: AgentListQuery, inOrder: boolean): SQL | undefined 
 }
 
 /**
- * How many agents `query` lists. Without q: the agents its filters match less the withdrawn ones among them, since a
- * count that names the listing reads every agent (13 ms at 100,000), where each of these two is answered from an index
- * (the filters' own, then agents_withdrawn, which the unary + of `inOrder` leaves SQLite to pick). With q the matches
- * are read for the exact test anyway, and the listing costs nothing more.
+ * How many agents `query` lists. q alone (three characters or more): the index's matches, counted without reading an
+ * agent (10,000 matches at 100,000 agents: 3.1 ms, against 16.7 ms reading each). Other filters: the agents they match
+ * less the withdrawn ones among them, since a count that names the listing reads every agent (13 ms at 100,000), where
+ * each of these two is answered from an index (the filters' own, then agents_withdrawn, which the unary + of `inOrder`
+ * leaves SQLite to pick).
  */
 export function agentListCount(query: AgentListQuery): SQL {
-  if (query.q) return sql`(select count(*) from ${agents} where ${agentListWhere(query)})`
+  const { q, ...others } = query
   const filters = agentFilters(query, false)
+  if (indexed(q) && agentFilters(others, false) === undefined)
+    return sql`(select count(*) from agent_search where agent_search match ${searchPhrase(q)})`
   // No filter: SQLite counts the table without reading its rows.
   const matching = filters
     ? sql`select count(*) from ${agents} where ${filters}`

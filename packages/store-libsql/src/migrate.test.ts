@@ -135,4 +135,40 @@ describe('migrate', () => {
       rmSync(folder, { recursive: true, force: true })
     }
   })
+  test('behavior: upgrading to 0018 indexes the listed agents lower-cased: a search finds them exactly, withdrawn ones not', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'agentmarket-migrate-'))
+    const url = `file:${join(folder, 'market.db')}`
+    const client = await migratedUpTo(18, url)
+    const agent = (key: string, bio: string, listing = 'active') =>
+      client.run(
+        `insert into agents (name_key, name, bio, platform, status, api_key_hash, pairing_code_hash,
+          last_active_at, created_at, updated_at, revision, listing, skill_text)
+          values (?, ?, ?, 'other', 'free', ?, ?, 0, 0, 0, 1, ?, 'Map Tiles\u001fmap-tiles\u001f')`,
+        [key, key, bio, `k-${key}`, `p-${key}`, listing],
+      )
+    agent('ecole', 'École de Cartes')
+    agent('gone', 'École de Cartes too', 'deleted')
+    client.close()
+
+    const store = libsqlStore(await openDatabase(url))
+    try {
+      const found = async (q: string) => {
+        const page = await store.listAgents({ q, limit: 10, offset: 0 })
+        expect(page.total).toBe(page.agents.length)
+        return page.agents.map((row) => row.name)
+      }
+      expect(await found('DE CARTES')).toEqual(['ecole'])
+      expect(await found('école')).toEqual([])
+      expect(await found('MAP TILES')).toEqual(['ecole'])
+      // The new triggers follow later writes: a bio change, a withdrawal.
+      await store.updateAgent('ecole', { bio: 'Relief maps' }, new Date(1), [])
+      expect(await found('cartes')).toEqual([])
+      expect(await found('RELIEF')).toEqual(['ecole'])
+      await store.updateAgent('ecole', { listing: 'deleted' }, new Date(2), [])
+      expect(await found('relief')).toEqual([])
+    } finally {
+      await store.close()
+      rmSync(folder, { recursive: true, force: true })
+    }
+  })
 })

@@ -48,7 +48,7 @@ export const agents = sqliteTable(
     listingMessage: text('listing_message'),
     /**
      * Search: the skills' names, slugs and descriptions joined by U+001F, which q cannot hold, so a match never spans
-     * two; indexed with name and bio by agent_search. Written with the skills.
+     * two; indexed with name and bio, lower-cased, by agent_search (migration 0018). Written with the skills.
      */
     skillText: text('skill_text').notNull().default(''),
     /** The lowest price of its purchasable skills (base units), null when it sells none. Written with the skills. */

@@ -41,12 +41,13 @@ describe('postgresStore across nodes', () => {
     })
     await slowOpen
     await event('fast')
-    await store.kvPut('nudge', 1) // any write runs the sequencer
+    // Any write that public reads or the feed may show runs the sequencer (a kv write does not).
+    await store.insertAgent(sampleAgent({ name: 'nudge-1', apiKeyHash: 'k-1', pairingCodeHash: 'p-1' }), [])
     // The fast event waits behind the open transaction: nothing is shown that a later commit could precede.
     expect(await store.listEvents({ limit: 10 })).toEqual([])
     finishSlow()
     await Bun.sleep(50)
-    await store.kvPut('nudge', 2)
+    await store.insertAgent(sampleAgent({ name: 'nudge-2', apiKeyHash: 'k-2', pairingCodeHash: 'p-2' }), [])
     const shown = await store.listEvents({ after: '0', limit: 10 })
     expect(shown.map((shownEvent) => [shownEvent.id, shownEvent.summary])).toEqual([
       ['2', 'fast'],

@@ -130,6 +130,30 @@ export function agentListCases(test: StoreTest, withStore: WithStore): void {
   )
 
   test(
+    'behavior: q folds ASCII letters only (as SQLite lower() does): any other letter matches itself, alone or with others',
+    withStore(async (store) => {
+      await insertAll(store, [
+        { name: 'ecole', bio: 'École de cartes' },
+        { name: 'kelvin', bio: 'Heat in \u212Aelvin' },
+        { name: 'strasse', bio: 'STRASSE maps', skills: [free('Straße Atlas')] },
+      ])
+      same(await names(store, { q: 'École de' }), ['ecole'])
+      same(await names(store, { q: 'éCOLE de' }), [])
+      same(await names(store, { q: 'ÉCOLE DE' }), ['ecole'])
+      same(await names(store, { q: 'cole DE car' }), ['ecole'])
+      // U+212A KELVIN SIGN folds to "k" in Unicode, not in ASCII.
+      same(await names(store, { q: 'kelvin' }), ['kelvin'])
+      same(await names(store, { q: 'in kelvin' }), [])
+      same(await names(store, { q: 'in \u212Aelvin' }), ['kelvin'])
+      same(await names(store, { q: 'strasse' }), ['strasse'])
+      same(await names(store, { q: 'straße atlas' }), ['strasse'])
+      same(await names(store, { q: 'STRAßE' }), ['strasse'])
+      same(await names(store, { q: 'STRASSE ATLAS' }), [])
+      same(await names(store, { q: 'de', sort: 'new' }), ['ecole'])
+    }),
+  )
+
+  test(
     'behavior: a renamed skill is found by its new name only, and a removed skill no longer finds its agent',
     withStore(async (store) => {
       await insertAll(store, [{ name: 'seller', skills: [free('Cartography'), free('Weather')] }])
