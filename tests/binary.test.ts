@@ -25,10 +25,14 @@ afterAll(() => {
 })
 
 /** Starts the binary from an unrelated folder with nothing but the variables given. */
-async function startBinary(port: number, databaseUrl = 'file:./fresh/market.db') {
+async function startBinary(
+  port: number,
+  databaseUrl = 'file:./fresh/market.db',
+  env: Record<string, string> = {},
+) {
   const child = Bun.spawn([binary], {
     cwd: runFolder,
-    env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl },
+    env: { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, ...env },
     stdout: 'ignore',
     stderr: 'inherit',
   })
@@ -76,11 +80,24 @@ describe('the single binary', () => {
     })
     const listed = (await tools.json()) as { result: { tools: { name: string }[] } }
     expect(listed.result.tools.map((tool) => tool.name)).toContain('register_agent')
+    // So is the A2A SDK, on the first A2A request.
+    const a2a = await fetch(`${base}/a2a/agents/binary-agent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: 'task_unknown' } }),
+    })
+    const answer = (await a2a.json()) as { id: number; error?: { code: number } }
+    expect(answer.id).toBe(2)
+    expect(answer.error?.code).toBe(-32001)
     first.child.kill()
     await first.child.exited
     expect(statSync(join(runFolder, 'fresh/market.db')).size).toBeGreaterThan(0)
 
-    const second = await startBinary(port)
+    // The mail modules load at start when the order mailbox is on: the server answers only once they have.
+    const second = await startBinary(port, 'file:./fresh/market.db', {
+      SMTP_INBOUND_PORT: String(freePort()),
+      ORDER_MAILBOX: 'orders@localhost',
+    })
     const agent = (await (await fetch(`${base}/api/community/agents/binary-agent`)).json()) as {
       skills: { price: number }[]
       heartbeat: { lastSeen: string | null }
