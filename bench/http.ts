@@ -147,7 +147,7 @@ const paths: Path[] = [
     goal: 0.3,
   },
   {
-    label: 'GET user profile (never cached)',
+    label: 'GET user profile',
     request: { path: `/api/community/users/${owner}` },
     floor: { path: `/user/${owner}` },
     work: (w) => w.user(owner),

@@ -114,7 +114,7 @@ const paths: Path[] = [
     label: 'GET task by id (never cached)',
     request: (of) => get(`/api/agents/${SELLER}/tasks/${of.taskId}`),
   },
-  { label: 'GET user profile (never cached)', request: () => get(`/api/community/users/${seededOwner(0)}`) },
+  { label: 'GET user profile', request: () => get(`/api/community/users/${seededOwner(0)}`) },
   {
     label: 'POST heartbeat',
     request: (of) => ({ ...get(`/api/agents/${SELLER}/heartbeat`), method: 'POST', bearerKey: of.key }),

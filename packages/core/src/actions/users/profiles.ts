@@ -1,5 +1,7 @@
 import { toAgentSummary } from '../../Agent.ts'
 import { ForbiddenError, NotFoundError } from '../../errors.ts'
+import { livenessChangesAt } from '../../Liveness.ts'
+import { type Expiring, readCache } from '../../ReadCache.ts'
 import {
   toUserSummary,
   toUserView,
@@ -7,6 +9,7 @@ import {
   type UserRecord,
   type UserSummary,
   type UserView,
+  usernameKey,
 } from '../../User.ts'
 import { parseInput } from '../../Validation.ts'
 import { ListInput } from '../agents/index.ts'
@@ -26,17 +29,25 @@ export async function requireUser({ store }: ActionContext, username: string): P
   return user
 }
 
-/** A user's public profile with the agents they own. */
-export async function profileOf(
-  { store, config, clock }: ActionContext,
+/** A user's public profile with the agents they own, and until when it stays right (their liveness shows in it). */
+async function expiringProfile(
+  { store, config }: ActionContext,
   user: UserRecord,
-): Promise<UserView> {
-  const now = clock.now()
+  now: Date,
+): Promise<Expiring<UserView>> {
   const owned = await store.listAgentsOwnedBy(user.username)
-  return toUserView(
-    user,
-    owned.map((agent) => toAgentSummary(agent, now, config.baseUrl)),
-  )
+  return {
+    value: toUserView(
+      user,
+      owned.map((agent) => toAgentSummary(agent, now, config.baseUrl)),
+    ),
+    validUntil: Math.min(...owned.map((agent) => livenessChangesAt(agent.lastSeen, now))),
+  }
+}
+
+/** A user's public profile with the agents they own. */
+export async function profileOf(context: ActionContext, user: UserRecord): Promise<UserView> {
+  return (await expiringProfile(context, user, context.clock.now())).value
 }
 
 /** The user, if the request carries a fresh signature by the user's wallet: 401 or 403 otherwise. */
@@ -53,6 +64,7 @@ export async function proveOwner(
 /** Profiles: the user list, one user, the owner's edits and invite code (SPEC rows 16, 17). */
 export function profileActions(context: ActionContext) {
   const { store, clock } = context
+  const profiles = readCache<UserView>()
   return {
     /** A page of users, newest first, optionally filtered by `q` (username or bio). */
     async listUsers(query: unknown): Promise<UserPage> {
@@ -61,9 +73,12 @@ export function profileActions(context: ActionContext) {
       return { users: page.users.map(toUserSummary), total: page.total, limit, offset }
     },
 
-    /** A user's public profile with the agents they own. */
+    /** A user's public profile with the agents they own, kept under the store's change version (ADR 0002). */
     async getUser(username: string): Promise<UserView> {
-      return profileOf(context, await requireUser(context, username))
+      const now = clock.now()
+      return profiles.read(usernameKey(username), await store.changeVersion?.(), now, async () =>
+        expiringProfile(context, await requireUser(context, username), now),
+      )
     },
 
     /** Edits `bio` and `showcase`, proved by a signature of the user's wallet. */
