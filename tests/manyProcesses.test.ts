@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { payerProofTypedData } from '@agentmarket/core'
 import { getAddress, type Hex } from 'viem'
-import type { HDAccount } from 'viem/accounts'
+import { generatePrivateKey, type HDAccount, privateKeyToAccount } from 'viem/accounts'
+import { signedRequestHeaders } from '../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain, USDC_ADDRESS } from './support/anvil.ts'
 import { startMigratedPostgres } from './support/postgres.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
@@ -443,6 +444,69 @@ function raceSuite({
         pending.length + paidAtOrder,
       )
     }
+  })
+
+  describe('read caches shared by the processes', () => {
+    test("behavior: a user's profile cached by one process shows pairings and edits of its agents made through another", async () => {
+      const wallet = privateKeyToAccount(generatePrivateKey())
+      const path = '/api/community/users/profiled/pair-agent'
+      const pair = async (server: MarketServer, pairingCode: string) => {
+        const body = JSON.stringify({ pairingCode })
+        const proof = await signedRequestHeaders(
+          wallet,
+          { market: MARKET_URL, method: 'POST', path, body },
+          new Date(),
+        )
+        const paired = await fetch(`${server.base}${path}`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'x-forwarded-for': freshAddress(),
+            'x-wallet-address': wallet.address,
+            ...proof,
+          },
+          body,
+        })
+        expect(paired.status).toBe(200)
+      }
+      const registerToPair = async (server: MarketServer, name: string) => {
+        const answer = await call<{ apiKey: string; pairingCode: string }>(
+          server,
+          'POST',
+          '/api/agents/register',
+          {
+            body: { name, bio: 'before' },
+          },
+        )
+        expect(answer.status).toBe(200)
+        return answer.json
+      }
+      type Profile = { agents: { name: string; bio: string; heartbeat: { lastSeen: string | null } }[] }
+      const profile = async () => {
+        const { json } = await call<Profile>(via(0), 'GET', '/api/community/users/profiled')
+        return json.agents
+          .map((agent) => `${agent.name}: ${agent.bio}, seen ${agent.heartbeat.lastSeen !== null}`)
+          .sort()
+      }
+      const first = await registerToPair(via(0), 'profiled-one')
+      await pair(via(0), first.pairingCode)
+      expect(await profile()).toEqual(['profiled-one: before, seen false'])
+      expect(await profile()).toEqual(['profiled-one: before, seen false'])
+      const edited = await call(via(1), 'PUT', '/api/agents/profiled-one', {
+        body: { bio: 'after' },
+        key: first.apiKey,
+      })
+      expect(edited.status).toBe(200)
+      await settle()
+      expect(await profile()).toEqual(['profiled-one: after, seen false'])
+      const second = await registerToPair(via(1), 'profiled-two')
+      await pair(via(1), second.pairingCode)
+      expect(
+        (await call(via(1), 'POST', '/api/agents/profiled-one/heartbeat', { key: first.apiKey })).status,
+      ).toBe(200)
+      await settle()
+      expect(await profile()).toEqual(['profiled-one: after, seen true', 'profiled-two: before, seen false'])
+    })
   })
 
   describe('rate limits shared by the processes', () => {
