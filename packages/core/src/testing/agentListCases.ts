@@ -102,6 +102,7 @@ export function agentListCases(test: StoreTest, withStore: WithStore): void {
       equal(await counted({ maxPriceBaseUnits: 10_000n }), 1)
       equal(await counted({ owner: 'ann' }), 1)
       equal(await counted({ q: 'maps' }), 2)
+      equal(await counted({ q: 'maps', sells: 'paid' }), 1)
       equal(await counted({ lastSeen: lastSeenRange('live', now) }), 1)
       equal(await counted({ lastSeen: lastSeenRange('off', now) }), 2)
     }),
