@@ -4,6 +4,8 @@ import {
   addressBucket,
   leasedRateBuckets,
   memoryRateBuckets,
+  NETWORK_CEILING_FACTOR,
+  networkBucket,
   type RateBuckets,
   RateLimitedError,
   rateLimiter,
@@ -124,6 +126,49 @@ describe('rateLimiter', () => {
     expect(response.headers.get('ratelimit-policy')).toBe('"pairing";q=1;w=900')
     expect(response.headers.get('ratelimit')).toBe('"pairing";r=0;t=900')
     expect(await response.json()).toMatchObject({ status: 429, code: 'rate_limited' })
+  })
+})
+
+describe('IPv6 networks', () => {
+  test('attack: rotating through the /64s of one /48 gets at most the ceiling of 8 /64s, and another /48 is untouched', () => {
+    const limiter = rateLimiter(memoryRateBuckets(), { now: () => T0 })
+    let granted = 0
+    let refusal: unknown
+    // 65,536 /64s in a /48: without a ceiling each would get the pairing class's 10 guesses (655,360 per 15 min).
+    for (let subnet = 0; subnet < 200; subnet++) {
+      for (let i = 0; i < 10; i++) {
+        try {
+          limiter.check('pairing', { address: `2001:db8:7:${subnet.toString(16)}::${i + 1}` })
+          granted++
+        } catch (error) {
+          refusal = error
+        }
+      }
+    }
+    expect(granted).toBe(10 * NETWORK_CEILING_FACTOR)
+    expect(refusal).toBeInstanceOf(RateLimitedError)
+    expect((refusal as RateLimitedError).headers['ratelimit-policy']).toBe('"pairing_network";q=80;w=900')
+    expect(() => limiter.check('pairing', { address: '2001:db8:8::1' })).not.toThrow()
+    // IPv4 (and IPv4-mapped) addresses have no wider ceiling.
+    for (let i = 0; i < 50; i++)
+      for (let j = 0; j < 10; j++) limiter.check('pairing', { address: `198.51.100.${i}` })
+  })
+
+  test("behavior: a /64's own refused requests do not spend its /48's ceiling", () => {
+    const limiter = rateLimiter(memoryRateBuckets(), { now: () => T0 })
+    for (let i = 0; i < 1000; i++)
+      try {
+        limiter.check('pairing', { address: '2001:db8:9:1::1' })
+      } catch {}
+    for (let subnet = 2; subnet < 2 + NETWORK_CEILING_FACTOR - 1; subnet++)
+      for (let i = 0; i < 10; i++) limiter.check('pairing', { address: `2001:db8:9:${subnet}::1` })
+  })
+
+  test('behavior: networkBucket names an IPv6 address by its /48, and IPv4 by none', () => {
+    expect(networkBucket('2001:db8:0:1:aaaa::1')).toBe('2001:db8:0::/48')
+    expect(networkBucket('2001:DB8:ab:ffff::1')).toBe('2001:db8:ab::/48')
+    expect(networkBucket('203.0.113.7')).toBeNull()
+    expect(networkBucket('::ffff:203.0.113.7')).toBeNull()
   })
 })
 

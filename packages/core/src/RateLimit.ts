@@ -228,22 +228,38 @@ export function rateLimitHeaders(policy: RatePolicy, decision: RateDecision): Re
   }
 }
 
-/** One client address as a bucket name: an IPv4-mapped address as IPv4, an IPv6 address by its /64 network. */
-export function addressBucket(address: string): string {
-  if (!address.includes(':')) return address
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped?.[1]) return mapped[1]
+/** The eight groups of an IPv6 address (no IPv4 tail), lower case without leading zeros. */
+function ipv6Groups(address: string): string[] {
   const [head = '', tail = ''] = address.toLowerCase().split('::')
   const left = head ? head.split(':') : []
   const right = address.includes('::') && tail ? tail.split(':') : []
   const groups = address.includes('::')
     ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
     : left
-  return `${groups
-    .slice(0, 4)
-    .map((group) => group.replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`
+  return groups.map((group) => group.replace(/^0+(?=.)/, ''))
 }
+
+const IPV4_MAPPED = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i
+
+/** One client address as a bucket name: an IPv4-mapped address as IPv4, an IPv6 address by its /64 network. */
+export function addressBucket(address: string): string {
+  if (!address.includes(':')) return address
+  const mapped = IPV4_MAPPED.exec(address)
+  if (mapped?.[1]) return mapped[1]
+  return `${ipv6Groups(address).slice(0, 4).join(':')}::/64`
+}
+
+/**
+ * The wider network an address's bucket shares a ceiling with: an IPv6 address's /48 (what one site is usually
+ * given, 65,536 /64s), or null for IPv4, whose addresses are scarce enough to limit one by one.
+ */
+export function networkBucket(address: string): string | null {
+  if (!address.includes(':') || IPV4_MAPPED.test(address)) return null
+  return `${ipv6Groups(address).slice(0, 3).join(':')}::/48`
+}
+
+/** How many /64s of one /48 may spend their whole allowance at once before the /48's ceiling refuses them all. */
+export const NETWORK_CEILING_FACTOR = 8
 
 /** Who is asking: the client address, and the API key when the request carries one. */
 export type RateClient = { address: string; apiKey?: string | undefined }
@@ -266,6 +282,29 @@ export type RateLimiterOptions = {
 const tighter = (address: RateAllowance, key: RateAllowance) =>
   key.decision.remaining < address.decision.remaining ? key : address
 
+/**
+ * A /64's decision, then (only when it allowed) its /48's ceiling, whose refusal is thrown naming the ceiling. The
+ * /48's tokens are spent only by requests the /64 allowed, so one /64's refused flood does not lower its neighbours'.
+ */
+function bothNetworks(
+  own: RateDecision | Promise<RateDecision>,
+  ceiling: () => RateDecision | Promise<RateDecision>,
+  ceilingPolicy: RatePolicy,
+): RateDecision | Promise<RateDecision> {
+  const refusedBy = (shared: RateDecision, decision: RateDecision) => {
+    if (!shared.allowed) throw new RateLimitedError(ceilingPolicy, shared)
+    return decision
+  }
+  const then = (decision: RateDecision) => {
+    if (!decision.allowed) return decision
+    const wide = ceiling()
+    return wide instanceof Promise
+      ? wide.then((shared) => refusedBy(shared, decision))
+      : refusedBy(wide, decision)
+  }
+  return own instanceof Promise ? own.then(then) : then(own)
+}
+
 /** The allowance of an allowed decision; a RateLimitedError for a refusal. */
 function allowance(policy: RatePolicy, decision: RateDecision): RateAllowance {
   if (!decision.allowed) throw new RateLimitedError(policy, decision)
@@ -281,6 +320,13 @@ export function rateLimiter(buckets: RateBuckets, options: RateLimiterOptions = 
   const policies = { ...DEFAULT_RATE_POLICIES, ...options.policies }
   const now = options.now ?? Date.now
   const keyBucket = options.keyBucket ?? ((apiKey: string) => hashSecret(apiKey).slice(0, 32))
+  // An IPv6 client can use any of its /48's 65,536 /64s: the /48 shares a ceiling of a few /64s' allowance.
+  const ceilings = Object.fromEntries(
+    Object.entries(policies).map(([name, policy]) => [
+      name,
+      { ...policy, name: `${policy.name}_network`, limit: policy.limit * NETWORK_CEILING_FACTOR },
+    ]),
+  ) as Record<RateClass, RatePolicy>
   return {
     /**
      * Spends one token of the bucket `bucket` (a name the caller chooses, e.g. a sender's address) of `rateClass`:
@@ -297,9 +343,17 @@ export function rateLimiter(buckets: RateBuckets, options: RateLimiterOptions = 
     check(rateClass: RateClass, client: RateClient): RateAllowance | Promise<RateAllowance> {
       const policy = policies[rateClass]
       const at = now()
-      const spend = (key: string) =>
-        buckets.takeHeld?.(key, policy, 1, at) ?? buckets.take(key, policy, 1, at)
-      const byAddress = spend(`${rateClass}:a:${addressBucket(client.address)}`)
+      const spend = (key: string, of = policy) =>
+        buckets.takeHeld?.(key, of, 1, at) ?? buckets.take(key, of, 1, at)
+      const network = networkBucket(client.address)
+      const byAddress =
+        network === null
+          ? spend(`${rateClass}:a:${addressBucket(client.address)}`)
+          : bothNetworks(
+              spend(`${rateClass}:a:${addressBucket(client.address)}`),
+              () => spend(`${rateClass}:w:${network}`, ceilings[rateClass]),
+              ceilings[rateClass],
+            )
       const { apiKey } = client
       if (apiKey === undefined)
         return byAddress instanceof Promise

@@ -5,6 +5,7 @@ import { defaultConfig } from '../Config.ts'
 import { hashSecret } from '../Credentials.ts'
 import { Marketplace } from '../Marketplace.ts'
 import { manualClock } from '../ports/Clock.ts'
+import { afterEachWrite } from '../ports/storeReads.ts'
 import { walletProofTypedData } from '../WalletProof.ts'
 
 // The agent and owner actions on memoryStore, without a server: fast checks of the rules; the route tests keep
@@ -121,5 +122,58 @@ describe('newest milestones of an agent record', () => {
       'older',
     ])
     expect(reads).toBe(3)
+  })
+})
+
+describe('signed A2A cards', () => {
+  /** A market whose card signer counts what it signs, on a memory store given a change version as SQL stores keep. */
+  function countingMarket() {
+    let version = 0
+    const store = {
+      ...afterEachWrite(memoryStore(), () => {
+        version++
+      }),
+      changeVersion: async () => String(version),
+    }
+    const clock = manualClock('2026-06-01T12:00:00Z')
+    const signed: string[] = []
+    const cardSigner = {
+      async sign(card: object) {
+        const name = String((card as { name?: unknown }).name)
+        signed.push(name)
+        return [{ protected: 'p', signature: `${name}:${JSON.stringify(card).length}` }]
+      },
+      async publicKeys() {
+        return []
+      },
+    }
+    const market = Marketplace.create({ store, clock, cardSigner, config: defaultConfig(MARKET) })
+    return { market, signed, clock }
+  }
+
+  test('behavior: an agent card is signed once per version of the card, and again when the card changes', async () => {
+    const { market, signed, clock } = countingMarket()
+    const { apiKey } = await market.registerAgent({ name: 'Signer', skills: ['ping'] })
+    await market.heartbeat('signer', apiKey)
+    const first = await market.a2aAgentCard('signer')
+    for (let i = 0; i < 5; i++) expect(await market.a2aAgentCard('Signer')).toEqual(first)
+    expect(signed).toEqual(['Signer'])
+    await market.updateAgent('signer', apiKey, { bio: 'a longer bio than before' })
+    const changed = await market.a2aAgentCard('signer')
+    expect(changed.signatures?.[0]?.signature).not.toBe(first.signatures?.[0]?.signature)
+    expect(signed).toEqual(['Signer', 'Signer'])
+    clock.advance(10 * 60_000) // liveness moves (live -> idle): the card is made, and signed, again
+    await market.a2aAgentCard('signer')
+    expect(signed.length).toBe(3)
+  })
+
+  test('behavior: the marketplace card is signed again only when its text changes', async () => {
+    const { market, signed } = countingMarket()
+    const card = { name: 'market', version: '1' }
+    const first = await market.signA2aCard(card)
+    expect(await market.signA2aCard({ ...card })).toEqual(first)
+    expect(signed).toEqual(['market'])
+    await market.signA2aCard({ ...card, version: '2' })
+    expect(signed).toEqual(['market', 'market'])
   })
 })

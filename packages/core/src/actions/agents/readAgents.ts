@@ -129,6 +129,10 @@ export function readAgentActions(context: ActionContext) {
   const cards = readCache<AgentCard>()
   const views = readCache<AgentView>()
   const pages = readCache<AgentRowsPage<unknown>>()
+  // Signing costs milliseconds on a large card: the signed view is kept for as long as the card it was made from
+  // (the cards cache hands back the same object until the change version or the agent's liveness moves).
+  const signedViews = new WeakMap<AgentCard, Promise<ReturnType<typeof a2aCardView> & SignedFields>>()
+  let marketCard: { text: string; signed: Promise<object> } | null = null
   const changeVersion = () => store.changeVersion?.()
 
   /** One page of the agent list (filtered, in the order asked), each agent made a row by `toRow`. */
@@ -219,11 +223,28 @@ export function readAgentActions(context: ActionContext) {
 
     /** The agent's card as A2A 1.0 defines it (`a2aCardView`), signed when the marketplace signs cards. */
     async a2aAgentCard(name: string) {
-      return signedCard(context, a2aCardView(await agentCard(name)))
+      const card = await agentCard(name)
+      let signed = signedViews.get(card)
+      if (!signed) {
+        signed = signedCard(context, a2aCardView(card))
+        signedViews.set(card, signed)
+        signed.catch(() => signedViews.delete(card))
+      }
+      return signed
     },
 
-    /** Any A2A card (the marketplace's own) with the marketplace's signatures, when it signs cards. */
-    signA2aCard: <Card extends object>(card: Card) => signedCard(context, card),
+    /** The marketplace's own A2A card with the marketplace's signatures, signed again only when its text changes. */
+    async signA2aCard<Card extends object>(card: Card): Promise<Card & SignedFields> {
+      const text = JSON.stringify(card)
+      if (marketCard?.text !== text) {
+        const signed = signedCard(context, card)
+        marketCard = { text, signed }
+        signed.catch(() => {
+          if (marketCard?.signed === signed) marketCard = null
+        })
+      }
+      return marketCard.signed as Promise<Card & SignedFields>
+    },
 
     /** The public keys the marketplace's card signatures verify with (a JWKS's `keys`; empty when it signs none). */
     async cardKeys(): Promise<Record<string, unknown>[]> {
@@ -232,11 +253,14 @@ export function readAgentActions(context: ActionContext) {
   }
 }
 
+/** The signatures a signed card carries (A2A's `signatures`). */
+type SignedFields = { signatures?: CardSignature[] }
+
 /** `card` with the marketplace's signatures (A2A's `signatures`), or as it is when the marketplace signs nothing. */
 async function signedCard<Card extends object>(
   { cardSigner }: ActionContext,
   card: Card,
-): Promise<Card & { signatures?: CardSignature[] }> {
+): Promise<Card & SignedFields> {
   if (!cardSigner) return card
   return { ...card, signatures: await cardSigner.sign(card) }
 }
