@@ -21,7 +21,7 @@ const INDEX_AUTH: Record<RouteAuth, EndpointAuth> = {
 }
 
 /** The server's own operations, besides the marketplace's: the index and health (their calls need the host). */
-const HOST_FACTS: Record<'apiIndex' | 'health', Omit<RouteRow, 'call'>> = {
+export const HOST_FACTS: Record<'apiIndex' | 'health', Omit<RouteRow, 'call'>> = {
   apiIndex: {
     id: 'apiIndex',
     method: 'GET',
