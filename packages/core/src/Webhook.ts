@@ -34,6 +34,11 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048
 /** How long one delivery attempt may take before it counts as failed. */
 export const WEBHOOK_TIMEOUT_MS = 10_000
 /**
+ * The phases of an attempt within WEBHOOK_TIMEOUT_MS: resolving the host, connecting (TCP and TLS), and the answer's
+ * first byte once connected. A receiver that accepts and never answers holds its slot 5 s, not 10.
+ */
+export const WEBHOOK_PHASE_TIMEOUTS_MS = { resolve: 2_000, connect: 3_000, firstByte: 5_000 } as const
+/**
  * The waits before each retry of a delivery that failed (exponential, as Standard Webhooks suggests): after the first
  * attempt and 8 retries over about 8 hours the delivery is given up.
  */
@@ -57,6 +62,8 @@ export type WebhookRecord = {
 export type WebhookDelivery = {
   id: string
   webhookId: string
+  /** Whose delivery it is, for the fair claim (FairQueue.ts): webhookTenant of its endpoint. */
+  tenant: string
   /** The feed event it reports (its id). */
   eventId: string
   /** Where it goes: the endpoint's URL when it was queued. */
@@ -69,6 +76,8 @@ export type WebhookDelivery = {
   attempts: number
   /** When the next attempt may start (also the end of a running attempt's lease). */
   nextAttemptAt: Date
+  /** While an attempt runs: the end of its lease (it counts as in flight until settled or then); else null. */
+  leasedUntil: Date | null
   deliveredAt: Date | null
   failedAt: Date | null
   /** The receiver's last HTTP status; null when no answer came. */
@@ -88,6 +97,19 @@ export type WebhookOutcome =
       latencyMs: number | null
       nextAttemptAt: Date | null
     }
+
+/**
+ * The tenant whose fair share a delivery to `webhook` counts against: the seller for its own endpoints; for a task's
+ * endpoint, the buyer's network (the task's clientKey), or the task itself when the host named no client. A buyer's
+ * endpoints never spend the seller's share.
+ */
+export function webhookTenant(
+  webhook: Pick<WebhookRecord, 'agentKey' | 'taskId'>,
+  task: { id: string; clientKey: string },
+): string {
+  if (webhook.taskId === null) return `seller:${webhook.agentKey}`
+  return task.clientKey ? `buyer:${task.clientKey}` : `task:${task.id}`
+}
 
 /** Body of POST …/webhooks: where to send, and which events (default: all). */
 export const WebhookInput = strictFields({

@@ -1,4 +1,5 @@
 import {
+  type FairShare,
   type Store,
   settledColumns,
   toDeliveryRecord,
@@ -24,6 +25,32 @@ type WebhookMethods = Pick<
 >
 
 const pending = and(isNull(webhookDeliveries.deliveredAt), isNull(webhookDeliveries.failedAt))
+
+/**
+ * The ids core's pickFair takes (FairQueue.ts) from the deliveries due at `now`, as SQL: per-endpoint then per-tenant
+ * quotas counting the attempts in flight (leased past `now`), then round-robin across tenants by their rank.
+ */
+const fairPick = (now: number, { limit, perTenant, perEndpoint }: FairShare): SQL => sql`
+  with busy as (
+    select tenant, webhook_id from webhook_deliveries
+    where leased_until > ${now} and delivered_at is null and failed_at is null),
+  busy_tenants as (select tenant, count(*) as n from busy group by tenant),
+  busy_endpoints as (select webhook_id, count(*) as n from busy group by webhook_id),
+  due as (
+    select id, tenant, webhook_id, next_attempt_at,
+      row_number() over (partition by webhook_id order by next_attempt_at, id) as endpoint_rank
+    from webhook_deliveries
+    where delivered_at is null and failed_at is null and next_attempt_at <= ${now}),
+  endpoints_free as (
+    select due.id, due.tenant, due.next_attempt_at,
+      row_number() over (partition by due.tenant order by due.next_attempt_at, due.id) as tenant_rank
+    from due left join busy_endpoints on busy_endpoints.webhook_id = due.webhook_id
+    where due.endpoint_rank + coalesce(busy_endpoints.n, 0) <= ${perEndpoint})
+  select endpoints_free.id from endpoints_free
+    left join busy_tenants on busy_tenants.tenant = endpoints_free.tenant
+  where endpoints_free.tenant_rank + coalesce(busy_tenants.n, 0) <= ${perTenant}
+  order by endpoints_free.tenant_rank, endpoints_free.next_attempt_at, endpoints_free.id
+  limit ${limit}`
 
 /** The endpoints of an owner: the agent's own (`taskId` null) or one task's. */
 const ownedBy = (agentKey: string, taskId: string | null): SQL | undefined =>
@@ -105,13 +132,14 @@ export function webhookStore(database: Database): WebhookMethods {
         list.map((delivery) => () => {
           const row = toDeliveryRow(delivery)
           return connection.run(
-            `insert into webhook_deliveries (id, webhook_id, event_id, url, type, payload, created_at, attempts,
-                next_attempt_at)
-              select ?, ?, ?, ?, ?, ?, ?, 0, ? where exists (select 1 from webhooks where id = ?)
+            `insert into webhook_deliveries (id, webhook_id, tenant, event_id, url, type, payload, created_at,
+                attempts, next_attempt_at)
+              select ?, ?, ?, ?, ?, ?, ?, ?, 0, ? where exists (select 1 from webhooks where id = ?)
               on conflict (webhook_id, event_id) do nothing`,
             [
               row.id,
               row.webhookId,
+              row.tenant,
               row.eventId,
               row.url,
               row.type,
@@ -125,7 +153,7 @@ export function webhookStore(database: Database): WebhookMethods {
       )
     },
 
-    async claimDueDeliveries(now, leaseUntil, limit) {
+    async claimDueDeliveries(now, leaseUntil, share) {
       // Most passes find nothing due: a read answers them without taking the database's write lock.
       const [any] = await db
         .select({ id: webhookDeliveries.id })
@@ -133,18 +161,17 @@ export function webhookStore(database: Database): WebhookMethods {
         .where(and(pending, lte(webhookDeliveries.nextAttemptAt, now.getTime())))
         .limit(1)
       if (!any) return []
-      const due = db
-        .select({ id: webhookDeliveries.id })
-        .from(webhookDeliveries)
-        .where(and(pending, lte(webhookDeliveries.nextAttemptAt, now.getTime())))
-        .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id))
-        .limit(limit)
+      // One statement: the pick and the lease are one write, so racing senders never exceed a quota.
       const rows = await db
         .update(webhookDeliveries)
-        .set({ attempts: sql`${webhookDeliveries.attempts} + 1`, nextAttemptAt: leaseUntil.getTime() })
+        .set({
+          attempts: sql`${webhookDeliveries.attempts} + 1`,
+          nextAttemptAt: leaseUntil.getTime(),
+          leasedUntil: leaseUntil.getTime(),
+        })
         .where(
           and(
-            inArray(webhookDeliveries.id, due),
+            sql`${webhookDeliveries.id} in (${fairPick(now.getTime(), share)})`,
             pending,
             lte(webhookDeliveries.nextAttemptAt, now.getTime()),
           ),

@@ -343,6 +343,8 @@ export const webhookDeliveries = pgTable(
     webhookId: text('webhook_id')
       .notNull()
       .references(() => webhooks.id, { onDelete: 'cascade' }),
+    /** Whose delivery it is, for the fair claim (core FairQueue.ts): the seller, or a task endpoint's buyer. */
+    tenant: text('tenant').notNull().default(''),
     eventId: text('event_id').notNull(),
     /** Where it goes (the endpoint's URL when it was queued). */
     url: text('url').notNull(),
@@ -351,6 +353,8 @@ export const webhookDeliveries = pgTable(
     createdAt: long('created_at').notNull(),
     attempts: integer('attempts').notNull(),
     nextAttemptAt: long('next_attempt_at').notNull(),
+    /** The end of a running attempt's lease (in flight until settled or then); null between attempts. */
+    leasedUntil: long('leased_until'),
     deliveredAt: long('delivered_at'),
     failedAt: long('failed_at'),
     lastStatus: integer('last_status'),
@@ -363,5 +367,10 @@ export const webhookDeliveries = pgTable(
       .on(table.nextAttemptAt)
       .where(sql`${table.deliveredAt} is null and ${table.failedAt} is null`),
     index('webhook_deliveries_latest').on(table.webhookId, table.createdAt),
+    index('webhook_deliveries_in_flight')
+      .on(table.leasedUntil)
+      .where(
+        sql`${table.leasedUntil} is not null and ${table.deliveredAt} is null and ${table.failedAt} is null`,
+      ),
   ],
 )

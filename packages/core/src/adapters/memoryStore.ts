@@ -1,6 +1,7 @@
 import { type AgentRecord, nameKey } from '../Agent.ts'
 import { asciiLower, compareAgents, compareByActivity, matchesFilters } from '../AgentSearch.ts'
 import { passesCap, taskSpending } from '../Budget.ts'
+import { pickFair } from '../FairQueue.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import { livenessChangesAt } from '../Liveness.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
@@ -580,18 +581,28 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
         if (!taken && webhooks.has(delivery.webhookId)) deliveries.set(delivery.id, toDeliveryRow(delivery))
       }
     },
-    async claimDueDeliveries(now, leaseUntil, limit) {
-      const due = [...deliveries.values()]
-        .filter(
-          (row) => row.deliveredAt === null && row.failedAt === null && row.nextAttemptAt <= now.getTime(),
-        )
-        .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || byKey(a.id, b.id))
-        .slice(0, limit)
-      for (const row of due)
-        Object.assign(row, { attempts: row.attempts + 1, nextAttemptAt: leaseUntil.getTime() })
+    async claimDueDeliveries(now, leaseUntil, share) {
+      const pending = [...deliveries.values()].filter(
+        (row) => row.deliveredAt === null && row.failedAt === null,
+      )
+      const asItem = (row: WebhookDeliveryRow) => ({
+        id: row.id,
+        tenant: row.tenant,
+        endpoint: row.webhookId,
+        dueAt: row.nextAttemptAt,
+      })
+      const inFlight = pending.filter((row) => (row.leasedUntil ?? 0) > now.getTime()).map(asItem)
+      const due = pending.filter((row) => row.nextAttemptAt <= now.getTime()).map(asItem)
+      const claimed = pickFair(due, inFlight, share).flatMap((id) => deliveries.get(id) ?? [])
+      for (const row of claimed)
+        Object.assign(row, {
+          attempts: row.attempts + 1,
+          nextAttemptAt: leaseUntil.getTime(),
+          leasedUntil: leaseUntil.getTime(),
+        })
       // Oldest queued first, as the SQL stores answer.
-      due.sort((a, b) => a.createdAt - b.createdAt || byKey(a.id, b.id))
-      return due.map((row) => toDeliveryRecord({ ...row }))
+      claimed.sort((a, b) => a.createdAt - b.createdAt || byKey(a.id, b.id))
+      return claimed.map((row) => toDeliveryRecord({ ...row }))
     },
     async settleDelivery(id, outcome) {
       const row = deliveries.get(id)

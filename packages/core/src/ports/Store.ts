@@ -2,6 +2,7 @@ import type { Hex } from 'viem'
 import type { AgentPatch, AgentRecord } from '../Agent.ts'
 import type { AgentFilters, AgentOrder } from '../AgentSearch.ts'
 import type { BudgetUsage, SpendCap } from '../Budget.ts'
+import type { FairShare } from '../FairQueue.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import type { TaskEntry, TaskOutcome, TaskRating } from '../Job.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
@@ -330,10 +331,12 @@ export type WebhookStore = {
   /** Adds deliveries; one whose endpoint already has a delivery of its event is skipped (fanning out twice is safe). */
   enqueueDeliveries(deliveries: WebhookDelivery[]): Promise<void>
   /**
-   * Claims up to `limit` deliveries due at `now` (neither delivered nor given up), soonest first: each gets one more
-   * attempt and is leased until `leaseUntil`, so racing senders never send one twice at once.
+   * Claims deliveries due at `now` (neither delivered nor given up) by the fair policy of FairQueue.ts under `share`
+   * (exactly the ids `pickFair` picks from the due deliveries, given those whose lease runs past `now`): each gets one
+   * more attempt and is leased until `leaseUntil` (in flight until settled or then), so racing senders never send one
+   * twice at once. The tenant is the delivery's `tenant`, the endpoint its `webhookId`. Oldest queued first.
    */
-  claimDueDeliveries(now: Date, leaseUntil: Date, limit: number): Promise<WebhookDelivery[]>
+  claimDueDeliveries(now: Date, leaseUntil: Date, share: FairShare): Promise<WebhookDelivery[]>
   /** Records how an attempt ended: delivered, to retry at a time, or given up. */
   settleDelivery(id: string, outcome: WebhookOutcome): Promise<void>
   /** An endpoint's newest `limit` deliveries, newest first. */

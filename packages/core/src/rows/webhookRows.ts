@@ -16,6 +16,7 @@ export type WebhookRow = {
 export type WebhookDeliveryRow = {
   id: string
   webhookId: string
+  tenant: string
   eventId: string
   url: string
   type: string
@@ -23,6 +24,7 @@ export type WebhookDeliveryRow = {
   createdAt: number
   attempts: number
   nextAttemptAt: number
+  leasedUntil: number | null
   deliveredAt: number | null
   failedAt: number | null
   lastStatus: number | null
@@ -54,6 +56,7 @@ export function toDeliveryRow(delivery: WebhookDelivery): WebhookDeliveryRow {
     ...delivery,
     createdAt: delivery.createdAt.getTime(),
     nextAttemptAt: delivery.nextAttemptAt.getTime(),
+    leasedUntil: ms(delivery.leasedUntil),
     deliveredAt: ms(delivery.deliveredAt),
     failedAt: ms(delivery.failedAt),
   }
@@ -66,14 +69,16 @@ export function toDeliveryRecord(row: WebhookDeliveryRow): WebhookDelivery {
     type: row.type as WebhookEventType,
     createdAt: new Date(row.createdAt),
     nextAttemptAt: new Date(row.nextAttemptAt),
+    leasedUntil: dateOf(row.leasedUntil),
     deliveredAt: dateOf(row.deliveredAt),
     failedAt: dateOf(row.failedAt),
   }
 }
 
-/** The columns an attempt's outcome sets. */
+/** The columns an attempt's outcome sets (its lease ends: it is no longer in flight). */
 export function settledColumns(outcome: WebhookOutcome): Partial<WebhookDeliveryRow> {
   const last = {
+    leasedUntil: null,
     lastStatus: outcome.status,
     lastLatencyMs: outcome.latencyMs === null ? null : Math.round(outcome.latencyMs),
   }

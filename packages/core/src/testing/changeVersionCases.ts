@@ -2,7 +2,7 @@ import { strictEqual as equal, ok } from 'node:assert/strict'
 import type { Store } from '../ports/Store.ts'
 import { at, type StoreTest, sampleAgent, sampleMilestone, type WithStore } from './fixtures.ts'
 import { sampleEntry } from './mailCases.ts'
-import { delivery, hook } from './webhookCases.ts'
+import { delivery, hook, WIDE } from './webhookCases.ts'
 
 /** The store's change version, or 'unsupported' for a store without one (it has no read caches to keep). */
 const versionOf = (store: Store) => store.changeVersion?.() ?? Promise.resolve('unsupported')
@@ -58,7 +58,7 @@ export function changeVersionCases(test: StoreTest, withStore: WithStore): void 
       await store.webhooksFor('seller', 'task_1')
       await store.listWebhooks('seller', null)
       await store.enqueueDeliveries([delivery('d1', 'a', '1')])
-      const [claimed] = await store.claimDueDeliveries(at(3), at(10), 10)
+      const [claimed] = await store.claimDueDeliveries(at(3), at(10), WIDE)
       equal(claimed?.id, 'd1')
       await store.settleDelivery('d1', { outcome: 'delivered', at: at(4), status: 200, latencyMs: 2 })
       await store.listDeliveries('a', 10)

@@ -1,4 +1,4 @@
-import type { MarketplaceActions, WebhookTransport } from '@agentmarket/core'
+import { type MarketplaceActions, WEBHOOK_FAIR_SHARE, type WebhookTransport } from '@agentmarket/core'
 import { fallbackLogger, type Logger } from '../log.ts'
 
 /** The running webhook sender. */
@@ -8,13 +8,15 @@ export type WebhookDelivery = {
 }
 
 /** How many deliveries one process has in flight at most, and claims in one pass. */
-export const WEBHOOK_IN_FLIGHT = { max: 100, perPass: 20 } as const
+export const WEBHOOK_IN_FLIGHT = { max: 100, perPass: WEBHOOK_FAIR_SHARE.limit } as const
 
 /**
  * Fans new task events out to their endpoints and sends what is due, every `intervalMs`. Fan-out runs one pass at a
- * time; delivery passes do not wait for each other (up to WEBHOOK_IN_FLIGHT.max deliveries at once), so receivers that
- * hang until the timeout hold only their own slots, never another seller's events. Every server process may run it:
- * queuing is once per endpoint and event, and each delivery is leased when claimed.
+ * time; delivery passes do not wait for each other (up to WEBHOOK_IN_FLIGHT.max deliveries at once) and claim by the
+ * fair share (FairQueue.ts), so one tenant holds at most WEBHOOK_FAIR_SHARE.perTenant attempts in flight and is
+ * claimed round-robin with every other; each slot is freed as its attempt ends, so a hanging receiver holds only its
+ * own slot. Every server process may run it: queuing is once per endpoint and event, and each delivery is leased when
+ * claimed.
  * @example const webhooks = startWebhookDelivery(market, fetchWebhookTransport({ allowPrivate: false }), { intervalMs: 250 })
  */
 export function startWebhookDelivery(
@@ -30,13 +32,23 @@ export function startWebhookDelivery(
   const startPass = () => {
     const room = Math.min(WEBHOOK_IN_FLIGHT.perPass, WEBHOOK_IN_FLIGHT.max - reserved)
     if (room <= 0) return
+    // The pass holds `room` slots until it knows what it claimed, then one per attempt until that attempt ends.
+    let held = room
     reserved += room
+    const release = (count: number) => {
+      reserved -= count
+      held -= count
+    }
     const pass: Promise<void> = market
-      .deliverWebhooks(transport, room)
+      .deliverWebhooks(transport, {
+        share: { ...WEBHOOK_FAIR_SHARE, limit: room },
+        onClaimed: (count) => release(held - count),
+        onSettled: () => release(1),
+      })
       .then(() => {})
       .catch(failed('delivery pass'))
       .finally(() => {
-        reserved -= room
+        release(held)
         passes.delete(pass)
       })
     passes.add(pass)

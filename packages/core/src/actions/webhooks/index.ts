@@ -3,7 +3,7 @@ import { webhookEndpointActions, webhookMasterKey } from './endpoints.ts'
 import { webhookOutboxActions } from './outbox.ts'
 
 export type { NewWebhook } from './endpoints.ts'
-export type { FanOutReport, WebhookDeliveryReport } from './outbox.ts'
+export type { FanOutReport, WebhookDeliveryReport, WebhookPassOptions } from './outbox.ts'
 
 /** Webhooks: endpoints of sellers and buyers, and the outbox that delivers task events to them (docs/webhooks.md). */
 export function webhookActions(context: ActionContext) {

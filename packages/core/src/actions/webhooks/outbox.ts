@@ -1,5 +1,6 @@
 import { nameKey } from '../../Agent.ts'
 import { generateId } from '../../Credentials.ts'
+import { type FairShare, WEBHOOK_FAIR_SHARE } from '../../FairQueue.ts'
 import type { FeedEventRecord } from '../../Feed.ts'
 import type { WebhookTransport } from '../../ports/WebhookTransport.ts'
 import { toTaskView } from '../../Task.ts'
@@ -12,6 +13,7 @@ import {
   type WebhookOutcome,
   webhookHeaders,
   webhookSecret,
+  webhookTenant,
 } from '../../Webhook.ts'
 import type { ActionContext } from '../context.ts'
 
@@ -21,6 +23,15 @@ const LONGEST_ERROR = 300
 export type FanOutReport = { events: number; queued: number }
 /** What one delivery pass did. */
 export type WebhookDeliveryReport = { delivered: number; retrying: number; failed: number }
+/** How a host runs a delivery pass: the fair share it claims by, and what it hears as the pass goes. */
+export type WebhookPassOptions = {
+  /** Claimed by (default WEBHOOK_FAIR_SHARE); a host with fewer free slots lowers `limit`. */
+  share?: FairShare
+  /** Told how many deliveries the pass claimed, before any is sent. */
+  onClaimed?: (count: number) => void
+  /** Told each time one attempt has ended and been recorded: its slot is free. */
+  onSettled?: () => void
+}
 
 /** Fanning feed events out to endpoints, and delivering them with retries. */
 export function webhookOutboxActions(context: ActionContext, masterKey: () => Promise<string>) {
@@ -46,6 +57,7 @@ export function webhookOutboxActions(context: ActionContext, masterKey: () => Pr
     return hooks.map((hook) => ({
       id: generateId(random, 'msg_'),
       webhookId: hook.id,
+      tenant: webhookTenant(hook, task),
       eventId: event.id,
       url: hook.url,
       type,
@@ -53,6 +65,7 @@ export function webhookOutboxActions(context: ActionContext, masterKey: () => Pr
       createdAt: now,
       attempts: 0,
       nextAttemptAt: now,
+      leasedUntil: null,
       deliveredAt: null,
       failedAt: null,
       lastStatus: null,
@@ -111,23 +124,33 @@ export function webhookOutboxActions(context: ActionContext, masterKey: () => Pr
     },
 
     /**
-     * One pass over the webhook outbox: claims up to `limit` due deliveries and sends them at once, each signed in
-     * the Standard Webhooks format under its endpoint's secret. A 2xx delivers; anything else (another status, a
-     * refused address, a timeout) is retried after WEBHOOK_RETRY_DELAYS_MS and given up after the last; a crash
-     * mid-pass leaves each claimed delivery to be tried again once its lease ends.
+     * One pass over the webhook outbox: claims due deliveries by the fair share (FairQueue.ts: per tenant and per
+     * endpoint quotas of attempts in flight, round-robin across tenants) and sends them at once, each signed in the
+     * Standard Webhooks format under its endpoint's secret. A 2xx delivers; anything else (another status, a refused
+     * address, a timeout) is retried after WEBHOOK_RETRY_DELAYS_MS and given up after the last; a crash mid-pass
+     * leaves each claimed delivery to be tried again once its lease ends.
      */
-    async deliverWebhooks(transport: WebhookTransport, limit = 20): Promise<WebhookDeliveryReport> {
+    async deliverWebhooks(
+      transport: WebhookTransport,
+      options: WebhookPassOptions = {},
+    ): Promise<WebhookDeliveryReport> {
+      const { share = WEBHOOK_FAIR_SHARE, onClaimed, onSettled } = options
       const now = clock.now()
       const leaseUntil = new Date(now.getTime() + 2 * WEBHOOK_TIMEOUT_MS)
-      const due = await store.claimDueDeliveries(now, leaseUntil, limit)
+      const due = share.limit > 0 ? await store.claimDueDeliveries(now, leaseUntil, share) : []
+      onClaimed?.(due.length)
       const report: WebhookDeliveryReport = { delivered: 0, retrying: 0, failed: 0 }
       if (due.length === 0) return report
       const key = await masterKey()
       await Promise.all(
         due.map(async (delivery) => {
-          const outcome = await attempt(transport, key, delivery)
-          await store.settleDelivery(delivery.id, outcome)
-          report[outcome.outcome === 'retry' ? 'retrying' : outcome.outcome] += 1
+          try {
+            const outcome = await attempt(transport, key, delivery)
+            await store.settleDelivery(delivery.id, outcome)
+            report[outcome.outcome === 'retry' ? 'retrying' : outcome.outcome] += 1
+          } finally {
+            onSettled?.()
+          }
         }),
       )
       return report

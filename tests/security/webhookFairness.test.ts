@@ -1,0 +1,132 @@
+import { afterEach, describe, expect, test } from 'bun:test'
+import net from 'node:net'
+import { WEBHOOK_FAIR_SHARE, type WebhookTransport } from '@agentmarket/core'
+import { testApp } from '../../packages/server/src/testing/http.ts'
+import { fetchWebhookTransport } from '../../packages/server/src/webhooks/transport.ts'
+
+// Issue 37, finding 4: one client starved every seller's webhooks. Free self-orders and 10 endpoints that accept TCP
+// and never answer filled the process's delivery slots, and oldest-first claiming put every other seller's delivery
+// behind the attacker's backlog. Here a hostile seller keeps events coming to ten real tarpits (TCP listeners that
+// accept and never answer) while an honest seller completes one order; passes are run one at a time on the app's
+// manual clock, and the assertions count claims per pass, never elapsed time.
+
+const stops: (() => void)[] = []
+afterEach(() => {
+  for (const stop of stops.splice(0)) stop()
+})
+
+/** A TCP listener on 127.0.0.1 that accepts every connection and never writes a byte. */
+async function tarpit(): Promise<{ port: number; open: () => number }> {
+  const sockets = new Set<net.Socket>()
+  const server = net.createServer((socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+    socket.on('error', () => {})
+  })
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening))
+  stops.push(() => {
+    for (const socket of sockets) socket.destroy()
+    server.close()
+  })
+  return { port: (server.address() as net.AddressInfo).port, open: () => sockets.size }
+}
+
+describe('webhooks: fair shares', () => {
+  test('attack: a seller with ten hanging endpoints and sustained events never puts another seller’s delivery behind its own', async () => {
+    // Should happen: the honest delivery is claimed in the first pass after it is queued, while every attempt of the
+    // attacker still hangs, and the attacker never holds more than its share in flight. Before: the 20 oldest due
+    // deliveries were claimed each pass, all the attacker's, so the honest one waited for the whole backlog.
+    const app = await testApp(new Date().toISOString(), { webhookAllowPrivate: true })
+    const hostile = await app.register('hostile', { skills: [{ name: 'Ping', type: 'free' }] })
+    const honest = await app.register('honest', { skills: [{ name: 'Ping', type: 'free' }] })
+    const got: string[] = []
+    const receiver = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: async (request) => {
+        got.push(await request.text())
+        return new Response(null, { status: 204 })
+      },
+    })
+    stops.push(() => receiver.stop(true))
+    const pits = await Promise.all(Array.from({ length: 10 }, tarpit))
+    for (const pit of pits) {
+      const added = await app.call('POST', '/api/agents/hostile/webhooks', {
+        key: hostile.key,
+        body: { url: `http://127.0.0.1:${pit.port}/hook` },
+      })
+      expect(added.status).toBe(201)
+    }
+    const honestHook = await app.call('POST', '/api/agents/honest/webhooks', {
+      key: honest.key,
+      body: { url: `http://127.0.0.1:${receiver.port}/hook`, events: ['task.completed'] },
+    })
+    expect(honestHook.status).toBe(201)
+
+    /** A free order to `seller` and its completion (a task.completed for each of its endpoints). */
+    const orderAndComplete = async (seller: string, key: string) => {
+      const order = await app.call('POST', `/api/agents/${seller}/tasks`, { body: { skill: 'ping' } })
+      expect(order.status).toBe(201)
+      const done = await app.call('POST', `/api/agents/${seller}/tasks/${order.json.task_id}/complete`, {
+        key,
+        body: { result_url: 'https://results.example/r' },
+      })
+      expect(done.status).toBe(200)
+    }
+    // Which seller each attempt went to, pass by pass, and how many attempts have ended.
+    const claims: string[][] = []
+    let settled = 0
+    const real = fetchWebhookTransport({ allowPrivate: true, timeoutMs: 600_000 })
+    const passes: Promise<unknown>[] = []
+    /** One delivery pass, not awaited (the attacker's attempts hang); answers the sellers it sent to. */
+    const pass = async (): Promise<string[]> => {
+      const sent: string[] = []
+      const transport: WebhookTransport = {
+        post: (url, headers, body) => {
+          sent.push(url.includes(`:${receiver.port}/`) ? 'honest' : 'hostile')
+          return real.post(url, headers, body).finally(() => {
+            settled += 1
+          })
+        },
+      }
+      let claimed = 0
+      const running = app.market.deliverWebhooks(transport, { onClaimed: (count) => (claimed = count) })
+      passes.push(running)
+      // The pass has claimed and started every attempt once it reports its count and each has been posted.
+      while (sent.length < claimed || claimed === 0) {
+        if (claimed === 0 && (await Promise.race([running.then(() => true), Bun.sleep(1).then(() => false)])))
+          break
+        await Bun.sleep(1)
+      }
+      claims.push(sent)
+      return sent
+    }
+
+    // Sustained events: 15 self-orders completed, 150 deliveries to the tarpits, fanned out before the honest one.
+    for (let round = 0; round < 15; round++) await orderAndComplete('hostile', hostile.key)
+    expect(await app.market.fanOutWebhooks()).toMatchObject({ queued: 150 })
+    await pass()
+    app.clock.advance(1_000)
+    for (let round = 0; round < 5; round++) await orderAndComplete('hostile', hostile.key)
+    await orderAndComplete('honest', honest.key)
+    for (let round = 0; round < 5; round++) await orderAndComplete('hostile', hostile.key)
+    await app.market.fanOutWebhooks()
+    app.clock.advance(1_000)
+    const next = await pass()
+    expect(next, 'the honest delivery was claimed in the first pass after it was queued').toContain('honest')
+    // More passes while the attacker's attempts hang: it gets nothing beyond its share.
+    for (let round = 0; round < 3; round++) {
+      app.clock.advance(1_000)
+      await pass()
+    }
+    const hostileInFlight = claims.flat().filter((seller) => seller === 'hostile').length
+    expect(hostileInFlight).toBeLessThanOrEqual(WEBHOOK_FAIR_SHARE.perTenant)
+    // The honest receiver got it while every attempt to the tarpits was still open (none had ended).
+    while (got.length === 0) await Bun.sleep(5)
+    expect(JSON.parse(got[0] ?? '{}').data.task.agent).toBe('honest')
+    expect(settled).toBeLessThanOrEqual(1)
+    expect(pits.reduce((open, pit) => open + pit.open(), 0)).toBe(hostileInFlight)
+    for (const stop of stops.splice(0)) stop()
+    await Promise.all(passes)
+  })
+})
