@@ -1,6 +1,15 @@
-import { type OutputUnit, Validator } from '@cfworker/json-schema'
+import type { OutputUnit } from '@cfworker/json-schema'
 import * as v from 'valibot'
 import type { FieldProblem } from './errors.ts'
+import {
+  type CostedSchema,
+  type CostProblem,
+  costedSchema,
+  formatName,
+  orderSteps,
+  SCHEMA_BUDGET,
+} from './SchemaCost.ts'
+import { FORMAT_CHECKERS, UNCHECKED_FORMATS } from './SchemaFormats.ts'
 import { boundedJsonObject, closestName } from './Validation.ts'
 
 /** A skill's `input`: a JSON Schema (2020-12) of its order's `params`, as the seller declared it. */
@@ -30,7 +39,9 @@ type KeywordKind =
 /**
  * The keywords a skill input may use, by what their value is. Left out on purpose: `pattern` and `patternProperties`
  * (a seller's regular expression would run on the market's CPU over every order: a backtracking one stalls it), and
- * `$id`, `$anchor`, `$dynamicRef` and remote `$ref`s (the schema is one self-contained document).
+ * `$id`, `$anchor`, `$dynamicRef` and remote `$ref`s (the schema is one self-contained document). What checking an
+ * order may cost is bounded too (SchemaCost.ts): formats the market cannot check in linear time, uniqueItems without a
+ * small maxItems, and schemas whose references or alternatives multiply the work are refused.
  */
 const KEYWORDS: Readonly<Record<string, KeywordKind>> = {
   $schema: 'text',
@@ -142,6 +153,8 @@ function keywordProblem(keyword: string, value: unknown): string | null {
   if (keyword === '$ref' && typeof value === 'string' && !value.startsWith('#'))
     return 'must point inside this schema (start with #, e.g. #/$defs/name)'
   if (keyword === '$schema' && value !== SKILL_INPUT_DIALECT) return `must be "${SKILL_INPUT_DIALECT}"`
+  if (keyword === 'format' && UNCHECKED_FORMATS.includes(value as string))
+    return `"${value}" is not checked here; use one of ${Object.keys(FORMAT_CHECKERS).join(', ')}, or enum and maxLength`
   return valueProblem(kind, value)
 }
 
@@ -154,6 +167,15 @@ function subschemas(keyword: string, value: unknown): [string[], unknown][] {
   return []
 }
 
+/** What is wrong with a schema's uniqueItems: the validator compares items pairwise, so arrays must be short. */
+function uniqueItemsProblem(schema: Record<string, unknown>): string | null {
+  if (schema.uniqueItems !== true) return null
+  const limit = schema.maxItems
+  return typeof limit === 'number' && limit <= SCHEMA_BUDGET.uniqueItems
+    ? null
+    : `needs "maxItems" of at most ${SCHEMA_BUDGET.uniqueItems} beside it: items are compared pairwise`
+}
+
 /** The first problem of a schema and its subschemas (a loop, not recursion), or null when it is one we take. */
 function schemaProblem(root: Record<string, unknown>): SchemaProblem | null {
   if (root.type !== 'object')
@@ -163,6 +185,8 @@ function schemaProblem(root: Record<string, unknown>): SchemaProblem | null {
     if (typeof next.schema === 'boolean') continue
     if (!isObject(next.schema))
       return { path: next.path, detail: 'must be a schema (an object or a boolean)' }
+    const unique = uniqueItemsProblem(next.schema)
+    if (unique) return { path: [...next.path, 'uniqueItems'], detail: unique }
     for (const [keyword, value] of Object.entries(next.schema)) {
       const detail = keywordProblem(keyword, value)
       if (detail) return { path: [...next.path, keyword], detail }
@@ -173,20 +197,20 @@ function schemaProblem(root: Record<string, unknown>): SchemaProblem | null {
   return null
 }
 
-/** A validator per schema text: skills are few and their schemas change rarely, so compiled ones are kept. */
-const validators = new Map<string, Validator>()
-const MAX_VALIDATORS = 1000
+/** A compiled schema per schema text: skills are few and their schemas change rarely, so compiled ones are kept. */
+const compiled = new Map<string, CostedSchema | CostProblem>()
+const MAX_COMPILED = 1000
 
-/** The validator of `schema`; throws on a `$ref` that points nowhere in it. */
-function validatorOf(schema: SkillInputSchema): Validator {
+/** `schema` compiled with its cost, or why it is over the budget (a schema stored before the budget may be). */
+function costedOf(schema: SkillInputSchema): CostedSchema | CostProblem {
   const key = JSON.stringify(schema)
-  let validator = validators.get(key)
-  if (!validator) {
-    if (validators.size >= MAX_VALIDATORS) validators.clear()
-    validator = new Validator(schema as never, '2020-12', false)
-    validators.set(key, validator)
+  let costed = compiled.get(key)
+  if (!costed) {
+    if (compiled.size >= MAX_COMPILED) compiled.clear()
+    costed = costedSchema(schema)
+    compiled.set(key, costed)
   }
-  return validator
+  return costed
 }
 
 /** A schema a seller may declare as a skill's `input`: bounded, self-contained, without regular expressions. */
@@ -195,8 +219,8 @@ export const SkillInputSchemaInput = v.pipe(
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return
     const problem = schemaProblem(dataset.value)
-    const unresolved = problem ? null : unresolvedRef(dataset.value)
-    const found = problem ?? unresolved
+    const costed = problem ? null : costedOf(dataset.value)
+    const found = problem ?? (costed && 'detail' in costed ? costed : null)
     if (!found) return
     const [first, ...rest] = found.path.map(
       (key): v.UnknownPathItem => ({ type: 'unknown', origin: 'value', input: null, key, value: null }),
@@ -204,19 +228,9 @@ export const SkillInputSchemaInput = v.pipe(
     addIssue({ message: found.detail, ...(first ? { path: [first, ...rest] } : {}) })
   }),
   v.description(
-    'A JSON Schema (2020-12) of the params an order of this skill takes: "type": "object" at its root, at most 8 KiB, no pattern or patternProperties, $ref only inside it. Orders are checked against it (400 invalid_params).',
+    'A JSON Schema (2020-12) of the params an order of this skill takes: "type": "object" at its root, at most 8 KiB, no pattern or patternProperties, $ref only inside it, uniqueItems only with maxItems of at most 128, checking one value costing at most 64 steps (SECURITY.md). Orders are checked against it (400 invalid_params).',
   ),
 )
-
-/** A `$ref` of the schema that points nowhere in it, found by compiling and trying it, or null. */
-function unresolvedRef(schema: SkillInputSchema): SchemaProblem | null {
-  try {
-    validatorOf(schema).validate({})
-    return null
-  } catch {
-    return { path: ['$ref'], detail: 'a $ref points at nothing in this schema' }
-  }
-}
 
 /** Keywords whose failure only sums up failures found deeper, which are reported instead. */
 const SUMMARIES = new Set([
@@ -232,6 +246,7 @@ const SUMMARIES = new Set([
   'then',
   'else',
   'contains',
+  'if',
 ])
 
 /** The value a schema has at a `#/a/b` location, for messages that quote it. */
@@ -239,7 +254,10 @@ function atLocation(schema: SkillInputSchema, location: string): unknown {
   const keys = location.replace(/^#\/?/, '').split('/').filter(Boolean)
   let value: unknown = schema
   for (const key of keys)
-    value = isObject(value) ? value[key.replaceAll('~1', '/').replaceAll('~0', '~')] : undefined
+    value =
+      isObject(value) || Array.isArray(value)
+        ? (value as Record<string, unknown>)[key.replaceAll('~1', '/').replaceAll('~0', '~')]
+        : undefined
   return value
 }
 
@@ -264,7 +282,7 @@ function plainDetail(unit: OutputUnit, schema: SkillInputSchema): string {
     uniqueItems: () => 'must not repeat an item',
     minProperties: () => `must have at least ${rule} fields`,
     maxProperties: () => `must have at most ${rule} fields`,
-    format: () => `must be in the "${String(rule)}" format`,
+    format: () => `must be in the "${formatName(rule)}" format`,
     false: () => 'is not a field this skill takes',
     not: () => 'must not match the excluded form',
   }
@@ -279,23 +297,48 @@ function pointerOf(unit: OutputUnit): string {
   return `/params${below}${escaped === undefined ? '' : `/${escaped}`}`
 }
 
+/** Why `params` are not checked: the schema is over the budget, or the order would cost more than it allows. */
+function overBudget(
+  costed: CostedSchema | CostProblem,
+  params: Record<string, unknown>,
+): FieldProblem | null {
+  if ('detail' in costed)
+    return {
+      pointer: '/params',
+      detail: `cannot be checked: this skill's input schema was published before the market's checking budget and is over it (${costed.detail}); its seller must publish a simpler one`,
+    }
+  const steps = orderSteps(costed, params)
+  if (steps <= SCHEMA_BUDGET.orderSteps) return null
+  const most = Math.max(...costed.stepsAtLevel.slice(1))
+  return {
+    pointer: '/params',
+    detail: `would cost ${steps.toLocaleString('en-US')} steps to check against this skill's input schema, over the budget of ${SCHEMA_BUDGET.orderSteps.toLocaleString('en-US')}: send fewer values (each field, item and property name costs up to ${most} steps here)`,
+  }
+}
+
 /**
  * How `params` break a skill's input schema, as field problems pointing into `/params` in plain words (at most 20);
- * empty when they fit it.
+ * empty when they fit it. Params whose check would cost more than the budget are refused unchecked.
  */
 export function paramsProblems(schema: SkillInputSchema, params: Record<string, unknown>): FieldProblem[] {
-  const { valid, errors } = validatorOf(schema).validate(params)
+  const costed = costedOf(schema)
+  const refused = overBudget(costed, params)
+  if (refused) return [refused]
+  const { valid, errors } = (costed as CostedSchema).validator.validate(params)
   if (valid) return []
   const leaves = errors.filter((unit) => !SUMMARIES.has(unit.keyword))
-  const problems = (leaves.length ? leaves : errors).map((unit) => ({
-    pointer: pointerOf(unit),
-    detail: unit.keyword === 'required' ? 'is required' : plainDetail(unit, schema),
-  }))
+  const problems: FieldProblem[] = []
   const seen = new Set<string>()
+  // Plain words quote the schema (an enum can be 8 KiB): only for the 20 problems answered.
+  for (const unit of leaves.length ? leaves : errors) {
+    const pointer = pointerOf(unit)
+    const detail =
+      unit.keyword === 'required' ? 'is required' : plainDetail(unit, (costed as CostedSchema).runs)
+    const key = `${pointer} ${detail}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    problems.push({ pointer, detail })
+    if (problems.length === 20) break
+  }
   return problems
-    .filter((problem) => {
-      const key = `${problem.pointer} ${problem.detail}`
-      return !seen.has(key) && seen.add(key)
-    })
-    .slice(0, 20)
 }
