@@ -115,7 +115,7 @@ const listContext = (app: Market, contextId: string, path = '/a2a') =>
 describe('A2A: reading or joining other buyers’ orders', () => {
   test('attack: a seller takes the contextIds its A2A queue (or GetTask) shows; none of them lists the buyer’s orders with other sellers', async () => {
     // A buyer's conversation with several sellers lives on the marketplace's interface (order-skill); a thread
-    // belongs to the interface it was opened on, and a seller's interface shows only its own threads' ids.
+    // belongs to the interface it was opened on, and no answer to a seller shows it (tests/security/a2aContexts.test.ts).
     const app = await market()
     const mine = await order(app, '/a2a', {
       skill: 'order-skill',

@@ -61,7 +61,9 @@ function x402ErrorCode(reason: string): string {
  * The A2A operations of one agent (or, `agent` null, of the marketplace's own agent), over the marketplace's
  * actions: SendMessage orders a skill (or pays an order under the a2a-x402 extension), GetTask and ListTasks read
  * orders, as A2A tasks. The SDK's transport handlers speak the protocol around it. No streaming, no push, no
- * cancelling (the card says so): those answer UnsupportedOperation-type errors.
+ * cancelling (the card says so): those answer UnsupportedOperation-type errors. A conversation's id (contextId) is
+ * shown only to a request that presented it; where a request presents only a task id, the task id stands in
+ * (`methods.ts` says who may call each operation).
  */
 export class MarketA2aHandler implements A2ARequestHandler {
   constructor(
@@ -109,8 +111,9 @@ export class MarketA2aHandler implements A2ARequestHandler {
 
   async getTask(params: { id: string }): Promise<Task> {
     try {
+      // The request presents a task id only, which the seller knows too: the task id stands in as contextId.
       const found = await this.locate(params.id)
-      return await this.taskOf(found.agent, params.id, found.thread)
+      return await this.taskOf(found.agent, params.id, params.id)
     } catch (error) {
       throw a2aErrorOf(error)
     }
@@ -160,10 +163,14 @@ export class MarketA2aHandler implements A2ARequestHandler {
     return this.agent === null ? '' : this.agent.toLowerCase()
   }
 
-  /** The tasks ListTasks looks at: a thread of this interface, or with the seller's key its queue. */
+  /**
+   * The tasks ListTasks looks at: a thread of this interface (the request presented its id), a task id shown as
+   * contextId (that task alone), or with the seller's key its queue.
+   */
   private async listed(contextId: string): Promise<Task[]> {
     if (contextId) {
       const entries = await this.market.threadTasks(contextId, this.scope)
+      if (entries.length === 0) return this.listedAlone(contextId)
       // An order deleted since (unpaid past its retention) is left out, not an error for the whole conversation.
       const tasks = await Promise.all(
         entries.map((entry: ThreadTask) => this.taskOf(entry.agent, entry.id, contextId).catch(() => null)),
@@ -171,28 +178,31 @@ export class MarketA2aHandler implements A2ARequestHandler {
       return tasks.filter((task): task is Task => task !== null)
     }
     if (this.agent !== null && this.apiKey) {
+      // The queue presents the seller's key, not its buyers' conversations: each task under its own id.
       const page = await this.market.listTasks(this.agent, this.apiKey, { status: 'all', limit: 100 })
-      return Promise.all(
-        (page.tasks as TaskView[]).map(async (view) => this.asTask(view, await this.contextOf(view.task_id))),
-      )
+      return Promise.all((page.tasks as TaskView[]).map((view) => this.asTask(view, view.task_id)))
     }
     throw new RequestMalformedError(
       'ListTasks lists one conversation: send the contextId your orders were answered with (or, as the seller, your API key as Authorization: Bearer to list your queue).',
     )
   }
 
-  /** The contextId this interface shows for a task: its thread when the thread is this interface's, else its id. */
-  private async contextOf(id: string): Promise<string> {
-    const known = await this.market.threadOf(id)
-    return known && known.scope === this.scope ? known.thread : id
+  /** A task id shown as contextId lists that task alone, when this interface reads it (else nothing). */
+  private async listedAlone(id: string): Promise<Task[]> {
+    try {
+      const found = await this.locate(id)
+      return [await this.taskOf(found.agent, id, id)]
+    } catch {
+      return []
+    }
   }
 
-  /** Where a task is: its seller and the contextId shown here (a task ordered elsewhere is read on its seller's). */
-  private async locate(id: string): Promise<{ agent: string; thread: string }> {
+  /** Where a task is: its seller and its thread when it was ordered in one of this interface's (never shown unasked). */
+  private async locate(id: string): Promise<{ agent: string; thread: string | null }> {
     const known = await this.market.threadOf(id)
-    if (this.agent !== null)
-      return { agent: this.agent, thread: known?.scope === this.scope ? known.thread : id }
-    if (known && known.scope === '') return { agent: known.agent, thread: known.thread }
+    const thread = known?.scope === this.scope ? known.thread : null
+    if (this.agent !== null) return { agent: this.agent, thread }
+    if (known && known.scope === '') return { agent: known.agent, thread }
     throw new TaskNotFoundError(`No task "${id}" was ordered through the marketplace's A2A interface.`)
   }
 
@@ -256,21 +266,25 @@ export class MarketA2aHandler implements A2ARequestHandler {
     })
   }
 
-  /** A follow-up on an order: its payment under the a2a-x402 extension, or else the task as it stands. */
+  /**
+   * A follow-up on an order: its payment under the a2a-x402 extension, or else the task as it stands. The answer
+   * shows the task's conversation only when the message presented that contextId; else the task id stands in.
+   */
   private async continueTask(message: A2aMessage): Promise<Task> {
     const found = await this.locate(message.taskId)
+    const shown = found.thread !== null && message.contextId === found.thread ? found.thread : message.taskId
     const metadata = message.metadata ?? {}
     if (metadata[A2A_X402.status] !== 'payment-submitted')
-      return this.taskOf(found.agent, message.taskId, found.thread)
+      return this.taskOf(found.agent, message.taskId, shown)
     const outcome = await this.market.payTaskWithX402(found.agent, message.taskId, metadata[A2A_X402.payload])
     if (outcome.paid)
-      return this.asTask(outcome.task, found.thread, {
+      return this.asTask(outcome.task, shown, {
         [A2A_X402.status]: 'payment-completed',
         [A2A_X402.receipts]: [outcome.receipt],
       })
     const view = await this.market.getTask(found.agent, message.taskId)
     return Task.fromJSON(
-      a2aTaskOf(view, found.thread, {
+      a2aTaskOf(view, shown, {
         payment: outcome.required,
         metadata: { [A2A_X402.status]: 'payment-failed', [A2A_X402.error]: x402ErrorCode(outcome.reason) },
       }),

@@ -23,7 +23,7 @@ const restPath = (params: Record<string, string>) => `/${params['*'] ?? ''}`
 /**
  * The marketplace's A2A server: each listed agent's interfaces (`/a2a/agents/{name}`: JSON-RPC; `…/rest`: HTTP+JSON)
  * and the marketplace's own (`/a2a`, `/a2a/rest`), with the marketplace's card at `/.well-known/agent-card.json`.
- * An order (SendMessage) is charged as one (`payment`), every other operation as a read.
+ * Each request spends the rate class the A2A table (`methods.ts`) gives its operation.
  */
 export function a2aRoutes({ market, version, charge }: RouteDeps) {
   /** The A2A operations of one agent (`name` null: the marketplace's own) for one request, over either binding. */
@@ -38,15 +38,28 @@ export function a2aRoutes({ market, version, charge }: RouteDeps) {
       rest: (body: unknown, path: string) => restAnswer(request, body, path, card, handler),
     }
   }
-  // Each POST is charged below by what it does (an order, or a read over JSON-RPC), not by its method.
-  const posting = { detail: { hide: true, [RATE_EXTENSION]: 'none' } as never }
+  // Each A2A request is charged below by its operation (the A2A table's rate class), not by its HTTP method.
+  const charging = { detail: { hide: true, [RATE_EXTENSION]: 'none' } as never }
   const reading = { detail: { hide: true } }
-  /** Charges an A2A POST by its operation (a2aRateClass), when the host has rate limits. */
+  /** Charges an A2A request by its operation (a2aRateClass), when the host has rate limits. */
   const charged = async (call: Call, restPath: string | null) => {
-    await charge?.(a2aRateClass(call.body, restPath), call.request, call.server, call.set.headers)
+    const rateClass = a2aRateClass(call.request.method, call.body, restPath)
+    await charge?.(rateClass, call.request, call.server, call.set.headers)
+  }
+  /** One interface's JSON-RPC binding (`name` null: the marketplace's), charged first. */
+  const jsonRpc = (name: (call: Call) => string | null) => async (call: Call) => {
+    await charged(call, null)
+    return (await agentFor(name(call), call.request)).jsonRpc(call.body)
+  }
+  /** One interface's HTTP+JSON binding, charged first. */
+  const rest = (name: (call: Call) => string | null) => async (call: Call) => {
+    const path = restPath(call.params)
+    await charged(call, path)
+    return (await agentFor(name(call), call.request)).rest(call.body, path)
   }
   // The router has decoded the name once already; decoding again would make aliases (`%2525`) and throw on `%`.
-  const agentOf = (params: Record<string, string>) => params.name ?? ''
+  const agentOf = (call: Call) => call.params.name ?? ''
+  const marketplaceOf = () => null
   type Call = {
     request: Request
     body?: unknown
@@ -76,47 +89,12 @@ export function a2aRoutes({ market, version, charge }: RouteDeps) {
       },
       reading,
     )
-    .post(
-      '/a2a',
-      async (call: Call) => {
-        await charged(call, null)
-        return (await agentFor(null, call.request)).jsonRpc(call.body)
-      },
-      posting,
-    )
-    .post(
-      '/a2a/rest/*',
-      async (call: Call) => {
-        await charged(call, restPath(call.params))
-        return (await agentFor(null, call.request)).rest(call.body, restPath(call.params))
-      },
-      posting,
-    )
-    .get(
-      '/a2a/rest/*',
-      async ({ request, params }: Call) => (await agentFor(null, request)).rest(undefined, restPath(params)),
-      reading,
-    )
-    .post(
-      '/a2a/agents/:name',
-      async (call: Call) => {
-        await charged(call, null)
-        return (await agentFor(agentOf(call.params), call.request)).jsonRpc(call.body)
-      },
-      posting,
-    )
-    .post(
-      '/a2a/agents/:name/rest/*',
-      async (call: Call) => {
-        await charged(call, restPath(call.params))
-        return (await agentFor(agentOf(call.params), call.request)).rest(call.body, restPath(call.params))
-      },
-      posting,
-    )
-    .get(
-      '/a2a/agents/:name/rest/*',
-      async ({ request, params }: Call) =>
-        (await agentFor(agentOf(params), request)).rest(undefined, restPath(params)),
-      reading,
-    )
+    .post('/a2a', jsonRpc(marketplaceOf), charging)
+    .post('/a2a/rest/*', rest(marketplaceOf), charging)
+    .get('/a2a/rest/*', rest(marketplaceOf), charging)
+    .delete('/a2a/rest/*', rest(marketplaceOf), charging)
+    .post('/a2a/agents/:name', jsonRpc(agentOf), charging)
+    .post('/a2a/agents/:name/rest/*', rest(agentOf), charging)
+    .get('/a2a/agents/:name/rest/*', rest(agentOf), charging)
+    .delete('/a2a/agents/:name/rest/*', rest(agentOf), charging)
 }

@@ -3,10 +3,12 @@ import {
   A2A_VERSION_HEADER,
   type AgentCard,
   Extensions,
+  type ListTasksRequest,
   ListTasksResponse,
   SendMessageRequest,
   SendMessageResponse,
   Task,
+  TaskPushNotificationConfig,
   TaskState,
   taskStateFromJSON,
 } from '@a2a-js/sdk'
@@ -25,6 +27,7 @@ import {
   UnauthenticatedUser,
   validateVersion,
 } from '@a2a-js/sdk/server'
+import { type A2aMethod, a2aRestMethod } from './methods.ts'
 
 /** The SDK's call context of a request: its extensions, headers and A2A version (checked against the card). */
 function callContext(request: Request, card: AgentCard, binding: 'JSONRPC' | 'HTTP+JSON'): ServerCallContext {
@@ -91,10 +94,87 @@ const queryNumber = (query: URLSearchParams, name: string) => {
   return value === null ? undefined : Number(value)
 }
 
+/** The task id of an HTTP+JSON path `/tasks/{id}…` (percent-decoded), or '' when the path names none. */
+const pathTaskId = (path: string) => {
+  const segment = /^\/tasks\/([^/:]+)/.exec(path)?.[1]
+  return segment ? decodedId(segment) : ''
+}
+
+/** The request of ListTasks from the query of `GET /tasks`. */
+function listTasksRequest(query: URLSearchParams): ListTasksRequest {
+  const status = query.get('status')
+  return {
+    tenant: '',
+    contextId: query.get('contextId') ?? '',
+    status: status ? taskStateFromJSON(status) : TaskState.TASK_STATE_UNSPECIFIED,
+    pageSize: queryNumber(query, 'pageSize'),
+    pageToken: query.get('pageToken') ?? '',
+    historyLength: queryNumber(query, 'historyLength'),
+    statusTimestampAfter: undefined,
+    includeArtifacts: query.get('includeArtifacts') === 'true',
+  }
+}
+
+/** Runs one operation of the A2A table over `handler` and answers its HTTP+JSON body. */
+async function restOperation(
+  method: A2aMethod,
+  request: Request,
+  body: unknown,
+  path: string,
+  handler: A2ARequestHandler,
+  context: ServerCallContext,
+): Promise<unknown> {
+  const query = new URL(request.url).searchParams
+  const id = pathTaskId(path)
+  switch (method) {
+    case 'sendMessage': {
+      const result = await handler.sendMessage(SendMessageRequest.fromJSON(body ?? {}), context)
+      const payload =
+        'messageId' in result
+          ? { $case: 'message' as const, value: result }
+          : { $case: 'task' as const, value: result }
+      return SendMessageResponse.toJSON({ payload })
+    }
+    case 'getTask':
+      return Task.toJSON(
+        await handler.getTask(
+          { tenant: '', id, historyLength: queryNumber(query, 'historyLength') },
+          context,
+        ),
+      )
+    case 'listTasks':
+      return ListTasksResponse.toJSON(await handler.listTasks(listTasksRequest(query), context))
+    case 'cancelTask':
+      return Task.toJSON(await handler.cancelTask({ tenant: '', id, metadata: undefined }, context))
+    case 'sendMessageStream':
+      return (await handler.sendMessageStream(SendMessageRequest.fromJSON(body ?? {}), context).next()).value
+    case 'resubscribe':
+      return (await handler.resubscribe({ tenant: '', id }, context).next()).value
+    case 'getAuthenticatedExtendedAgentCard':
+      return handler.getAuthenticatedExtendedAgentCard({ tenant: '' }, context)
+    case 'createTaskPushNotificationConfig':
+      return handler.createTaskPushNotificationConfig(
+        TaskPushNotificationConfig.fromJSON(body ?? {}),
+        context,
+      )
+    case 'getTaskPushNotificationConfig':
+      return handler.getTaskPushNotificationConfig({ tenant: '', taskId: id, id: '' }, context)
+    case 'listTaskPushNotificationConfigs':
+      return handler.listTaskPushNotificationConfigs(
+        { tenant: '', taskId: id, pageSize: 0, pageToken: '' },
+        context,
+      )
+    case 'deleteTaskPushNotificationConfig':
+      return handler.deleteTaskPushNotificationConfig({ tenant: '', taskId: id, id: '' }, context)
+    case 'getAgentCard':
+      return handler.getAgentCard()
+  }
+}
+
 /**
  * A2A's HTTP+JSON binding (the SDK exports no REST handler, so its routes are dispatched here, with the SDK's
- * converters and error bodies; `body` is the parsed JSON body): `POST /message:send`, `GET /tasks/{id}`, `GET /tasks`; the streaming, cancel and
- * push routes reach the handler, which refuses them. `path` is the part after the interface's URL.
+ * converters and error bodies; `body` is the parsed JSON body): each route of the A2A table (`methods.ts`) reaches
+ * its handler operation, which answers or refuses it. `path` is the part after the interface's URL.
  */
 export async function restAnswer(
   request: Request,
@@ -105,49 +185,9 @@ export async function restAnswer(
 ): Promise<Response> {
   try {
     const context = callContext(request, card, 'HTTP+JSON')
-    const query = new URL(request.url).searchParams
-    const method = request.method
-    if (method === 'POST' && path === '/message:send') {
-      const result = await handler.sendMessage(SendMessageRequest.fromJSON(body ?? {}), context)
-      const payload =
-        'messageId' in result
-          ? { $case: 'message' as const, value: result }
-          : { $case: 'task' as const, value: result }
-      return restJson(SendMessageResponse.toJSON({ payload }))
-    }
-    const task = /^\/tasks\/([^/:]+)$/.exec(path)
-    if (method === 'GET' && task?.[1]) {
-      const found = await handler.getTask(
-        { tenant: '', id: decodedId(task[1]), historyLength: queryNumber(query, 'historyLength') },
-        context,
-      )
-      return restJson(Task.toJSON(found))
-    }
-    if (method === 'GET' && path === '/tasks') {
-      const status = query.get('status')
-      const listed = await handler.listTasks(
-        {
-          tenant: '',
-          contextId: query.get('contextId') ?? '',
-          status: status ? taskStateFromJSON(status) : TaskState.TASK_STATE_UNSPECIFIED,
-          pageSize: queryNumber(query, 'pageSize'),
-          pageToken: query.get('pageToken') ?? '',
-          historyLength: queryNumber(query, 'historyLength'),
-          statusTimestampAfter: undefined,
-          includeArtifacts: query.get('includeArtifacts') === 'true',
-        },
-        context,
-      )
-      return restJson(ListTasksResponse.toJSON(listed))
-    }
-    if (/^\/(message:stream|tasks\/[^/]+:(subscribe|cancel))$/.test(path)) {
-      if (path.endsWith(':cancel'))
-        return restJson(
-          Task.toJSON(await handler.cancelTask({ tenant: '', id: '', metadata: undefined }, context)),
-        )
-      await handler.sendMessageStream(SendMessageRequest.fromJSON({}), context).next()
-    }
-    throw new RequestMalformedError(`No A2A operation at ${method} ${path}.`)
+    const method = a2aRestMethod(request.method, path)
+    if (method === null) throw new RequestMalformedError(`No A2A operation at ${request.method} ${path}.`)
+    return restJson(await restOperation(method, request, body, path, handler, context))
   } catch (error) {
     return restError(error)
   }

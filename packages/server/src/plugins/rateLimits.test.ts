@@ -41,8 +41,8 @@ describe('rate classes of the matched route', () => {
   }
   const expected = (method: string, path: string) => {
     if (path === '/mcp' && method === 'POST') return 'read' // tools/list, charged by the MCP handler
-    // An A2A POST of `{}` is no order (the wildcard path is no message:send): a read, charged by the A2A handler.
-    if (path.startsWith('/a2a') && method === 'POST') return 'read'
+    // An A2A request of `{}` (or the wildcard path) names no order: a read, charged by the A2A handler.
+    if (path.startsWith('/a2a')) return 'read'
     return (
       STRICT[`${method} ${path.replace(/^\/api(\/v1)?(?=\/)/, '')}`] ?? (method === 'GET' ? 'read' : 'write')
     )
@@ -90,12 +90,18 @@ describe('rate classes of the matched route', () => {
     expect(walked).toBeGreaterThan(app.routes.length * 3)
   })
 
-  test('behavior: an A2A request is charged as an order only when it orders, over either binding', () => {
-    expect(a2aRateClass({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: {} }, null)).toBe('payment')
-    expect(a2aRateClass({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: {} }, null)).toBe('read')
-    expect(a2aRateClass({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: {} }, null)).toBe('read')
-    expect(a2aRateClass(undefined, '/message:send')).toBe('payment')
-    expect(a2aRateClass({ message: {} }, '/tasks/task_1')).toBe('read')
+  test('behavior: an A2A request is charged as the A2A table says, over either binding', () => {
+    expect(a2aRateClass('POST', { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: {} }, null)).toBe(
+      'payment',
+    )
+    expect(a2aRateClass('POST', { jsonrpc: '2.0', id: 1, method: 'GetTask', params: {} }, null)).toBe('read')
+    expect(a2aRateClass('POST', { jsonrpc: '2.0', id: 1, method: 'ListTasks', params: {} }, null)).toBe(
+      'read',
+    )
+    expect(a2aRateClass('POST', undefined, '/message:send')).toBe('payment')
+    expect(a2aRateClass('POST', undefined, '/message:stream')).toBe('payment')
+    expect(a2aRateClass('GET', { message: {} }, '/tasks/task_1')).toBe('read')
+    expect(a2aRateClass('POST', { jsonrpc: '2.0', id: 1, method: 'Nope' }, null)).toBe('read')
   })
 
   test('behavior: routes without a declared class spend read for GET and write otherwise', () => {

@@ -7,6 +7,7 @@ import {
   rateLimitHeaders,
 } from '@agentmarket/core'
 import { Elysia } from 'elysia'
+import { A2A_METHODS, a2aJsonRpcMethod, a2aRestMethod } from '../a2a/methods.ts'
 import { TOOL_RATE_CLASSES } from '../mcp/tools.ts'
 import { RATE_EXTENSION } from '../openapi/operation.ts'
 
@@ -67,13 +68,14 @@ export function mcpRateClasses(body: unknown): RateClass[] {
 }
 
 /**
- * The rate class of one A2A request: an order (JSON-RPC `SendMessage`, HTTP+JSON `message:send`) spends an order's
- * (`payment`, as POST …/tasks does), anything else (GetTask, ListTasks, …) a read's, whatever binding carries it.
+ * The rate class of one A2A request, as the A2A table gives its operation (`A2A_METHODS`: an order spends an
+ * order's, `payment`, as POST …/tasks does; the rest a read's), whatever binding carries it: the JSON-RPC method
+ * of `body`, or with `restPath` (the path after an interface's `…/rest`) the HTTP+JSON route. A request naming no
+ * operation is refused unread, as a read.
  */
-export function a2aRateClass(body: unknown, restPath: string | null): RateClass {
-  if (restPath !== null) return restPath.startsWith('/message:') ? 'payment' : 'read'
-  const method = (body ?? {}) as { method?: unknown }
-  return method.method === 'SendMessage' || method.method === 'SendStreamingMessage' ? 'payment' : 'read'
+export function a2aRateClass(httpMethod: string, body: unknown, restPath: string | null): RateClass {
+  const method = restPath === null ? a2aJsonRpcMethod(body) : a2aRestMethod(httpMethod, restPath)
+  return method === null ? 'read' : A2A_METHODS[method].rate
 }
 
 /** Adds the RateLimit headers of the strict kinds (register, pairing, keys, payment) to an allowed answer. */

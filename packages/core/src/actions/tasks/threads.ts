@@ -21,9 +21,10 @@ const recordOf = (value: unknown): ThreadRecord | null => {
 
 /**
  * Threads: the orders a buyer placed in one conversation (A2A's `contextId`), so a protocol that groups tasks can
- * list them again. A thread id is a random, server-issued capability, and a thread belongs to the one interface it
- * was opened on (`scope`: an agent's, or the marketplace's): its id is shown only there, so a seller, who sees its
- * own orders, never learns a thread that holds other sellers' orders.
+ * list them again. A thread id is a random, server-issued capability of the buyer who opened it, and a thread belongs
+ * to the one interface it was opened on (`scope`: an agent's, or the marketplace's). The A2A handler shows a thread's
+ * id only to a request that presented it (a task id, which the seller knows too, never reveals it), so a seller never
+ * learns a thread, lists its other sellers' orders or adds to it.
  */
 export function threadActions({ store, random }: ActionContext) {
   return {
