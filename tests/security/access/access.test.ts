@@ -98,8 +98,9 @@ const modernMcp = (base: string) =>
   })
 
 /**
- * Every interface the matrix drives. A2A plugs in here: a driver over the A2A method table
- * (packages/server/src/a2a/), with its operations joined to OPERATIONS and their rows to ACCESS.
+ * Every interface the matrix drives over the route table. A2A's methods are not route rows: their matrix is in
+ * tests/security/a2aContexts.test.ts, over the A2A method table (packages/server/src/a2a/methods.ts), on both
+ * bindings and both kinds of interface.
  */
 const INTERFACES: Interface[] = [
   {

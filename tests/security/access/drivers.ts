@@ -4,8 +4,8 @@ import type { Caller, Credentials, World } from './world.ts'
 
 // An interface driver sends one cell's request over its interface with the principal's credentials, and reads the
 // answer the same way for every interface: allowed or refused, with the status and problem code. A new interface
-// (A2A's JSON-RPC and HTTP+JSON bindings, from the A2A method table in packages/server/src/a2a/) plugs in as one
-// more driver: its operations, how it names each, and its send.
+// over the route table plugs in as one more driver: its operations, how it names each, and its send. (A2A's methods
+// have their own table and matrix: packages/server/src/a2a/methods.ts, tests/security/a2aContexts.test.ts.)
 
 /** An operation as the matrix reads it: a route row's facts (the server's own rows have no core call). */
 export type Operation = Omit<RouteRow, 'call'>
