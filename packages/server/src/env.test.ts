@@ -24,7 +24,7 @@ describe('readSettings', () => {
   test('behavior: SMTP connection limits default to 10 per address, 100 in all, 300 s a session; each can be set', () => {
     expect(readSettings({}).smtpConnections).toEqual({ perClient: 10, total: 100, sessionSeconds: 300 })
     const settings = readSettings({
-      SMTP_CONNECTIONS_PER_CLIENT: '3',
+      SMTP_CLIENT_CONNECTIONS: '3',
       SMTP_CONNECTIONS_MAX: '40',
       SMTP_SESSION_SECONDS: '120',
     })

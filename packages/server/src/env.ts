@@ -312,7 +312,7 @@ export function readSettings(env: Env): Settings {
     ),
     mailDnsServers: read(env, 'MAIL_DNS_SERVERS', dnsServers, ''),
     smtpConnections: {
-      perClient: read(env, 'SMTP_CONNECTIONS_PER_CLIENT', positive, String(SMTP.perClient)),
+      perClient: read(env, 'SMTP_CLIENT_CONNECTIONS', positive, String(SMTP.perClient)),
       total: read(env, 'SMTP_CONNECTIONS_MAX', positive, String(SMTP.total)),
       sessionSeconds: read(env, 'SMTP_SESSION_SECONDS', positive, String(SMTP.sessionSeconds)),
     },

@@ -2,7 +2,7 @@ import { addressBucket } from '@agentmarket/core'
 
 /** How many SMTP connections the order mailbox holds: per client address, in all, and how long one may last. */
 export type SmtpConnectionLimits = {
-  /** Connections one client address (IPv6: its /64) may hold at once (SMTP_CONNECTIONS_PER_CLIENT). */
+  /** Connections one client address (IPv6: its /64) may hold at once (SMTP_CLIENT_CONNECTIONS). */
   perClient: number
   /** Connections the listener holds in all (SMTP_CONNECTIONS_MAX); the last tenth only for addresses holding none. */
   total: number
