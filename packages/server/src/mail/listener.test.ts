@@ -218,7 +218,9 @@ describe('startOrderListener connection limits', () => {
     expect(greetings.filter((line) => line.startsWith('220 ')).length).toBe(3)
     const refused = greetings.filter((line) => line.startsWith('421 '))
     expect(refused.length).toBe(9)
-    expect(refused[0]).toContain('at most 3 at once')
+    expect(refused[0]).toStartWith(
+      '421 market.test Too many connections from your address (at most 3 at once)',
+    )
     const kept = hostile.filter((_, index) => greetings[index]?.startsWith('220 '))
     for (const session of kept) expect(await session.command('NOOP')).toStartWith('250 ')
 

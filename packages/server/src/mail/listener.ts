@@ -78,17 +78,17 @@ function sessionAdmission(limits: SmtpConnectionLimits, clock: Clock) {
   const slots = connectionSlots(limits)
   const sessions = new Map<string, Admitted>()
   const lifetimeMs = limits.sessionSeconds * 1000
-  /** Whether `session` has outlived its lifetime and is not yet ended; if so it is marked ended. */
-  const due = (session: Admitted, now: number) => {
+  /** Marks `session` ended if it has outlived its lifetime and was not ended yet; says whether it did. */
+  const expire = (session: Admitted, now: number) => {
     if (session.ended || now - session.startedAt < lifetimeMs) return false
     session.ended = true
     return true
   }
   return {
-    /** Admits `session`, or returns the 421 that refuses it. */
-    admit(session: SMTPServerSession): Error | null {
+    /** Admits `session`, or says why it is refused. */
+    admit(session: SMTPServerSession): string | null {
       const slot = slots.take(session.remoteAddress)
-      if ('refused' in slot) return smtpError(421, slot.refused)
+      if ('refused' in slot) return slot.refused
       const startedAt = clock.now().getTime()
       sessions.set(session.id, { release: slot.release, startedAt, taking: false, ended: false })
       return null
@@ -105,13 +105,13 @@ function sessionAdmission(limits: SmtpConnectionLimits, clock: Clock) {
       return () => {
         if (!session) return false
         session.taking = false
-        return due(session, clock.now().getTime())
+        return expire(session, clock.now().getTime())
       }
     },
     /** The ids of sessions past their lifetime that may be ended now, each returned once. */
     due(): string[] {
       const now = clock.now().getTime()
-      return [...sessions].filter(([, session]) => !session.taking && due(session, now)).map(([id]) => id)
+      return [...sessions].filter(([, session]) => !session.taking && expire(session, now)).map(([id]) => id)
     },
   }
 }
@@ -189,7 +189,9 @@ export async function startOrderListener(options: OrderListenerOptions): Promise
     maxRecipients: 10,
     logger: false,
     onConnect(session, callback) {
-      callback(admission.admit(session))
+      const refused = admission.admit(session)
+      // RFC 5321 4.2: a 421 greeting names the server, like the 220 it replaces.
+      callback(refused === null ? null : smtpError(421, `${domain} ${refused}`))
     },
     onClose(session) {
       admission.closed(session)
@@ -232,7 +234,7 @@ export async function startOrderListener(options: OrderListenerOptions): Promise
       if (connection.id === id)
         connection.send(
           421,
-          `Session time limit (${limits.sessionSeconds} s) reached; connect again to send more`,
+          `4.4.2 ${domain} Session time limit (${limits.sessionSeconds} s) reached; connect again to send more`,
         )
   }
   const sweep = setInterval(() => {
