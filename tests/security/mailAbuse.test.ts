@@ -7,10 +7,10 @@ import { createTransport } from 'nodemailer'
 import { startTestDns, type TestDns } from '../support/dns.ts'
 import { jsonCaller } from '../support/examples.ts'
 import { freePort, startMarketServer } from '../support/process.ts'
-import { captureRelay } from '../support/smtp.ts'
+import { captureRelay, smtpSession } from '../support/smtp.ts'
 
 // Attack: mail to the order mailbox as an attacker would send it: a forged From (to turn the mailbox into a relay of
-// replies to someone else), a message built to make the parser backtrack, and a flood. Each test drives it through
+// replies to someone else), a message built to make the parser backtrack, a flood, and idle connections held open. Each test drives it through
 // bun start over real SMTP, with sender checks (mailauth) asking a DNS server on loopback.
 
 const MAILBOX = 'orders@market.test'
@@ -225,5 +225,42 @@ describe('the order mailbox limits mail per client address, per sender and in to
     expect(total).toEqual([250, 250, 250, 451])
     const taken = (await market.call('GET', '/api/agents/scout/tasks?status=all')).json.total
     expect(taken).toBe(9)
+  })
+})
+
+describe('one address cannot close the order mailbox to others (SMTP connection limits, the defaults)', () => {
+  let market: Awaited<ReturnType<typeof mailServer>>
+  beforeAll(async () => {
+    market = await mailServer()
+  })
+  afterAll(async () => {
+    market?.server.stop()
+    await market?.relay.stop()
+  })
+
+  test('attack: 50 connections from one address kept open with NOOPs hold 10; another address gets 220 and orders', async () => {
+    // Before the fix these 50 filled the listener (maxClients 50) and everyone else was answered 421.
+    const hostile = Array.from({ length: 50 }, () => smtpSession(market.smtpPort, '127.0.0.60'))
+    try {
+      const greetings = await Promise.all(hostile.map((session) => session.greeting))
+      const kept = hostile.filter((_, index) => greetings[index]?.startsWith('220 '))
+      expect(kept.length).toBe(10)
+      expect(greetings.filter((line) => line.startsWith('421 ')).length).toBe(40)
+      for (const session of kept) expect(await session.command('NOOP')).toStartWith('250 ')
+
+      const honest = smtpSession(market.smtpPort, '127.0.0.61')
+      expect(await honest.greeting).toStartWith('220 ')
+      expect(await honest.command('QUIT')).toStartWith('221 ')
+      const order = {
+        from: 'bob@plain.test',
+        subject: 'scout/ping',
+        text: '{}',
+        envelope: { from: 'bob@plain.test', to: [MAILBOX] },
+      }
+      const taken = await deliver(market.smtpPort, order, { localAddress: '127.0.0.62' })
+      expect(taken.response).toContain('Order taken')
+    } finally {
+      for (const session of hostile) session.close()
+    }
   })
 })

@@ -1,3 +1,4 @@
+import { connect } from 'node:net'
 import { createTransport } from 'nodemailer'
 import PostalMime, { type Email } from 'postal-mime'
 import { SMTPServer } from 'smtp-server'
@@ -77,12 +78,76 @@ export type OrderMessage = {
   headers?: Record<string, string>
 }
 
-/** Sends `message` to the SMTP server on `port` with nodemailer; resolves with its answer or rejects with its error. */
-export async function sendMail(port: number, message: OrderMessage) {
-  const transport = createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true })
+/**
+ * Sends `message` to the SMTP server on `port` with nodemailer, from `localAddress` if given; resolves with its answer
+ * or rejects with its error.
+ */
+export async function sendMail(port: number, message: OrderMessage, localAddress?: string) {
+  const transport = createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    ignoreTLS: true,
+    ...(localAddress ? { localAddress } : {}),
+  })
   try {
     return await transport.sendMail(message)
   } finally {
     transport.close()
+  }
+}
+
+/** A raw SMTP connection driven line by line: what a client that never sends mail (or an attacker) does. */
+export type SmtpSession = {
+  /** The first reply (the greeting, or the refusal at connect). */
+  greeting: Promise<string>
+  /** Sends one command line (or lines) and resolves with its reply, or '' if the connection closes first. */
+  command(line: string): Promise<string>
+  /** Every reply line received so far. */
+  replies: string[]
+  /** Resolves once the server (or `close`) has closed the connection. */
+  closed: Promise<void>
+  close(): void
+}
+
+/** Opens a raw SMTP connection to 127.0.0.1:`port` from `localAddress` (any of 127/8 works on Linux loopback). */
+export function smtpSession(port: number, localAddress = '127.0.0.1'): SmtpSession {
+  const socket = connect({ host: '127.0.0.1', port, localAddress })
+  const replies: string[] = []
+  const waiting: ((line: string) => void)[] = []
+  let buffer = ''
+  let ended = false
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
+  closed.then(() => {
+    ended = true
+    for (const wake of waiting.splice(0)) wake('')
+  })
+  socket.on('error', () => {})
+  socket.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString('latin1')
+    let newline = buffer.indexOf('\r\n')
+    while (newline >= 0) {
+      const line = buffer.slice(0, newline)
+      buffer = buffer.slice(newline + 2)
+      replies.push(line)
+      // A multi-line reply ("250-...") is answered by its last line ("250 ...").
+      if (!/^\d{3}-/.test(line)) waiting.shift()?.(line)
+      newline = buffer.indexOf('\r\n')
+    }
+  })
+  /** The next complete reply; '' once the connection is closed. */
+  const nextReply = () => new Promise<string>((resolve) => (ended ? resolve('') : waiting.push(resolve)))
+  const greeting = nextReply()
+  return {
+    greeting,
+    replies,
+    closed,
+    async command(line) {
+      if (ended) throw new Error(`connection closed before ${line}`)
+      const reply = nextReply()
+      socket.write(`${line}\r\n`)
+      return reply
+    },
+    close: () => socket.destroy(),
   }
 }

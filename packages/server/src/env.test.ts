@@ -20,4 +20,15 @@ describe('readSettings', () => {
     for (const value of ['everything=1/60', 'read=1000000000/60', 'register_attempts=1/60'])
       expect(() => readSettings({ RATE_LIMIT_POLICIES: value })).toThrow(/RATE_LIMIT_POLICIES/)
   })
+
+  test('behavior: SMTP connection limits default to 10 per address, 100 in all, 300 s a session; each can be set', () => {
+    expect(readSettings({}).smtpConnections).toEqual({ perClient: 10, total: 100, sessionSeconds: 300 })
+    const settings = readSettings({
+      SMTP_CLIENT_CONNECTIONS: '3',
+      SMTP_CONNECTIONS_MAX: '40',
+      SMTP_SESSION_SECONDS: '120',
+    })
+    expect(settings.smtpConnections).toEqual({ perClient: 3, total: 40, sessionSeconds: 120 })
+    expect(() => readSettings({ SMTP_SESSION_SECONDS: '0' })).toThrow(/SMTP_SESSION_SECONDS/)
+  })
 })

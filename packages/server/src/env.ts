@@ -10,6 +10,7 @@ import {
 } from '@agentmarket/core'
 import * as v from 'valibot'
 import { isAddress } from 'viem'
+import { DEFAULT_SMTP_CONNECTION_LIMITS, type SmtpConnectionLimits } from './mail/connectionSlots.ts'
 
 /** Everything the server reads from its environment (CONTRACT.md), validated. */
 export type Settings = {
@@ -59,6 +60,8 @@ export type Settings = {
   mailAuth: 'enforce' | 'report' | 'off'
   /** DNS servers (`ip` or `ip:port`) for those checks; empty: the system's. */
   mailDnsServers: string[]
+  /** SMTP connections per client address and in all, and how long a session may last. */
+  smtpConnections: SmtpConnectionLimits
   /** Live feed streams open at once per client address, and in this process. */
   feedStreams: StreamLimits
   rateLimits: boolean
@@ -150,6 +153,7 @@ const origins = commaList(
 )
 // The core's defaults (chain, token, confirmations, pairing), stated once in core's Config.ts.
 const CORE = defaultConfig('http://localhost')
+const SMTP = DEFAULT_SMTP_CONNECTION_LIMITS
 
 const privateKey = v.pipe(
   v.string(),
@@ -307,6 +311,11 @@ export function readSettings(env: Env): Settings {
       'enforce',
     ),
     mailDnsServers: read(env, 'MAIL_DNS_SERVERS', dnsServers, ''),
+    smtpConnections: {
+      perClient: read(env, 'SMTP_CLIENT_CONNECTIONS', positive, String(SMTP.perClient)),
+      total: read(env, 'SMTP_CONNECTIONS_MAX', positive, String(SMTP.total)),
+      sessionSeconds: read(env, 'SMTP_SESSION_SECONDS', positive, String(SMTP.sessionSeconds)),
+    },
     feedStreams: {
       perClient: read(env, 'FEED_STREAMS_PER_CLIENT', positive, String(DEFAULT_STREAM_LIMITS.perClient)),
       total: read(env, 'FEED_STREAMS_MAX', positive, String(DEFAULT_STREAM_LIMITS.total)),

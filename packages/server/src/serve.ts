@@ -118,6 +118,7 @@ async function startMail(
           host: settings.host,
           onTaken: () => delivery?.kick(),
           mailAuth: { policy: settings.mailAuth, dnsServers: settings.mailDnsServers },
+          connections: settings.smtpConnections,
           limiter,
           logger,
         })
