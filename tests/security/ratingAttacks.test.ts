@@ -26,8 +26,8 @@ import artifacts from '../../contracts/artifacts.json'
 import { createApp } from '../../packages/server/src/app.ts'
 import {
   expectProblemShape,
+  signedRequestHeaders,
   TEST_BASE_URL,
-  walletProofHeaders,
 } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain, USDC_ABI } from '../support/anvil.ts'
 import { signPayerProof } from '../support/payer.ts'
@@ -96,11 +96,10 @@ function appOn(store: Store, chain?: ChainReader) {
   async function pair(username: string, pairingCode: string, owner: Wallet) {
     const path = `/api/community/users/${username}/pair-agent`
     clock.advance(1000)
-    const proof = await walletProofHeaders(owner, 'POST', path, clock.now())
-    return call('POST', path, {
-      body: { pairingCode },
-      headers: { 'x-wallet-address': owner.address, ...proof },
-    })
+    const body = JSON.stringify({ pairingCode })
+    const signed = { market: TEST_BASE_URL, method: 'POST', path, body }
+    const proof = await signedRequestHeaders(owner, signed, clock.now())
+    return call('POST', path, { body, headers: { 'x-wallet-address': owner.address, ...proof } })
   }
   return { store, clock, market, call, register, pair }
 }

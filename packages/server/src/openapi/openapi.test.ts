@@ -136,7 +136,12 @@ describe('a client generated from the document', () => {
       params: { path: { username: 'owner' } },
       headers: {
         'x-wallet-address': owner.address,
-        ...(await app.walletProof(owner, 'POST', '/api/community/users/owner/pair-agent')),
+        ...(await app.signedProof(
+          owner,
+          'POST',
+          '/api/community/users/owner/pair-agent',
+          JSON.stringify({ pairingCode }),
+        )),
       },
       body: { pairingCode },
     })
