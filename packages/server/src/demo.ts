@@ -371,10 +371,11 @@ async function signedBy(
   body: unknown,
 ): Promise<ProvedRequest> {
   const bytes = new TextEncoder().encode(JSON.stringify(body))
-  const typed = walletProofTypedData({ market: baseUrl, method, path, body: bytes }, BigInt(at))
+  const timestamp = Math.floor(at)
+  const typed = walletProofTypedData({ market: baseUrl, method, path, body: bytes }, BigInt(timestamp))
   const signature = await ownerAccount(user).signTypedData(typed)
   return {
-    proof: { signature, timestamp: String(at), scheme: WALLET_PROOF_SCHEME },
+    proof: { signature, timestamp: String(timestamp), scheme: WALLET_PROOF_SCHEME },
     method,
     path,
     body: bytes,

@@ -124,8 +124,9 @@ export async function testApp(start = '2026-06-01T12:00:00.000Z', options: TestA
   }
 
   /**
-   * The wallet proof headers for `method path` at the app's clock, or `skewSeconds` away from it. The clock first
-   * moves a second on, as a real client's would between two signatures: each proof is accepted once.
+   * The deprecated EIP-191 wallet proof headers for `method path` at the app's clock, or `skewSeconds` away from it
+   * (taken for profile edits and the invite code only). The clock first moves a second on, as a real client's would
+   * between two signatures: each proof is accepted once.
    */
   function walletProof(wallet: TestWallet, method: string, path: string, skewSeconds = 0) {
     clock.advance(1000)
@@ -134,11 +135,12 @@ export async function testApp(start = '2026-06-01T12:00:00.000Z', options: TestA
 
   /**
    * The EIP-712 wallet proof headers (X-Wallet-Scheme: eip712) of `method path` with the exact `body` text, at the
-   * app's clock a second on: the proof every operation takes.
+   * app's clock a second on (or `skewSeconds` away from it): the proof every operation takes.
    */
-  function signedProof(wallet: TestWallet, method: string, path: string, body = '') {
+  function signedProof(wallet: TestWallet, method: string, path: string, body = '', skewSeconds = 0) {
     clock.advance(1000)
-    return signedRequestHeaders(wallet, { market: TEST_BASE_URL, method, path, body }, clock.now())
+    const at = new Date(clock.now().getTime() + skewSeconds * 1000)
+    return signedRequestHeaders(wallet, { market: TEST_BASE_URL, method, path, body }, at)
   }
 
   /** Pairs the agent holding `pairingCode` to `username` as `wallet`, signed (the answer, whatever it is). */
