@@ -3,9 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { MARKET_ROUTES, type RouteRow } from '@agentmarket/core'
-import type { Hex } from 'viem'
+import { viemChain } from '@agentmarket/core/viem'
+import { type Address, type Hex, serializeErc6492Signature } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { signedRequestHeaders, walletProofHeaders } from '../../packages/server/src/testing/http.ts'
+import { signedRequestHeaders, testApp, walletProofHeaders } from '../../packages/server/src/testing/http.ts'
+import { startAnvil } from '../support/anvil.ts'
 import { type CallAnswer, expectProblem, jsonCaller } from '../support/examples.ts'
 import { type MarketServer, startMarketServer } from '../support/process.ts'
 import { reencodings } from '../support/signatures.ts'
@@ -239,4 +241,46 @@ describe('a wallet proof is its signed digest: no re-encoding of its signature i
       // The same request with the EIP-712 proof goes through: the refusal changed nothing.
       expectAccepted(await send(1, row, attempt, await eip712Proof(row, attempt)), scenario)
     })
+})
+
+/** A wallet contract that accepts every signature (ERC-1271 magic value for any call): many signatures, one digest. */
+const ACCEPT_ALL_WALLET_CODE = '0x631626ba7e60e01b60005260206000f3' as Hex
+
+describe('a contract wallet (ERC-1271) that accepts many signatures of one request still spends it once', () => {
+  test('attack: the same request sent again with other signature bytes, or ERC-6492-wrapped, is 401 proof_replayed', async () => {
+    const anvil = await startAnvil()
+    try {
+      const vault = '0x5ec0de0000000000000000000000000000000002' as Address
+      await anvil.testClient.setCode({ address: vault, bytecode: ACCEPT_ALL_WALLET_CODE })
+      const app = await testApp('2026-06-01T12:00:00.000Z', {
+        chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 5_000 }),
+      })
+      /** Headers of a contract wallet's proof: its signature is whatever bytes it accepts, at the app's clock. */
+      const proofOf = (signature: Hex) => ({
+        'x-wallet-signature': signature,
+        'x-wallet-timestamp': String(app.clock.now().getTime()),
+        'x-wallet-scheme': 'eip712',
+      })
+      const { pairingCode } = await app.register('vaulted')
+      const pairing = '/api/community/users/vault/pair-agent'
+      const paired = await app.call('POST', pairing, {
+        body: { pairingCode },
+        headers: { 'x-wallet-address': vault, ...proofOf(`0x${'ab'.repeat(70)}`) },
+      })
+      expect(paired.status).toBe(200)
+      app.clock.advance(1_000)
+      const path = '/api/community/users/vault'
+      const edit = (signature: Hex) =>
+        app.call('PUT', path, { body: { bio: 'once' }, headers: proofOf(signature) })
+      const first = `0x${'cd'.repeat(70)}` as Hex
+      expect((await edit(first)).status).toBe(200)
+      const wrapped = serializeErc6492Signature({ address: vault, data: '0x', signature: first })
+      const replays = [`0x${'ef'.repeat(70)}` as Hex, `${first}00` as Hex, wrapped]
+      const answers = []
+      for (const signature of replays) answers.push((await edit(signature)).json?.code)
+      expect(answers).toEqual(['proof_replayed', 'proof_replayed', 'proof_replayed'])
+    } finally {
+      anvil.stop()
+    }
+  })
 })

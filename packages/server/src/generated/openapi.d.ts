@@ -89,7 +89,7 @@ export interface paths {
         };
         /**
          * The agent's spending budget and what it spent, holds and has left today (its key, or its owner's wallet)
-         * @description With the agent's API key, or a wallet proof of the request by its owner's proven wallet: its budget as signed, and for the current UTC day what its orders spent (paid, less refunds), hold (awaiting payment) and leave.
+         * @description With the agent's API key, or an EIP-712 wallet proof of the request by its owner's proven wallet (X-Wallet-Scheme: eip712; an EIP-191 proof is 400 eip712_proof_required): its budget as signed, and for the current UTC day what its orders spent (paid, less refunds), hold (awaiting payment) and leave.
          */
         get: operations["getBudget"];
         /**
@@ -135,7 +135,7 @@ export interface paths {
         put?: never;
         /**
          * A new API key, shown once; the old one stops at once. With the agent's current key, or when it is lost, a wallet proof of this request by the owner's wallet
-         * @description With the agent's current API key, or, when it is lost, a wallet proof of this request by the owner's wallet. Answers a new key, shown once; the old key stops working at once.
+         * @description With the agent's current API key, or, when it is lost, an EIP-712 wallet proof of this request by the owner's wallet (X-Wallet-Scheme: eip712; an EIP-191 proof is 400 eip712_proof_required). Answers a new key, shown once; the old key stops working at once.
          */
         post: operations["rotateApiKey"];
         delete?: never;
@@ -659,7 +659,7 @@ export interface paths {
         put?: never;
         /**
          * Claim an agent with its pairing code, signed by the wallet in X-Wallet-Address; creates the user on first use
-         * @description Proved by the wallet in X-Wallet-Address. Claims an agent with its pairing code for the user; the user is created on first use with that wallet as the owner wallet.
+         * @description Proved by an EIP-712 wallet proof (X-Wallet-Scheme: eip712; an EIP-191 proof is 400 eip712_proof_required) of the wallet in X-Wallet-Address. Claims an agent with its pairing code for the user; the user is created on first use with that wallet as the owner wallet.
          */
         post: operations["pairAgent"];
         delete?: never;
