@@ -4,7 +4,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { walletProofHeaders } from '../packages/server/src/testing/http.ts'
+import { signedRequestHeaders } from '../packages/server/src/testing/http.ts'
 import { startMarketServer } from './support/process.ts'
 
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-logs-'))
@@ -80,7 +80,16 @@ describe('structured logs (bun start)', () => {
     const { task_id: taskId } = JSON.parse(ordered.text) as { task_id: string }
     const owner = privateKeyToAccount(generatePrivateKey())
     const pairing = '/api/community/users/someone/pair-agent'
-    const proof = await walletProofHeaders(owner, 'POST', pairing, new Date())
+    const proof = await signedRequestHeaders(
+      owner,
+      {
+        market: `http://localhost:${new URL(base).port}`,
+        method: 'POST',
+        path: pairing,
+        body: JSON.stringify({ pairingCode }),
+      },
+      new Date(),
+    )
     const answers = [
       registered,
       ordered,

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { walletProofHeaders } from '../packages/server/src/testing/http.ts'
+import { signedRequestHeaders } from '../packages/server/src/testing/http.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
 
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-limits-'))
@@ -132,7 +132,16 @@ describe('rate limits (bun start, RATE_LIMITS=on)', () => {
         from: '203.0.113.20',
         headers: {
           'x-wallet-address': guesser.address,
-          ...(await walletProofHeaders(guesser, 'POST', path, new Date(Date.now() + signed++ * 1000))),
+          ...(await signedRequestHeaders(
+            guesser,
+            {
+              market: `http://localhost:${new URL(behindProxy.base).port}`,
+              method: 'POST',
+              path,
+              body: JSON.stringify({ pairingCode: 'AGM-ABCD-EFGH' }),
+            },
+            new Date(Date.now() + signed++),
+          )),
         },
       })
     const seen = await statuses(10, guess)

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Subprocess } from 'bun'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { type TestWallet, walletProofHeaders } from '../packages/server/src/testing/http.ts'
+import { signedRequestHeaders, type TestWallet } from '../packages/server/src/testing/http.ts'
 import { sseReader } from '../packages/server/src/testing/sse.ts'
 import { freePort, runToEnd, waitForOk } from './support/process.ts'
 
@@ -152,11 +152,14 @@ describe('bun start', () => {
       const { pairingCode } = (await registered.json()) as { pairingCode: string }
       const pair = async (at: string, username: string, wallet: TestWallet) => {
         const path = `/api/community/users/${username}/pair-agent`
-        const proof = await walletProofHeaders(wallet, 'POST', path, new Date())
+        const body = JSON.stringify({ pairingCode })
+        // Each process's BASE_URL is its default, http://localhost:{PORT}: the marketplace the proof names.
+        const market = `http://localhost:${new URL(at).port}`
+        const proof = await signedRequestHeaders(wallet, { market, method: 'POST', path, body }, new Date())
         return fetch(`${at}${path}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-wallet-address': wallet.address, ...proof },
-          body: JSON.stringify({ pairingCode }),
+          body,
         })
       }
       const statuses = await Promise.all([

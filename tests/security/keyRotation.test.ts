@@ -6,6 +6,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { signedRequestHeaders } from '../../packages/server/src/testing/http.ts'
 import { type CallAnswer, expectProblem, jsonCaller } from '../support/examples.ts'
 import { type MarketServer, startMarketServer } from '../support/process.ts'
+import { reencodings } from '../support/signatures.ts'
 
 // Attack: take over or keep an agent's key through POST /api/agents/{name}/keys/rotate: with another agent's key, a
 // key already rotated away (on the process that last saw it), a replayed or misdirected wallet proof, a wallet that
@@ -132,6 +133,36 @@ describe('API key rotation', () => {
       for (const server of [0, 1])
         expectProblem(await rotate(server, 'owned', headers), 401, 'proof_replayed')
       expect((await heartbeat(1, 'owned', rotated.json.apiKey)).status).toBe(200)
+    })
+
+    test("attack: the owner's rotation proof replayed re-encoded (v 0/1, high s) answers no key, so the payout wallet stays", async () => {
+      const headers = await proofOf(owner, rotatePath('owned'))
+      const rotated = await rotate(0, 'owned', headers)
+      expect(rotated.status).toBe(200)
+      const payout = { walletAddress: owner.address }
+      expect(
+        (await on(0)('PUT', '/api/agents/owned', { key: rotated.json.apiKey, body: payout })).status,
+      ).toBe(200)
+      const { v01, highS, highSv01 } = reencodings(headers['x-wallet-signature'])
+      const replays = await Promise.all(
+        [v01, highS, highSv01].map((signature, index) =>
+          rotate(index % 2, 'owned', { ...headers, 'x-wallet-signature': signature }),
+        ),
+      )
+      // What a replayer would do with a key it was handed: point the agent's payouts at its own wallet.
+      for (const answer of replays.filter((replay) => replay.status === 200))
+        await on(1)('PUT', '/api/agents/owned', {
+          key: answer.json.apiKey,
+          body: { walletAddress: stranger.address },
+        })
+      expect(replays.map((answer) => [answer.status, answer.json.code])).toEqual([
+        [401, 'proof_replayed'],
+        [401, 'invalid_signature'],
+        [401, 'invalid_signature'],
+      ])
+      expect((await on(1)('GET', '/api/community/agents/owned')).json.walletAddress).toBe(owner.address)
+      for (const server of [0, 1])
+        expect((await heartbeat(server, 'owned', rotated.json.apiKey)).status).toBe(200)
     })
 
     test('attack: a proof by a wallet that does not own the agent, or for another path or body, changes nothing', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SELF_MADE_CEILING } from '@agentmarket/core'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { type TestWallet, walletProofHeaders } from '../../packages/server/src/testing/http.ts'
+import { signedRequestHeaders, type TestWallet } from '../../packages/server/src/testing/http.ts'
 import { type CallAnswer, type CallInit, expectProblem, jsonCaller } from '../support/examples.ts'
 import { type MarketServer, startMarketServer } from '../support/process.ts'
 
@@ -39,11 +39,10 @@ afterAll(() => {
 /** A pairing as `wallet`, signed by `signer` (the same wallet unless a test says otherwise). */
 async function pairAs(username: string, pairingCode: string, wallet: TestWallet, signer = wallet) {
   const path = `/api/community/users/${username}/pair-agent`
-  const proof = await walletProofHeaders(signer, 'POST', path, new Date())
-  return call('POST', path, {
-    body: { pairingCode },
-    headers: { 'x-wallet-address': wallet.address, ...proof },
-  })
+  const body = JSON.stringify({ pairingCode })
+  const market = `http://localhost:${new URL(server.base).port}`
+  const proof = await signedRequestHeaders(signer, { market, method: 'POST', path, body }, new Date())
+  return call('POST', path, { raw: body, headers: { 'x-wallet-address': wallet.address, ...proof } })
 }
 
 describe('a lone agent cannot raise its own trust score', () => {

@@ -12,7 +12,8 @@ const REMEMBER_MS = (WALLET_PROOF_WINDOW_SECONDS + WALLET_PROOF_SKEW_SECONDS) * 
 type Spent = [id: string, forgetAt: number]
 
 /**
- * Records the proof `id` (made at `at`, ms) of `wallet` as spent, in one atomic store update shared by every
+ * Records the proof `id` (the digest `wallet` signed, never its signature bytes, so a re-encoded signature is the same
+ * proof; made at `at`, ms) of `wallet` as spent, in one atomic store update shared by every
  * process: true the first time, false for a replay. A wallet's entry holds only proofs that could still be accepted.
  * @example if (!(await spendProof(store, wallet, result.id, result.at, now))) throw replayed()
  */

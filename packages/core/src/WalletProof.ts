@@ -1,12 +1,4 @@
-import {
-  type Address,
-  type Hex,
-  hashTypedData,
-  isAddressEqual,
-  isHex,
-  keccak256,
-  recoverMessageAddress,
-} from 'viem'
+import { type Address, type Hex, hashMessage, hashTypedData, isHex, keccak256 } from 'viem'
 import type { ChainReader } from './ports/Chain.ts'
 import { signatureOf } from './SignatureCheck.ts'
 
@@ -43,7 +35,11 @@ export type WalletProof = {
 /** The request a proof must be made for. */
 export type ProofTarget = { market: string; method: string; path: string; body: Uint8Array }
 
-/** The outcome of checking a proof; `id` names the proof for the accepted-once check, `at` is its time (ms). */
+/**
+ * The outcome of checking a proof. `id` names the proof for the accepted-once check: the digest the wallet signed (the
+ * EIP-712 or EIP-191 hash), never the signature bytes, so no re-encoding of a signature (v as 0/1, compact form, a
+ * contract wallet's many valid signatures, an ERC-6492 wrapper) is a new proof. `at` is its time (ms).
+ */
 export type WalletProofResult =
   | { ok: true; id: Hex; at: number }
   | {
@@ -107,16 +103,11 @@ export async function checkWalletProof(
   if (!(typed ? /^\d{1,15}$/ : /^\d{1,12}$/).test(timestamp)) return { ok: false, reason: 'stale_timestamp' }
   const at = typed ? Number(timestamp) : Number(timestamp) * 1000
   if (!fresh(at, now)) return { ok: false, reason: 'stale_timestamp' }
-  const id = keccak256(signature)
-  if (typed) {
-    const data = walletProofTypedData(target, BigInt(timestamp))
-    const hash = hashTypedData(data)
-    const outcome = await signatureOf(wallet, hash, signature, noOnFailure(options.chain))
-    return outcome === 'ok' ? { ok: true, id, at } : { ok: false, reason: outcome }
-  }
-  if (signature.length !== 132) return { ok: false, reason: 'invalid_signature' }
-  const message = walletProofMessage(target.method, target.path, timestamp)
-  const signer = await recoverMessageAddress({ message, signature }).catch(() => null)
-  if (!signer) return { ok: false, reason: 'invalid_signature' }
-  return isAddressEqual(signer, wallet) ? { ok: true, id, at } : { ok: false, reason: 'wrong_wallet' }
+  const hash = typed
+    ? hashTypedData(walletProofTypedData(target, BigInt(timestamp)))
+    : hashMessage(walletProofMessage(target.method, target.path, timestamp))
+  // The EIP-191 proof predates contract wallets here: a key's 65-byte signature only.
+  if (!typed && signature.length !== 132) return { ok: false, reason: 'invalid_signature' }
+  const outcome = await signatureOf(wallet, hash, signature, typed ? noOnFailure(options.chain) : null)
+  return outcome === 'ok' ? { ok: true, id: hash, at } : { ok: false, reason: outcome }
 }

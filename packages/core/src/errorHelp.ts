@@ -20,6 +20,8 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
     'The agent sells no skill by that name or slug. The detail lists the skills it sells; send one of their slugs as `skill`.',
   payer_signature_required:
     "A tx_hash needs payer_signature: the paying wallet's EIP-712 signature of the task's payment.payer_proof with message.txHash set to the transaction.",
+  eip712_proof_required:
+    'This operation takes only the EIP-712 wallet proof. Sign WalletRequest {market, method, path, body, timestamp} (eth_signTypedData_v4) and send X-Wallet-Signature, X-Wallet-Timestamp (unix milliseconds) and X-Wallet-Scheme: eip712. The EIP-191 text proof is kept for profile edits and the invite code only.',
   unauthorized:
     "The operation needs the agent's API key: Authorization: Bearer amk_…. A lost key can be replaced with the owner's wallet proof.",
   invalid_signature:

@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   invalid_params: 400,
   unknown_skill: 400,
   payer_signature_required: 400,
+  eip712_proof_required: 400,
   unauthorized: 401,
   payment_required: 402,
   x402_payment_invalid: 402,

@@ -15,7 +15,8 @@ import {
   slugify,
   type TaskRecord,
   type TaskView,
-  walletProofMessage,
+  WALLET_PROOF_SCHEME,
+  walletProofTypedData,
 } from '@agentmarket/core'
 import { type Address, getAddress, keccak256, stringToHex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -308,6 +309,7 @@ function planProfile(
   random: Prng,
   plan: AgentPlan,
   tally: Tally,
+  baseUrl: string,
 ) {
   const { seed, registeredAt, end } = plan
   const key = () => keyOf(tally, seed.name).apiKey
@@ -342,10 +344,14 @@ function planProfile(
     const at = random.between(registeredAt + 20 * MINUTE, Math.min(registeredAt + 3 * DAY, end - MINUTE))
     const wallet = ownerAccount(owner).address
     line.add(at, async () => {
-      const signed = await signedBy(owner, 'POST', `/api/community/users/${owner.username}/pair-agent`, at)
-      await market.pairAgent(owner.username, wallet, signed, {
-        pairingCode: keyOf(tally, seed.name).pairingCode,
-      })
+      const body = { pairingCode: keyOf(tally, seed.name).pairingCode }
+      const path = `/api/community/users/${owner.username}/pair-agent`
+      await market.pairAgent(
+        owner.username,
+        wallet,
+        await signedBy(owner, baseUrl, 'POST', path, at, body),
+        body,
+      )
     })
     return { owner, at }
   }
@@ -355,13 +361,25 @@ function planProfile(
 /** The demo owner's wallet: its key derives from the seed, so it can sign its pairings and profile edit. */
 const ownerAccount = (user: UserSeed) => privateKeyToAccount(derived(`user/${user.username}`))
 
-/** A request as the owner's wallet proves it at `at` (epoch ms), for the wallet-proved actions. */
-async function signedBy(user: UserSeed, method: string, path: string, at: number): Promise<ProvedRequest> {
-  const timestamp = String(Math.floor(at / 1000))
-  const signature = await ownerAccount(user).signMessage({
-    message: walletProofMessage(method, path, timestamp),
-  })
-  return { proof: { signature, timestamp }, method, path }
+/** A request with JSON `body` as the owner's wallet proves it (EIP-712) at `at` (epoch ms) to the market `baseUrl`. */
+async function signedBy(
+  user: UserSeed,
+  baseUrl: string,
+  method: string,
+  path: string,
+  at: number,
+  body: unknown,
+): Promise<ProvedRequest> {
+  const bytes = new TextEncoder().encode(JSON.stringify(body))
+  const timestamp = Math.floor(at)
+  const typed = walletProofTypedData({ market: baseUrl, method, path, body: bytes }, BigInt(timestamp))
+  const signature = await ownerAccount(user).signTypedData(typed)
+  return {
+    proof: { signature, timestamp: String(timestamp), scheme: WALLET_PROOF_SCHEME },
+    method,
+    path,
+    body: bytes,
+  }
 }
 
 /** Each owner fills in a profile a few minutes after their first pairing, signed by their wallet. */
@@ -370,12 +388,14 @@ function planProfiles(
   line: Timeline,
   random: Prng,
   firstPairing: Map<UserSeed, number>,
+  baseUrl: string,
 ) {
   for (const [user, pairedAt] of firstPairing) {
     const at = pairedAt + random.between(2, 4) * MINUTE
     line.add(at, async () => {
-      const signed = await signedBy(user, 'PUT', `/api/community/users/${user.username}`, at)
-      await market.updateUser(user.username, signed, { bio: user.bio, showcase: user.showcase })
+      const body = { bio: user.bio, showcase: user.showcase }
+      const signed = await signedBy(user, baseUrl, 'PUT', `/api/community/users/${user.username}`, at, body)
+      await market.updateUser(user.username, signed, body)
     })
   }
 }
@@ -557,13 +577,13 @@ export async function seedDemo(
   const buyers = plans.map((plan) => plan.seed.name)
   const firstPairing = new Map<UserSeed, number>()
   for (const plan of plans) {
-    const claim = planProfile(market, line, random, plan, tally)
+    const claim = planProfile(market, line, random, plan, tally, options.baseUrl)
     if (claim) firstPairing.set(claim.owner, Math.min(firstPairing.get(claim.owner) ?? claim.at, claim.at))
     planMilestones(market, line, random, plan, tally)
     planPaidTasks(store, line, random, plan, tally)
     planFreeTasks(market, line, random, plan, buyers, tally)
   }
-  planProfiles(market, line, random, firstPairing)
+  planProfiles(market, line, random, firstPairing, options.baseUrl)
   planPendingOrders(market, line, random, plans, now)
   await line.play(options.clock)
   options.clock.set(options.now)

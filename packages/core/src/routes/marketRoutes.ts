@@ -286,7 +286,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       "a wallet proof of this request by the owner's wallet",
     tag: 'Agents',
     description:
-      "With the agent's current API key, or, when it is lost, a wallet proof of this request by the owner's wallet. Answers a new key, shown once; the old key stops working at once.",
+      "With the agent's current API key, or, when it is lost, an EIP-712 wallet proof of this request by the owner's wallet (X-Wallet-Scheme: eip712; an EIP-191 proof is 400 eip712_proof_required). Answers a new key, shown once; the old key stops working at once.",
     auth: 'bearerOrWalletSignature',
     rate: 'keys',
     ok: { status: 200, response: 'KeyRotation', description: 'The new key (shown once)' },
@@ -668,7 +668,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       "The agent's spending budget and what it spent, holds and has left today (its key, or its owner's wallet)",
     tag: 'Agents',
     description:
-      "With the agent's API key, or a wallet proof of the request by its owner's proven wallet: its budget as signed, and for the current UTC day what its orders spent (paid, less refunds), hold (awaiting payment) and leave.",
+      "With the agent's API key, or an EIP-712 wallet proof of the request by its owner's proven wallet (X-Wallet-Scheme: eip712; an EIP-191 proof is 400 eip712_proof_required): its budget as signed, and for the current UTC day what its orders spent (paid, less refunds), hold (awaiting payment) and leave.",
     auth: 'bearerOrWalletSignature',
     ok: { status: 200, response: 'Budget', description: "The budget and the day's spending" },
     problems: [401, 403, 404],
@@ -779,7 +779,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       'Claim an agent with its pairing code, signed by the wallet in X-Wallet-Address; creates the user on first use',
     tag: 'Users',
     description:
-      'Proved by the wallet in X-Wallet-Address. Claims an agent with its pairing code for the user; the user is created on first use with that wallet as the owner wallet.',
+      'Proved by an EIP-712 wallet proof (X-Wallet-Scheme: eip712; an EIP-191 proof is 400 eip712_proof_required) of the wallet in X-Wallet-Address. Claims an agent with its pairing code for the user; the user is created on first use with that wallet as the owner wallet.',
     auth: 'walletAddressSignature',
     rate: 'pairing',
     body: PairAgentInput,

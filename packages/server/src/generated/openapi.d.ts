@@ -89,7 +89,7 @@ export interface paths {
         };
         /**
          * The agent's spending budget and what it spent, holds and has left today (its key, or its owner's wallet)
-         * @description With the agent's API key, or a wallet proof of the request by its owner's proven wallet: its budget as signed, and for the current UTC day what its orders spent (paid, less refunds), hold (awaiting payment) and leave.
+         * @description With the agent's API key, or an EIP-712 wallet proof of the request by its owner's proven wallet (X-Wallet-Scheme: eip712; an EIP-191 proof is 400 eip712_proof_required): its budget as signed, and for the current UTC day what its orders spent (paid, less refunds), hold (awaiting payment) and leave.
          */
         get: operations["getBudget"];
         /**
@@ -135,7 +135,7 @@ export interface paths {
         put?: never;
         /**
          * A new API key, shown once; the old one stops at once. With the agent's current key, or when it is lost, a wallet proof of this request by the owner's wallet
-         * @description With the agent's current API key, or, when it is lost, a wallet proof of this request by the owner's wallet. Answers a new key, shown once; the old key stops working at once.
+         * @description With the agent's current API key, or, when it is lost, an EIP-712 wallet proof of this request by the owner's wallet (X-Wallet-Scheme: eip712; an EIP-191 proof is 400 eip712_proof_required). Answers a new key, shown once; the old key stops working at once.
          */
         post: operations["rotateApiKey"];
         delete?: never;
@@ -659,7 +659,7 @@ export interface paths {
         put?: never;
         /**
          * Claim an agent with its pairing code, signed by the wallet in X-Wallet-Address; creates the user on first use
-         * @description Proved by the wallet in X-Wallet-Address. Claims an agent with its pairing code for the user; the user is created on first use with that wallet as the owner wallet.
+         * @description Proved by an EIP-712 wallet proof (X-Wallet-Scheme: eip712; an EIP-191 proof is 400 eip712_proof_required) of the wallet in X-Wallet-Address. Claims an agent with its pairing code for the user; the user is created on first use with that wallet as the owner wallet.
          */
         post: operations["pairAgent"];
         delete?: never;
@@ -1628,7 +1628,7 @@ export interface components {
                 resets_at: string;
             };
             /** @enum {string} */
-            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "buyer_key_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "budget_not_found" | "webhook_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "task_overdue" | "task_not_delivered" | "no_buyer_wallet" | "refund_not_verifiable" | "seller_has_no_wallet" | "api_key_changed" | "no_proven_owner" | "agent_deleted" | "budget_superseded" | "too_many_webhooks" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "job_terms_mismatch" | "tx_is_a_refund" | "decided_on_chain" | "result_committed" | "not_ratable" | "already_rated" | "rating_not_allowed" | "budget_exceeded" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
+            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "eip712_proof_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "buyer_key_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "budget_not_found" | "webhook_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "task_overdue" | "task_not_delivered" | "no_buyer_wallet" | "refund_not_verifiable" | "seller_has_no_wallet" | "api_key_changed" | "no_proven_owner" | "agent_deleted" | "budget_superseded" | "too_many_webhooks" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "job_terms_mismatch" | "tx_is_a_refund" | "decided_on_chain" | "result_committed" | "not_ratable" | "already_rated" | "rating_not_allowed" | "budget_exceeded" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable";
             detail: string;
             errors?: {
                 detail: string;

@@ -46,7 +46,7 @@ const COMPONENTS = {
       in: 'header',
       name: 'X-Wallet-Signature',
       description:
-        'EIP-712 signature (with X-Wallet-Scheme: eip712) of WalletRequest {market: BASE_URL, method, path, body: keccak256 of the body bytes, timestamp} in domain {name: "agentmarket", version: "1"}, by the wallet: the user\'s, or for pair-agent the one in X-Wallet-Address. Accepted once. Without X-Wallet-Scheme: the deprecated EIP-191 signature of "agentmarket:{METHOD}:{path}:{timestamp}" (unix seconds).',
+        'EIP-712 signature (with X-Wallet-Scheme: eip712) of WalletRequest {market: BASE_URL, method, path, body: keccak256 of the body bytes, timestamp} in domain {name: "agentmarket", version: "1"}, by the wallet: the user\'s, or for pair-agent the one in X-Wallet-Address. Accepted once per signed digest (a re-encoded signature is the same proof; a high-s one is refused). Without X-Wallet-Scheme, on profile edits and the invite code only: the deprecated EIP-191 signature of "agentmarket:{METHOD}:{path}:{timestamp}" (unix seconds); elsewhere that is 400 eip712_proof_required.',
     },
     walletTimestamp: {
       type: 'apiKey',

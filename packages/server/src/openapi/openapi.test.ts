@@ -136,7 +136,12 @@ describe('a client generated from the document', () => {
       params: { path: { username: 'owner' } },
       headers: {
         'x-wallet-address': owner.address,
-        ...(await app.walletProof(owner, 'POST', '/api/community/users/owner/pair-agent')),
+        ...(await app.signedProof(
+          owner,
+          'POST',
+          '/api/community/users/owner/pair-agent',
+          JSON.stringify({ pairingCode }),
+        )),
       },
       body: { pairingCode },
     })
@@ -166,7 +171,7 @@ describe('a client generated from the document', () => {
     conforms('KeyRotation', byKey.data)
     const byOwner = await client.POST('/api/agents/{name}/keys/rotate', {
       params: { path },
-      headers: await signed('POST', '/api/agents/typed/keys/rotate'),
+      headers: await app.signedProof(owner, 'POST', '/api/agents/typed/keys/rotate'),
     })
     conforms('KeyRotation', byOwner.data)
     expect(byOwner.data?.apiKey).not.toBe(byKey.data?.apiKey)

@@ -209,18 +209,18 @@ describe('spending budgets', () => {
   })
 
   test("behavior: the owner reads the budget with its wallet's proof; a stranger's wallet is refused", async () => {
-    const { setBudget, order, call, walletProof } = await market()
+    const { setBudget, order, call, signedProof } = await market()
     await setBudget()
     expect((await order()).status).toBe(201)
     const path = '/api/agents/buyer-bot/budget'
     const asOwner = await call('GET', path, {
-      headers: { 'x-wallet-address': ownerWallet.address, ...(await walletProof(ownerWallet, 'GET', path)) },
+      headers: { 'x-wallet-address': ownerWallet.address, ...(await signedProof(ownerWallet, 'GET', path)) },
     })
     expect(asOwner.status).toBe(200)
     expect(asOwner.json).toMatchObject({ held_today: 50, remaining_today: 100 })
     const stranger = privateKeyToAccount(generatePrivateKey())
     const refused = await call('GET', path, {
-      headers: { 'x-wallet-address': stranger.address, ...(await walletProof(stranger, 'GET', path)) },
+      headers: { 'x-wallet-address': stranger.address, ...(await signedProof(stranger, 'GET', path)) },
     })
     expect([401, 403]).toContain(refused.status)
     expect(refused.json.budget).toBeUndefined()

@@ -7,9 +7,16 @@ const bob = privateKeyToAccount(generatePrivateKey())
 
 type App = Awaited<ReturnType<typeof testApp>>
 
-/** Headers proving `account` for `method path` at the app's clock (or `skewSeconds` away from it). */
+/**
+ * Headers proving `account` for `method path` at the app's clock (or `skewSeconds` away from it), by the deprecated
+ * EIP-191 proof CONTRACT.md names for profile edits and the invite code.
+ */
 const proof = (app: App, account: typeof ann, method: string, path: string, skewSeconds = 0) =>
   app.walletProof(account, method, path, skewSeconds)
+
+/** The EIP-712 proof pairing takes, by `account` of POST `path` with the exact `body` text. */
+const pairProof = (app: App, account: typeof ann, path: string, body: string, skewSeconds = 0) =>
+  app.signedProof(account, 'POST', path, body, skewSeconds)
 
 /** A pairing signed by `account`; `wallet` is the X-Wallet-Address sent (the account's own by default). */
 async function pair(
@@ -20,8 +27,9 @@ async function pair(
   wallet: string = account.address,
 ) {
   const path = `/api/community/users/${username}/pair-agent`
-  const headers = { 'x-wallet-address': wallet, ...(await proof(app, account, 'POST', path)) }
-  return app.call('POST', path, { body: { pairingCode }, headers })
+  const body = JSON.stringify({ pairingCode })
+  const headers = { 'x-wallet-address': wallet, ...(await pairProof(app, account, path, body)) }
+  return app.call('POST', path, { body, headers })
 }
 
 describe('POST /api/community/users/{username}/pair-agent', () => {
@@ -98,25 +106,24 @@ describe('POST /api/community/users/{username}/pair-agent', () => {
     const app = await testApp()
     const scout = await app.register('Scout')
     const path = '/api/community/users/ann/pair-agent'
+    const body = JSON.stringify({ pairingCode: scout.pairingCode })
     const attempt = (headers: Record<string, string>) =>
-      app.call('POST', path, {
-        body: { pairingCode: scout.pairingCode },
-        headers: { 'x-wallet-address': ann.address, ...headers },
-      })
+      app.call('POST', path, { body, headers: { 'x-wallet-address': ann.address, ...headers } })
     const missing = await attempt({})
     expectProblemShape(missing, 401, 'wallet_proof_required')
     expect(missing.json.detail).toContain(`path: "${path}"`)
     expect(missing.json.detail).toContain('X-Wallet-Scheme: eip712')
     expect(missing.headers.get('www-authenticate')).toStartWith('WalletSignature')
-    expectProblemShape(await attempt(await proof(app, ann, 'POST', path, -301)), 401, 'stale_timestamp')
+    expectProblemShape(await attempt(await pairProof(app, ann, path, body, -301)), 401, 'stale_timestamp')
     expectProblemShape(
-      await attempt({ ...(await proof(app, ann, 'POST', path)), 'x-wallet-signature': '0xdead' }),
+      await attempt({ ...(await pairProof(app, ann, path, body)), 'x-wallet-signature': '0xdead' }),
       401,
       'invalid_signature',
     )
-    expectProblemShape(await attempt(await proof(app, bob, 'POST', path)), 401, 'invalid_signature')
+    expectProblemShape(await attempt(await pairProof(app, bob, path, body)), 401, 'invalid_signature')
     const elsewhere = '/api/community/users/bob/pair-agent'
-    expectProblemShape(await attempt(await proof(app, ann, 'POST', elsewhere)), 401, 'invalid_signature')
+    expectProblemShape(await attempt(await pairProof(app, ann, elsewhere, body)), 401, 'invalid_signature')
+    expectProblemShape(await attempt(await proof(app, ann, 'POST', path)), 400, 'eip712_proof_required')
     expect((await app.call('GET', '/api/community/agents/Scout')).json.owner).toBeNull()
     expect((await app.call('GET', '/api/community/users')).json.total).toBe(0)
     expect((await pair(app, 'ann', scout.pairingCode)).status).toBe(200)
@@ -282,13 +289,14 @@ describe('wallet proof errors say what to do', () => {
     const app = await testApp()
     const scout = await app.register('scout')
     const path = '/api/community/users/ann/pair-agent'
-    const headers = await proof(app, ann, 'POST', path)
-    const answer = await app.call('POST', path, { body: { pairingCode: scout.pairingCode }, headers })
+    const body = JSON.stringify({ pairingCode: scout.pairingCode })
+    const headers = await pairProof(app, ann, path, body)
+    const answer = await app.call('POST', path, { body, headers })
     expectProblemShape(answer, 400, 'invalid_wallet_address')
     expect(answer.json.detail).toContain('X-Wallet-Address is missing')
-    const signedByBob = await proof(app, bob, 'POST', path)
+    const signedByBob = await pairProof(app, bob, path, body)
     const wrong = await app.call('POST', path, {
-      body: { pairingCode: scout.pairingCode },
+      body,
       headers: { ...signedByBob, 'x-wallet-address': ann.address },
     })
     expectProblemShape(wrong, 401, 'invalid_signature')

@@ -20,15 +20,14 @@ import type { RateLimitSettings } from '../plugins/rateLimits.ts'
 export const TEST_BASE_URL = 'http://localhost:3000'
 
 /** A wallet a test holds the key of. */
-export type TestWallet = Pick<LocalAccount, 'address' | 'signMessage'>
+export type TestWallet = Pick<LocalAccount, 'address' | 'signMessage' | 'signTypedData'>
 
-/** The X-Wallet-Signature and X-Wallet-Timestamp headers by which `wallet` proves itself for `method path` at `now`. */
 /**
  * Headers of the current wallet proof (X-Wallet-Scheme: eip712): `wallet` signs the request's typed data, its body
  * (the exact JSON text sent) included, for the marketplace at `market`.
  */
 export async function signedRequestHeaders(
-  wallet: LocalAccount,
+  wallet: TestWallet,
   request: { market: string; method: string; path: string; body?: string },
   now: Date,
 ) {
@@ -125,25 +124,34 @@ export async function testApp(start = '2026-06-01T12:00:00.000Z', options: TestA
   }
 
   /**
-   * The wallet proof headers for `method path` at the app's clock, or `skewSeconds` away from it. The clock first
-   * moves a second on, as a real client's would between two signatures: each proof is accepted once.
+   * The deprecated EIP-191 wallet proof headers for `method path` at the app's clock, or `skewSeconds` away from it
+   * (taken for profile edits and the invite code only). The clock first moves a second on, as a real client's would
+   * between two signatures: each proof is accepted once.
    */
   function walletProof(wallet: TestWallet, method: string, path: string, skewSeconds = 0) {
     clock.advance(1000)
     return walletProofHeaders(wallet, method, path, new Date(clock.now().getTime() + skewSeconds * 1000))
   }
 
+  /**
+   * The EIP-712 wallet proof headers (X-Wallet-Scheme: eip712) of `method path` with the exact `body` text, at the
+   * app's clock a second on (or `skewSeconds` away from it): the proof every operation takes.
+   */
+  function signedProof(wallet: TestWallet, method: string, path: string, body = '', skewSeconds = 0) {
+    clock.advance(1000)
+    const at = new Date(clock.now().getTime() + skewSeconds * 1000)
+    return signedRequestHeaders(wallet, { market: TEST_BASE_URL, method, path, body }, at)
+  }
+
   /** Pairs the agent holding `pairingCode` to `username` as `wallet`, signed (the answer, whatever it is). */
   async function pair(username: string, pairingCode: string, wallet: TestWallet) {
     const path = `/api/community/users/${username}/pair-agent`
-    const proof = await walletProof(wallet, 'POST', path)
-    return call('POST', path, {
-      body: { pairingCode },
-      headers: { 'x-wallet-address': wallet.address, ...proof },
-    })
+    const body = JSON.stringify({ pairingCode })
+    const proof = await signedProof(wallet, 'POST', path, body)
+    return call('POST', path, { body, headers: { 'x-wallet-address': wallet.address, ...proof } })
   }
 
-  return { app, store, clock, market, call, register, walletProof, pair }
+  return { app, store, clock, market, call, register, walletProof, signedProof, pair }
 }
 
 /** The shape every error body has. */

@@ -14,7 +14,7 @@ import {
 import { parseInput } from '../../Validation.ts'
 import { ListInput } from '../agents/index.ts'
 import type { ActionContext } from '../context.ts'
-import { notThisWalletDetail, type ProvedRequest, proveWallet } from './walletProof.ts'
+import { notThisWalletDetail, type ProofSchemes, type ProvedRequest, proveWallet } from './walletProof.ts'
 
 /** Query of GET /api/community/users: like the agent list, `q` matching username or bio. */
 export const UserListInput = ListInput
@@ -50,16 +50,23 @@ export async function profileOf(context: ActionContext, user: UserRecord): Promi
   return (await expiringProfile(context, user, context.clock.now())).value
 }
 
-/** The user, if the request carries a fresh signature by the user's wallet: 401 or 403 otherwise. */
+/**
+ * The user, if the request carries a fresh signature by the user's wallet, of a scheme the operation takes
+ * (`schemes`): 400, 401 or 403 otherwise.
+ */
 export async function proveOwner(
   context: ActionContext,
   username: string,
   request: ProvedRequest,
+  schemes: ProofSchemes = 'eip712',
 ): Promise<UserRecord> {
   const user = await requireUser(context, username)
-  if ((await proveWallet(context, user.walletAddress, request)) === 'ok') return user
+  if ((await proveWallet(context, user.walletAddress, request, schemes)) === 'ok') return user
   throw new ForbiddenError(notThisWalletDetail(context, request, `the wallet of user "${user.username}"`))
 }
+
+/** CONTRACT.md names the EIP-191 proof for these two operations, so they keep taking it (deprecated). */
+const CONTRACT_SCHEMES: ProofSchemes = 'eip712-or-eip191'
 
 /** Profiles: the user list, one user, the owner's edits and invite code (SPEC rows 16, 17). */
 export function profileActions(context: ActionContext) {
@@ -83,7 +90,7 @@ export function profileActions(context: ActionContext) {
 
     /** Edits `bio` and `showcase`, proved by a signature of the user's wallet. */
     async updateUser(username: string, request: ProvedRequest, body: unknown): Promise<UserView> {
-      const user = await proveOwner(context, username, request)
+      const user = await proveOwner(context, username, request, CONTRACT_SCHEMES)
       const patch = parseInput(UpdateUserInput, body ?? {})
       if (Object.keys(patch).length === 0) return profileOf(context, user)
       const updated = await store.updateUser(user.username, patch, clock.now())
@@ -95,7 +102,7 @@ export function profileActions(context: ActionContext) {
       username: string,
       request: ProvedRequest,
     ): Promise<{ username: string; inviteCode: string }> {
-      const user = await proveOwner(context, username, request)
+      const user = await proveOwner(context, username, request, CONTRACT_SCHEMES)
       return { username: user.username, inviteCode: user.inviteCode }
     },
   }
