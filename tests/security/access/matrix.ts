@@ -32,7 +32,7 @@ const NO_TASK = no(404, 'task_not_found')
 const NO_PROOF = no(401, 'wallet_proof_required')
 const BAD_SIG = no(401, 'invalid_signature')
 /** The deprecated EIP-191 proof on an operation CONTRACT.md does not name it for (issue 37, mechanism 4). */
-const LEGACY_NO = no(401, 'legacy_refused')
+const LEGACY_NO = no(400, 'eip712_proof_required')
 /** No MPP or x402 credential: the 402 challenge, no task. */
 const PAY = no(402, 'payment_required')
 /** The payment chain is not reachable in this world: the task's holders get as far as asking it. */
@@ -130,12 +130,6 @@ export const PENDING: readonly PendingCell[] = [
     principal: 'seller',
     why: "finding 6: the seller deletes the buyer's per-task webhook, so the buyer misses its review window",
   },
-  ...(['rotateApiKey', 'getBudget', 'pairAgent'] as const).map((operation) => ({
-    operation,
-    principal: 'ownerLegacyProof' as const,
-    kind: 'http' as const,
-    why: 'finding 5 / mechanism 4: the EIP-191 proof is taken beyond profile edits and the invite code',
-  })),
 ]
 
 /** The outcome a cell expects on an interface of this kind. */
