@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import {
   type ChainReader,
+  countedPaidTrust,
   defaultConfig,
   jobIdOf,
   jobSteps,
@@ -11,10 +12,11 @@ import {
   manualClock,
   paidTrust,
   ratingTypedData,
-  ratingVote,
   type Store,
   type TaskPayment,
   type TaskRecord,
+  voteWeight,
+  weightedVote,
 } from '@agentmarket/core'
 import { viemChain } from '@agentmarket/core/viem'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
@@ -253,6 +255,10 @@ async function sellerOn(
   return { ...seller, payTo, path, task, sign, rate, read, profile, ratingList, feedKinds }
 }
 
+/** The paid points of `credit` from fresh buyer wallets: together one buyer of at most 10 USDC (countedPaidTrust). */
+const newcomerPaid = (credit: bigint) =>
+  countedPaidTrust({ trustCreditBaseUnits: credit, establishedCreditBaseUnits: 0n, establishedBuyers: 0 })
+
 /** The trust score an agent must show: its self-made points plus its paid points kept by its record (Trust.ts). */
 function expectedTrust(
   selfMade: number,
@@ -260,15 +266,18 @@ function expectedTrust(
   payingBuyers: number,
   record: { onTime: number; late: number; votes: readonly { count: number; sum: number }[] },
 ): number {
-  const paid = credit === 0n ? 0 : paidTrust(credit, payingBuyers)
-  const ratingVotes = record.votes.reduce((sum, { count, sum: total }) => sum + ratingVote(count, total), 0)
+  const paid = payingBuyers === 0 ? 0 : newcomerPaid(credit)
+  const ratingVotes = record.votes.reduce(
+    (sum, { count, sum: total }) => sum + weightedVote(count, total, PRICE),
+    0,
+  )
   return (
     selfMade +
     keptPaidTrust(paid, {
       onTimeTasks: record.onTime,
       lateTasks: record.late,
       ratingVotes,
-      ratedBuyers: record.votes.length,
+      ratingWeight: record.votes.length * voteWeight(PRICE),
     })
   )
 }
@@ -594,6 +603,27 @@ describe('attacks on ratings (in process)', () => {
 })
 
 describe('attacks on the trust score (in process)', () => {
+  test("attack: eight rival wallets buy the victim's 0.01 USDC task and rate it 1 star: the victim's trust moves by at most 1 (it was 75 -> 46)", async () => {
+    const app = appOn(await memoryLibsql())
+    const victim = await sellerOn(app, 'victim', { payTo: wallet(), owner: null })
+    const elsewhere = await sellerOn(app, 'elsewhere', { payTo: wallet(), owner: null })
+    // Seven honest buyers with a history: each paid another seller 10 USDC a month before buying from the victim.
+    const honest = Array.from({ length: 7 }, wallet)
+    for (const paying of honest) await elsewhere.task({ from: paying.address })
+    app.clock.advance(31 * 24 * 3600 * 1000)
+    for (const paying of honest) await victim.task({ from: paying.address })
+    const before = (await victim.profile()).trustScore
+    for (let index = 0; index < 8; index++) {
+      const rival = wallet()
+      const id = await victim.task({ from: rival.address, amount: 10_000n })
+      const rated = await victim.rate(id, { score: 1, signature: await victim.sign(rival, id, 1) })
+      expect(rated.status).toBe(200)
+    }
+    const after = await victim.profile()
+    expect(after.ratings).toEqual({ count: 8, average: 1, buyers: 8 })
+    expect(Math.abs(after.trustScore - before)).toBeLessThanOrEqual(1)
+  })
+
   test('attack: one buyer wallet rating twelve tasks 1 star moves the paid points by at most a third', async () => {
     const app = appOn(await memoryLibsql())
     const seller = await sellerOn(app)
@@ -606,7 +636,7 @@ describe('attacks on the trust score (in process)', () => {
     const before = (await seller.profile()).trustScore
     const clean = expectedTrust(selfMade, credit, 4, { onTime: 15, late: 0, votes: [] })
     expect(before).toBe(clean)
-    const paid = paidTrust(credit, 4)
+    const paid = newcomerPaid(credit)
     for (const id of ids) {
       expect((await seller.rate(id, { score: 1, signature: await seller.sign(buyer, id, 1) })).status).toBe(
         200,
@@ -680,12 +710,12 @@ describe('attacks on the trust score (in process)', () => {
       )
     }
     await rated.task({ from: buyer.address, state: 'late' })
-    // Before ratings existed: self-made + paidTrust(credit, buyers), unchanged.
-    expect((await quiet.profile()).trustScore).toBe(selfMade + paidTrust(3n * PRICE, 3))
+    // Before ratings existed: self-made + the paid points of its (fresh) buyers, unchanged.
+    expect((await quiet.profile()).trustScore).toBe(selfMade + newcomerPaid(3n * PRICE))
     expect((await quiet.profile()).ratings).toEqual({ count: 0, average: null, buyers: 0 })
     const list = (await app.call('GET', '/api/community/agents?sort=trust&limit=100')).json
     const row = list.agents.find((agent: Json) => agent.name === 'quiet')
-    expect(row.trustScore).toBe(selfMade + paidTrust(3n * PRICE, 3))
+    expect(row.trustScore).toBe(selfMade + newcomerPaid(3n * PRICE))
   })
 
   for (const kind of ['libsql', 'postgres'] as const) {

@@ -66,12 +66,17 @@ export type AgentRecord = AgentProfile & {
   ratingSum: number
   /** Distinct buyer wallets that rated it. */
   ratedBuyers: number
-  /** Trust: the sum over those wallets of each one's mean score as thousandths of the scale ((mean − 1) / 4). */
+  /** Trust: the sum over those wallets of each one's mean score ((mean − 1) / 4) times its weight (Trust.ts voteWeight), in thousandths. */
   ratingVotes: number
+  /** Trust: the sum of those wallets' vote weights (Trust.ts voteWeight), in thousandths. */
+  ratingWeight: number
   /** Trust credit: what distinct buyer wallets paid on chain for delivered tasks, each counted up to a cap (base units). */
   trustCreditBaseUnits: bigint
   /** Trust credit: how many distinct buyer wallets it comes from. */
   payingBuyers: number
+  /** Trust credit of established buyers only (Trust.ts isEstablished), and how many they are. */
+  establishedCreditBaseUnits: bigint
+  establishedBuyers: number
   /** True when the owner proved their wallet by signature (claims made before pairing needed one: false). */
   ownerProven: boolean
   /** Where its listing is (AgentSync.ts); absent: active. */

@@ -79,7 +79,13 @@ describe('trustScore', () => {
     }
     for (let buyers = 1; buyers < 20; buyers++)
       expect(paidTrust(100n * USDC, buyers + 1)).toBeGreaterThanOrEqual(paidTrust(100n * USDC, buyers))
-    const richest = sampleAgent({ ...loneBest, trustCreditBaseUnits: 10n ** 20n, payingBuyers: 10 ** 9 })
+    const richest = sampleAgent({
+      ...loneBest,
+      trustCreditBaseUnits: 10n ** 20n,
+      payingBuyers: 10 ** 9,
+      establishedCreditBaseUnits: 10n ** 20n,
+      establishedBuyers: 10 ** 9,
+    })
     expect(trustScore(richest, now)).toBe(100)
     expect(trustScore(sampleAgent({ ...loneBest, lastSeen: null }), now)).toBe(25)
   })

@@ -56,6 +56,51 @@ export function paidTrust(creditBaseUnits: bigint, payingBuyers: number): number
   return Math.min(curve, POINTS_PER_BUYER * payingBuyers)
 }
 
+/**
+ * What a buyer wallet must have paid sellers unconnected to an agent (another agent, another owner, another wallet),
+ * counting each such seller up to TRUST_CREDIT_PER_BUYER, to count as an established buyer of that agent.
+ */
+export const STANDING_ELSEWHERE_BASE_UNITS = 10_000_000n
+/** How long before paying an agent a buyer wallet's first credited payment on the market must be, to be established. */
+export const STANDING_AGE_MS = 30 * 24 * 60 * 60 * 1000
+
+/**
+ * A buyer wallet's history on the market when it pays an agent: what it had paid sellers unconnected to that agent
+ * (each capped), and when its first credited payment to any seller was (null: this is its first).
+ */
+export type BuyerHistory = { elsewhereBaseUnits: bigint; firstPaidAt: Date | null }
+
+/**
+ * True when a buyer is established toward an agent at `at`: it paid unconnected sellers STANDING_ELSEWHERE_BASE_UNITS
+ * and has been paying on this market for STANDING_AGE_MS. A ring of fresh wallets that only pay one agent is neither;
+ * recycling money through the actor's own other agents still takes a month of wallet age.
+ */
+export function isEstablished(history: BuyerHistory, at: Date): boolean {
+  const first = history.firstPaidAt
+  return (
+    history.elsewhereBaseUnits >= STANDING_ELSEWHERE_BASE_UNITS &&
+    first !== null &&
+    at.getTime() - first.getTime() >= STANDING_AGE_MS
+  )
+}
+
+/** The agent's counters the paid points read: all credit, and the part (and wallets) of established buyers. */
+export type CreditCounts = Pick<
+  AgentRecord,
+  'trustCreditBaseUnits' | 'establishedCreditBaseUnits' | 'establishedBuyers'
+>
+
+/**
+ * Paid points from an agent's credit: established buyers count one each, up to 10 USDC each; every other buyer wallet
+ * (without history elsewhere or age) counts together as one more buyer of at most 10 USDC, however many there are.
+ */
+export function countedPaidTrust(counts: CreditCounts): number {
+  const newcomers = counts.trustCreditBaseUnits - counts.establishedCreditBaseUnits
+  const newcomerCredit = newcomers < TRUST_CREDIT_PER_BUYER ? newcomers : TRUST_CREDIT_PER_BUYER
+  const buyers = counts.establishedBuyers + (newcomers > 0n ? 1 : 0)
+  return paidTrust(counts.establishedCreditBaseUnits + newcomerCredit, buyers)
+}
+
 /** The least credit (base units) at which the paid curve alone reaches `points`, found by bisection. */
 function leastCreditFor(points: number): bigint {
   let high = 1n
@@ -91,27 +136,40 @@ export function ratingVote(count: number, sum: number): number {
 }
 
 /**
+ * What one wallet's vote weighs, in thousandths: what it paid the agent for delivered tasks (its credit) over
+ * TRUST_CREDIT_PER_BUYER, so a vote bought for 0.01 USDC weighs 1/1000 of one backed by 10 USDC the agent kept.
+ */
+export function voteWeight(paidBaseUnits: bigint): number {
+  const weight = paidBaseUnits / (TRUST_CREDIT_PER_BUYER / 1000n)
+  return Number(weight < 1000n ? weight : 1000n)
+}
+
+/** A wallet's vote times its weight, in thousandths (rounded down), as `ratingVotes` sums it. */
+export function weightedVote(count: number, sum: number, paidBaseUnits: bigint): number {
+  return Math.floor((ratingVote(count, sum) * voteWeight(paidBaseUnits)) / 1000)
+}
+
+/**
  * The paid points kept by an agent's record: paid × reliability × satisfaction, rounded half up, where reliability is
- * (onTime + 2) / (onTime + late + 2) and satisfaction (2 + Σ votes) / (2 + rated buyers), votes in 0..1 per buyer.
- * A record without late jobs or ratings keeps all its paid points. Integer arithmetic, as the stores sort by it.
+ * (onTime + 2) / (onTime + late + 2) and satisfaction (2 + Σ weight × vote) / (2 + Σ weight), votes in 0..1 per rating
+ * wallet, weights in 0..1 by what it paid (voteWeight). A record without late jobs or ratings keeps all its paid
+ * points. Integer arithmetic, as the stores sort by it.
  */
 export function keptPaidTrust(
   paid: number,
-  agent: Pick<AgentRecord, 'onTimeTasks' | 'lateTasks' | 'ratingVotes' | 'ratedBuyers'>,
+  agent: Pick<AgentRecord, 'onTimeTasks' | 'lateTasks' | 'ratingVotes' | 'ratingWeight'>,
 ): number {
   const numerator =
     BigInt(paid) * BigInt(agent.onTimeTasks + ON_TIME_PRIOR) * BigInt(1000 * RATING_PRIOR + agent.ratingVotes)
   const denominator =
     BigInt(agent.onTimeTasks + agent.lateTasks + ON_TIME_PRIOR) *
-    1000n *
-    BigInt(RATING_PRIOR + agent.ratedBuyers)
+    BigInt(1000 * RATING_PRIOR + agent.ratingWeight)
   return Number((2n * numerator + denominator) / (2n * denominator))
 }
 
 /** Trust score, an integer from 0 to 100, computed at read time (README "Trust score"). */
 export function trustScore(agent: AgentRecord, now: Date): number {
-  const paid = paidTrust(agent.trustCreditBaseUnits, agent.payingBuyers)
-  return selfMadeTrust(agent, now) + keptPaidTrust(paid, agent)
+  return selfMadeTrust(agent, now) + keptPaidTrust(countedPaidTrust(agent), agent)
 }
 
 /**
@@ -133,4 +191,51 @@ export function creditedBuyer(task: TaskRecord, ownWallets: readonly (string | n
 export function cappedCredit(before: bigint, amount: bigint): bigint {
   const sum = before + amount
   return sum < TRUST_CREDIT_PER_BUYER ? sum : TRUST_CREDIT_PER_BUYER
+}
+
+/** One buyer wallet's row of an agent's trust (trust_buyers): its credit, standing and ratings. */
+export type TrustBuyerRow = {
+  paidBaseUnits: bigint
+  established: boolean
+  ratingCount: number
+  ratingSum: number
+}
+
+/** The agent's trust counters summed from its buyer rows, as every store keeps them (Store.changeTask, rateTask). */
+export function trustTotals(
+  rows: Iterable<TrustBuyerRow>,
+): Pick<
+  AgentRecord,
+  | 'trustCreditBaseUnits'
+  | 'payingBuyers'
+  | 'establishedCreditBaseUnits'
+  | 'establishedBuyers'
+  | 'ratedBuyers'
+  | 'ratingVotes'
+  | 'ratingWeight'
+> {
+  const totals = {
+    trustCreditBaseUnits: 0n,
+    payingBuyers: 0,
+    establishedCreditBaseUnits: 0n,
+    establishedBuyers: 0,
+    ratedBuyers: 0,
+    ratingVotes: 0,
+    ratingWeight: 0,
+  }
+  for (const row of rows) {
+    const paying = row.paidBaseUnits > 0n
+    totals.trustCreditBaseUnits += row.paidBaseUnits
+    totals.payingBuyers += paying ? 1 : 0
+    if (row.established && paying) {
+      totals.establishedCreditBaseUnits += row.paidBaseUnits
+      totals.establishedBuyers += 1
+    }
+    if (row.ratingCount > 0) {
+      totals.ratedBuyers += 1
+      totals.ratingVotes += weightedVote(row.ratingCount, row.ratingSum, row.paidBaseUnits)
+      totals.ratingWeight += voteWeight(row.paidBaseUnits)
+    }
+  }
+  return totals
 }

@@ -7,6 +7,7 @@ import {
   POINTS_PER_BUYER,
   RATING_PRIOR,
   SELF_MADE_POINTS,
+  TRUST_CREDIT_PER_BUYER,
   usernameKey,
 } from '@agentmarket/core'
 import {
@@ -107,6 +108,15 @@ export function agentListCount(query: AgentListQuery): SQL {
   return sql`((${matching}) - (select count(*) from ${agents} where ${withdrawn}))`
 }
 
+/**
+ * The credit the paid curve reads (Trust.ts countedPaidTrust): established buyers' credit, plus the other wallets'
+ * together up to one buyer's cap; and the buyers it counts: the established ones, plus one for all the others.
+ */
+const COUNTED_CREDIT = `(established_credit_base_units + min(${TRUST_CREDIT_PER_BUYER.toString()}, trust_credit_base_units - established_credit_base_units))`
+const COUNTED_BUYERS = sql.raw(
+  '(established_buyers + (case when trust_credit_base_units > established_credit_base_units then 1 else 0 end))',
+)
+
 /** `points` when `condition` holds, else 0. */
 const pointsIf = (condition: SQL, points: number) =>
   sql`(case when ${condition} then ${sql.raw(String(points))} else 0 end)`
@@ -121,7 +131,7 @@ function trustAt(now: Date): SQL {
   const idleSince = now.getTime() - IDLE_WINDOW_MS
   const hasSkill = sql`(${agents.cheapestPriceBaseUnits} is not null or ${agents.sellsFree} = 1)`
   const steps = sql.raw(
-    PAID_TRUST_STEPS.map((step) => `(trust_credit_base_units >= ${step.toString()})`).join(' + '),
+    PAID_TRUST_STEPS.map((step) => `(${COUNTED_CREDIT} >= ${step.toString()})`).join(' + '),
   )
   const milestones = sql`(${agents.verifiedMilestones} + ${agents.claimedMilestones}) * ${sql.raw(String(points.perMilestone))}`
   return sql`(${sql.raw(String(points.registered))}
@@ -132,14 +142,14 @@ function trustAt(now: Date): SQL {
     + (case when ${agents.lastSeen} >= ${liveSince} then ${sql.raw(String(points.presence.live))}
         when ${agents.lastSeen} >= ${idleSince} then ${sql.raw(String(points.presence.idle))} else 0 end)
     + ${kept(sql`(case when ${agents.trustCreditBaseUnits} = 0 then 0
-        else min(${sql.raw(String(POINTS_PER_BUYER))} * ${agents.payingBuyers}, ${steps}) end)`)})`
+        else min(${sql.raw(String(POINTS_PER_BUYER))} * ${COUNTED_BUYERS}, ${steps}) end)`)})`
 }
 
 /** The paid points `paid` the agent's record keeps (keptPaidTrust in SQL: integer division rounds half up). */
 function kept(paid: SQL): SQL {
   const onTime = sql`(${agents.onTimeTasks} + ${sql.raw(String(ON_TIME_PRIOR))})`
   const numerator = sql`(${paid} * ${onTime} * (${sql.raw(String(1000 * RATING_PRIOR))} + ${agents.ratingVotes}))`
-  const denominator = sql`((${onTime} + ${agents.lateTasks}) * 1000 * (${sql.raw(String(RATING_PRIOR))} + ${agents.ratedBuyers}))`
+  const denominator = sql`((${onTime} + ${agents.lateTasks}) * (${sql.raw(String(1000 * RATING_PRIOR))} + ${agents.ratingWeight}))`
   return sql`((2 * ${numerator} + ${denominator}) / (2 * ${denominator}))`
 }
 

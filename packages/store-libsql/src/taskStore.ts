@@ -16,7 +16,7 @@ import { budgetCaps, OverCap } from './budgetUsage.ts'
 import type { Database } from './open.ts'
 import { agents, events, tasks, trustBuyers } from './schema.ts'
 import { named, shapedRead } from './shapedReads.ts'
-import { trustCreditStatements } from './trustCredit.ts'
+import { trustCreditStatements, trustTotalsSet } from './trustCredit.ts'
 import { batchWriter, isUniqueViolation } from './writes.ts'
 
 type TaskMethods = Pick<
@@ -60,11 +60,6 @@ const ORDERS = { history: HISTORY_ORDER, delivered: DELIVERED_ORDER, work_queue:
 
 /** The statuses a task can be rated in: finished, whichever way. */
 const RATABLE_STATUSES = ['completed', 'rejected', 'expired'] as const
-/** Of the agent's trust rows (in an UPDATE of agents), those of wallets that rated it. */
-const ratedOf = sql`from ${trustBuyers} where ${trustBuyers.agentKey} = ${agents.nameKey} and ${trustBuyers.ratingCount} > 0`
-/** A wallet's vote in thousandths, as Trust.ts ratingVote. */
-const VOTE = sql`(2000 * (${trustBuyers.ratingSum} - ${trustBuyers.ratingCount}) + 4 * ${trustBuyers.ratingCount}) / (8 * ${trustBuyers.ratingCount})`
-
 /** The columns a job change sets (Store.changeTask): the end of the review follows the delivery. */
 function changedColumns(change: TaskChange) {
   const delivered = change.deliveredAt?.getTime()
@@ -232,9 +227,9 @@ export function taskStore(database: Database): TaskMethods {
 
     async changeTask(change) {
       const { id, from, counts = {} } = change
-      const credit = counts.completed ? trustCreditStatements(id, from) : []
-      const one = (flag: true | undefined) => (flag ? 1 : 0)
       const at = change.at.getTime()
+      const credit = counts.completed ? trustCreditStatements(id, from, at) : []
+      const one = (flag: true | undefined) => (flag ? 1 : 0)
       const results = await writeBatch([
         ...credit,
         db
@@ -275,7 +270,7 @@ export function taskStore(database: Database): TaskMethods {
             on conflict (agent_key, wallet) do update set rating_count = rating_count + 1,
               rating_sum = rating_sum + excluded.rating_sum`,
         sql`update ${agents} set rating_count = rating_count + 1, rating_sum = rating_sum + ${rating.score},
-              rated_buyers = (select count(*) ${ratedOf}), rating_votes = (select coalesce(sum(${VOTE}), 0) ${ratedOf})
+              ${trustTotalsSet()}
             where ${agents.nameKey} = (select ${tasks.agentKey} from ${tasks} where ${tasks.id} = ${id}) and changes() = 1`,
         ...eventsIfChanged(newEvents),
       ])

@@ -1,19 +1,59 @@
-import { TRUST_CREDIT_PER_BUYER, TRUST_CREDITED_METHODS } from '@agentmarket/core'
-import { inArray, sql } from 'drizzle-orm'
+import {
+  STANDING_AGE_MS,
+  STANDING_ELSEWHERE_BASE_UNITS,
+  TRUST_CREDIT_PER_BUYER,
+  TRUST_CREDITED_METHODS,
+} from '@agentmarket/core'
+import { inArray, type SQL, sql } from 'drizzle-orm'
 import { zeroAddress } from 'viem'
 import { agents, tasks, trustBuyers, users } from './schema.ts'
 
+/** A row's vote weight in thousandths (Trust.ts voteWeight), of `trust_buyers` aliased `b`. */
+const WEIGHT = sql.raw(`min(1000, b.paid_base_units / ${(TRUST_CREDIT_PER_BUYER / 1000n).toString()})`)
+/** A row's vote in thousandths (Trust.ts ratingVote), of `trust_buyers` aliased `b`. */
+const VOTE = sql.raw('((2000 * (b.rating_sum - b.rating_count) + 4 * b.rating_count) / (8 * b.rating_count))')
+
+/** The SET list that sums an agent's trust counters again from its rows (Trust.ts trustTotals), in an UPDATE of agents. */
+export function trustTotalsSet(): SQL {
+  const of = sql`from ${trustBuyers} b where b.agent_key = ${agents.nameKey}`
+  return sql`trust_credit_base_units = (select coalesce(sum(b.paid_base_units), 0) ${of}),
+      paying_buyers = (select count(*) ${of} and b.paid_base_units > 0),
+      established_credit_base_units = (select coalesce(sum(b.paid_base_units), 0) ${of} and b.established = 1),
+      established_buyers = (select count(*) ${of} and b.established = 1 and b.paid_base_units > 0),
+      rated_buyers = (select count(*) ${of} and b.rating_count > 0),
+      rating_votes = (select coalesce(sum(${VOTE} * ${WEIGHT} / 1000), 0) ${of} and b.rating_count > 0),
+      rating_weight = (select coalesce(sum(${WEIGHT}), 0) ${of} and b.rating_count > 0)`
+}
+
 /**
- * The statements that credit a delivered task's buyer wallet to its seller's trust, as Store.changeTask says (the SQL
- * form of `creditedBuyer` and `cappedCredit`). They run in the completion's transaction before its compare-and-set
- * and act only while the task is still in one of `from`, that is exactly when that compare-and-set completes it.
+ * 1 when the wallet `payer` is established toward the agent of the outer query (`agents`) at `at` (Trust.ts
+ * isEstablished): its credit at agents unconnected to that one (another agent, not the same owner, not the same
+ * wallet) reaches STANDING_ELSEWHERE_BASE_UNITS and its first credit anywhere is STANDING_AGE_MS old.
  */
-export function trustCreditStatements(taskId: string, from: readonly string[]) {
+function establishedAt(payer: SQL, at: number): SQL {
+  const unconnected = sql`s.name_key <> ${agents.nameKey}
+    and (${agents.ownerKey} is null or s.owner_key is null or s.owner_key <> ${agents.ownerKey})
+    and (coalesce(${agents.walletAddress}, '') = '' or s.wallet_address is null
+      or lower(s.wallet_address) <> lower(${agents.walletAddress}))`
+  const elsewhere = sql`(select coalesce(sum(h.paid_base_units), 0) from ${trustBuyers} h
+    join ${agents} s on s.name_key = h.agent_key where h.wallet = ${payer} and ${unconnected})`
+  const first = sql`(select min(h.first_paid_at) from ${trustBuyers} h where h.wallet = ${payer})`
+  return sql`(case when ${elsewhere} >= ${STANDING_ELSEWHERE_BASE_UNITS}
+    and ${first} <= ${at - STANDING_AGE_MS} then 1 else 0 end)`
+}
+
+/**
+ * The statements that credit a delivered task's buyer wallet to its seller's trust at `at`, as Store.changeTask says
+ * (the SQL form of `creditedBuyer`, `cappedCredit` and `isEstablished`). They run in the completion's transaction
+ * before its compare-and-set and act only while the task is still in one of `from`, that is exactly when that
+ * compare-and-set completes it.
+ */
+export function trustCreditStatements(taskId: string, from: readonly string[], at: number) {
   const payer = sql`lower(${tasks.paidFrom})`
   // A paid amount above 2^63 casts to the largest integer, which the cap then cuts.
   const amount = sql`cast(${tasks.paidAmountBaseUnits} as integer)`
-  const credit = sql`insert into ${trustBuyers} (agent_key, wallet, paid_base_units)
-    select ${tasks.agentKey}, ${payer}, min(${TRUST_CREDIT_PER_BUYER}, ${amount})
+  const credit = sql`insert into ${trustBuyers} (agent_key, wallet, paid_base_units, established, first_paid_at)
+    select ${tasks.agentKey}, ${payer}, min(${TRUST_CREDIT_PER_BUYER}, ${amount}), ${establishedAt(payer, at)}, ${at}
     from ${tasks} join ${agents} on ${agents.nameKey} = ${tasks.agentKey}
       left join ${users} on ${users.nameKey} = ${agents.ownerKey}
     where ${tasks.id} = ${taskId} and ${inArray(tasks.status, [...from])}
@@ -22,11 +62,10 @@ export function trustCreditStatements(taskId: string, from: readonly string[]) {
       and ${payer} not in (lower(coalesce(${tasks.payTo}, '')), lower(coalesce(${agents.walletAddress}, '')),
         lower(coalesce(${users.walletAddress}, '')), ${zeroAddress})
     on conflict (agent_key, wallet)
-      do update set paid_base_units = min(${TRUST_CREDIT_PER_BUYER}, paid_base_units + excluded.paid_base_units)`
-  const ofAgent = sql`from ${trustBuyers} where ${trustBuyers.agentKey} = ${agents.nameKey}`
-  const totals = sql`update ${agents} set
-      trust_credit_base_units = (select coalesce(sum(${trustBuyers.paidBaseUnits}), 0) ${ofAgent}),
-      paying_buyers = (select count(*) ${ofAgent} and ${trustBuyers.paidBaseUnits} > 0)
+      do update set paid_base_units = min(${TRUST_CREDIT_PER_BUYER}, paid_base_units + excluded.paid_base_units),
+        established = max(established, excluded.established),
+        first_paid_at = coalesce(first_paid_at, excluded.first_paid_at)`
+  const totals = sql`update ${agents} set ${trustTotalsSet()}
     where ${agents.nameKey} = (select ${tasks.agentKey} from ${tasks} where ${tasks.id} = ${taskId}
       and ${inArray(tasks.status, [...from])})`
   return [credit, totals]

@@ -55,10 +55,15 @@ export const agents = pgTable(
     ratingSum: integer('rating_sum').notNull().default(0),
     ratedBuyers: integer('rated_buyers').notNull().default(0),
     ratingVotes: integer('rating_votes').notNull().default(0),
+    /** Trust: the sum of the rating wallets' vote weights (Trust.ts voteWeight), in thousandths. */
+    ratingWeight: integer('rating_weight').notNull().default(0),
     /** Trust: sum over distinct buyer wallets of what each paid for delivered tasks, each capped (base units). */
     trustCreditBaseUnits: long('trust_credit_base_units').notNull().default(0),
     /** Trust: distinct buyer wallets whose on-chain payments paid delivered tasks. */
     payingBuyers: integer('paying_buyers').notNull().default(0),
+    /** Trust: the part of that credit from established buyers (Trust.ts isEstablished), and how many they are. */
+    establishedCreditBaseUnits: long('established_credit_base_units').notNull().default(0),
+    establishedBuyers: integer('established_buyers').notNull().default(0),
     /** Trust: 1 when the owner claimed the agent with a wallet signature. */
     ownerProven: integer('owner_proven').notNull().default(0),
     /** Where its listing is: active, deprecated (with listing_message), deleted (a tombstone sync returns). */
@@ -264,8 +269,16 @@ export const trustBuyers = pgTable(
     /** That wallet's ratings of the agent's tasks: how many, and the sum of their scores. */
     ratingCount: integer('rating_count').notNull().default(0),
     ratingSum: integer('rating_sum').notNull().default(0),
+    /** 1 once the wallet paid this agent as an established buyer (Trust.ts isEstablished); it stays so. */
+    established: integer('established').notNull().default(0),
+    /** When this wallet was first credited to this agent (epoch ms); its earliest over agents is its age. */
+    firstPaidAt: long('first_paid_at'),
   },
-  (table) => [primaryKey({ columns: [table.agentKey, table.wallet] })],
+  // A buyer's history over every agent it paid (Trust.ts BuyerHistory) is read by wallet.
+  (table) => [
+    primaryKey({ columns: [table.agentKey, table.wallet] }),
+    index('trust_buyers_by_wallet').on(table.wallet),
+  ],
 )
 
 /** Small JSON values by key: settings kept by the server (the generated MPP secret) and MPP replay markers. */

@@ -7,6 +7,8 @@ import {
   ratingColumns,
   refundedBaseUnits,
   type SpendCap,
+  STANDING_AGE_MS,
+  STANDING_ELSEWHERE_BASE_UNITS,
   type Store,
   type TaskChange,
   type TaskRecord,
@@ -72,30 +74,62 @@ const HISTORY_ORDER = [sql`${tasks.createdAt} desc`, sql`${tasks.id} desc`]
 const DELIVERED_ORDER = [sql`${tasks.completedAt} desc nulls last`, ...HISTORY_ORDER]
 const ORDERS = { history: HISTORY_ORDER, delivered: DELIVERED_ORDER, work_queue: WORK_QUEUE_ORDER }
 
+/** A row's vote weight in thousandths (Trust.ts voteWeight), of `trust_buyers` aliased `b`. */
+const WEIGHT = sql.raw(`least(1000, b.paid_base_units / ${(TRUST_CREDIT_PER_BUYER / 1000n).toString()})`)
+/** A row's vote in thousandths (Trust.ts ratingVote), of `trust_buyers` aliased `b`. */
+const VOTE = sql.raw('((2000 * (b.rating_sum - b.rating_count) + 4 * b.rating_count) / (8 * b.rating_count))')
+const OF_AGENT = sql.raw('from trust_buyers b where b.agent_key = agents.name_key')
+/** The SET list that sums an agent's trust counters again from its rows (Trust.ts trustTotals), as store-libsql's. */
+const TRUST_TOTALS = sql`trust_credit_base_units = (select coalesce(sum(b.paid_base_units), 0) ${OF_AGENT}),
+    paying_buyers = (select count(*) ${OF_AGENT} and b.paid_base_units > 0),
+    established_credit_base_units = (select coalesce(sum(b.paid_base_units), 0) ${OF_AGENT} and b.established = 1),
+    established_buyers = (select count(*) ${OF_AGENT} and b.established = 1 and b.paid_base_units > 0),
+    rated_buyers = (select count(*) ${OF_AGENT} and b.rating_count > 0),
+    rating_votes = (select coalesce(sum(${VOTE} * ${WEIGHT} / 1000), 0) ${OF_AGENT} and b.rating_count > 0),
+    rating_weight = (select coalesce(sum(${WEIGHT}), 0) ${OF_AGENT} and b.rating_count > 0)`
+
 /**
- * Credits a delivered task's buyer wallet to its seller's trust, as Store.changeTask says (creditedBuyer and
- * cappedCredit in SQL; store-libsql's trustCredit.ts is the same in SQLite). Runs in the completion's transaction,
- * after its compare-and-set, so it acts exactly once per completed task.
+ * 1 when the wallet `lower(t.paid_from)` is established toward agent `a` at `at` (Trust.ts isEstablished), as
+ * store-libsql's trustCredit.ts: its credit at agents unconnected to `a` (another agent, not the same owner, not the
+ * same wallet) reaches STANDING_ELSEWHERE_BASE_UNITS and its first credit anywhere is STANDING_AGE_MS old.
  */
-async function creditTrust(tx: Writer, taskId: string) {
+function establishedAt(at: number) {
+  const unconnected = sql`s.name_key <> a.name_key
+    and (a.owner_key is null or s.owner_key is null or s.owner_key <> a.owner_key)
+    and (coalesce(a.wallet_address, '') = '' or s.wallet_address is null
+      or lower(s.wallet_address) <> lower(a.wallet_address))`
+  const elsewhere = sql`(select coalesce(sum(h.paid_base_units), 0) from trust_buyers h
+    join agents s on s.name_key = h.agent_key where h.wallet = lower(t.paid_from) and ${unconnected})`
+  const first = sql`(select min(h.first_paid_at) from trust_buyers h where h.wallet = lower(t.paid_from))`
+  return sql`(case when ${elsewhere} >= ${STANDING_ELSEWHERE_BASE_UNITS.toString()}::bigint
+    and ${first} <= ${at - STANDING_AGE_MS}::bigint then 1 else 0 end)`
+}
+
+/**
+ * Credits a delivered task's buyer wallet to its seller's trust at `at`, as Store.changeTask says (creditedBuyer,
+ * cappedCredit and isEstablished in SQL; store-libsql's trustCredit.ts is the same in SQLite). Runs in the
+ * completion's transaction, after its compare-and-set, so it acts exactly once per completed task.
+ */
+async function creditTrust(tx: Writer, taskId: string, at: number) {
   const cap = TRUST_CREDIT_PER_BUYER.toString()
   const methods = sql.join(
     TRUST_CREDITED_METHODS.map((method) => sql`${method}`),
     sql`, `,
   )
   // A paid amount beyond 2^63 is compared as a numeric, which the cap then cuts.
-  await tx.execute(sql`insert into trust_buyers (agent_key, wallet, paid_base_units)
-    select t.agent_key, lower(t.paid_from), least(${cap}::numeric, t.paid_amount_base_units::numeric)::bigint
+  await tx.execute(sql`insert into trust_buyers (agent_key, wallet, paid_base_units, established, first_paid_at)
+    select t.agent_key, lower(t.paid_from), least(${cap}::numeric, t.paid_amount_base_units::numeric)::bigint,
+      ${establishedAt(at)}, ${at}::bigint
     from tasks t join agents a on a.name_key = t.agent_key left join users u on u.name_key = a.owner_key
     where t.id = ${taskId} and t.payment_method in (${methods}) and t.paid_from is not null
       and t.paid_amount_base_units::numeric > 0
       and lower(t.paid_from) not in (lower(coalesce(t.pay_to, '')), lower(coalesce(a.wallet_address, '')),
         lower(coalesce(u.wallet_address, '')), ${zeroAddress})
     on conflict (agent_key, wallet)
-      do update set paid_base_units = least(${cap}::bigint, trust_buyers.paid_base_units + excluded.paid_base_units)`)
-  await tx.execute(sql`update agents set
-      trust_credit_base_units = (select coalesce(sum(b.paid_base_units), 0) from trust_buyers b where b.agent_key = agents.name_key),
-      paying_buyers = (select count(*) from trust_buyers b where b.agent_key = agents.name_key and b.paid_base_units > 0)
+      do update set paid_base_units = least(${cap}::bigint, trust_buyers.paid_base_units + excluded.paid_base_units),
+        established = greatest(trust_buyers.established, excluded.established),
+        first_paid_at = coalesce(trust_buyers.first_paid_at, excluded.first_paid_at)`)
+  await tx.execute(sql`update agents set ${TRUST_TOTALS}
     where name_key = (select agent_key from tasks where id = ${taskId})`)
 }
 
@@ -275,7 +309,7 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
           .from(agents)
           .where(eq(agents.nameKey, done.agentKey))
           .for('update')
-        if (counts.completed) await creditTrust(tx, change.id)
+        if (counts.completed) await creditTrust(tx, change.id, change.at.getTime())
         await tx
           .update(agents)
           .set({
@@ -319,10 +353,8 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
             values (${done.agentKey}, ${wallet}, 0, 1, ${rating.score})
             on conflict (agent_key, wallet) do update set rating_count = trust_buyers.rating_count + 1,
               rating_sum = trust_buyers.rating_sum + excluded.rating_sum`)
-        const rated_ = sql`from trust_buyers b where b.agent_key = agents.name_key and b.rating_count > 0`
         await tx.execute(sql`update agents set rating_count = rating_count + 1, rating_sum = rating_sum + ${rating.score},
-            rated_buyers = (select count(*) ${rated_}),
-            rating_votes = (select coalesce(sum((2000 * (b.rating_sum - b.rating_count) + 4 * b.rating_count) / (8 * b.rating_count)), 0) ${rated_})
+            ${TRUST_TOTALS}
           where name_key = ${done.agentKey}`)
         await insertEvents(tx, newEvents)
         return true

@@ -21,11 +21,21 @@ import {
   taskDueAt,
   taskReviewUntil,
 } from '../Task.ts'
-import { cappedCredit, creditedBuyer, ratingVote } from '../Trust.ts'
+import {
+  type BuyerHistory,
+  cappedCredit,
+  creditedBuyer,
+  isEstablished,
+  type TrustBuyerRow,
+  trustTotals,
+} from '../Trust.ts'
 import { type UserRecord, usernameKey } from '../User.ts'
 import type { WebhookRecord } from '../Webhook.ts'
 
 /** Options of the memory store (none yet; the object keeps the factory signature stable). */
+
+/** A buyer wallet's trust row in the memory store: the shared row, and when its first credit was. */
+type MemoryTrustRow = TrustBuyerRow & { firstPaidAt: Date | null }
 export type MemoryStoreOptions = Record<string, never>
 
 /** True when `q` is absent or a literal, case-insensitive substring of one of `fields`. */
@@ -91,10 +101,8 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
   const deliveries = new Map<string, WebhookDeliveryRow>()
   const ownedBy = (agentKey: string, taskId: string | null) =>
     [...webhooks.values()].filter((hook) => hook.agentKey === agentKey && hook.taskId === taskId)
-  /** Per agent key: what each buyer wallet (lower-cased) paid it, as trust credit. */
-  const trustBuyers = new Map<string, Map<string, bigint>>()
-  /** Per agent key: each rating wallet's (lower-cased) count and sum of scores. */
-  const buyerRatings = new Map<string, Map<string, { count: number; sum: number }>>()
+  /** Per agent key, per buyer wallet (lower-cased): its trust row (credit, standing, ratings; Trust.ts trustTotals). */
+  const trustRows = new Map<string, Map<string, MemoryTrustRow>>()
 
   const append = (inputs: FeedEventInput[]) => {
     for (const input of inputs) events.push(structuredClone({ ...input, id: String(events.length + 1) }))
@@ -105,18 +113,62 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       (agent) => agent.ownerUsername && usernameKey(agent.ownerUsername) === usernameKey(username),
     ).length
 
-  /** Credits `seller` with the buyer of its delivered `task`, if that buyer counts (see Store.completeTask). */
-  const creditTrust = (seller: AgentRecord, task: TaskRecord) => {
+  /** The trust row of `wallet` (lower-cased) for the agent of key `agentKey`, made empty if it has none. */
+  const trustRow = (agentKey: string, wallet: string) => {
+    const rows = trustRows.get(agentKey) ?? new Map<string, MemoryTrustRow>()
+    trustRows.set(agentKey, rows)
+    const row = rows.get(wallet) ?? {
+      paidBaseUnits: 0n,
+      established: false,
+      firstPaidAt: null,
+      ratingCount: 0,
+      ratingSum: 0,
+    }
+    rows.set(wallet, row)
+    return row
+  }
+
+  /** True when `other` is `seller` or shares its owner or its wallet (payments to it are not independent history). */
+  const connected = (seller: AgentRecord, other: AgentRecord) =>
+    nameKey(other.name) === nameKey(seller.name) ||
+    (!!seller.ownerUsername &&
+      !!other.ownerUsername &&
+      usernameKey(other.ownerUsername) === usernameKey(seller.ownerUsername)) ||
+    (!!seller.walletAddress && other.walletAddress?.toLowerCase() === seller.walletAddress.toLowerCase())
+
+  /** What `wallet` had paid sellers unconnected to `seller`, and when it first paid any (Trust.ts BuyerHistory). */
+  const historyOf = (seller: AgentRecord, wallet: string): BuyerHistory => {
+    let elsewhereBaseUnits = 0n
+    let firstPaidAt: Date | null = null
+    for (const [key, rows] of trustRows) {
+      const row = rows.get(wallet)
+      const other = agents.get(key)
+      if (!row?.firstPaidAt || !other) continue
+      if (!firstPaidAt || row.firstPaidAt < firstPaidAt) firstPaidAt = row.firstPaidAt
+      if (!connected(seller, other)) elsewhereBaseUnits += row.paidBaseUnits
+    }
+    return { elsewhereBaseUnits, firstPaidAt }
+  }
+
+  /** Sums the seller's trust counters again from its rows. */
+  const sumTrust = (seller: AgentRecord) =>
+    Object.assign(seller, trustTotals(trustRows.get(nameKey(seller.name))?.values() ?? []))
+
+  /**
+   * Credits `seller` with the buyer of its delivered `task` at `at`, if that buyer counts (see Store.changeTask): its
+   * credit grows, capped, and it becomes established when its history elsewhere says so (Trust.ts isEstablished).
+   */
+  const creditTrust = (seller: AgentRecord, task: TaskRecord, at: Date) => {
     const owner = seller.ownerUsername ? users.get(usernameKey(seller.ownerUsername)) : undefined
     const buyer = creditedBuyer(task, [seller.walletAddress, owner?.walletAddress ?? null])
     if (!buyer || !task.payment) return
-    const paid = trustBuyers.get(nameKey(seller.name)) ?? new Map<string, bigint>()
-    trustBuyers.set(nameKey(seller.name), paid)
-    const before = paid.get(buyer.toLowerCase()) ?? 0n
-    const after = cappedCredit(before, task.payment.amountBaseUnits)
-    paid.set(buyer.toLowerCase(), after)
-    seller.trustCreditBaseUnits += after - before
-    seller.payingBuyers = paid.size
+    const wallet = buyer.toLowerCase()
+    const established = isEstablished(historyOf(seller, wallet), at)
+    const row = trustRow(nameKey(seller.name), wallet)
+    row.paidBaseUnits = cappedCredit(row.paidBaseUnits, task.payment.amountBaseUnits)
+    row.established ||= established
+    row.firstPaidAt ??= at
+    sumTrust(seller)
   }
 
   /** Counts a job change on its seller (Store.changeTask). */
@@ -125,7 +177,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     if (counts.completed) {
       seller.completedTasks += 1
       seller.lastActiveAt = later(seller.lastActiveAt, change.at)
-      creditTrust(seller, task)
+      creditTrust(seller, task, change.at)
     }
     if (counts.onTime) seller.onTimeTasks += 1
     if (counts.late) seller.lateTasks += 1
@@ -379,18 +431,12 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       task.rating = structuredClone(rating)
       const seller = agentOf(task.agentName)
       if (seller) {
-        const key = nameKey(seller.name)
-        const wallets = buyerRatings.get(key) ?? new Map<string, { count: number; sum: number }>()
-        buyerRatings.set(key, wallets)
-        const mine = wallets.get(rating.wallet.toLowerCase()) ?? { count: 0, sum: 0 }
-        wallets.set(rating.wallet.toLowerCase(), { count: mine.count + 1, sum: mine.sum + rating.score })
+        const row = trustRow(nameKey(seller.name), rating.wallet.toLowerCase())
+        row.ratingCount += 1
+        row.ratingSum += rating.score
         seller.ratingCount += 1
         seller.ratingSum += rating.score
-        seller.ratedBuyers = wallets.size
-        seller.ratingVotes = [...wallets.values()].reduce(
-          (sum, { count, sum: s }) => sum + ratingVote(count, s),
-          0,
-        )
+        sumTrust(seller)
       }
       append(newEvents)
       return true

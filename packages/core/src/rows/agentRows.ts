@@ -44,8 +44,11 @@ export type AgentRow = {
   ratingSum: number
   ratedBuyers: number
   ratingVotes: number
+  ratingWeight: number
   trustCreditBaseUnits: number
   payingBuyers: number
+  establishedCreditBaseUnits: number
+  establishedBuyers: number
   ownerProven: number
   listing: string
   listingMessage: string | null
@@ -210,8 +213,11 @@ export function toAgentRecord(row: AgentRow, skillRows: SkillRow[]): AgentRecord
     ratingSum: row.ratingSum,
     ratedBuyers: row.ratedBuyers,
     ratingVotes: row.ratingVotes,
+    ratingWeight: row.ratingWeight,
     trustCreditBaseUnits: BigInt(row.trustCreditBaseUnits),
     payingBuyers: row.payingBuyers,
+    establishedCreditBaseUnits: BigInt(row.establishedCreditBaseUnits),
+    establishedBuyers: row.establishedBuyers,
     ownerProven: row.ownerProven === 1,
     // Absent when at their defaults, as records made in code leave them.
     ...(row.listing !== 'active' && { listing: row.listing as Listing }),
@@ -253,8 +259,11 @@ export function toAgentRow(agent: AgentRecord): AgentRow {
     ratedBuyers: agent.ratedBuyers,
     ratingVotes: agent.ratingVotes,
     // Credit is capped per buyer wallet, so the sum stays far below 2^53 base units.
+    ratingWeight: agent.ratingWeight,
     trustCreditBaseUnits: Number(agent.trustCreditBaseUnits),
     payingBuyers: agent.payingBuyers,
+    establishedCreditBaseUnits: Number(agent.establishedCreditBaseUnits),
+    establishedBuyers: agent.establishedBuyers,
     ownerProven: agent.ownerProven ? 1 : 0,
     listing: agent.listing ?? 'active',
     listingMessage: agent.listingMessage ?? null,

@@ -282,6 +282,13 @@ export function agentListCases(test: StoreTest, withStore: WithStore): void {
     withStore(async (store) => {
       const now = at(100)
       const step = (points: number) => PAID_TRUST_STEPS[points - 1] ?? 0n
+      /** Credit all from established buyers. */
+      const credit = (baseUnits: bigint, buyers: number) => ({
+        trustCreditBaseUnits: baseUnits,
+        payingBuyers: buyers,
+        establishedCreditBaseUnits: baseUnits,
+        establishedBuyers: buyers,
+      })
       const agents: Partial<AgentRecord>[] = [
         { name: 'bare' },
         { name: 'profile', bio: 'does things', skills: [free('x')] },
@@ -292,20 +299,22 @@ export function agentListCases(test: StoreTest, withStore: WithStore): void {
         { name: 'milestones', verifiedMilestones: 4, claimedMilestones: 4 },
         { name: 'live', lastSeen: new Date(now.getTime() - LIVE_WINDOW_MS) },
         { name: 'idle', lastSeen: new Date(now.getTime() - LIVE_WINDOW_MS - 1) },
-        { name: 'at-step', trustCreditBaseUnits: step(12), payingBuyers: 5 },
-        { name: 'below-step', trustCreditBaseUnits: step(12) - 1n, payingBuyers: 5 },
-        { name: 'one-buyer', trustCreditBaseUnits: step(40), payingBuyers: 1 },
-        { name: 'top', trustCreditBaseUnits: step(70) + 123n, payingBuyers: 9, walletAddress: WALLET },
-        // Paid points kept by the record: late jobs and unhappy buyers' votes take some away (keptPaidTrust).
-        { name: 'late', trustCreditBaseUnits: step(40), payingBuyers: 5, onTimeTasks: 3, lateTasks: 4 },
+        { name: 'at-step', ...credit(step(12), 5) },
+        { name: 'below-step', ...credit(step(12) - 1n, 5) },
+        { name: 'one-buyer', ...credit(step(40), 1) },
+        { name: 'top', ...credit(step(70) + 123n, 9), walletAddress: WALLET },
+        // Wallets without standing count together as one buyer of at most 10 USDC (countedPaidTrust).
+        { name: 'newcomers', trustCreditBaseUnits: 50_000_000n, payingBuyers: 8 },
         {
-          name: 'disliked',
-          trustCreditBaseUnits: step(60),
-          payingBuyers: 7,
-          ratedBuyers: 3,
-          ratingVotes: 500,
+          name: 'mixed',
+          ...credit(step(20), 2),
+          trustCreditBaseUnits: step(20) + 3_000_000n,
+          payingBuyers: 4,
         },
-        { name: 'liked', trustCreditBaseUnits: step(30), payingBuyers: 4, ratedBuyers: 2, ratingVotes: 2000 },
+        // Paid points kept by the record: late jobs and unhappy buyers' votes take some away (keptPaidTrust).
+        { name: 'late', ...credit(step(40), 5), onTimeTasks: 3, lateTasks: 4 },
+        { name: 'disliked', ...credit(step(60), 7), ratedBuyers: 3, ratingWeight: 2500, ratingVotes: 500 },
+        { name: 'liked', ...credit(step(30), 4), ratedBuyers: 2, ratingWeight: 2000, ratingVotes: 2000 },
       ].map((agent, index) => ({ lastActiveAt: at(index % 3), ...agent }))
       await insertAll(store, agents)
       const records = await Promise.all(agents.map(async (agent) => store.getAgent(agent.name ?? '')))

@@ -9,8 +9,8 @@ import type { SkillRecord } from '../Skill.ts'
 import type { IdempotentAnswer, TaskPayment, TaskRecord } from '../Task.ts'
 import type { UserRecord } from '../User.ts'
 
-/** The `test` of a runner, as each part of the suite takes it. */
-export type StoreTest = (name: string, body: () => Promise<void> | void) => void
+/** The `test` of a runner, as each part of the suite takes it (a time limit in ms for the long ones). */
+export type StoreTest = (name: string, body: () => Promise<void> | void, timeout?: number) => void
 
 /** Wraps a case so it runs on a fresh store that is closed afterwards. */
 export type WithStore = (body: (store: Store) => Promise<void>) => () => Promise<void>
@@ -80,6 +80,9 @@ export function sampleAgent(overrides: Partial<AgentRecord> = {}): AgentRecord {
     ratingVotes: 0,
     trustCreditBaseUnits: 0n,
     payingBuyers: 0,
+    establishedCreditBaseUnits: 0n,
+    establishedBuyers: 0,
+    ratingWeight: 0,
     ownerProven: false,
     ...overrides,
   }

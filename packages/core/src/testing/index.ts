@@ -1,2 +1,3 @@
 export * from './rateBucketsSuite.ts'
 export * from './storeSuite.ts'
+export * from './trustSimulation.ts'

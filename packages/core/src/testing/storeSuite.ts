@@ -7,6 +7,7 @@ import { jobStoreCases } from './jobCases.ts'
 import { kvStoreCases } from './kvCases.ts'
 import { mailStoreCases } from './mailCases.ts'
 import { taskStoreCases } from './taskCases.ts'
+import { trustCases } from './trustCases.ts'
 import { userStoreCases } from './userCases.ts'
 import { webhookStoreCases } from './webhookCases.ts'
 
@@ -15,7 +16,7 @@ export { sampleAgent, sampleEvent, sampleSkill, sampleTask, sampleUser } from '.
 /** The part of a test runner the suite needs; `bun:test`, `node:test` and vitest all fit. */
 export type TestRunner = {
   describe(name: string, body: () => void): void
-  test(name: string, body: () => Promise<void> | void): void
+  test(name: string, body: () => Promise<void> | void, timeout?: number): void
 }
 
 /**
@@ -42,6 +43,7 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
     taskStoreCases(test, withStore)
     jobStoreCases(test, withStore)
     budgetStoreCases(test, withStore)
+    trustCases(test, withStore)
   })
   describe(`Store conformance: ${adapterName} > MailStore`, () => mailStoreCases(test, withStore))
   describe(`Store conformance: ${adapterName} > WebhookStore`, () => webhookStoreCases(test, withStore))

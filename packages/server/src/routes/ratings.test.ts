@@ -208,21 +208,22 @@ describe('ratings bound to the payment', () => {
   test('behavior: each buyer wallet is one vote in the trust score: one unhappy buyer rating many tasks takes at most a third of the paid points', async () => {
     const { paidTask, sign, rate, call } = await market()
     const profile = async () => (await call('GET', '/api/community/agents/seller')).json
-    // Three buyers pay for delivered tasks: 4 × 10 USDC, 10 and 10: credit 30 USDC from 3 wallets, 30 paid points.
+    // Three fresh buyers pay for delivered tasks: 4 × 10 USDC, 10 and 10: credit 30 USDC from 3 wallets without
+    // history elsewhere, which count together as one buyer of 10 USDC: 10 paid points. Each vote weighs 1 (10 USDC).
     const ids = [] as string[]
     for (let i = 0; i < 4; i++) ids.push(await paidTask(buyer.address))
     const happy = await paidTask(secondBuyer.address)
     const middling = await paidTask(thirdBuyer.address)
     // Self-made: registered, profile, wallet, an owner proven by signature: 20.
-    expect((await profile()).trustScore).toBe(50)
+    expect((await profile()).trustScore).toBe(30)
     for (const id of ids)
       expect((await rate(id, { score: 1, signature: await sign(buyer, id, 1) })).status).toBe(200)
-    // One vote of 0 among the prior's two: 30 × 2/3 = 20 paid points, whatever number of tasks it rated.
-    expect((await profile()).trustScore).toBe(40)
+    // One vote of 0 among the prior's two: 10 × 2/3 = 6.7 paid points, whatever number of tasks it rated.
+    expect((await profile()).trustScore).toBe(27)
     await rate(happy, { score: 5, signature: await sign(secondBuyer, happy, 5) })
-    expect((await profile()).trustScore).toBe(43) // 30 × 3/4 = 22.5, rounded half up
+    expect((await profile()).trustScore).toBe(28) // 10 × 3/4 = 7.5, rounded half up
     await rate(middling, { score: 3, signature: await sign(thirdBuyer, middling, 3) })
-    expect((await profile()).trustScore).toBe(41) // 30 × 3.5/5 = 21
+    expect((await profile()).trustScore).toBe(27) // 10 × 3.5/5 = 7
     expect((await profile()).ratings).toEqual({ count: 6, average: 2, buyers: 3 })
   })
 })

@@ -89,6 +89,9 @@ export function registerAgentAction(context: ActionContext) {
       ratingVotes: 0,
       trustCreditBaseUnits: 0n,
       payingBuyers: 0,
+      establishedCreditBaseUnits: 0n,
+      establishedBuyers: 0,
+      ratingWeight: 0,
       // An invite code is shown only to a signature of its user's wallet, so the owner it names is proven.
       ownerProven: owner !== null,
     }
