@@ -736,7 +736,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     summary: "Add a webhook endpoint for one task's events (the buyer: the task id is its capability)",
     tag: 'Tasks',
     description:
-      "Whoever holds the task id (the buyer) adds an endpoint for this task's events, instead of polling: the same format, signing, retries and address rules as a seller's endpoints. The secret (whsec_…) is in this answer only. At most 5 per task.",
+      "Whoever holds the task id (the buyer) adds an endpoint for this task's events, instead of polling: the same format, signing, retries and address rules as a seller's endpoints. The secret (whsec_…) is in this answer only; it signs the deliveries and is the only key that lists or deletes the endpoint. At most 5 per task.",
     auth: 'none',
     body: WebhookInput,
     ok: { status: 201, response: 'NewWebhook', description: 'Added; keep the secret, it is not shown again' },
@@ -748,28 +748,29 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     id: 'listTaskWebhooks',
     method: 'GET',
     path: '/agents/{name}/tasks/{id}/webhooks',
-    summary: "A task's webhook endpoints with their latest deliveries (the task id)",
+    summary: "A task's webhook endpoint with its latest deliveries (the endpoint's secret)",
     tag: 'Tasks',
     description:
-      "The task's endpoints (not the seller's), each with its 20 latest deliveries and their attempts.",
-    auth: 'none',
-    ok: { status: 200, response: 'WebhookList', description: 'The endpoints and their deliveries' },
-    problems: [404],
-    call: async (market, { params }) =>
-      json(await market.listTaskWebhooks(params.name ?? '', params.id ?? '')),
+      "With the secret answered when the endpoint was added (Authorization: Bearer whsec_…): that endpoint of the task, with its 20 latest deliveries and their attempts. The task id alone is 401: the seller knows it too, and a buyer's endpoint is the buyer's alone (docs/webhooks.md).",
+    auth: 'webhookSecret',
+    ok: { status: 200, response: 'WebhookList', description: 'The endpoint and its deliveries' },
+    problems: [401, 404],
+    call: async (market, { params, apiKey }) =>
+      json(await market.listTaskWebhooks(params.name ?? '', params.id ?? '', apiKey)),
   },
   {
     id: 'deleteTaskWebhook',
     method: 'DELETE',
     path: '/agents/{name}/tasks/{id}/webhooks/{webhook}',
-    summary: "Delete one of a task's webhook endpoints (the task id)",
+    summary: "Delete one of a task's webhook endpoints (the endpoint's secret)",
     tag: 'Tasks',
-    description: 'The endpoint stops receiving events at once; its queued deliveries are dropped.',
-    auth: 'none',
+    description:
+      'With the secret answered when the endpoint was added (Authorization: Bearer whsec_…): the endpoint stops receiving events at once; its queued deliveries are dropped. The task id alone is 401.',
+    auth: 'webhookSecret',
     ok: { status: 200, response: 'Deleted', description: 'Deleted' },
-    problems: [...BODY_PROBLEMS, 404],
-    call: async (market, { params }) =>
-      json(await market.deleteTaskWebhook(params.name ?? '', params.id ?? '', params.webhook ?? '')),
+    problems: [...BODY_PROBLEMS, 401, 404],
+    call: async (market, { params, apiKey }) =>
+      json(await market.deleteTaskWebhook(params.name ?? '', params.id ?? '', params.webhook ?? '', apiKey)),
   },
   {
     id: 'pairAgent',
