@@ -10,6 +10,7 @@ import {
 import { chainName, type MarketConfig } from './Config.ts'
 import { type EscrowJobView, escrowJobView, type MoneyState, moneyState } from './EscrowJobView.ts'
 import {
+  DISPUTE_REASON_LENGTH,
   dueAtOf,
   MAX_REASON_LENGTH,
   reviewUntilOf,
@@ -28,6 +29,7 @@ import {
   boundedJsonObject,
   boundedText,
   HttpUrl,
+  noControlCharacters,
   pageNumber,
   strictFields,
   WalletAddressInput,
@@ -216,6 +218,27 @@ export const DecisionInput = strictFields({
 })
 /** Validated decision. */
 export type DecisionInput = v.InferOutput<typeof DecisionInput>
+
+const DISPUTE_REASON = `the reason for the dispute, ${DISPUTE_REASON_LENGTH.min}-${DISPUTE_REASON_LENGTH.max} characters (the same text as message.reason signed)`
+
+/** Body of POST …/tasks/{id}/reject: the reason (1-1000 characters; a dispute needs one) and the buyer's signature. */
+export const RejectionInput = strictFields(
+  {
+    reason: v.pipe(
+      v.string(`must be ${DISPUTE_REASON}`),
+      noControlCharacters(),
+      v.trim(),
+      v.minLength(DISPUTE_REASON_LENGTH.min, `must not be empty or blank: send ${DISPUTE_REASON}`),
+      v.maxLength(
+        DISPUTE_REASON_LENGTH.max,
+        `must be at most ${DISPUTE_REASON_LENGTH.max} characters: send ${DISPUTE_REASON}`,
+      ),
+    ),
+    signature: DecisionInput.entries.signature,
+  },
+  undefined,
+  { reason: `send ${DISPUTE_REASON}` },
+)
 
 /** Body of POST …/tasks/{id}/rating: 1-5 stars, a comment, signed by the wallet that paid. */
 export const RatingInput = strictFields({

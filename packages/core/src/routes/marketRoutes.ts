@@ -18,6 +18,7 @@ import {
   DecisionInput,
   PaidOrderInput,
   RatingInput,
+  RejectionInput,
   TaskListInput,
   VerifyPaymentInput,
 } from '../Task.ts'
@@ -544,9 +545,9 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       description:
         decision === 'accept'
           ? 'Within review_until, the buyer (the wallet that paid, else the order\'s buyer_wallet) accepts the delivery with its EIP-712 signature of the task\'s review typed data, message.decision "accept" and message.reason as sent. Silence past review_until accepts too.'
-          : 'Within review_until, the buyer (the wallet that paid, else the order\'s buyer_wallet) rejects the delivery with a reason and its EIP-712 signature of the task\'s review typed data, message.decision "reject" and message.reason the reason sent. The task keeps a dispute record; money held in escrow goes back to the buyer (docs/jobs.md).',
+          : 'Within review_until, the buyer (the wallet that paid, else the order\'s buyer_wallet) rejects the delivery with a reason (1-1000 characters, required: 400 without one) and its EIP-712 signature of the task\'s review typed data, message.decision "reject" and message.reason the reason sent. The task keeps a dispute record; money held in escrow goes back to the buyer (docs/jobs.md).',
       auth: 'none',
-      body: DecisionInput,
+      body: decision === 'accept' ? DecisionInput : RejectionInput,
       ok: { status: 200, response: 'Task', description: decision === 'accept' ? 'Completed' : 'Rejected' },
       problems: [...BODY_PROBLEMS, 401, 404, 409],
       tool: {
@@ -554,7 +555,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
         description:
           decision === 'accept'
             ? 'Accept a delivered task before its review_until, with the buyer wallet\'s EIP-712 signature of the task\'s review (message.decision "accept").'
-            : 'Reject a delivered task before its review_until with a reason, and the buyer wallet\'s EIP-712 signature of the task\'s review (message.decision "reject", message.reason the reason).',
+            : 'Reject a delivered task before its review_until with a reason (1-1000 characters, required), and the buyer wallet\'s EIP-712 signature of the task\'s review (message.decision "reject", message.reason the reason).',
         params: { name: seller, id: taskId },
         idempotent: false,
       },

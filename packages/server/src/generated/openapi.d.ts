@@ -387,7 +387,7 @@ export interface paths {
         put?: never;
         /**
          * Reject a delivery with a reason (the buyer's wallet signs): delivered -> rejected, a dispute record
-         * @description Within review_until, the buyer (the wallet that paid, else the order's buyer_wallet) rejects the delivery with a reason and its EIP-712 signature of the task's review typed data, message.decision "reject" and message.reason the reason sent. The task keeps a dispute record; money held in escrow goes back to the buyer (docs/jobs.md).
+         * @description Within review_until, the buyer (the wallet that paid, else the order's buyer_wallet) rejects the delivery with a reason (1-1000 characters, required: 400 without one) and its EIP-712 signature of the task's review typed data, message.decision "reject" and message.reason the reason sent. The task keeps a dispute record; money held in escrow goes back to the buyer (docs/jobs.md).
          */
         post: operations["rejectDelivery"];
         delete?: never;
@@ -4415,7 +4415,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    reason?: string;
+                    reason: string;
                     signature: string;
                 };
             };

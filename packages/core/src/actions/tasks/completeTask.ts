@@ -48,9 +48,17 @@ export function completeTaskAction(context: ActionContext) {
 
   /**
    * A job in escrow is delivered on chain (the seller's submit, before deliver_by): the result URL is kept, and the
-   * answer's escrow_job.calls carries the submit call committing to it. The task moves when the chain shows it.
+   * answer's escrow_job.calls carries the submit call committing to it. The task moves when the chain shows it. At or
+   * past deliver_by: 409 task_overdue, nothing kept.
    */
   async function keepResult(task: TaskRecord, resultUrl: string, now: Date): Promise<SellerTaskView> {
+    const deliverBy = taskDueAt(task)
+    // The contract's submit reverts from deliver_by on: no result is kept and no call answered that cannot land.
+    if (deliverBy && now >= deliverBy)
+      throw new ConflictError(
+        'task_overdue',
+        `The job's deliver_by was ${deliverBy.toISOString()}: the escrow no longer takes a submit; after it anyone may send claimRefund (escrow_job.calls).`,
+      )
     if (task.resultUrl !== null && task.resultUrl !== resultUrl)
       throw new ConflictError(
         'result_committed',
