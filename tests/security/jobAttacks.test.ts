@@ -323,6 +323,34 @@ describe('attacks on the buyer review (in process)', () => {
     expect(rejected.json.records).toMatchObject([{ kind: 'dispute', reason }])
   })
 
+  test("attack: a rival cannot pad or smear a buyer wallet's record: only that wallet's signed decisions count, not silence", async () => {
+    // Should happen: free orders naming the victim's wallet, accepted by silence, count nothing; only the wallet's own
+    // signatures (one acceptance, one rejection) move the record the seller's queue shows.
+    const app = await freeMarket()
+    for (let index = 0; index < 3; index++) {
+      const padded = await orderOf(app)
+      await padded.deliver()
+    }
+    app.clock.advance(2 * 3_600_000)
+    expect(await app.market.settleDueJobs()).toMatchObject({ accepted: 3 })
+    const accepted = await orderOf(app)
+    await accepted.deliver()
+    await accepted.decide('accept', { signature: await accepted.sign(buyer, 'accept') })
+    const rejected = await orderOf(app)
+    await rejected.deliver()
+    await rejected.decide('reject', {
+      reason: 'off topic',
+      signature: await rejected.sign(buyer, 'reject', 'off topic'),
+    })
+    const strangers = await orderOf(app, 'reviewed', stranger.address)
+    const unnamed = await orderOf(app, 'reviewed', null)
+    const queue = (await app.call('GET', '/api/agents/seller/tasks', { key: app.seller.key })).json.tasks
+    const of = (id: string) => queue.find((task: Json) => task.task_id === id).buyer_decisions
+    expect(of(rejected.id)).toEqual({ wallet: buyer.address, accepted: 1, rejected: 1 })
+    expect(of(strangers.id)).toEqual({ wallet: stranger.address, accepted: 0, rejected: 0 })
+    expect(of(unnamed.id)).toBeNull()
+  })
+
   test('attack: the seller shortens the review window and the SLA after the order: the order keeps its terms', async () => {
     const app = await freeMarket()
     const task = await orderOf(app)
@@ -860,6 +888,28 @@ describe('attacks on jobs in the job escrow (anvil)', () => {
     await wait(1)
     expect((await market.send(chainStranger, await market.callOf('claimRefund'))).status).toBe('success')
     expect(await market.read()).toMatchObject({ status: 'expired', outcome: 'late', money: 'refunded' })
+  })
+
+  test('attack: a buyer wallet that takes the result and rejects for a full refund is shown to every seller it orders from', async () => {
+    // Known limit (SECURITY.md, Jobs): the escrow's buyer reads result_url and may still reject. What a seller gets:
+    // each buyer wallet's signed acceptances and rejections across the market, in its queue, before it works.
+    const market = await jobMarket()
+    await market.send(chainBuyer, await market.callOf('fund'))
+    await market.deliver('https://example.com/essay')
+    await market.send(chainSeller, await market.callOf('submit'))
+    expect((await market.read()).result_url).toBe('https://example.com/essay')
+    const before = await anvil.usdcOf(chainBuyer.address)
+    await market.send(chainBuyer, await market.callOf('reject'))
+    expect((await anvil.usdcOf(chainBuyer.address)) - before).toBe(PRICE)
+    // The same wallet orders again (here, or from any seller of the market): the seller's queue shows its record.
+    const next = await market.order(chainBuyer.address)
+    const queue = (await market.call('GET', '/api/agents/seller/tasks', { key: market.key })).json.tasks
+    const shown = queue.find((task: Json) => task.task_id === next.id)
+    expect(shown.buyer_decisions).toEqual({ wallet: chainBuyer.address, accepted: 0, rejected: 1 })
+    // Never on what the buyer reads, nor on public rows.
+    expect((await next.read()).buyer_decisions).toBeUndefined()
+    const history = await market.call('GET', '/api/agents/seller/tasks?status=all')
+    expect(history.text).not.toContain('buyer_decisions')
   })
 
   test('attack: the seller cannot show a result other than the one its on-chain submit committed to', async () => {

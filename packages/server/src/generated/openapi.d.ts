@@ -1689,6 +1689,11 @@ export interface components {
         SellerTask: {
             agent: string;
             buyer: string | null;
+            buyer_decisions: {
+                accepted: number;
+                rejected: number;
+                wallet: string;
+            } | null;
             buyer_email: string | null;
             buyer_wallet: string | null;
             completed_at: string | null;
@@ -2220,6 +2225,11 @@ export interface components {
             }[] | {
                 agent: string;
                 buyer: string | null;
+                buyer_decisions: {
+                    accepted: number;
+                    rejected: number;
+                    wallet: string;
+                } | null;
                 buyer_email: string | null;
                 buyer_wallet: string | null;
                 completed_at: string | null;
