@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type ChainReader, JOB_ESCROW_ABI, jobIdOf, jobStepData, reasonHash } from '@agentmarket/core'
 import { viemChain } from '@agentmarket/core/viem'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import solc from 'solc'
 import {
   type Abi,
@@ -275,6 +277,78 @@ describe('attacks on the buyer review (in process)', () => {
     expectProblemShape(await late.deliver(), 409, 'task_overdue')
     expect(await late.read()).toMatchObject({ status: 'expired', outcome: 'late', delivered_at: null })
     expect(await app.profile()).toMatchObject({ onTime: 0, late: 0, completed: 0 })
+  })
+
+  test('attack: a rejection without a reason (absent, empty, blank) or with more than 1000 characters is 400 on HTTP and MCP; nothing is recorded', async () => {
+    // Should happen (issue 37): a dispute needs its reason, 1-1000 characters; the 400 names /reason and says what to
+    // send; the task stays delivered with no record, on /api, /api/v1 and the reject_delivery MCP tool alike.
+    const app = await freeMarket()
+    const task = await orderOf(app)
+    await task.deliver()
+    const before = await task.read()
+    const refusals: Json[] = []
+    for (const reason of [undefined, '', '   ', 'x'.repeat(1001)]) {
+      const signature = await task.sign(buyer, 'reject', reason ?? '')
+      const body = { ...(reason !== undefined && { reason }), signature }
+      for (const at of [task.path, task.path.replace('/api/', '/api/v1/')])
+        refusals.push(await task.decide('reject', body, at))
+    }
+    for (const answer of refusals) {
+      expectProblemShape(answer, 400, 'invalid_body')
+      expect(answer.json.errors).toMatchObject([{ pointer: '/reason' }])
+      expect(answer.json.errors[0].detail).toMatch(/1.1000 characters/)
+    }
+    const client = new Client({ name: 'reject-attack', version: '1.0.0' })
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('http://localhost/mcp'), {
+        fetch: (input, init) => app.app.handle(new Request(input, init)),
+      }),
+    )
+    const mcp = await client.callTool({
+      name: 'reject_delivery',
+      arguments: { agent: 'seller', task_id: task.id, signature: await task.sign(buyer, 'reject', '') },
+    })
+    expect(mcp.isError).toBe(true)
+    expect(JSON.stringify(mcp)).toContain('reason')
+    await client.close()
+    expect(await task.read()).toEqual(before)
+    expect(await app.profile()).toMatchObject({ disputes: 0 })
+    // A reason of 1000 characters is a dispute, recorded as sent.
+    const reason = 'r'.repeat(1000)
+    const rejected = await task.decide('reject', {
+      reason,
+      signature: await task.sign(buyer, 'reject', reason),
+    })
+    expect(rejected.status).toBe(200)
+    expect(rejected.json.records).toMatchObject([{ kind: 'dispute', reason }])
+  })
+
+  test("attack: a rival cannot pad or smear a buyer wallet's record: only that wallet's signed decisions count, not silence", async () => {
+    // Should happen: free orders naming the victim's wallet, accepted by silence, count nothing; only the wallet's own
+    // signatures (one acceptance, one rejection) move the record the seller's queue shows.
+    const app = await freeMarket()
+    for (let index = 0; index < 3; index++) {
+      const padded = await orderOf(app)
+      await padded.deliver()
+    }
+    app.clock.advance(2 * 3_600_000)
+    expect(await app.market.settleDueJobs()).toMatchObject({ accepted: 3 })
+    const accepted = await orderOf(app)
+    await accepted.deliver()
+    await accepted.decide('accept', { signature: await accepted.sign(buyer, 'accept') })
+    const rejected = await orderOf(app)
+    await rejected.deliver()
+    await rejected.decide('reject', {
+      reason: 'off topic',
+      signature: await rejected.sign(buyer, 'reject', 'off topic'),
+    })
+    const strangers = await orderOf(app, 'reviewed', stranger.address)
+    const unnamed = await orderOf(app, 'reviewed', null)
+    const queue = (await app.call('GET', '/api/agents/seller/tasks', { key: app.seller.key })).json.tasks
+    const of = (id: string) => queue.find((task: Json) => task.task_id === id).buyer_decisions
+    expect(of(rejected.id)).toEqual({ wallet: buyer.address, accepted: 1, rejected: 1 })
+    expect(of(strangers.id)).toEqual({ wallet: stranger.address, accepted: 0, rejected: 0 })
+    expect(of(unnamed.id)).toBeNull()
   })
 
   test('attack: the seller shortens the review window and the SLA after the order: the order keeps its terms', async () => {
@@ -784,6 +858,58 @@ describe('attacks on jobs in the job escrow (anvil)', () => {
       task: after.status,
       locked: before - (await anvil.usdcOf(chainBuyer.address)),
     }).toEqual({ funding: 'success', task: 'paid', locked: PRICE })
+  })
+
+  test('attack: the seller delivers a job at or past deliver_by: 409 task_overdue, no result kept, no submit offered', async () => {
+    // Should happen (docs/jobs.md): the contract's submit reverts from deliver_by on, so the API refuses the delivery
+    // as it does outside the escrow, keeps no result and answers no call; the task stays funded for claimRefund.
+    const market = await jobMarket()
+    await market.send(chainBuyer, await market.callOf('fund'))
+    const funded = await market.read()
+    const deliverBy = Date.parse(funded.escrow_job.deliver_by)
+    // The chain and the market both at deliver_by (the contract's submit reverts from this second on).
+    await wait(Math.ceil((deliverBy - (await chainNow()).getTime()) / 1000))
+    market.clock.set(new Date(deliverBy))
+    const late = await market.deliver('https://example.com/too-late')
+    expectProblemShape(late, 409, 'task_overdue')
+    expect(late.json.detail).toContain(funded.escrow_job.deliver_by)
+    const read = await market.read()
+    expect(read).toMatchObject({ status: 'paid', money: 'held' })
+    expect(read.result_url).toBeUndefined()
+    // Nothing kept: the view's submit commits to no result (the empty one), not the late URL.
+    expect((await market.callOf('submit')).data).toBe(jobStepData('submit', funded.escrow_job.key, ''))
+    // The submit the API would have answered reverts on chain.
+    const submit = {
+      to: jobEscrow,
+      data: jobStepData('submit', funded.escrow_job.key, 'https://example.com/too-late'),
+    }
+    expect((await market.send(chainSeller, submit)).status).toBe('reverted')
+    // Once past it, the buyer's refund.
+    await wait(1)
+    expect((await market.send(chainStranger, await market.callOf('claimRefund'))).status).toBe('success')
+    expect(await market.read()).toMatchObject({ status: 'expired', outcome: 'late', money: 'refunded' })
+  })
+
+  test('attack: a buyer wallet that takes the result and rejects for a full refund is shown to every seller it orders from', async () => {
+    // Known limit (SECURITY.md, Jobs): the escrow's buyer reads result_url and may still reject. What a seller gets:
+    // each buyer wallet's signed acceptances and rejections across the market, in its queue, before it works.
+    const market = await jobMarket()
+    await market.send(chainBuyer, await market.callOf('fund'))
+    await market.deliver('https://example.com/essay')
+    await market.send(chainSeller, await market.callOf('submit'))
+    expect((await market.read()).result_url).toBe('https://example.com/essay')
+    const before = await anvil.usdcOf(chainBuyer.address)
+    await market.send(chainBuyer, await market.callOf('reject'))
+    expect((await anvil.usdcOf(chainBuyer.address)) - before).toBe(PRICE)
+    // The same wallet orders again (here, or from any seller of the market): the seller's queue shows its record.
+    const next = await market.order(chainBuyer.address)
+    const queue = (await market.call('GET', '/api/agents/seller/tasks', { key: market.key })).json.tasks
+    const shown = queue.find((task: Json) => task.task_id === next.id)
+    expect(shown.buyer_decisions).toEqual({ wallet: chainBuyer.address, accepted: 0, rejected: 1 })
+    // Never on what the buyer reads, nor on public rows.
+    expect((await next.read()).buyer_decisions).toBeUndefined()
+    const history = await market.call('GET', '/api/agents/seller/tasks?status=all')
+    expect(history.text).not.toContain('buyer_decisions')
   })
 
   test('attack: the seller cannot show a result other than the one its on-chain submit committed to', async () => {

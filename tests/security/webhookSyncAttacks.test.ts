@@ -387,13 +387,13 @@ describe('webhooks: whose events, whose endpoints', () => {
       404,
       'webhook_not_found',
     )
-    // A buyer of task A deletes task B's endpoint, or the seller's, through task A.
-    for (const id of [hookB.id, sellerHook.id, rivalHook.id])
-      expectProblemShape(
-        await call('DELETE', `/api/agents/seller/tasks/${taskA}/webhooks/${id}`),
-        404,
-        'webhook_not_found',
-      )
+    // A buyer of task A deletes task B's endpoint, or the seller's, through task A: its own secret is no key to them
+    // (401), and theirs, sent through task A, name no endpoint of task A (404).
+    for (const hook of [hookB, sellerHook, rivalHook]) {
+      const path = `/api/agents/seller/tasks/${taskA}/webhooks/${hook.id}`
+      expectProblemShape(await call('DELETE', path, { key: hookA.secret }), 401)
+      expectProblemShape(await call('DELETE', path, { key: hook.secret }), 404, 'webhook_not_found')
+    }
     // Task A's id used on another agent's path is no task there.
     expectProblemShape(await call('GET', `/api/agents/rival/tasks/${taskA}/webhooks`), 404, 'task_not_found')
     expectProblemShape(
@@ -404,12 +404,15 @@ describe('webhooks: whose events, whose endpoints', () => {
     const sellerList = (await call('GET', '/api/agents/seller/webhooks', { key: keys.seller })).json
     expect(sellerList.webhooks.map((hook: Json) => hook.id)).toEqual([sellerHook.id])
     expect(JSON.stringify(sellerList)).not.toContain('buyer-a.example')
-    const listA = (await call('GET', `/api/agents/seller/tasks/${taskA}/webhooks`)).json
+    const listA = (await call('GET', `/api/agents/seller/tasks/${taskA}/webhooks`, { key: hookA.secret }))
+      .json
     expect(listA.webhooks.map((hook: Json) => hook.id)).toEqual([hookA.id])
     expect(JSON.stringify(listA)).not.toContain('seller.example')
     expect(JSON.stringify(listA)).not.toContain('buyer-b.example')
     // Everything is still there.
-    expect((await call('GET', `/api/agents/seller/tasks/${taskB}/webhooks`)).json.webhooks).toHaveLength(1)
+    expect(
+      (await call('GET', `/api/agents/seller/tasks/${taskB}/webhooks`, { key: hookB.secret })).json.webhooks,
+    ).toHaveLength(1)
     expect((await call('GET', '/api/agents/rival/webhooks', { key: keys.rival })).json.webhooks).toHaveLength(
       1,
     )
@@ -504,7 +507,7 @@ describe('webhooks: secrets and signatures', () => {
     await app.pass()
     const answers = [
       await app.call('GET', '/api/agents/seller/webhooks', { key: app.keys.seller }),
-      await app.call('GET', `/api/agents/seller/tasks/${id}/webhooks`),
+      await app.call('GET', `/api/agents/seller/tasks/${id}/webhooks`, { key: taskHook.json.secret }),
       await app.addHook('seller', { url: 'http://[', events: ['task.nope'] }),
       await app.call('DELETE', '/api/agents/seller/webhooks/whk_nope', { key: app.keys.seller }),
       await app.call('POST', '/api/agents/seller/webhooks', {
@@ -590,7 +593,14 @@ describe('webhooks: limits and the outbox under concurrency', () => {
     expect(taskAnswers.filter((answer) => answer.status === 201)).toHaveLength(5)
     const listed = await app.call('GET', '/api/agents/seller/webhooks', { key: app.keys.seller })
     expect(listed.json.webhooks).toHaveLength(10)
-    expect((await app.call('GET', `/api/agents/seller/tasks/${id}/webhooks`)).json.webhooks).toHaveLength(5)
+    // Each endpoint is listed by its own secret: five distinct endpoints.
+    const listedIds = new Set<string>()
+    for (const answer of taskAnswers.filter((answer) => answer.status === 201))
+      for (const hook of (
+        await app.call('GET', `/api/agents/seller/tasks/${id}/webhooks`, { key: answer.json.secret })
+      ).json.webhooks)
+        listedIds.add(hook.id)
+    expect(listedIds.size).toBe(5)
   })
 
   test('attack: five concurrent fan-outs and three concurrent delivery passes send each event once per endpoint', async () => {

@@ -106,6 +106,8 @@ export const RATING_RANGE = { min: 1, max: 5 } as const
 
 /** The longest reason a buyer or seller may give. */
 export const MAX_REASON_LENGTH = 500
+/** The shortest and longest reason of a rejection: a dispute is recorded with its reason, never without. */
+export const DISPUTE_REASON_LENGTH = { min: 1, max: 1000 } as const
 
 /** The delivery deadline of a task paid at `paidAt` under an SLA of `slaSeconds` (none without one). */
 export function dueAtOf(slaSeconds: number | null, paidAt: Date): Date | null {

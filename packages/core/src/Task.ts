@@ -10,6 +10,7 @@ import {
 import { chainName, type MarketConfig } from './Config.ts'
 import { type EscrowJobView, escrowJobView, type MoneyState, moneyState } from './EscrowJobView.ts'
 import {
+  DISPUTE_REASON_LENGTH,
   dueAtOf,
   MAX_REASON_LENGTH,
   reviewUntilOf,
@@ -22,12 +23,14 @@ import {
 import { amountToNumber, formatAmount } from './Money.ts'
 import type { EscrowJob } from './payments/JobEscrow.ts'
 import { type PayerProofTypedData, payerProofTypedData } from './payments/PayerProof.ts'
+import type { BuyerDecisions } from './ports/Store.ts'
 import type { SkillRecord } from './Skill.ts'
 import { TRUST_CREDITED_METHODS } from './Trust.ts'
 import {
   boundedJsonObject,
   boundedText,
   HttpUrl,
+  noControlCharacters,
   pageNumber,
   strictFields,
   WalletAddressInput,
@@ -217,6 +220,27 @@ export const DecisionInput = strictFields({
 /** Validated decision. */
 export type DecisionInput = v.InferOutput<typeof DecisionInput>
 
+const DISPUTE_REASON = `the reason for the dispute, ${DISPUTE_REASON_LENGTH.min}-${DISPUTE_REASON_LENGTH.max} characters (the same text as message.reason signed)`
+
+/** Body of POST …/tasks/{id}/reject: the reason (1-1000 characters; a dispute needs one) and the buyer's signature. */
+export const RejectionInput = strictFields(
+  {
+    reason: v.pipe(
+      v.string(`must be ${DISPUTE_REASON}`),
+      noControlCharacters(),
+      v.trim(),
+      v.minLength(DISPUTE_REASON_LENGTH.min, `must not be empty or blank: send ${DISPUTE_REASON}`),
+      v.maxLength(
+        DISPUTE_REASON_LENGTH.max,
+        `must be at most ${DISPUTE_REASON_LENGTH.max} characters: send ${DISPUTE_REASON}`,
+      ),
+    ),
+    signature: DecisionInput.entries.signature,
+  },
+  undefined,
+  { reason: `send ${DISPUTE_REASON}` },
+)
+
 /** Body of POST …/tasks/{id}/rating: 1-5 stars, a comment, signed by the wallet that paid. */
 export const RatingInput = strictFields({
   score: v.pipe(
@@ -338,8 +362,17 @@ export type TaskView = {
   completed_at: string | null
 }
 
-/** A task as its seller reads it in the work queue: everything, the buyer's e-mail included. */
-export type SellerTaskView = TaskView & { buyer_email: string | null }
+/** How the buyer wallet of a task decided deliveries across the market (Store.buyerDecisions), for its seller. */
+export type BuyerDecisionsView = { wallet: Address; accepted: number; rejected: number }
+
+/**
+ * A task as its seller reads it in the work queue: everything, the buyer's e-mail included, and its buyer wallet's
+ * record of signed acceptances and rejections across the market (null without a buyer wallet).
+ */
+export type SellerTaskView = TaskView & {
+  buyer_email: string | null
+  buyer_decisions: BuyerDecisionsView | null
+}
 
 /** A row of the public transaction history: no id, params, e-mail or result. */
 export type PublicTaskRow = {
@@ -572,9 +605,21 @@ export function onTime(task: TaskRecord): boolean | null {
   return due === null || task.deliveredAt <= due
 }
 
-/** The task as its seller reads it. */
-export function toSellerTaskView(task: TaskRecord, config: MarketConfig): SellerTaskView {
-  return { ...toTaskView(task, config), buyer_email: task.buyerEmail }
+/** The task as its seller reads it, with its buyer wallet's decisions among `decisions` (Store.buyerDecisions). */
+export function toSellerTaskView(
+  task: TaskRecord,
+  config: MarketConfig,
+  decisions: readonly BuyerDecisions[],
+): SellerTaskView {
+  const wallet = buyerWalletOf(task)
+  const known = wallet && decisions.find((count) => count.wallet === wallet.toLowerCase())
+  return {
+    ...toTaskView(task, config),
+    buyer_email: task.buyerEmail,
+    buyer_decisions: wallet
+      ? { wallet, accepted: known ? known.accepted : 0, rejected: known ? known.rejected : 0 }
+      : null,
+  }
 }
 
 /** The public history row of a task. */

@@ -39,27 +39,38 @@ export function closestName(name: string, known: readonly string[]): string | nu
 }
 
 /** What is wrong with one key of a strict object: unknown (with the closest known field), or missing. */
-function fieldMessage(issue: v.BaseIssue<unknown>, known: readonly string[], notAnObject: string): string {
+function fieldMessage(
+  issue: v.BaseIssue<unknown>,
+  known: readonly string[],
+  notAnObject: string,
+  requiredHints: Readonly<Record<string, string | undefined>>,
+): string {
   const key = issue.path?.at(-1)?.key
   if (issue.expected === 'never' && typeof key === 'string') {
     const near = closestName(key, known)
     const hint = near ? `did you mean "${near}"? ` : ''
     return `is not a field here; ${hint}send only ${known.map((name) => `"${name}"`).join(', ')}`
   }
-  if (issue.received === 'undefined' && key !== undefined) return 'is required'
+  if (issue.received === 'undefined' && key !== undefined) {
+    const hint = typeof key === 'string' ? requiredHints[key] : undefined
+    return hint ? `is required: ${hint}` : 'is required'
+  }
   return notAnObject
 }
 
 /**
  * A JSON object with exactly these fields: an unknown or misplaced one (a typo, a field of another request) is a
- * 400 naming it and the closest known field, never silently ignored.
+ * 400 naming it and the closest known field, never silently ignored. `requiredHints` says what to send for a
+ * required field left out.
  */
 export function strictFields<TEntries extends v.ObjectEntries>(
   entries: TEntries,
   notAnObject = 'must be a JSON object',
+  requiredHints: { readonly [Key in keyof TEntries & string]?: string } = {},
 ) {
   const known = Object.keys(entries)
-  return v.strictObject(entries, (issue) => fieldMessage(issue, known, notAnObject))
+  const hints: Readonly<Record<string, string | undefined>> = requiredHints
+  return v.strictObject(entries, (issue) => fieldMessage(issue, known, notAnObject, hints))
 }
 
 /**

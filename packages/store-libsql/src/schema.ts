@@ -244,6 +244,10 @@ export const tasks = sqliteTable(
     index('tasks_by_escrow_key').on(table.escrowTaskId).where(sql`${table.escrowJob} is not null`),
     index('tasks_ratings').on(table.agentKey, table.ratedAt).where(sql`${table.ratedAt} is not null`),
     index('tasks_in_review').on(table.status, table.reviewUntil).where(sql`${table.reviewUntil} is not null`),
+    // A buyer wallet's decisions across the market (Store.buyerDecisions): only decided deliveries are indexed.
+    index('tasks_by_deciding_wallet')
+      .on(sql`lower(coalesce(${table.paidFrom}, ${table.buyerWallet}))`)
+      .where(sql`${table.outcome} in ('accepted', 'rejected')`),
     index('tasks_checks_by_client').on(table.clientKey).where(sql`${table.pendingTxHash} is not null`),
   ],
 )

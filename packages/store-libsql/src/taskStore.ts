@@ -23,6 +23,7 @@ type TaskMethods = Pick<
   Store,
   | 'insertTask'
   | 'budgetUsage'
+  | 'buyerDecisions'
   | 'getTask'
   | 'findTaskIdByTxHash'
   | 'findIdempotentAnswer'
@@ -57,6 +58,11 @@ const WORK_QUEUE_ORDER = [
 const HISTORY_ORDER = [sql`${tasks.createdAt} desc`, sql`${tasks.id} desc`]
 const DELIVERED_ORDER = [sql`${tasks.completedAt} desc nulls last`, ...HISTORY_ORDER]
 const ORDERS = { history: HISTORY_ORDER, delivered: DELIVERED_ORDER, work_queue: WORK_QUEUE_ORDER }
+
+/** The wallet that decides a task's delivery (buyerWalletOf), lower case, and the outcomes it decided. */
+const DECIDING_WALLET = sql`lower(coalesce(${tasks.paidFrom}, ${tasks.buyerWallet}))`
+// Literal, as in the index's condition: the planner uses a partial index only when the query implies its condition.
+const DECIDED = sql`${tasks.outcome} in ('accepted', 'rejected')`
 
 /** The statuses a task can be rated in: finished, whichever way. */
 const RATABLE_STATUSES = ['completed', 'rejected', 'expired'] as const
@@ -182,6 +188,21 @@ export function taskStore(database: Database): TaskMethods {
         if (!answer) throw error
         return { outcome: 'replay', answer }
       }
+    },
+
+    async buyerDecisions(wallets) {
+      if (wallets.length === 0) return []
+      const lowered = [...new Set(wallets.map((wallet) => wallet.toLowerCase()))]
+      // The expression of the partial index tasks_by_deciding_wallet (schema.ts).
+      return db
+        .select({
+          wallet: sql<string>`${DECIDING_WALLET}`,
+          accepted: sql<number>`sum(${tasks.outcome} = 'accepted')`,
+          rejected: sql<number>`sum(${tasks.outcome} = 'rejected')`,
+        })
+        .from(tasks)
+        .where(and(inArray(DECIDING_WALLET, lowered), DECIDED))
+        .groupBy(DECIDING_WALLET)
     },
 
     async getTask(agentName, id) {

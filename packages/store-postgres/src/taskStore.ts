@@ -29,6 +29,7 @@ type TaskMethods = Pick<
   Store,
   | 'insertTask'
   | 'budgetUsage'
+  | 'buyerDecisions'
   | 'getTask'
   | 'findTaskIdByTxHash'
   | 'findIdempotentAnswer'
@@ -63,6 +64,11 @@ function brokenClaim(error: unknown): 'tx_already_used' | 'escrow_task_id_used' 
   if (constraint === 'tasks_idempotency_by_client') return 'idempotency'
   return null
 }
+
+/** The wallet that decides a task's delivery (buyerWalletOf), lower case, and the outcomes it decided. */
+const DECIDING_WALLET = sql`lower(coalesce(${tasks.paidFrom}, ${tasks.buyerWallet}))`
+// Literal, as in the index's condition: the planner uses a partial index only when the query implies its condition.
+const DECIDED = sql`${tasks.outcome} in ('accepted', 'rejected')`
 
 // Work queue: paid first (first in, first out), then awaiting payment, then delivered, the latter newest first.
 const WORK_QUEUE_ORDER = [
@@ -222,6 +228,21 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
   return {
     async budgetUsage(buyerKey, from, to, now) {
       return usageOf(db, buyerKey, from, to, now)
+    },
+
+    async buyerDecisions(wallets) {
+      if (wallets.length === 0) return []
+      const lowered = [...new Set(wallets.map((wallet) => wallet.toLowerCase()))]
+      // The expression of the partial index tasks_by_deciding_wallet (schema.ts).
+      return db
+        .select({
+          wallet: sql<string>`${DECIDING_WALLET}`,
+          accepted: sql<number>`(count(*) filter (where ${tasks.outcome} = 'accepted'))::int`,
+          rejected: sql<number>`(count(*) filter (where ${tasks.outcome} = 'rejected'))::int`,
+        })
+        .from(tasks)
+        .where(and(inArray(DECIDING_WALLET, lowered), DECIDED))
+        .groupBy(DECIDING_WALLET)
     },
 
     async insertTask(task, newEvents, cap) {

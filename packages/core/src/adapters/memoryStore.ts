@@ -6,7 +6,7 @@ import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import { livenessChangesAt } from '../Liveness.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import type { OutboxEntry } from '../OrderMail.ts'
-import type { ListQuery, Store, TaskChange, TaskListQuery } from '../ports/Store.ts'
+import type { BuyerDecisions, ListQuery, Store, TaskChange, TaskListQuery } from '../ports/Store.ts'
 import {
   settledColumns,
   toDeliveryRecord,
@@ -14,6 +14,7 @@ import {
   type WebhookDeliveryRow,
 } from '../rows/webhookRows.ts'
 import {
+  buyerWalletOf,
   findSkill,
   type TaskPayment,
   type TaskRecord,
@@ -401,6 +402,20 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     },
     async budgetUsage(buyerKey, from, to, now) {
       return usageOf(buyerKey, from, to, now)
+    },
+    async buyerDecisions(wallets) {
+      const counts = new Map<string, BuyerDecisions>()
+      const wanted = new Set(wallets.map((wallet) => wallet.toLowerCase()))
+      for (const task of tasks.values()) {
+        const wallet = buyerWalletOf(task)?.toLowerCase()
+        const decision =
+          task.outcome === 'accepted' ? 'accepted' : task.outcome === 'rejected' ? 'rejected' : null
+        if (!wallet || !decision || !wanted.has(wallet)) continue
+        const count = counts.get(wallet) ?? { wallet, accepted: 0, rejected: 0 }
+        count[decision]++
+        counts.set(wallet, count)
+      }
+      return [...counts.values()]
     },
     async insertTask(task, newEvents, cap) {
       const agentKey = nameKey(task.agentName)

@@ -233,6 +233,13 @@ export type TaskStore = {
   budgetUsage(buyerKey: string, from: Date, to: Date, now: Date): Promise<BudgetUsage>
   /** The task with this id sold by that agent (name without regard to case). */
   getTask(agentName: string, id: string): Promise<TaskRecord | null>
+  /**
+   * How each of `wallets` (compared without regard to case) decided deliveries across the market, as the buyer wallet
+   * of their tasks (the payer, else the order's buyer_wallet): `accepted` its signed acceptances (outcome accepted, not
+   * silence, which anyone naming the wallet could cause), `rejected` its rejections. Wallets with neither are left out;
+   * `wallet` is lower case.
+   */
+  buyerDecisions(wallets: readonly string[]): Promise<BuyerDecisions[]>
   /** The id of the task a transaction hash paid, if any. */
   findTaskIdByTxHash(txHash: string): Promise<string | null>
   /**
@@ -342,6 +349,9 @@ export type WebhookStore = {
   /** An endpoint's newest `limit` deliveries, newest first. */
   listDeliveries(webhookId: string, limit: number): Promise<WebhookDelivery[]>
 }
+
+/** A buyer wallet's decisions on deliveries across the market (Store.buyerDecisions). */
+export type BuyerDecisions = { wallet: string; accepted: number; rejected: number }
 
 /** Small shared values (secrets, replay markers, spent wallet proofs), updated atomically across processes. */
 export type KvStore = {

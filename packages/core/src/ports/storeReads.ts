@@ -25,6 +25,7 @@ export const STORE_READ_METHODS: ReadonlySet<string> = new Set([
   'listDueJobs',
   'listDueRechecks',
   'budgetUsage',
+  'buyerDecisions',
   'countPendingChecks',
   'getMail',
   'listWebhooks',

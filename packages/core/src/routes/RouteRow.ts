@@ -11,7 +11,8 @@ import type { ResponseName } from './responses.ts'
 
 /**
  * How an operation is authenticated: nothing, the agent's API key, a wallet proof, either of the key and the owner's
- * wallet proof (`bearerOrWalletSignature`), or a machine payment.
+ * wallet proof (`bearerOrWalletSignature`), a machine payment, or a task webhook endpoint's own secret
+ * (`webhookSecret`: `Authorization: Bearer whsec_…`, answered once to whoever added the endpoint).
  */
 export type RouteAuth =
   | 'none'
@@ -20,6 +21,7 @@ export type RouteAuth =
   | 'walletAddressSignature'
   | 'bearerOrWalletSignature'
   | 'mpp'
+  | 'webhookSecret'
 
 /** The groups operations are listed under in the OpenAPI document. */
 export type RouteTag = 'Discovery' | 'Agents' | 'Users' | 'Feed' | 'Tasks'

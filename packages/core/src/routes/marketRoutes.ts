@@ -18,6 +18,7 @@ import {
   DecisionInput,
   PaidOrderInput,
   RatingInput,
+  RejectionInput,
   TaskListInput,
   VerifyPaymentInput,
 } from '../Task.ts'
@@ -544,9 +545,9 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       description:
         decision === 'accept'
           ? 'Within review_until, the buyer (the wallet that paid, else the order\'s buyer_wallet) accepts the delivery with its EIP-712 signature of the task\'s review typed data, message.decision "accept" and message.reason as sent. Silence past review_until accepts too.'
-          : 'Within review_until, the buyer (the wallet that paid, else the order\'s buyer_wallet) rejects the delivery with a reason and its EIP-712 signature of the task\'s review typed data, message.decision "reject" and message.reason the reason sent. The task keeps a dispute record; money held in escrow goes back to the buyer (docs/jobs.md).',
+          : 'Within review_until, the buyer (the wallet that paid, else the order\'s buyer_wallet) rejects the delivery with a reason (1-1000 characters, required: 400 without one) and its EIP-712 signature of the task\'s review typed data, message.decision "reject" and message.reason the reason sent. The task keeps a dispute record; money held in escrow goes back to the buyer (docs/jobs.md).',
       auth: 'none',
-      body: DecisionInput,
+      body: decision === 'accept' ? DecisionInput : RejectionInput,
       ok: { status: 200, response: 'Task', description: decision === 'accept' ? 'Completed' : 'Rejected' },
       problems: [...BODY_PROBLEMS, 401, 404, 409],
       tool: {
@@ -554,7 +555,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
         description:
           decision === 'accept'
             ? 'Accept a delivered task before its review_until, with the buyer wallet\'s EIP-712 signature of the task\'s review (message.decision "accept").'
-            : 'Reject a delivered task before its review_until with a reason, and the buyer wallet\'s EIP-712 signature of the task\'s review (message.decision "reject", message.reason the reason).',
+            : 'Reject a delivered task before its review_until with a reason (1-1000 characters, required), and the buyer wallet\'s EIP-712 signature of the task\'s review (message.decision "reject", message.reason the reason).',
         params: { name: seller, id: taskId },
         idempotent: false,
       },
@@ -736,7 +737,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     summary: "Add a webhook endpoint for one task's events (the buyer: the task id is its capability)",
     tag: 'Tasks',
     description:
-      "Whoever holds the task id (the buyer) adds an endpoint for this task's events, instead of polling: the same format, signing, retries and address rules as a seller's endpoints. The secret (whsec_…) is in this answer only. At most 5 per task.",
+      "Whoever holds the task id (the buyer) adds an endpoint for this task's events, instead of polling: the same format, signing, retries and address rules as a seller's endpoints. The secret (whsec_…) is in this answer only; it signs the deliveries and is the only key that lists or deletes the endpoint. At most 5 per task.",
     auth: 'none',
     body: WebhookInput,
     ok: { status: 201, response: 'NewWebhook', description: 'Added; keep the secret, it is not shown again' },
@@ -748,28 +749,29 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     id: 'listTaskWebhooks',
     method: 'GET',
     path: '/agents/{name}/tasks/{id}/webhooks',
-    summary: "A task's webhook endpoints with their latest deliveries (the task id)",
+    summary: "A task's webhook endpoint with its latest deliveries (the endpoint's secret)",
     tag: 'Tasks',
     description:
-      "The task's endpoints (not the seller's), each with its 20 latest deliveries and their attempts.",
-    auth: 'none',
-    ok: { status: 200, response: 'WebhookList', description: 'The endpoints and their deliveries' },
-    problems: [404],
-    call: async (market, { params }) =>
-      json(await market.listTaskWebhooks(params.name ?? '', params.id ?? '')),
+      "With the secret answered when the endpoint was added (Authorization: Bearer whsec_…): that endpoint of the task, with its 20 latest deliveries and their attempts. The task id alone is 401: the seller knows it too, and a buyer's endpoint is the buyer's alone (docs/webhooks.md).",
+    auth: 'webhookSecret',
+    ok: { status: 200, response: 'WebhookList', description: 'The endpoint and its deliveries' },
+    problems: [401, 404],
+    call: async (market, { params, apiKey }) =>
+      json(await market.listTaskWebhooks(params.name ?? '', params.id ?? '', apiKey)),
   },
   {
     id: 'deleteTaskWebhook',
     method: 'DELETE',
     path: '/agents/{name}/tasks/{id}/webhooks/{webhook}',
-    summary: "Delete one of a task's webhook endpoints (the task id)",
+    summary: "Delete one of a task's webhook endpoints (the endpoint's secret)",
     tag: 'Tasks',
-    description: 'The endpoint stops receiving events at once; its queued deliveries are dropped.',
-    auth: 'none',
+    description:
+      'With the secret answered when the endpoint was added (Authorization: Bearer whsec_…): the endpoint stops receiving events at once; its queued deliveries are dropped. The task id alone is 401.',
+    auth: 'webhookSecret',
     ok: { status: 200, response: 'Deleted', description: 'Deleted' },
-    problems: [...BODY_PROBLEMS, 404],
-    call: async (market, { params }) =>
-      json(await market.deleteTaskWebhook(params.name ?? '', params.id ?? '', params.webhook ?? '')),
+    problems: [...BODY_PROBLEMS, 401, 404],
+    call: async (market, { params, apiKey }) =>
+      json(await market.deleteTaskWebhook(params.name ?? '', params.id ?? '', params.webhook ?? '', apiKey)),
   },
   {
     id: 'pairAgent',

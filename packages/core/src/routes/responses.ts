@@ -342,7 +342,12 @@ const taskFields = {
 
 /** A task as its buyer reads it (never the buyer's e-mail). */
 const Task = v.strictObject(taskFields)
-const SellerTask = v.strictObject({ ...taskFields, buyer_email: nullableText })
+const count = v.pipe(v.number(), v.integer(), v.minValue(0))
+const SellerTask = v.strictObject({
+  ...taskFields,
+  buyer_email: nullableText,
+  buyer_decisions: v.nullable(v.strictObject({ wallet: address, accepted: count, rejected: count })),
+})
 const PublicTaskRow = v.strictObject({
   skill: text,
   status: taskStatus,

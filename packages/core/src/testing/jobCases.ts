@@ -1,7 +1,7 @@
 import { strictEqual as equal, deepStrictEqual as same } from 'node:assert/strict'
 import { jobSteps } from '../actions/tasks/jobSteps.ts'
 import type { TaskEntry } from '../Job.ts'
-import { taskDueAt, taskReviewUntil } from '../Task.ts'
+import { buyerWalletOf, type TaskRecord, taskDueAt, taskReviewUntil } from '../Task.ts'
 import {
   at,
   BUYER_A,
@@ -18,6 +18,9 @@ import {
   USDC,
   type WithStore,
 } from './fixtures.ts'
+
+/** A wallet that decided nothing. */
+const USDC_WALLET = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
 
 const dispute = (minutes: number, reason: string): TaskEntry => ({
   kind: 'dispute',
@@ -214,6 +217,48 @@ export function jobStoreCases(test: StoreTest, withStore: WithStore): void {
       equal(outcomes.filter(Boolean).length, 1)
       const agent = await store.getAgent('sample-agent')
       equal((agent?.onTimeTasks ?? 0) + (agent?.lateTasks ?? 0), 1)
+    }),
+  )
+
+  test(
+    "behavior: buyerDecisions counts each wallet's signed acceptances and rejections across agents (payer first), not silence",
+    withStore(async (store) => {
+      await store.insertAgent(sampleAgent(), [])
+      await store.insertAgent(sampleAgent({ name: 'other-agent' }), [])
+      const decide = async (
+        n: number,
+        decision: 'accept' | 'reject' | 'silence' | 'none',
+        overrides: Partial<TaskRecord>,
+      ) => {
+        const task = paidTask(n, { reviewSeconds: 600, ...overrides })
+        await store.insertTask(task, [])
+        await store.changeTask(jobSteps.delivery(task, 'https://example.com/r', at(40)))
+        const wallet = buyerWalletOf(task) ?? BUYER_A
+        if (decision === 'accept') await store.changeTask(jobSteps.acceptance(task, at(41), false))
+        if (decision === 'silence') await store.changeTask(jobSteps.acceptance(task, at(51), true))
+        if (decision === 'reject') await store.changeTask(jobSteps.rejection(task, at(41), wallet, 'no'))
+      }
+      const paidBy = (n: number, from: string) =>
+        samplePayment(n, { from: from as TaskRecord['buyerWallet'] })
+      await decide(1, 'accept', { payment: paidBy(1, BUYER_A) })
+      await decide(2, 'reject', { payment: paidBy(2, inCapitals(BUYER_A)), agentName: 'other-agent' })
+      await decide(3, 'silence', { payment: paidBy(3, BUYER_A) })
+      await decide(4, 'none', { payment: paidBy(4, BUYER_A) })
+      // The payer decides, not the wallet the order named; without a payer, the order's wallet.
+      await decide(5, 'reject', { payment: paidBy(5, BUYER_A), buyerWallet: BUYER_B })
+      await decide(6, 'reject', {
+        payment: samplePayment(6, { method: 'free', from: null }),
+        buyerWallet: BUYER_B,
+      })
+      const counts = await store.buyerDecisions([inCapitals(BUYER_A), BUYER_B, USDC_WALLET])
+      same(
+        counts.map((count) => ({ ...count })).sort((a, b) => a.wallet.localeCompare(b.wallet)),
+        [
+          { wallet: BUYER_A.toLowerCase(), accepted: 1, rejected: 2 },
+          { wallet: BUYER_B.toLowerCase(), accepted: 0, rejected: 1 },
+        ],
+      )
+      same(await store.buyerDecisions([]), [])
     }),
   )
 }

@@ -387,7 +387,7 @@ export interface paths {
         put?: never;
         /**
          * Reject a delivery with a reason (the buyer's wallet signs): delivered -> rejected, a dispute record
-         * @description Within review_until, the buyer (the wallet that paid, else the order's buyer_wallet) rejects the delivery with a reason and its EIP-712 signature of the task's review typed data, message.decision "reject" and message.reason the reason sent. The task keeps a dispute record; money held in escrow goes back to the buyer (docs/jobs.md).
+         * @description Within review_until, the buyer (the wallet that paid, else the order's buyer_wallet) rejects the delivery with a reason (1-1000 characters, required: 400 without one) and its EIP-712 signature of the task's review typed data, message.decision "reject" and message.reason the reason sent. The task keeps a dispute record; money held in escrow goes back to the buyer (docs/jobs.md).
          */
         post: operations["rejectDelivery"];
         delete?: never;
@@ -424,14 +424,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A task's webhook endpoints with their latest deliveries (the task id)
-         * @description The task's endpoints (not the seller's), each with its 20 latest deliveries and their attempts.
+         * A task's webhook endpoint with its latest deliveries (the endpoint's secret)
+         * @description With the secret answered when the endpoint was added (Authorization: Bearer whsec_…): that endpoint of the task, with its 20 latest deliveries and their attempts. The task id alone is 401: the seller knows it too, and a buyer's endpoint is the buyer's alone (docs/webhooks.md).
          */
         get: operations["listTaskWebhooks"];
         put?: never;
         /**
          * Add a webhook endpoint for one task's events (the buyer: the task id is its capability)
-         * @description Whoever holds the task id (the buyer) adds an endpoint for this task's events, instead of polling: the same format, signing, retries and address rules as a seller's endpoints. The secret (whsec_…) is in this answer only. At most 5 per task.
+         * @description Whoever holds the task id (the buyer) adds an endpoint for this task's events, instead of polling: the same format, signing, retries and address rules as a seller's endpoints. The secret (whsec_…) is in this answer only; it signs the deliveries and is the only key that lists or deletes the endpoint. At most 5 per task.
          */
         post: operations["addTaskWebhook"];
         delete?: never;
@@ -451,8 +451,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete one of a task's webhook endpoints (the task id)
-         * @description The endpoint stops receiving events at once; its queued deliveries are dropped.
+         * Delete one of a task's webhook endpoints (the endpoint's secret)
+         * @description With the secret answered when the endpoint was added (Authorization: Bearer whsec_…): the endpoint stops receiving events at once; its queued deliveries are dropped. The task id alone is 401.
          */
         delete: operations["deleteTaskWebhook"];
         options?: never;
@@ -1689,6 +1689,11 @@ export interface components {
         SellerTask: {
             agent: string;
             buyer: string | null;
+            buyer_decisions: {
+                accepted: number;
+                rejected: number;
+                wallet: string;
+            } | null;
             buyer_email: string | null;
             buyer_wallet: string | null;
             completed_at: string | null;
@@ -2220,6 +2225,11 @@ export interface components {
             }[] | {
                 agent: string;
                 buyer: string | null;
+                buyer_decisions: {
+                    accepted: number;
+                    rejected: number;
+                    wallet: string;
+                } | null;
                 buyer_email: string | null;
                 buyer_wallet: string | null;
                 completed_at: string | null;
@@ -4415,7 +4425,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    reason?: string;
+                    reason: string;
                     signature: string;
                 };
             };
@@ -4632,13 +4642,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The endpoints and their deliveries */
+            /** @description The endpoint and its deliveries */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description No such agent, user, task or code. */
@@ -4782,6 +4801,15 @@ export interface operations {
             };
             /** @description Invalid body, query or parameter; `errors` points at each bad field. */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or invalid credentials; see WWW-Authenticate. */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -35,6 +35,12 @@ const COMPONENTS = {
         "An x402 v2 payment: the 402 answer's PAYMENT-REQUIRED offer (scheme exact, USDC by EIP-3009 transferWithAuthorization), signed by the paying wallet and sent as PAYMENT-SIGNATURE (an x402 client such as @x402/fetch does both). The answer carries PAYMENT-RESPONSE.",
     },
     bearer: { type: 'http', scheme: 'bearer', description: 'The agent API key from registration (amk_…).' },
+    webhookSecret: {
+      type: 'http',
+      scheme: 'bearer',
+      description:
+        "A task webhook endpoint's secret (whsec_…), answered once when the endpoint was added: it alone lists and deletes that endpoint (the task id does not; the seller knows it too).",
+    },
     walletAddress: {
       type: 'apiKey',
       in: 'header',

@@ -61,6 +61,7 @@ const SECURITY: Record<RouteAuth, Record<string, string[]>[]> = {
   walletAddressSignature: [{ walletAddress: [], walletSignature: [], walletTimestamp: [] }],
   // Alternatives: either one suffices.
   bearerOrWalletSignature: [{ bearer: [] }, { walletSignature: [], walletTimestamp: [] }],
+  webhookSecret: [{ webhookSecret: [] }],
 }
 
 /** The security requirements of a row: its own, or, with an optional credential, that credential or nothing. */

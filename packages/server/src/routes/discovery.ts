@@ -10,6 +10,7 @@ export type EndpointAuth =
   | 'wallet-address-signature'
   | 'bearer-or-wallet-signature'
   | 'mpp'
+  | 'webhook-secret'
 
 const INDEX_AUTH: Record<RouteAuth, EndpointAuth> = {
   none: 'none',
@@ -18,6 +19,7 @@ const INDEX_AUTH: Record<RouteAuth, EndpointAuth> = {
   walletAddressSignature: 'wallet-address-signature',
   bearerOrWalletSignature: 'bearer-or-wallet-signature',
   mpp: 'mpp',
+  webhookSecret: 'webhook-secret',
 }
 
 /** The server's own operations, besides the marketplace's: the index and health (their calls need the host). */

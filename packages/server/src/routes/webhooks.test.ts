@@ -92,7 +92,7 @@ describe('webhooks', () => {
     // Another endpoint's secret does not verify it.
     expect(() => new Webhook(added.json.secret).verify(delivery.body, headers)).toThrow()
     // Listing never shows a secret again; it shows the delivery and its attempt.
-    const listed = await call('GET', `/api/agents/seller/tasks/${id}/webhooks`)
+    const listed = await call('GET', `/api/agents/seller/tasks/${id}/webhooks`, { key: forTask.json.secret })
     expect(JSON.stringify(listed.json)).not.toContain('whsec_')
     expect(listed.json.webhooks[0].deliveries[0]).toMatchObject({
       type: 'task.completed',
@@ -243,12 +243,18 @@ describe('webhooks', () => {
     )
     const otherTask = await order()
     expectProblemShape(
-      await call('DELETE', `/api/agents/seller/tasks/${otherTask}/webhooks/${taskHook.json.id}`),
+      await call('DELETE', `/api/agents/seller/tasks/${otherTask}/webhooks/${taskHook.json.id}`, {
+        key: taskHook.json.secret,
+      }),
       404,
       'webhook_not_found',
     )
     expect(
-      (await call('DELETE', `/api/agents/seller/tasks/${id}/webhooks/${taskHook.json.id}`)).json,
+      (
+        await call('DELETE', `/api/agents/seller/tasks/${id}/webhooks/${taskHook.json.id}`, {
+          key: taskHook.json.secret,
+        })
+      ).json,
     ).toEqual({ deleted: true })
     expectProblemShape(await addSellerHook({ url: 'https://a.example/', events: ['task.rated'] }), 400)
   })

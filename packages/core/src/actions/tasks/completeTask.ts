@@ -1,19 +1,14 @@
 import { ConflictError } from '../../errors.ts'
-import {
-  CompleteTaskInput,
-  type SellerTaskView,
-  type TaskRecord,
-  taskDueAt,
-  toSellerTaskView,
-} from '../../Task.ts'
+import { CompleteTaskInput, type SellerTaskView, type TaskRecord, taskDueAt } from '../../Task.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, authenticate } from '../context.ts'
 import { jobSteps, ownerWallets } from './jobSteps.ts'
 import { requireTask } from './judging.ts'
+import { sellerView } from './sellerViews.ts'
 
 /** The `completeTask` action: the seller's delivery. */
 export function completeTaskAction(context: ActionContext) {
-  const { store, config, clock, feed } = context
+  const { store, clock, feed } = context
   /**
    * Delivers a paid task (seller's key, `{result_url}`) before its `due_at`: `completed` at once when the task has no
    * review window (SPEC's `paid` -> `completed`), else `delivered` until the buyer accepts or the window closes.
@@ -43,14 +38,22 @@ export function completeTaskAction(context: ActionContext) {
       )
     }
     feed.nudge()
-    return toSellerTaskView(await requireTask(context, agent, id), config)
+    return sellerView(context, await requireTask(context, agent, id))
   }
 
   /**
    * A job in escrow is delivered on chain (the seller's submit, before deliver_by): the result URL is kept, and the
-   * answer's escrow_job.calls carries the submit call committing to it. The task moves when the chain shows it.
+   * answer's escrow_job.calls carries the submit call committing to it. The task moves when the chain shows it. At or
+   * past deliver_by: 409 task_overdue, nothing kept.
    */
   async function keepResult(task: TaskRecord, resultUrl: string, now: Date): Promise<SellerTaskView> {
+    const deliverBy = taskDueAt(task)
+    // The contract's submit reverts from deliver_by on: no result is kept and no call answered that cannot land.
+    if (deliverBy && now >= deliverBy)
+      throw new ConflictError(
+        'task_overdue',
+        `The job's deliver_by was ${deliverBy.toISOString()}: the escrow no longer takes a submit; after it anyone may send claimRefund (escrow_job.calls).`,
+      )
     if (task.resultUrl !== null && task.resultUrl !== resultUrl)
       throw new ConflictError(
         'result_committed',
@@ -59,6 +62,6 @@ export function completeTaskAction(context: ActionContext) {
     const step = { id: task.id, from: ['paid'] as const, to: 'paid' as const, at: now, resultUrl, events: [] }
     if (!(await store.changeTask(step)))
       throw new ConflictError('task_not_paid', 'The task moved on chain meanwhile; read it again.')
-    return toSellerTaskView({ ...task, resultUrl }, config)
+    return sellerView(context, { ...task, resultUrl })
   }
 }

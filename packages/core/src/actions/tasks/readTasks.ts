@@ -6,12 +6,12 @@ import {
   type TaskView,
   taskAt,
   toPublicTaskRow,
-  toSellerTaskView,
   toTaskView,
 } from '../../Task.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, authenticate, requireAgent } from '../context.ts'
 import { taskNotFound } from './judging.ts'
+import { sellerViews } from './sellerViews.ts'
 
 /** One page of an agent's tasks: public history rows, or the seller's own full tasks. */
 export type TaskPage = {
@@ -51,7 +51,7 @@ export function readTaskActions(context: ActionContext) {
       const now = clock.now()
       const current = page.tasks.map((task) => taskAt(task, now))
       const tasks = seller
-        ? current.map((task) => toSellerTaskView(task, config))
+        ? await sellerViews(context, current)
         : current.map((task) => toPublicTaskRow(task, config))
       return { tasks, total: page.total, limit, offset }
     },

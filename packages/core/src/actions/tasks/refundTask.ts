@@ -2,7 +2,7 @@ import * as v from 'valibot'
 import { ChainUnavailableError, ConflictError } from '../../errors.ts'
 import { MAX_REASON_LENGTH, type TaskEntry } from '../../Job.ts'
 import { judgeTransfer } from '../../payments/Verifier.ts'
-import { type PaymentMethod, type SellerTaskView, toSellerTaskView } from '../../Task.ts'
+import type { PaymentMethod, SellerTaskView } from '../../Task.ts'
 import { TRUST_CREDITED_METHODS } from '../../Trust.ts'
 import { boundedText, parseInput, strictFields } from '../../Validation.ts'
 import { type ActionContext, authenticate } from '../context.ts'
@@ -10,6 +10,7 @@ import type { PendingVerification } from './answers.ts'
 import { jobSteps } from './jobSteps.ts'
 import { pendingVerification, refundKey, requireTask } from './judging.ts'
 import { refusal } from './refusals.ts'
+import { sellerView } from './sellerViews.ts'
 import { claimOnce } from './x402Payment.ts'
 
 /** Body of POST …/tasks/{id}/refund: the seller's refund transaction, and why. */
@@ -109,6 +110,6 @@ export function refundTaskAction(context: ActionContext) {
       )
     }
     feed.nudge()
-    return { state: 'recorded', task: toSellerTaskView(await requireTask(context, agent, id), config) }
+    return { state: 'recorded', task: await sellerView(context, await requireTask(context, agent, id)) }
   }
 }

@@ -1,6 +1,13 @@
 import { isBuyerReview, type ReviewDecision } from '../../BuyerReview.ts'
 import { ConflictError, UnauthorizedError } from '../../errors.ts'
-import { buyerWalletOf, DecisionInput, type TaskView, taskAt, toTaskView } from '../../Task.ts'
+import {
+  buyerWalletOf,
+  DecisionInput,
+  RejectionInput,
+  type TaskView,
+  taskAt,
+  toTaskView,
+} from '../../Task.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { jobSteps } from './jobSteps.ts'
@@ -10,8 +17,8 @@ import { requireTask } from './judging.ts'
 export function reviewTaskAction(context: ActionContext) {
   const { store, config, clock, feed, chain } = context
   /**
-   * Accepts (`completed`) or rejects (`rejected`, a dispute record with the reason) a delivered task within its review
-   * window, with the buyer wallet's EIP-712 signature of the task's `review` typed data (BuyerReview.ts).
+   * Accepts (`completed`) or rejects (`rejected`, a dispute record with its reason, 1-1000 characters) a delivered task
+   * within its review window, with the buyer wallet's EIP-712 signature of the task's `review` typed data (BuyerReview.ts).
    */
   return async function reviewTask(
     agentName: string,
@@ -19,7 +26,8 @@ export function reviewTaskAction(context: ActionContext) {
     decision: ReviewDecision,
     body: unknown,
   ): Promise<TaskView> {
-    const input = parseInput(DecisionInput, body ?? {})
+    // A rejection is a dispute: its reason is required (RejectionInput), an acceptance's optional.
+    const input = parseInput(decision === 'reject' ? RejectionInput : DecisionInput, body ?? {})
     const agent = await requireAgent(context, agentName)
     const task = await requireTask(context, agent, id)
     const reason = input.reason ?? ''

@@ -1,6 +1,6 @@
 import { nameKey } from '../../Agent.ts'
-import { generateId } from '../../Credentials.ts'
-import { ConflictError, InvalidInputError, NotFoundError } from '../../errors.ts'
+import { constantTimeEqual, generateId } from '../../Credentials.ts'
+import { ConflictError, InvalidInputError, NotFoundError, UnauthorizedError } from '../../errors.ts'
 import { persistentSecret } from '../../PersistentSecret.ts'
 import { parseInput } from '../../Validation.ts'
 import {
@@ -90,13 +90,29 @@ export function webhookEndpointActions(context: ActionContext, masterKey: () => 
     return { ...toWebhookView(webhook, []), secret }
   }
 
-  const list = async (owner: Owner): Promise<{ webhooks: WebhookView[] }> => {
-    const hooks = await store.listWebhooks(owner.agentKey, owner.taskId)
-    const views = await Promise.all(
-      hooks.map(async (hook) => toWebhookView(hook, await store.listDeliveries(hook.id, DELIVERIES_SHOWN))),
-    )
-    return { webhooks: views }
+  const list = async (owner: Owner) => views(await store.listWebhooks(owner.agentKey, owner.taskId))
+
+  /** True when `secret` is the one answered when endpoint `id` was added. */
+  const holdsSecretOf = async (id: string, secret: string | undefined) =>
+    secret !== undefined && constantTimeEqual(await webhookSecret(await masterKey(), id), secret)
+
+  /**
+   * A task's endpoints whose secret the caller sent: the task id is the seller's too (its queue lists it), so only the
+   * secret answered to whoever added an endpoint shows it. Refused alike whether or not the task has endpoints.
+   */
+  const listHeld = async (owner: Owner, secret: string | undefined) => {
+    const held: WebhookRecord[] = []
+    for (const hook of await store.listWebhooks(owner.agentKey, owner.taskId))
+      if (await holdsSecretOf(hook.id, secret)) held.push(hook)
+    if (held.length === 0) throw endpointSecretRequired()
+    return views(held)
   }
+
+  const views = async (hooks: WebhookRecord[]): Promise<{ webhooks: WebhookView[] }> => ({
+    webhooks: await Promise.all(
+      hooks.map(async (hook) => toWebhookView(hook, await store.listDeliveries(hook.id, DELIVERIES_SHOWN))),
+    ),
+  })
 
   const remove = async (owner: Owner, id: string): Promise<{ deleted: true }> => {
     if (!(await store.deleteWebhook(id, owner.agentKey, owner.taskId)))
@@ -113,13 +129,25 @@ export function webhookEndpointActions(context: ActionContext, masterKey: () => 
     /** Deletes a seller's endpoint and its deliveries (its key). */
     deleteWebhook: async (name: string, apiKey: string | undefined, id: string) =>
       remove(await sellerOf(name, apiKey), id),
-    /** A buyer's endpoint for events of one task (the task id is the capability); the secret is answered once. */
+    /** A buyer's endpoint for events of one task (the task id); its secret, answered once, is what manages it. */
     addTaskWebhook: async (name: string, taskId: string, body: unknown) =>
       create(await buyerOf(name, taskId), body),
-    /** A task's endpoints, each with its latest deliveries (the task id). */
-    listTaskWebhooks: async (name: string, taskId: string) => list(await buyerOf(name, taskId)),
-    /** Deletes a task's endpoint (the task id). */
-    deleteTaskWebhook: async (name: string, taskId: string, id: string) =>
-      remove(await buyerOf(name, taskId), id),
+    /** The task's endpoint whose secret is sent, with its latest deliveries (the task id and that secret). */
+    listTaskWebhooks: async (name: string, taskId: string, secret: string | undefined) =>
+      listHeld(await buyerOf(name, taskId), secret),
+    /** Deletes a task's endpoint (the task id and the endpoint's secret). */
+    deleteTaskWebhook: async (name: string, taskId: string, id: string, secret: string | undefined) => {
+      const owner = await buyerOf(name, taskId)
+      // Checked against the id sent, before the store is read: a wrong secret learns nothing of which ids exist.
+      if (!(await holdsSecretOf(id, secret))) throw endpointSecretRequired()
+      return remove(owner, id)
+    },
   }
+}
+
+/** The 401 of a task endpoint's list or deletion without the secret answered when it was added. */
+function endpointSecretRequired(): UnauthorizedError {
+  return new UnauthorizedError(
+    "Send the endpoint's secret, answered once when it was added: Authorization: Bearer whsec_…. The task id alone does not manage a task's endpoints (its seller knows it too).",
+  )
 }

@@ -1,0 +1,1 @@
+CREATE INDEX `tasks_by_deciding_wallet` ON `tasks` (lower(coalesce("paid_from", "buyer_wallet"))) WHERE "tasks"."outcome" in ('accepted', 'rejected');
