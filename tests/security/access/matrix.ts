@@ -95,8 +95,8 @@ export const ACCESS: Record<string, Record<Principal, Cell>> = {
   listWebhooks:         cells(UNAUTHORIZED, OK,           FORBIDDEN,   UNAUTHORIZED, UNAUTHORIZED, UNAUTHORIZED,      UNAUTHORIZED,      UNAUTHORIZED),
   deleteWebhook:        cells(UNAUTHORIZED, OK,           FORBIDDEN,   UNAUTHORIZED, UNAUTHORIZED, UNAUTHORIZED,      UNAUTHORIZED,      UNAUTHORIZED),
   addTaskWebhook:       cells(NO_TASK,      CREATED,      NO_TASK,     CREATED,      NO_TASK,      NO_TASK,           NO_TASK,           NO_TASK),
-  listTaskWebhooks:     cells(NO_TASK,      FORBIDDEN,    NO_TASK,     OK,           NO_TASK,      NO_TASK,           NO_TASK,           NO_TASK),
-  deleteTaskWebhook:    cells(NO_TASK,      FORBIDDEN,    NO_TASK,     OK,           NO_TASK,      NO_TASK,           NO_TASK,           NO_TASK),
+  listTaskWebhooks:     cells(NO_TASK,      UNAUTHORIZED, NO_TASK,     OK,           NO_TASK,      NO_TASK,           NO_TASK,           NO_TASK),
+  deleteTaskWebhook:    cells(NO_TASK,      UNAUTHORIZED, NO_TASK,     OK,           NO_TASK,      NO_TASK,           NO_TASK,           NO_TASK),
   pairAgent:            cells(NO_ADDR,      NO_ADDR,      NO_ADDR,     NO_ADDR,      NO_ADDR,      OK,                LEGACY_NO,         FORBIDDEN),
   listUsers:            cells(OK,           OK,           OK,          OK,           OK,           OK,                OK,                OK),
   getUser:              cells(OK,           OK,           OK,          OK,           OK,           OK,                OK,                OK),
@@ -119,18 +119,7 @@ export type PendingCell = {
  * Cells that fail on this branch because the fix is another helper's: each runs as `test.todo` (see it with
  * `bun test --todo`); delete its line once the fix is merged and the cell passes.
  */
-export const PENDING: readonly PendingCell[] = [
-  {
-    operation: 'listTaskWebhooks',
-    principal: 'seller',
-    why: "finding 6: the seller reads the buyer's per-task webhook (URL and token) through the task path",
-  },
-  {
-    operation: 'deleteTaskWebhook',
-    principal: 'seller',
-    why: "finding 6: the seller deletes the buyer's per-task webhook, so the buyer misses its review window",
-  },
-]
+export const PENDING: readonly PendingCell[] = []
 
 /** The outcome a cell expects on an interface of this kind. */
 export function outcomeOf(cell: Cell, kind: 'http' | 'mcp'): Outcome {

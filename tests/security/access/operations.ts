@@ -173,13 +173,21 @@ export const BUILDERS: Record<string, Builder> = {
       body: { url: `https://${unique('task-hook')}.example.com/in` },
     }
   },
-  listTaskWebhooks: async (world, who) => ({ params: { ...sellerPath(world), id: taskOf(world, who) } }),
+  // A task's endpoints are read and deleted with the endpoint's own secret (Bearer whsec_…), which only the buyer
+  // who added it holds; everyone else presents what they hold (the seller its key and the task id).
+  listTaskWebhooks: async (world, who) => ({
+    params: { ...sellerPath(world), id: taskOf(world, who) },
+    ...(who === 'buyer' ? { as: { key: world.taskWebhookSecret } } : {}),
+  }),
   deleteTaskWebhook: async (world, who) => {
     const fresh = await world.freshTask()
     const { json } = await world.call('POST', `/api/agents/${world.seller.name}/tasks/${fresh}/webhooks`, {
       body: { url: `https://${unique('buyer-hook')}.example.com/in` },
     })
-    return { params: { ...sellerPath(world), id: heldTask(fresh, world, who), webhook: json.id } }
+    return {
+      params: { ...sellerPath(world), id: heldTask(fresh, world, who), webhook: json.id },
+      ...(who === 'buyer' ? { as: { key: json.secret } } : {}),
+    }
   },
   pairAgent: async (world) => {
     const agent = await world.freshAgent({ paired: false })

@@ -57,6 +57,8 @@ export type World = {
   sellerWebhook: string
   /** The buyer's endpoint on `task`. */
   taskWebhook: string
+  /** Its secret: the buyer's credential for reading and deleting it (the seller knows the task id too). */
+  taskWebhookSecret: string
   principals: Record<Principal, Credentials>
   /** Each secret of the world and the principals entitled to see it; an answer to anyone else must not hold it. */
   secrets: { value: string; label: string; holders: readonly Principal[] }[]
@@ -249,6 +251,7 @@ export async function buildWorld(call: Caller, market: string, prefix = '/api'):
     otherTask,
     sellerWebhook: sellerHook.id,
     taskWebhook: taskHook.id,
+    taskWebhookSecret: taskHook.secret,
     principals: {
       anonymous: { wallet: wallets.anonymous },
       seller: { key: seller.key, task, wallet: wallets.seller },
