@@ -1,30 +1,259 @@
+/** One change that takes a protection out: in `file`, the exact text `find` (found once) becomes `replace`. */
+export type Edit = { file: string; find: string; replace: string }
+
 /** A protection: where it is in the code, how to take it out, and the test that must then fail. */
 export type Protection = {
   /** A short, unique name (the script's filter matches it). */
   id: string
   /** What the protection stops, in a few words. */
   what: string
-  /** The file, from the repository's root. */
-  file: string
-  /** The exact text that is the protection (found exactly once in the file). */
-  find: string
-  /** What the text becomes without the protection. */
-  replace: string
+  /** The changes that take it out. */
+  edits: Edit[]
   /** The test file that must fail without it. */
   test: string
   /** A test name pattern within it (bun test -t), to run only the tests that hold this protection. */
   name?: string
 }
 
+const A2A = 'packages/server/src/a2a/handler.ts'
+const SCHEMA = 'packages/core/src/SkillInputSchema.ts'
+const PROOF = 'packages/core/src/WalletProof.ts'
+const SMTP_SLOTS = 'packages/server/src/mail/connectionSlots.ts'
+
 /** Every protection `scripts/protections.ts` removes in turn (issue 37: each must have a test that notices). */
 export const PROTECTIONS: Protection[] = [
   {
     id: 'ipv6-network-ceiling',
     what: "an IPv6 /48 shares a ceiling, so rotating /64s does not multiply a client's allowance",
-    file: 'packages/core/src/RateLimit.ts',
-    find: "if (!address.includes(':') || IPV4_MAPPED.test(address)) return null",
-    replace: 'return null',
+    edits: [
+      {
+        file: 'packages/core/src/RateLimit.ts',
+        find: "if (!address.includes(':') || IPV4_MAPPED.test(address)) return null",
+        replace: 'return null',
+      },
+    ],
     test: 'packages/core/src/RateLimit.test.ts',
     name: 'IPv6 networks',
+  },
+  {
+    id: 'a2a-gettask-context',
+    what: "GetTask shows the task id, never the buyer's conversation, to a request that presents only the task id",
+    edits: [
+      {
+        file: A2A,
+        find: 'return await this.taskOf(found.agent, params.id, params.id)',
+        replace: 'return await this.taskOf(found.agent, params.id, found.thread ?? params.id)',
+      },
+    ],
+    test: 'tests/security/a2aContexts.test.ts',
+    name: 'GetTask',
+  },
+  {
+    id: 'a2a-follow-up-context',
+    what: 'a follow-up naming a task shows its conversation only when the message presented that contextId',
+    edits: [
+      {
+        file: A2A,
+        find: 'const shown = found.thread !== null && message.contextId === found.thread ? found.thread : message.taskId',
+        replace: 'const shown = found.thread ?? message.taskId',
+      },
+    ],
+    test: 'tests/security/a2aContexts.test.ts',
+    name: 'follow-up',
+  },
+  {
+    id: 'schema-step-budget',
+    what: "a seller's input schema whose check costs more than the budget ($ref chains, alternatives) is refused",
+    edits: [
+      {
+        file: SCHEMA,
+        find: "const found = problem ?? (costed && 'detail' in costed ? costed : null)",
+        replace: 'const found = problem',
+      },
+    ],
+    test: 'tests/security/schemaCost.test.ts',
+    name: '\\$ref chain',
+  },
+  {
+    id: 'schema-linear-formats',
+    what: "formats are checked by the market's linear checkers, never the validator's backtracking expressions",
+    edits: [
+      {
+        file: 'packages/core/src/SchemaCost.ts',
+        find: "if (typeof schema.format === 'string') copy.format = FORMAT_PREFIX + schema.format",
+        replace: '',
+      },
+    ],
+    test: 'tests/security/schemaCost.test.ts',
+    name: 'format url',
+  },
+  {
+    id: 'schema-unique-items',
+    what: 'uniqueItems needs a small maxItems (the validator compares items pairwise)',
+    edits: [
+      {
+        file: SCHEMA,
+        find: "if (unique) return { path: [...next.path, 'uniqueItems'], detail: unique }",
+        replace: '',
+      },
+    ],
+    test: 'tests/security/schemaCost.test.ts',
+    name: 'uniqueItems',
+  },
+  {
+    id: 'webhook-fair-share',
+    what: 'one tenant holds at most its share of webhook attempts in flight, so hanging endpoints starve no one else',
+    edits: [
+      {
+        file: 'packages/core/src/FairQueue.ts',
+        find: 'WEBHOOK_FAIR_SHARE: FairShare = { limit: 20, perTenant: 10, perEndpoint: 4 }',
+        replace: 'WEBHOOK_FAIR_SHARE: FairShare = { limit: 20, perTenant: 1000, perEndpoint: 1000 }',
+      },
+    ],
+    test: 'tests/security/webhookFairness.test.ts',
+  },
+  {
+    id: 'task-webhook-secret',
+    what: "a task's webhook endpoints are read and deleted with their own secret, not the task id the seller knows",
+    edits: [
+      {
+        file: 'packages/core/src/actions/webhooks/endpoints.ts',
+        find: 'secret !== undefined && constantTimeEqual(await webhookSecret(await masterKey(), id), secret)',
+        replace: 'true',
+      },
+    ],
+    test: 'tests/security/taskWebhookAttacks.test.ts',
+  },
+  {
+    id: 'escrow-late-delivery',
+    what: 'an escrow job delivered at or past deliver_by is 409 task_overdue, keeping nothing',
+    edits: [
+      {
+        file: 'packages/core/src/actions/tasks/completeTask.ts',
+        find: 'if (deliverBy && now >= deliverBy)',
+        replace: 'if (deliverBy && now < deliverBy && false)',
+      },
+    ],
+    test: 'tests/security/jobAttacks.test.ts',
+    name: 'deliver_by',
+  },
+  {
+    id: 'rejection-reason',
+    what: 'a rejection (a dispute) needs a reason of 1-1000 characters',
+    edits: [
+      {
+        file: 'packages/core/src/Task.ts',
+        find: 'v.minLength(DISPUTE_REASON_LENGTH.min, `must not be empty or blank: send ${DISPUTE_REASON}`),',
+        replace: '',
+      },
+    ],
+    test: 'tests/security/jobAttacks.test.ts',
+    name: 'without a reason',
+  },
+  {
+    id: 'proof-digest-identity',
+    what: 'a wallet proof is spent by the digest the wallet signed, not the signature bytes as sent',
+    edits: [
+      {
+        file: PROOF,
+        find: "return outcome === 'ok' ? { ok: true, id: hash, at } : { ok: false, reason: outcome }",
+        replace:
+          "return outcome === 'ok' ? { ok: true, id: keccak256(signature), at } : { ok: false, reason: outcome }",
+      },
+    ],
+    test: 'tests/security/walletProofs.test.ts',
+    name: 'signed digest',
+  },
+  {
+    id: 'signature-high-s',
+    what: "a 65-byte signature with a high s (another's signature re-encoded) is refused",
+    edits: [
+      {
+        file: 'packages/core/src/SignatureCheck.ts',
+        find: 'if (isAddressEqual(wallet, zeroAddress) || isHighS(signature)) return',
+        replace: 'if (isAddressEqual(wallet, zeroAddress)) return',
+      },
+    ],
+    test: 'tests/security/walletProofs.test.ts',
+    name: 'signed digest',
+  },
+  {
+    id: 'eip191-where-named',
+    what: 'the deprecated EIP-191 proof is taken only where CONTRACT.md names it',
+    edits: [
+      {
+        file: 'packages/core/src/actions/users/walletProof.ts',
+        find: "if (proof.signature && !typed && schemes === 'eip712') throw eip712Required(context, request)",
+        replace: '',
+      },
+    ],
+    test: 'tests/security/walletProofs.test.ts',
+    name: 'EIP-191',
+  },
+  {
+    id: 'smtp-per-address',
+    what: 'one address holds at most its share of SMTP connections, so it cannot close the mailbox',
+    edits: [{ file: SMTP_SLOTS, find: 'if (held >= limits.perClient)', replace: 'if (held < 0)' }],
+    test: 'packages/server/src/mail/listener.test.ts',
+    name: 'one address opening many connections',
+  },
+  {
+    id: 'smtp-reserve',
+    what: 'the last SMTP slots are kept for addresses holding none',
+    edits: [{ file: SMTP_SLOTS, find: 'if (held > 0 && open >= shared)', replace: 'if (held < 0)' }],
+    test: 'packages/server/src/mail/listener.test.ts',
+    name: 'cannot take the reserve',
+  },
+  {
+    id: 'smtp-session-lifetime',
+    what: 'NOOP, RSET and HELO do not keep an SMTP session past its lifetime',
+    edits: [
+      {
+        file: 'packages/server/src/mail/listener.ts',
+        find: 'if (session.ended || now - session.startedAt < lifetimeMs) return false',
+        replace: 'return false',
+      },
+    ],
+    test: 'packages/server/src/mail/listener.test.ts',
+    name: 'past its lifetime',
+  },
+  {
+    id: 'trust-vote-weight',
+    what: 'a rating weighs what its wallet paid, so cheap purchases cannot sabotage a seller',
+    edits: [
+      {
+        file: 'packages/core/src/Trust.ts',
+        find: 'return Number(weight < 1000n ? weight : 1000n)',
+        replace: 'return weight < 0n ? 0 : 1000',
+      },
+    ],
+    test: 'packages/core/src/adapters/memoryStore.test.ts',
+    name: 'sabotage',
+  },
+  {
+    id: 'trust-newcomers-one-buyer',
+    what: 'wallets without independent history count together as one buyer, so a ring of fresh wallets earns little',
+    edits: [
+      {
+        file: 'packages/core/src/Trust.ts',
+        find: 'const newcomerCredit = newcomers < TRUST_CREDIT_PER_BUYER ? newcomers : TRUST_CREDIT_PER_BUYER',
+        replace: 'const newcomerCredit = newcomers',
+      },
+    ],
+    test: 'packages/core/src/adapters/memoryStore.test.ts',
+    name: 'ring',
+  },
+  {
+    id: 'seller-key',
+    what: "only the seller's key completes its tasks (the access matrix, every interface)",
+    edits: [
+      {
+        file: 'packages/core/src/actions/context.ts',
+        find: 'return constantTimeEqual(agent.apiKeyHash, hash) ? agent : refuseKey(context, agent.name, hash)',
+        replace: 'return agent',
+      },
+    ],
+    test: 'tests/security/access/access.test.ts',
+    name: 'as otherSeller',
   },
 ]

@@ -12,17 +12,27 @@ import { PROTECTIONS, type Protection } from './protections.table.ts'
 
 const root = join(import.meta.dir, '..')
 
+/** Applies each edit of `protection` (each text found exactly once), or says which is not there. */
+function takeOut(protection: Protection): { restore: () => void } | { missing: string } {
+  const originals = new Map<string, string>()
+  for (const edit of protection.edits) {
+    const path = join(root, edit.file)
+    const text = originals.has(path) ? readFileSync(path, 'utf8') : readFileSync(path, 'utf8')
+    if (!originals.has(path)) originals.set(path, text)
+    const count = text.split(edit.find).length - 1
+    if (count !== 1) {
+      for (const [changed, original] of originals) writeFileSync(changed, original)
+      return { missing: `the text to remove is found ${count} times in ${edit.file}, not once: ${edit.find}` }
+    }
+    writeFileSync(path, text.replace(edit.find, edit.replace))
+  }
+  return { restore: () => originals.forEach((original, path) => writeFileSync(path, original)) }
+}
+
 /** Runs one protection's test with the protection removed: true when the test failed, as it must. */
 function testFailsWithout(protection: Protection): { failed: boolean; output: string } {
-  const path = join(root, protection.file)
-  const original = readFileSync(path, 'utf8')
-  const count = original.split(protection.find).length - 1
-  if (count !== 1)
-    return {
-      failed: false,
-      output: `the text to remove is found ${count} times in ${protection.file}, not once`,
-    }
-  writeFileSync(path, original.replace(protection.find, protection.replace))
+  const removed = takeOut(protection)
+  if ('missing' in removed) return { failed: false, output: removed.missing }
   try {
     const run = Bun.spawnSync(
       ['bun', 'test', '--timeout', '60000', protection.test, '-t', protection.name ?? ''],
@@ -32,7 +42,7 @@ function testFailsWithout(protection: Protection): { failed: boolean; output: st
     const ran = /\n\s*(\d+) (pass|fail)/.test(output)
     return { failed: run.exitCode !== 0 && ran, output }
   } finally {
-    writeFileSync(path, original)
+    removed.restore()
   }
 }
 
