@@ -244,7 +244,7 @@ const trickyText = (max: number) =>
   )
 
 /** One pattern repeated to `length`: the inputs that make a backtracking matcher or a quadratic loop work hardest. */
-const REPEATED = ['a', ' ', '%_', '.-', '"*', 'a\u0301']
+const REPEATED = ['a', ' ', '%_', '.-', '"*', 'a\u0301', ' a']
 const repeated = (pattern: string, length: number) => pattern.repeat(length).slice(0, length)
 
 let app: Awaited<ReturnType<typeof testApp>>
@@ -322,6 +322,92 @@ describe('every string a route takes (issue 37): within the budget, linear in it
         if (!measured.linear)
           superLinear.push(
             `${field.row.id}.${field.name} ${JSON.stringify(pattern)}: ${measured.smallMs.toFixed(2)} -> ${measured.largeMs.toFixed(2)} ms`,
+          )
+      }
+    expect(superLinear).toEqual([])
+  }, 600_000)
+})
+
+// --- Order params and request headers ---------------------------------------------------------------------------
+
+/** Sends a raw JSON body to the seller's order route and returns the status. */
+const order = async (text: string) =>
+  (await app.call('POST', `/api/agents/${seller.name}/tasks`, { body: text, key: seller.key })).status
+
+/** Params shapes a client may send, each `size` long: the JSON text of the whole order body. */
+const PARAMS_SHAPES: Record<string, (size: number) => string> = {
+  'many keys': (size) =>
+    `{"skill":"Echo","params":{${Array.from({ length: size / 10 }, (_, i) => `"k${i}":0`).join(',')}}}`,
+  'deep nesting (refused past 32 levels)': (size) =>
+    `{"skill":"Echo","params":{"a":${'['.repeat(size / 2)}${']'.repeat(size / 2)}}}`,
+  'a huge number': (size) => `{"skill":"Echo","params":{"n":1${'0'.repeat(size)}}}`,
+  'escaped text': (size) => `{"skill":"Echo","params":{"t":"${'\\u0041\\n'.repeat(size / 8)}"}}`,
+  'many short strings': (size) => `{"skill":"Echo","params":{"l":[${'"%_",'.repeat(size / 5)}"x"]}}`,
+}
+
+/** Headers the server reads, each with a route that reads it and the prefix its value takes. */
+const HEADER_READERS: { header: string; method: string; path: () => string; prefix: string }[] = [
+  ...['bearer', 'payment'].map((scheme) => ({
+    header: 'authorization',
+    method: 'POST',
+    path: () => `/api/agents/${seller.name}/tasks/echo`,
+    prefix: scheme === 'bearer' ? 'Bearer ' : 'Payment ',
+  })),
+  ...MARKET_ROUTES.flatMap((row) =>
+    (row.headers ?? []).map((header) => ({
+      header: header.name.toLowerCase(),
+      method: row.method,
+      path: () => pathOf(row),
+      prefix: '',
+    })),
+  ),
+  ...['x-wallet-signature', 'x-wallet-timestamp', 'x-wallet-address', 'x-wallet-scheme'].map((header) => ({
+    header,
+    method: 'PUT',
+    path: () => '/api/community/users/nobody-here',
+    prefix: '',
+  })),
+  ...['x-request-id', 'accept', 'accept-payment', 'if-none-match', 'payment-signature'].map((header) => ({
+    header,
+    method: 'GET',
+    path: () => `/api/community/agents/${seller.name}`,
+    prefix: '',
+  })),
+]
+
+/** The repeated patterns a header can carry (visible ASCII: header values are bytes). */
+const HEADER_PATTERNS = REPEATED.filter((pattern) => [...pattern].every((char) => char >= ' ' && char <= '~'))
+
+describe('order params and request headers (issue 37): within the budget, linear in their size', () => {
+  test('every params shape, up to the body limit, costs at most the budget and grows linearly', async () => {
+    const superLinear: string[] = []
+    for (const [shape, make] of Object.entries(PARAMS_SHAPES)) {
+      expect(await medianCost(() => order(make(60_000)), { samples: 3 })).toBeLessThanOrEqual(
+        REQUEST_BUDGET_MS,
+      )
+      // 7,000 and 14,000 bytes are taken (params hold up to 16 KiB); the budget is checked on 60,000 (refused).
+      const measured = await growth((size) => order(make(size)), 7_000, { floorMs: HTTP_NOISE_MS })
+      if (!measured.linear)
+        superLinear.push(`${shape}: ${measured.smallMs.toFixed(2)} -> ${measured.largeMs.toFixed(2)} ms`)
+    }
+    expect(superLinear).toEqual([])
+  }, 600_000)
+
+  test('every header the server reads, up to 8 KiB of adversarial text, costs at most the budget and grows linearly', async () => {
+    expect(HEADER_READERS.map((reader) => reader.header)).toContain('idempotency-key')
+    const superLinear: string[] = []
+    for (const reader of HEADER_READERS)
+      for (const pattern of HEADER_PATTERNS) {
+        const send = (length: number) =>
+          app.call(reader.method, reader.path(), {
+            headers: { [reader.header]: reader.prefix + repeated(pattern, length) },
+            body: reader.method === 'GET' ? undefined : { skill: 'Echo' },
+          })
+        expect(await medianCost(() => send(8 * 1024), { samples: 3 })).toBeLessThanOrEqual(REQUEST_BUDGET_MS)
+        const measured = await growth(send, 4 * 1024, { floorMs: HTTP_NOISE_MS })
+        if (!measured.linear)
+          superLinear.push(
+            `${reader.header} ${JSON.stringify(pattern)}: ${measured.smallMs.toFixed(2)} -> ${measured.largeMs.toFixed(2)} ms`,
           )
       }
     expect(superLinear).toEqual([])
