@@ -1,5 +1,6 @@
 import * as v from 'valibot'
 import { InvalidInputError } from './errors.ts'
+import { withoutTrailing } from './Trim.ts'
 import { noControlCharacters } from './Validation.ts'
 
 /** Where a listing is in its life: listed, listed with a deprecation message, or withdrawn (kept as a tombstone). */
@@ -29,7 +30,7 @@ export type AgentSyncPosition = { after: string; since: number | null; began: nu
 /** The opaque cursor of a position (base64url JSON: it only says where to resume, so tampering gains nothing). */
 export function encodeSyncCursor(position: AgentSyncPosition): string {
   const json = JSON.stringify([position.after, position.since, position.began])
-  return btoa(json).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
+  return withoutTrailing(btoa(json).replaceAll('+', '-').replaceAll('/', '_'), '=')
 }
 
 /** The position of a cursor, or a 400 naming `cursor` when it is not one this server made. */

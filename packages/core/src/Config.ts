@@ -1,5 +1,6 @@
 import type { Address } from 'viem'
 import { PAIRING_CODE_TTL_MS } from './PairingCode.ts'
+import { withoutTrailing } from './Trim.ts'
 
 /** Settings of one marketplace deployment. */
 export type MarketConfig = {
@@ -46,7 +47,7 @@ export const BASE_USDC: Address = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
 
 /** A config for `baseUrl` with the defaults of CONTRACT.md (Base mainnet, USDC, no escrow). */
 export function defaultConfig(baseUrl: string, overrides: Partial<MarketConfig> = {}): MarketConfig {
-  const base = baseUrl.replace(/\/+$/, '')
+  const base = withoutTrailing(baseUrl, '/')
   return {
     baseUrl: base,
     pairingPrefix: 'AGM',

@@ -1,3 +1,5 @@
+import { withoutTrailing } from './Trim.ts'
+
 /** USDC has 6 decimals; every amount inside the core is a bigint of 10^-6 USDC. */
 export const USDC_DECIMALS = 6
 
@@ -29,7 +31,7 @@ const UNIT_NUMBER = 10 ** USDC_DECIMALS
 
 /** A fraction of a unit (1 to 999,999 base units) as six digits without trailing zeros: 1 -> "000001", 500000 -> "5". */
 const fractionDigits = (fraction: number | bigint) =>
-  fraction.toString().padStart(USDC_DECIMALS, '0').replace(/0+$/, '')
+  withoutTrailing(fraction.toString().padStart(USDC_DECIMALS, '0'), '0')
 
 /** Formats base units as the shortest decimal string: 10000n -> "0.01". */
 export function formatAmount(baseUnits: bigint): string {

@@ -2,6 +2,7 @@ import * as v from 'valibot'
 import { InvalidInputError } from './errors.ts'
 import { amountToNumber, MAX_PRICE_BASE_UNITS, toBaseUnits } from './Money.ts'
 import { type SkillInputSchema, SkillInputSchemaInput } from './SkillInputSchema.ts'
+import { withoutEnds, withoutTrailing } from './Trim.ts'
 import { boundedText, HttpUrl, strictFields } from './Validation.ts'
 
 /** A skill is either free or sold per order. */
@@ -54,14 +55,12 @@ const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/
 
 /** Lower-case, ASCII, hyphen-separated form of a name: "Web Search!" -> "web-search". */
 export function slugify(name: string): string {
-  return name
+  const hyphenated = name
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 64)
-    .replace(/-+$/, '')
+  return withoutTrailing(withoutEnds(hyphenated, '-').slice(0, 64), '-')
 }
 
 /** A whole number of seconds from `min` to `max`. */

@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks'
 import * as v from 'valibot'
 import type { FeedEventKind } from './Feed.ts'
 import { isAddressLiteral, isPublicAddress } from './NetworkAddress.ts'
+import { withoutTrailing } from './Trim.ts'
 import { strictFields } from './Validation.ts'
 
 /** The task events an endpoint may ask for. */
@@ -142,7 +143,7 @@ export function webhookUrlProblem(url: string, allowPrivate: boolean): string | 
   if (parsed.username || parsed.password) return 'must not carry a user name or password'
   if (allowPrivate) return null
   // A trailing dot names the same host (`localhost.`).
-  const host = parsed.hostname.toLowerCase().replace(/\.+$/, '')
+  const host = withoutTrailing(parsed.hostname.toLowerCase(), '.')
   if (host === 'localhost' || host.endsWith('.localhost')) return 'must not point at this machine (localhost)'
   if (isAddressLiteral(host) && !isPublicAddress(host))
     return 'must not point at a private, loopback, link-local or reserved address'

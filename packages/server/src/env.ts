@@ -7,6 +7,7 @@ import {
   type RatePolicy,
   type StreamLimits,
   UNPAID_TASK_TTL_MS,
+  withoutTrailing,
 } from '@agentmarket/core'
 import * as v from 'valibot'
 import { isAddress } from 'viem'
@@ -223,12 +224,10 @@ const text = (max: number) =>
  */
 export function readSettings(env: Env): Settings {
   const listenPort = read(env, 'PORT', port, '3000')
-  const baseUrl = read(
-    env,
-    'BASE_URL',
-    urlWith(['http:', 'https:'], 'http(s)'),
-    `http://localhost:${listenPort}`,
-  ).replace(/\/+$/, '')
+  const baseUrl = withoutTrailing(
+    read(env, 'BASE_URL', urlWith(['http:', 'https:'], 'http(s)'), `http://localhost:${listenPort}`),
+    '/',
+  )
   const host = new URL(baseUrl).hostname
   const optionalUrl = (name: string, protocols: string[], label: string) =>
     env[name] ? read(env, name, urlWith(protocols, label)) : null

@@ -1,4 +1,5 @@
 import { bytesToHex } from 'viem'
+import { withoutTrailing } from '../Trim.ts'
 
 /** The hashes a machine payment takes on every request: Web Crypto's unless the host has faster native ones. */
 export type MppHashes = {
@@ -14,7 +15,7 @@ const utf8 = new TextEncoder()
 function base64Url(bytes: Uint8Array): string {
   let binary = ''
   for (const byte of bytes) binary += String.fromCharCode(byte)
-  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
+  return withoutTrailing(btoa(binary).replaceAll('+', '-').replaceAll('/', '_'), '=')
 }
 
 /**

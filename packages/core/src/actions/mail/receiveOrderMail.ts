@@ -35,8 +35,16 @@ const SELLERS_LISTED = 20
 // A JSON pointer is repeated in a refusal only when it is short and plain: keys are the sender's own text.
 const PLAIN_POINTER = /^[A-Za-z0-9_/-]{0,64}$/
 
-/** A validation message without the value it received (valibot ends some with `Received "…"`). */
-const withoutValue = (detail: string) => detail.replace(/,?\s*received\b[\s\S]*$/i, '')
+/**
+ * A validation message without the value it received (valibot ends some with `Received "…"`). Cut where the word
+ * starts and trimmed in code: `/,?\s*received\b[\s\S]*$/` rescans every run of spaces a seller's enum holds.
+ */
+export function withoutReceivedValue(detail: string): string {
+  const at = detail.search(/received\b/i)
+  if (at === -1) return detail
+  const kept = detail.slice(0, at).trimEnd()
+  return kept.endsWith(',') ? kept.slice(0, -1) : kept
+}
 
 /** Why a mail naming a buyer agent (Agentmarket-Buyer) orders nothing for it, or null when the error is another's. */
 function buyerRefusalOf(error: MarketError, buyer: string): Refusal | null {
@@ -151,7 +159,7 @@ export function receiveOrderMailAction(context: ActionContext) {
       return {
         reason: 'invalid_params',
         detail: first
-          ? `${PLAIN_POINTER.test(first.pointer) ? first.pointer || 'params' : 'params'}: ${withoutValue(first.detail)}.`
+          ? `${PLAIN_POINTER.test(first.pointer) ? first.pointer || 'params' : 'params'}: ${withoutReceivedValue(first.detail)}.`
           : error.message,
         fix: 'Correct the JSON in the body and send the order again.',
       }
