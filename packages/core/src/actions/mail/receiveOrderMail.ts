@@ -170,6 +170,7 @@ export function receiveOrderMailAction(context: ActionContext) {
       createdAt: now,
       attempts: 0,
       nextAttemptAt: now,
+      leasedUntil: null,
       sentAt: null,
       failedAt: null,
       lastError: null,
