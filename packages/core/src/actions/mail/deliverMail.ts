@@ -16,6 +16,8 @@ export type MailDeliveryOptions = {
   leaseMs?: number
   /** Delay before the next attempt after `attempts` failed ones. */
   retryDelayMs?: (attempts: number) => number
+  /** Told how many entries the pass claimed, before any is sent (as the webhook pass's option). */
+  onClaimed?: (count: number) => void
 }
 
 const LONGEST_ERROR = 500
@@ -59,6 +61,7 @@ export function deliveryActions(context: ActionContext) {
       const now = clock.now()
       const due =
         limit > 0 ? await store.claimDueMail(now, new Date(now.getTime() + leaseMs), { ...share, limit }) : []
+      options.onClaimed?.(due.length)
       const report: MailDeliveryReport = { sent: 0, retrying: 0, failed: 0 }
       await Promise.all(
         due.map(async (entry) => {
