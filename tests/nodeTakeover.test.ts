@@ -88,6 +88,7 @@ function reply(index: number): OutboxEntry {
     createdAt: now,
     attempts: 0,
     nextAttemptAt: now,
+    leasedUntil: null,
     sentAt: null,
     failedAt: null,
     lastError: null,

@@ -38,6 +38,18 @@ export type FairInFlight = Pick<FairItem, 'tenant' | 'endpoint'>
 /** Webhook deliveries: 20 claimed a pass; a seller holds at most 10 attempts in flight, an endpoint 4. */
 export const WEBHOOK_FAIR_SHARE: FairShare = { limit: 20, perTenant: 10, perEndpoint: 4 }
 
+/**
+ * Outgoing mail (tenant: the recipient's address, endpoint: its domain, OrderMail.ts mailQueueKeys): 10 sends a
+ * pass; one recipient holds at most 2 in flight, one domain 4, so a domain whose mail hangs holds 4 sends, not all.
+ */
+export const MAIL_FAIR_SHARE: FairShare = { limit: 10, perTenant: 2, perEndpoint: 4 }
+
+/**
+ * Payment re-checks (tenant: the seller, endpoint: the client that ordered, Task.ts recheckQueueKeys): 100 a pass;
+ * one seller's orders take at most 50 of them, one client's 10 (as many as it may have, MAX_RECHECKS_PER_CLIENT).
+ */
+export const RECHECK_FAIR_SHARE: FairShare = { limit: 100, perTenant: 50, perEndpoint: 10 }
+
 const byDue = (a: FairItem, b: FairItem) => a.dueAt - b.dueAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
 /** Counts of `key` over `items`. */
@@ -86,4 +98,20 @@ export function pickFair(due: FairItem[], inFlight: FairInFlight[], share: FairS
     .sort((a, b) => a.rank - b.rank || byDue(a.item, b.item))
     .slice(0, share.limit)
     .map(({ item }) => item.id)
+}
+
+/** A pending item (neither done nor given up) as a store holds it: its fair item and the end of its lease, if any. */
+export type FairQueued = FairItem & { leasedUntil: number | null }
+
+/**
+ * The ids a fair claim at `now` (ms) takes from `pending`: pickFair over those due, given those leased past `now`.
+ * The memory store's claims, and the model the conformance cases check the SQL stores' claims against.
+ */
+export function claimFair(pending: FairQueued[], now: number, share: FairShare): string[] {
+  const inFlight = pending.filter((item) => (item.leasedUntil ?? 0) > now)
+  return pickFair(
+    pending.filter((item) => item.dueAt <= now),
+    inFlight,
+    share,
+  )
 }

@@ -43,10 +43,22 @@ export type OutboxEntry = {
   attempts: number
   /** When the next attempt may start (also the end of a running attempt's lease). */
   nextAttemptAt: Date
+  /** While an attempt runs: the end of its lease (it counts as in flight until settled or then); else null. */
+  leasedUntil: Date | null
   sentAt: Date | null
   /** Set when the outbox gave up on the entry. */
   failedAt: Date | null
   lastError: string | null
+}
+
+/**
+ * Whose mail it is and where it goes, for the fair claim (FairQueue.ts): the recipient's address is the tenant, its
+ * domain the endpoint. A domain whose mail servers hang holds only the domain's share; the addresses of one shared
+ * domain (a large mail provider) are claimed round-robin, so one of them cannot fill the domain's share alone.
+ */
+export function mailQueueKeys(to: string): { tenant: string; endpoint: string } {
+  const address = to.trim().toLowerCase()
+  return { tenant: address, endpoint: address.slice(address.lastIndexOf('@') + 1) }
 }
 
 /** The outcome of one send attempt, as the outbox records it. */

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 import { type Address, type Hex, zeroAddress } from 'viem'
-import { AGENT_NAME_PATTERN } from './Agent.ts'
+import { AGENT_NAME_PATTERN, nameKey } from './Agent.ts'
 import {
   type RatingTypedData,
   type ReviewTypedData,
@@ -656,3 +656,14 @@ export const MAX_RECHECKS = 12
 export const MAX_UNMINED_RECHECKS = 5
 /** The most tasks one client may have re-checked in the background at once; past it, it calls verify-payment. */
 export const MAX_RECHECKS_PER_CLIENT = 10
+
+/**
+ * Whose re-check it is and where from, for the fair claim (FairQueue.ts): the seller (its name key) is the tenant,
+ * the client that ordered the endpoint, or the task itself when the host named no client (no client quota then).
+ */
+export function recheckQueueKeys(task: Pick<TaskRecord, 'id' | 'agentName' | 'clientKey'>): {
+  tenant: string
+  endpoint: string
+} {
+  return { tenant: nameKey(task.agentName), endpoint: task.clientKey || `task:${task.id}` }
+}

@@ -32,6 +32,12 @@ export const WEBHOOK_CURSOR = 'webhooks:cursor'
 export const MAX_WEBHOOKS = { seller: 10, task: 5 } as const
 /** The longest endpoint URL taken. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048
+/**
+ * The most deliveries one endpoint may have pending (not delivered, not given up). A delivery queued past it is
+ * dropped and counted on the endpoint (`dropped_deliveries`): a flood of events, or a receiver that never answers,
+ * holds at most this many rows, and its owner reads what it missed from the feed (GET /api/feed).
+ */
+export const WEBHOOK_BACKLOG_MAX = 1_000
 /** How long one delivery attempt may take before it counts as failed. */
 export const WEBHOOK_TIMEOUT_MS = 10_000
 /**
@@ -57,6 +63,8 @@ export type WebhookRecord = {
   createdAt: Date
   /** The feed's newest event id when it was added: it gets only events after it. */
   afterEventId: string
+  /** Deliveries not queued because its backlog was full (WEBHOOK_BACKLOG_MAX); the feed still has their events. */
+  droppedDeliveries: number
 }
 
 /** One event for one endpoint, kept until delivered or given up. `id` is its `webhook-id`, the same on every retry. */
@@ -157,6 +165,8 @@ export type WebhookView = {
   events: WebhookEventType[]
   task_id: string | null
   created_at: string
+  /** Deliveries dropped because the endpoint's backlog was full (WEBHOOK_BACKLOG_MAX). */
+  dropped_deliveries: number
   deliveries: WebhookDeliveryView[]
 }
 
@@ -201,6 +211,7 @@ export function toWebhookView(webhook: WebhookRecord, deliveries: WebhookDeliver
     events: webhook.events,
     task_id: webhook.taskId,
     created_at: webhook.createdAt.toISOString(),
+    dropped_deliveries: webhook.droppedDeliveries,
     deliveries: deliveries.map(toDeliveryView),
   }
 }

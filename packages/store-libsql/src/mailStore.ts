@@ -1,6 +1,14 @@
-import { type MailOutcome, type Store, toOutboxEntry, toOutboxRow, toTaskRow } from '@agentmarket/core'
-import { and, asc, eq, inArray, isNull, lte, sql } from 'drizzle-orm'
+import {
+  type MailOutcome,
+  type Store,
+  settledMailColumns,
+  toOutboxEntry,
+  toOutboxRow,
+  toTaskRow,
+} from '@agentmarket/core'
+import { and, eq, isNull, lte, sql } from 'drizzle-orm'
 import { budgetCaps, OverCap } from './budgetUsage.ts'
+import { fairPick, QUEUES } from './fairQueue.ts'
 import type { Database } from './open.ts'
 import { orderMails, outbox, tasks } from './schema.ts'
 import { batchWriter, isUniqueViolation } from './writes.ts'
@@ -36,32 +44,37 @@ export function mailStore(database: Database): MailMethods {
       }
     },
 
-    async claimDueMail(now, leaseUntil, limit) {
-      // One UPDATE picks and leases the due entries, so two senders racing for them split them, never share one.
-      const due = db
+    async claimDueMail(now, leaseUntil, share) {
+      // Most passes find nothing due: a read answers them without taking the database's write lock.
+      const [any] = await db
         .select({ id: outbox.id })
         .from(outbox)
         .where(and(pending, lte(outbox.nextAttemptAt, now.getTime())))
-        .orderBy(asc(outbox.nextAttemptAt), asc(outbox.id))
-        .limit(limit)
+        .limit(1)
+      if (!any) return []
+      // One UPDATE picks (the fair policy) and leases, so two senders racing split the entries and never pass a quota.
       const rows = await db
         .update(outbox)
-        .set({ attempts: sql`${outbox.attempts} + 1`, nextAttemptAt: leaseUntil.getTime() })
-        .where(and(inArray(outbox.id, due), pending, lte(outbox.nextAttemptAt, now.getTime())))
+        .set({
+          attempts: sql`${outbox.attempts} + 1`,
+          nextAttemptAt: leaseUntil.getTime(),
+          leasedUntil: leaseUntil.getTime(),
+        })
+        .where(
+          and(
+            sql`${outbox.id} in (${fairPick(QUEUES.mail, now.getTime(), share)})`,
+            pending,
+            lte(outbox.nextAttemptAt, now.getTime()),
+          ),
+        )
         .returning()
       return rows.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).map(toOutboxEntry)
     },
 
     async settleMail(id, outcome: MailOutcome) {
-      const change =
-        outcome.outcome === 'sent'
-          ? { sentAt: outcome.at.getTime() }
-          : outcome.outcome === 'failed'
-            ? { failedAt: outcome.at.getTime(), lastError: outcome.error }
-            : { nextAttemptAt: outcome.nextAttemptAt.getTime(), lastError: outcome.error }
       await db
         .update(outbox)
-        .set(change)
+        .set(settledMailColumns(outcome))
         .where(and(eq(outbox.id, id), pending))
     },
 

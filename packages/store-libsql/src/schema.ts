@@ -198,6 +198,8 @@ export const tasks = sqliteTable(
     pendingTxHash: text('pending_tx_hash'),
     recheckAttempts: integer('recheck_attempts'),
     nextRecheckAt: integer('next_recheck_at'),
+    /** While a re-check runs: the end of its lease (in flight until settled or then); null otherwise. */
+    recheckLeasedUntil: integer('recheck_leased_until'),
     /** The payer's EIP-712 signature sent with a not-yet-final tx hash, judged when the payment is mined. */
     pendingSignature: text('pending_signature'),
     /** A keyed digest of the client that ordered (idempotency scope, re-check budget); never the address itself. */
@@ -249,6 +251,9 @@ export const tasks = sqliteTable(
       .on(sql`lower(coalesce(${table.paidFrom}, ${table.buyerWallet}))`)
       .where(sql`${table.outcome} in ('accepted', 'rejected')`),
     index('tasks_checks_by_client').on(table.clientKey).where(sql`${table.pendingTxHash} is not null`),
+    index('tasks_rechecks_in_flight')
+      .on(table.recheckLeasedUntil)
+      .where(sql`${table.recheckLeasedUntil} is not null and ${table.status} = 'pending_payment'`),
   ],
 )
 
@@ -300,6 +305,9 @@ export const outbox = sqliteTable(
     id: text('id').primaryKey(),
     fromAddress: text('from_address').notNull(),
     toAddress: text('to_address').notNull(),
+    /** The fair claim's tenant (the recipient) and endpoint (its domain): core OrderMail.ts mailQueueKeys. */
+    tenant: text('tenant').notNull().default(''),
+    endpoint: text('endpoint').notNull().default(''),
     subject: text('subject').notNull(),
     body: text('body').notNull(),
     messageId: text('message_id').notNull(),
@@ -309,6 +317,8 @@ export const outbox = sqliteTable(
     createdAt: integer('created_at').notNull(),
     attempts: integer('attempts').notNull(),
     nextAttemptAt: integer('next_attempt_at').notNull(),
+    /** The end of a running attempt's lease (in flight until settled or then); null between attempts. */
+    leasedUntil: integer('leased_until'),
     sentAt: integer('sent_at'),
     failedAt: integer('failed_at'),
     lastError: text('last_error'),
@@ -317,6 +327,13 @@ export const outbox = sqliteTable(
     index('outbox_due')
       .on(table.nextAttemptAt)
       .where(sql`${table.sentAt} is null and ${table.failedAt} is null`),
+    // The fair claim walks the endpoints with pending mail and reads each one's first due entries.
+    index('outbox_pending_by_endpoint')
+      .on(table.endpoint, table.nextAttemptAt, table.id)
+      .where(sql`${table.sentAt} is null and ${table.failedAt} is null`),
+    index('outbox_in_flight')
+      .on(table.leasedUntil)
+      .where(sql`${table.leasedUntil} is not null and ${table.sentAt} is null and ${table.failedAt} is null`),
   ],
 )
 
@@ -338,6 +355,8 @@ export const webhooks = sqliteTable(
     taskId: text('task_id'),
     /** The feed's newest event id when it was added: it gets only later events. */
     afterEventId: text('after_event_id').notNull().default('0'),
+    /** Deliveries not queued because the endpoint's backlog was full (core WEBHOOK_BACKLOG_MAX). */
+    droppedDeliveries: integer('dropped_deliveries').notNull().default(0),
     url: text('url').notNull(),
     /** The event types asked for (JSON array). */
     events: text('events').notNull(),
@@ -381,6 +400,11 @@ export const webhookDeliveries = sqliteTable(
       .on(table.nextAttemptAt)
       .where(sql`${table.deliveredAt} is null and ${table.failedAt} is null`),
     index('webhook_deliveries_latest').on(table.webhookId, table.createdAt),
+    // The fair claim walks the endpoints with pending deliveries and reads each one's first due (and the backlog cap
+    // counts an endpoint's pending ones) without reading the rest of the backlog.
+    index('webhook_deliveries_pending_by_endpoint')
+      .on(table.webhookId, table.nextAttemptAt, table.id)
+      .where(sql`${table.deliveredAt} is null and ${table.failedAt} is null`),
     index('webhook_deliveries_in_flight')
       .on(table.leasedUntil)
       .where(

@@ -13,6 +13,7 @@ import {
 } from '@agentmarket/core'
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, or, type SQL, sql } from 'drizzle-orm'
 import { budgetCaps, OverCap } from './budgetUsage.ts'
+import { fairPick, QUEUES } from './fairQueue.ts'
 import type { Database } from './open.ts'
 import { agents, events, tasks, trustBuyers } from './schema.ts'
 import { named, shapedRead } from './shapedReads.ts'
@@ -359,25 +360,19 @@ export function taskStore(database: Database): TaskMethods {
       return withAgentNames(rows)
     },
 
-    async claimDueRechecks(now, leaseUntil, limit) {
-      // One UPDATE picks and leases the due tasks inside the write lock, so racing processes split them.
-      const due = db
-        .select({ id: tasks.id })
-        .from(tasks)
-        .where(
-          and(
-            eq(tasks.status, 'pending_payment'),
-            isNotNull(tasks.nextRecheckAt),
-            lte(tasks.nextRecheckAt, now.getTime()),
-          ),
-        )
-        .orderBy(asc(tasks.nextRecheckAt))
-        .limit(limit)
+    async claimDueRechecks(now, leaseUntil, share) {
+      // One UPDATE picks (the fair policy) and leases inside the write lock, so racing processes split the checks.
       const rows = await database.connection.commitTogether(() =>
         db
           .update(tasks)
-          .set({ nextRecheckAt: leaseUntil.getTime() })
-          .where(and(inArray(tasks.id, due), eq(tasks.status, 'pending_payment')))
+          .set({ nextRecheckAt: leaseUntil.getTime(), recheckLeasedUntil: leaseUntil.getTime() })
+          .where(
+            and(
+              sql`${tasks.id} in (${fairPick(QUEUES.rechecks, now.getTime(), share)})`,
+              eq(tasks.status, 'pending_payment'),
+              lte(tasks.nextRecheckAt, now.getTime()),
+            ),
+          )
           .returning()
           .all(),
       )

@@ -1,5 +1,4 @@
 import {
-  type FairShare,
   type Store,
   settledColumns,
   toDeliveryRecord,
@@ -8,6 +7,7 @@ import {
   toWebhookRow,
 } from '@agentmarket/core'
 import { and, asc, desc, eq, inArray, isNull, lte, or, type SQL, sql } from 'drizzle-orm'
+import { fairPick, QUEUES } from './fairQueue.ts'
 import type { Database } from './open.ts'
 import { webhookDeliveries, webhooks } from './schema.ts'
 import { batchWriter } from './writes.ts'
@@ -25,32 +25,6 @@ type WebhookMethods = Pick<
 >
 
 const pending = and(isNull(webhookDeliveries.deliveredAt), isNull(webhookDeliveries.failedAt))
-
-/**
- * The ids core's pickFair takes (FairQueue.ts) from the deliveries due at `now`, as SQL: per-endpoint then per-tenant
- * quotas counting the attempts in flight (leased past `now`), then round-robin across tenants by their rank.
- */
-const fairPick = (now: number, { limit, perTenant, perEndpoint }: FairShare): SQL => sql`
-  with busy as (
-    select tenant, webhook_id from webhook_deliveries
-    where leased_until > ${now} and delivered_at is null and failed_at is null),
-  busy_tenants as (select tenant, count(*) as n from busy group by tenant),
-  busy_endpoints as (select webhook_id, count(*) as n from busy group by webhook_id),
-  due as (
-    select id, tenant, webhook_id, next_attempt_at,
-      row_number() over (partition by webhook_id order by next_attempt_at, id) as endpoint_rank
-    from webhook_deliveries
-    where delivered_at is null and failed_at is null and next_attempt_at <= ${now}),
-  endpoints_free as (
-    select due.id, due.tenant, due.next_attempt_at,
-      row_number() over (partition by due.tenant order by due.next_attempt_at, due.id) as tenant_rank
-    from due left join busy_endpoints on busy_endpoints.webhook_id = due.webhook_id
-    where due.endpoint_rank + coalesce(busy_endpoints.n, 0) <= ${perEndpoint})
-  select endpoints_free.id from endpoints_free
-    left join busy_tenants on busy_tenants.tenant = endpoints_free.tenant
-  where endpoints_free.tenant_rank + coalesce(busy_tenants.n, 0) <= ${perTenant}
-  order by endpoints_free.tenant_rank, endpoints_free.next_attempt_at, endpoints_free.id
-  limit ${limit}`
 
 /** The endpoints of an owner: the agent's own (`taskId` null) or one task's. */
 const ownedBy = (agentKey: string, taskId: string | null): SQL | undefined =>
@@ -125,30 +99,47 @@ export function webhookStore(database: Database): WebhookMethods {
       return rows.map(toWebhookRecord)
     },
 
-    async enqueueDeliveries(list) {
+    async enqueueDeliveries(list, backlogMax) {
       if (list.length === 0) return
-      // A delivery of an endpoint deleted meanwhile is dropped with it; one already queued is kept as it is.
+      // An endpoint's pending deliveries, counted up to the cap only (the pending index, at most `backlogMax` rows).
+      const backlog = `(select count(*) from (select 1 from webhook_deliveries
+          where webhook_id = ? and delivered_at is null and failed_at is null limit ?))`
+      // A delivery of an endpoint deleted meanwhile is dropped with it; one already queued is kept as it is; one
+      // past the endpoint's backlog cap is counted on the endpoint instead of queued.
       await writeBatch(
-        list.map((delivery) => () => {
+        list.flatMap((delivery) => {
           const row = toDeliveryRow(delivery)
-          return connection.run(
-            `insert into webhook_deliveries (id, webhook_id, tenant, event_id, url, type, payload, created_at,
-                attempts, next_attempt_at)
-              select ?, ?, ?, ?, ?, ?, ?, ?, 0, ? where exists (select 1 from webhooks where id = ?)
-              on conflict (webhook_id, event_id) do nothing`,
-            [
-              row.id,
-              row.webhookId,
-              row.tenant,
-              row.eventId,
-              row.url,
-              row.type,
-              row.payload,
-              row.createdAt,
-              row.nextAttemptAt,
-              row.webhookId,
-            ],
-          )
+          const drop = () =>
+            connection.run(
+              `update webhooks set dropped_deliveries = dropped_deliveries + 1
+                where id = ? and ${backlog} >= ?
+                  and not exists (select 1 from webhook_deliveries where webhook_id = ? and event_id = ?)`,
+              [row.webhookId, row.webhookId, backlogMax, backlogMax, row.webhookId, row.eventId],
+            )
+          const queue = () =>
+            connection.run(
+              `insert into webhook_deliveries (id, webhook_id, tenant, event_id, url, type, payload, created_at,
+                  attempts, next_attempt_at)
+                select ?, ?, ?, ?, ?, ?, ?, ?, 0, ? where exists (select 1 from webhooks where id = ?)
+                  and ${backlog} < ?
+                on conflict (webhook_id, event_id) do nothing`,
+              [
+                row.id,
+                row.webhookId,
+                row.tenant,
+                row.eventId,
+                row.url,
+                row.type,
+                row.payload,
+                row.createdAt,
+                row.nextAttemptAt,
+                row.webhookId,
+                row.webhookId,
+                backlogMax,
+                backlogMax,
+              ],
+            )
+          return [drop, queue]
         }),
       )
     },
@@ -171,7 +162,7 @@ export function webhookStore(database: Database): WebhookMethods {
         })
         .where(
           and(
-            sql`${webhookDeliveries.id} in (${fairPick(now.getTime(), share)})`,
+            sql`${webhookDeliveries.id} in (${fairPick(QUEUES.webhooks, now.getTime(), share)})`,
             pending,
             lte(webhookDeliveries.nextAttemptAt, now.getTime()),
           ),

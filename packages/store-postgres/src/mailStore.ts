@@ -1,7 +1,15 @@
-import { type MailOutcome, type Store, toOutboxEntry, toOutboxRow, toTaskRow } from '@agentmarket/core'
-import { and, eq, inArray, isNull, sql, TransactionRollbackError } from 'drizzle-orm'
+import {
+  type MailOutcome,
+  type Store,
+  settledMailColumns,
+  toOutboxEntry,
+  toOutboxRow,
+  toTaskRow,
+} from '@agentmarket/core'
+import { and, eq, inArray, isNull, TransactionRollbackError } from 'drizzle-orm'
 import { insertEvents } from './agentStore.ts'
 import { overCap } from './budgetUsage.ts'
+import { claimFair, QUEUES } from './fairQueue.ts'
 import type { PostgresDatabase } from './open.ts'
 import { orderMails, outbox, tasks } from './schema.ts'
 import { brokenConstraint } from './taskStore.ts'
@@ -36,38 +44,17 @@ export function mailStore({ db }: PostgresDatabase): MailMethods {
       }
     },
 
-    async claimDueMail(now, leaseUntil, limit) {
-      // One UPDATE picks and leases the due entries; rows another node is claiming are skipped, not waited for, so
-      // senders on many nodes split the due mail and never send one entry twice.
-      const rows = await db.execute<{ id: string }>(sql`update outbox set attempts = attempts + 1,
-          next_attempt_at = ${leaseUntil.getTime()}::bigint
-        where id in (select id from outbox where sent_at is null and failed_at is null
-          and next_attempt_at <= ${now.getTime()}::bigint
-          order by next_attempt_at, id limit ${limit} for update skip locked)
-        returning id`)
-      if (rows.length === 0) return []
-      const claimed = await db
-        .select()
-        .from(outbox)
-        .where(
-          inArray(
-            outbox.id,
-            rows.map((row) => row.id),
-          ),
-        )
+    async claimDueMail(now, leaseUntil, share) {
+      const ids = await claimFair(db, QUEUES.mail, now, leaseUntil, share)
+      if (ids.length === 0) return []
+      const claimed = await db.select().from(outbox).where(inArray(outbox.id, ids))
       return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).map(toOutboxEntry)
     },
 
     async settleMail(id, outcome: MailOutcome) {
-      const change =
-        outcome.outcome === 'sent'
-          ? { sentAt: outcome.at.getTime() }
-          : outcome.outcome === 'failed'
-            ? { failedAt: outcome.at.getTime(), lastError: outcome.error }
-            : { nextAttemptAt: outcome.nextAttemptAt.getTime(), lastError: outcome.error }
       await db
         .update(outbox)
-        .set(change)
+        .set(settledMailColumns(outcome))
         .where(and(eq(outbox.id, id), pending))
     },
 

@@ -211,6 +211,8 @@ export const tasks = pgTable(
     pendingTxHash: text('pending_tx_hash'),
     recheckAttempts: integer('recheck_attempts'),
     nextRecheckAt: long('next_recheck_at'),
+    /** While a re-check runs: the end of its lease (in flight until settled or then); null otherwise. */
+    recheckLeasedUntil: long('recheck_leased_until'),
     pendingSignature: text('pending_signature'),
     clientKey: text('client_key'),
     expiresAt: long('expires_at'),
@@ -258,6 +260,9 @@ export const tasks = pgTable(
       .on(sql`lower(coalesce(${table.paidFrom}, ${table.buyerWallet}))`)
       .where(sql`${table.outcome} in ('accepted', 'rejected')`),
     index('tasks_checks_by_client').on(table.clientKey).where(sql`${table.pendingTxHash} is not null`),
+    index('tasks_rechecks_in_flight')
+      .on(table.recheckLeasedUntil)
+      .where(sql`${table.recheckLeasedUntil} is not null and ${table.status} = 'pending_payment'`),
   ],
 )
 
@@ -306,6 +311,9 @@ export const outbox = pgTable(
     id: text('id').primaryKey(),
     fromAddress: text('from_address').notNull(),
     toAddress: text('to_address').notNull(),
+    /** The fair claim's tenant (the recipient) and endpoint (its domain): core OrderMail.ts mailQueueKeys. */
+    tenant: text('tenant').notNull().default(''),
+    endpoint: text('endpoint').notNull().default(''),
     subject: text('subject').notNull(),
     body: text('body').notNull(),
     messageId: text('message_id').notNull(),
@@ -315,6 +323,8 @@ export const outbox = pgTable(
     createdAt: long('created_at').notNull(),
     attempts: integer('attempts').notNull(),
     nextAttemptAt: long('next_attempt_at').notNull(),
+    /** The end of a running attempt's lease (in flight until settled or then); null between attempts. */
+    leasedUntil: long('leased_until'),
     sentAt: long('sent_at'),
     failedAt: long('failed_at'),
     lastError: text('last_error'),
@@ -323,6 +333,13 @@ export const outbox = pgTable(
     index('outbox_due')
       .on(table.nextAttemptAt)
       .where(sql`${table.sentAt} is null and ${table.failedAt} is null`),
+    // The fair claim walks the endpoints with pending mail and reads each one's first due entries.
+    index('outbox_pending_by_endpoint')
+      .on(table.endpoint, table.nextAttemptAt, table.id)
+      .where(sql`${table.sentAt} is null and ${table.failedAt} is null`),
+    index('outbox_in_flight')
+      .on(table.leasedUntil)
+      .where(sql`${table.leasedUntil} is not null and ${table.sentAt} is null and ${table.failedAt} is null`),
   ],
 )
 
@@ -341,6 +358,8 @@ export const webhooks = pgTable(
     taskId: text('task_id'),
     /** The feed's newest event id when it was added: it gets only later events. */
     afterEventId: text('after_event_id').notNull().default('0'),
+    /** Deliveries not queued because the endpoint's backlog was full (core WEBHOOK_BACKLOG_MAX). */
+    droppedDeliveries: integer('dropped_deliveries').notNull().default(0),
     url: text('url').notNull(),
     /** The event types asked for (JSON array). */
     events: text('events').notNull(),
@@ -384,6 +403,11 @@ export const webhookDeliveries = pgTable(
       .on(table.nextAttemptAt)
       .where(sql`${table.deliveredAt} is null and ${table.failedAt} is null`),
     index('webhook_deliveries_latest').on(table.webhookId, table.createdAt),
+    // The fair claim walks the endpoints with pending deliveries and reads each one's first due (and the backlog cap
+    // counts an endpoint's pending ones) without reading the rest of the backlog.
+    index('webhook_deliveries_pending_by_endpoint')
+      .on(table.webhookId, table.nextAttemptAt, table.id)
+      .where(sql`${table.deliveredAt} is null and ${table.failedAt} is null`),
     index('webhook_deliveries_in_flight')
       .on(table.leasedUntil)
       .where(

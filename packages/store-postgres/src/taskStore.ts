@@ -22,6 +22,7 @@ import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, or, type SQL, 
 import { zeroAddress } from 'viem'
 import { eventInserts, inOneTrip, insertEvents, type Writer } from './agentStore.ts'
 import { overCap, usageOf } from './budgetUsage.ts'
+import { claimFair, QUEUES } from './fairQueue.ts'
 import type { PostgresDatabase } from './open.ts'
 import { agents, tasks } from './schema.ts'
 
@@ -443,26 +444,10 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
       return withAgentNames(rows)
     },
 
-    async claimDueRechecks(now, leaseUntil, limit) {
-      // One UPDATE picks and leases the due tasks; rows another node is claiming are skipped, not waited for, so nodes
-      // split the due checks and never check one task twice.
-      const claimed = await db.execute<{
-        id: string
-      }>(sql`update tasks set next_recheck_at = ${leaseUntil.getTime()}::bigint
-        where id in (select id from tasks where status = 'pending_payment' and next_recheck_at is not null
-          and next_recheck_at <= ${now.getTime()}::bigint order by next_recheck_at limit ${limit} for update skip locked)
-        returning id`)
-      if (claimed.length === 0) return []
-      const rows = await db
-        .select()
-        .from(tasks)
-        .where(
-          inArray(
-            tasks.id,
-            claimed.map((row) => row.id),
-          ),
-        )
-      return withAgentNames(rows)
+    async claimDueRechecks(now, leaseUntil, share) {
+      const ids = await claimFair(db, QUEUES.rechecks, now, leaseUntil, share)
+      if (ids.length === 0) return []
+      return withAgentNames(await db.select().from(tasks).where(inArray(tasks.id, ids)))
     },
 
     async setPendingCheck(id, check) {

@@ -1,5 +1,4 @@
 import {
-  type FairShare,
   type Store,
   settledColumns,
   toDeliveryRecord,
@@ -7,6 +6,7 @@ import {
   toWebhookRow,
 } from '@agentmarket/core'
 import { and, asc, count, desc, eq, inArray, isNull, or, type SQL, sql } from 'drizzle-orm'
+import { claimFair, QUEUES } from './fairQueue.ts'
 import type { PostgresDatabase } from './open.ts'
 import { webhookDeliveries, webhooks } from './schema.ts'
 
@@ -23,32 +23,6 @@ type WebhookMethods = Pick<
 >
 
 const pending = and(isNull(webhookDeliveries.deliveredAt), isNull(webhookDeliveries.failedAt))
-
-/**
- * The ids core's pickFair takes (FairQueue.ts) from the deliveries due at `now`, as SQL: per-endpoint then per-tenant
- * quotas counting the attempts in flight (leased past `now`), then round-robin across tenants by their rank.
- */
-const fairPick = (now: number, { limit, perTenant, perEndpoint }: FairShare): SQL => sql`
-  with busy as (
-    select tenant, webhook_id from webhook_deliveries
-    where leased_until > ${now}::bigint and delivered_at is null and failed_at is null),
-  busy_tenants as (select tenant, count(*) as n from busy group by tenant),
-  busy_endpoints as (select webhook_id, count(*) as n from busy group by webhook_id),
-  due as (
-    select id, tenant, webhook_id, next_attempt_at,
-      row_number() over (partition by webhook_id order by next_attempt_at, id) as endpoint_rank
-    from webhook_deliveries
-    where delivered_at is null and failed_at is null and next_attempt_at <= ${now}::bigint),
-  endpoints_free as (
-    select due.id, due.tenant, due.next_attempt_at,
-      row_number() over (partition by due.tenant order by due.next_attempt_at, due.id) as tenant_rank
-    from due left join busy_endpoints on busy_endpoints.webhook_id = due.webhook_id
-    where due.endpoint_rank + coalesce(busy_endpoints.n, 0) <= ${perEndpoint}::int)
-  select endpoints_free.id from endpoints_free
-    left join busy_tenants on busy_tenants.tenant = endpoints_free.tenant
-  where endpoints_free.tenant_rank + coalesce(busy_tenants.n, 0) <= ${perTenant}::int
-  order by endpoints_free.tenant_rank, endpoints_free.next_attempt_at, endpoints_free.id
-  limit ${limit}::int`
 
 /** The endpoints of an owner: the agent's own (`taskId` null) or one task's. */
 const ownedBy = (agentKey: string, taskId: string | null): SQL | undefined =>
@@ -102,45 +76,38 @@ export function webhookStore({ db }: PostgresDatabase): WebhookMethods {
       return rows.map(toWebhookRecord)
     },
 
-    async enqueueDeliveries(list) {
+    async enqueueDeliveries(list, backlogMax) {
       if (list.length === 0) return
-      // A delivery of an endpoint deleted meanwhile is dropped with it.
+      /** An endpoint's pending deliveries, counted up to the cap only (the pending index, at most the cap's rows). */
+      const backlog = (webhookId: string) => sql`(select count(*) from (select 1 from webhook_deliveries
+          where webhook_id = ${webhookId} and delivered_at is null and failed_at is null limit ${backlogMax}::int)
+          as pending_deliveries)`
+      // A delivery of an endpoint deleted meanwhile is dropped with it; one already queued is kept as it is; one
+      // past the endpoint's backlog cap is counted on the endpoint instead of queued.
       await db.transaction(async (tx) => {
-        for (const delivery of list)
+        for (const delivery of list) {
+          await tx.execute(sql`update webhooks set dropped_deliveries = dropped_deliveries + 1
+            where id = ${delivery.webhookId} and ${backlog(delivery.webhookId)} >= ${backlogMax}::int
+              and not exists (select 1 from webhook_deliveries
+                where webhook_id = ${delivery.webhookId} and event_id = ${delivery.eventId})`)
           await tx.execute(sql`insert into webhook_deliveries (id, webhook_id, tenant, event_id, url, type,
               payload, created_at, attempts, next_attempt_at)
-            select ${delivery.id}, ${delivery.webhookId}, ${delivery.tenant}, ${delivery.eventId}, ${delivery.url}, ${delivery.type},
-              ${delivery.payload},
+            select ${delivery.id}, ${delivery.webhookId}, ${delivery.tenant}, ${delivery.eventId}, ${delivery.url},
+              ${delivery.type}, ${delivery.payload},
               ${delivery.createdAt.getTime()}::bigint, 0, ${delivery.nextAttemptAt.getTime()}::bigint
             where exists (select 1 from webhooks where id = ${delivery.webhookId})
+              and ${backlog(delivery.webhookId)} < ${backlogMax}::int
             on conflict (webhook_id, event_id) do nothing`)
+        }
       })
     },
 
     async claimDueDeliveries(now, leaseUntil, share) {
-      // Claims take turns (a transaction-scoped advisory lock): the quotas count what every node has in flight, so
-      // two nodes picking at once could together pass them. A claim is one short statement.
-      const rows = await db.transaction(async (tx) => {
-        await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended('webhook_deliveries:claim', 0))`)
-        return tx.execute<{ id: string }>(sql`update webhook_deliveries set attempts = attempts + 1,
-            next_attempt_at = ${leaseUntil.getTime()}::bigint, leased_until = ${leaseUntil.getTime()}::bigint
-          where id in (${fairPick(now.getTime(), share)}) and delivered_at is null and failed_at is null
-            and next_attempt_at <= ${now.getTime()}::bigint
-          returning id`)
-      })
-      if (rows.length === 0) return []
-      const claimed = await db
-        .select()
-        .from(webhookDeliveries)
-        .where(
-          inArray(
-            webhookDeliveries.id,
-            rows.map((row) => row.id),
-          ),
-        )
+      const ids = await claimFair(db, QUEUES.webhooks, now, leaseUntil, share)
+      if (ids.length === 0) return []
+      const claimed = await db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.id, ids))
       return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).map(toDeliveryRecord)
     },
-
     async settleDelivery(id, outcome) {
       await db
         .update(webhookDeliveries)

@@ -1,11 +1,11 @@
 import { type AgentRecord, nameKey } from '../Agent.ts'
 import { asciiLower, compareAgents, compareByActivity, matchesFilters } from '../AgentSearch.ts'
 import { passesCap, taskSpending } from '../Budget.ts'
-import { pickFair } from '../FairQueue.ts'
+import { claimFair } from '../FairQueue.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import { livenessChangesAt } from '../Liveness.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
-import type { OutboxEntry } from '../OrderMail.ts'
+import { mailQueueKeys, type OutboxEntry } from '../OrderMail.ts'
 import type { BuyerDecisions, ListQuery, Store, TaskChange, TaskListQuery } from '../ports/Store.ts'
 import {
   settledColumns,
@@ -16,6 +16,7 @@ import {
 import {
   buyerWalletOf,
   findSkill,
+  recheckQueueKeys,
   type TaskPayment,
   type TaskRecord,
   type TaskStatus,
@@ -97,6 +98,8 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
   const kv = new Map<string, string>()
   const orderMailKeys = new Set<string>()
   const outbox = new Map<string, OutboxEntry>()
+  /** The end of each running re-check's lease, by task id (the SQL stores' recheck_leased_until). */
+  const recheckLeases = new Map<string, number>()
   // Webhooks are kept as the SQL stores' rows, so an attempt's outcome sets the same columns (settledColumns).
   const webhooks = new Map<string, WebhookRecord>()
   const deliveries = new Map<string, WebhookDeliveryRow>()
@@ -541,14 +544,34 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     async listDueRechecks(now, limit) {
       return structuredClone(dueRechecks(now, limit))
     },
-    async claimDueRechecks(now, leaseUntil, limit) {
-      const due = dueRechecks(now, limit)
-      for (const task of due) if (task.pendingCheck) task.pendingCheck.nextAt = new Date(leaseUntil)
-      return structuredClone(due)
+    async claimDueRechecks(now, leaseUntil, share) {
+      const pending = [...tasks.values()].flatMap((task) =>
+        task.status === 'pending_payment' && task.pendingCheck
+          ? [
+              {
+                id: task.id,
+                ...recheckQueueKeys(task),
+                dueAt: task.pendingCheck.nextAt.getTime(),
+                leasedUntil: recheckLeases.get(task.id) ?? null,
+              },
+            ]
+          : [],
+      )
+      // A lease of a task no longer awaiting payment (paid, expired, purged) is settled: forget it.
+      for (const id of recheckLeases.keys())
+        if (tasks.get(id)?.status !== 'pending_payment') recheckLeases.delete(id)
+      const claimed = claimFair(pending, now.getTime(), share).flatMap((id) => tasks.get(id) ?? [])
+      for (const task of claimed) {
+        if (task.pendingCheck) task.pendingCheck.nextAt = new Date(leaseUntil)
+        recheckLeases.set(task.id, leaseUntil.getTime())
+      }
+      return structuredClone(claimed)
     },
     async setPendingCheck(id, check) {
       const task = tasks.get(id)
-      if (task?.status === 'pending_payment') task.pendingCheck = structuredClone(check)
+      if (task?.status !== 'pending_payment') return
+      task.pendingCheck = structuredClone(check)
+      recheckLeases.delete(id)
     },
     async countPendingChecks(clientKey) {
       let count = 0
@@ -595,18 +618,30 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       outbox.set(reply.id, structuredClone(reply))
       return 'accepted'
     },
-    async claimDueMail(now, leaseUntil, limit) {
-      const due = [...outbox.values()]
-        .filter((entry) => !entry.sentAt && !entry.failedAt && entry.nextAttemptAt <= now)
-        .sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime() || byKey(a.id, b.id))
-        .slice(0, limit)
-      for (const entry of due)
-        Object.assign(entry, { attempts: entry.attempts + 1, nextAttemptAt: leaseUntil })
-      return structuredClone(due)
+    async claimDueMail(now, leaseUntil, share) {
+      const pending = [...outbox.values()]
+        .filter((entry) => !entry.sentAt && !entry.failedAt)
+        .map((entry) => ({
+          id: entry.id,
+          ...mailQueueKeys(entry.mail.to),
+          dueAt: entry.nextAttemptAt.getTime(),
+          leasedUntil: entry.leasedUntil?.getTime() ?? null,
+        }))
+      const claimed = claimFair(pending, now.getTime(), share).flatMap((id) => outbox.get(id) ?? [])
+      for (const entry of claimed)
+        Object.assign(entry, {
+          attempts: entry.attempts + 1,
+          nextAttemptAt: leaseUntil,
+          leasedUntil: leaseUntil,
+        })
+      // Oldest queued first, as the SQL stores answer.
+      claimed.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || byKey(a.id, b.id))
+      return structuredClone(claimed)
     },
     async settleMail(id, outcome) {
       const entry = outbox.get(id)
       if (!entry || entry.sentAt || entry.failedAt) return
+      entry.leasedUntil = null
       if (outcome.outcome === 'sent') entry.sentAt = outcome.at
       else if (outcome.outcome === 'failed')
         Object.assign(entry, { failedAt: outcome.at, lastError: outcome.error })
@@ -634,27 +669,27 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     async webhooksFor(agentKey, taskId) {
       return structuredClone([...ownedBy(agentKey, null), ...ownedBy(agentKey, taskId)])
     },
-    async enqueueDeliveries(list) {
+    async enqueueDeliveries(list, backlogMax) {
       for (const delivery of list) {
-        const taken = [...deliveries.values()].some(
-          (row) => row.webhookId === delivery.webhookId && row.eventId === delivery.eventId,
-        )
-        if (!taken && webhooks.has(delivery.webhookId)) deliveries.set(delivery.id, toDeliveryRow(delivery))
+        const mine = [...deliveries.values()].filter((row) => row.webhookId === delivery.webhookId)
+        const hook = webhooks.get(delivery.webhookId)
+        if (!hook || mine.some((row) => row.eventId === delivery.eventId)) continue
+        const backlog = mine.filter((row) => row.deliveredAt === null && row.failedAt === null).length
+        if (backlog >= backlogMax) hook.droppedDeliveries += 1
+        else deliveries.set(delivery.id, toDeliveryRow(delivery))
       }
     },
     async claimDueDeliveries(now, leaseUntil, share) {
-      const pending = [...deliveries.values()].filter(
-        (row) => row.deliveredAt === null && row.failedAt === null,
-      )
-      const asItem = (row: WebhookDeliveryRow) => ({
-        id: row.id,
-        tenant: row.tenant,
-        endpoint: row.webhookId,
-        dueAt: row.nextAttemptAt,
-      })
-      const inFlight = pending.filter((row) => (row.leasedUntil ?? 0) > now.getTime()).map(asItem)
-      const due = pending.filter((row) => row.nextAttemptAt <= now.getTime()).map(asItem)
-      const claimed = pickFair(due, inFlight, share).flatMap((id) => deliveries.get(id) ?? [])
+      const pending = [...deliveries.values()]
+        .filter((row) => row.deliveredAt === null && row.failedAt === null)
+        .map((row) => ({
+          id: row.id,
+          tenant: row.tenant,
+          endpoint: row.webhookId,
+          dueAt: row.nextAttemptAt,
+          leasedUntil: row.leasedUntil,
+        }))
+      const claimed = claimFair(pending, now.getTime(), share).flatMap((id) => deliveries.get(id) ?? [])
       for (const row of claimed)
         Object.assign(row, {
           attempts: row.attempts + 1,

@@ -287,12 +287,15 @@ export type TaskStore = {
   /** Unpaid tasks whose pending check is due at `now`, soonest first. */
   listDueRechecks(now: Date, limit: number): Promise<TaskRecord[]>
   /**
-   * Optional (the re-checks list with listDueRechecks without it): claims the `limit` soonest due of those (in no
-   * particular order), each leased until `leaseUntil` (its check's `nextAt`, answered so), so that processes racing
-   * for them split them and never check one task twice; a claim not settled by then (its process died) comes due again.
+   * Optional (the re-checks list with listDueRechecks without it): claims due checks by the fair policy of
+   * FairQueue.ts under `share` (exactly the ids `pickFair` picks from the due checks, given those leased past `now`;
+   * tenant and endpoint: Task.ts recheckQueueKeys), in no particular order, each leased until `leaseUntil` (its
+   * check's `nextAt`, answered so; in flight until setPendingCheck or the task leaves pending_payment, or until then),
+   * so that processes racing for them split them and never check one task twice; a claim not settled by then (its
+   * process died) comes due again.
    */
-  claimDueRechecks?(now: Date, leaseUntil: Date, limit: number): Promise<TaskRecord[]>
-  /** Sets or clears the pending check of a task still awaiting payment. */
+  claimDueRechecks?(now: Date, leaseUntil: Date, share: FairShare): Promise<TaskRecord[]>
+  /** Sets or clears the pending check of a task still awaiting payment (settling a claimed re-check). */
   setPendingCheck(id: string, check: PendingCheck | null): Promise<void>
   /** How many tasks awaiting payment of this client have a pending check. */
   countPendingChecks(clientKey: string): Promise<number>
@@ -312,10 +315,12 @@ export type MailStore = {
    */
   acceptOrderMail(receipt: OrderMailReceipt): Promise<'accepted' | 'duplicate' | 'budget_exceeded'>
   /**
-   * Claims up to `limit` unsent, not abandoned outbox entries due at `now`, oldest due first: each gets one more
-   * attempt and is leased until `leaseUntil`, so racing senders never claim the same entry twice.
+   * Claims unsent, not abandoned outbox entries due at `now` by the fair policy of FairQueue.ts under `share` (exactly
+   * the ids `pickFair` picks from the due entries, given those whose lease runs past `now`; tenant and endpoint:
+   * OrderMail.ts mailQueueKeys of the recipient): each gets one more attempt and is leased until `leaseUntil` (in
+   * flight until settled or then), so racing senders never claim the same entry twice. Oldest queued first.
    */
-  claimDueMail(now: Date, leaseUntil: Date, limit: number): Promise<OutboxEntry[]>
+  claimDueMail(now: Date, leaseUntil: Date, share: FairShare): Promise<OutboxEntry[]>
   /** Records how an attempt ended: sent, to retry at a time, or abandoned. */
   settleMail(id: string, outcome: MailOutcome): Promise<void>
   /** An outbox entry by id. */
@@ -335,8 +340,12 @@ export type WebhookStore = {
   deleteWebhook(id: string, agentKey: string, taskId: string | null): Promise<boolean>
   /** Where an event of task `taskId` (sold by `agentKey`) goes: the agent's own endpoints and the task's. */
   webhooksFor(agentKey: string, taskId: string): Promise<WebhookRecord[]>
-  /** Adds deliveries; one whose endpoint already has a delivery of its event is skipped (fanning out twice is safe). */
-  enqueueDeliveries(deliveries: WebhookDelivery[]): Promise<void>
+  /**
+   * Adds deliveries; one whose endpoint already has a delivery of its event is skipped (fanning out twice is safe),
+   * and one whose endpoint already has `backlogMax` pending (neither delivered nor given up) is not queued: the
+   * endpoint's `droppedDeliveries` counts it instead.
+   */
+  enqueueDeliveries(deliveries: WebhookDelivery[], backlogMax: number): Promise<void>
   /**
    * Claims deliveries due at `now` (neither delivered nor given up) by the fair policy of FairQueue.ts under `share`
    * (exactly the ids `pickFair` picks from the due deliveries, given those whose lease runs past `now`): each gets one

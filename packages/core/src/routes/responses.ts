@@ -293,6 +293,7 @@ const webhookFields = {
   events: v.array(v.picklist(WEBHOOK_EVENT_TYPES)),
   task_id: nullableText,
   created_at: text,
+  dropped_deliveries: v.number(),
   deliveries: v.array(WebhookDelivery),
 }
 

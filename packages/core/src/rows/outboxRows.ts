@@ -1,4 +1,4 @@
-import type { OutboxEntry } from '../OrderMail.ts'
+import { type MailOutcome, mailQueueKeys, type OutboxEntry } from '../OrderMail.ts'
 import { dateOf, ms } from './columns.ts'
 
 /** An outbox entry's row (`outbox`); `references` and `headers` are JSON text. */
@@ -6,6 +6,9 @@ export type OutboxRow = {
   id: string
   fromAddress: string
   toAddress: string
+  /** The fair claim's tenant and endpoint (OrderMail.ts mailQueueKeys of `toAddress`). */
+  tenant: string
+  endpoint: string
   subject: string
   body: string
   messageId: string
@@ -15,6 +18,7 @@ export type OutboxRow = {
   createdAt: number
   attempts: number
   nextAttemptAt: number
+  leasedUntil: number | null
   sentAt: number | null
   failedAt: number | null
   lastError: string | null
@@ -27,6 +31,7 @@ export function toOutboxRow(entry: OutboxEntry): OutboxRow {
     id: entry.id,
     fromAddress: mail.from,
     toAddress: mail.to,
+    ...mailQueueKeys(mail.to),
     subject: mail.subject,
     body: mail.text,
     messageId: mail.messageId,
@@ -36,6 +41,7 @@ export function toOutboxRow(entry: OutboxEntry): OutboxRow {
     createdAt: entry.createdAt.getTime(),
     attempts: entry.attempts,
     nextAttemptAt: entry.nextAttemptAt.getTime(),
+    leasedUntil: ms(entry.leasedUntil),
     sentAt: ms(entry.sentAt),
     failedAt: ms(entry.failedAt),
     lastError: entry.lastError,
@@ -43,7 +49,7 @@ export function toOutboxRow(entry: OutboxEntry): OutboxRow {
 }
 
 /** The record of an outbox row. */
-export function toOutboxEntry(row: OutboxRow): OutboxEntry {
+export function toOutboxEntry(row: Omit<OutboxRow, 'tenant' | 'endpoint'>): OutboxEntry {
   return {
     id: row.id,
     mail: {
@@ -59,8 +65,17 @@ export function toOutboxEntry(row: OutboxRow): OutboxEntry {
     createdAt: new Date(row.createdAt),
     attempts: row.attempts,
     nextAttemptAt: new Date(row.nextAttemptAt),
+    leasedUntil: dateOf(row.leasedUntil),
     sentAt: dateOf(row.sentAt),
     failedAt: dateOf(row.failedAt),
     lastError: row.lastError,
   }
+}
+
+/** The columns an attempt's outcome sets (its lease ends: it is no longer in flight). */
+export function settledMailColumns(outcome: MailOutcome): Partial<OutboxRow> {
+  if (outcome.outcome === 'sent') return { leasedUntil: null, sentAt: outcome.at.getTime() }
+  if (outcome.outcome === 'failed')
+    return { leasedUntil: null, failedAt: outcome.at.getTime(), lastError: outcome.error }
+  return { leasedUntil: null, nextAttemptAt: outcome.nextAttemptAt.getTime(), lastError: outcome.error }
 }

@@ -37,6 +37,8 @@ export type TaskRow = {
   pendingTxHash: string | null
   recheckAttempts: number | null
   nextRecheckAt: number | null
+  /** While a re-check runs: the end of its lease (in flight until settled or then); else null. */
+  recheckLeasedUntil: number | null
   pendingSignature: string | null
   clientKey: string | null
   expiresAt: number | null
@@ -79,6 +81,8 @@ export const pendingColumns = (check: PendingCheck | null) => ({
   pendingSignature: check?.signature ?? null,
   recheckAttempts: check?.attempts ?? null,
   nextRecheckAt: ms(check?.nextAt),
+  // Setting or clearing the check settles a running re-check: it is no longer in flight.
+  recheckLeasedUntil: null,
 })
 
 /** The rating columns of a task row. */

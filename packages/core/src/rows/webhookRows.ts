@@ -10,6 +10,7 @@ export type WebhookRow = {
   events: string
   createdAt: number
   afterEventId: string
+  droppedDeliveries: number
 }
 
 /** A delivery's row (`webhook_deliveries`). */
@@ -47,6 +48,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     events: JSON.parse(row.events) as WebhookEventType[],
     createdAt: new Date(row.createdAt),
     afterEventId: row.afterEventId,
+    droppedDeliveries: row.droppedDeliveries,
   }
 }
 

@@ -1,8 +1,8 @@
 import { strictEqual as equal, ok } from 'node:assert/strict'
 import type { Store } from '../ports/Store.ts'
-import { at, type StoreTest, sampleAgent, sampleMilestone, type WithStore } from './fixtures.ts'
+import { at, type StoreTest, sampleAgent, sampleMilestone, WIDE, type WithStore } from './fixtures.ts'
 import { sampleEntry } from './mailCases.ts'
-import { delivery, hook, WIDE } from './webhookCases.ts'
+import { delivery, hook } from './webhookCases.ts'
 
 /** The store's change version, or 'unsupported' for a store without one (it has no read caches to keep). */
 const versionOf = (store: Store) => store.changeVersion?.() ?? Promise.resolve('unsupported')
@@ -57,15 +57,15 @@ export function changeVersionCases(test: StoreTest, withStore: WithStore): void 
       // What the webhook pass does every 250 ms, the mail pass and the re-check pass every second.
       await store.webhooksFor('seller', 'task_1')
       await store.listWebhooks('seller', null)
-      await store.enqueueDeliveries([delivery('d1', 'a', '1')])
+      await store.enqueueDeliveries([delivery('d1', 'a', '1')], 1_000)
       const [claimed] = await store.claimDueDeliveries(at(3), at(10), WIDE)
       equal(claimed?.id, 'd1')
       await store.settleDelivery('d1', { outcome: 'delivered', at: at(4), status: 200, latencyMs: 2 })
       await store.listDeliveries('a', 10)
-      const [mail] = await store.claimDueMail(at(3), at(10), 10)
+      const [mail] = await store.claimDueMail(at(3), at(10), WIDE)
       equal(mail?.id, 'mail_1')
       await store.settleMail('mail_1', { outcome: 'sent', at: at(4) })
-      await store.claimDueRechecks?.(at(3), at(10), 10)
+      await store.claimDueRechecks?.(at(3), at(10), WIDE)
       await store.kvPut('cursor', '1')
       await store.kvUpdate('cursor', () => ({ op: 'set', value: '2', result: null }))
       await store.kvDelete('cursor')

@@ -2,6 +2,7 @@ import { strictEqual as equal } from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import type { Address, Hex } from 'viem'
 import type { AgentRecord } from '../Agent.ts'
+import type { FairShare } from '../FairQueue.ts'
 import type { FeedEventInput, FeedEventKind } from '../Feed.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import type { AgentClaim, OnlineEvent, Store, TaskListQuery } from '../ports/Store.ts'
@@ -26,6 +27,9 @@ export const allTasks: TaskListQuery = {
 /** The suite's epoch: every time is a few minutes after it. */
 export const T0 = new Date('2026-01-01T00:00:00.000Z')
 /** `minutes` after T0. */
+/** A fair share no conformance case reaches: a claim takes every due item (up to 100). */
+export const WIDE: FairShare = { limit: 100, perTenant: 100, perEndpoint: 100 }
+
 export const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000)
 
 /** A free skill record for tests; overrides make it purchasable or rename it. */

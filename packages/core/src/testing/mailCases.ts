@@ -2,7 +2,7 @@ import { strictEqual as equal, ok, deepStrictEqual as same } from 'node:assert/s
 import type { FeedEventInput } from '../Feed.ts'
 import type { OutboxEntry } from '../OrderMail.ts'
 import type { Store } from '../ports/Store.ts'
-import { sampleAgent, sampleSkill, sampleTask } from './fixtures.ts'
+import { sampleAgent, sampleSkill, sampleTask, WIDE } from './fixtures.ts'
 
 const T0 = new Date('2026-01-01T00:00:00.000Z')
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000)
@@ -24,6 +24,7 @@ export function sampleEntry(id: string, due = 0, written = due): OutboxEntry {
     createdAt: at(written),
     attempts: 0,
     nextAttemptAt: at(due),
+    leasedUntil: null,
     sentAt: null,
     failedAt: null,
     lastError: null,
@@ -125,13 +126,17 @@ export function mailStoreCases(
         await accept(entry)
       const ids = (entries: OutboxEntry[]) => entries.map((entry) => entry.id)
 
-      same(ids(await store.claimDueMail(at(5), at(100), 10)), ['mail_a'])
-      same(ids(await store.claimDueMail(at(5), at(100), 10)), [], 'a leased entry is not claimed again')
-      const [first] = await store.claimDueMail(at(40), at(140), 1)
+      same(ids(await store.claimDueMail(at(5), at(100), { ...WIDE, limit: 10 })), ['mail_a'])
+      same(
+        ids(await store.claimDueMail(at(5), at(100), { ...WIDE, limit: 10 })),
+        [],
+        'a leased entry is not claimed again',
+      )
+      const [first] = await store.claimDueMail(at(40), at(140), { ...WIDE, limit: 1 })
       equal(first?.id, 'mail_b', 'the soonest due comes first')
       equal(first?.attempts, 1)
       same(first?.nextAttemptAt, at(140))
-      same(ids(await store.claimDueMail(at(40), at(140), 10)), ['mail_c'])
+      same(ids(await store.claimDueMail(at(40), at(140), { ...WIDE, limit: 10 })), ['mail_c'])
 
       await store.settleMail('mail_a', { outcome: 'sent', at: at(6) })
       await store.settleMail('mail_b', {
@@ -152,8 +157,12 @@ export function mailStoreCases(
       const abandoned = await store.getMail('mail_c')
       same([abandoned?.failedAt, abandoned?.lastError], [at(43), 'gave up'])
 
-      same(ids(await store.claimDueMail(at(41), at(200), 10)), [], 'a retry waits for its time')
-      const [again] = await store.claimDueMail(at(500), at(600), 10)
+      same(
+        ids(await store.claimDueMail(at(41), at(200), { ...WIDE, limit: 10 })),
+        [],
+        'a retry waits for its time',
+      )
+      const [again] = await store.claimDueMail(at(500), at(600), { ...WIDE, limit: 10 })
       same([again?.id, again?.attempts], ['mail_b', 2], 'sent and abandoned entries are never claimed')
       await store.settleMail('mail_a', { outcome: 'failed', at: at(7), error: 'late' })
       equal((await store.getMail('mail_a'))?.failedAt, null, 'a sent entry stays sent')
@@ -168,7 +177,7 @@ export function mailStoreCases(
         await store.acceptOrderMail({ key: entry.id, receivedAt: T0, task: null, events: [], reply: entry })
       }
       const claims = await Promise.all(
-        Array.from({ length: 6 }, () => store.claimDueMail(at(60), at(600), 3)),
+        Array.from({ length: 6 }, () => store.claimDueMail(at(60), at(600), { ...WIDE, limit: 3 })),
       )
       const claimed = claims.flat().map((entry) => entry.id)
       equal(claimed.length, 12)

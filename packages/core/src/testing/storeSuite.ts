@@ -3,6 +3,7 @@ import { agentStoreCases } from './agentCases.ts'
 import { agentListCases } from './agentListCases.ts'
 import { budgetStoreCases } from './budgetCases.ts'
 import { changeVersionCases } from './changeVersionCases.ts'
+import { fairQueueCases } from './fairQueueCases.ts'
 import { jobStoreCases } from './jobCases.ts'
 import { kvStoreCases } from './kvCases.ts'
 import { mailStoreCases } from './mailCases.ts'
@@ -47,6 +48,7 @@ export function storeSuite(runner: TestRunner, adapterName: string, makeStore: (
   })
   describe(`Store conformance: ${adapterName} > MailStore`, () => mailStoreCases(test, withStore))
   describe(`Store conformance: ${adapterName} > WebhookStore`, () => webhookStoreCases(test, withStore))
+  describe(`Store conformance: ${adapterName} > FairQueue`, () => fairQueueCases(test, withStore))
   describe(`Store conformance: ${adapterName} > KvStore`, () => kvStoreCases(test, withStore))
   describe(`Store conformance: ${adapterName} > StoreLifecycle`, () => changeVersionCases(test, withStore))
 }

@@ -21,6 +21,7 @@ import {
   taskEvent,
   trustOf,
   USDC,
+  WIDE,
   type WithStore,
 } from './fixtures.ts'
 
@@ -562,14 +563,17 @@ export function taskStoreCases(test: StoreTest, withStore: WithStore): void {
         await store.insertTask(sampleTask({ id, pendingCheck: check(index % 3, index) }), [])
       const lease = at(30)
       const claims = await Promise.all(
-        Array.from({ length: 4 }, () => store.claimDueRechecks?.(at(5), lease, 5) ?? Promise.resolve([])),
+        Array.from(
+          { length: 4 },
+          () => store.claimDueRechecks?.(at(5), lease, { ...WIDE, limit: 5 }) ?? Promise.resolve([]),
+        ),
       )
       const claimed = claims.flat()
       same(claimed.map((task) => task.id).sort(), [...ids].sort())
       for (const task of claimed) same(task.pendingCheck?.nextAt, lease)
-      same(await store.claimDueRechecks(at(29), at(90), 20), [])
+      same(await store.claimDueRechecks(at(29), at(90), WIDE), [])
       // A claim never settled (its process died) is due again once its lease has ended.
-      equal((await store.claimDueRechecks(at(30), at(90), 20)).length, 12)
+      equal((await store.claimDueRechecks(at(30), at(90), WIDE)).length, 12)
     }),
   )
 }

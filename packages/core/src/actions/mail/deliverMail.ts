@@ -1,3 +1,4 @@
+import { type FairShare, MAIL_FAIR_SHARE } from '../../FairQueue.ts'
 import { MAIL_GIVE_UP_MS, type MailOutcome, mailRetryDelayMs, type OutboxEntry } from '../../OrderMail.ts'
 import type { Mailer } from '../../ports/Mailer.ts'
 import type { ActionContext } from '../context.ts'
@@ -7,12 +8,16 @@ export type MailDeliveryReport = { sent: number; retrying: number; failed: numbe
 
 /** Options of one outbox pass. */
 export type MailDeliveryOptions = {
-  /** Most entries sent in this pass. */
+  /** Claimed by (default MAIL_FAIR_SHARE): per-recipient and per-domain quotas of sends in flight. */
+  share?: FairShare
+  /** Most entries sent in this pass (the share's `limit` when given). */
   limit?: number
   /** How long a claimed entry is held by this pass before another sender may try it. */
   leaseMs?: number
   /** Delay before the next attempt after `attempts` failed ones. */
   retryDelayMs?: (attempts: number) => number
+  /** Told how many entries the pass claimed, before any is sent (as the webhook pass's option). */
+  onClaimed?: (count: number) => void
 }
 
 const LONGEST_ERROR = 500
@@ -45,20 +50,26 @@ export function deliveryActions(context: ActionContext) {
 
   return {
     /**
-     * One pass over the outbox: claims the due entries and hands each to `mailer`. A failed send is retried later
-     * with back-off (1 s doubling to 10 min) and abandoned after three days; a crash mid-pass leaves the entry to
-     * be retried once its lease ends.
+     * One pass over the outbox: claims the due entries by the fair share (FairQueue.ts: per-recipient and per-domain
+     * quotas of sends in flight, round-robin across recipients) and hands them to `mailer` at once, so a send that
+     * hangs holds back none but itself. A failed send is retried later with back-off (1 s doubling to 10 min) and
+     * abandoned after three days; a crash mid-pass leaves the entry to be retried once its lease ends.
      */
     async deliverMail(mailer: Mailer, options: MailDeliveryOptions = {}): Promise<MailDeliveryReport> {
-      const { limit = 20, leaseMs = 120_000, retryDelayMs = mailRetryDelayMs } = options
+      const { share = MAIL_FAIR_SHARE, leaseMs = 120_000, retryDelayMs = mailRetryDelayMs } = options
+      const limit = options.limit ?? share.limit
       const now = clock.now()
-      const due = await store.claimDueMail(now, new Date(now.getTime() + leaseMs), limit)
+      const due =
+        limit > 0 ? await store.claimDueMail(now, new Date(now.getTime() + leaseMs), { ...share, limit }) : []
+      options.onClaimed?.(due.length)
       const report: MailDeliveryReport = { sent: 0, retrying: 0, failed: 0 }
-      for (const entry of due) {
-        const outcome = await attempt(mailer, entry, retryDelayMs)
-        await store.settleMail(entry.id, outcome)
-        report[outcome.outcome === 'retry' ? 'retrying' : outcome.outcome] += 1
-      }
+      await Promise.all(
+        due.map(async (entry) => {
+          const outcome = await attempt(mailer, entry, retryDelayMs)
+          await store.settleMail(entry.id, outcome)
+          report[outcome.outcome === 'retry' ? 'retrying' : outcome.outcome] += 1
+        }),
+      )
       return report
     },
 

@@ -178,6 +178,7 @@ export function receiveOrderMailAction(context: ActionContext) {
       createdAt: now,
       attempts: 0,
       nextAttemptAt: now,
+      leasedUntil: null,
       sentAt: null,
       failedAt: null,
       lastError: null,

@@ -1,5 +1,6 @@
 import type { Hex } from 'viem'
 import { feedEvents } from '../../events.ts'
+import { RECHECK_FAIR_SHARE } from '../../FairQueue.ts'
 import type { Verdict } from '../../payments/Verifier.ts'
 import {
   EXPIRED_TASK_RETENTION_MS,
@@ -94,14 +95,21 @@ export function recheckActions(context: ActionContext) {
   const { store, clock, feed } = context
   return {
     /**
-     * One pass of the background re-check: verifies, in one batch, every payment sent at creation whose check is
-     * due, and pays, reschedules (bounded back-off) or drops each. Hosts call it on a timer.
+     * One pass of the background re-check: verifies, in one batch, the payments sent at creation whose check is due,
+     * claimed by the fair share (FairQueue.ts RECHECK_FAIR_SHARE: per-seller and per-client quotas, round-robin across
+     * sellers, at most `limit`), and pays, reschedules (bounded back-off) or drops each. Hosts call it on a timer.
      */
-    async recheckPendingPayments(limit = 100, leaseMs = RECHECK_LEASE_MS): Promise<RecheckReport> {
+    async recheckPendingPayments(
+      limit = RECHECK_FAIR_SHARE.limit,
+      leaseMs = RECHECK_LEASE_MS,
+    ): Promise<RecheckReport> {
       const now = clock.now()
       // Claimed where the store can (each task leased to this pass), so processes on one database split the work.
       const due = store.claimDueRechecks
-        ? await store.claimDueRechecks(now, new Date(now.getTime() + leaseMs), limit)
+        ? await store.claimDueRechecks(now, new Date(now.getTime() + leaseMs), {
+            ...RECHECK_FAIR_SHARE,
+            limit,
+          })
         : await store.listDueRechecks(now, limit)
       const report: RecheckReport = { checked: due.length, paid: 0, refused: 0, stillPending: 0 }
       if (due.length === 0 || !context.chain) return report

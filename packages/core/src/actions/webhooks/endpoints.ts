@@ -69,6 +69,7 @@ export function webhookEndpointActions(context: ActionContext, masterKey: () => 
     const webhook: WebhookRecord = {
       id: generateId(random, 'whk_'),
       afterEventId: newest?.id ?? '0',
+      droppedDeliveries: 0,
       ...owner,
       url: input.url,
       events: input.events ? [...new Set(input.events)] : [...WEBHOOK_EVENT_TYPES],

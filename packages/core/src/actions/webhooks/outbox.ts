@@ -6,6 +6,7 @@ import type { WebhookTransport } from '../../ports/WebhookTransport.ts'
 import { toTaskView } from '../../Task.ts'
 import {
   nextWebhookAttempt,
+  WEBHOOK_BACKLOG_MAX,
   WEBHOOK_CURSOR,
   WEBHOOK_TIMEOUT_MS,
   WEBHOOK_TYPE_OF,
@@ -113,7 +114,7 @@ export function webhookOutboxActions(context: ActionContext, masterKey: () => Pr
       // Oldest first: listEvents answers newest first.
       const ordered = [...events].sort((a, b) => Number(a.id) - Number(b.id))
       const deliveries = (await Promise.all(ordered.map(deliveriesOf))).flat()
-      await store.enqueueDeliveries(deliveries)
+      await store.enqueueDeliveries(deliveries, WEBHOOK_BACKLOG_MAX)
       const last = ordered.at(-1)?.id ?? cursor
       await store.kvUpdate(WEBHOOK_CURSOR, (current) =>
         Number(current ?? 0) >= Number(last)
