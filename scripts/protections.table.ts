@@ -143,6 +143,7 @@ export const PROTECTIONS: Protection[] = [
     edits: [
       {
         file: 'packages/core/src/Task.ts',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a template literal, found as written
         find: 'v.minLength(DISPUTE_REASON_LENGTH.min, `must not be empty or blank: send ${DISPUTE_REASON}`),',
         replace: '',
       },

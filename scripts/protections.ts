@@ -17,7 +17,7 @@ function takeOut(protection: Protection): { restore: () => void } | { missing: s
   const originals = new Map<string, string>()
   for (const edit of protection.edits) {
     const path = join(root, edit.file)
-    const text = originals.has(path) ? readFileSync(path, 'utf8') : readFileSync(path, 'utf8')
+    const text = readFileSync(path, 'utf8')
     if (!originals.has(path)) originals.set(path, text)
     const count = text.split(edit.find).length - 1
     if (count !== 1) {
@@ -26,7 +26,11 @@ function takeOut(protection: Protection): { restore: () => void } | { missing: s
     }
     writeFileSync(path, text.replace(edit.find, edit.replace))
   }
-  return { restore: () => originals.forEach((original, path) => writeFileSync(path, original)) }
+  return {
+    restore: () => {
+      for (const [path, original] of originals) writeFileSync(path, original)
+    },
+  }
 }
 
 /** Runs one protection's test with the protection removed: true when the test failed, as it must. */

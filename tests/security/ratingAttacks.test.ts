@@ -10,7 +10,6 @@ import {
   keptPaidTrust,
   Marketplace,
   manualClock,
-  paidTrust,
   ratingTypedData,
   type Store,
   type TaskPayment,
