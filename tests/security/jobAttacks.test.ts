@@ -287,7 +287,10 @@ describe('attacks on the buyer review (in process)', () => {
     await task.deliver()
     const before = await task.read()
     const refusals: Json[] = []
-    for (const reason of [undefined, '', '   ', 'x'.repeat(1001)]) {
+    // Invisible reasons too: zero-width spaces, a blank Braille pattern, the Hangul fillers (found by the independent
+    // attack: only trim()'s white space counted as blank).
+    const invisible = ['\u200b', '\u200b\u200b\u200b', '\u2800', '\u3164\u3164', '\u115f', '\ufeff \u00ad']
+    for (const reason of [undefined, '', '   ', 'x'.repeat(1001), ...invisible]) {
       const signature = await task.sign(buyer, 'reject', reason ?? '')
       const body = { ...(reason !== undefined && { reason }), signature }
       for (const at of [task.path, task.path.replace('/api/', '/api/v1/')])
@@ -297,6 +300,7 @@ describe('attacks on the buyer review (in process)', () => {
       expectProblemShape(answer, 400, 'invalid_body')
       expect(answer.json.errors).toMatchObject([{ pointer: '/reason' }])
       expect(answer.json.errors[0].detail).toMatch(/1.1000 characters/)
+      expect(answer.json.errors).toHaveLength(1)
     }
     const client = new Client({ name: 'reject-attack', version: '1.0.0' })
     await client.connect(

@@ -35,7 +35,10 @@ async function publish(input: unknown) {
   })
   const order = (params: unknown) =>
     app.call('POST', '/api/agents/seller/tasks', { body: { skill: 'work', params } })
-  return { answer, order }
+  /** An order of raw JSON text (numbers JSON.stringify would rewrite reach the server as written). */
+  const orderRaw = (params: string) =>
+    app.call('POST', '/api/agents/seller/tasks', { body: `{"skill":"work","params":${params}}` })
+  return { answer, order, orderRaw }
 }
 
 describe('seller input schemas cost bounded work (issue 37)', () => {
@@ -147,5 +150,23 @@ describe('seller input schemas cost bounded work (issue 37)', () => {
     expect(refused.json.errors[0].pointer).toBe('/params')
     expect(refused.json.errors[0].detail).toMatch(/over the budget of 16,384: send fewer values/)
     expect((await order({ a: Array.from({ length: 100 }, () => 0) })).status).toBe(201)
+  })
+
+  test('attack: a number JSON cannot keep (1e999, -1e999) in params is 400, not stored as null past the schema', async () => {
+    // Found by the independent attack: 1e999 parses to Infinity, passed "minimum": 0, and was stored and shown to
+    // the seller as null, which its own schema refuses.
+    const { answer, order, orderRaw } = await publish({
+      type: 'object',
+      required: ['a'],
+      properties: { a: { type: 'number', minimum: 0 } },
+      additionalProperties: false,
+    })
+    expect(answer.status).toBe(200)
+    for (const raw of ['1e999', '-1e999', '[1, 2e400]']) {
+      const refused = await orderRaw(`{"a": ${raw}}`)
+      expect(refused.status).toBe(400)
+      expect(JSON.stringify(refused.json.errors)).toContain('send it as a string')
+    }
+    expect((await order({ a: 1.5e308 })).status).toBe(201)
   })
 })

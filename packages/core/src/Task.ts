@@ -33,6 +33,7 @@ import {
   noControlCharacters,
   pageNumber,
   strictFields,
+  visibleText,
   WalletAddressInput,
 } from './Validation.ts'
 
@@ -230,6 +231,7 @@ export const RejectionInput = strictFields(
       noControlCharacters(),
       v.trim(),
       v.minLength(DISPUTE_REASON_LENGTH.min, `must not be empty or blank: send ${DISPUTE_REASON}`),
+      visibleText(DISPUTE_REASON),
       v.maxLength(
         DISPUTE_REASON_LENGTH.max,
         `must be at most ${DISPUTE_REASON_LENGTH.max} characters: send ${DISPUTE_REASON}`,

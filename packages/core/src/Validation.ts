@@ -104,6 +104,18 @@ function firstControlCharacter(text: string): number | null {
   return null
 }
 
+// A character that shows: not white space, not a default-ignorable one (zero-width spaces, the Hangul fillers, soft
+// hyphens, BOM) and not the blank Braille pattern, each of which renders as nothing.
+const VISIBLE = /[^\s\p{Default_Ignorable_Code_Point}\u2800]/u
+
+/** Refuses text that shows nothing (only invisible characters; empty text is minLength's to refuse), saying what to send. */
+export function visibleText(what: string) {
+  return v.check(
+    (text: string) => text.length === 0 || VISIBLE.test(text),
+    `must show some text, not only invisible characters: send ${what}`,
+  )
+}
+
 /** Refuses text holding a control character other than tab and newline, naming the first one. */
 export function noControlCharacters() {
   return v.check(
@@ -154,6 +166,16 @@ function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
   return false
 }
 
+/** True when `value` holds a number JSON cannot keep (1e999 parses to Infinity, which JSON.stringify writes as null). */
+function holdsNonFinite(value: unknown): boolean {
+  const pending: unknown[] = [value]
+  for (let item = pending.pop(); pending.length > 0 || item !== undefined; item = pending.pop()) {
+    if (typeof item === 'number' && !Number.isFinite(item)) return true
+    if (typeof item === 'object' && item !== null) pending.push(...Object.values(item))
+  }
+  return false
+}
+
 /**
  * A JSON object (not an array, not null) whose UTF-8 JSON text is at most `maxBytes` and which nests at most
  * `maxDepth` levels (the object itself is level 1): deep nesting breaks the JSON parsers of many clients.
@@ -168,6 +190,10 @@ export function boundedJsonObject(maxBytes: number, maxDepth: number) {
     v.check(
       (object) => !nestsDeeperThan(object, maxDepth),
       `must nest objects and arrays at most ${maxDepth} levels deep`,
+    ),
+    v.check(
+      (object) => nestsDeeperThan(object, maxDepth) || !holdsNonFinite(object),
+      'must hold only numbers JSON can keep: one past ±1.8e308 (such as 1e999) would be stored as null; send it as a string',
     ),
     // Skipped when too deep (refused above): JSON.stringify takes about half a second on 30,000 nested arrays.
     v.check(

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { jsonLogger } from './log.ts'
+import { HttpRequestError } from 'viem'
+import { jsonLogger, withoutUrlSecrets } from './log.ts'
 import { loggedPath } from './requestPath.ts'
 
 describe('jsonLogger', () => {
@@ -16,6 +17,22 @@ describe('jsonLogger', () => {
     expect(line.error.length).toBeLessThan(320)
     expect(lines.join('')).not.toContain('secret')
     expect(line.stack).toContain('at ')
+  })
+
+  test("attack: a chain client's error names its RPC URL: no key in its user, path or query reaches the log", () => {
+    const lines: string[] = []
+    const logger = jsonLogger('warn', (text) => lines.push(text))
+    const rpc = 'https://rpcuser:rpcpass@rpc.example:8545/v2/SECRETAPIKEY123?key=QSECRET'
+    const cause = new HttpRequestError({ url: rpc, body: { method: 'eth_getTransactionReceipt' } })
+    logger.error('unhandled error', {}, new Error('chain unreachable', { cause }))
+    logger.flush(true)
+    const text = lines.join('')
+    for (const secret of ['SECRETAPIKEY123', 'QSECRET', 'rpcpass', 'rpcuser'])
+      expect(text).not.toContain(secret)
+    expect(text).toContain('https://rpc.example:8545/…')
+    expect(withoutUrlSecrets('see http://host.example/ and wss://node.example')).toBe(
+      'see http://host.example and wss://node.example',
+    )
   })
 
   test('behavior: a line is the JSON of its fields, one line each, whatever the values hold', () => {

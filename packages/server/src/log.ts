@@ -36,10 +36,23 @@ export type Logger = {
 // replaced, and the rest is cut short.
 const QUOTED = /"[^"]*"|'[^']*'|`[^`]*`/g
 const LONGEST_MESSAGE = 300
+// Client errors (viem's among them) print the URL they failed on: an RPC URL may carry its API key in the user
+// name, the path (`/v2/<key>`) or the query, so only the scheme, host and port of a URL are logged.
+const URL_IN_TEXT = /(?:https?|wss?):\/\/[^\s"'<>]+/g
+
+/** `text` with every URL cut to its origin (`https://host:port/…`): what may carry a key is never logged. */
+export function withoutUrlSecrets(text: string): string {
+  return text.replace(URL_IN_TEXT, (found) => {
+    if (!URL.canParse(found)) return '<url>'
+    const url = new URL(found)
+    const rest = found.length > url.origin.length + 1 || url.username || url.password ? '/…' : ''
+    return `${url.protocol}//${url.host}${rest}`
+  })
+}
 
 /** What may be logged of a thrown value: its kind, its message without quoted values, and its stack. */
 function describeError(error: unknown): LogFields {
-  const message = (text: string) => text.replace(QUOTED, '"…"').slice(0, LONGEST_MESSAGE)
+  const message = (text: string) => withoutUrlSecrets(text).replace(QUOTED, '"…"').slice(0, LONGEST_MESSAGE)
   if (!(error instanceof Error)) return { error: message(String(error)) }
   return {
     error: `${error.name}: ${message(error.message)}`,
