@@ -113,6 +113,20 @@ export const PROTECTIONS: Protection[] = [
     test: 'tests/security/webhookFairness.test.ts',
   },
   {
+    id: 'webhook-tenant-adder',
+    what: "a task's endpoint counts against the share of the client that added it, never the buyer's",
+    edits: [
+      {
+        file: 'packages/core/src/Webhook.ts',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a template literal, found as written
+        find: 'if (webhook.addedBy) return `client:${webhook.addedBy}`',
+        replace: '',
+      },
+    ],
+    test: 'tests/security/webhookFairness.test.ts',
+    name: 'spends its own share',
+  },
+  {
     id: 'task-webhook-secret',
     what: "a task's webhook endpoints are read and deleted with their own secret, not the task id the seller knows",
     edits: [

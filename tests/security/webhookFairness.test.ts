@@ -129,4 +129,73 @@ describe('webhooks: fair shares', () => {
     for (const stop of stops.splice(0)) stop()
     await Promise.all(passes)
   })
+
+  test('attack: a seller adding tarpit endpoints to its buyers’ tasks spends its own share, never the buyer’s', async () => {
+    // Found by the independent attack: anyone holding a task id may add endpoints to it, the seller holds every one of
+    // its tasks' ids, and a task's endpoints were charged to the buyer's network: a seller's 60 tarpits on one buyer's
+    // orders held that buyer's share, so the buyer's own endpoint on an order with another seller waited behind them.
+    // The client each request comes from is given as the host gives it (the route's client()).
+    const app = await testApp(new Date().toISOString(), { webhookAllowPrivate: true })
+    const market = app.market
+    const mean = await app.register('mean', { skills: [{ name: 'Ping', type: 'free' }] })
+    const other = await app.register('other', { skills: [{ name: 'Ping', type: 'free' }] })
+    const buyer = { client: '198.51.100.7' }
+    const seller = { client: '203.0.113.9' }
+    const got: string[] = []
+    const receiver = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: async (request) => {
+        got.push(new URL(request.url).pathname)
+        return new Response(null, { status: 204 })
+      },
+    })
+    stops.push(() => receiver.stop(true))
+    const pit = await tarpit()
+    const ping = { skill: 'ping' }
+    const complete = (agent: string, key: string, id: string) =>
+      market.completeTask(agent, id, key, { result_url: 'https://results.example/r' })
+    for (let index = 0; index < 12; index++) {
+      const task = (await market.createTask('mean', ping, buyer)).body as { task_id: string }
+      for (let hook = 0; hook < 5; hook++)
+        await market.addTaskWebhook(
+          'mean',
+          task.task_id,
+          { url: `http://127.0.0.1:${pit.port}/t${hook}` },
+          seller,
+        )
+      await complete('mean', mean.key, task.task_id)
+    }
+    const own = (await market.createTask('other', ping, buyer)).body as { task_id: string }
+    const added = await market.addTaskWebhook(
+      'other',
+      own.task_id,
+      { url: `http://127.0.0.1:${receiver.port}/buyer` },
+      buyer,
+    )
+    expect(added.id).toStartWith('whk_')
+    await complete('other', other.key, own.task_id)
+    app.clock.advance(1_000)
+    expect(await market.fanOutWebhooks()).toMatchObject({ queued: 61 })
+    app.clock.advance(1_000)
+    const sent: string[] = []
+    const real = fetchWebhookTransport({ allowPrivate: true, timeoutMs: 600_000 })
+    let claimed = 0
+    const running = market.deliverWebhooks(
+      {
+        post: (url, headers, body) => {
+          sent.push(new URL(url).pathname)
+          return real.post(url, headers, body)
+        },
+      },
+      { onClaimed: (count) => (claimed = count) },
+    )
+    while (claimed === 0 || sent.length < claimed) await Bun.sleep(1)
+    expect(sent, "the buyer's own delivery is in the first pass").toContain('/buyer')
+    expect(sent.filter((path) => path !== '/buyer').length).toBeLessThanOrEqual(WEBHOOK_FAIR_SHARE.perTenant)
+    while (got.length === 0) await Bun.sleep(5)
+    expect(got).toEqual(['/buyer'])
+    for (const stop of stops.splice(0)) stop()
+    await running
+  })
 })

@@ -261,6 +261,14 @@ export function networkBucket(address: string): string | null {
 /** How many /64s of one /48 may spend their whole allowance at once before the /48's ceiling refuses them all. */
 export const NETWORK_CEILING_FACTOR = 8
 
+/**
+ * A digest naming a client by its rate-limit bucket (an IPv6 address by its /64, so rotating the low bits of one
+ * network is one client), never the address itself; '' when the host names none.
+ */
+export function clientKeyOf(client: string | null | undefined): string {
+  return client ? hashSecret(`client:${addressBucket(client)}`) : ''
+}
+
 /** Who is asking: the client address, and the API key when the request carries one. */
 export type RateClient = { address: string; apiKey?: string | undefined }
 

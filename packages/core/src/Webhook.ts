@@ -65,6 +65,8 @@ export type WebhookRecord = {
   afterEventId: string
   /** Deliveries not queued because its backlog was full (WEBHOOK_BACKLOG_MAX); the feed still has their events. */
   droppedDeliveries: number
+  /** For a task's endpoint, the client that added it (clientKeyOf its address; '' when the host names none). */
+  addedBy: string
 }
 
 /** One event for one endpoint, kept until delivered or given up. `id` is its `webhook-id`, the same on every retry. */
@@ -109,14 +111,16 @@ export type WebhookOutcome =
 
 /**
  * The tenant whose fair share a delivery to `webhook` counts against: the seller for its own endpoints; for a task's
- * endpoint, the buyer's network (the task's clientKey), or the task itself when the host named no client. A buyer's
- * endpoints never spend the seller's share.
+ * endpoint, the network of the client that added it (anyone holding the task id may, its seller included), else the
+ * buyer's network (the task's clientKey), else the task itself when the host named no client. Endpoints a seller adds
+ * to its buyers' tasks spend its own network's share, never the buyer's.
  */
 export function webhookTenant(
-  webhook: Pick<WebhookRecord, 'agentKey' | 'taskId'>,
+  webhook: Pick<WebhookRecord, 'agentKey' | 'taskId' | 'addedBy'>,
   task: { id: string; clientKey: string },
 ): string {
   if (webhook.taskId === null) return `seller:${webhook.agentKey}`
+  if (webhook.addedBy) return `client:${webhook.addedBy}`
   return task.clientKey ? `buyer:${task.clientKey}` : `task:${task.id}`
 }
 

@@ -44,8 +44,8 @@ export function webhookStore(database: Database): WebhookMethods {
         () => {
           const row = toWebhookRow(webhook)
           return connection.run(
-            `insert into webhooks (id, agent_key, task_id, url, events, created_at, after_event_id)
-              select ?, ?, ?, ?, ?, ?, ? where (select count(*) from webhooks
+            `insert into webhooks (id, agent_key, task_id, url, events, created_at, after_event_id, added_by)
+              select ?, ?, ?, ?, ?, ?, ?, ? where (select count(*) from webhooks
                 where agent_key = ? and task_id is ?) < ?`,
             [
               row.id,
@@ -55,6 +55,7 @@ export function webhookStore(database: Database): WebhookMethods {
               row.events,
               row.createdAt,
               row.afterEventId,
+              row.addedBy,
               row.agentKey,
               row.taskId,
               max,

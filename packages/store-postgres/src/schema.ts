@@ -360,6 +360,8 @@ export const webhooks = pgTable(
     afterEventId: text('after_event_id').notNull().default('0'),
     /** Deliveries not queued because the endpoint's backlog was full (core WEBHOOK_BACKLOG_MAX). */
     droppedDeliveries: integer('dropped_deliveries').notNull().default(0),
+    /** For a task's endpoint, the client that added it (core clientKeyOf; '' when unknown): its fair-share tenant. */
+    addedBy: text('added_by').notNull().default(''),
     url: text('url').notNull(),
     /** The event types asked for (JSON array). */
     events: text('events').notNull(),

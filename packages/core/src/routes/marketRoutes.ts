@@ -742,8 +742,12 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     body: WebhookInput,
     ok: { status: 201, response: 'NewWebhook', description: 'Added; keep the secret, it is not shown again' },
     problems: [...BODY_PROBLEMS, 404, 409],
-    call: async (market, { params, body }) =>
-      json(await market.addTaskWebhook(params.name ?? '', params.id ?? '', body ?? {})),
+    call: async (market, call) =>
+      json(
+        await market.addTaskWebhook(call.params.name ?? '', call.params.id ?? '', call.body ?? {}, {
+          client: call.client(),
+        }),
+      ),
   },
   {
     id: 'listTaskWebhooks',

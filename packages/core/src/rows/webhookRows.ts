@@ -11,6 +11,7 @@ export type WebhookRow = {
   createdAt: number
   afterEventId: string
   droppedDeliveries: number
+  addedBy: string
 }
 
 /** A delivery's row (`webhook_deliveries`). */
@@ -49,6 +50,7 @@ export function toWebhookRecord(row: WebhookRow): WebhookRecord {
     createdAt: new Date(row.createdAt),
     afterEventId: row.afterEventId,
     droppedDeliveries: row.droppedDeliveries,
+    addedBy: row.addedBy,
   }
 }
 

@@ -16,6 +16,7 @@ export const hook = (id: string, agentKey = 'seller', taskId: string | null = nu
   createdAt: at(1),
   afterEventId: '0',
   droppedDeliveries: 0,
+  addedBy: taskId === null ? '' : `client-of-${id}`,
 })
 
 /** A delivery of feed event `eventId` to endpoint `webhookId` (of `tenant`), due at minute `due`. */

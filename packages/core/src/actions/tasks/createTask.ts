@@ -1,7 +1,7 @@
 import type { Hex } from 'viem'
 import { hashSecret } from '../../Credentials.ts'
 import { ChainUnavailableError, ConflictError, InvalidInputError } from '../../errors.ts'
-import { addressBucket } from '../../RateLimit.ts'
+import { clientKeyOf } from '../../RateLimit.ts'
 import {
   CreateTaskInput,
   IdempotencyKey,
@@ -26,11 +26,6 @@ export type OrderOptions = {
   /** The API key of the agent the order names as `buyer` (needed when that buyer has a spending budget). */
   buyerKey?: string | undefined
 }
-
-/** A digest naming the client, never the address itself; '' when the host names none. */
-// By the client's rate-limit bucket (an IPv6 address by its /64): rotating the low bits of one network is one client.
-const clientKeyOf = (client: string | null | undefined) =>
-  client ? hashSecret(`client:${addressBucket(client)}`) : ''
 
 /** Checks an Idempotency-Key header, or throws a 400 naming it. */
 function parseIdempotencyKey(key: string): string {

@@ -2,6 +2,7 @@ import { nameKey } from '../../Agent.ts'
 import { constantTimeEqual, generateId } from '../../Credentials.ts'
 import { ConflictError, InvalidInputError, NotFoundError, UnauthorizedError } from '../../errors.ts'
 import { persistentSecret } from '../../PersistentSecret.ts'
+import { clientKeyOf } from '../../RateLimit.ts'
 import { parseInput } from '../../Validation.ts'
 import {
   MAX_WEBHOOKS,
@@ -57,7 +58,7 @@ export function webhookEndpointActions(context: ActionContext, masterKey: () => 
     return { agentKey: nameKey(agent.name), taskId: task.id }
   }
 
-  const create = async (owner: Owner, body: unknown): Promise<NewWebhook> => {
+  const create = async (owner: Owner, body: unknown, addedBy = ''): Promise<NewWebhook> => {
     const input = parseInput(WebhookInput, body)
     const problem = webhookUrlProblem(input.url, config.webhookAllowPrivate === true)
     if (problem)
@@ -70,6 +71,7 @@ export function webhookEndpointActions(context: ActionContext, masterKey: () => 
       id: generateId(random, 'whk_'),
       afterEventId: newest?.id ?? '0',
       droppedDeliveries: 0,
+      addedBy,
       ...owner,
       url: input.url,
       events: input.events ? [...new Set(input.events)] : [...WEBHOOK_EVENT_TYPES],
@@ -131,8 +133,12 @@ export function webhookEndpointActions(context: ActionContext, masterKey: () => 
     deleteWebhook: async (name: string, apiKey: string | undefined, id: string) =>
       remove(await sellerOf(name, apiKey), id),
     /** A buyer's endpoint for events of one task (the task id); its secret, answered once, is what manages it. */
-    addTaskWebhook: async (name: string, taskId: string, body: unknown) =>
-      create(await buyerOf(name, taskId), body),
+    addTaskWebhook: async (
+      name: string,
+      taskId: string,
+      body: unknown,
+      options: { client?: string | null } = {},
+    ) => create(await buyerOf(name, taskId), body, clientKeyOf(options.client)),
     /** The task's endpoint whose secret is sent, with its latest deliveries (the task id and that secret). */
     listTaskWebhooks: async (name: string, taskId: string, secret: string | undefined) =>
       listHeld(await buyerOf(name, taskId), secret),

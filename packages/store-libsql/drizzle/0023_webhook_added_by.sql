@@ -1,0 +1,1 @@
+ALTER TABLE `webhooks` ADD `added_by` text DEFAULT '' NOT NULL;
