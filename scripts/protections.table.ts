@@ -127,6 +127,19 @@ export const PROTECTIONS: Protection[] = [
     name: 'spends its own share',
   },
   {
+    id: 'mail-loop-passes',
+    what: "a mail pass whose sends hang does not hold the server's loop",
+    edits: [
+      {
+        file: 'packages/server/src/mail/delivery.ts',
+        find: 'if (running.size >= MAIL_PASSES_AT_ONCE) {',
+        replace: 'if (running.size >= 1) {',
+      },
+    ],
+    test: 'tests/security/queueFairness.test.ts',
+    name: 'does not hold the loop',
+  },
+  {
     id: 'task-webhook-secret',
     what: "a task's webhook endpoints are read and deleted with their own secret, not the task id the seller knows",
     edits: [

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { type ChainReader, MAIL_FAIR_SHARE, type MailMessage, RECHECK_FAIR_SHARE } from '@agentmarket/core'
 import { sampleAgent, sampleTask } from '@agentmarket/core/testing'
+import { startMailDelivery } from '../../packages/server/src/mail/delivery.ts'
 import { testApp } from '../../packages/server/src/testing/http.ts'
 
 // Issue 37, mechanism 3: every background queue claims by one fair lease-queue shape (core FairQueue.ts). The
@@ -66,6 +67,42 @@ describe('outgoing mail: fair shares', () => {
     expect(hostile, 'the hanging domain holds its share of sends, no more').toBeLessThanOrEqual(
       MAIL_FAIR_SHARE.perEndpoint,
     )
+  })
+})
+
+describe('outgoing mail: the server loop', () => {
+  test('attack: a pass whose sends hang does not hold the loop: a reply queued after it goes out while they hang', async () => {
+    // Should happen: the server's loop starts the next pass while an earlier one waits on hanging sends. Before, the
+    // loop ran one pass at a time, so one hanging domain held every later reply until the relay timed out. The
+    // hanging sends never end here: the old loop would never send the honest reply, however fast the machine.
+    const app = await testApp()
+    const { apiKey } = await app.market.registerAgent({ name: 'loopseller' })
+    await app.market.updateAgent('loopseller', apiKey, { skills: [{ name: 'Ping', type: 'free' }] })
+    const order = (from: string) =>
+      app.market.receiveOrderMail({
+        messageId: `<${crypto.randomUUID()}@sender.example>`,
+        from,
+        subject: 'Ping',
+        text: '{}',
+        references: [],
+      })
+    const started: string[] = []
+    const mailer = {
+      send: (mail: MailMessage) => {
+        started.push(mail.to)
+        return mail.to.endsWith('@tarpit.example') ? new Promise<void>(() => {}) : Promise.resolve()
+      },
+    }
+    for (let index = 0; index < 8; index++) await order(`bot${index}@tarpit.example`)
+    const loop = startMailDelivery(app.market, mailer, { intervalMs: 5 })
+    await until(() => started.length > 0)
+    await order('ann@honest.example')
+    app.clock.advance(1_000)
+    await until(() => started.includes('ann@honest.example'))
+    expect(started.filter((to) => to.endsWith('@tarpit.example')).length).toBeLessThanOrEqual(
+      MAIL_FAIR_SHARE.perEndpoint,
+    )
+    await loop.stop(10)
   })
 })
 

@@ -5,13 +5,18 @@ import { fallbackLogger, type Logger } from '../log.ts'
 export type MailDelivery = {
   /** Starts a pass now (or right after the running one): new replies go out without waiting for the timer. */
   kick(): void
-  /** Stops the timer, waits for a pass in progress, then sends what is due once more, for at most `flushMs`. */
+  /** Stops the timer, waits for the passes in progress, then sends what is due once more, for at most `flushMs` in all. */
   stop(flushMs?: number): Promise<void>
 }
 
+/** How many delivery passes one process runs at once: a pass whose sends hang holds only its own claims. */
+export const MAIL_PASSES_AT_ONCE = 4
+
 /**
- * Sends the outbox through `mailer` on a timer, one pass at a time. Every server process may run it: claiming an
- * entry leases it, so two processes never send the same attempt.
+ * Sends the outbox through `mailer` on a timer. Passes do not wait for one another (up to MAIL_PASSES_AT_ONCE at
+ * once): each claims by the fair share (core FairQueue.ts, MAIL_FAIR_SHARE), which counts what other passes and
+ * processes hold in flight, so a domain whose mail hangs holds its share and never the next pass's turn. Every server
+ * process may run it: claiming an entry leases it, so two processes never send the same attempt.
  * @example const delivery = startMailDelivery(market, smtpMailer(url), { intervalMs: 1_000 })
  */
 export function startMailDelivery(
@@ -23,8 +28,9 @@ export function startMailDelivery(
     ...options
   }: { intervalMs: number; logger?: Logger } & MailDeliveryOptions,
 ): MailDelivery {
-  let running: Promise<void> | null = null
+  const running = new Set<Promise<void>>()
   let again = false
+  let stopped = false
   const pass = async () => {
     try {
       const { retrying, failed } = await market.deliverMail(mailer, options)
@@ -34,27 +40,30 @@ export function startMailDelivery(
     }
   }
   const run = () => {
-    if (running) {
+    if (stopped) return
+    if (running.size >= MAIL_PASSES_AT_ONCE) {
       again = true
       return
     }
-    running = pass().finally(() => {
-      running = null
+    const started: Promise<void> = pass().finally(() => {
+      running.delete(started)
       if (again) {
         again = false
         run()
       }
     })
+    running.add(started)
   }
   const timer = setInterval(run, intervalMs)
   return {
     kick: run,
     async stop(flushMs = 5_000) {
       clearInterval(timer)
+      stopped = true
       again = false
-      await running
+      const waited = Promise.all(running)
       // What is left stays in the outbox for the next start; this only spares replies a restart's delay.
-      await Promise.race([pass(), new Promise((done) => setTimeout(done, flushMs))])
+      await Promise.race([waited.then(pass), new Promise((done) => setTimeout(done, flushMs))])
     },
   }
 }
