@@ -49,6 +49,7 @@ export type TaskRow = {
   completedAt: number | null
   slaSeconds: number | null
   reviewSeconds: number
+  reveal: string
   dueAt: number | null
   deliveredAt: number | null
   reviewUntil: number | null
@@ -126,6 +127,7 @@ export function toTaskRow(task: TaskRecord): TaskRow {
     completedAt: ms(task.completedAt),
     slaSeconds: task.slaSeconds,
     reviewSeconds: task.reviewSeconds,
+    reveal: task.reveal,
     // Written for the job sweep's indexes, never read back: the record derives them.
     dueAt: ms(taskDueAt(task)),
     deliveredAt: ms(task.deliveredAt),
@@ -198,6 +200,7 @@ export function toTaskRecord(row: TaskRow, agentName: string): TaskRecord {
     completedAt: dateOf(row.completedAt),
     slaSeconds: row.slaSeconds,
     reviewSeconds: row.reviewSeconds,
+    reveal: row.reveal as TaskRecord['reveal'],
     deliveredAt: dateOf(row.deliveredAt),
     outcome: row.outcome as TaskOutcome | null,
     entries: (JSON.parse(row.entries) as Record<string, unknown>[]).map(entryFromJson),
