@@ -112,7 +112,12 @@ export const SkillObject = v.pipe(
       sla_seconds: v.optional(wholeSeconds(1, MAX_SLA_SECONDS)),
       review_seconds: v.optional(wholeSeconds(0, MAX_REVIEW_SECONDS)),
       reveal: v.optional(
-        v.picklist(RESULT_REVEALS, `must be one of ${RESULT_REVEALS.map((r) => `"${r}"`).join(', ')}`),
+        v.pipe(
+          v.picklist(RESULT_REVEALS, `must be one of ${RESULT_REVEALS.map((r) => `"${r}"`).join(', ')}`),
+          v.description(
+            'When buyers see a delivery\'s result_url: "on_delivery" (the default) or "after_acceptance" (needs review_seconds of at least 1): only once the task is completed (the buyer accepts, or review_until passes in silence) and never after a rejection; until then result_commitment, the keccak256 of the URL (a job escrow\'s deliverable). The seller always reads its own result_url.',
+          ),
+        ),
       ),
       slug: v.optional(
         v.pipe(

@@ -503,6 +503,8 @@ export const RESPONSE_SCHEMAS = {
         pricing: v.optional(
           v.strictObject({ amount: v.number(), currency: v.literal('USDC'), amountBaseUnits: text }),
         ),
+        /** Present when the seller reveals result_url only after the buyer accepts (result_commitment before). */
+        reveal: v.optional(v.literal('after_acceptance')),
       }),
     ),
     authentication: v.strictObject({ schemes: v.array(text) }),
