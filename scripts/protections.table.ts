@@ -27,4 +27,22 @@ export const PROTECTIONS: Protection[] = [
     test: 'packages/core/src/RateLimit.test.ts',
     name: 'IPv6 networks',
   },
+  {
+    id: 'result-reveal-after-acceptance',
+    what: 'a result revealed after acceptance shows buyers only its commitment until completed, never after a rejection',
+    file: 'packages/core/src/Task.ts',
+    find: "  if (task.reveal === 'on_delivery') return { result_url: task.resultUrl }",
+    replace: '  return { result_url: task.resultUrl }',
+    test: 'tests/security/revealAttacks.test.ts',
+    name: 'attack',
+  },
+  {
+    id: 'result-reveal-a2a-state',
+    what: 'A2A asks for the decision (no artifact) while only the commitment of a delivery shows',
+    file: 'packages/server/src/a2a/taskMapping.ts',
+    find: "task.status === 'delivered' && task.result_url === undefined",
+    replace: 'false',
+    test: 'tests/security/revealAttacks.test.ts',
+    name: 'reads its delivery under review',
+  },
 ]

@@ -12,8 +12,8 @@ import { viemChain } from '@agentmarket/core/viem'
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { type Address, type Hex, keccak256, parseEventLogs, stringToHex, type TransactionReceipt } from 'viem'
-import type { HDAccount } from 'viem/accounts'
-import { testApp } from '../../packages/server/src/testing/http.ts'
+import { generatePrivateKey, type HDAccount, privateKeyToAccount } from 'viem/accounts'
+import { expectProblemShape, testApp } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain } from '../support/anvil.ts'
 
 // Issue 37, mechanism 7: the escrow buyer who takes the result and rejects for a full refund. A seller whose skill says
@@ -280,5 +280,94 @@ describe('results revealed after acceptance (issue 37, mechanism 7), on anvil th
     expect(delivered).toMatchObject({ status: 'delivered', reveal: 'on_delivery', result_url: RESULT })
     expect(delivered).not.toHaveProperty('result_commitment')
     await app.close()
+  })
+})
+
+/** A market in process whose seller sells a free essay under review, revealed after acceptance, to a wallet buyer. */
+async function inProcess() {
+  const app = await testApp()
+  const essay = { name: 'Essay', type: 'free', review_seconds: REVIEW, reveal: 'after_acceptance' }
+  const { key } = await app.register('seller', { skills: [essay] })
+  const wallet = privateKeyToAccount(generatePrivateKey())
+  const order = async () => {
+    const created = await app.call('POST', '/api/agents/seller/tasks', {
+      body: { skill: 'essay', buyer_wallet: wallet.address },
+    })
+    const path = `/api/agents/seller/tasks/${created.json.task_id}`
+    const read = async () => (await app.call('GET', path)).json
+    const deliver = () => app.call('POST', `${path}/complete`, { key, body: { result_url: RESULT } })
+    const decide = async (decision: 'accept' | 'reject', reason: string) => {
+      const { review } = await read()
+      const signature = await wallet.signTypedData({
+        ...review,
+        message: { ...review.message, decision, reason },
+      })
+      return app.call('POST', `${path}/${decision}`, { body: { reason, signature } })
+    }
+    return { path, read, deliver, decide }
+  }
+  return { ...app, key, order }
+}
+
+describe('results revealed after acceptance outside the escrow: the API decisions and time', () => {
+  test('attack: a buyer rejecting through the API never reads the URL; one accepting reads it; silence past review_until reveals it at once', async () => {
+    const app = await inProcess()
+    const commitment = keccak256(stringToHex(RESULT))
+    const [rejecting, accepting, silent] = [await app.order(), await app.order(), await app.order()]
+    for (const task of [rejecting, accepting, silent]) {
+      const delivered = await task.deliver()
+      // The seller's answer keeps its URL; the buyer's read of the same task shows the commitment only.
+      expect(delivered.json).toMatchObject({ status: 'delivered', result_url: RESULT })
+      const read = await task.read()
+      expect(read).toMatchObject({ status: 'delivered', result_commitment: commitment })
+      expect(read).not.toHaveProperty('result_url')
+      expect(read.next_steps.check_status).toContain('result_commitment')
+    }
+    expect((await rejecting.decide('reject', 'took it anyway')).json).not.toHaveProperty('result_url')
+    expect(await rejecting.read()).toMatchObject({ status: 'rejected', result_commitment: commitment })
+    expect(JSON.stringify(await rejecting.read())).not.toContain(RESULT)
+    const accepted = await accepting.decide('accept', '')
+    expect(accepted.json).toMatchObject({ status: 'completed', outcome: 'accepted', result_url: RESULT })
+    expect(JSON.stringify(await silent.read())).not.toContain(RESULT)
+    app.clock.advance(REVIEW * 1000)
+    expect(await silent.read()).toMatchObject({
+      status: 'completed',
+      outcome: 'accepted_by_silence',
+      result_url: RESULT,
+      result_commitment: commitment,
+    })
+  })
+
+  test('behavior: an order keeps the reveal it was placed under: the seller dropping it later reveals nothing early', async () => {
+    const app = await inProcess()
+    const task = await app.order()
+    const changed = await app.call('PUT', '/api/agents/seller', {
+      key: app.key,
+      body: { skills: [{ name: 'Essay', type: 'free', review_seconds: REVIEW }] },
+    })
+    expect(changed.json.skills[0]).toMatchObject({ reveal: 'on_delivery' })
+    await task.deliver()
+    expect(await task.read()).toMatchObject({ status: 'delivered', reveal: 'after_acceptance' })
+    expect(JSON.stringify(await task.read())).not.toContain(RESULT)
+    // And the other way: a new order under the changed skill shows its result on delivery, as before.
+    const later = await app.order()
+    await later.deliver()
+    expect(await later.read()).toMatchObject({ reveal: 'on_delivery', result_url: RESULT })
+  })
+
+  test('error: a reveal after acceptance without a review window, or an unknown reveal, is a 400 at the field; nothing registered', async () => {
+    const app = await testApp()
+    for (const skill of [
+      { name: 'Essay', type: 'free', reveal: 'after_acceptance' },
+      { name: 'Essay', type: 'free', review_seconds: 0, reveal: 'after_acceptance' },
+      { name: 'Essay', type: 'free', review_seconds: 60, reveal: 'never' },
+    ]) {
+      const answer = await app.call('POST', '/api/agents/register', {
+        body: { name: 'careful', skills: [skill] },
+      })
+      expectProblemShape(answer, 400, 'invalid_body')
+      expect(answer.json.errors).toMatchObject([{ pointer: '/skills/0/reveal' }])
+    }
+    expect((await app.call('GET', '/api/community/agents/careful')).status).toBe(404)
   })
 })
