@@ -109,6 +109,11 @@ export const PROTECTIONS: Protection[] = [
         find: 'WEBHOOK_FAIR_SHARE: FairShare = { limit: 20, perTenant: 10, perEndpoint: 4 }',
         replace: 'WEBHOOK_FAIR_SHARE: FairShare = { limit: 20, perTenant: 1000, perEndpoint: 1000 }',
       },
+      {
+        file: 'packages/store-libsql/src/fairQueue.ts',
+        find: 'order by endpoints_free.tenant_rank, endpoints_free.due_at, endpoints_free.id',
+        replace: 'order by endpoints_free.due_at, endpoints_free.id',
+      },
     ],
     test: 'tests/security/webhookFairness.test.ts',
   },
@@ -283,5 +288,31 @@ export const PROTECTIONS: Protection[] = [
     ],
     test: 'tests/security/access/access.test.ts',
     name: 'as otherSeller',
+  },
+  {
+    id: 'result-reveal-after-acceptance',
+    what: 'a result revealed after acceptance shows buyers only its commitment until completed, never after a rejection',
+    edits: [
+      {
+        file: 'packages/core/src/Task.ts',
+        find: "  if (task.reveal === 'on_delivery') return { result_url: task.resultUrl }",
+        replace: '  return { result_url: task.resultUrl }',
+      },
+    ],
+    test: 'tests/security/revealAttacks.test.ts',
+    name: 'attack',
+  },
+  {
+    id: 'result-reveal-a2a-state',
+    what: 'A2A asks for the decision (no artifact) while only the commitment of a delivery shows',
+    edits: [
+      {
+        file: 'packages/server/src/a2a/taskMapping.ts',
+        find: "task.status === 'delivered' && task.result_url === undefined",
+        replace: 'false',
+      },
+    ],
+    test: 'tests/security/revealAttacks.test.ts',
+    name: 'reads its delivery under review',
   },
 ]

@@ -161,15 +161,41 @@ describe('agent cards under the A2A 1.0 schema (vendored from the protocol, test
       const { commerce: _c, heartbeat: _h, ...provenance } = card._extensions
       expect(params['urn:agentmarket:a2a:provenance:v1']).toEqual(provenance)
       for (const skill of card.skills) {
-        const { id, type, url, pricing, inputSchema } = skill
+        const { id, type, url, pricing, inputSchema, reveal } = skill
         expect(prices[id]).toEqual({
           type,
           url,
           ...(pricing ? { pricing } : {}),
           ...(inputSchema ? { inputSchema } : {}),
+          ...(reveal ? { reveal } : {}),
         })
       }
     }
+  })
+
+  test('behavior: a skill revealing its result after acceptance says so on both cards; the A2A view stays valid', async () => {
+    const market = Marketplace.create({
+      store: libsqlStore(await openDatabase(':memory:')),
+      config: defaultConfig(BASE_URL),
+    })
+    await market.registerAgent({
+      name: 'careful',
+      skills: [
+        { name: 'Essay', type: 'purchasable', price: 2, review_seconds: 3600, reveal: 'after_acceptance' },
+        { name: 'Note', type: 'purchasable', price: 1, review_seconds: 3600 },
+      ],
+    })
+    const card = await market.agentCard('careful')
+    expect(card.skills.map((skill) => skill.reveal)).toEqual(['after_acceptance', undefined])
+    const view = a2aCardView(card)
+    expect(problems(view)).toEqual([])
+    const commerce = view.capabilities.extensions.find(
+      (extension) => extension.uri === 'urn:agentmarket:a2a:commerce:v1',
+    )?.params as { skills: Record<string, { reveal?: string }> }
+    expect(commerce.skills.essay?.reveal).toBe('after_acceptance')
+    expect(commerce.skills.note).not.toHaveProperty('reveal')
+    // A2A's AgentSkill has no such field: SPEC's skill entry carries it, the A2A view only in the extension.
+    expect(problems({ ...view, skills: [{ ...view.skills[0], reveal: 'after_acceptance' }] })).not.toEqual([])
   })
 
   test("error: the schema does reject what A2A does not define: SPEC's extra fields, a missing required field", async () => {

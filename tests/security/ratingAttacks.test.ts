@@ -197,6 +197,7 @@ async function sellerOn(
       completedAt: null,
       slaSeconds: late ? 60 : null,
       reviewSeconds: state === 'completed' || state === 'late' ? 0 : 3600,
+      reveal: 'on_delivery',
       deliveredAt: null,
       outcome: null,
       entries: [],

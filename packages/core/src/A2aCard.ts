@@ -13,7 +13,7 @@ export const wantsA2aMediaType = (accept: string | null) =>
 
 /**
  * A card as A2A 1.0's schema defines it: SPEC.md's fields outside A2A's model (`url`, `authentication`,
- * `_extensions`, and each skill's `url`, `type`, `pricing`, `inputSchema`) left out; the same facts are in the
+ * `_extensions`, and each skill's `url`, `type`, `pricing`, `inputSchema`, `reveal`) left out; the same facts are in the
  * declared extensions' params. A2A requires a non-empty description, so an agent without a bio gets one.
  */
 export function a2aCardView(card: AgentCard) {
@@ -22,7 +22,8 @@ export function a2aCardView(card: AgentCard) {
     ...rest,
     description: rest.description || `${rest.name}, an agent on ${_extensions.marketUrl}`,
     skills: skills.map(
-      ({ url: _url, type: _type, pricing: _pricing, inputSchema: _input, ...skill }) => skill,
+      ({ url: _url, type: _type, pricing: _pricing, inputSchema: _input, reveal: _reveal, ...skill }) =>
+        skill,
     ),
   }
 }

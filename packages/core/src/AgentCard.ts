@@ -19,6 +19,11 @@ export type CardSkill = {
   pricing?: { amount: number; currency: 'USDC'; amountBaseUnits: string }
   /** The JSON Schema (2020-12) an order's params must fit, when the seller declared one. */
   inputSchema?: Record<string, unknown>
+  /**
+   * `after_acceptance` when the seller reveals a delivery's result_url only once the buyer accepts it (or silence
+   * does), showing its keccak256 (result_commitment) before; absent when results show on delivery.
+   */
+  reveal?: 'after_acceptance'
 }
 
 /** An A2A v1.0 agent card with the marketplace's `_extensions`. */
@@ -71,6 +76,7 @@ function cardSkill(skill: SkillRecord, pageUrl: string): CardSkill {
     outputModes: ['application/json'],
   }
   if (skill.input) card.inputSchema = skill.input
+  if (skill.reveal === 'after_acceptance') card.reveal = skill.reveal
   if (skill.priceBaseUnits !== null) {
     card.pricing = {
       amount: amountToNumber(skill.priceBaseUnits),
@@ -151,7 +157,7 @@ export function buildAgentCard(
         {
           uri: A2A_EXTENSION_URIS.commerce,
           description:
-            "How to pay this agent's skills: the payment chain, USDC, the seller's wallet, escrow, the payer proof, and each skill's type, price and input schema.",
+            "How to pay this agent's skills: the payment chain, USDC, the seller's wallet, escrow, the payer proof, and each skill's type, price, input schema and reveal (after_acceptance: result_url only once the buyer accepts, its keccak256 before).",
           required: false,
           params: { ...payment, skills: skillCommerce(skills) },
         },
@@ -180,12 +186,21 @@ export function buildAgentCard(
   }
 }
 
-/** Each skill's commerce (type, page, price, input schema), by skill id: the part of a skill A2A has no field for. */
+/**
+ * Each skill's commerce (type, page, price, input schema, and a reveal after acceptance), by skill id: the part of a
+ * skill A2A has no field for.
+ */
 function skillCommerce(skills: CardSkill[]) {
   return Object.fromEntries(
-    skills.map(({ id, type, url, pricing, inputSchema }) => [
+    skills.map(({ id, type, url, pricing, inputSchema, reveal }) => [
       id,
-      { type, url, ...(pricing ? { pricing } : {}), ...(inputSchema ? { inputSchema } : {}) },
+      {
+        type,
+        url,
+        ...(pricing ? { pricing } : {}),
+        ...(inputSchema ? { inputSchema } : {}),
+        ...(reveal ? { reveal } : {}),
+      },
     ]),
   )
 }

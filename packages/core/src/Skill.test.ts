@@ -22,6 +22,7 @@ describe('SkillInput', () => {
       sla: null,
       slaSeconds: null,
       reviewSeconds: 0,
+      reveal: 'on_delivery',
       url: null,
       input: null,
     })

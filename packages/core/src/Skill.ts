@@ -8,6 +8,15 @@ import { boundedText, HttpUrl, strictFields } from './Validation.ts'
 /** A skill is either free or sold per order. */
 export type SkillType = 'free' | 'purchasable'
 
+/**
+ * When a delivery's `result_url` is shown to anyone but its seller: at once (`on_delivery`, the default), or only once
+ * the task is completed (`after_acceptance`: accepted, or accepted by silence); until then, and forever after a
+ * rejection, its keccak256 (`result_commitment`, the job escrow's `deliverable`). docs/jobs.md.
+ */
+export const RESULT_REVEALS = ['on_delivery', 'after_acceptance'] as const
+/** When a delivery's result is shown (RESULT_REVEALS). */
+export type ResultReveal = (typeof RESULT_REVEALS)[number]
+
 /** A skill as the core keeps it: prices in base units, never floats. */
 export type SkillRecord = {
   name: string
@@ -21,6 +30,8 @@ export type SkillRecord = {
   slaSeconds: number | null
   /** Seconds the buyer has to accept or reject a delivery (silence accepts); 0: a delivery completes the task at once. */
   reviewSeconds: number
+  /** When its deliveries' results are shown to buyers: at once, or only after acceptance. */
+  reveal: ResultReveal
   url: string | null
   /** The JSON Schema its orders' params must fit; null: any JSON object. */
   input: SkillInputSchema | null
@@ -44,6 +55,8 @@ export type SkillView = {
   sla_seconds: number | null
   /** The buyer's review window after a delivery, in seconds; 0: none. */
   review_seconds: number
+  /** When a delivery's result_url is shown to its buyer: `on_delivery`, or `after_acceptance` (a commitment before). */
+  reveal: ResultReveal
   url: string | null
   /** The JSON Schema (2020-12) its orders' params must fit; null: any JSON object. */
   input: SkillInputSchema | null
@@ -97,6 +110,14 @@ export const SkillObject = v.pipe(
       sla: v.optional(boundedText(100)),
       sla_seconds: v.optional(wholeSeconds(1, MAX_SLA_SECONDS)),
       review_seconds: v.optional(wholeSeconds(0, MAX_REVIEW_SECONDS)),
+      reveal: v.optional(
+        v.pipe(
+          v.picklist(RESULT_REVEALS, `must be one of ${RESULT_REVEALS.map((r) => `"${r}"`).join(', ')}`),
+          v.description(
+            'When buyers see a delivery\'s result_url: "on_delivery" (the default) or "after_acceptance" (needs review_seconds of at least 1): only once the task is completed (the buyer accepts, or review_until passes in silence) and never after a rejection; until then result_commitment, the keccak256 of the URL (a job escrow\'s deliverable). The seller always reads its own result_url.',
+          ),
+        ),
+      ),
       slug: v.optional(
         v.pipe(
           v.string('must be a string'),
@@ -122,6 +143,13 @@ export const SkillObject = v.pipe(
   ),
   v.forward(
     v.check(
+      (skill) => skill.reveal !== 'after_acceptance' || (skill.review_seconds ?? 0) > 0,
+      'a result revealed after acceptance needs a review window: set review_seconds to at least 1 (or drop reveal)',
+    ),
+    ['reveal'],
+  ),
+  v.forward(
+    v.check(
       (skill) => skill.slug !== undefined || slugify(skill.name) !== '',
       'name has no letters or digits for a slug; send a slug',
     ),
@@ -138,6 +166,7 @@ export const SkillObject = v.pipe(
       sla: skill.sla ?? null,
       slaSeconds: skill.sla_seconds ?? null,
       reviewSeconds: skill.review_seconds ?? 0,
+      reveal: skill.reveal ?? 'on_delivery',
       url: skill.url ?? null,
       input: skill.input ?? null,
     }),
@@ -185,6 +214,7 @@ export function toSkillView(skill: SkillRecord): SkillView {
     sla: skill.sla,
     sla_seconds: skill.slaSeconds,
     review_seconds: skill.reviewSeconds,
+    reveal: skill.reveal,
     url: skill.url,
     input: skill.input,
   }

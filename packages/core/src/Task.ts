@@ -21,10 +21,10 @@ import {
   toTaskEntryView,
 } from './Job.ts'
 import { amountToNumber, formatAmount } from './Money.ts'
-import type { EscrowJob } from './payments/JobEscrow.ts'
+import { type EscrowJob, reasonHash } from './payments/JobEscrow.ts'
 import { type PayerProofTypedData, payerProofTypedData } from './payments/PayerProof.ts'
 import type { BuyerDecisions } from './ports/Store.ts'
-import type { SkillRecord } from './Skill.ts'
+import type { ResultReveal, SkillRecord } from './Skill.ts'
 import { TRUST_CREDITED_METHODS } from './Trust.ts'
 import {
   boundedJsonObject,
@@ -117,6 +117,8 @@ export type TaskRecord = {
   slaSeconds: number | null
   /** The buyer's review window when ordered (seconds); 0: a delivery completes the task. */
   reviewSeconds: number
+  /** When its result is shown to anyone but its seller (the skill's `reveal` when ordered). */
+  reveal: ResultReveal
   /** When the seller delivered (the deadline and the end of the review follow: dueAtOf, reviewUntilOf). */
   deliveredAt: Date | null
   /** How the job ended; null while it runs. */
@@ -328,7 +330,15 @@ export type TaskView = {
   buyer_wallet: Address | null
   payment: TaskPaymentView
   next_steps: NextSteps
+  /** The delivered result; under `reveal: after_acceptance` only once the task is completed (never after a rejection). */
   result_url?: string
+  /**
+   * Under `reveal: after_acceptance`, once delivered: keccak256 of the result URL (a job escrow's `deliverable`), so the
+   * buyer can check the URL it is shown after accepting is the one delivered.
+   */
+  result_commitment?: Hex
+  /** When the result is shown: at once (`on_delivery`) or only once completed (`after_acceptance`). */
+  reveal: ResultReveal
   /** The promised delivery time in seconds (the skill's `sla_seconds` when ordered); null: none. */
   sla_seconds: number | null
   /** The delivery deadline; past it an undelivered task is `expired`. */
@@ -407,13 +417,19 @@ export function taskPaths(baseUrl: string, task: Pick<TaskRecord, 'agentName' | 
   }
 }
 
+/** What a buyer polling the task does next: decide a delivery under review, else wait for `completed`. */
+function checkStatusStep(task: TaskRecord, paths: ReturnType<typeof taskPaths>): string {
+  const decide = `POST ${paths.accept} or ${paths.reject} (with a reason) signed by the paying wallet before review_until; silence accepts.`
+  if (task.status !== 'delivered')
+    return `GET ${paths.self} until status is "completed", then read result_url.`
+  if (task.reveal === 'on_delivery') return `Read result_url, then ${decide}`
+  return `The seller reveals result_url only once the task is completed (accepted, or silence past review_until), never after a rejection; result_commitment is its keccak256. ${decide}`
+}
+
 /** What the buyer does next, with real paths. */
 export function nextSteps(task: TaskRecord, config: MarketConfig): NextSteps {
   const paths = taskPaths(config.baseUrl, task)
-  const check_status =
-    task.status === 'delivered'
-      ? `Read result_url, then POST ${paths.accept} or ${paths.reject} (with a reason) signed by the paying wallet before review_until; silence accepts.`
-      : `GET ${paths.self} until status is "completed", then read result_url.`
+  const check_status = checkStatusStep(task, paths)
   if (task.priceBaseUnits === 0n || !task.payTo) {
     return {
       pay: 'Nothing to pay: this skill is free.',
@@ -493,8 +509,26 @@ export function taskReviewUntil(
   return task.deliveredAt ? reviewUntilOf(seconds, task.deliveredAt) : null
 }
 
-/** The states in which a task shows its result. */
+/** The states in which a task has a result to show (to its seller always; to others as its `reveal` says). */
 const SHOWS_RESULT: readonly TaskStatus[] = ['delivered', 'completed', 'rejected']
+
+/** The commitment to a result: keccak256 of its URL, what the job escrow's submit records as `deliverable`. */
+export function resultCommitment(resultUrl: string): Hex {
+  return reasonHash(resultUrl)
+}
+
+/**
+ * The result fields of a task as anyone but its seller reads them: a result revealed after acceptance shows only its
+ * commitment until the task is completed (accepted, or by silence), and never its URL after a rejection.
+ */
+function resultFields(task: TaskRecord): Pick<TaskView, 'result_url' | 'result_commitment'> {
+  if (!SHOWS_RESULT.includes(task.status) || !task.resultUrl) return {}
+  if (task.reveal === 'on_delivery') return { result_url: task.resultUrl }
+  const result_commitment = resultCommitment(task.resultUrl)
+  return task.status === 'completed'
+    ? { result_url: task.resultUrl, result_commitment }
+    : { result_commitment }
+}
 
 /** True while a task waits for a payment on the payment chain. */
 const awaitsChainPayment = (task: TaskRecord) => task.status === 'pending_payment' && task.payTo !== null
@@ -568,8 +602,7 @@ export function toTaskView(task: TaskRecord, config: MarketConfig, now = task.cr
         : null,
     escrow_job: escrowJobView(task, config, now),
   }
-  if (SHOWS_RESULT.includes(task.status) && task.resultUrl) view.result_url = task.resultUrl
-  return view
+  return Object.assign(view, resultFields(task))
 }
 
 /** The wallet that speaks for a task's buyer: the payer the chain showed, else the wallet the order named. */
@@ -593,6 +626,7 @@ function jobFields(task: TaskRecord) {
     due_at: iso(taskDueAt(task)),
     delivered_at: iso(task.deliveredAt),
     review_seconds: task.reviewSeconds,
+    reveal: task.reveal,
     review_until: iso(taskReviewUntil(task)),
     outcome: task.outcome,
     records: task.entries.map(toTaskEntryView),
@@ -607,7 +641,10 @@ export function onTime(task: TaskRecord): boolean | null {
   return due === null || task.deliveredAt <= due
 }
 
-/** The task as its seller reads it, with its buyer wallet's decisions among `decisions` (Store.buyerDecisions). */
+/**
+ * The task as its seller reads it, with its buyer wallet's decisions among `decisions` (Store.buyerDecisions). The
+ * seller delivered the result, so it always reads its `result_url`, whatever the task's `reveal`.
+ */
 export function toSellerTaskView(
   task: TaskRecord,
   config: MarketConfig,
@@ -615,8 +652,10 @@ export function toSellerTaskView(
 ): SellerTaskView {
   const wallet = buyerWalletOf(task)
   const known = wallet && decisions.find((count) => count.wallet === wallet.toLowerCase())
+  const view = toTaskView(task, config)
+  if (SHOWS_RESULT.includes(task.status) && task.resultUrl) view.result_url = task.resultUrl
   return {
-    ...toTaskView(task, config),
+    ...view,
     buyer_email: task.buyerEmail,
     buyer_decisions: wallet
       ? { wallet, accepted: known ? known.accepted : 0, rejected: known ? known.rejected : 0 }

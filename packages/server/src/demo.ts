@@ -497,6 +497,7 @@ function paidTask(plan: AgentPlan, skill: SkillSeed, createdAt: number, txHash: 
     completedAt: null,
     slaSeconds: null,
     reviewSeconds: 0,
+    reveal: 'on_delivery',
     deliveredAt: null,
     outcome: null,
     entries: [],

@@ -101,6 +101,8 @@ export const skills = sqliteTable(
     slaSeconds: integer('sla_seconds'),
     /** The buyer's review window after a delivery (seconds); 0: a delivery completes at once. */
     reviewSeconds: integer('review_seconds').notNull().default(0),
+    /** When its deliveries' results are shown to buyers: 'on_delivery' or 'after_acceptance'. */
+    reveal: text('reveal').notNull().default('on_delivery'),
     url: text('url'),
     /** The skill's input JSON Schema as JSON text; null: any params. */
     inputSchema: text('input_schema'),
@@ -216,6 +218,8 @@ export const tasks = sqliteTable(
     /** The job (docs/jobs.md): SLA and review window when ordered (seconds), deadlines and deliveries (epoch ms). */
     slaSeconds: integer('sla_seconds'),
     reviewSeconds: integer('review_seconds').notNull().default(0),
+    /** The skill's reveal when ordered: the result is shown at once, or only once completed. */
+    reveal: text('reveal').notNull().default('on_delivery'),
     dueAt: integer('due_at'),
     deliveredAt: integer('delivered_at'),
     reviewUntil: integer('review_until'),

@@ -111,6 +111,8 @@ export const skills = pgTable(
     slaSeconds: integer('sla_seconds'),
     /** The buyer's review window after a delivery (seconds); 0: a delivery completes at once. */
     reviewSeconds: integer('review_seconds').notNull().default(0),
+    /** When its deliveries' results are shown to buyers: 'on_delivery' or 'after_acceptance'. */
+    reveal: text('reveal').notNull().default('on_delivery'),
     url: text('url'),
     inputSchema: text('input_schema'),
   },
@@ -226,6 +228,8 @@ export const tasks = pgTable(
     /** The job (docs/jobs.md): SLA and review window when ordered (seconds), deadlines and deliveries (epoch ms). */
     slaSeconds: integer('sla_seconds'),
     reviewSeconds: integer('review_seconds').notNull().default(0),
+    /** The skill's reveal when ordered: the result is shown at once, or only once completed. */
+    reveal: text('reveal').notNull().default('on_delivery'),
     dueAt: long('due_at'),
     deliveredAt: long('delivered_at'),
     reviewUntil: long('review_until'),

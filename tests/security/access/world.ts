@@ -83,9 +83,13 @@ const wallet = () => privateKeyToAccount(generatePrivateKey())
 /** The seller's skills: free, free with a review window, paid. */
 const SKILLS = [
   { name: 'echo', type: 'free' },
-  { name: 'essay', type: 'free', review_seconds: 3600 },
+  // Revealed after acceptance: the buyer's delivered essay shows its commitment, never its URL (issue 37, mechanism 7).
+  { name: 'essay', type: 'free', review_seconds: 3600, reveal: 'after_acceptance' },
   { name: 'report', type: 'purchasable', price: 1 },
 ]
+
+/** The result URL the seller delivers for `task`. */
+const resultOf = (task: string) => `https://results.example/${task}`
 
 /** Throws unless the answer has `status`. */
 function expectStatus(answer: CallAnswer, status: number, what: string): CallAnswer {
@@ -175,7 +179,7 @@ export async function buildWorld(call: Caller, market: string, prefix = '/api'):
     expectStatus(
       await call('POST', `${prefix}/agents/${agent.name}/tasks/${task}/complete`, {
         key: agent.key,
-        body: { result_url: `https://results.example/${task}` },
+        body: { result_url: resultOf(task) },
       }),
       200,
       `deliver ${task}`,
@@ -194,7 +198,8 @@ export async function buildWorld(call: Caller, market: string, prefix = '/api'):
   const seller = await register('seller', wallets.seller.address)
   const otherSeller = await register('rival', wallets.otherSeller.address)
   await pair('owner', seller.pairingCode)
-  const task = await order(seller, 'echo', wallets.buyer.address)
+  // The buyer's order is under review: its result URL is the seller's until the buyer accepts.
+  const task = await order(seller, 'essay', wallets.buyer.address)
   await deliver(seller, task)
   const otherTask = await order(otherSeller, 'echo', wallets.otherBuyer.address)
   const sellerHook = await hook(`/agents/seller/webhooks`, 'https://seller-hooks.example.com/in', seller.key)
@@ -268,6 +273,11 @@ export async function buildWorld(call: Caller, market: string, prefix = '/api'):
       { value: otherSeller.pairingCode, label: "the other seller's pairing code", holders: ['otherSeller'] },
       { value: sellerHook.secret, label: "the seller's webhook secret", holders: ['seller'] },
       { value: task, label: "the buyer's task id", holders: ['seller', 'buyer'] },
+      {
+        value: resultOf(task),
+        label: "the result URL of the buyer's delivery under review",
+        holders: ['seller'],
+      },
       { value: otherTask, label: "the other buyer's task id", holders: ['otherSeller', 'otherBuyer'] },
       { value: taskHook.secret, label: "the buyer's task webhook secret", holders: ['buyer'] },
       { value: buyerToken, label: "the buyer's task webhook URL", holders: ['buyer'] },

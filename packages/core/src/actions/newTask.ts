@@ -87,6 +87,7 @@ export function newTaskRecord(
     completedAt: null,
     slaSeconds: skill.slaSeconds,
     reviewSeconds: skill.reviewSeconds,
+    reveal: skill.reveal,
     deliveredAt: null,
     outcome: null,
     entries: [],

@@ -467,7 +467,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     summary: 'A task, by its id; poll until status is completed',
     tag: 'Tasks',
     description:
-      'Public. A task by its id, with its state, payment and, once delivered, result_url. Buyers poll this until the status is completed.',
+      'Public. A task by its id, with its state, payment and, once delivered, result_url. Buyers poll this until the status is completed. A skill with reveal "after_acceptance" shows result_commitment (keccak256 of the URL, a job escrow\'s deliverable) instead of result_url while delivered or rejected, and result_url once completed.',
     auth: 'none',
     ok: { status: 200, response: 'Task', description: 'The task' },
     problems: [404],
@@ -518,7 +518,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     summary: 'Deliver a paid task (seller): paid -> completed (or delivered, under review) with result_url',
     tag: 'Tasks',
     description:
-      "With the seller's API key, before the task's due_at. Delivers a paid task with the result_url the buyer reads: paid -> completed when the task has no review window (review_seconds 0), else paid -> delivered until the buyer accepts, rejects, or review_until passes (silence accepts). Past due_at: 409 task_overdue.",
+      "With the seller's API key, before the task's due_at. Delivers a paid task with the result_url the buyer reads: paid -> completed when the task has no review window (review_seconds 0), else paid -> delivered until the buyer accepts, rejects, or review_until passes (silence accepts). Under the skill's reveal \"after_acceptance\" the buyer reads only result_commitment until the task is completed (the answer, the seller's, keeps result_url). Past due_at: 409 task_overdue.",
     auth: 'bearer',
     body: CompleteTaskInput,
     ok: { status: 200, response: 'SellerTask', description: 'Completed' },

@@ -3,6 +3,7 @@ import { LISTING_STATES } from '../AgentSync.ts'
 import { ERROR_CODES, type ErrorCode } from '../errors.ts'
 import { FEED_EVENT_KINDS } from '../Feed.ts'
 import { TASK_ENTRY_AUTHORS, TASK_ENTRY_KINDS, TASK_OUTCOMES } from '../Job.ts'
+import { RESULT_REVEALS } from '../Skill.ts'
 import { TASK_STATUSES } from '../Task.ts'
 import { WEBHOOK_EVENT_TYPES } from '../Webhook.ts'
 
@@ -31,6 +32,7 @@ const Skill = v.strictObject({
   sla: nullableText,
   sla_seconds: v.nullable(v.number()),
   review_seconds: v.number(),
+  reveal: v.picklist(RESULT_REVEALS),
   url: nullableText,
   /** The JSON Schema (2020-12) an order's params must fit; null: any JSON object. */
   input: v.nullable(v.record(v.string(), v.unknown())),
@@ -310,6 +312,8 @@ const taskFields = {
   payment: TaskPayment,
   next_steps: v.strictObject({ pay: text, verify: text, verify_body: text, check_status: text }),
   result_url: v.optional(text),
+  result_commitment: v.optional(txHash),
+  reveal: v.picklist(RESULT_REVEALS),
   sla_seconds: v.nullable(v.number()),
   due_at: v.nullable(timestamp),
   delivered_at: v.nullable(timestamp),
@@ -500,6 +504,8 @@ export const RESPONSE_SCHEMAS = {
         pricing: v.optional(
           v.strictObject({ amount: v.number(), currency: v.literal('USDC'), amountBaseUnits: text }),
         ),
+        /** Present when the seller reveals result_url only after the buyer accepts (result_commitment before). */
+        reveal: v.optional(v.literal('after_acceptance')),
       }),
     ),
     authentication: v.strictObject({ schemes: v.array(text) }),

@@ -71,6 +71,7 @@ export type SkillRow = {
   sla: string | null
   slaSeconds: number | null
   reviewSeconds: number
+  reveal: string
   url: string | null
   inputSchema: string | null
 }
@@ -155,6 +156,7 @@ export function toSkillRecord(row: SkillRow): SkillRecord {
     sla: row.sla,
     slaSeconds: row.slaSeconds,
     reviewSeconds: row.reviewSeconds,
+    reveal: row.reveal as SkillRecord['reveal'],
     url: row.url,
     input: row.inputSchema === null ? null : (JSON.parse(row.inputSchema) as SkillRecord['input']),
   }
@@ -176,6 +178,7 @@ export function toSkillRows(agentKey: string, list: readonly SkillRecord[]): Ski
     sla: skill.sla,
     slaSeconds: skill.slaSeconds,
     reviewSeconds: skill.reviewSeconds,
+    reveal: skill.reveal,
     url: skill.url,
     inputSchema: skill.input === null ? null : JSON.stringify(skill.input),
   }))

@@ -51,6 +51,7 @@ export type TaskRow = {
   completedAt: number | null
   slaSeconds: number | null
   reviewSeconds: number
+  reveal: string
   dueAt: number | null
   deliveredAt: number | null
   reviewUntil: number | null
@@ -130,6 +131,7 @@ export function toTaskRow(task: TaskRecord): TaskRow {
     completedAt: ms(task.completedAt),
     slaSeconds: task.slaSeconds,
     reviewSeconds: task.reviewSeconds,
+    reveal: task.reveal,
     // Written for the job sweep's indexes, never read back: the record derives them.
     dueAt: ms(taskDueAt(task)),
     deliveredAt: ms(task.deliveredAt),
@@ -202,6 +204,7 @@ export function toTaskRecord(row: TaskRow, agentName: string): TaskRecord {
     completedAt: dateOf(row.completedAt),
     slaSeconds: row.slaSeconds,
     reviewSeconds: row.reviewSeconds,
+    reveal: row.reveal as TaskRecord['reveal'],
     deliveredAt: dateOf(row.deliveredAt),
     outcome: row.outcome as TaskOutcome | null,
     entries: (JSON.parse(row.entries) as Record<string, unknown>[]).map(entryFromJson),

@@ -40,6 +40,7 @@ export function agentStoreCases(test: StoreTest, withStore: WithStore): void {
             sla: '5s',
             slaSeconds: 5,
             reviewSeconds: 3600,
+            reveal: 'after_acceptance',
             url: 'https://example.com/search',
           },
           sampleSkill(),

@@ -38,7 +38,11 @@ export function jobStoreCases(test: StoreTest, withStore: WithStore): void {
     'behavior: a delivery under review, then its acceptance, land once each, with the end of the review derived',
     withStore(async (store) => {
       await store.insertAgent(sampleAgent(), [])
-      const task = paidTask(1, { reviewSeconds: 600, payment: samplePayment(1, { from: BUYER_A }) })
+      const task = paidTask(1, {
+        reviewSeconds: 600,
+        reveal: 'after_acceptance',
+        payment: samplePayment(1, { from: BUYER_A }),
+      })
       await store.insertTask(task, [])
       const delivery = jobSteps.delivery(task, 'https://example.com/r', at(40))
       equal(await store.changeTask(delivery), true)
@@ -47,6 +51,7 @@ export function jobStoreCases(test: StoreTest, withStore: WithStore): void {
       equal(delivered?.status, 'delivered')
       same(delivered?.deliveredAt, at(40))
       equal(delivered?.resultUrl, 'https://example.com/r')
+      equal(delivered?.reveal, 'after_acceptance')
       same(delivered && taskReviewUntil(delivered), at(50))
       equal((await store.getAgent('sample-agent'))?.onTimeTasks, 1)
       equal((await store.getAgent('sample-agent'))?.completedTasks, 0)

@@ -58,6 +58,9 @@ export function taskStoreCases(test: StoreTest, withStore: WithStore): void {
         status: 'completed',
         resultUrl: 'https://example.com/result/3',
         completedAt: at(9),
+        // Kept as ordered: the skill's reveal copied onto the task (docs/jobs.md).
+        reveal: 'after_acceptance',
+        reviewSeconds: 600,
       })
       for (const task of [pending, paid, completed]) {
         same(await store.insertTask(task, [taskEvent('task.created', task)]), { outcome: 'inserted' })

@@ -15,6 +15,17 @@ export const A2A_STATE_OF: Record<TaskView['status'], string> = {
   expired: 'TASK_STATE_REJECTED',
 }
 
+/**
+ * The A2A state of a task: A2A_STATE_OF, but a delivery whose result is revealed only after acceptance (it shows
+ * `result_commitment` and no `result_url`) asks the buyer for its decision: there is no result yet to call completed.
+ */
+export function a2aStateOf(task: TaskView): string {
+  return awaitsAcceptance(task) ? 'TASK_STATE_INPUT_REQUIRED' : A2A_STATE_OF[task.status]
+}
+
+/** A delivery under review whose result the seller reveals only once the buyer accepts (or silence does). */
+const awaitsAcceptance = (task: TaskView) => task.status === 'delivered' && task.result_url === undefined
+
 /** The a2a-x402 extension (v0.2): its URI and the message metadata keys of its payment round. */
 export const A2A_X402 = {
   uri: 'https://github.com/google-agentic-commerce/a2a-x402/blob/main/spec/v0.2',
@@ -57,6 +68,17 @@ function statusMessage(
     }
   } else if (task.status === 'paid') parts.push(textPart(`Paid; ${task.agent} is working on it.`))
   else if (task.status === 'completed') parts.push(textPart(`Delivered: ${task.result_url ?? ''}`))
+  else if (awaitsAcceptance(task))
+    parts.push(
+      textPart(
+        `Delivered for review until ${task.review_until ?? ''}; the result is revealed once you accept (or silence does). ${task.next_steps.check_status}`,
+      ),
+      dataPart({
+        result_commitment: task.result_commitment ?? null,
+        review: task.review,
+        next_steps: task.next_steps,
+      }),
+    )
   else if (task.status === 'delivered')
     parts.push(textPart(`Delivered for review until ${task.review_until ?? ''}: ${task.result_url ?? ''}`))
   else if (task.status === 'rejected') parts.push(textPart('The buyer rejected the delivery.'))
@@ -88,7 +110,7 @@ export function a2aTaskOf(
     id: task.task_id,
     contextId,
     status: {
-      state: A2A_STATE_OF[task.status],
+      state: a2aStateOf(task),
       message: statusMessage(
         task,
         contextId,

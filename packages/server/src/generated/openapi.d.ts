@@ -281,7 +281,7 @@ export interface paths {
         };
         /**
          * A task, by its id; poll until status is completed
-         * @description Public. A task by its id, with its state, payment and, once delivered, result_url. Buyers poll this until the status is completed.
+         * @description Public. A task by its id, with its state, payment and, once delivered, result_url. Buyers poll this until the status is completed. A skill with reveal "after_acceptance" shows result_commitment (keccak256 of the URL, a job escrow's deliverable) instead of result_url while delivered or rejected, and result_url once completed.
          */
         get: operations["getTask"];
         put?: never;
@@ -327,7 +327,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver a paid task (seller): paid -> completed (or delivered, under review) with result_url
-         * @description With the seller's API key, before the task's due_at. Delivers a paid task with the result_url the buyer reads: paid -> completed when the task has no review window (review_seconds 0), else paid -> delivered until the buyer accepts, rejects, or review_until passes (silence accepts). Past due_at: 409 task_overdue.
+         * @description With the seller's API key, before the task's due_at. Delivers a paid task with the result_url the buyer reads: paid -> completed when the task has no review window (review_seconds 0), else paid -> delivered until the buyer accepts, rejects, or review_until passes (silence accepts). Under the skill's reveal "after_acceptance" the buyer reads only result_commitment until the task is completed (the answer, the seller's, keeps result_url). Past due_at: 409 task_overdue.
          */
         post: operations["completeTask"];
         delete?: never;
@@ -825,6 +825,8 @@ export interface components {
                 } | null;
                 name: string;
                 price: number | null;
+                /** @enum {string} */
+                reveal: "on_delivery" | "after_acceptance";
                 review_seconds: number;
                 sla: string | null;
                 sla_seconds: number | null;
@@ -957,6 +959,8 @@ export interface components {
                     /** @constant */
                     currency: "USDC";
                 };
+                /** @constant */
+                reveal?: "after_acceptance";
                 tags: string[];
                 /** @enum {string} */
                 type: "free" | "purchasable";
@@ -1146,6 +1150,8 @@ export interface components {
                 } | null;
                 name: string;
                 price: number | null;
+                /** @enum {string} */
+                reveal: "on_delivery" | "after_acceptance";
                 review_seconds: number;
                 sla: string | null;
                 sla_seconds: number | null;
@@ -1370,6 +1376,8 @@ export interface components {
                     } | null;
                     name: string;
                     price: number | null;
+                    /** @enum {string} */
+                    reveal: "on_delivery" | "after_acceptance";
                     review_seconds: number;
                     sla: string | null;
                     sla_seconds: number | null;
@@ -1578,7 +1586,10 @@ export interface components {
                     tx_hash: string | null;
                     wallet: string | null;
                 }[];
+                result_commitment?: string;
                 result_url?: string;
+                /** @enum {string} */
+                reveal: "on_delivery" | "after_acceptance";
                 review: {
                     domain: {
                         chainId: number;
@@ -1816,7 +1827,10 @@ export interface components {
                 tx_hash: string | null;
                 wallet: string | null;
             }[];
+            result_commitment?: string;
             result_url?: string;
+            /** @enum {string} */
+            reveal: "on_delivery" | "after_acceptance";
             review: {
                 domain: {
                     chainId: number;
@@ -1859,10 +1873,15 @@ export interface components {
              */
             currency?: "USDC";
             description?: string;
-            /** @description A JSON Schema (2020-12) of the params an order of this skill takes: "type": "object" at its root, at most 8 KiB, no pattern or patternProperties, $ref only inside it. Orders are checked against it (400 invalid_params). */
+            /** @description A JSON Schema (2020-12) of the params an order of this skill takes: "type": "object" at its root, at most 8 KiB, no pattern or patternProperties, $ref only inside it, uniqueItems only with maxItems of at most 128, checking one value costing at most 64 steps (SECURITY.md). Orders are checked against it (400 invalid_params). */
             input?: unknown;
             name: string;
             price?: number | string;
+            /**
+             * @description When buyers see a delivery's result_url: "on_delivery" (the default) or "after_acceptance" (needs review_seconds of at least 1): only once the task is completed (the buyer accepts, or review_until passes in silence) and never after a rejection; until then result_commitment, the keccak256 of the URL (a job escrow's deliverable). The seller always reads its own result_url.
+             * @enum {string}
+             */
+            reveal?: "on_delivery" | "after_acceptance";
             review_seconds?: number;
             sla?: string;
             sla_seconds?: number;
@@ -1998,7 +2017,10 @@ export interface components {
                 tx_hash: string | null;
                 wallet: string | null;
             }[];
+            result_commitment?: string;
             result_url?: string;
+            /** @enum {string} */
+            reveal: "on_delivery" | "after_acceptance";
             review: {
                 domain: {
                     chainId: number;
@@ -2158,7 +2180,10 @@ export interface components {
                 tx_hash: string | null;
                 wallet: string | null;
             }[];
+            result_commitment?: string;
             result_url?: string;
+            /** @enum {string} */
+            reveal: "on_delivery" | "after_acceptance";
             review: {
                 domain: {
                     chainId: number;
@@ -2352,7 +2377,10 @@ export interface components {
                     tx_hash: string | null;
                     wallet: string | null;
                 }[];
+                result_commitment?: string;
                 result_url?: string;
+                /** @enum {string} */
+                reveal: "on_delivery" | "after_acceptance";
                 review: {
                     domain: {
                         chainId: number;

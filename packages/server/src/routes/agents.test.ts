@@ -29,6 +29,7 @@ describe('PUT /api/agents/{name}', () => {
         sla: null,
         sla_seconds: null,
         review_seconds: 0,
+        reveal: 'on_delivery',
         url: null,
         input: null,
       },

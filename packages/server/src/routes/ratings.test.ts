@@ -65,6 +65,7 @@ async function market() {
       completedAt: null,
       slaSeconds: null,
       reviewSeconds: 3600,
+      reveal: 'on_delivery',
       deliveredAt: status === 'delivered' ? at : null,
       outcome: null,
       entries: [],

@@ -196,6 +196,7 @@ describe('the agent page', () => {
       sla: null,
       sla_seconds: null,
       review_seconds: 0,
+      reveal: 'on_delivery',
       url: null,
       input: {
         type: 'object',
