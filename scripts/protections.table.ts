@@ -261,7 +261,7 @@ export const PROTECTIONS: Protection[] = [
       },
     ],
     test: 'packages/core/src/adapters/memoryStore.test.ts',
-    name: 'sabotage',
+    name: 'eight rival wallets',
   },
   {
     id: 'trust-newcomers-one-buyer',
@@ -269,12 +269,12 @@ export const PROTECTIONS: Protection[] = [
     edits: [
       {
         file: 'packages/core/src/Trust.ts',
-        find: 'const newcomerCredit = newcomers < TRUST_CREDIT_PER_BUYER ? newcomers : TRUST_CREDIT_PER_BUYER',
-        replace: 'const newcomerCredit = newcomers',
+        find: 'history.elsewhereBaseUnits >= STANDING_ELSEWHERE_BASE_UNITS &&',
+        replace: 'true ||',
       },
     ],
     test: 'packages/core/src/adapters/memoryStore.test.ts',
-    name: 'ring',
+    name: 'fresh wallets',
   },
   {
     id: 'seller-key',
