@@ -315,4 +315,50 @@ export const PROTECTIONS: Protection[] = [
     test: 'tests/security/revealAttacks.test.ts',
     name: 'reads its delivery under review',
   },
+  {
+    id: 'linear-webhook-host',
+    what: "a webhook URL's host is trimmed in linear time (a run of dots made /\\.+$/ quadratic)",
+    edits: [
+      {
+        file: 'packages/core/src/Webhook.ts',
+        find: "const host = withoutTrailing(parsed.hostname.toLowerCase(), '.')",
+        replace: "const host = parsed.hostname.toLowerCase().replace(/\\.+$/, '')",
+      },
+    ],
+    test: 'tests/security/costGuard.test.ts',
+    name: 'run of dots',
+  },
+  {
+    id: 'params-finite-numbers',
+    what: 'params holding a number JSON cannot keep (1e999) are refused, not stored as null past the schema',
+    edits: [
+      {
+        file: 'packages/core/src/Validation.ts',
+        find: '(object) => nestsDeeperThan(object, maxDepth) || !holdsNonFinite(object),',
+        replace: '() => true,',
+      },
+    ],
+    test: 'tests/security/schemaCost.test.ts',
+    name: 'JSON cannot keep',
+  },
+  {
+    id: 'dispute-visible-reason',
+    what: 'a dispute reason must show text (zero-width spaces and fillers are not a reason)',
+    edits: [{ file: 'packages/core/src/Task.ts', find: '      visibleText(DISPUTE_REASON),\n', replace: '' }],
+    test: 'tests/security/jobAttacks.test.ts',
+    name: 'without a reason',
+  },
+  {
+    id: 'log-url-origin',
+    what: 'a URL in a logged error keeps only its origin (an RPC key in its path or query is never logged)',
+    edits: [
+      {
+        file: 'packages/server/src/log.ts',
+        find: 'const message = (text: string) => withoutUrlSecrets(text)',
+        replace: 'const message = (text: string) => text',
+      },
+    ],
+    test: 'packages/server/src/log.test.ts',
+    name: 'RPC URL',
+  },
 ]
