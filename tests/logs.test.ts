@@ -36,10 +36,14 @@ async function send(
   return { status: answer.status, requestId: answer.headers.get('x-request-id'), text }
 }
 
+/** A chain RPC URL that cannot answer, carrying a key in each place providers put one (user, path, query). */
+const RPC_WITH_KEYS =
+  'http://rpc-user-secret:rpc-pass-secret@127.0.0.1:9/v2/rpc-path-secret?key=rpc-query-secret'
+
 /** `bun start` on its own database file in the test folder, at log level `level`, its standard output piped. */
 function loggingServer(file: string, level: string) {
   return startMarketServer(
-    { DATABASE_URL: `file:${join(folder, file)}`, CHAIN_RPC_URL: 'http://127.0.0.1:9', LOG_LEVEL: level },
+    { DATABASE_URL: `file:${join(folder, file)}`, CHAIN_RPC_URL: RPC_WITH_KEYS, LOG_LEVEL: level },
     { stdout: 'pipe' },
   )
 }
@@ -68,6 +72,7 @@ describe('structured logs (bun start)', () => {
       method: 'POST',
       body: {
         name: 'logged-seller',
+        walletAddress: '0x1111111111111111111111111111111111111111',
         skills: [{ name: 'Deep Research', type: 'purchasable', price: 1 }, { name: 'Ping' }],
       },
       headers: { 'x-request-id': 'trace-from-proxy.1' },
@@ -122,6 +127,15 @@ describe('structured logs (bun start)', () => {
         headers: { authorization: `Bearer ${apiKey}` },
       }),
       await send(base, '/api/no-such-route', { headers: { 'x-request-id': 'bad id\twith tab' } }),
+      // An order with a payment to check: the chain is asked and cannot answer (503 chain_unavailable).
+      await send(base, '/api/agents/logged-seller/tasks', {
+        method: 'POST',
+        body: {
+          skill: 'deep-research',
+          tx_hash: `0x${'11'.repeat(32)}`,
+          payer_signature: `0x${'22'.repeat(65)}`,
+        },
+      }),
     ]
     const output = await stopAndRead(server)
     const lines = parsed(output)
@@ -131,14 +145,18 @@ describe('structured logs (bun start)', () => {
       expect(['info', 'warn', 'error']).toContain(line.level)
     }
     // The start-up health checks are requests too.
-    const requests = lines.filter((line) => line.msg === 'request' && line.path !== '/api/community/health')
+    // A 5xx answer's line is a `request failed` warning.
+    const requests = lines.filter(
+      (line) =>
+        (line.msg === 'request' || line.msg === 'request failed') && line.path !== '/api/community/health',
+    )
     expect(requests).toHaveLength(answers.length)
     for (const answer of answers) {
       expect(answer.requestId).toMatch(/^[A-Za-z0-9._:-]{1,128}$/)
       expect(requests.find((line) => line.requestId === answer.requestId)?.status).toBe(answer.status)
     }
     expect(answers[0]?.requestId).toBe('trace-from-proxy.1')
-    expect(answers.at(-1)?.requestId).not.toContain('bad id')
+    expect(answers.at(-2)?.requestId).not.toContain('bad id')
     // A NUL in a search or a bio is a 400 at validation, never a 500 from the database.
     expect(
       answers.filter((answer) => answer.text.includes('control characters')).map((a) => a.status),
@@ -157,8 +175,15 @@ describe('structured logs (bun start)', () => {
       'secret-text',
       taskId,
       taskId.slice(5),
+      'rpc-user-secret',
+      'rpc-pass-secret',
+      'rpc-path-secret',
+      'rpc-query-secret',
     ])
       expect(output).not.toContain(secret)
+    // The chain was asked (and failed): its URL's keys are in no answer either.
+    expect(answers.map((answer) => answer.status)).toContain(503)
+    for (const answer of answers) expect(answer.text).not.toMatch(/rpc-(user|pass|path|query)-secret/)
   })
 
   test('behavior: LOG_LEVEL=off writes nothing and sends no X-Request-Id', async () => {
