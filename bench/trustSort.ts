@@ -2,11 +2,11 @@
  * The agent list sorted by trust, in process: 5,000 agents with varied trust counters (credit from established and
  * new buyers, late jobs, weighted votes, heartbeats), then `listAgents({ sort: 'trust', limit: 20 })` 200 times on
  * libSQL (a file, Bun's SQLite) and on PostgreSQL (a server of its own on this machine). Prints the CPU per page:
- * this process's (process.cpuUsage) and, for PostgreSQL, its server processes' too (/proc, the postmaster's
- * children), since there the sort runs in the server.
+ * this process's (process.cpuUsage) and, for PostgreSQL, that of the server backends serving the store too (/proc),
+ * since there the sort runs in the server.
  * Usage: bun bench/trustSort.ts [--only libsql|postgres] [--agents N] [--calls N]
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type AgentListQuery, type AgentRecord, PAID_TRUST_STEPS, type Store } from '@agentmarket/core'
@@ -90,20 +90,6 @@ function cpuOf(pids: number[]): number {
   return total
 }
 
-/** The PIDs of the PostgreSQL server whose postmaster is `postmaster`: it and its children. */
-function serverPids(postmaster: number): number[] {
-  const children = readdirSync('/proc').flatMap((entry) => {
-    if (!/^\d+$/.test(entry)) return []
-    try {
-      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
-      return Number(fields[1]) === postmaster ? [Number(entry)] : []
-    } catch {
-      return []
-    }
-  })
-  return [postmaster, ...children]
-}
-
 /** Lists the first page by trust `CALLS` times: this process's CPU per page, and the server's if `server` says. */
 async function measure(store: Store, server?: () => number) {
   const query = { sort: 'trust', now: NOW, limit: 20, offset: 0 } as AgentListQuery
@@ -137,14 +123,15 @@ if (only !== 'libsql') {
   const server = await startPostgres()
   try {
     const url = await server.createDatabase()
-    const store = await postgresStore(await openPostgres(url, { max: 1 }))
+    const database = await openPostgres(url, { max: 1 })
+    const store = await postgresStore(database)
     await seed(store)
     const raw = postgres(url, { max: 1, onnotice: () => {} })
-    const [row] = await raw`select pg_backend_pid() as pid`
-    const backendStat = readFileSync(`/proc/${row?.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
-    const postmaster = Number(backendStat[1])
+    await raw`vacuum analyze agents`
+    // The store's own backends (its pool and its LISTEN connection), not autovacuum or the checkpointer.
+    const backends = await raw`select pid from pg_stat_activity where application_name = ${database.nodeId}`
     await raw.end()
-    const result = await measure(store, () => cpuOf(serverPids(postmaster)))
+    const result = await measure(store, () => cpuOf(backends.map((row) => Number(row.pid))))
     console.log(
       `PostgreSQL: ${AGENTS} agents, ${CALLS} pages of 20 by trust: ${result.serverMs.toFixed(2)} ms server CPU and ${result.processMs.toFixed(2)} ms client CPU a page (top ${result.top.join(', ')})`,
     )
