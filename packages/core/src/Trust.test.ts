@@ -1,6 +1,18 @@
 import { describe, expect, test } from 'bun:test'
 import type { AgentRecord } from './Agent.ts'
-import { cappedCredit, creditedBuyer, paidTrust, SELF_MADE_CEILING, trustScore } from './Trust.ts'
+import {
+  cappedCredit,
+  countedPaidTrust,
+  creditedBuyer,
+  isEstablished,
+  PAID_TRUST_STEPS,
+  paidTrust,
+  SELF_MADE_CEILING,
+  STANDING_AGE_MS,
+  trustScore,
+  voteWeight,
+  weightedVote,
+} from './Trust.ts'
 import { sampleAgent, sampleSkill, sampleTask } from './testing/storeSuite.ts'
 
 const now = new Date('2026-06-01T12:00:00.000Z')
@@ -114,5 +126,75 @@ describe('creditedBuyer and cappedCredit', () => {
     expect(cappedCredit(0n, 3n * USDC)).toBe(3n * USDC)
     expect(cappedCredit(8n * USDC, 3n * USDC)).toBe(10n * USDC)
     expect(cappedCredit(10n * USDC, 2n ** 70n)).toBe(10n * USDC)
+  })
+})
+
+describe('isEstablished', () => {
+  const monthAgo = new Date(now.getTime() - STANDING_AGE_MS)
+
+  test('behavior: established from 10 USDC paid to unconnected sellers and a first payment 30 days old, both at least', () => {
+    expect(isEstablished({ elsewhereBaseUnits: 10n * USDC, firstPaidAt: monthAgo }, now)).toBe(true)
+    expect(isEstablished({ elsewhereBaseUnits: 500n * USDC, firstPaidAt: new Date(0) }, now)).toBe(true)
+  })
+
+  test('behavior: one base unit short of the history, one millisecond short of the age, or no payment yet is not', () => {
+    expect(isEstablished({ elsewhereBaseUnits: 10n * USDC - 1n, firstPaidAt: monthAgo }, now)).toBe(false)
+    const younger = new Date(monthAgo.getTime() + 1)
+    expect(isEstablished({ elsewhereBaseUnits: 10n * USDC, firstPaidAt: younger }, now)).toBe(false)
+    expect(isEstablished({ elsewhereBaseUnits: 10n * USDC, firstPaidAt: null }, now)).toBe(false)
+  })
+
+  test('behavior: judged at the instant given: the same history is established a month after its first payment', () => {
+    const history = { elsewhereBaseUnits: 10n * USDC, firstPaidAt: now }
+    expect(isEstablished(history, now)).toBe(false)
+    expect(isEstablished(history, new Date(now.getTime() + STANDING_AGE_MS))).toBe(true)
+  })
+})
+
+describe('countedPaidTrust', () => {
+  const counts = (credit: bigint, established: bigint, buyers: number) => ({
+    trustCreditBaseUnits: credit,
+    establishedCreditBaseUnits: established,
+    establishedBuyers: buyers,
+  })
+
+  test('behavior: credit from established buyers alone is the paid curve, at most 10 per buyer', () => {
+    expect(countedPaidTrust(counts(0n, 0n, 0))).toBe(0)
+    expect(countedPaidTrust(counts(40n * USDC, 40n * USDC, 4))).toBe(paidTrust(40n * USDC, 4))
+    expect(countedPaidTrust(counts(40n * USDC, 40n * USDC, 4))).toBe(40)
+    expect(countedPaidTrust(counts(40n * USDC, 40n * USDC, 9))).toBe(53)
+  })
+
+  test('behavior: every other wallet together is one buyer of at most 10 USDC, however many and however much', () => {
+    expect(countedPaidTrust(counts(3n * USDC, 0n, 0))).toBe(paidTrust(3n * USDC, 1))
+    expect(countedPaidTrust(counts(500n * USDC, 0n, 0))).toBe(10)
+    expect(countedPaidTrust(counts(30n * USDC, 20n * USDC, 2))).toBe(paidTrust(30n * USDC, 3))
+    expect(countedPaidTrust(counts(90n * USDC, 20n * USDC, 2))).toBe(paidTrust(30n * USDC, 3))
+  })
+
+  test('behavior: at each step of the curve it gains the point, one base unit below it not', () => {
+    for (const [index, step] of PAID_TRUST_STEPS.entries()) {
+      expect(countedPaidTrust(counts(step, step, 7))).toBe(index + 1)
+      expect(countedPaidTrust(counts(step - 1n, step - 1n, 7))).toBe(index)
+    }
+  })
+})
+
+describe('voteWeight and weightedVote', () => {
+  test('behavior: a vote weighs what its wallet paid in thousandths of 10 USDC, rounded down, at most 1000', () => {
+    expect(voteWeight(0n)).toBe(0)
+    expect(voteWeight(USDC / 100n - 1n)).toBe(0)
+    expect(voteWeight(USDC / 100n)).toBe(1)
+    expect(voteWeight(4n * USDC)).toBe(400)
+    expect(voteWeight(10n * USDC)).toBe(1000)
+    expect(voteWeight(2n ** 70n)).toBe(1000)
+  })
+
+  test('behavior: the vote (mean stars as (mean - 1) / 4) times that weight, in thousandths', () => {
+    expect(weightedVote(1, 5, 10n * USDC)).toBe(1000)
+    expect(weightedVote(1, 1, 10n * USDC)).toBe(0)
+    expect(weightedVote(2, 6, 10n * USDC)).toBe(500)
+    expect(weightedVote(1, 5, 4n * USDC)).toBe(400)
+    expect(weightedVote(1, 5, USDC / 100n)).toBe(1)
   })
 })

@@ -93,6 +93,8 @@ export type CreditCounts = Pick<
 /**
  * Paid points from an agent's credit: established buyers count one each, up to 10 USDC each; every other buyer wallet
  * (without history elsewhere or age) counts together as one more buyer of at most 10 USDC, however many there are.
+ * It reads only the stored counters (standing is judged when a buyer pays, not when asked), so the SQL stores keep it
+ * as `agents.paid_points`, written with the counters, and sort by trust reading that column.
  */
 export function countedPaidTrust(counts: CreditCounts): number {
   const newcomers = counts.trustCreditBaseUnits - counts.establishedCreditBaseUnits

@@ -3,11 +3,8 @@ import {
   IDLE_WINDOW_MS,
   LIVE_WINDOW_MS,
   ON_TIME_PRIOR,
-  PAID_TRUST_STEPS,
-  POINTS_PER_BUYER,
   RATING_PRIOR,
   SELF_MADE_POINTS,
-  TRUST_CREDIT_PER_BUYER,
   usernameKey,
 } from '@agentmarket/core'
 import {
@@ -108,31 +105,19 @@ export function agentListCount(query: AgentListQuery): SQL {
   return sql`((${matching}) - (select count(*) from ${agents} where ${withdrawn}))`
 }
 
-/**
- * The credit the paid curve reads (Trust.ts countedPaidTrust): established buyers' credit, plus the other wallets'
- * together up to one buyer's cap; and the buyers it counts: the established ones, plus one for all the others.
- */
-const COUNTED_CREDIT = `(established_credit_base_units + min(${TRUST_CREDIT_PER_BUYER.toString()}, trust_credit_base_units - established_credit_base_units))`
-const COUNTED_BUYERS = sql.raw(
-  '(established_buyers + (case when trust_credit_base_units > established_credit_base_units then 1 else 0 end))',
-)
-
 /** `points` when `condition` holds, else 0. */
 const pointsIf = (condition: SQL, points: number) =>
   sql`(case when ${condition} then ${sql.raw(String(points))} else 0 end)`
 
 /**
- * The trust score at `now` (trustScore in SQL). Paid points are the steps of the curve at or below the credit
- * (PAID_TRUST_STEPS), capped per paying buyer: integer comparisons, equal to the core's curve at every credit.
+ * The trust score at `now` (trustScore in SQL). The paid points are the row's `paid_points`, written with the credit
+ * counters (trustCredit.ts PAID_POINTS): the paid curve's 70 steps once per credited payment, not per row sorted.
  */
 function trustAt(now: Date): SQL {
   const points = SELF_MADE_POINTS
   const liveSince = now.getTime() - LIVE_WINDOW_MS
   const idleSince = now.getTime() - IDLE_WINDOW_MS
   const hasSkill = sql`(${agents.cheapestPriceBaseUnits} is not null or ${agents.sellsFree} = 1)`
-  const steps = sql.raw(
-    PAID_TRUST_STEPS.map((step) => `(${COUNTED_CREDIT} >= ${step.toString()})`).join(' + '),
-  )
   const milestones = sql`(${agents.verifiedMilestones} + ${agents.claimedMilestones}) * ${sql.raw(String(points.perMilestone))}`
   return sql`(${sql.raw(String(points.registered))}
     + ${pointsIf(sql`coalesce(${agents.bio}, '') <> '' and ${hasSkill}`, points.profile)}
@@ -141,8 +126,7 @@ function trustAt(now: Date): SQL {
     + min(${sql.raw(String(points.milestones))}, ${milestones})
     + (case when ${agents.lastSeen} >= ${liveSince} then ${sql.raw(String(points.presence.live))}
         when ${agents.lastSeen} >= ${idleSince} then ${sql.raw(String(points.presence.idle))} else 0 end)
-    + ${kept(sql`(case when ${agents.trustCreditBaseUnits} = 0 then 0
-        else min(${sql.raw(String(POINTS_PER_BUYER))} * ${COUNTED_BUYERS}, ${steps}) end)`)})`
+    + ${kept(sql`${agents.paidPoints}`)})`
 }
 
 /** The paid points `paid` the agent's record keeps (keptPaidTrust in SQL: integer division rounds half up). */

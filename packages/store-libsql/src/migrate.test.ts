@@ -2,7 +2,8 @@ import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { AgentFilters } from '@agentmarket/core'
+import { type AgentFilters, countedPaidTrust } from '@agentmarket/core'
+import { creditCountsAtSteps } from '@agentmarket/core/testing'
 import { readMigrationFolder } from '../scripts/embed-migrations.ts'
 import { connectionOver } from './connection.ts'
 import { openNative } from './drivers.ts'
@@ -170,5 +171,33 @@ describe('migrate', () => {
       await store.close()
       rmSync(folder, { recursive: true, force: true })
     }
+  })
+
+  test("behavior: upgrading to 0025 writes each agent's paid points from its credit counters, as countedPaidTrust counts them", async () => {
+    const client = await migratedUpTo(24)
+    const counts = creditCountsAtSteps()
+    for (const [index, count] of counts.entries())
+      client.run(
+        `insert into agents (name_key, name, platform, status, api_key_hash, pairing_code_hash, last_active_at,
+          created_at, updated_at, revision, trust_credit_base_units, paying_buyers, established_credit_base_units,
+          established_buyers) values (?, ?, 'other', 'free', ?, ?, 0, 0, 0, 1, ?, ?, ?, ?)`,
+        [
+          `a${index}`,
+          `a${index}`,
+          `k${index}`,
+          `p${index}`,
+          Number(count.trustCreditBaseUnits),
+          count.establishedBuyers + 1,
+          Number(count.establishedCreditBaseUnits),
+          count.establishedBuyers,
+        ],
+      )
+    expect(migrate(client)).toBe(embedded.length - 21)
+    const points = client
+      .all('select paid_points from agents order by rowid')
+      .map((row) => Number(row.paid_points))
+    expect(points).toEqual(counts.map(countedPaidTrust))
+    expect(points.filter((point) => point > 0).length).toBeGreaterThan(counts.length / 2)
+    client.close()
   })
 })

@@ -46,6 +46,11 @@ export const agents = sqliteTable(
     /** Trust: the part of that credit from established buyers (Trust.ts isEstablished), and how many they are. */
     establishedCreditBaseUnits: integer('established_credit_base_units').notNull().default(0),
     establishedBuyers: integer('established_buyers').notNull().default(0),
+    /**
+     * Trust: the paid points of those counters (Trust.ts countedPaidTrust), 0 to 70, written with them, so a list sorted
+     * by trust reads one column instead of the paid curve's 70 steps. They move only when a payment is credited.
+     */
+    paidPoints: integer('paid_points').notNull().default(0),
     /** Trust: 1 when the owner claimed the agent with a wallet signature (claims before that proof count 0). */
     ownerProven: integer('owner_proven').notNull().default(0),
     /** Where its listing is: active, deprecated (with listing_message), deleted (a tombstone sync returns). */

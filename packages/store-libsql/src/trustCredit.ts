@@ -1,4 +1,6 @@
 import {
+  PAID_TRUST_STEPS,
+  POINTS_PER_BUYER,
   STANDING_AGE_MS,
   STANDING_ELSEWHERE_BASE_UNITS,
   TRUST_CREDIT_PER_BUYER,
@@ -26,6 +28,22 @@ export function trustTotalsSet(): SQL {
 }
 
 /**
+ * The credit the paid curve reads (Trust.ts countedPaidTrust): established buyers' credit, plus the other wallets'
+ * together up to one buyer's cap; and the buyers it counts: the established ones, plus one for all the others.
+ */
+const COUNTED_CREDIT = `(established_credit_base_units + min(${TRUST_CREDIT_PER_BUYER.toString()}, trust_credit_base_units - established_credit_base_units))`
+const COUNTED_BUYERS = '(established_buyers + (trust_credit_base_units > established_credit_base_units))'
+
+/**
+ * The agent's paid points from its credit counters (Trust.ts countedPaidTrust), for `agents.paid_points`: the steps of
+ * the curve at or below the counted credit (PAID_TRUST_STEPS; SQLite has no pow), at most 10 per counted buyer. It
+ * reads the counters as the row holds them, so it runs in a statement after the one that sums them.
+ */
+export const PAID_POINTS: SQL = sql.raw(
+  `min(${POINTS_PER_BUYER} * ${COUNTED_BUYERS}, ${PAID_TRUST_STEPS.map((step) => `(${COUNTED_CREDIT} >= ${step.toString()})`).join(' + ')})`,
+)
+
+/**
  * 1 when the wallet `payer` is established toward the agent of the outer query (`agents`) at `at` (Trust.ts
  * isEstablished): its credit at agents unconnected to that one (another agent, not the same owner, not the same
  * wallet) reaches STANDING_ELSEWHERE_BASE_UNITS and its first credit anywhere is STANDING_AGE_MS old.
@@ -44,7 +62,7 @@ function establishedAt(payer: SQL, at: number): SQL {
 
 /**
  * The statements that credit a delivered task's buyer wallet to its seller's trust at `at`, as Store.changeTask says
- * (the SQL form of `creditedBuyer`, `cappedCredit` and `isEstablished`). They run in the completion's transaction
+ * (the SQL form of `creditedBuyer`, `cappedCredit` and `isEstablished`), then sum its counters and paid points again. They run in the completion's transaction
  * before its compare-and-set and act only while the task is still in one of `from`, that is exactly when that
  * compare-and-set completes it.
  */
@@ -65,8 +83,9 @@ export function trustCreditStatements(taskId: string, from: readonly string[], a
       do update set paid_base_units = min(${TRUST_CREDIT_PER_BUYER}, paid_base_units + excluded.paid_base_units),
         established = max(established, excluded.established),
         first_paid_at = coalesce(first_paid_at, excluded.first_paid_at)`
-  const totals = sql`update ${agents} set ${trustTotalsSet()}
-    where ${agents.nameKey} = (select ${tasks.agentKey} from ${tasks} where ${tasks.id} = ${taskId}
+  const seller = sql`${agents.nameKey} = (select ${tasks.agentKey} from ${tasks} where ${tasks.id} = ${taskId}
       and ${inArray(tasks.status, [...from])})`
-  return [credit, totals]
+  const totals = sql`update ${agents} set ${trustTotalsSet()} where ${seller}`
+  const points = sql`update ${agents} set paid_points = ${PAID_POINTS} where ${seller}`
+  return [credit, totals, points]
 }

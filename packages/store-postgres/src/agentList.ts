@@ -3,11 +3,8 @@ import {
   IDLE_WINDOW_MS,
   LIVE_WINDOW_MS,
   ON_TIME_PRIOR,
-  PAID_TRUST_STEPS,
-  POINTS_PER_BUYER,
   RATING_PRIOR,
   SELF_MADE_POINTS,
-  TRUST_CREDIT_PER_BUYER,
   usernameKey,
 } from '@agentmarket/core'
 import { and, asc, desc, eq, gte, isNotNull, isNull, lt, lte, ne, or, type SQL, sql } from 'drizzle-orm'
@@ -61,28 +58,19 @@ export function agentListWhere(query: AgentListQuery): SQL | undefined {
   )
 }
 
-/**
- * The credit the paid curve reads (Trust.ts countedPaidTrust): established buyers' credit, plus the other wallets'
- * together up to one buyer's cap; and the buyers it counts: the established ones, plus one for all the others.
- */
-const COUNTED_CREDIT = `(established_credit_base_units + least(${TRUST_CREDIT_PER_BUYER.toString()}, trust_credit_base_units - established_credit_base_units))`
-const COUNTED_BUYERS = sql.raw(
-  '(established_buyers + (case when trust_credit_base_units > established_credit_base_units then 1 else 0 end))',
-)
-
 /** `points` when `condition` holds, else 0. */
 const pointsIf = (condition: SQL, points: number) =>
   sql`(case when ${condition} then ${sql.raw(String(points))} else 0 end)`
 
-/** The trust score at `now` (trustScore in SQL), as store-libsql's: integer comparisons, equal to the core's curve. */
+/**
+ * The trust score at `now` (trustScore in SQL), as store-libsql's: the paid points are the row's `paid_points`, written
+ * with the credit counters (taskStore.ts PAID_POINTS).
+ */
 function trustAt(now: Date): SQL {
   const points = SELF_MADE_POINTS
   const liveSince = now.getTime() - LIVE_WINDOW_MS
   const idleSince = now.getTime() - IDLE_WINDOW_MS
   const hasSkill = sql`(${agents.cheapestPriceBaseUnits} is not null or ${agents.sellsFree} = 1)`
-  const steps = sql.raw(
-    PAID_TRUST_STEPS.map((step) => `(${COUNTED_CREDIT} >= ${step.toString()})::int`).join(' + '),
-  )
   const milestones = sql`(${agents.verifiedMilestones} + ${agents.claimedMilestones}) * ${sql.raw(String(points.perMilestone))}`
   return sql`(${sql.raw(String(points.registered))}
     + ${pointsIf(sql`coalesce(${agents.bio}, '') <> '' and ${hasSkill}`, points.profile)}
@@ -91,8 +79,7 @@ function trustAt(now: Date): SQL {
     + least(${sql.raw(String(points.milestones))}, ${milestones})
     + (case when ${agents.lastSeen} >= ${liveSince} then ${sql.raw(String(points.presence.live))}
         when ${agents.lastSeen} >= ${idleSince} then ${sql.raw(String(points.presence.idle))} else 0 end)
-    + ${kept(sql`(case when ${agents.trustCreditBaseUnits} = 0 then 0
-        else least(${sql.raw(String(POINTS_PER_BUYER))} * ${COUNTED_BUYERS}, ${steps}) end)`)})`
+    + ${kept(sql`${agents.paidPoints}`)})`
 }
 
 /** The paid points `paid` the agent's record keeps (keptPaidTrust in SQL, in bigint: integer division rounds half up). */

@@ -1,9 +1,13 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { sampleAgent, sampleEvent, storeSuite } from '@agentmarket/core/testing'
+import { type CreditCounts, countedPaidTrust } from '@agentmarket/core'
+import { creditCountsAtSteps, sampleAgent, sampleEvent, storeSuite } from '@agentmarket/core/testing'
+import { sql } from 'drizzle-orm'
 import postgres from 'postgres'
 import { startMigratedPostgres } from '../../../tests/support/postgres.ts'
-import { openPostgres } from './open.ts'
+import migrations from './migrations.json' with { type: 'json' }
+import { openPostgres, type PostgresDatabase } from './open.ts'
 import { postgresStore } from './postgresStore.ts'
+import { PAID_POINTS } from './taskStore.ts'
 
 const server = await startMigratedPostgres()
 afterAll(() => server.stop())
@@ -78,5 +82,54 @@ describe('postgresStore across nodes', () => {
     expect((await reader.listEvents({ limit: 1 })).length).toBe(1)
     stop?.()
     await Promise.all([writer.close(), reader.close()])
+  })
+})
+
+describe('paid points', () => {
+  /** Agents `a0`, `a1`, … holding `counts` as their credit counters, their paid points left at 0; their paid points, in order. */
+  async function agentsHolding(database: PostgresDatabase, counts: CreditCounts[]) {
+    const rows = counts.map((count, index) => ({
+      name_key: `a${index}`,
+      name: `a${index}`,
+      platform: 'other',
+      status: 'free',
+      api_key_hash: `k${index}`,
+      pairing_code_hash: `p${index}`,
+      last_active_at: 0,
+      created_at: 0,
+      updated_at: 0,
+      revision: 1,
+      trust_credit_base_units: count.trustCreditBaseUnits.toString(),
+      paying_buyers: count.establishedBuyers + 1,
+      established_credit_base_units: count.establishedCreditBaseUnits.toString(),
+      established_buyers: count.establishedBuyers,
+    }))
+    await database.sql`insert into agents ${database.sql(rows)}`
+    return async () =>
+      (await database.sql`select paid_points from agents order by substr(name_key, 2)::int`).map((row) =>
+        Number(row.paid_points),
+      )
+  }
+
+  test('behavior: the paid points a credited payment writes equal countedPaidTrust on both sides of every step, whoever paid', async () => {
+    const database = await openPostgres(await server.freshUrl(), { max: 1 })
+    const counts = creditCountsAtSteps()
+    const pointsNow = await agentsHolding(database, counts)
+    await database.db.execute(sql`update agents set paid_points = ${PAID_POINTS}`)
+    expect(await pointsNow()).toEqual(counts.map(countedPaidTrust))
+    await database.close()
+  })
+
+  test("behavior: migration 0011's data move writes each agent's paid points from its credit counters, as countedPaidTrust counts them", async () => {
+    const database = await openPostgres(await server.freshUrl(), { max: 1 })
+    const counts = creditCountsAtSteps()
+    const pointsNow = await agentsHolding(database, counts)
+    const dataMove = migrations[11]?.sql[1] ?? ''
+    expect(dataMove).toContain('paid_points')
+    await database.sql.unsafe(dataMove)
+    const points = await pointsNow()
+    expect(points).toEqual(counts.map(countedPaidTrust))
+    expect(points.filter((point) => point > 0).length).toBeGreaterThan(counts.length / 2)
+    await database.close()
   })
 })

@@ -2,6 +2,8 @@ import {
   entryToJson,
   idempotencyOf,
   nameKey,
+  PAID_TRUST_STEPS,
+  POINTS_PER_BUYER,
   paymentColumns,
   pendingColumns,
   ratingColumns,
@@ -95,6 +97,18 @@ const TRUST_TOTALS = sql`trust_credit_base_units = (select coalesce(sum(b.paid_b
     rating_votes = (select coalesce(sum(${VOTE} * ${WEIGHT} / 1000), 0) ${OF_AGENT} and b.rating_count > 0),
     rating_weight = (select coalesce(sum(${WEIGHT}), 0) ${OF_AGENT} and b.rating_count > 0)`
 
+/** The credit the paid curve reads and the buyers it counts (Trust.ts countedPaidTrust), as store-libsql's. */
+const COUNTED_CREDIT = `(established_credit_base_units + least(${TRUST_CREDIT_PER_BUYER.toString()}, trust_credit_base_units - established_credit_base_units))`
+const COUNTED_BUYERS = '(established_buyers + (trust_credit_base_units > established_credit_base_units)::int)'
+/**
+ * The agent's paid points from its credit counters (Trust.ts countedPaidTrust), for `agents.paid_points`, as
+ * store-libsql's PAID_POINTS: the curve's steps at or below the counted credit, at most 10 per counted buyer. It reads
+ * the counters as the row holds them, so it runs in a statement after the one that sums them.
+ */
+export const PAID_POINTS = sql.raw(
+  `least(${POINTS_PER_BUYER} * ${COUNTED_BUYERS}, ${PAID_TRUST_STEPS.map((step) => `(${COUNTED_CREDIT} >= ${step.toString()})::int`).join(' + ')})`,
+)
+
 /**
  * 1 when the wallet `lower(t.paid_from)` is established toward agent `a` at `at` (Trust.ts isEstablished), as
  * store-libsql's trustCredit.ts: its credit at agents unconnected to `a` (another agent, not the same owner, not the
@@ -114,8 +128,9 @@ function establishedAt(at: number) {
 
 /**
  * Credits a delivered task's buyer wallet to its seller's trust at `at`, as Store.changeTask says (creditedBuyer,
- * cappedCredit and isEstablished in SQL; store-libsql's trustCredit.ts is the same in SQLite). Runs in the
- * completion's transaction, after its compare-and-set, so it acts exactly once per completed task.
+ * cappedCredit and isEstablished in SQL; store-libsql's trustCredit.ts is the same in SQLite), then sums its counters
+ * and paid points again. Runs in the completion's transaction, after its compare-and-set, so it acts exactly once per
+ * completed task.
  */
 async function creditTrust(tx: Writer, taskId: string, at: number) {
   const cap = TRUST_CREDIT_PER_BUYER.toString()
@@ -136,8 +151,9 @@ async function creditTrust(tx: Writer, taskId: string, at: number) {
       do update set paid_base_units = least(${cap}::bigint, trust_buyers.paid_base_units + excluded.paid_base_units),
         established = greatest(trust_buyers.established, excluded.established),
         first_paid_at = coalesce(trust_buyers.first_paid_at, excluded.first_paid_at)`)
-  await tx.execute(sql`update agents set ${TRUST_TOTALS}
-    where name_key = (select agent_key from tasks where id = ${taskId})`)
+  const seller = sql`name_key = (select agent_key from tasks where id = ${taskId})`
+  await tx.execute(sql`update agents set ${TRUST_TOTALS} where ${seller}`)
+  await tx.execute(sql`update agents set paid_points = ${PAID_POINTS} where ${seller}`)
 }
 
 /** The columns a job change sets (Store.changeTask): the end of the review follows the delivery. */

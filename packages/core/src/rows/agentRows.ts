@@ -5,6 +5,7 @@ import type { Listing } from '../AgentSync.ts'
 import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import type { SkillRecord } from '../Skill.ts'
+import { countedPaidTrust } from '../Trust.ts'
 import { type UserRecord, usernameKey } from '../User.ts'
 import { dateOf, ms } from './columns.ts'
 
@@ -49,6 +50,8 @@ export type AgentRow = {
   payingBuyers: number
   establishedCreditBaseUnits: number
   establishedBuyers: number
+  /** countedPaidTrust of the record's counters: the SQL stores sort by trust reading it (no record field holds it). */
+  paidPoints: number
   ownerProven: number
   listing: string
   listingMessage: string | null
@@ -267,6 +270,7 @@ export function toAgentRow(agent: AgentRecord): AgentRow {
     payingBuyers: agent.payingBuyers,
     establishedCreditBaseUnits: Number(agent.establishedCreditBaseUnits),
     establishedBuyers: agent.establishedBuyers,
+    paidPoints: countedPaidTrust(agent),
     ownerProven: agent.ownerProven ? 1 : 0,
     listing: agent.listing ?? 'active',
     listingMessage: agent.listingMessage ?? null,

@@ -1,7 +1,66 @@
-import { strictEqual as equal, ok } from 'node:assert/strict'
+import { strictEqual as equal, ok, deepStrictEqual as same } from 'node:assert/strict'
 import type { AgentRecord } from '../Agent.ts'
-import type { StoreTest, WithStore } from './fixtures.ts'
-import { establishedBuyers, simWallet, trustMarket, USDC } from './trustSimulation.ts'
+import type { AgentListQuery, Store } from '../ports/Store.ts'
+import { PAID_CEILING, PAID_TRUST_STEPS, trustScore } from '../Trust.ts'
+import { type StoreTest, sampleAgent, sampleSkill, type WithStore } from './fixtures.ts'
+import { establishedBuyers, simWallet, type TrustMarket, trustMarket, USDC } from './trustSimulation.ts'
+
+/** The self-made points of a market seller and of a probe without a heartbeat: all but presence. */
+const NO_PRESENCE = 25
+
+/**
+ * Probe agents of every trust score from 25 to 95 (`probe-<score>`): a seller's profile without a heartbeat, and paid
+ * points from established credit exactly at a step of the curve. Never active, so each ranks after a seller it ties.
+ */
+async function insertProbes(store: Store, now: Date) {
+  for (let paid = 0; paid <= PAID_CEILING; paid++) {
+    const credit = PAID_TRUST_STEPS[paid - 1] ?? 0n
+    const probe = sampleAgent({
+      name: `probe-${NO_PRESENCE + paid}`,
+      bio: 'probes the order',
+      skills: [sampleSkill({ name: 'Thing', slug: 'thing' })],
+      walletAddress: simWallet(0x9, paid + 1),
+      ownerUsername: 'probe-owner',
+      ownerProven: true,
+      verifiedMilestones: 5,
+      lastActiveAt: new Date(0),
+      trustCreditBaseUnits: credit,
+      payingBuyers: 7,
+      establishedCreditBaseUnits: credit,
+      establishedBuyers: 7,
+    })
+    equal(trustScore(probe, now), NO_PRESENCE + paid)
+    await store.insertAgent(probe, [])
+  }
+}
+
+/**
+ * The trust score the store's list sorts each of `names` by at `now`, read from where it falls among the probes: the
+ * score of the first probe after it (ties rank it first). The probes must come in their own order.
+ */
+async function sortedTrust(store: Store, names: string[], now: Date): Promise<Map<string, number | null>> {
+  const page = await store.listAgents({ sort: 'trust', now, limit: 100, offset: 0 } as AgentListQuery)
+  const listed = page.agents.map((agent) => agent.name)
+  const probes = listed.filter((name) => name.startsWith('probe-'))
+  same(
+    probes,
+    Array.from({ length: PAID_CEILING + 1 }, (_, index) => `probe-${NO_PRESENCE + PAID_CEILING - index}`),
+  )
+  const scoreAfter = (name: string) => {
+    const next = listed.slice(listed.indexOf(name)).find((other) => other.startsWith('probe-'))
+    return next ? Number(next.slice('probe-'.length)) : null
+  }
+  return new Map(names.map((name) => [name, scoreAfter(name)]))
+}
+
+/** Asserts that the list sorts each of `names` by its trustScore at the market's time. */
+async function sortsByTrustScore(store: Store, market: TrustMarket, names: string[]) {
+  const sorted = await sortedTrust(store, names, market.now())
+  for (const name of names) {
+    const record = (await store.getAgent(name)) as AgentRecord
+    equal(sorted.get(name), trustScore(record, market.now()), `${name}: sorted by trust as trustScore says`)
+  }
+}
 
 /**
  * The trust score against self-dealing and sabotage (SECURITY.md "Trust score" holds its table to these): rings of
@@ -102,5 +161,42 @@ export function trustCases(test: StoreTest, withStore: WithStore): void {
       equal(record.ratingWeight, 400)
       equal(record.ratingVotes, 400)
     }),
+  )
+
+  test(
+    'behavior: the list sorts by the trustScore of each record after every write that moves it: fresh and established buyers, a buyer established later, ratings',
+    withStore(async (store) => {
+      const market = trustMarket(store)
+      await insertProbes(store, market.now())
+      const fresh = await market.seller('fresh', simWallet(0xa, 1))
+      const steady = await market.seller('steady', simWallet(0xa, 2))
+      const mixed = await market.seller('mixed', simWallet(0xa, 3))
+      const bloom = await market.seller('bloom', simWallet(0xa, 4))
+      const elsewhere = await market.seller('elsewhere', simWallet(0xa, 5))
+      const sellers = ['fresh', 'steady', 'mixed', 'bloom', 'elsewhere']
+      // A wallet with history elsewhere but no age yet: bloom's newcomer until it pays again a month later.
+      const late = simWallet(0xc, 1)
+      await market.pay(late, elsewhere, 10n * USDC)
+      await market.pay(late, bloom, 2n * USDC)
+      for (const index of [1, 2, 3]) await market.pay(simWallet(0xb, index), fresh, USDC)
+      await sortsByTrustScore(store, market, sellers)
+      const established = await establishedBuyers(market, [elsewhere], 0xd, 4)
+      // A month on, nothing was paid: the counted credit has not moved, nor the order.
+      await sortsByTrustScore(store, market, sellers)
+      for (const wallet of established) await market.pay(wallet, steady, 10n * USDC)
+      for (const wallet of established.slice(0, 2)) await market.pay(wallet, mixed, 10n * USDC)
+      await market.pay(simWallet(0xb, 9), mixed, 3n * USDC)
+      const before = (await store.getAgent('bloom')) as AgentRecord
+      await market.pay(late, bloom, 2n * USDC)
+      const after = (await store.getAgent('bloom')) as AgentRecord
+      equal(after.establishedBuyers, before.establishedBuyers + 1, 'the later payment made it established')
+      await sortsByTrustScore(store, market, sellers)
+      const task = await market.pay(established[0] as `0x${string}`, steady, USDC)
+      await market.rate(task, established[0] as `0x${string}`, 1)
+      await sortsByTrustScore(store, market, sellers)
+      const scores = await Promise.all(sellers.map((name) => market.trust(name)))
+      ok(new Set(scores).size >= 4, `the sellers' scores differ: ${scores.join(', ')}`)
+    }),
+    RING_TIME_LIMIT_MS,
   )
 }

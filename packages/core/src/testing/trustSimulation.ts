@@ -3,7 +3,7 @@ import type { Address } from 'viem'
 import type { AgentRecord } from '../Agent.ts'
 import type { Store } from '../ports/Store.ts'
 import type { TaskRecord } from '../Task.ts'
-import { STANDING_AGE_MS, trustScore } from '../Trust.ts'
+import { type CreditCounts, PAID_TRUST_STEPS, STANDING_AGE_MS, trustScore } from '../Trust.ts'
 import { complete, hex32, sampleAgent, samplePayment, sampleSkill, sampleTask, T0 } from './fixtures.ts'
 
 /** One USDC in base units. */
@@ -88,4 +88,30 @@ export async function establishedBuyers(
     await market.pay(wallet, others[index % others.length] as AgentRecord, 10n * USDC)
   market.advanceDays(STANDING_AGE_MS / DAY_MS + 1)
   return wallets
+}
+
+/**
+ * Credit counters on both sides of every step of the paid curve (Trust.ts PAID_TRUST_STEPS), from established buyers
+ * only, newcomers only, both, and newcomers past one buyer's cap: for checking a store's form of countedPaidTrust.
+ */
+export function creditCountsAtSteps(): CreditCounts[] {
+  const credits = [0n, ...PAID_TRUST_STEPS].flatMap((step) => (step > 0n ? [step - 1n, step] : [step]))
+  return credits.flatMap((credit) => [
+    ...[1, 3, 7].map((buyers) => ({
+      trustCreditBaseUnits: credit,
+      establishedCreditBaseUnits: credit,
+      establishedBuyers: credit > 0n ? buyers : 0,
+    })),
+    { trustCreditBaseUnits: credit, establishedCreditBaseUnits: 0n, establishedBuyers: 0 },
+    {
+      trustCreditBaseUnits: credit,
+      establishedCreditBaseUnits: credit / 2n,
+      establishedBuyers: credit > 1n ? 2 : 0,
+    },
+    {
+      trustCreditBaseUnits: credit + 25n * USDC,
+      establishedCreditBaseUnits: credit,
+      establishedBuyers: credit > 0n ? 5 : 0,
+    },
+  ])
 }
