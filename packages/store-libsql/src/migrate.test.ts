@@ -174,7 +174,7 @@ describe('migrate', () => {
   })
 
   test("behavior: upgrading to 0025 writes each agent's paid points from its credit counters, as countedPaidTrust counts them", async () => {
-    const client = await migratedUpTo(24)
+    const client = await migratedUpTo(25)
     const counts = creditCountsAtSteps()
     for (const [index, count] of counts.entries())
       client.run(
@@ -192,7 +192,7 @@ describe('migrate', () => {
           count.establishedBuyers,
         ],
       )
-    expect(migrate(client)).toBe(embedded.length - 21)
+    expect(migrate(client)).toBe(embedded.length - 25)
     const points = client
       .all('select paid_points from agents order by rowid')
       .map((row) => Number(row.paid_points))
