@@ -38,6 +38,7 @@ import type { WebhookRecord } from '../Webhook.ts'
 
 /** A buyer wallet's trust row in the memory store: the shared row, and when its first credit was. */
 type MemoryTrustRow = TrustBuyerRow & { firstPaidAt: Date | null }
+/** Options of the memory store (none yet). */
 export type MemoryStoreOptions = Record<string, never>
 
 /** True when `q` is absent or a literal, case-insensitive substring of one of `fields`. */

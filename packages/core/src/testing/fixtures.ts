@@ -30,6 +30,7 @@ export const T0 = new Date('2026-01-01T00:00:00.000Z')
 /** A fair share no conformance case reaches: a claim takes every due item (up to 100). */
 export const WIDE: FairShare = { limit: 100, perTenant: 100, perEndpoint: 100 }
 
+/** The instant `minutes` after T0. */
 export const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000)
 
 /** A free skill record for tests; overrides make it purchasable or rename it. */

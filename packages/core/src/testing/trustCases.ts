@@ -69,6 +69,7 @@ async function sortsByTrustScore(store: Store, market: TrustMarket, names: strin
 /** Rings make a hundred payments (three transactions each): a generous limit for a busy PostgreSQL, not a bound. */
 const RING_TIME_LIMIT_MS = 120_000
 
+/** The trust cases of the conformance suite: rings, sabotage and vote weights, on the store `withStore` makes. */
 export function trustCases(test: StoreTest, withStore: WithStore): void {
   for (const size of [8, 50])
     test(
