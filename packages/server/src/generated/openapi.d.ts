@@ -1295,6 +1295,7 @@ export interface components {
                 /** @enum {string} */
                 type: "task.paid" | "task.delivered" | "task.completed" | "task.expired" | "task.refunded";
             }[];
+            dropped_deliveries: number;
             events: ("task.paid" | "task.delivered" | "task.completed" | "task.expired" | "task.refunded")[];
             id: string;
             secret: string;
@@ -2501,6 +2502,7 @@ export interface components {
                     /** @enum {string} */
                     type: "task.paid" | "task.delivered" | "task.completed" | "task.expired" | "task.refunded";
                 }[];
+                dropped_deliveries: number;
                 events: ("task.paid" | "task.delivered" | "task.completed" | "task.expired" | "task.refunded")[];
                 id: string;
                 task_id: string | null;
