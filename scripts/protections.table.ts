@@ -18,7 +18,7 @@ export type Protection = {
 const A2A = 'packages/server/src/a2a/handler.ts'
 const SCHEMA = 'packages/core/src/SkillInputSchema.ts'
 const PROOF = 'packages/core/src/WalletProof.ts'
-const SMTP_SLOTS = 'packages/server/src/mail/connectionSlots.ts'
+const ADDRESS_SLOTS = 'packages/core/src/AddressSlots.ts'
 
 /** Every protection `scripts/protections.ts` removes in turn (issue 37: each must have a test that notices). */
 export const PROTECTIONS: Protection[] = [
@@ -226,14 +226,14 @@ export const PROTECTIONS: Protection[] = [
   {
     id: 'smtp-per-address',
     what: 'one address holds at most its share of SMTP connections, so it cannot close the mailbox',
-    edits: [{ file: SMTP_SLOTS, find: 'if (held >= limits.perClient)', replace: 'if (held < 0)' }],
+    edits: [{ file: ADDRESS_SLOTS, find: 'if (held >= limits.perClient)', replace: 'if (held < 0)' }],
     test: 'packages/server/src/mail/listener.test.ts',
     name: 'one address opening many connections',
   },
   {
     id: 'smtp-reserve',
     what: 'the last SMTP slots are kept for addresses holding none',
-    edits: [{ file: SMTP_SLOTS, find: 'if (held > 0 && open >= shared)', replace: 'if (held < 0)' }],
+    edits: [{ file: ADDRESS_SLOTS, find: 'if (held > 0 && open >= shared)', replace: 'if (held < 0)' }],
     test: 'packages/server/src/mail/listener.test.ts',
     name: 'cannot take the reserve',
   },

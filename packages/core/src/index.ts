@@ -1,4 +1,5 @@
 export * from './A2aCard.ts'
+export * from './AddressSlots.ts'
 export * from './Agent.ts'
 export * from './AgentCard.ts'
 export * from './AgentRegistration.ts'

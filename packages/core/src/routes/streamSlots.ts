@@ -1,5 +1,5 @@
+import { addressSlots } from '../AddressSlots.ts'
 import { TooManyStreamsError } from '../errors.ts'
-import { addressBucket } from '../RateLimit.ts'
 
 /** How many live streams may be open at once: per client address, and in this process. */
 export type StreamLimits = { perClient: number; total: number }
@@ -13,36 +13,21 @@ export const DEFAULT_STREAM_LIMITS: StreamLimits = { perClient: 10, total: 1_000
  * @example const release = slots.open(address); stream.onClose(release)
  */
 export function streamSlots(limits: StreamLimits = DEFAULT_STREAM_LIMITS) {
-  const byClient = new Map<string, number>()
-  let open = 0
+  const slots = addressSlots(limits)
   return {
     /** Takes a slot for `address` (IPv6 by its /64); the function it returns gives it back (once). */
     open(address: string): () => void {
-      const client = addressBucket(address)
-      const held = byClient.get(client) ?? 0
-      if (held >= limits.perClient)
-        throw new TooManyStreamsError(
-          `At most ${limits.perClient} live streams per client address are open at once; close one, or retry later.`,
-        )
-      if (open >= limits.total)
-        throw new TooManyStreamsError(
-          `The server holds its ${limits.total} live streams; retry later, or read GET /api/feed/live pages meanwhile.`,
-        )
-      byClient.set(client, held + 1)
-      open += 1
-      let released = false
-      return () => {
-        if (released) return
-        released = true
-        open -= 1
-        const left = (byClient.get(client) ?? 1) - 1
-        if (left === 0) byClient.delete(client)
-        else byClient.set(client, left)
-      }
+      const slot = slots.take(address)
+      if ('release' in slot) return slot.release
+      throw new TooManyStreamsError(
+        slot.refused === 'client'
+          ? `At most ${limits.perClient} live streams per client address are open at once; close one, or retry later.`
+          : `The server holds its ${limits.total} live streams; retry later, or read GET /api/feed/live pages meanwhile.`,
+      )
     },
     /** Streams open now. */
     get size() {
-      return open
+      return slots.size
     },
   }
 }

@@ -1,4 +1,4 @@
-import { addressBucket } from '@agentmarket/core'
+import { addressSlots } from '@agentmarket/core'
 
 /** How many SMTP connections the order mailbox holds: per client address, in all, and how long one may last. */
 export type SmtpConnectionLimits = {
@@ -34,41 +34,21 @@ export type SlotAnswer = { release: () => void } | { refused: string }
  * @example const slot = slots.take(session.remoteAddress); if ('refused' in slot) refuse(slot.refused)
  */
 export function connectionSlots(limits: Pick<SmtpConnectionLimits, 'perClient' | 'total'>) {
-  const byClient = new Map<string, number>()
-  const shared = limits.total - reserveOf(limits.total)
-  let open = 0
-  /** Why `held` connections of one client and `open` in all admit no more, or null when they do. */
-  const refusal = (held: number): string | null => {
-    if (held >= limits.perClient)
-      return `Too many connections from your address (at most ${limits.perClient} at once); close one or try again later`
-    if (open >= limits.total) return 'Too many connections; try again in a moment'
-    if (held > 0 && open >= shared)
-      return 'Busy: the last connections are kept for senders holding none; close one or try again later'
-    return null
+  const slots = addressSlots({ ...limits, reserve: reserveOf(limits.total) })
+  const words = {
+    client: `Too many connections from your address (at most ${limits.perClient} at once); close one or try again later`,
+    total: 'Too many connections; try again in a moment',
+    reserve: 'Busy: the last connections are kept for senders holding none; close one or try again later',
   }
   return {
     /** Takes a slot for `address` (IPv6 by its /64), or says why it may not have one. */
     take(address: string): SlotAnswer {
-      const client = addressBucket(address)
-      const held = byClient.get(client) ?? 0
-      const refused = refusal(held)
-      if (refused) return { refused }
-      byClient.set(client, held + 1)
-      open += 1
-      let released = false
-      const release = () => {
-        if (released) return
-        released = true
-        open -= 1
-        const left = (byClient.get(client) ?? 1) - 1
-        if (left === 0) byClient.delete(client)
-        else byClient.set(client, left)
-      }
-      return { release }
+      const slot = slots.take(address)
+      return 'release' in slot ? slot : { refused: words[slot.refused] }
     },
     /** Connections admitted and not yet released. */
     get size() {
-      return open
+      return slots.size
     },
   }
 }
