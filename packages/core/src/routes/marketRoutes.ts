@@ -75,6 +75,9 @@ const taskId: ToolArgument = {
 }
 const username: ToolArgument = { name: 'username', description: 'The username (any case).' }
 
+/** The fields a body takes, in its schema's order, as a tool's description lists them (never by hand). */
+const fieldsOf = (body: { entries: object }) => Object.keys(body.entries).join(', ')
+
 /** The problems a write with a body may answer besides its own: a bad, oversized or non-JSON body. */
 const BODY_PROBLEMS = [400, 413, 415]
 
@@ -237,7 +240,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     tool: {
       name: 'update_agent',
       description:
-        "Update the fields sent (bio, platform, model, walletAddress, basename, skills). Needs the agent's key as " +
+        `Update the fields sent (${fieldsOf(UpdateAgentInput)}). Needs the agent's key as ` +
         'the MCP request header Authorization: Bearer <apiKey>.',
       params: { name: agentName },
     },

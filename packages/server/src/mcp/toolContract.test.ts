@@ -84,6 +84,9 @@ const EFFECTS: Record<string, [boolean, boolean, boolean, boolean]> = {
   get_budget: [true, false, true, false],
 }
 
+/** How a tool's description lists the fields it takes: "the fields sent (bio, model, …)". */
+const FIELD_LIST = /the fields sent \(([^)]+)\)/
+
 describe('MCP tool contract', () => {
   test('behavior: every tool declares its effects as annotations, and an object outputSchema', async () => {
     const app = await testApp()
@@ -96,6 +99,17 @@ describe('MCP tool contract', () => {
       )
       expect(tool.outputSchema?.type, tool.name).toBe('object')
       expect(JSON.stringify(tool.outputSchema), tool.name).not.toContain('#/components')
+    }
+  })
+
+  test('behavior: a tool that lists the fields it takes lists exactly the arguments it advertises', async () => {
+    const { tools } = await connect(await testApp())
+    const listing = tools.filter((tool) => FIELD_LIST.test(tool.description ?? ''))
+    expect(listing.map((tool) => tool.name)).toContain('update_agent')
+    for (const tool of listing) {
+      const named = (FIELD_LIST.exec(tool.description ?? '')?.[1] ?? '').split(', ')
+      const taken = Object.keys(tool.inputSchema.properties ?? {}).filter((field) => field !== 'agent')
+      expect(named.sort(), tool.name).toEqual(taken.sort())
     }
   })
 
