@@ -11,6 +11,7 @@ import {
   Marketplace,
   manualClock,
   ratingTypedData,
+  reliabilityVote,
   type Store,
   type TaskPayment,
   type TaskRecord,
@@ -259,7 +260,10 @@ async function sellerOn(
 const newcomerPaid = (credit: bigint) =>
   countedPaidTrust({ trustCreditBaseUnits: credit, establishedCreditBaseUnits: 0n, establishedBuyers: 0 })
 
-/** The trust score an agent must show: its self-made points plus its paid points kept by its record (Trust.ts). */
+/**
+ * The trust score an agent must show: its self-made points plus its paid points kept by its record (Trust.ts), its
+ * buyers all fresh wallets (so their judged jobs are one on-time vote together).
+ */
 function expectedTrust(
   selfMade: number,
   credit: bigint,
@@ -274,8 +278,8 @@ function expectedTrust(
   return (
     selfMade +
     keptPaidTrust(paid, {
-      onTimeTasks: record.onTime,
-      lateTasks: record.late,
+      reliabilityVotes: reliabilityVote(record.onTime, record.late),
+      reliabilityWeight: record.onTime + record.late > 0 ? 1000 : 0,
       ratingVotes,
       ratingWeight: record.votes.length * voteWeight(PRICE),
     })
