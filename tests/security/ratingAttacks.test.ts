@@ -11,6 +11,7 @@ import {
   Marketplace,
   manualClock,
   ratingTypedData,
+  reliabilityVote,
   type Store,
   type TaskPayment,
   type TaskRecord,
@@ -259,7 +260,10 @@ async function sellerOn(
 const newcomerPaid = (credit: bigint) =>
   countedPaidTrust({ trustCreditBaseUnits: credit, establishedCreditBaseUnits: 0n, establishedBuyers: 0 })
 
-/** The trust score an agent must show: its self-made points plus its paid points kept by its record (Trust.ts). */
+/**
+ * The trust score an agent must show: its self-made points plus its paid points kept by its record (Trust.ts), its
+ * buyers all fresh wallets (so their judged jobs are one on-time vote together).
+ */
 function expectedTrust(
   selfMade: number,
   credit: bigint,
@@ -274,8 +278,8 @@ function expectedTrust(
   return (
     selfMade +
     keptPaidTrust(paid, {
-      onTimeTasks: record.onTime,
-      lateTasks: record.late,
+      reliabilityVotes: reliabilityVote(record.onTime, record.late),
+      reliabilityWeight: record.onTime + record.late > 0 ? 1000 : 0,
       ratingVotes,
       ratingWeight: record.votes.length * voteWeight(PRICE),
     })
@@ -622,6 +626,76 @@ describe('attacks on the trust score (in process)', () => {
     const after = await victim.profile()
     expect(after.ratings).toEqual({ count: 8, average: 1, buyers: 8 })
     expect(Math.abs(after.trustScore - before)).toBeLessThanOrEqual(1)
+  })
+
+  for (const [size, before] of [
+    [8, 64],
+    [50, 40],
+  ] as const)
+    test(`attack: ${size} fresh wallets fund the victim's jobs and let the sweep find them late (refunded: gas only): its trust moves by 6 at most, as one buyer (it was 94 -> ${before} with a heartbeat)`, async () => {
+      const app = appOn(await memoryLibsql())
+      const victim = await sellerOn(app, 'victim', { payTo: wallet(), owner: null })
+      const elsewhere = await sellerOn(app, 'elsewhere', { payTo: wallet(), owner: null })
+      // Seven honest buyers with a history: each paid another seller 10 USDC a month before buying from the victim.
+      const honest = Array.from({ length: 7 }, wallet)
+      for (const paying of honest) await elsewhere.task({ from: paying.address })
+      app.clock.advance(31 * 24 * 3600 * 1000)
+      for (const paying of honest) await victim.task({ from: paying.address })
+      const start = await victim.profile()
+      for (let index = 0; index < size; index++)
+        await victim.task({ from: wallet().address, state: 'late', amount: 10_000n })
+      const after = await victim.profile()
+      // Every job missed is shown; the score counts the fresh wallets as one buyer (SECURITY.md "Trust score" table).
+      expect(after.deliveries).toMatchObject({ onTime: 7, late: size })
+      expect(start.trustScore - after.trustScore).toBeLessThanOrEqual(6)
+      expect(start.trustScore - after.trustScore).toBeGreaterThan(0)
+    })
+
+  test("attack: a refunded buyer's 1-star rating (rejected and refunded, late and refunded) moves neither the public average nor the trust score; a late job whose money the seller kept still counts", async () => {
+    const app = appOn(await memoryLibsql())
+    const seller = await sellerOn(app, 'seller', { payTo: wallet(), owner: null })
+    for (const paying of [buyer, secondBuyer]) {
+      const id = await seller.task({ from: paying.address })
+      expect((await seller.rate(id, { score: 5, signature: await seller.sign(paying, id, 5) })).status).toBe(
+        200,
+      )
+    }
+    const refundOf = async (id: string) => {
+      const task = (await app.store.getTask('seller', id)) as TaskRecord
+      const entry = {
+        kind: 'refund' as const,
+        by: 'seller' as const,
+        wallet: task.payTo,
+        at: app.clock.now(),
+        amountBaseUnits: task.payment?.amountBaseUnits ?? null,
+        reason: 'refunded in full',
+        txHash: `0x${crypto.randomUUID().replaceAll('-', '').repeat(2)}` as Hex,
+      }
+      expect(await app.store.changeTask(jobSteps.refund(task, entry))).toBe(true)
+    }
+    const before = await seller.profile()
+    expect(before.ratings).toEqual({ count: 2, average: 5, buyers: 2 })
+    for (const state of ['rejected', 'late'] as const) {
+      const refunded = wallet()
+      const id = await seller.task({ from: refunded.address, state })
+      await refundOf(id)
+      expect((await seller.read(id)).money).toBe('refunded')
+      const trust = (await seller.profile()).trustScore
+      const rated = await seller.rate(id, { score: 1, signature: await seller.sign(refunded, id, 1) })
+      expect(rated.status).toBe(200)
+      const now = await seller.profile()
+      expect(now.ratings).toEqual(before.ratings)
+      expect(now.trustScore).toBe(trust)
+    }
+    // Listed all the same: the buyer's word is public, it only weighs what the buyer paid.
+    expect((await seller.ratingList()).total).toBe(4)
+    const kept = wallet()
+    const late = await seller.task({ from: kept.address, state: 'late' })
+    expect((await seller.read(late)).money).toBe('released')
+    expect((await seller.rate(late, { score: 1, signature: await seller.sign(kept, late, 1) })).status).toBe(
+      200,
+    )
+    expect((await seller.profile()).ratings).toEqual({ count: 3, average: 3.67, buyers: 3 })
   })
 
   test('attack: one buyer wallet rating twelve tasks 1 star moves the paid points by at most a third', async () => {

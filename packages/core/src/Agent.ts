@@ -70,6 +70,13 @@ export type AgentRecord = AgentProfile & {
   ratingVotes: number
   /** Trust: the sum of those wallets' vote weights (Trust.ts voteWeight), in thousandths. */
   ratingWeight: number
+  /**
+   * Trust: the sum of on-time votes in thousandths (Trust.ts reliabilityVote), one per established buyer whose jobs were
+   * judged and one for all other wallets together.
+   */
+  reliabilityVotes: number
+  /** Trust: how many such votes, in thousandths (1000 each). */
+  reliabilityWeight: number
   /** Trust credit: what distinct buyer wallets paid on chain for delivered tasks, each counted up to a cap (base units). */
   trustCreditBaseUnits: bigint
   /** Trust credit: how many distinct buyer wallets it comes from. */

@@ -1,5 +1,6 @@
 import { type Address, type Hex, keccak256, stringToHex } from 'viem'
 import type { MarketConfig } from './Config.ts'
+import { moneyState } from './EscrowJobView.ts'
 import type { TaskRating } from './Job.ts'
 import { paymentTxHash, type TaskRecord } from './Task.ts'
 
@@ -89,4 +90,13 @@ export function toRatingView(task: TaskRecord, rating: TaskRating, config: Marke
       feedback,
     },
   }
+}
+
+/**
+ * True when a rating of `task` counts in its agent's public summary and trust score: unless the task's money went back
+ * to its buyer when rated (a job escrow's rejection or expiry, refund records summing to the payment). A refunded buyer
+ * paid nothing, so its vote weighs nothing; the rating is still listed with the others.
+ */
+export function ratingCounts(task: TaskRecord): boolean {
+  return moneyState(task) !== 'refunded'
 }

@@ -124,7 +124,7 @@ export const PAID_TRUST_STEPS: readonly bigint[] = Array.from({ length: PAID_CEI
   leastCreditFor(index + 1),
 )
 
-/** On-time jobs every agent is granted before its first, so one late job does not zero its reliability. */
+/** On-time buyers every agent is granted before its first judged job, so one buyer's late jobs take at most a third. */
 export const ON_TIME_PRIOR = 2
 /** Content buyers every agent is granted before its first rating, so one buyer's votes move it by at most a third. */
 export const RATING_PRIOR = 2
@@ -152,20 +152,30 @@ export function weightedVote(count: number, sum: number, paidBaseUnits: bigint):
 }
 
 /**
+ * One buyer's on-time vote in thousandths: the share of its judged jobs (delivered by the deadline, or missed) that
+ * were on time, rounded down. However many jobs it funded, it is one vote.
+ */
+export function reliabilityVote(onTime: number, late: number): number {
+  return onTime + late === 0 ? 0 : Math.floor((1000 * onTime) / (onTime + late))
+}
+
+/**
  * The paid points kept by an agent's record: paid × reliability × satisfaction, rounded half up, where reliability is
- * (onTime + 2) / (onTime + late + 2) and satisfaction (2 + Σ weight × vote) / (2 + Σ weight), votes in 0..1 per rating
- * wallet, weights in 0..1 by what it paid (voteWeight). A record without late jobs or ratings keeps all its paid
+ * (2 + Σ on-time votes) / (2 + voters), one vote per established buyer whose jobs were judged and one for every other
+ * wallet together (reliabilityVote), and satisfaction (2 + Σ weight × vote) / (2 + Σ weight), votes in 0..1 per rating
+ * wallet, weights in 0..1 by what it paid (voteWeight). A record without judged jobs or ratings keeps all its paid
  * points. Integer arithmetic, as the stores sort by it.
  */
 export function keptPaidTrust(
   paid: number,
-  agent: Pick<AgentRecord, 'onTimeTasks' | 'lateTasks' | 'ratingVotes' | 'ratingWeight'>,
+  agent: Pick<AgentRecord, 'reliabilityVotes' | 'reliabilityWeight' | 'ratingVotes' | 'ratingWeight'>,
 ): number {
   const numerator =
-    BigInt(paid) * BigInt(agent.onTimeTasks + ON_TIME_PRIOR) * BigInt(1000 * RATING_PRIOR + agent.ratingVotes)
+    BigInt(paid) *
+    BigInt(1000 * ON_TIME_PRIOR + agent.reliabilityVotes) *
+    BigInt(1000 * RATING_PRIOR + agent.ratingVotes)
   const denominator =
-    BigInt(agent.onTimeTasks + agent.lateTasks + ON_TIME_PRIOR) *
-    BigInt(1000 * RATING_PRIOR + agent.ratingWeight)
+    BigInt(1000 * ON_TIME_PRIOR + agent.reliabilityWeight) * BigInt(1000 * RATING_PRIOR + agent.ratingWeight)
   return Number((2n * numerator + denominator) / (2n * denominator))
 }
 
@@ -195,15 +205,22 @@ export function cappedCredit(before: bigint, amount: bigint): bigint {
   return sum < TRUST_CREDIT_PER_BUYER ? sum : TRUST_CREDIT_PER_BUYER
 }
 
-/** One buyer wallet's row of an agent's trust (trust_buyers): its credit, standing and ratings. */
+/** One buyer wallet's row of an agent's trust (trust_buyers): its credit, standing, ratings and judged jobs. */
 export type TrustBuyerRow = {
   paidBaseUnits: bigint
   established: boolean
   ratingCount: number
   ratingSum: number
+  /** Jobs it funded that the agent delivered by their deadline, and those it missed. */
+  onTimeJobs: number
+  lateJobs: number
 }
 
-/** The agent's trust counters summed from its buyer rows, as every store keeps them (Store.changeTask, rateTask). */
+/**
+ * The agent's trust counters summed from its buyer rows, as every store keeps them (Store.changeTask, rateTask). Judged
+ * jobs count as paid credit does (countedPaidTrust): each established buyer is one on-time vote, every other wallet
+ * together one more, so fresh wallets missing deadlines (or the seller's own paying on time) move it as one buyer.
+ */
 export function trustTotals(
   rows: Iterable<TrustBuyerRow>,
 ): Pick<
@@ -215,6 +232,8 @@ export function trustTotals(
   | 'ratedBuyers'
   | 'ratingVotes'
   | 'ratingWeight'
+  | 'reliabilityVotes'
+  | 'reliabilityWeight'
 > {
   const totals = {
     trustCreditBaseUnits: 0n,
@@ -224,7 +243,10 @@ export function trustTotals(
     ratedBuyers: 0,
     ratingVotes: 0,
     ratingWeight: 0,
+    reliabilityVotes: 0,
+    reliabilityWeight: 0,
   }
+  const newcomers = { onTime: 0, late: 0 }
   for (const row of rows) {
     const paying = row.paidBaseUnits > 0n
     totals.trustCreditBaseUnits += row.paidBaseUnits
@@ -238,6 +260,18 @@ export function trustTotals(
       totals.ratingVotes += weightedVote(row.ratingCount, row.ratingSum, row.paidBaseUnits)
       totals.ratingWeight += voteWeight(row.paidBaseUnits)
     }
+    if (row.onTimeJobs + row.lateJobs === 0) continue
+    if (row.established) {
+      totals.reliabilityVotes += reliabilityVote(row.onTimeJobs, row.lateJobs)
+      totals.reliabilityWeight += 1000
+    } else {
+      newcomers.onTime += row.onTimeJobs
+      newcomers.late += row.lateJobs
+    }
+  }
+  if (newcomers.onTime + newcomers.late > 0) {
+    totals.reliabilityVotes += reliabilityVote(newcomers.onTime, newcomers.late)
+    totals.reliabilityWeight += 1000
   }
   return totals
 }

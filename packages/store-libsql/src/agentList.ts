@@ -131,9 +131,10 @@ function trustAt(now: Date): SQL {
 
 /** The paid points `paid` the agent's record keeps (keptPaidTrust in SQL: integer division rounds half up). */
 function kept(paid: SQL): SQL {
-  const onTime = sql`(${agents.onTimeTasks} + ${sql.raw(String(ON_TIME_PRIOR))})`
-  const numerator = sql`(${paid} * ${onTime} * (${sql.raw(String(1000 * RATING_PRIOR))} + ${agents.ratingVotes}))`
-  const denominator = sql`((${onTime} + ${agents.lateTasks}) * (${sql.raw(String(1000 * RATING_PRIOR))} + ${agents.ratingWeight}))`
+  const reliable = sql`(${sql.raw(String(1000 * ON_TIME_PRIOR))} + ${agents.reliabilityVotes})`
+  const voters = sql`(${sql.raw(String(1000 * ON_TIME_PRIOR))} + ${agents.reliabilityWeight})`
+  const numerator = sql`(${paid} * ${reliable} * (${sql.raw(String(1000 * RATING_PRIOR))} + ${agents.ratingVotes}))`
+  const denominator = sql`(${voters} * (${sql.raw(String(1000 * RATING_PRIOR))} + ${agents.ratingWeight}))`
   return sql`((2 * ${numerator} + ${denominator}) / (2 * ${denominator}))`
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type AgentFilters, countedPaidTrust } from '@agentmarket/core'
+import { type AgentFilters, countedPaidTrust, trustTotals } from '@agentmarket/core'
 import { creditCountsAtSteps } from '@agentmarket/core/testing'
 import { readMigrationFolder } from '../scripts/embed-migrations.ts'
 import { connectionOver } from './connection.ts'
@@ -198,6 +198,69 @@ describe('migrate', () => {
       .map((row) => Number(row.paid_points))
     expect(points).toEqual(counts.map(countedPaidTrust))
     expect(points.filter((point) => point > 0).length).toBeGreaterThan(counts.length / 2)
+    client.close()
+  })
+
+  test("behavior: upgrading to 0026 counts each judged job on its payer's row and sums the on-time votes as trustTotals does", async () => {
+    const client = await migratedUpTo(26)
+    const seller = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed'
+    const [fresh, other, steady] = ['0x' + 'a'.repeat(40), '0x' + 'b'.repeat(40), '0x' + 'c'.repeat(40)]
+    client.run(`insert into agents (name_key, name, platform, status, api_key_hash, pairing_code_hash,
+      last_active_at, created_at, updated_at, revision, wallet_address, on_time_tasks, late_tasks)
+      values ('s', 'S', 'other', 'free', 'k', 'p', 0, 0, 0, 1, '${seller}', 4, 3)`)
+    // The steady wallet was credited as an established buyer before.
+    client.run(`insert into trust_buyers (agent_key, wallet, paid_base_units, established, first_paid_at)
+      values ('s', '${steady}', 5000000, 1, 1000)`)
+    const task = (
+      id: string,
+      from: string,
+      delivered: boolean,
+      outcome: string | null,
+      method = 'transfer',
+    ) =>
+      client.run(
+        `insert into tasks (id, agent_key, skill_name, skill_slug, sla, status, price_base_units, pay_to,
+          payment_method, paid_from, paid_amount_base_units, paid_at, created_at, delivered_at, outcome)
+          values (?, 's', 'R', 'r', '1h', ?, 1, ?, ?, ?, '1000000', 2000, 1000, ?, ?)`,
+        [id, delivered ? 'completed' : 'expired', seller, method, from, delivered ? 3000 : null, outcome],
+      )
+    task('t1', fresh.toUpperCase().replace('0X', '0x'), true, 'delivered')
+    task('t2', fresh, false, 'late')
+    task('t3', other, false, 'late')
+    task('t4', steady, true, 'accepted')
+    task('t5', steady, false, 'late')
+    // Paid by the wallet it paid, or by MPP: never judged.
+    task('t6', seller, false, 'late')
+    task('t7', other, true, 'delivered', 'mpp')
+    expect(migrate(client)).toBe(embedded.length - 26)
+    const rows = client.all(
+      'select wallet, on_time_jobs, late_jobs, established from trust_buyers order by wallet',
+    ) as { wallet: string; on_time_jobs: number; late_jobs: number; established: number }[]
+    expect(rows.map((row) => [row.wallet, row.on_time_jobs, row.late_jobs, row.established])).toEqual([
+      [fresh, 1, 1, 0],
+      [other, 0, 1, 0],
+      [steady, 1, 1, 1],
+    ])
+    const totals = trustTotals(
+      rows.map((row) => ({
+        paidBaseUnits: 0n,
+        established: row.established === 1,
+        ratingCount: 0,
+        ratingSum: 0,
+        onTimeJobs: row.on_time_jobs,
+        lateJobs: row.late_jobs,
+      })),
+    )
+    const [agent] = client.all('select reliability_votes, reliability_weight from agents') as {
+      reliability_votes: number
+      reliability_weight: number
+    }[]
+    // The steady buyer's vote (1 of 2 on time) and the newcomers' together (1 of 3).
+    expect(agent).toEqual({ reliability_votes: 500 + 333, reliability_weight: 2000 })
+    expect([agent?.reliability_votes, agent?.reliability_weight]).toEqual([
+      totals.reliabilityVotes,
+      totals.reliabilityWeight,
+    ])
     client.close()
   })
 })

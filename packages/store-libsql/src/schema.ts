@@ -39,6 +39,9 @@ export const agents = sqliteTable(
     ratingVotes: integer('rating_votes').notNull().default(0),
     /** Trust: the sum of the rating wallets' vote weights (Trust.ts voteWeight), in thousandths. */
     ratingWeight: integer('rating_weight').notNull().default(0),
+    /** Trust: on-time votes of its judged jobs' buyers and how many (Trust.ts trustTotals), in thousandths. */
+    reliabilityVotes: integer('reliability_votes').notNull().default(0),
+    reliabilityWeight: integer('reliability_weight').notNull().default(0),
     /** Trust: sum over distinct buyer wallets of what each paid for delivered tasks, each capped (base units). */
     trustCreditBaseUnits: integer('trust_credit_base_units').notNull().default(0),
     /** Trust: distinct buyer wallets whose on-chain payments paid delivered tasks. */
@@ -278,6 +281,9 @@ export const trustBuyers = sqliteTable(
     /** That wallet's ratings of the agent's tasks: how many, and the sum of their scores. */
     ratingCount: integer('rating_count').notNull().default(0),
     ratingSum: integer('rating_sum').notNull().default(0),
+    /** That wallet's jobs of the agent judged on time (delivered by the deadline) and late (missed). */
+    onTimeJobs: integer('on_time_jobs').notNull().default(0),
+    lateJobs: integer('late_jobs').notNull().default(0),
     /** 1 once the wallet paid this agent as an established buyer (Trust.ts isEstablished); it stays so. */
     established: integer('established').notNull().default(0),
     /** When this wallet was first credited to this agent (epoch ms); its earliest over agents is its age. */

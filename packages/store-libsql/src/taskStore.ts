@@ -17,7 +17,7 @@ import { fairPick, QUEUES } from './fairQueue.ts'
 import type { Database } from './open.ts'
 import { agents, events, tasks, trustBuyers } from './schema.ts'
 import { named, shapedRead } from './shapedReads.ts'
-import { trustCreditStatements, trustTotalsSet } from './trustCredit.ts'
+import { trustStatements, trustTotalsSet } from './trustCredit.ts'
 import { batchWriter, isUniqueViolation } from './writes.ts'
 
 type TaskMethods = Pick<
@@ -250,7 +250,7 @@ export function taskStore(database: Database): TaskMethods {
     async changeTask(change) {
       const { id, from, counts = {} } = change
       const at = change.at.getTime()
-      const credit = counts.completed ? trustCreditStatements(id, from, at) : []
+      const credit = trustStatements(id, from, at, counts)
       const one = (flag: true | undefined) => (flag ? 1 : 0)
       const results = await writeBatch([
         ...credit,
@@ -272,8 +272,18 @@ export function taskStore(database: Database): TaskMethods {
       return (results[credit.length]?.changes ?? 0) === 1
     },
 
-    async rateTask(id, rating, newEvents) {
+    async rateTask(id, rating, newEvents, counted = true) {
       const wallet = rating.wallet.toLowerCase()
+      // Each runs only when the one before it changed a row (changes() = 1): all of it, or nothing.
+      const counting = [
+        sql`insert into ${trustBuyers} (agent_key, wallet, paid_base_units, rating_count, rating_sum)
+            select ${tasks.agentKey}, ${wallet}, 0, 1, ${rating.score} from ${tasks} where ${tasks.id} = ${id} and changes() = 1
+            on conflict (agent_key, wallet) do update set rating_count = rating_count + 1,
+              rating_sum = rating_sum + excluded.rating_sum`,
+        sql`update ${agents} set rating_count = rating_count + 1, rating_sum = rating_sum + ${rating.score},
+              ${trustTotalsSet()}
+            where ${agents.nameKey} = (select ${tasks.agentKey} from ${tasks} where ${tasks.id} = ${id}) and changes() = 1`,
+      ]
       const [rated] = await writeBatch([
         db
           .update(tasks)
@@ -286,14 +296,7 @@ export function taskStore(database: Database): TaskMethods {
               isNotNull(tasks.paidAt),
             ),
           ),
-        // Each runs only when the one before it changed a row (changes() = 1): all of it, or nothing.
-        sql`insert into ${trustBuyers} (agent_key, wallet, paid_base_units, rating_count, rating_sum)
-            select ${tasks.agentKey}, ${wallet}, 0, 1, ${rating.score} from ${tasks} where ${tasks.id} = ${id} and changes() = 1
-            on conflict (agent_key, wallet) do update set rating_count = rating_count + 1,
-              rating_sum = rating_sum + excluded.rating_sum`,
-        sql`update ${agents} set rating_count = rating_count + 1, rating_sum = rating_sum + ${rating.score},
-              ${trustTotalsSet()}
-            where ${agents.nameKey} = (select ${tasks.agentKey} from ${tasks} where ${tasks.id} = ${id}) and changes() = 1`,
+        ...(counted ? counting : []),
         ...eventsIfChanged(newEvents),
       ])
       return (rated?.changes ?? 0) === 1

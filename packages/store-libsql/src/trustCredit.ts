@@ -1,4 +1,5 @@
 import {
+  type JobCounts,
   PAID_TRUST_STEPS,
   POINTS_PER_BUYER,
   STANDING_AGE_MS,
@@ -24,7 +25,22 @@ export function trustTotalsSet(): SQL {
       established_buyers = (select count(*) ${of} and b.established = 1 and b.paid_base_units > 0),
       rated_buyers = (select count(*) ${of} and b.rating_count > 0),
       rating_votes = (select coalesce(sum(${VOTE} * ${WEIGHT} / 1000), 0) ${of} and b.rating_count > 0),
-      rating_weight = (select coalesce(sum(${WEIGHT}), 0) ${of} and b.rating_count > 0)`
+      rating_weight = (select coalesce(sum(${WEIGHT}), 0) ${of} and b.rating_count > 0),
+      ${reliabilitySet(of)}`
+}
+
+/**
+ * The SET items of the on-time votes (Trust.ts trustTotals): one per established row with judged jobs, and one for the
+ * other rows' jobs together. `of` selects the agent's rows (`b`); shared by the migration that fills them.
+ */
+export function reliabilitySet(of: SQL): SQL {
+  const judged = sql.raw('b.on_time_jobs + b.late_jobs > 0')
+  return sql`reliability_votes = (select coalesce(sum(1000 * b.on_time_jobs / (b.on_time_jobs + b.late_jobs)), 0)
+        ${of} and b.established = 1 and ${judged})
+        + (select coalesce(1000 * sum(b.on_time_jobs) / sum(b.on_time_jobs + b.late_jobs), 0)
+        ${of} and b.established = 0 and ${judged}),
+      reliability_weight = 1000 * ((select count(*) ${of} and b.established = 1 and ${judged})
+        + (select count(*) > 0 ${of} and b.established = 0 and ${judged}))`
 }
 
 /**
@@ -61,16 +77,36 @@ function establishedAt(payer: SQL, at: number): SQL {
 }
 
 /**
- * The statements that credit a delivered task's buyer wallet to its seller's trust at `at`, as Store.changeTask says
- * (the SQL form of `creditedBuyer`, `cappedCredit` and `isEstablished`), then sum its counters and paid points again. They run in the completion's transaction
- * before its compare-and-set and act only while the task is still in one of `from`, that is exactly when that
- * compare-and-set completes it.
+ * The statements that move a seller's trust rows for a job change, as Store.changeTask says, then sum its counters and
+ * paid points again: with `counts.completed` the credit of the task's buyer wallet (the SQL form of `creditedBuyer`,
+ * `cappedCredit` and `isEstablished`), with `counts.onTime` or `counts.late` the judged job on the row of the wallet
+ * that paid it, with its standing at `at`. They run in the change's transaction before its compare-and-set and act
+ * only while the task is still in one of `from`, that is exactly when that compare-and-set changes it.
  */
-export function trustCreditStatements(taskId: string, from: readonly string[], at: number) {
+export function trustStatements(
+  taskId: string,
+  from: readonly string[],
+  at: number,
+  counts: JobCounts,
+): SQL[] {
+  const judged = counts.onTime || counts.late
+  if (!counts.completed && !judged) return []
+  const seller = sql`${agents.nameKey} = (select ${tasks.agentKey} from ${tasks} where ${tasks.id} = ${taskId}
+      and ${inArray(tasks.status, [...from])})`
+  return [
+    ...(counts.completed ? [creditStatement(taskId, from, at)] : []),
+    ...(judged ? [judgedJobStatement(taskId, from, at, counts)] : []),
+    sql`update ${agents} set ${trustTotalsSet()} where ${seller}`,
+    sql`update ${agents} set paid_points = ${PAID_POINTS} where ${seller}`,
+  ]
+}
+
+/** The credit of a delivered task's buyer wallet to its seller at `at` (see trustStatements). */
+function creditStatement(taskId: string, from: readonly string[], at: number): SQL {
   const payer = sql`lower(${tasks.paidFrom})`
   // A paid amount above 2^63 casts to the largest integer, which the cap then cuts.
   const amount = sql`cast(${tasks.paidAmountBaseUnits} as integer)`
-  const credit = sql`insert into ${trustBuyers} (agent_key, wallet, paid_base_units, established, first_paid_at)
+  return sql`insert into ${trustBuyers} (agent_key, wallet, paid_base_units, established, first_paid_at)
     select ${tasks.agentKey}, ${payer}, min(${TRUST_CREDIT_PER_BUYER}, ${amount}), ${establishedAt(payer, at)}, ${at}
     from ${tasks} join ${agents} on ${agents.nameKey} = ${tasks.agentKey}
       left join ${users} on ${users.nameKey} = ${agents.ownerKey}
@@ -83,9 +119,18 @@ export function trustCreditStatements(taskId: string, from: readonly string[], a
       do update set paid_base_units = min(${TRUST_CREDIT_PER_BUYER}, paid_base_units + excluded.paid_base_units),
         established = max(established, excluded.established),
         first_paid_at = coalesce(first_paid_at, excluded.first_paid_at)`
-  const seller = sql`${agents.nameKey} = (select ${tasks.agentKey} from ${tasks} where ${tasks.id} = ${taskId}
-      and ${inArray(tasks.status, [...from])})`
-  const totals = sql`update ${agents} set ${trustTotalsSet()} where ${seller}`
-  const points = sql`update ${agents} set paid_points = ${PAID_POINTS} where ${seller}`
-  return [credit, totals, points]
+}
+
+/** A judged job on the row of the wallet that paid it, with its standing at `at` (see trustStatements). */
+function judgedJobStatement(taskId: string, from: readonly string[], at: number, counts: JobCounts): SQL {
+  const payer = sql`lower(${tasks.paidFrom})`
+  const onTime = counts.onTime ? 1 : 0
+  const late = counts.late ? 1 : 0
+  return sql`insert into ${trustBuyers} (agent_key, wallet, paid_base_units, established, on_time_jobs, late_jobs)
+    select ${tasks.agentKey}, ${payer}, 0, ${establishedAt(payer, at)}, ${onTime}, ${late}
+    from ${tasks} join ${agents} on ${agents.nameKey} = ${tasks.agentKey}
+    where ${tasks.id} = ${taskId} and ${inArray(tasks.status, [...from])} and ${tasks.paidFrom} is not null
+    on conflict (agent_key, wallet)
+      do update set on_time_jobs = on_time_jobs + excluded.on_time_jobs, late_jobs = late_jobs + excluded.late_jobs,
+        established = max(established, excluded.established)`
 }

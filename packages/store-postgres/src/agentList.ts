@@ -84,9 +84,10 @@ function trustAt(now: Date): SQL {
 
 /** The paid points `paid` the agent's record keeps (keptPaidTrust in SQL, in bigint: integer division rounds half up). */
 function kept(paid: SQL): SQL {
-  const onTime = sql`(${agents.onTimeTasks}::bigint + ${sql.raw(String(ON_TIME_PRIOR))})`
-  const numerator = sql`(${paid}::bigint * ${onTime} * (${sql.raw(String(1000 * RATING_PRIOR))} + ${agents.ratingVotes}))`
-  const denominator = sql`((${onTime} + ${agents.lateTasks}) * (${sql.raw(String(1000 * RATING_PRIOR))} + ${agents.ratingWeight}))`
+  const reliable = sql`(${sql.raw(String(1000 * ON_TIME_PRIOR))} + ${agents.reliabilityVotes}::bigint)`
+  const voters = sql`(${sql.raw(String(1000 * ON_TIME_PRIOR))} + ${agents.reliabilityWeight}::bigint)`
+  const numerator = sql`(${paid}::bigint * ${reliable} * (${sql.raw(String(1000 * RATING_PRIOR))} + ${agents.ratingVotes}))`
+  const denominator = sql`(${voters} * (${sql.raw(String(1000 * RATING_PRIOR))} + ${agents.ratingWeight}))`
   return sql`((2 * ${numerator} + ${denominator}) / (2 * ${denominator}))`
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { type CreditCounts, countedPaidTrust } from '@agentmarket/core'
+import { type CreditCounts, countedPaidTrust, trustTotals } from '@agentmarket/core'
 import { creditCountsAtSteps, sampleAgent, sampleEvent, storeSuite } from '@agentmarket/core/testing'
 import { sql } from 'drizzle-orm'
 import postgres from 'postgres'
@@ -130,6 +130,60 @@ describe('paid points', () => {
     const points = await pointsNow()
     expect(points).toEqual(counts.map(countedPaidTrust))
     expect(points.filter((point) => point > 0).length).toBeGreaterThan(counts.length / 2)
+    await database.close()
+  })
+
+  test("behavior: migration 0012's data move counts each judged job on its payer's row and sums the on-time votes as trustTotals does", async () => {
+    const database = await openPostgres(await server.freshUrl(), { max: 1 })
+    const seller = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed'
+    const [fresh, other, steady] = [`0x${'a'.repeat(40)}`, `0x${'b'.repeat(40)}`, `0x${'c'.repeat(40)}`]
+    await database.sql.unsafe(`insert into agents (name_key, name, platform, status, api_key_hash, pairing_code_hash,
+      last_active_at, created_at, updated_at, revision, wallet_address, on_time_tasks, late_tasks)
+      values ('s', 'S', 'other', 'free', 'k', 'p', 0, 0, 0, 1, '${seller}', 4, 3)`)
+    // The steady wallet was credited as an established buyer before.
+    await database.sql.unsafe(`insert into trust_buyers (agent_key, wallet, paid_base_units, established, first_paid_at)
+      values ('s', '${steady}', 5000000, 1, 1000)`)
+    const jobs: [string, string, boolean, string, string][] = [
+      ['t1', fresh.toUpperCase().replace('0X', '0x'), true, 'delivered', 'transfer'],
+      ['t2', fresh, false, 'late', 'transfer'],
+      ['t3', other, false, 'late', 'transfer'],
+      ['t4', steady, true, 'accepted', 'transfer'],
+      ['t5', steady, false, 'late', 'transfer'],
+      // Paid by the wallet it paid, or by MPP: never judged.
+      ['t6', seller, false, 'late', 'transfer'],
+      ['t7', other, true, 'delivered', 'mpp'],
+    ]
+    for (const [id, from, delivered, outcome, method] of jobs)
+      await database.sql`insert into tasks (id, agent_key, skill_name, skill_slug, sla, status, price_base_units,
+          pay_to, payment_method, paid_from, paid_amount_base_units, paid_at, created_at, delivered_at, outcome)
+        values (${id}, 's', 'R', 'r', '1h', ${delivered ? 'completed' : 'expired'}, '1', ${seller}, ${method},
+          ${from}, '1000000', 2000, 1000, ${delivered ? 3000 : null}, ${outcome})`
+    const moves = migrations[12]?.sql.slice(4) ?? []
+    expect(moves).toHaveLength(2)
+    for (const move of moves) await database.sql.unsafe(move)
+    const rows = await database.sql`select wallet, on_time_jobs, late_jobs, established from trust_buyers
+      order by wallet`
+    expect(rows.map((row) => [row.wallet, row.on_time_jobs, row.late_jobs, row.established])).toEqual([
+      [fresh, 1, 1, 0],
+      [other, 0, 1, 0],
+      [steady, 1, 1, 1],
+    ])
+    const totals = trustTotals(
+      rows.map((row) => ({
+        paidBaseUnits: 0n,
+        established: row.established === 1,
+        ratingCount: 0,
+        ratingSum: 0,
+        onTimeJobs: Number(row.on_time_jobs),
+        lateJobs: Number(row.late_jobs),
+      })),
+    )
+    const [agent] = await database.sql`select reliability_votes, reliability_weight from agents`
+    expect([agent?.reliability_votes, agent?.reliability_weight]).toEqual([833, 2000])
+    expect([agent?.reliability_votes, agent?.reliability_weight]).toEqual([
+      totals.reliabilityVotes,
+      totals.reliabilityWeight,
+    ])
     await database.close()
   })
 })

@@ -1,6 +1,7 @@
 import {
   entryToJson,
   idempotencyOf,
+  type JobCounts,
   nameKey,
   PAID_TRUST_STEPS,
   POINTS_PER_BUYER,
@@ -95,7 +96,22 @@ const TRUST_TOTALS = sql`trust_credit_base_units = (select coalesce(sum(b.paid_b
     established_buyers = (select count(*) ${OF_AGENT} and b.established = 1 and b.paid_base_units > 0),
     rated_buyers = (select count(*) ${OF_AGENT} and b.rating_count > 0),
     rating_votes = (select coalesce(sum(${VOTE} * ${WEIGHT} / 1000), 0) ${OF_AGENT} and b.rating_count > 0),
-    rating_weight = (select coalesce(sum(${WEIGHT}), 0) ${OF_AGENT} and b.rating_count > 0)`
+    rating_weight = (select coalesce(sum(${WEIGHT}), 0) ${OF_AGENT} and b.rating_count > 0),
+    ${reliabilitySet(OF_AGENT)}`
+
+/**
+ * The SET items of the on-time votes (Trust.ts trustTotals), as store-libsql's reliabilitySet: one per established row
+ * with judged jobs, and one for the other rows' jobs together. `of` selects the agent's rows (`b`).
+ */
+export function reliabilitySet(of: SQL): SQL {
+  const judged = sql.raw('b.on_time_jobs + b.late_jobs > 0')
+  return sql`reliability_votes = (select coalesce(sum(1000 * b.on_time_jobs / (b.on_time_jobs + b.late_jobs)), 0)
+        ${of} and b.established = 1 and ${judged})
+        + (select coalesce(1000 * sum(b.on_time_jobs) / sum(b.on_time_jobs + b.late_jobs), 0)
+        ${of} and b.established = 0 and ${judged}),
+      reliability_weight = 1000 * ((select count(*) ${of} and b.established = 1 and ${judged})
+        + (select (count(*) > 0)::int ${of} and b.established = 0 and ${judged}))`
+}
 
 /** The credit the paid curve reads and the buyers it counts (Trust.ts countedPaidTrust), as store-libsql's. */
 const COUNTED_CREDIT = `(established_credit_base_units + least(${TRUST_CREDIT_PER_BUYER.toString()}, trust_credit_base_units - established_credit_base_units))`
@@ -128,9 +144,8 @@ function establishedAt(at: number) {
 
 /**
  * Credits a delivered task's buyer wallet to its seller's trust at `at`, as Store.changeTask says (creditedBuyer,
- * cappedCredit and isEstablished in SQL; store-libsql's trustCredit.ts is the same in SQLite), then sums its counters
- * and paid points again. Runs in the completion's transaction, after its compare-and-set, so it acts exactly once per
- * completed task.
+ * cappedCredit and isEstablished in SQL; store-libsql's trustCredit.ts is the same in SQLite). Runs in the
+ * completion's transaction, after its compare-and-set, so it acts exactly once per completed task.
  */
 async function creditTrust(tx: Writer, taskId: string, at: number) {
   const cap = TRUST_CREDIT_PER_BUYER.toString()
@@ -151,6 +166,27 @@ async function creditTrust(tx: Writer, taskId: string, at: number) {
       do update set paid_base_units = least(${cap}::bigint, trust_buyers.paid_base_units + excluded.paid_base_units),
         established = greatest(trust_buyers.established, excluded.established),
         first_paid_at = coalesce(trust_buyers.first_paid_at, excluded.first_paid_at)`)
+}
+
+/** Counts a judged job on the row of the wallet that paid it, with its standing at `at` (Store.changeTask). */
+async function judgeJob(tx: Writer, taskId: string, at: number, counts: JobCounts) {
+  const onTime = counts.onTime ? 1 : 0
+  const late = counts.late ? 1 : 0
+  await tx.execute(sql`insert into trust_buyers (agent_key, wallet, paid_base_units, established, on_time_jobs, late_jobs)
+    select t.agent_key, lower(t.paid_from), 0, ${establishedAt(at)}, ${onTime}::int, ${late}::int
+    from tasks t join agents a on a.name_key = t.agent_key
+    where t.id = ${taskId} and t.paid_from is not null
+    on conflict (agent_key, wallet)
+      do update set on_time_jobs = trust_buyers.on_time_jobs + excluded.on_time_jobs,
+        late_jobs = trust_buyers.late_jobs + excluded.late_jobs,
+        established = greatest(trust_buyers.established, excluded.established)`)
+}
+
+/** Moves a seller's trust rows for a job change (credit, judged job), then sums its counters and paid points again. */
+async function changeTrust(tx: Writer, taskId: string, at: number, counts: JobCounts) {
+  if (!counts.completed && !counts.onTime && !counts.late) return
+  if (counts.completed) await creditTrust(tx, taskId, at)
+  if (counts.onTime || counts.late) await judgeJob(tx, taskId, at, counts)
   const seller = sql`name_key = (select agent_key from tasks where id = ${taskId})`
   await tx.execute(sql`update agents set ${TRUST_TOTALS} where ${seller}`)
   await tx.execute(sql`update agents set paid_points = ${PAID_POINTS} where ${seller}`)
@@ -347,7 +383,7 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
           .from(agents)
           .where(eq(agents.nameKey, done.agentKey))
           .for('update')
-        if (counts.completed) await creditTrust(tx, change.id, change.at.getTime())
+        await changeTrust(tx, change.id, change.at.getTime(), counts)
         await tx
           .update(agents)
           .set({
@@ -364,7 +400,7 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
       })
     },
 
-    async rateTask(id, rating, newEvents) {
+    async rateTask(id, rating, newEvents, counted = true) {
       const wallet = rating.wallet.toLowerCase()
       return db.transaction(async (tx) => {
         const rated = await tx
@@ -381,6 +417,10 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
           .returning({ agentKey: tasks.agentKey })
         const done = rated[0]
         if (!done) return false
+        if (!counted) {
+          await insertEvents(tx, newEvents)
+          return true
+        }
         // The agent's row first, as completions lock it: its sums below read every committed rating.
         await tx
           .select({ key: agents.nameKey })

@@ -6,7 +6,14 @@ import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import { livenessChangesAt } from '../Liveness.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import { mailQueueKeys, type OutboxEntry } from '../OrderMail.ts'
-import type { BuyerDecisions, ListQuery, Store, TaskChange, TaskListQuery } from '../ports/Store.ts'
+import type {
+  BuyerDecisions,
+  JobCounts,
+  ListQuery,
+  Store,
+  TaskChange,
+  TaskListQuery,
+} from '../ports/Store.ts'
 import {
   settledColumns,
   toDeliveryRecord,
@@ -128,6 +135,8 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       firstPaidAt: null,
       ratingCount: 0,
       ratingSum: 0,
+      onTimeJobs: 0,
+      lateJobs: 0,
     }
     rows.set(wallet, row)
     return row
@@ -176,9 +185,26 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     sumTrust(seller)
   }
 
+  /**
+   * Counts a judged job (on time or late) on the row of the wallet that paid it, with that wallet's standing at `at`
+   * (Store.changeTask): the core counts only jobs another wallet than the seller's own paid on chain.
+   */
+  const judgeJob = (seller: AgentRecord, task: TaskRecord, counts: JobCounts, at: Date) => {
+    const payer = task.payment?.from
+    if (!payer || !(counts.onTime || counts.late)) return
+    const wallet = payer.toLowerCase()
+    const established = isEstablished(historyOf(seller, wallet), at)
+    const row = trustRow(nameKey(seller.name), wallet)
+    row.onTimeJobs += counts.onTime ? 1 : 0
+    row.lateJobs += counts.late ? 1 : 0
+    row.established ||= established
+    sumTrust(seller)
+  }
+
   /** Counts a job change on its seller (Store.changeTask). */
   const countJob = (seller: AgentRecord, task: TaskRecord, change: TaskChange) => {
     const counts = change.counts ?? {}
+    judgeJob(seller, task, counts, change.at)
     if (counts.completed) {
       seller.completedTasks += 1
       seller.lastActiveAt = later(seller.lastActiveAt, change.at)
@@ -443,13 +469,13 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       const task = tasks.get(id)
       return task && nameKey(task.agentName) === nameKey(agentName) ? structuredClone(task) : null
     },
-    async rateTask(id, rating, newEvents) {
+    async rateTask(id, rating, newEvents, counted = true) {
       const task = tasks.get(id)
       const ratable = ['completed', 'rejected', 'expired'].includes(task?.status ?? '') && task?.payment
       if (!task || task.rating || !ratable) return false
       task.rating = structuredClone(rating)
       const seller = agentOf(task.agentName)
-      if (seller) {
+      if (seller && counted) {
         const row = trustRow(nameKey(seller.name), rating.wallet.toLowerCase())
         row.ratingCount += 1
         row.ratingSum += rating.score

@@ -260,17 +260,21 @@ export type TaskStore = {
    * `counts.completed` it also counts the task on its agent and credits its trust with the task's buyer wallet as
    * `creditedBuyer` (Trust.ts) picks it (the seller's and its owner's wallets being the agent's current ones): that
    * wallet's credit grows by the amount paid, capped by `cappedCredit`, and `trustCreditBaseUnits` and `payingBuyers`
-   * are the sum and count over the agent's buyer wallets (wallets compared without regard to case).
+   * are the sum and count over the agent's buyer wallets (wallets compared without regard to case). With
+   * `counts.onTime` or `counts.late` the job counts on the row of the wallet that paid it (`payment.from`), which is
+   * judged established at `at` as a credited payment is, and the agent's `reliabilityVotes` and `reliabilityWeight`
+   * are summed again (Trust.ts trustTotals).
    */
   changeTask(change: TaskChange): Promise<boolean>
   /**
    * Records the rating of a finished task (completed, rejected or expired after payment) once: a compare-and-set on
    * its having none. In the same transaction the rating counts on its agent (`ratingCount`, `ratingSum`) and on the
    * rating wallet's row of its trust (`trust_buyers`: count and sum per wallet, compared without regard to case), from
-   * which the agent's `ratedBuyers` and `ratingVotes` are summed again (Trust.ts ratingVote per wallet). False: the
-   * task has a rating already, is not finished, or does not exist.
+   * which the agent's `ratedBuyers` and `ratingVotes` are summed again (Trust.ts ratingVote per wallet). With `counted`
+   * false (Rating.ts ratingCounts: the buyer was refunded) only the task keeps the rating: no count, sum or vote moves.
+   * False: the task has a rating already, is not finished, or does not exist.
    */
-  rateTask(id: string, rating: TaskRating, events: FeedEventInput[]): Promise<boolean>
+  rateTask(id: string, rating: TaskRating, events: FeedEventInput[], counted?: boolean): Promise<boolean>
   /** A page of an agent's rated tasks, most recently rated first, with how many it has. */
   listRatedTasks(
     agentName: string,

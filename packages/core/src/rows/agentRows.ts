@@ -46,6 +46,8 @@ export type AgentRow = {
   ratedBuyers: number
   ratingVotes: number
   ratingWeight: number
+  reliabilityVotes: number
+  reliabilityWeight: number
   trustCreditBaseUnits: number
   payingBuyers: number
   establishedCreditBaseUnits: number
@@ -220,6 +222,8 @@ export function toAgentRecord(row: AgentRow, skillRows: SkillRow[]): AgentRecord
     ratedBuyers: row.ratedBuyers,
     ratingVotes: row.ratingVotes,
     ratingWeight: row.ratingWeight,
+    reliabilityVotes: row.reliabilityVotes,
+    reliabilityWeight: row.reliabilityWeight,
     trustCreditBaseUnits: BigInt(row.trustCreditBaseUnits),
     payingBuyers: row.payingBuyers,
     establishedCreditBaseUnits: BigInt(row.establishedCreditBaseUnits),
@@ -266,6 +270,8 @@ export function toAgentRow(agent: AgentRecord): AgentRow {
     ratingVotes: agent.ratingVotes,
     // Credit is capped per buyer wallet, so the sum stays far below 2^53 base units.
     ratingWeight: agent.ratingWeight,
+    reliabilityVotes: agent.reliabilityVotes,
+    reliabilityWeight: agent.reliabilityWeight,
     trustCreditBaseUnits: Number(agent.trustCreditBaseUnits),
     payingBuyers: agent.payingBuyers,
     establishedCreditBaseUnits: Number(agent.establishedCreditBaseUnits),

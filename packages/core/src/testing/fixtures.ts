@@ -89,6 +89,8 @@ export function sampleAgent(overrides: Partial<AgentRecord> = {}): AgentRecord {
     establishedCreditBaseUnits: 0n,
     establishedBuyers: 0,
     ratingWeight: 0,
+    reliabilityVotes: 0,
+    reliabilityWeight: 0,
     ownerProven: false,
     ...overrides,
   }

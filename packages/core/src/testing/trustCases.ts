@@ -143,6 +143,49 @@ export function trustCases(test: StoreTest, withStore: WithStore): void {
     }),
   )
 
+  for (const [size, before] of [
+    [8, 64],
+    [50, 40],
+  ] as const)
+    test(
+      `attack: ${size} fresh wallets fund the victim's jobs and let them expire (refunded: gas only): together one buyer, its trust moves by 6 at most (94 -> 88; it was 94 -> ${before})`,
+      withStore(async (store) => {
+        const market = trustMarket(store)
+        const victim = await market.seller('victim', simWallet(0xa, 1))
+        const elsewhere = await market.seller('elsewhere', simWallet(0xa, 2))
+        const honest = await establishedBuyers(market, [elsewhere], 0xc, 7)
+        for (const wallet of honest) await market.pay(wallet, victim, 10n * USDC)
+        equal(await market.trust('victim'), 94)
+        for (let index = 1; index <= size; index++) await market.late(simWallet(0xe, index), victim, USDC)
+        equal(await market.trust('victim'), 88)
+        const agent = (await store.getAgent('victim')) as AgentRecord
+        // The public record stays the raw count: every job missed is shown.
+        equal(agent.lateTasks, size)
+        equal(agent.reliabilityWeight, 8000)
+      }),
+      RING_TIME_LIMIT_MS,
+    )
+
+  test(
+    "attack: an established buyer's late job counts as that buyer, and the seller's own 50 fresh wallets paying on time dilute its late jobs as one buyer (74 -> 77; it was 74 -> 92)",
+    withStore(async (store) => {
+      const market = trustMarket(store)
+      const slow = await market.seller('slow', simWallet(0xa, 1))
+      const elsewhere = await market.seller('elsewhere', simWallet(0xa, 2))
+      const honest = await establishedBuyers(market, [elsewhere], 0xc, 11)
+      for (const wallet of honest.slice(0, 7)) await market.pay(wallet, slow, 10n * USDC)
+      for (const wallet of honest.slice(7)) await market.late(wallet, slow, 10n * USDC)
+      // Four established buyers of eleven missed: reliability (2 + 7) / (2 + 11) of 64 paid points.
+      equal(await market.trust('slow'), 74)
+      for (let index = 1; index <= 50; index++) await market.pay(simWallet(0xf, index), slow, USDC)
+      equal(await market.trust('slow'), 77)
+      const agent = (await store.getAgent('slow')) as AgentRecord
+      equal(agent.onTimeTasks, 57)
+      equal(agent.reliabilityWeight, 12000)
+    }),
+    RING_TIME_LIMIT_MS,
+  )
+
   test(
     'behavior: a vote weighs what its wallet paid the agent, up to 10 USDC; payments to the agent or its owner are no history',
     withStore(async (store) => {
@@ -165,7 +208,7 @@ export function trustCases(test: StoreTest, withStore: WithStore): void {
   )
 
   test(
-    'behavior: the list sorts by the trustScore of each record after every write that moves it: fresh and established buyers, a buyer established later, ratings',
+    'behavior: the list sorts by the trustScore of each record after every write that moves it: fresh and established buyers, a buyer established later, ratings, late jobs',
     withStore(async (store) => {
       const market = trustMarket(store)
       await insertProbes(store, market.now())
@@ -194,6 +237,11 @@ export function trustCases(test: StoreTest, withStore: WithStore): void {
       await sortsByTrustScore(store, market, sellers)
       const task = await market.pay(established[0] as `0x${string}`, steady, USDC)
       await market.rate(task, established[0] as `0x${string}`, 1)
+      await sortsByTrustScore(store, market, sellers)
+      // Jobs missed: by a fresh wallet (with the others, one buyer), by an established buyer (one of its own).
+      await market.late(simWallet(0xb, 1), fresh, USDC)
+      await market.late(established[1] as `0x${string}`, steady, USDC)
+      await market.late(established[2] as `0x${string}`, mixed, USDC)
       await sortsByTrustScore(store, market, sellers)
       const scores = await Promise.all(sellers.map((name) => market.trust(name)))
       ok(new Set(scores).size >= 4, `the sellers' scores differ: ${scores.join(', ')}`)

@@ -1,6 +1,7 @@
 import { strictEqual as equal } from 'node:assert/strict'
 import type { Address } from 'viem'
 import type { AgentRecord } from '../Agent.ts'
+import { jobSteps } from '../actions/tasks/jobSteps.ts'
 import type { Store } from '../ports/Store.ts'
 import type { TaskRecord } from '../Task.ts'
 import { type CreditCounts, PAID_TRUST_STEPS, STANDING_AGE_MS, trustScore } from '../Trust.ts'
@@ -55,6 +56,25 @@ export function trustMarket(store: Store) {
       equal(await store.markTaskPaid(task.id, { ...payment, txHash: hex32(payments, 0xc) }, []), 'paid')
       equal(await complete(store, task.id, 'https://example.com/r', now()), 'completed')
       return task
+    },
+    /**
+     * `buyer` funds a job of `seller` for `amount` that the seller lets pass its deadline: the sweep's lateness step
+     * (expired, late), the buyer owed all of it back (the job escrow refunds it for gas): the task.
+     */
+    async late(buyer: Address, seller: AgentRecord, amount: bigint): Promise<TaskRecord> {
+      payments += 1
+      const task = sampleTask({
+        agentName: seller.name,
+        payTo: seller.walletAddress,
+        priceBaseUnits: amount,
+        slaSeconds: 60,
+      })
+      await store.insertTask(task, [])
+      const payment = samplePayment(payments, { from: buyer, amountBaseUnits: amount, at: now() })
+      equal(await store.markTaskPaid(task.id, { ...payment, txHash: hex32(payments, 0xc) }, []), 'paid')
+      const paid = (await store.getTask(seller.name, task.id)) as TaskRecord
+      equal(await store.changeTask(jobSteps.lateness(paid, new Date(clock + 61_000), [])), true)
+      return paid
     },
     /** `buyer` rates its `task` `score` stars. */
     async rate(task: TaskRecord, buyer: Address, score: number) {

@@ -92,6 +92,8 @@ export function registerAgentAction(context: ActionContext) {
       establishedCreditBaseUnits: 0n,
       establishedBuyers: 0,
       ratingWeight: 0,
+      reliabilityVotes: 0,
+      reliabilityWeight: 0,
       // An invite code is shown only to a signature of its user's wallet, so the owner it names is proven.
       ownerProven: owner !== null,
     }

@@ -3,7 +3,7 @@ import type { AgentRecord } from '../../Agent.ts'
 import { isPayerRating } from '../../BuyerReview.ts'
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
-import { type RatingView, toRatingView } from '../../Rating.ts'
+import { type RatingView, ratingCounts, toRatingView } from '../../Rating.ts'
 import { isRatable, RatingInput, type TaskRecord, type TaskView, toTaskView } from '../../Task.ts'
 import { creditedBuyer } from '../../Trust.ts'
 import { pageNumber, parseInput, strictFields } from '../../Validation.ts'
@@ -72,7 +72,8 @@ export function ratingActions(context: ActionContext) {
         )
       const now = clock.now()
       const rating = { score: input.score, comment, wallet: payer, at: now }
-      if (!(await store.rateTask(task.id, rating, [feedEvents.taskRated(task, input.score, now)])))
+      const events = [feedEvents.taskRated(task, input.score, now)]
+      if (!(await store.rateTask(task.id, rating, events, ratingCounts(task))))
         throw new ConflictError(
           'already_rated',
           'The task was rated already: each payment rates its task once.',
