@@ -41,8 +41,8 @@ type WebhookWorld = Awaited<ReturnType<typeof buildWebhookWorld>>
 let anvil: Anvil
 let world: WebhookWorld
 
-/** A task and the id of its buyer's endpoint, made by a trigger before its event happens. */
-type Triggered = { task: string }
+/** The task a trigger made its event happen to; `hidden` when its result is revealed only after acceptance. */
+type Triggered = { task: string; hidden?: true }
 
 /**
  * How each event type is made to happen to a fresh task of the seller whose buyer has an endpoint on it (added
@@ -57,7 +57,7 @@ const TRIGGERS: Record<WebhookEventType, (w: WebhookWorld) => Promise<Triggered>
   'task.delivered': async (w) => {
     const task = await w.order('essay')
     await w.complete(task)
-    return { task }
+    return { task, hidden: true }
   },
   'task.completed': async (w) => {
     const task = await w.order('echo')
@@ -289,7 +289,7 @@ describe('who receives each webhook event, and what it holds (real deliveries to
         // Whatever earlier events left is sent first, so what arrives now is this event's task's.
         await world.drain()
         world.received.length = 0
-        const { task } = await TRIGGERS[type](world)
+        const { task, hidden } = await TRIGGERS[type](world)
         await world.drain()
         const sellerOnly = await sellerOnlyFields(task)
         expect(sellerOnly).toContain('buyer_email')
@@ -309,7 +309,16 @@ describe('who receives each webhook event, and what it holds (real deliveries to
             expectSignedFor(kind, delivery)
             expect(JSON.parse(delivery.body).data.task.task_id).toBe(task)
           }
-          for (const delivery of ofType) await expectNoLeak(type, task, delivery, sellerOnly)
+          for (const delivery of ofType) {
+            await expectNoLeak(type, task, delivery, sellerOnly)
+            // Under review with reveal after_acceptance: its commitment, never its URL (the seller's secret yet).
+            if (hidden) {
+              const shown = JSON.parse(delivery.body).data.task
+              expect(shown).not.toHaveProperty('result_url')
+              expect(shown.result_commitment).toMatch(/^0x[0-9a-f]{64}$/)
+              expect(delivery.body).not.toContain(`https://results.example/${task}`)
+            }
+          }
         }
       },
       60_000,
