@@ -75,6 +75,9 @@ export type OrderMessage = {
   text?: string
   html?: string
   messageId?: string
+  /** The thread it answers: In-Reply-To and References. */
+  inReplyTo?: string
+  references?: string[]
   headers?: Record<string, string>
 }
 

@@ -1,5 +1,6 @@
 import type { InboundOrderMail } from '@agentmarket/core'
 import PostalMime, { type Email } from 'postal-mime'
+import { BUYER_HEADERS } from './operations.ts'
 
 /** A message the order mailbox takes but does not answer, and why. */
 export type SkippedMail = { skip: 'automated' | 'no_sender' | 'own_mailbox' }
@@ -18,8 +19,8 @@ const rawHeader = (email: Email, name: string) =>
 
 /** The buyer agent a mail orders for (Agentmarket-Buyer) with its API key (Agentmarket-Buyer-Key), if it names one. */
 function buyerOf(email: Email): Pick<InboundOrderMail, 'buyer'> {
-  const name = rawHeader(email, 'agentmarket-buyer')
-  return name === null ? {} : { buyer: { name, key: rawHeader(email, 'agentmarket-buyer-key') } }
+  const name = rawHeader(email, BUYER_HEADERS.name)
+  return name === null ? {} : { buyer: { name, key: rawHeader(email, BUYER_HEADERS.key) } }
 }
 
 /** Bounces, auto-replies and list mail (RFC 3834): answering them could start a mail loop. */
