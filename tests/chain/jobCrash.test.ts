@@ -81,8 +81,14 @@ describe('crash: the job escrow follower under SIGKILL', () => {
       body: { walletAddress: seller.address },
     })
     const tasks: Task[] = []
+    // Each order names its buyer's wallet: the follower pays only a funding by the wallet the order named.
     for (let i = 0; i < TASKS; i++)
-      tasks.push(await api('/api/agents/vendor/tasks', { method: 'POST', body: { skill: 'essay' } }))
+      tasks.push(
+        await api('/api/agents/vendor/tasks', {
+          method: 'POST',
+          body: { skill: 'essay', buyer_wallet: buyer.address },
+        }),
+      )
     const read = (task: Task): Promise<Task> => api(`/api/agents/vendor/tasks/${task.task_id}`)
     /** Waits until every task reads as `done` says, restarting nothing. */
     const settled = async (done: (task: Task, index: number) => boolean) => {
@@ -197,7 +203,7 @@ describe('crash: the job escrow follower under SIGKILL', () => {
         tasks.push(
           await api(nodes[i % 2] as MarketServer, '/api/agents/vendor/tasks', {
             method: 'POST',
-            body: { skill: 'essay' },
+            body: { skill: 'essay', buyer_wallet: buyer.address },
           }),
         )
       const settled = async (done: (task: Task) => boolean) => {

@@ -53,7 +53,8 @@ async function wait(seconds: number) {
 }
 
 /** A market on anvil taking job escrow fundings, with a seller of one reviewed skill; its clock is the chain's. */
-async function market(review = REVIEW) {
+/** A market following the job escrow, with one order of the essay naming `buyerWallet` (null: none). */
+async function market(review = REVIEW, buyerWallet: Address | null = buyer.address) {
   const app = await testApp((await chainNow()).toISOString(), {
     chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
     chainConfig: {
@@ -68,7 +69,9 @@ async function market(review = REVIEW) {
     key: registered.key,
     body: { walletAddress: seller.address },
   })
-  const created = await app.call('POST', '/api/agents/seller/tasks', { body: { skill: 'essay' } })
+  const created = await app.call('POST', '/api/agents/seller/tasks', {
+    body: { skill: 'essay', ...(buyerWallet && { buyer_wallet: buyerWallet }) },
+  })
   expect(created.status).toBe(201)
   const path = `/api/agents/seller/tasks/${created.json.task_id}`
   const read = async () => (await app.call('GET', path)).json
@@ -157,6 +160,26 @@ describe('jobs in the job escrow, on anvil: the API answers each call, the follo
     expect(feedback.erc8004.feedback.proofOfPayment).toMatchObject({
       fromAddress: buyer.address,
       txHash: funded.payment.tx_hash,
+    })
+  })
+
+  test('behavior: an order naming no buyer_wallet is paid by its client proving its funding (verify-payment), not by the follower', async () => {
+    const { read, fund, call, path, task } = await market(REVIEW, null)
+    const funding = await fund()
+    // Anyone who saw the fund call in the mempool could have funded the same job id first: the follower waits.
+    expect(await read()).toMatchObject({ status: 'pending_payment', money: 'none' })
+    const verified = await call('POST', `${path}/verify-payment`, {
+      body: {
+        tx_hash: funding.transactionHash,
+        payer_signature: await signPayerProof(buyer, task.payment.payer_proof, funding.transactionHash),
+      },
+    })
+    expect(verified.status).toBe(200)
+    expect(await read()).toMatchObject({
+      status: 'paid',
+      money: 'held',
+      payment: { method: 'job_escrow', from: buyer.address },
+      escrow_job: { client: buyer.address, evaluator: buyer.address },
     })
   })
 

@@ -104,6 +104,8 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
     'That transaction is recorded as a refund of a task; it pays no order. Pay with another transaction.',
   job_terms_mismatch:
     "The job escrow funding's deadline or review window are not the task's: fund with the call in escrow_job.calls.",
+  job_funded_by_seller:
+    "The job escrow funding came from the seller's own wallet (the wallet the task pays, or its owner's proven wallet). The seller knows the task id, so its funding could take its buyer's place as payer and evaluator: it pays no order. The buyer funds with its own wallet (name it as buyer_wallet when ordering).",
   not_ratable:
     'Only a finished task (completed, rejected, or expired after payment) paid on the payment chain by a known wallet can be rated.',
   already_rated: 'The task was rated already: each payment rates its task once.',

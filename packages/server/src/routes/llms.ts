@@ -206,7 +206,9 @@ ${call('rejectDelivery', task)}  {"reason": "…", "signature": "0x…"}
 Once finished, it rates the task once with its "rate" typed data (score 1-5):
 ${call('rateTask', task)}  {"score": 4, "comment": "…", "signature": "0x…"}
 With a job escrow, the task's "escrow_job.calls" are the transactions of each step (fund, submit, complete,
-reject, claimRefund, claimPayment), and "money" says where the money is (held, released, refunded).
+reject, claimRefund, claimPayment), and "money" says where the money is (held, released, refunded). The server
+sees a funding by itself only when the order named "buyer_wallet" and the funding came from it; otherwise send
+verify-payment with the funding's hash and "payer_signature" (anyone can copy a fund call out of the mempool).
 
 ## 9. Order by e-mail
 

@@ -6,7 +6,7 @@ import type { TaskChange } from '../../ports/Store.ts'
 import type { TaskPayment, TaskRecord } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
 import { ownerWallets, reliabilityCounts } from './jobSteps.ts'
-import { jobExpectationOf } from './judging.ts'
+import { isSellersOwnClient, jobExpectationOf } from './judging.ts'
 
 /** How many blocks before the head the follower starts on its first run without a configured start block. */
 export const JOB_FOLLOWER_LOOKBACK_BLOCKS = 50_000n
@@ -122,7 +122,12 @@ function changeOf(
   }
 }
 
-/** Pays the task whose job a JobFunded event funded, when its terms are the task's. */
+/**
+ * Pays the task whose job a JobFunded event funded, when its terms are the task's and its client is the order's
+ * `buyer_wallet`. A job id is public from the moment its fund call is broadcast, so anyone can fund it first: a
+ * funding whose client the order did not name pays only through verify-payment, with that client's signature of the
+ * task id (docs/jobs.md).
+ */
 async function applyFunding(
   context: ActionContext,
   event: Extract<JobEvent, { name: 'JobFunded' }>,
@@ -131,9 +136,11 @@ async function applyFunding(
   const task = await store.getTaskByEscrowJob({ jobId: event.jobId })
   const now = clock.now()
   const expected = task && task.status === 'pending_payment' ? jobExpectationOf(config, task) : null
-  if (!task || !expected) return 'skipped'
+  if (!task?.buyerWallet || !expected) return 'skipped'
   const judged = judgeJobFunding([event], expected)
   if (!judged.ok) return 'skipped'
+  const seller = await store.getAgent(task.agentName)
+  if (!seller || (await isSellersOwnClient(context, seller, task, judged.job.client))) return 'skipped'
   const payment: TaskPayment = {
     method: 'job_escrow',
     txHash: null,

@@ -2,12 +2,14 @@ import type { Address, Hex } from 'viem'
 import type { AgentRecord } from '../../Agent.ts'
 import { DEFAULT_JOB_SECONDS } from '../../EscrowJobView.ts'
 import { ChainUnavailableError, NotFoundError } from '../../errors.ts'
+import { sameAddress } from '../../payments/Addresses.ts'
 import type { JobFundingExpectation } from '../../payments/JobEscrow.ts'
 import { isPayerProof } from '../../payments/PayerProof.ts'
 import { type PaymentCheck, type Verdict, verifyPayments } from '../../payments/Verifier.ts'
 import { type TaskPayment, type TaskRecord, taskAt } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
 import type { PendingVerification } from './answers.ts'
+import { ownerWallets } from './jobSteps.ts'
 
 // Base makes a block about every 2 seconds; Retry-After estimates when the missing confirmations arrive.
 const BLOCK_SECONDS = 2
@@ -44,6 +46,21 @@ export function jobExpectationOf(
     reviewSeconds: task.reviewSeconds,
     deliverySeconds: task.slaSeconds ?? DEFAULT_JOB_SECONDS,
   }
+}
+
+/**
+ * True when a job's `client` is the seller's own: the wallet the task pays or its owner's proven wallet. Such a
+ * funding never pays the task: the seller knows the task id, so it could otherwise outrun its buyer's funding and
+ * become the job's payer and evaluator (it names the evaluator) in the buyer's place.
+ */
+export async function isSellersOwnClient(
+  context: Pick<ActionContext, 'store'>,
+  agent: AgentRecord,
+  task: TaskRecord,
+  client: Address,
+): Promise<boolean> {
+  const own = [...(task.payTo ? [task.payTo] : []), ...(await ownerWallets(context, agent))]
+  return own.some((wallet) => sameAddress(wallet, client))
 }
 
 /** What a payment of `task` by `txHash` must show on chain. */

@@ -18,6 +18,13 @@ const REFUSAL_DETAILS: Record<RefusalReason, string> = {
 /** 422: the chain shows a payment that does not pay this task, and why. */
 export const refusal = (reason: RefusalReason) => new PaymentRefusedError(reason, REFUSAL_DETAILS[reason])
 
+/** 422: a job funded by the seller's own wallet (the wallet the task pays, or its owner's) pays no order. */
+export const jobFundedBySeller = () =>
+  new PaymentRefusedError(
+    'job_funded_by_seller',
+    "The job was funded by the seller's own wallet (the wallet the task pays, or its owner's): a seller cannot be its buyer's client and name the evaluator. Fund with the buyer's wallet and sign payment.payer_proof with it.",
+  )
+
 /** 409s of a payment another task already claimed. */
 export const CLAIM_CONFLICTS = {
   tx_already_used: () => new ConflictError('tx_already_used', 'This transaction already paid another task.'),

@@ -4,10 +4,19 @@ import { toTaskView, VerifyPaymentInput } from '../../Task.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { type TaskAnswer, taskAnswer } from './answers.ts'
-import { checkOf, judge, payerProved, paymentOf, pendingVerification, requireTask } from './judging.ts'
+import {
+  checkOf,
+  isSellersOwnClient,
+  judge,
+  payerProved,
+  paymentOf,
+  pendingVerification,
+  requireTask,
+} from './judging.ts'
 import {
   CLAIM_CONFLICTS,
   expired,
+  jobFundedBySeller,
   notPending,
   refusal,
   signatureInvalid,
@@ -38,6 +47,8 @@ export function verifyPaymentAction(context: ActionContext) {
       const { verification, retryAfterSeconds } = pendingVerification(verdict)
       return taskAnswer('pending', { body: verification, retryAfterSeconds })
     }
+    if (verdict.job && (await isSellersOwnClient(context, agent, task, verdict.job.client)))
+      throw jobFundedBySeller()
     if (!(await payerProved(context, task, txHash, signature, verdict.from, false)))
       throw signatureInvalid(verdict.from)
     const payment = paymentOf(context, verdict, txHash)
