@@ -6,10 +6,13 @@ import { type MarketServer, readUntil, runToEnd, startMarketServer } from './sup
 const IDLE_SECONDS = 3
 /** Bun looks at connection timeouts every 4 s: one is cut up to a tick after its time is up. */
 const TICK_MS = 4_000
-/** Bun's own deadline for a request's headers to arrive (not configurable, whatever the idle timeout). */
-const HEADERS_DEADLINE_MS = 10_000
 /** Slack for a loaded machine. */
 const SLACK_MS = 1_500
+/**
+ * How long a test waits for the server to close a connection before it gives up and fails: far past the idle timeout
+ * and Bun's own 10 s deadline for a request's headers, plus its tick (a verdict waits on the close, never times it).
+ */
+const GIVE_UP_MS = 60_000
 
 let server: MarketServer
 let port: number
@@ -20,36 +23,51 @@ beforeAll(async () => {
 })
 afterAll(() => server.stop())
 
-/** What a raw connection received before the server closed it, and when it closed. */
-type Exchange = { text: string; closedAfterMs: number }
+/**
+ * What a raw connection received, whether the server closed it (not the client giving up), and how many bytes of its
+ * drip it had sent by then.
+ */
+type Exchange = { text: string; closedByServer: boolean; dripped: number }
+
+/** A raw connection: `closed` resolves when it closes; `connected` once it is open. */
+type RawConnection = { connected: Promise<void>; isOpen(): boolean; closed: Promise<Exchange> }
 
 /**
- * Opens a raw TCP connection, sends `head`, then `drip` one byte a second; resolves when the server closes the
- * connection (or after `giveUpMs`, with closedAfterMs Infinity).
+ * Opens a raw TCP connection, sends `head`, then `drip` one byte a second (a step each); `closed` resolves when the
+ * server closes the connection, or after GIVE_UP_MS with closedByServer false.
  */
-function rawExchange(head: string, drip = '', giveUpMs = 20_000): Promise<Exchange> {
-  return new Promise((resolve) => {
-    const started = performance.now()
-    const socket = connect(port, '127.0.0.1')
+function rawConnection(head: string, drip = ''): RawConnection {
+  const socket = connect(port, '127.0.0.1')
+  let open = true
+  const connected = new Promise<void>((resolve) => socket.once('connect', () => resolve()))
+  const closed = new Promise<Exchange>((resolve) => {
     let text = ''
-    let sent = 0
+    let dripped = 0
+    let gaveUp = false
     const dripper = setInterval(() => {
-      if (sent < drip.length) socket.write(drip[sent++] ?? '')
+      if (dripped < drip.length) socket.write(drip[dripped++] ?? '')
     }, 1_000)
-    const giveUp = setTimeout(() => socket.destroy(), giveUpMs)
+    const giveUp = setTimeout(() => {
+      gaveUp = true
+      socket.destroy()
+    }, GIVE_UP_MS)
     socket.on('data', (chunk) => {
       text += chunk.toString('latin1')
     })
     socket.on('error', () => {})
     socket.on('close', () => {
+      open = false
       clearInterval(dripper)
       clearTimeout(giveUp)
-      const elapsed = performance.now() - started
-      resolve({ text, closedAfterMs: elapsed >= giveUpMs ? Number.POSITIVE_INFINITY : elapsed })
+      resolve({ text, closedByServer: !gaveUp, dripped })
     })
-    if (head) socket.write(head)
   })
+  if (head) socket.write(head)
+  return { connected, isOpen: () => open, closed }
 }
+
+/** A raw exchange on a fresh connection (rawConnection), once it is closed. */
+const rawExchange = (head: string, drip = '') => rawConnection(head, drip).closed
 
 /** A GET of `path` with `headers` as raw header lines. */
 const rawGet = (path: string, headers: string[] = []) =>
@@ -65,12 +83,11 @@ const stalledRegistration = 'POST /api/agents/register HTTP/1.1\r\nHost: 127.0.0
   'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"na',
 )
 
-/** Times one request on a fresh connection; it must be answered 200. */
-async function timedOk(path: string, init: RequestInit = {}) {
-  const started = performance.now()
+/** The status of one request on a fresh connection, its answer read in full. */
+async function freshStatus(path: string, init: RequestInit = {}) {
   const response = await fetch(`${server.base}${path}`, { ...init, keepalive: false })
   await response.arrayBuffer()
-  return { status: response.status, ms: performance.now() - started }
+  return response.status
 }
 
 describe('request header limits (Bun.serve)', () => {
@@ -88,51 +105,56 @@ describe('request header limits (Bun.serve)', () => {
       const answer = await rawExchange(request)
       expect(answer.text).toStartWith('HTTP/1.1 431 ')
       expect(answer.text.toLowerCase()).toContain('connection: close')
-      expect(answer.closedAfterMs).toBeLessThan(SLACK_MS)
+      expect(answer.closedByServer).toBe(true)
     }
     const underLimit = await fetch(`${server.base}/api/community/health`, {
       headers: { 'x-big': 'a'.repeat(12 * 1024), ...fieldsHeaders(100) },
     })
     expect(underLimit.status).toBe(200)
-    expect((await timedOk('/api/community/health')).status).toBe(200)
+    expect(await freshStatus('/api/community/health')).toBe(200)
   })
 })
 
 describe('slow clients', () => {
-  test.concurrent('error: stalled or trickling requests are closed within the bound, unanswered, while other clients are served', async () => {
-    const headerStalls = [
-      rawExchange(''),
-      rawExchange('GET /api/community/health HTTP/1.1\r\nHost: 127.0.0.1\r\n'),
-      rawExchange('GET /api/community/health HTTP/1.1\r\n', `X-Slow: ${'a'.repeat(40)}\r\n\r\n`),
-      ...Array.from({ length: 100 }, () => rawExchange('GET /api HTTP/1.1\r\nHost: 127.0.0.1\r\n')),
-    ]
-    const bodyStalls = [
-      rawExchange(stalledRegistration),
-      rawExchange(stalledRegistration, `me":"slowpoke",${' '.repeat(40)}`),
-    ]
-    await Bun.sleep(1_000)
-    const meanwhile = [
-      await timedOk('/api/community/health'),
-      await timedOk('/api/agents/register', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'prompt' }),
-      }),
-    ]
-    for (const answer of meanwhile) {
-      expect(answer.status).toBe(200)
-      expect(answer.ms).toBeLessThan(SLACK_MS)
-    }
-    for (const stall of await Promise.all(bodyStalls)) {
-      expect(stall.text).toBe('')
-      expect(stall.closedAfterMs).toBeLessThan(IDLE_SECONDS * 1000 + TICK_MS + SLACK_MS)
-    }
-    for (const stall of await Promise.all(headerStalls)) {
-      expect(stall.text).toBe('')
-      expect(stall.closedAfterMs).toBeLessThan(HEADERS_DEADLINE_MS + TICK_MS + SLACK_MS)
-    }
-    expect((await fetch(`${server.base}/api/community/agents/slowpoke`)).status).toBe(404)
-  }, 30_000)
+  test.concurrent(
+    'error: stalled or trickling requests are closed by the server, unanswered, while other clients are served',
+    async () => {
+      // Waits on conditions, never on the clock: the server closes each stalled connection (the test gives up only far
+      // past every bound), a trickle does not keep its connection open (closed before its last byte, counted in steps
+      // of one byte), and others are answered while the stalls are held open.
+      const slowHeader = `X-Slow: ${'a'.repeat(40)}\r\n\r\n`
+      const headerStalls = [
+        rawConnection(''),
+        rawConnection('GET /api/community/health HTTP/1.1\r\nHost: 127.0.0.1\r\n'),
+        rawConnection('GET /api/community/health HTTP/1.1\r\n', slowHeader),
+        ...Array.from({ length: 100 }, () => rawConnection('GET /api HTTP/1.1\r\nHost: 127.0.0.1\r\n')),
+      ]
+      const trickle = `me":"slowpoke",${' '.repeat(40)}`
+      const bodyStalls = [rawConnection(stalledRegistration), rawConnection(stalledRegistration, trickle)]
+      const stalls = [...headerStalls, ...bodyStalls]
+      await Promise.all(stalls.map((stall) => stall.connected))
+      const heldWhileServing = stalls.filter((stall) => stall.isOpen()).length
+      const meanwhile = [
+        await freshStatus('/api/community/health'),
+        await freshStatus('/api/agents/register', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'prompt' }),
+        }),
+      ]
+      expect(meanwhile).toEqual([200, 200])
+      expect(heldWhileServing).toBe(stalls.length)
+      const [stalled, trickled] = await Promise.all(bodyStalls.map((stall) => stall.closed))
+      expect(stalled).toEqual({ text: '', closedByServer: true, dripped: 0 })
+      expect(trickled).toMatchObject({ text: '', closedByServer: true })
+      expect(trickled?.dripped).toBeLessThan(trickle.length)
+      const headerAnswers = await Promise.all(headerStalls.map((stall) => stall.closed))
+      for (const stall of headerAnswers) expect(stall).toMatchObject({ text: '', closedByServer: true })
+      expect(headerAnswers[2]?.dripped).toBeLessThan(slowHeader.length)
+      expect((await fetch(`${server.base}/api/community/agents/slowpoke`)).status).toBe(404)
+    },
+    2 * GIVE_UP_MS,
+  )
 
   test.concurrent('behavior: the live feed stream outlives the idle timeout and still delivers events', async () => {
     const stream = await fetch(`${server.base}/api/feed/live`, { headers: { accept: 'text/event-stream' } })

@@ -93,6 +93,19 @@ export type OrderBody =
 /** Largest inbound order e-mail, in bytes; bigger ones are refused with SMTP 552. */
 export const MAX_ORDER_MAIL_BYTES = 256 * 1024
 
+/**
+ * Bounds on an order e-mail's header, checked on the raw bytes before any parser reads them (mailauth and postal-mime
+ * cost about 10 µs a byte of addresses): the top-level header block in bytes, its fields, the addresses of its
+ * address fields (From, Sender, Reply-To, To, Cc, Bcc and their Resent- forms), and the MIME parts' nesting and
+ * headers in all. A message past one is refused with SMTP 552 naming the limit.
+ */
+export const ORDER_MAIL_HEADER_LIMITS = {
+  headerBytes: 64 * 1024,
+  fields: 1_000,
+  addresses: 100,
+  mimeDepth: 16,
+} as const
+
 /** The outbox stops retrying an entry this long after it was written. */
 export const MAIL_GIVE_UP_MS = 3 * 24 * 60 * 60 * 1000
 

@@ -154,26 +154,23 @@ export const HttpUrl = v.pipe(
   }, 'must be an absolute http:// or https:// URL'),
 )
 
-/** True when `value` nests objects or arrays more than `maxDepth` levels deep; `value` itself is level 1. */
-function nestsDeeperThan(value: unknown, maxDepth: number): boolean {
+/**
+ * One walk of a JSON value: whether it nests objects or arrays more than `maxDepth` levels deep (`value` itself is
+ * level 1; the walk stops there), and whether it holds a number JSON cannot keep (1e999 parses to Infinity, which
+ * JSON.stringify writes as null).
+ */
+function walkJson(value: unknown, maxDepth: number): { tooDeep: boolean; nonFinite: boolean } {
+  let nonFinite = false
   // A loop, not recursion: a 64 KiB body can nest tens of thousands of levels.
   const pending: { item: unknown; depth: number }[] = [{ item: value, depth: 1 }]
   for (let next = pending.pop(); next; next = pending.pop()) {
-    if (typeof next.item !== 'object' || next.item === null) continue
-    if (next.depth > maxDepth) return true
-    for (const child of Object.values(next.item)) pending.push({ item: child, depth: next.depth + 1 })
+    const { item, depth } = next
+    if (typeof item === 'number' && !Number.isFinite(item)) nonFinite = true
+    if (typeof item !== 'object' || item === null) continue
+    if (depth > maxDepth) return { tooDeep: true, nonFinite }
+    for (const child of Object.values(item)) pending.push({ item: child, depth: depth + 1 })
   }
-  return false
-}
-
-/** True when `value` holds a number JSON cannot keep (1e999 parses to Infinity, which JSON.stringify writes as null). */
-function holdsNonFinite(value: unknown): boolean {
-  const pending: unknown[] = [value]
-  for (let item = pending.pop(); pending.length > 0 || item !== undefined; item = pending.pop()) {
-    if (typeof item === 'number' && !Number.isFinite(item)) return true
-    if (typeof item === 'object' && item !== null) pending.push(...Object.values(item))
-  }
-  return false
+  return { tooDeep: false, nonFinite }
 }
 
 /**
@@ -187,21 +184,20 @@ export function boundedJsonObject(maxBytes: number, maxDepth: number) {
       (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
       'must be a JSON object',
     ),
-    v.check(
-      (object) => !nestsDeeperThan(object, maxDepth),
-      `must nest objects and arrays at most ${maxDepth} levels deep`,
-    ),
-    v.check(
-      (object) => nestsDeeperThan(object, maxDepth) || !holdsNonFinite(object),
-      'must hold only numbers JSON can keep: one past ±1.8e308 (such as 1e999) would be stored as null; send it as a string',
-    ),
-    // Skipped when too deep (refused above): JSON.stringify takes about half a second on 30,000 nested arrays.
-    v.check(
-      (object) =>
-        nestsDeeperThan(object, maxDepth) ||
-        new TextEncoder().encode(JSON.stringify(object)).length <= maxBytes,
-      `must be at most ${maxBytes} bytes of JSON`,
-    ),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return
+      const { tooDeep, nonFinite } = walkJson(dataset.value, maxDepth)
+      if (tooDeep)
+        return addIssue({ message: `must nest objects and arrays at most ${maxDepth} levels deep` })
+      if (nonFinite)
+        addIssue({
+          message:
+            'must hold only numbers JSON can keep: one past ±1.8e308 (such as 1e999) would be stored as null; send it as a string',
+        })
+      // Only within the depth: JSON.stringify takes about half a second on 30,000 nested arrays.
+      if (new TextEncoder().encode(JSON.stringify(dataset.value)).length > maxBytes)
+        addIssue({ message: `must be at most ${maxBytes} bytes of JSON` })
+    }),
   )
 }
 

@@ -1,5 +1,7 @@
 import type { InboundOrderMail } from '@agentmarket/core'
+import { ORDER_MAIL_HEADER_LIMITS } from '@agentmarket/core'
 import PostalMime, { type Email } from 'postal-mime'
+import { MimeLimitError } from './headerLimits.ts'
 import { BUYER_HEADERS } from './operations.ts'
 
 /** A message the order mailbox takes but does not answer, and why. */
@@ -39,6 +41,33 @@ function messageIds(text: string | undefined): string[] {
   return text?.match(/<[^<>\s]+>/g) ?? []
 }
 
+/** postal-mime's own limits, as ORDER_MAIL_HEADER_LIMITS states them: headers of all parts, and nesting. */
+const MIME_LIMITS = {
+  maxHeadersSize: ORDER_MAIL_HEADER_LIMITS.headerBytes,
+  maxNestingDepth: ORDER_MAIL_HEADER_LIMITS.mimeDepth,
+}
+
+/** Decodes `raw` within MIME_LIMITS; a part past them throws MimeLimitError. */
+async function decode(raw: Uint8Array): Promise<Email> {
+  try {
+    return await PostalMime.parse(raw, MIME_LIMITS)
+  } catch (error) {
+    // postal-mime says which limit only in its message ("Maximum MIME nesting depth of …", "Maximum header size …").
+    const message = error instanceof Error ? error.message : ''
+    if (message.startsWith('Maximum MIME nesting depth'))
+      throw new MimeLimitError({
+        enhanced: '5.3.4',
+        reason: `MIME parts nested more than ${ORDER_MAIL_HEADER_LIMITS.mimeDepth} deep`,
+      })
+    if (message.startsWith('Maximum header size'))
+      throw new MimeLimitError({
+        enhanced: '5.3.4',
+        reason: `headers of all MIME parts over ${ORDER_MAIL_HEADER_LIMITS.headerBytes} bytes`,
+      })
+    throw error
+  }
+}
+
 /**
  * Decodes a raw order e-mail (MIME, any transfer encoding) into what the core takes: the sender is the From address
  * (else the envelope sender); a message without a Message-ID gets one derived from its bytes, so a second delivery of
@@ -49,7 +78,7 @@ export async function readOrderMail(
   envelopeFrom: string | null,
   mailbox: string,
 ): Promise<InboundOrderMail | SkippedMail> {
-  const email = await PostalMime.parse(raw)
+  const email = await decode(raw)
   if (isAutomated(email, envelopeFrom)) return { skip: 'automated' }
   const from = (email.from?.address || envelopeFrom || '').trim()
   if (!ADDRESS.test(from)) return { skip: 'no_sender' }

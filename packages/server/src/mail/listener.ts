@@ -7,6 +7,7 @@ import {
   DEFAULT_SMTP_CONNECTION_LIMITS,
   type SmtpConnectionLimits,
 } from './connectionSlots.ts'
+import { headerLimitRefusal, MimeLimitError, refusalText } from './headerLimits.ts'
 import { readOrderMail } from './inbound.ts'
 import { checkSender, type DnsResolver, dnsResolver, type MailAuthPolicy } from './senderAuth.ts'
 
@@ -118,7 +119,7 @@ function sessionAdmission(limits: SmtpConnectionLimits, clock: Clock) {
 
 /**
  * Starts the SMTP listener of orders by e-mail: mail for `mailbox` only (others 550), at most
- * MAX_ORDER_MAIL_BYTES (552), from senders their domain authenticates (SPF, DKIM, DMARC; 550 otherwise, unless the
+ * MAX_ORDER_MAIL_BYTES (552) with a header within ORDER_MAIL_HEADER_LIMITS (552, checked before any parser reads it), from senders their domain authenticates (SPF, DKIM, DMARC; 550 otherwise, unless the
  * policy says report or off), and with a limiter at most so many messages per client address, per sender and in
  * total (451 past them). A message is answered 250 only once its task and reply are stored; a store failure
  * answers 451, so the sending server delivers it again later. Connections are limited per client address and in
@@ -159,9 +160,13 @@ export async function startOrderListener(options: OrderListenerOptions): Promise
   const take = async (raw: Uint8Array, stream: SMTPServerDataStream, session: SMTPServerSession) => {
     if (stream.sizeExceeded)
       throw smtpError(552, `5.3.4 Message too big: the limit is ${MAX_ORDER_MAIL_BYTES} bytes`)
+    // Before any parser: mailauth and postal-mime cost about 10 µs a byte of addresses.
+    const refusal = headerLimitRefusal(raw)
+    if (refusal) throw smtpError(552, refusalText(refusal))
     const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null
     await authenticateSender(raw, session, envelopeFrom)
-    const mail = await readOrderMail(raw, envelopeFrom, mailbox).catch(() => {
+    const mail = await readOrderMail(raw, envelopeFrom, mailbox).catch((error) => {
+      if (error instanceof MimeLimitError) throw smtpError(552, refusalText(error.refusal))
       throw smtpError(554, '5.6.0 The message is not readable MIME')
     })
     if ('skip' in mail) return `2.0.0 Message accepted without reply (${mail.skip})`
