@@ -104,14 +104,12 @@ describe('escrow-first deposits name a deadline the seller can reach', () => {
     await anvil.testClient.increaseTime({ seconds: SLA_SECONDS + 1 })
     await anvil.mine(1)
     const balance = await anvil.usdcOf(seller.address)
-    const claim = await anvil
-      .walletFor(seller)
-      .writeContract({
-        address: escrow,
-        abi: ESCROW_ABI,
-        functionName: 'claim',
-        args: [buyer.address, taskId],
-      })
+    const claim = await anvil.walletFor(seller).writeContract({
+      address: escrow,
+      abi: ESCROW_ABI,
+      functionName: 'claim',
+      args: [buyer.address, taskId],
+    })
     await anvil.publicClient.waitForTransactionReceipt({ hash: claim, pollingInterval: 5 })
     expect(await anvil.usdcOf(seller.address)).toBe(balance + PRICE)
   })
