@@ -13,6 +13,8 @@ import { type ServedPayerProof, signPayerProof } from '../support/payer.ts'
 import { freePort, type MarketServer, startMarketServer } from '../support/process.ts'
 
 const PRICE = 2_500_000n // 2.5 USDC
+/** The markets' clock. */
+const MARKET_START = '2026-06-01T12:00:00.000Z'
 const OTHER_TOKEN: Address = '0x00000000000000000000000000000000000070ce'
 const TOKEN_ABI = parseAbi([
   'function mint(address to, uint256 amount)',
@@ -43,7 +45,7 @@ afterAll(() => anvil?.stop())
 
 /** An app on the anvil chain (optionally with the escrow on) with a seller selling a 2.5 USDC skill. */
 async function market(options: { escrow?: boolean; rpcUrl?: string } = {}) {
-  const app = await testApp('2026-06-01T12:00:00.000Z', {
+  const app = await testApp(MARKET_START, {
     chain: viemChain({ rpcUrl: options.rpcUrl ?? anvil.rpcUrl, timeoutMs: 1_000 }),
     chainConfig: { escrowContract: options.escrow ? escrow : null },
   })
@@ -233,7 +235,8 @@ describe('escrow-first on a real chain', () => {
       taskId,
       seller: sellerAddress,
       amount,
-      slaDeadline: 2_000_000_000n,
+      // The market's clock plus the 24 h a skill without sla_seconds is given: the latest deadline it takes is an hour on.
+      slaDeadline: BigInt(Date.parse(MARKET_START) / 1000 + 86_400),
     })
     await anvil.mine(2)
     return hash

@@ -237,6 +237,7 @@ describe('viemChain', () => {
           minAmount: 500_000n,
           sender: buyer.address,
           minConfirmations: 1,
+          latestSlaDeadline: 4_000_000_000n,
         },
       },
     ])

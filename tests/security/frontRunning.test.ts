@@ -206,7 +206,8 @@ describe("a chain observer cannot take a buyer's escrow deposit", () => {
       taskId,
       seller: sellerAddress,
       amount,
-      slaDeadline: 2n ** 40n,
+      // A day (the SLA of a skill without sla_seconds) from now: the market refuses a deadline past that and an hour.
+      slaDeadline: BigInt(Math.floor(Date.now() / 1000) + 86_400),
     })
     await anvil.mine(2)
     return hash

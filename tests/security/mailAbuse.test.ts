@@ -148,6 +148,22 @@ describe('the order mailbox trusts only senders their domain vouches for (MAIL_A
     expect(plain.response).toContain('Order taken')
   })
 
+  test('attack: the SMTP answer, which crosses the network in clear and sits in the sending server’s logs, carries no task id (a read credential); the reply does', async () => {
+    const order = {
+      from: 'ann@victim.test',
+      subject: 'scout/ping',
+      text: '{}',
+      messageId: '<no-id-in-answer@victim.test>',
+    }
+    const taken = await deliver(market.smtpPort, order, { dkim: true })
+    expect(taken.response).toContain('250 2.0.0 Order taken')
+    expect(taken.response).not.toMatch(/task_[0-9a-f]{32}/)
+    const reply = await market.relay.waitFor((email) => email.inReplyTo === order.messageId)
+    const taskId = reply.headers.find((item) => item.key === 'x-agentmarket-task')?.value
+    expect(taskId).toMatch(/^task_[0-9a-f]{32}$/)
+    expect(taken.response).not.toContain(String(taskId))
+  })
+
   test('attack: a 200 KB message of whitespace and prefixes is answered at once while the API stays responsive', async () => {
     // About 100 KB on the wire, the subject folded into 62 KB of the 64 KiB a header may hold (a longer one is refused
     // with 552 before any parser runs: tests/security/costGuard.test.ts).

@@ -345,14 +345,15 @@ export function rateLimiter(buckets: RateBuckets, options: RateLimiterOptions = 
       return allowance(policy, await buckets.take(`${rateClass}:n:${keyBucket(bucket)}`, policy, 1, now()))
     },
     /**
-     * Spends one request of `rateClass` for `client`: the tighter of its allowances, or a RateLimitedError. It answers
-     * synchronously when this process holds the tokens (the common case: no promise on the hot path).
+     * Spends one request of `rateClass` for `client` (`tokens` of it for a request whose work grows with what it asks):
+     * the tighter of its allowances, or a RateLimitedError. It answers synchronously when this process holds the
+     * tokens (the common case: no promise on the hot path).
      */
-    check(rateClass: RateClass, client: RateClient): RateAllowance | Promise<RateAllowance> {
+    check(rateClass: RateClass, client: RateClient, tokens = 1): RateAllowance | Promise<RateAllowance> {
       const policy = policies[rateClass]
       const at = now()
       const spend = (key: string, of = policy) =>
-        buckets.takeHeld?.(key, of, 1, at) ?? buckets.take(key, of, 1, at)
+        buckets.takeHeld?.(key, of, tokens, at) ?? buckets.take(key, of, tokens, at)
       const network = networkBucket(client.address)
       const byAddress =
         network === null

@@ -8,7 +8,13 @@ import {
   reviewTypedData,
 } from './BuyerReview.ts'
 import { chainName, type MarketConfig } from './Config.ts'
-import { type EscrowJobView, escrowJobView, type MoneyState, moneyState } from './EscrowJobView.ts'
+import {
+  DEFAULT_JOB_SECONDS,
+  type EscrowJobView,
+  escrowJobView,
+  type MoneyState,
+  moneyState,
+} from './EscrowJobView.ts'
 import {
   DISPUTE_REASON_LENGTH,
   dueAtOf,
@@ -21,6 +27,7 @@ import {
   toTaskEntryView,
 } from './Job.ts'
 import { amountToNumber, formatAmount } from './Money.ts'
+import { ESCROW_DEADLINE_SLACK_SECONDS } from './payments/Escrow.ts'
 import { type EscrowJob, reasonHash } from './payments/JobEscrow.ts'
 import { type PayerProofTypedData, payerProofTypedData } from './payments/PayerProof.ts'
 import type { BuyerDecisions } from './ports/Store.ts'
@@ -426,6 +433,12 @@ function checkStatusStep(task: TaskRecord, paths: ReturnType<typeof taskPaths>):
   return `The seller reveals result_url only once the task is completed (accepted, or silence past review_until), never after a rejection; result_commitment is its keccak256. ${decide}`
 }
 
+/** The escrow-first way to pay `task`, with the deadline its deposit must name (the seller claims after it). */
+function escrowStep(task: TaskRecord, usdcContract: Address, escrowContract: Address): string {
+  const sla = task.slaSeconds ?? DEFAULT_JOB_SECONDS
+  return ` Or escrow-first: approve ${usdcContract} for ${escrowContract}, then call deposit(taskId, ${task.payTo}, ${task.priceBaseUnits}, slaDeadline) on ${escrowContract}, slaDeadline being the unix time you send it plus ${sla} (the SLA in seconds): a deadline later than ${sla + ESCROW_DEADLINE_SLACK_SECONDS} seconds after the market verifies the deposit pays nothing.`
+}
+
 /** What the buyer does next, with real paths. */
 export function nextSteps(task: TaskRecord, config: MarketConfig): NextSteps {
   const paths = taskPaths(config.baseUrl, task)
@@ -450,9 +463,7 @@ export function nextSteps(task: TaskRecord, config: MarketConfig): NextSteps {
   }
   const amount = formatAmount(task.priceBaseUnits)
   const { chainId, usdcContract, escrowContract } = config.chain
-  const escrow = escrowContract
-    ? ` Or escrow-first: approve ${usdcContract} for ${escrowContract}, then call deposit(taskId, ${task.payTo}, ${task.priceBaseUnits}, slaDeadline) on ${escrowContract}.`
-    : ''
+  const escrow = escrowContract ? escrowStep(task, usdcContract, escrowContract) : ''
   const deadline = task.expiresAt ? ` before ${task.expiresAt.toISOString()}` : ''
   return {
     pay: `Send ${amount} USDC (${task.priceBaseUnits} base units of token ${usdcContract}) on ${chainName(chainId)} (chain id ${chainId}) to ${task.payTo}${deadline}.${escrow} Then sign payment.payer_proof (EIP-712) with the wallet that paid, its message.txHash set to your transaction hash: only that signature lets your payment pay this task.`,

@@ -102,6 +102,8 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
   not_an_escrow_deposit: 'The transaction made no escrow deposit for this task and seller.',
   tx_is_a_refund:
     'That transaction is recorded as a refund of a task; it pays no order. Pay with another transaction.',
+  escrow_deadline_too_late:
+    "The escrow deposit's slaDeadline is later than the seller's SLA allows: the seller could not claim it until then. It must be at most the skill's sla_seconds (24 hours without one) plus 3600 seconds after the market verifies the deposit; deposit again with the deadline next_steps.pay describes.",
   job_terms_mismatch:
     "The job escrow funding's deadline or review window are not the task's: fund with the call in escrow_job.calls.",
   job_funded_by_seller:

@@ -88,8 +88,8 @@ export function createApp(deps: AppDeps) {
       clientAddress(request, server, deps.trustedProxies ?? deps.rateLimits?.trustedProxies ?? 0),
     streams: streamSlots(deps.streamLimits),
     charge: deps.rateLimits
-      ? (rateClass, request, server, headers) =>
-          chargeRequest(deps.rateLimits as RateLimitSettings, rateClass, request, server, headers)
+      ? (rateClass, request, server, headers, tokens) =>
+          chargeRequest(deps.rateLimits as RateLimitSettings, rateClass, request, server, headers, tokens)
       : undefined,
   }
 

@@ -34,6 +34,8 @@ const STRANGER: Address = '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB'
 const ESCROW: Address = '0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb'
 const BUNDLER: Address = '0x0000000000000000000000000000000000000b0b'
 const TASK_ID = pad('0x1234', { size: 32 })
+/** The slaDeadline the test deposits name, and the latest one their expectations take. */
+const DEADLINE = 1_900_000_000n
 const TRANSFER = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)'])
 const NFT = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)'])
 
@@ -46,7 +48,7 @@ function transferLog(token: Address, from: Address, to: Address, value: bigint, 
   }
 }
 
-function depositedLog(seller: Address, amount: bigint): ReceiptLog {
+function depositedLog(seller: Address, amount: bigint, slaDeadline = DEADLINE): ReceiptLog {
   return {
     address: ESCROW,
     topics: encodeEventTopics({
@@ -54,7 +56,7 @@ function depositedLog(seller: Address, amount: bigint): ReceiptLog {
       eventName: 'Deposited',
       args: { taskId: TASK_ID, buyer: BUYER, seller },
     }) as Hex[],
-    data: encodeAbiParameters([{ type: 'uint256' }, { type: 'uint256' }], [amount, 1_900_000_000n]),
+    data: encodeAbiParameters([{ type: 'uint256' }, { type: 'uint256' }], [amount, slaDeadline]),
     logIndex: 1,
   }
 }
@@ -304,17 +306,24 @@ function filteredVerdict(logs: ReceiptLog[], head: bigint, expected: TransferExp
 }
 
 describe('judgeEscrow', () => {
-  const escrow = { token: USDC, escrow: ESCROW, seller: SELLER, minAmount: 10_000n, minConfirmations: 3 }
-  const depositCall = (seller: Address, amount: bigint) =>
+  const escrow = {
+    token: USDC,
+    escrow: ESCROW,
+    seller: SELLER,
+    minAmount: 10_000n,
+    minConfirmations: 3,
+    latestSlaDeadline: DEADLINE,
+  }
+  const depositCall = (seller: Address, amount: bigint, slaDeadline = DEADLINE) =>
     encodeFunctionData({
       abi: DEPOSIT_ABI,
       functionName: 'deposit',
-      args: [TASK_ID, seller, amount, 1_900_000_000n],
+      args: [TASK_ID, seller, amount, slaDeadline],
     })
-  const direct = (seller: Address, amount: bigint, funded = amount) =>
+  const direct = (seller: Address, amount: bigint, funded = amount, slaDeadline = DEADLINE) =>
     receipt({
       to: ESCROW,
-      input: depositCall(seller, amount),
+      input: depositCall(seller, amount, slaDeadline),
       logs: [transferLog(USDC, BUYER, ESCROW, funded)],
     })
 
@@ -345,6 +354,29 @@ describe('judgeEscrow', () => {
       escrowTaskId: TASK_ID,
       from: BUYER,
     })
+  })
+
+  test('error: a deadline past latestSlaDeadline, in the call or in the event, holds the seller back: refused', () => {
+    const late = DEADLINE + 1n
+    expect(judgeEscrow(direct(SELLER, 10_000n, 10_000n, late), 200n, escrow)).toEqual({
+      ok: false,
+      reason: 'escrow_deadline_too_late',
+      retryable: false,
+    })
+    expect(judgeEscrow(direct(SELLER, 10_000n, 10_000n, 2n ** 256n - 1n), 200n, escrow)).toMatchObject({
+      reason: 'escrow_deadline_too_late',
+    })
+    // An early deadline only lets the seller claim sooner: the contract never refunds, so it costs the buyer nothing.
+    expect(judgeEscrow(direct(SELLER, 10_000n, 10_000n, 0n), 200n, escrow)).toMatchObject({ ok: true })
+    const viaWallet = (slaDeadline: bigint) =>
+      receipt({
+        from: BUNDLER,
+        to: BUNDLER,
+        input: '0xdeadbeef',
+        logs: [transferLog(USDC, BUYER, ESCROW, 10_000n, 0), depositedLog(SELLER, 10_000n, slaDeadline)],
+      })
+    expect(judgeEscrow(viaWallet(late), 200n, escrow)).toMatchObject({ reason: 'escrow_deadline_too_late' })
+    expect(judgeEscrow(viaWallet(DEADLINE), 200n, escrow)).toMatchObject({ ok: true })
   })
 
   test('error: not an escrow deposit — a plain transfer, another call to the escrow, an event of another contract', () => {
@@ -392,14 +424,21 @@ describe('judgeEscrow', () => {
 })
 
 describe('judgeTaskPayment', () => {
-  const task = { token: USDC, seller: SELLER, minAmount: 10_000n, minConfirmations: 3, escrow: ESCROW }
+  const task = {
+    token: USDC,
+    seller: SELLER,
+    minAmount: 10_000n,
+    minConfirmations: 3,
+    escrow: ESCROW,
+    latestSlaDeadline: DEADLINE,
+  }
   const deposit = (seller: Address) =>
     receipt({
       to: ESCROW,
       input: encodeFunctionData({
         abi: DEPOSIT_ABI,
         functionName: 'deposit',
-        args: [TASK_ID, seller, 10_000n, 1_900_000_000n],
+        args: [TASK_ID, seller, 10_000n, DEADLINE],
       }),
       logs: [transferLog(USDC, BUYER, ESCROW, 10_000n)],
     })

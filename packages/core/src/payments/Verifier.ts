@@ -18,6 +18,7 @@ export type RefusalReason =
   | 'wrong_sender'
   | 'not_an_escrow_deposit'
   | 'job_terms_mismatch'
+  | 'escrow_deadline_too_late'
   | 'tx_is_a_refund'
 
 /** The judgement of one payment. `pending` is the only outcome that can still change. */
@@ -53,6 +54,8 @@ export type EscrowExpectation = {
   minAmount: bigint
   sender?: Address | null
   minConfirmations: number
+  /** The latest `slaDeadline` (unix seconds) the deposit may name: the seller claims only after it. */
+  latestSlaDeadline: bigint
 }
 
 /** The Transfer log that pays: who it comes from and how much. */
@@ -178,7 +181,7 @@ export function judgeTransfer(
   })
 }
 
-type Deposit = { taskId: Hex; buyer: Address; seller: Address; amount: bigint }
+type Deposit = { taskId: Hex; buyer: Address; seller: Address; amount: bigint; slaDeadline: bigint }
 
 /** The escrow's Deposited events in the receipt. */
 function depositEvents(receipt: PaymentReceipt, escrow: Address): Deposit[] {
@@ -186,8 +189,8 @@ function depositEvents(receipt: PaymentReceipt, escrow: Address): Deposit[] {
     if (!sameAddress(log.address, escrow)) return []
     const event = decodeOrNull(ESCROW_EVENT_ABI, log)
     if (!event) return []
-    const { taskId, buyer, seller, amount } = event.args
-    return [{ taskId, buyer, seller, amount }]
+    const { taskId, buyer, seller, amount, slaDeadline } = event.args
+    return [{ taskId, buyer, seller, amount, slaDeadline }]
   })
 }
 
@@ -201,9 +204,9 @@ function depositOf(receipt: PaymentReceipt, escrow: Address): Deposit | null {
     if (receipt.input === null) return null
     try {
       const call = decodeFunctionData({ abi: DEPOSIT_ABI, data: receipt.input })
-      const [taskId, seller, amount] = call.args
+      const [taskId, seller, amount, slaDeadline] = call.args
       const buyer = events.find((event) => event.taskId === taskId)?.buyer ?? receipt.from
-      return { taskId, buyer, seller, amount }
+      return { taskId, buyer, seller, amount, slaDeadline }
     } catch {
       return null
     }
@@ -213,7 +216,8 @@ function depositOf(receipt: PaymentReceipt, escrow: Address): Deposit | null {
 
 /**
  * Judges an escrow-first payment: a deposit(taskId, seller, amount, slaDeadline) to the escrow naming the seller
- * with at least the price, and a USDC Transfer into the escrow of that amount in the same receipt. Pure.
+ * with at least the price and a deadline no later than `latestSlaDeadline`, and a USDC Transfer into the escrow of
+ * that amount in the same receipt. Pure.
  */
 export function judgeEscrow(
   receipt: PaymentReceipt | null,
@@ -227,6 +231,8 @@ export function judgeEscrow(
   if (!sameAddress(deposit.seller, expected.seller)) return refuse('wrong_recipient')
   if (deposit.amount < expected.minAmount) return refuse('amount_mismatch')
   if (expected.sender && !sameAddress(deposit.buyer, expected.sender)) return refuse('wrong_sender')
+  // The seller claims only after slaDeadline and the contract has no other way out: a later one holds its money.
+  if (deposit.slaDeadline > expected.latestSlaDeadline) return refuse('escrow_deadline_too_late')
   // The escrow pulls the deposit from its buyer: the funding transfer comes from the wallet that owns the deposit.
   const funding = payingTransfer(receipt.logs, expected.token, expected.escrow, deposit.buyer, deposit.amount)
   if (typeof funding === 'string')
@@ -247,6 +253,8 @@ export type TaskPaymentExpectation = {
   sender?: Address | null
   minConfirmations: number
   escrow: Address | null
+  /** The latest `slaDeadline` (unix seconds) an escrow deposit may name. */
+  latestSlaDeadline: bigint
   /** The job escrow funding this task may be paid by (its job id and terms); null when none. */
   job?: JobFundingExpectation | null
 }
@@ -266,11 +274,11 @@ export function judgeTaskPayment(
   head: bigint,
   expected: TaskPaymentExpectation,
 ): Verdict {
-  const { escrow, seller, job, ...common } = expected
+  const { escrow, seller, job, latestSlaDeadline, ...common } = expected
   if (receipt && job && touchesEscrow(receipt, job.contract))
     return judgeJobPayment(receipt, head, expected, job)
   if (receipt && escrow && touchesEscrow(receipt, escrow))
-    return judgeEscrow(receipt, head, { ...common, escrow, seller })
+    return judgeEscrow(receipt, head, { ...common, escrow, seller, latestSlaDeadline })
   return judgeTransfer(receipt, head, { ...common, recipient: seller })
 }
 

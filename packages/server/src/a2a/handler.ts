@@ -5,6 +5,7 @@ import {
   Message,
   type SendMessageRequest,
   Task,
+  taskStateToJSON,
 } from '@a2a-js/sdk'
 import {
   ExtendedAgentCardNotConfiguredError,
@@ -22,9 +23,20 @@ import {
   type TaskView,
   type ThreadTask,
 } from '@agentmarket/core'
-import { A2A_X402, a2aTaskOf } from './taskMapping.ts'
+import { A2A_PAGE_MAX, a2aPageSize } from './methods.ts'
+import { A2A_X402, a2aStateOf, a2aTaskOf } from './taskMapping.ts'
 
 type A2aMessage = NonNullable<SendMessageRequest['message']>
+
+/** A task ListTasks looks at, not read yet: its seller, its id and the contextId it is shown under. */
+type ListedEntry = ThreadTask & { contextId: string }
+/** A task ListTasks read, with the contextId it is shown under. */
+type ListedView = { view: TaskView; contextId: string }
+/** One page of ListTasks before it is made into A2A tasks, and how many tasks match in all. */
+type ListedPage = { shown: ListedView[]; total: number }
+
+/** A task of the seller's queue: the queue presents the seller's key, not its buyers' conversations. */
+const underOwnId = (view: TaskView): ListedView => ({ view, contextId: view.task_id })
 
 /** The order a message asks for: a DataPart `{skill, params, …}`, or the skill in metadata and params as the data. */
 function orderOf(message: A2aMessage): Record<string, unknown> {
@@ -140,18 +152,20 @@ export class MarketA2aHandler implements A2ARequestHandler {
 
   async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
     try {
-      const pageSize = Math.min(Math.max(params.pageSize ?? 50, 1), 100)
+      const pageSize = a2aPageSize(params.pageSize)
       const offset = Number.parseInt(params.pageToken || '0', 10) || 0
-      const all = await this.listed(params.contextId)
-      const tasks = params.status ? all.filter((task) => task.status?.state === params.status) : all
-      const page = tasks.slice(offset, offset + pageSize)
+      const { shown, total } = params.status
+        ? await this.filteredPage(params, offset, pageSize)
+        : await this.page(params.contextId, offset, pageSize)
+      // Only the page is made into A2A tasks (with its x402 requirements): the costly part, charged by pageSize.
+      const page = await Promise.all(shown.map(({ view, contextId }) => this.asTask(view, contextId)))
       if (!params.includeArtifacts) for (const task of page) task.artifacts = []
-      const next = offset + page.length < tasks.length ? String(offset + page.length) : ''
+      const next = offset + shown.length < total ? String(offset + shown.length) : ''
       return ListTasksResponse.fromJSON({
         tasks: page.map((task) => Task.toJSON(task)),
         nextPageToken: next,
         pageSize,
-        totalSize: tasks.length,
+        totalSize: total,
       })
     } catch (error) {
       throw a2aErrorOf(error)
@@ -164,37 +178,76 @@ export class MarketA2aHandler implements A2ARequestHandler {
   }
 
   /**
-   * The tasks ListTasks looks at: a thread of this interface (the request presented its id), a task id shown as
-   * contextId (that task alone), or with the seller's key its queue.
+   * One page of what ListTasks looks at, read page first: a thread's entries (or the seller's queue) are cut to the
+   * page before any task is read. `total` counts the thread's entries (an order deleted since is left out of its page).
    */
-  private async listed(contextId: string): Promise<Task[]> {
-    if (contextId) {
-      const entries = await this.market.threadTasks(contextId, this.scope)
-      if (entries.length === 0) return this.listedAlone(contextId)
-      // An order deleted since (unpaid past its retention) is left out, not an error for the whole conversation.
-      const tasks = await Promise.all(
-        entries.map((entry: ThreadTask) => this.taskOf(entry.agent, entry.id, contextId).catch(() => null)),
-      )
-      return tasks.filter((task): task is Task => task !== null)
+  private async page(contextId: string, offset: number, pageSize: number): Promise<ListedPage> {
+    if (this.listsQueue(contextId)) {
+      const { tasks, total } = await this.queueRead(pageSize, offset)
+      return { shown: tasks.map(underOwnId), total }
     }
-    if (this.agent !== null && this.apiKey) {
-      // The queue presents the seller's key, not its buyers' conversations: each task under its own id.
-      const page = await this.market.listTasks(this.agent, this.apiKey, { status: 'all', limit: 100 })
-      return Promise.all((page.tasks as TaskView[]).map((view) => this.asTask(view, view.task_id)))
-    }
-    throw new RequestMalformedError(
-      'ListTasks lists one conversation: send the contextId your orders were answered with (or, as the seller, your API key as Authorization: Bearer to list your queue).',
-    )
+    const entries = await this.listedEntries(contextId)
+    return { shown: await this.views(entries.slice(offset, offset + pageSize)), total: entries.length }
   }
 
-  /** A task id shown as contextId lists that task alone, when this interface reads it (else nothing). */
-  private async listedAlone(id: string): Promise<Task[]> {
+  /**
+   * One page of the tasks in one A2A state: the state is the task's, so every task looked at (at most a thread's 100,
+   * or the first 100 of the seller's queue) is read, and the call is charged as a full page (methods.ts).
+   */
+  private async filteredPage(
+    params: ListTasksRequest,
+    offset: number,
+    pageSize: number,
+  ): Promise<ListedPage> {
+    const all = this.listsQueue(params.contextId)
+      ? (await this.queueRead(A2A_PAGE_MAX, 0)).tasks.map(underOwnId)
+      : await this.views(await this.listedEntries(params.contextId))
+    const wanted = taskStateToJSON(params.status)
+    const matching = all.filter(({ view }) => a2aStateOf(view) === wanted)
+    return { shown: matching.slice(offset, offset + pageSize), total: matching.length }
+  }
+
+  /** True when ListTasks lists the seller's queue: no contextId, on an agent's interface, with its key. */
+  private listsQueue(contextId: string): boolean {
+    return !contextId && this.agent !== null && Boolean(this.apiKey)
+  }
+
+  /** `limit` tasks of the seller's queue from `offset` (the store cuts the page), and the queue's size. */
+  private async queueRead(limit: number, offset: number) {
+    const page = await this.market.listTasks(this.agent ?? '', this.apiKey, { status: 'all', limit, offset })
+    return { tasks: page.tasks as TaskView[], total: page.total }
+  }
+
+  /**
+   * The tasks ListTasks looks at, unread: a thread of this interface (the request presented its id), or a task id
+   * shown as contextId (that task alone, when this interface reads it). Without a contextId only the seller's queue.
+   */
+  private async listedEntries(contextId: string): Promise<ListedEntry[]> {
+    if (!contextId)
+      throw new RequestMalformedError(
+        'ListTasks lists one conversation: send the contextId your orders were answered with (or, as the seller, your API key as Authorization: Bearer to list your queue).',
+      )
+    const entries = await this.market.threadTasks(contextId, this.scope)
+    if (entries.length > 0) return entries.map((entry: ThreadTask) => ({ ...entry, contextId }))
     try {
-      const found = await this.locate(id)
-      return [await this.taskOf(found.agent, id, id)]
+      const found = await this.locate(contextId)
+      return [{ agent: found.agent, id: contextId, contextId }]
     } catch {
       return []
     }
+  }
+
+  /** The task views of `entries`, in order; an order deleted since (unpaid past its retention) is left out. */
+  private async views(entries: readonly ListedEntry[]): Promise<ListedView[]> {
+    const views = await Promise.all(
+      entries.map(({ agent, id, contextId }) =>
+        this.market.getTask(agent, id).then(
+          (view) => ({ view, contextId }),
+          () => null,
+        ),
+      ),
+    )
+    return views.filter((shown): shown is ListedView => shown !== null)
   }
 
   /** Where a task is: its seller and its thread when it was ordered in one of this interface's (never shown unasked). */

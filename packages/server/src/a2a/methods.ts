@@ -19,6 +19,11 @@ export type A2aMethodRow = {
   rest: A2aRestRoute | null
   /** The rate class each request spends, whatever binding carries it. */
   rate: RateClass
+  /**
+   * How many tokens of `rate` a request spends, from its params (the JSON-RPC params or the HTTP+JSON query); absent:
+   * one. An operation whose work grows with what it asks is charged by the most it may do.
+   */
+  tokens?: (params: Record<string, unknown>) => number
   /** Who is answered with data (empty: refused for everyone). */
   callers: readonly A2aCaller[]
   /** What it does here, and what an answer may show. */
@@ -118,10 +123,26 @@ export const A2A_METHODS: { readonly [Method in keyof A2ARequestHandler]: A2aMet
     jsonRpc: 'ListTasks',
     rest: { method: 'GET', path: /^\/tasks$/ },
     rate: 'read',
+    // A read per task the answer may hold: a page is read and built page first (handler.ts), but a state filter reads
+    // every task looked at (up to a page's maximum) to find the matches.
+    tokens: (params) => (isStateFilter(params.status) ? A2A_PAGE_MAX : a2aPageSize(params.pageSize)),
     callers: ['sellerKey', 'taskId', 'contextId'],
     summary:
       'The conversation whose contextId is presented (a task id lists that task alone); with no contextId, on an agent’s interface and with its key, the seller’s queue, each task under its own id as contextId.',
   },
+}
+
+/** The most tasks one ListTasks answer holds (A2A's bound of pageSize). */
+export const A2A_PAGE_MAX = 100
+/** The page size ListTasks answers for a requested `pageSize` (A2A's default 50, within 1-100). */
+export function a2aPageSize(requested: unknown): number {
+  const size = requested === undefined || requested === '' ? Number.NaN : Math.trunc(Number(requested))
+  return Number.isFinite(size) ? Math.min(Math.max(size, 1), A2A_PAGE_MAX) : 50
+}
+
+/** True when ListTasks's `status` names a state (A2A's JSON enum name, or its number), not the unspecified one. */
+function isStateFilter(status: unknown): boolean {
+  return status !== undefined && status !== '' && status !== 0 && status !== 'TASK_STATE_UNSPECIFIED'
 }
 
 /** An operation of the handler. */

@@ -2,7 +2,7 @@ import { A2A_JWKS_PATH, a2aCardView, bearerKey, buildMarketCard, wantsA2aMediaTy
 import { Elysia } from 'elysia'
 import { RATE_EXTENSION } from '../openapi/operation.ts'
 import type { PeerSource } from '../plugins/rateLimits.ts'
-import { a2aRateClass } from '../plugins/rateLimits.ts'
+import { a2aRateClass, a2aTokens } from '../plugins/rateLimits.ts'
 import type { RouteDeps } from '../routes/deps.ts'
 
 // The A2A SDK loads on the first A2A request, not when the server starts (as the MCP SDK does).
@@ -41,10 +41,18 @@ export function a2aRoutes({ market, version, charge }: RouteDeps) {
   // Each A2A request is charged below by its operation (the A2A table's rate class), not by its HTTP method.
   const charging = { detail: { hide: true, [RATE_EXTENSION]: 'none' } as never }
   const reading = { detail: { hide: true } }
-  /** Charges an A2A request by its operation (a2aRateClass), when the host has rate limits. */
+  /** Charges an A2A request by its operation (a2aRateClass, a2aTokens), when the host has rate limits. */
   const charged = async (call: Call, restPath: string | null) => {
-    const rateClass = a2aRateClass(call.request.method, call.body, restPath)
-    await charge?.(rateClass, call.request, call.server, call.set.headers)
+    if (!charge) return
+    const { method, url } = call.request
+    const rateClass = a2aRateClass(method, call.body, restPath)
+    await charge(
+      rateClass,
+      call.request,
+      call.server,
+      call.set.headers,
+      a2aTokens(method, call.body, restPath, url),
+    )
   }
   /** One interface's JSON-RPC binding (`name` null: the marketplace's), charged first. */
   const jsonRpc = (name: (call: Call) => string | null) => async (call: Call) => {

@@ -174,7 +174,8 @@ export async function startOrderListener(options: OrderListenerOptions): Promise
     if (limiter) await spendMail(limiter, [['mail', `sender:${mail.from.toLowerCase()}`]])
     const result = await market.receiveOrderMail(mail)
     onTaken?.(result)
-    if (result.outcome === 'task') return `2.0.0 Order taken: ${result.taskId}`
+    // No task id: it is a read credential, and this answer crosses the network in clear into the sender's logs.
+    if (result.outcome === 'task') return '2.0.0 Order taken; the reply carries its task id'
     if (result.outcome === 'refused') return `2.0.0 Message taken; the reply explains why no order was placed`
     return '2.0.0 Already taken'
   }

@@ -78,6 +78,21 @@ export function a2aRateClass(httpMethod: string, body: unknown, restPath: string
   return method === null ? 'read' : A2A_METHODS[method].rate
 }
 
+/**
+ * How many tokens of its rate class one A2A request spends: its operation's `tokens` (A2A_METHODS) of its params (the
+ * JSON-RPC `params`, or with `restPath` the HTTP+JSON query of `url`), else one.
+ */
+export function a2aTokens(httpMethod: string, body: unknown, restPath: string | null, url: string): number {
+  const method = restPath === null ? a2aJsonRpcMethod(body) : a2aRestMethod(httpMethod, restPath)
+  const tokens = method === null ? undefined : A2A_METHODS[method].tokens
+  if (!tokens) return 1
+  const params =
+    restPath === null
+      ? ((body as { params?: unknown }).params ?? {})
+      : Object.fromEntries(new URL(url).searchParams)
+  return tokens(typeof params === 'object' && params !== null ? (params as Record<string, unknown>) : {})
+}
+
 /** Adds the RateLimit headers of the strict kinds (register, pairing, keys, payment) to an allowed answer. */
 function showAllowance(
   rateClass: RateClass,
@@ -97,11 +112,12 @@ export function chargeRequest(
   request: Request,
   server: PeerSource,
   headers: Record<string, unknown>,
+  tokens = 1,
 ): void | Promise<void> {
   const address = clientAddress(request, server, settings.trustedProxies)
   // Reads are limited by address only: reading the Authorization header of every read costs throughput.
   const apiKey = rateClass === 'read' ? undefined : bearerKey(request)
-  const allowed = settings.limiter.check(rateClass, { address, apiKey })
+  const allowed = settings.limiter.check(rateClass, { address, apiKey }, tokens)
   if (allowed instanceof Promise) return allowed.then((result) => showAllowance(rateClass, result, headers))
   showAllowance(rateClass, allowed, headers)
 }

@@ -15,13 +15,17 @@ export type RouteDeps = {
   clientOf(request: Request, server: PeerSource): string
   /** Admission of live feed streams: at most so many per client address and in all. */
   streams: StreamSlots
-  /** Spends one more token of `rateClass` for the request's client, its headers shown in `headers`; absent: no limits. */
+  /**
+   * Spends one more token (or `tokens`) of `rateClass` for the request's client, its headers shown in `headers`;
+   * absent: no limits.
+   */
   charge?:
     | ((
         rateClass: RateClass,
         request: Request,
         server: PeerSource,
         headers: Record<string, unknown>,
+        tokens?: number,
       ) => void | Promise<void>)
     | undefined
 }

@@ -177,7 +177,9 @@ wallet counts.
 
 Escrow-first (when the card's commerce.escrow_contract is set): approve USDC to the escrow, call
 deposit(taskId, seller, amount, slaDeadline), then POST the task with "tx_hash" and "payer_signature" (the
-card's commerce.payer_proof signed by the depositing wallet).
+card's commerce.payer_proof signed by the depositing wallet). The seller claims the deposit after slaDeadline:
+set it to the unix time you send it plus the skill's sla_seconds (86400 without one); one later than that plus
+3600 s after the market verifies it pays nothing (422 escrow_deadline_too_late).
 
 ## 7. Order a skill and pay — machine payments (HTTP 402)
 

@@ -3,6 +3,7 @@ import type { AgentRecord } from '../../Agent.ts'
 import { DEFAULT_JOB_SECONDS } from '../../EscrowJobView.ts'
 import { ChainUnavailableError, NotFoundError } from '../../errors.ts'
 import { sameAddress } from '../../payments/Addresses.ts'
+import { latestSlaDeadline } from '../../payments/Escrow.ts'
 import type { JobFundingExpectation } from '../../payments/JobEscrow.ts'
 import { isPayerProof } from '../../payments/PayerProof.ts'
 import { type PaymentCheck, type Verdict, verifyPayments } from '../../payments/Verifier.ts'
@@ -64,7 +65,7 @@ export async function isSellersOwnClient(
 }
 
 /** What a payment of `task` by `txHash` must show on chain. */
-export function checkOf({ config }: ActionContext, task: TaskRecord, txHash: Hex): PaymentCheck {
+export function checkOf({ config, clock }: ActionContext, task: TaskRecord, txHash: Hex): PaymentCheck {
   return {
     txHash,
     kind: 'task',
@@ -76,6 +77,8 @@ export function checkOf({ config }: ActionContext, task: TaskRecord, txHash: Hex
       sender: task.buyerWallet,
       minConfirmations: config.chain.minConfirmations,
       escrow: config.chain.escrowContract,
+      // Paid now, the task is due sla_seconds from now: the seller's claim may wait only the slack past that.
+      latestSlaDeadline: latestSlaDeadline(task.slaSeconds ?? DEFAULT_JOB_SECONDS, clock.now()),
       job: jobExpectationOf(config, task),
     },
   }

@@ -1,4 +1,6 @@
+import { DEFAULT_JOB_SECONDS } from '../../EscrowJobView.ts'
 import { ConflictError, InvalidInputError, PaymentRefusedError } from '../../errors.ts'
+import { ESCROW_DEADLINE_SLACK_SECONDS } from '../../payments/Escrow.ts'
 import type { RefusalReason } from '../../payments/Verifier.ts'
 import type { TaskRecord } from '../../Task.ts'
 
@@ -9,6 +11,7 @@ const REFUSAL_DETAILS: Record<RefusalReason, string> = {
   amount_mismatch: 'The USDC sent is less than the price of the skill.',
   wrong_sender: 'The USDC did not come from the buyer_wallet given when the task was created.',
   not_an_escrow_deposit: 'The transaction touches the escrow contract but is not a funded deposit.',
+  escrow_deadline_too_late: `The deposit's slaDeadline is too late: the seller can claim a deposit only after it, so it must be no later than the moment the market verifies the deposit plus the skill's sla_seconds (${DEFAULT_JOB_SECONDS} without one) plus ${ESCROW_DEADLINE_SLACK_SECONDS} seconds. Set slaDeadline to the unix time you send the deposit plus sla_seconds (next_steps.pay shows it), deposit again and verify that one.`,
   tx_is_a_refund:
     'This transaction is recorded as the refund of a task: money going back to a buyer pays no order.',
   job_terms_mismatch:
