@@ -3,20 +3,16 @@ import { rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import {
   type ChainReader,
-  countedPaidTrust,
   defaultConfig,
-  jobIdOf,
   jobSteps,
-  keptPaidTrust,
   Marketplace,
   manualClock,
   ratingTypedData,
   type Store,
   type TaskPayment,
   type TaskRecord,
-  voteWeight,
-  weightedVote,
 } from '@agentmarket/core'
+import { countedPaidTrust, keptPaidTrust, voteWeight, weightedVote } from '@agentmarket/core/rows'
 import { viemChain } from '@agentmarket/core/viem'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { openPostgres, postgresStore } from '@agentmarket/store-postgres'
@@ -24,6 +20,7 @@ import { type Address, type Hex, hexToBigInt, numberToHex, parseSignature, seria
 import type { HDAccount } from 'viem/accounts'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import artifacts from '../../contracts/artifacts.json'
+import { jobIdOf } from '../../packages/core/src/payments/JobEscrow.ts'
 import { createApp } from '../../packages/server/src/app.ts'
 import {
   expectProblemShape,
