@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { DEFAULT_RATE_POLICIES } from '@agentmarket/core'
+import { DEFAULT_RATE_POLICIES } from '@agentmarket/core/routes'
 import { freePort, startMarketServer, waitForOk } from '../tests/support/process.ts'
 import { type FloorDriver, floorWork, openFloor, randomHex } from './lib/floorWork.ts'
 import { finishSection, formatCount, formatMs, type Goal, sectionFlags, table } from './lib/section.ts'

@@ -1,7 +1,7 @@
 /**
- * Builds the embeddable packages for Node.js 20+ and any ESM host: `dist/` of @agentmarket/core (entries `.`, `./viem`,
- * `./testing`), @agentmarket/store-libsql and @agentmarket/store-postgres, as ES modules with their dependencies left
- * as imports (shared code split into chunks, so one class is one class across entries), and type declarations from tsc.
+ * Builds the embeddable packages for Node.js 20+ and any ESM host: `dist/` of @agentmarket/core (entries `.`, `./rows`,
+ * `./routes`, `./viem`, `./testing`), @agentmarket/store-libsql and @agentmarket/store-postgres, as ES modules with
+ * their dependencies left as imports (shared code split into chunks, so one class is one class across entries), and type declarations from tsc.
  * Usage: bun run build:packages
  */
 import { rmSync } from 'node:fs'
@@ -13,7 +13,16 @@ const root = resolve(import.meta.dir, '..')
 type PackageBuild = { folder: string; entries: string[] }
 
 const PACKAGES: PackageBuild[] = [
-  { folder: 'packages/core', entries: ['src/index.ts', 'src/viem.ts', 'src/testing/index.ts'] },
+  {
+    folder: 'packages/core',
+    entries: [
+      'src/index.ts',
+      'src/rows/index.ts',
+      'src/routes/index.ts',
+      'src/viem.ts',
+      'src/testing/index.ts',
+    ],
+  },
   { folder: 'packages/store-libsql', entries: ['src/index.ts'] },
   { folder: 'packages/store-postgres', entries: ['src/index.ts'] },
 ]

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { memoryRateBuckets, rateLimiter } from '@agentmarket/core'
+import { memoryRateBuckets } from '@agentmarket/core'
+import { rateLimiter } from '@agentmarket/core/routes'
 import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import type { PaymentRequired } from '@x402/core/types'
 import type { Address } from 'viem'

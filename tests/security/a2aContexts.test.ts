@@ -10,7 +10,8 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from '@a2a-js/sdk/client'
-import { DEFAULT_RATE_POLICIES, memoryRateBuckets, type RateBuckets, rateLimiter } from '@agentmarket/core'
+import { memoryRateBuckets, type RateBuckets } from '@agentmarket/core'
+import { DEFAULT_RATE_POLICIES, rateLimiter } from '@agentmarket/core/routes'
 import ts from 'typescript'
 import {
   A2A_METHOD_NAMES,

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { DEFAULT_RATE_POLICIES, memoryRateBuckets, type RateBuckets, rateLimiter } from '@agentmarket/core'
+import { memoryRateBuckets, type RateBuckets } from '@agentmarket/core'
+import { DEFAULT_RATE_POLICIES, rateLimiter } from '@agentmarket/core/routes'
 import { testApp } from '../../packages/server/src/testing/http.ts'
 import { recordingFacilitator } from '../support/x402.ts'
 

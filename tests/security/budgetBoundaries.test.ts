@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test'
 import {
   BASE_USDC,
-  budgetDay,
   budgetTypedData,
   type ChainReader,
   type PaymentReceipt,
@@ -26,6 +25,7 @@ import {
 } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { budgetDay } from '../../packages/core/src/Budget.ts'
 import { type BudgetFields, signedBudget } from '../../packages/server/src/testing/budgets.ts'
 import { PAYER, SELLER } from '../../packages/server/src/testing/chain.ts'
 import {

@@ -9,13 +9,8 @@ import {
   RestTransportFactory,
   type Transport,
 } from '@a2a-js/sdk/client'
-import {
-  MARKET_ROUTES,
-  MARKET_SKILLS,
-  ORDER_MAIL_HEADER_LIMITS,
-  type RouteRow,
-  webhookUrlProblem,
-} from '@agentmarket/core'
+import { MARKET_ROUTES, MARKET_SKILLS, ORDER_MAIL_HEADER_LIMITS } from '@agentmarket/core'
+import type { RouteRow } from '@agentmarket/core/routes'
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { Glob } from 'bun'
@@ -24,6 +19,7 @@ import { createTransport } from 'nodemailer'
 import { check } from 'recheck'
 import ts from 'typescript'
 import { withoutReceivedValue } from '../../packages/core/src/actions/mail/receiveOrderMail.ts'
+import { webhookUrlProblem } from '../../packages/core/src/Webhook.ts'
 import { A2A_METHOD_NAMES, type A2aMethod } from '../../packages/server/src/a2a/methods.ts'
 import { type OrderListener, startOrderListener } from '../../packages/server/src/mail/listener.ts'
 import { TEST_BASE_URL, testApp } from '../../packages/server/src/testing/http.ts'

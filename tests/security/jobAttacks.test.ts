@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { type ChainReader, JOB_ESCROW_ABI, jobIdOf, jobStepData, reasonHash } from '@agentmarket/core'
+import type { ChainReader } from '@agentmarket/core'
 import { viemChain } from '@agentmarket/core/viem'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -20,6 +20,12 @@ import {
   type TransactionReceipt,
 } from 'viem'
 import { generatePrivateKey, type HDAccount, privateKeyToAccount } from 'viem/accounts'
+import {
+  JOB_ESCROW_ABI,
+  jobIdOf,
+  jobStepData,
+  reasonHash,
+} from '../../packages/core/src/payments/JobEscrow.ts'
 import { expectProblemShape, testApp } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain, USDC_ADDRESS } from '../support/anvil.ts'
 import { signPayerProof } from '../support/payer.ts'

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
-import { type ChainReader, MAIL_FAIR_SHARE, type MailMessage, RECHECK_FAIR_SHARE } from '@agentmarket/core'
+import type { ChainReader, MailMessage } from '@agentmarket/core'
 import { sampleAgent, sampleTask } from '@agentmarket/core/testing'
+import { MAIL_FAIR_SHARE, RECHECK_FAIR_SHARE } from '../../packages/core/src/FairQueue.ts'
 import { startMailDelivery } from '../../packages/server/src/mail/delivery.ts'
 import { testApp } from '../../packages/server/src/testing/http.ts'
 

@@ -3,21 +3,22 @@ import { rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import {
   type ChainReader,
-  countedPaidTrust,
   defaultConfig,
-  jobIdOf,
   jobSteps,
-  keptPaidTrust,
   Marketplace,
   manualClock,
   ratingTypedData,
-  reliabilityVote,
   type Store,
   type TaskPayment,
   type TaskRecord,
+} from '@agentmarket/core'
+import {
+  countedPaidTrust,
+  keptPaidTrust,
+  reliabilityVote,
   voteWeight,
   weightedVote,
-} from '@agentmarket/core'
+} from '@agentmarket/core/rows'
 import { viemChain } from '@agentmarket/core/viem'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { openPostgres, postgresStore } from '@agentmarket/store-postgres'
@@ -25,6 +26,7 @@ import { type Address, type Hex, hexToBigInt, numberToHex, parseSignature, seria
 import type { HDAccount } from 'viem/accounts'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import artifacts from '../../contracts/artifacts.json'
+import { jobIdOf } from '../../packages/core/src/payments/JobEscrow.ts'
 import { createApp } from '../../packages/server/src/app.ts'
 import {
   expectProblemShape,

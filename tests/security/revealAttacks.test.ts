@@ -7,12 +7,12 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from '@a2a-js/sdk/client'
-import { JOB_ESCROW_ABI } from '@agentmarket/core'
 import { viemChain } from '@agentmarket/core/viem'
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { type Address, type Hex, keccak256, parseEventLogs, stringToHex, type TransactionReceipt } from 'viem'
 import { generatePrivateKey, type HDAccount, privateKeyToAccount } from 'viem/accounts'
+import { JOB_ESCROW_ABI } from '../../packages/core/src/payments/JobEscrow.ts'
 import { expectProblemShape, testApp } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain } from '../support/anvil.ts'
 

@@ -10,7 +10,7 @@ import {
 } from '../../packages/core/src/SchemaCost.ts'
 import { SkillInput } from '../../packages/core/src/Skill.ts'
 import { paramsProblems } from '../../packages/core/src/SkillInputSchema.ts'
-import { MAX_PARAMS_DEPTH } from '../../packages/core/src/Task.ts'
+import { MAX_PARAMS_DEPTH } from '../../packages/core/src/TaskInput.ts'
 
 // The cost guard on seller input schemas (issue 37, mechanism 2). Adversarial schemas (definitions that use each
 // other several times, loops, nested alternatives, every applicator the validator knows) and params are run through

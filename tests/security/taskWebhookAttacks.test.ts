@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { createFetchHandler, defaultConfig, Marketplace, memoryStore, type RouteRow } from '@agentmarket/core'
+import { createFetchHandler, defaultConfig, Marketplace, memoryStore } from '@agentmarket/core'
+import type { RouteRow } from '@agentmarket/core/routes'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { expectProblemShape, testApp } from '../../packages/server/src/testing/http.ts'

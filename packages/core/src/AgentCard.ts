@@ -1,4 +1,5 @@
-import { type AgentRecord, agentLinks, heartbeatView } from './Agent.ts'
+import type { AgentRecord } from './Agent.ts'
+import { agentLinks, heartbeatView } from './AgentView.ts'
 import { chainName, type MarketConfig } from './Config.ts'
 import type { MilestoneView } from './Milestone.ts'
 import { amountToNumber } from './Money.ts'

@@ -1,5 +1,5 @@
-import { agentLinks } from './Agent.ts'
 import type { AgentCard } from './AgentCard.ts'
+import { agentLinks } from './AgentView.ts'
 import type { MarketConfig } from './Config.ts'
 
 /** The `type` of an ERC-8004 agent registration file (registration-v1). */

@@ -1,11 +1,13 @@
 import * as v from 'valibot'
 import type { Address, Hex } from 'viem'
 import { AgentName, nameKey } from './Agent.ts'
+import type { BudgetRefusal, BudgetRemaining } from './errors.ts'
 import { refundedBaseUnits } from './Job.ts'
 import { type MarketTypedData, marketTypedData } from './MarketTypedData.ts'
 import { amountToNumber } from './Money.ts'
 import { Price } from './Skill.ts'
-import { Signature, type TaskRecord } from './Task.ts'
+import type { TaskRecord } from './Task.ts'
+import { Signature } from './TaskInput.ts'
 import { strictFields } from './Validation.ts'
 
 /**
@@ -177,19 +179,6 @@ export function passesCap(
   cap: Pick<SpendCap, 'limitBaseUnits'>,
 ): boolean {
   return usage.spentBaseUnits + usage.heldBaseUnits + priceBaseUnits > cap.limitBaseUnits
-}
-
-/** Why an order is outside its buyer's budget. */
-export type BudgetRefusal = 'expired' | 'seller' | 'per_task' | 'per_day'
-
-/** What a refusal tells the buyer: why, and what remains. */
-export type BudgetRemaining = {
-  reason: BudgetRefusal
-  per_task_max: number
-  per_day_max: number
-  remaining_today: number
-  resets_at: string
-  expires_at: string
 }
 
 /** The remaining allowance of `budget` today given `usage` (never below zero). */

@@ -1,10 +1,8 @@
 import type { Address, Hex } from 'viem'
 import type { MarketConfig } from './Config.ts'
+import { DEFAULT_JOB_SECONDS } from './Job.ts'
 import { fundingCalls, type JobCall, jobCall, jobStepData } from './payments/JobEscrow.ts'
 import type { TaskRecord } from './Task.ts'
-
-/** Where a task's money is: none paid, held in escrow, released to the seller, or refunded to the buyer. */
-export type MoneyState = 'none' | 'held' | 'released' | 'refunded'
 
 /** A task's job on the job escrow, on the wire: its terms and the transactions each party may send next. */
 export type EscrowJobView = {
@@ -22,24 +20,6 @@ export type EscrowJobView = {
 
 /** Seconds a proposed funding leaves for the buyer to fund and the market to see it, beyond the SLA. */
 export const FUNDING_SLACK_SECONDS = 3600
-/** The least time to deliver that a funding must leave a skill without an SLA (seconds). */
-export const DEFAULT_JOB_SECONDS = 24 * 60 * 60
-
-/** The money state of a task. */
-export function moneyState(task: TaskRecord): MoneyState {
-  const paid = task.payment
-  if (!paid || paid.amountBaseUnits === 0n) return 'none'
-  if (paid.job) {
-    if (task.status === 'completed') return 'released'
-    if (task.status === 'rejected' || task.status === 'expired') return 'refunded'
-    return 'held'
-  }
-  const refunded = task.entries.reduce(
-    (sum, entry) => (entry.kind === 'refund' ? sum + (entry.amountBaseUnits ?? 0n) : sum),
-    0n,
-  )
-  return refunded >= paid.amountBaseUnits ? 'refunded' : 'released'
-}
 
 const iso = (date: Date) => date.toISOString()
 /** The calls of each stage: fund while unpaid; submit or refund while funded; decide or claim while delivered. */

@@ -2,6 +2,9 @@ import type { Address, Hex } from 'viem'
 import type { AgentRecord } from './Agent.ts'
 import { amountToNumber } from './Money.ts'
 
+/** The least time to deliver that a funding must leave a skill without an SLA (seconds); an escrow deposit's too. */
+export const DEFAULT_JOB_SECONDS = 24 * 60 * 60
+
 /**
  * A paid task as a job (docs/jobs.md): the seller delivers by `due_at`, the buyer accepts or rejects the delivery
  * within the review window, silence past it accepts, and a job not delivered by its deadline ends `expired`.

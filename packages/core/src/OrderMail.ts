@@ -1,6 +1,7 @@
 import type { MarketConfig } from './Config.ts'
 import { formatAmount } from './Money.ts'
-import { nextSteps, type TaskRecord } from './Task.ts'
+import type { TaskRecord } from './Task.ts'
+import { nextSteps } from './TaskSteps.ts'
 
 /** An order e-mail as the host received and decoded it (SPEC: the subject names the skill, the body is JSON). */
 export type InboundOrderMail = {

@@ -1,8 +1,8 @@
 import { bytesToHex } from 'viem'
 import { hashSecret } from './Credentials.ts'
 import { persistentSecret } from './PersistentSecret.ts'
+import type { KvStore } from './ports/KvStore.ts'
 import type { Random } from './ports/Random.ts'
-import type { Store } from './ports/Store.ts'
 
 /** How long a pairing code may be spent after it was issued (7 days), unless the host says otherwise. */
 export const PAIRING_CODE_TTL_MS = 7 * 24 * 60 * 60 * 1000
@@ -24,7 +24,7 @@ export type PairingDigests = {
  * has about 40 bits, which a plain hash would give back to anyone holding the database in minutes.
  * @example const digests = pairingDigests(store, random); await digests.of('AGM-ABCD-EFGH')
  */
-export function pairingDigests(store: Store, random: Random, secret?: string): PairingDigests {
+export function pairingDigests(store: KvStore, random: Random, secret?: string): PairingDigests {
   let key: Promise<CryptoKey> | null = null
   const load = async () => {
     const raw = secret ?? (await persistentSecret(store, random, SECRET_SETTING))

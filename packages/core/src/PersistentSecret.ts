@@ -1,13 +1,13 @@
 import { bytesToHex } from 'viem'
+import type { KvStore } from './ports/KvStore.ts'
 import type { Random } from './ports/Random.ts'
-import type { Store } from './ports/Store.ts'
 
 /**
  * A secret kept in the store under `setting`: made once from 32 random bytes (hex), then read by every process.
  * Processes starting together race to make it; one write wins and the others read it.
  * @example const key = await persistentSecret(store, cryptoRandom(), 'setting:mpp_secret_key')
  */
-export async function persistentSecret(store: Store, random: Random, setting: string): Promise<string> {
+export async function persistentSecret(store: KvStore, random: Random, setting: string): Promise<string> {
   const fresh = bytesToHex(random.bytes(32))
   return store.kvUpdate(setting, (current) =>
     typeof current === 'string'

@@ -1,6 +1,6 @@
 import type { Address, Hex } from 'viem'
 import { MarketError } from './errors.ts'
-import type { Store } from './ports/Store.ts'
+import type { KvStore } from './ports/KvStore.ts'
 import { WALLET_PROOF_SKEW_SECONDS, WALLET_PROOF_WINDOW_SECONDS } from './WalletProof.ts'
 
 /** Most proofs one wallet may have spent within a window; past it, more are refused (429) until some expire. */
@@ -18,7 +18,7 @@ type Spent = [id: string, forgetAt: number]
  * @example if (!(await spendProof(store, wallet, result.id, result.at, now))) throw replayed()
  */
 export async function spendProof(
-  store: Store,
+  store: KvStore,
   wallet: Address,
   id: Hex,
   at: number,

@@ -1,8 +1,8 @@
-import { type Address, type Hex, keccak256, stringToHex } from 'viem'
+import { type Address, type Hex, keccak256, stringToHex, zeroAddress } from 'viem'
 import type { MarketConfig } from './Config.ts'
-import { moneyState } from './EscrowJobView.ts'
 import type { TaskRating } from './Job.ts'
-import { paymentTxHash, type TaskRecord } from './Task.ts'
+import { moneyState, paymentTxHash, type TaskRecord } from './Task.ts'
+import { TRUST_CREDITED_METHODS } from './Trust.ts'
 
 /**
  * A rating as its agent's public list shows it, with what ERC-8004's Reputation Registry takes: the arguments of
@@ -99,4 +99,13 @@ export function toRatingView(task: TaskRecord, rating: TaskRating, config: Marke
  */
 export function ratingCounts(task: TaskRecord): boolean {
   return moneyState(task) !== 'refunded'
+}
+
+/** Whether a task can be rated: finished (completed, rejected or expired after payment), paid on chain by a wallet. */
+export function isRatable(task: TaskRecord): boolean {
+  const paid = task.payment
+  if (!paid?.from || paid.amountBaseUnits <= 0n || !TRUST_CREDITED_METHODS.includes(paid.method)) return false
+  // A mint's Transfer comes from the zero address: nobody is known to have paid.
+  if (paid.from.toLowerCase() === zeroAddress) return false
+  return task.status === 'completed' || task.status === 'rejected' || task.status === 'expired'
 }

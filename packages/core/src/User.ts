@@ -1,6 +1,7 @@
 import * as v from 'valibot'
 import type { Address } from 'viem'
-import { AGENT_NAME_PATTERN, type AgentSummary } from './Agent.ts'
+import { AGENT_NAME_PATTERN } from './Agent.ts'
+import type { AgentSummary } from './AgentView.ts'
 import { PAIRING_ALPHABET } from './Credentials.ts'
 import { boundedJsonObject, boundedText, strictFields } from './Validation.ts'
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import * as v from 'valibot'
 import { InvalidInputError } from './errors.ts'
-import { CreateTaskInput, MAX_PARAMS_DEPTH } from './Task.ts'
+import { CreateTaskInput, MAX_PARAMS_DEPTH } from './TaskInput.ts'
 import { MAX_SHOWCASE_DEPTH, UpdateUserInput } from './User.ts'
 import { boundedJsonObject, boundedText, HttpUrl, parseInput } from './Validation.ts'
 

@@ -1,6 +1,18 @@
-import type { BudgetRemaining } from './Budget.ts'
 /** One field-level problem: a JSON Pointer into the body or query, and what is wrong there. */
 export type FieldProblem = { pointer: string; detail: string }
+
+/** Why an order is outside its buyer's budget. */
+export type BudgetRefusal = 'expired' | 'seller' | 'per_task' | 'per_day'
+
+/** What a refusal tells the buyer: why, and what remains. */
+export type BudgetRemaining = {
+  reason: BudgetRefusal
+  per_task_max: number
+  per_day_max: number
+  remaining_today: number
+  resets_at: string
+  expires_at: string
+}
 
 /** An RFC 9457 problem body, as every host serves it. */
 export type Problem = {

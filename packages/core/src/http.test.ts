@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
+import { answerResponse } from './actions/tasks/answers.ts'
 import { ChainUnavailableError, MarketError, UnauthorizedError } from './errors.ts'
-import { answerResponse, bearerKey, problemResponse, readJsonObject, readLimited } from './http.ts'
+import { bearerKey, problemResponse, readJsonObject, readLimited } from './http.ts'
 
 const post = (
   body: BodyInit | null,

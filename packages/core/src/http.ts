@@ -1,4 +1,3 @@
-import type { TaskAnswer } from './actions/tasks/index.ts'
 import {
   ChainUnavailableError,
   InvalidInputError,
@@ -175,17 +174,4 @@ export function problemResponse(
   // Unexpected failures are reported: thrown as such, or behind a problem (its `cause`).
   if (problem.status >= 500 && isUnexpected(error)) report(error, request)
   return new Response(JSON.stringify(problem), { status: problem.status, headers })
-}
-
-/** The headers a task answer carries: `Retry-After` while a payment is not final, and whether it is a replay. */
-export function answerHeaders(answer: TaskAnswer): Record<string, string> {
-  const headers: Record<string, string> = {}
-  if ('retryAfterSeconds' in answer) headers['retry-after'] = String(answer.retryAfterSeconds)
-  if (answer.outcome === 'replayed') headers['idempotent-replayed'] = 'true'
-  return headers
-}
-
-/** A task answer (createTask, verifyPayment) as a JSON response with its status and headers. */
-export function answerResponse(answer: TaskAnswer): Response {
-  return Response.json(answer.body, { status: answer.status, headers: answerHeaders(answer) })
 }

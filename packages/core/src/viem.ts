@@ -1,2 +1,4 @@
-export * from './adapters/viemChain.ts'
-export * from './adapters/viemX402.ts'
+// @agentmarket/core/viem: the adapters over viem, the one chain client the core ships.
+
+export { type ViemChainOptions, viemChain } from './adapters/viemChain.ts'
+export { type ViemX402Options, viemX402Facilitator } from './adapters/viemX402.ts'

@@ -1,10 +1,5 @@
-import {
-  type MarketplaceActions,
-  type PaidOfferPage,
-  type StreamLimits,
-  streamSlots,
-  useNativeSha256,
-} from '@agentmarket/core'
+import { type MarketplaceActions, type PaidOfferPage, useNativeSha256 } from '@agentmarket/core'
+import { type StreamLimits, streamSlots } from '@agentmarket/core/routes'
 import { Elysia } from 'elysia'
 import { a2aRoutes } from './a2a/routes.ts'
 import { bunSha256 } from './bunHashes.ts'

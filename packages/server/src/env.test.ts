@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { DEFAULT_RATE_POLICIES } from '@agentmarket/core'
+import { DEFAULT_RATE_POLICIES } from '@agentmarket/core/routes'
 import { readSettings } from './env.ts'
 
 describe('readSettings', () => {

@@ -1,14 +1,11 @@
+import { defaultConfig, type MarketConfig, UNPAID_TASK_TTL_MS, withoutTrailing } from '@agentmarket/core'
 import {
   DEFAULT_RATE_POLICIES,
   DEFAULT_STREAM_LIMITS,
-  defaultConfig,
-  type MarketConfig,
   type RateClass,
   type RatePolicy,
   type StreamLimits,
-  UNPAID_TASK_TTL_MS,
-  withoutTrailing,
-} from '@agentmarket/core'
+} from '@agentmarket/core/routes'
 import * as v from 'valibot'
 import { isAddress } from 'viem'
 import { DEFAULT_SMTP_CONNECTION_LIMITS, type SmtpConnectionLimits } from './mail/connectionSlots.ts'

@@ -1,4 +1,4 @@
-import { requestPath } from '@agentmarket/core'
+import { requestPath } from '@agentmarket/core/routes'
 
 // A task id is a read credential (SECURITY.md): whatever follows `/tasks/` is kept out of the log, whatever its case.
 const TASK_SEGMENT = /(\/tasks\/)[^/]+/gi

@@ -1,16 +1,14 @@
 import {
   cryptoRandom,
-  leasedRateBuckets,
   Marketplace,
   type MarketplaceActions,
   type MppSettings,
   persistentMppSecret,
   type RateBuckets,
-  type RateLimiter,
-  rateLimiter,
   type Store,
   type X402Settings,
 } from '@agentmarket/core'
+import { leasedRateBuckets, type RateLimiter, rateLimiter } from '@agentmarket/core/routes'
 import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import { whileBusy } from '@agentmarket/store-libsql'
 import { type Client, createClient, defineChain, http } from 'viem'

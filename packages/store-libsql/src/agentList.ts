@@ -1,12 +1,5 @@
-import {
-  type AgentListQuery,
-  IDLE_WINDOW_MS,
-  LIVE_WINDOW_MS,
-  ON_TIME_PRIOR,
-  RATING_PRIOR,
-  SELF_MADE_POINTS,
-  usernameKey,
-} from '@agentmarket/core'
+import { type AgentListQuery, IDLE_WINDOW_MS, LIVE_WINDOW_MS } from '@agentmarket/core'
+import { ON_TIME_PRIOR, RATING_PRIOR, SELF_MADE_POINTS, usernameKey } from '@agentmarket/core/rows'
 import {
   and,
   asc,

@@ -1,4 +1,5 @@
-import { type BudgetUsage, passesCap, type SpendCap, type TaskRecord } from '@agentmarket/core'
+import type { BudgetUsage, SpendCap, TaskRecord } from '@agentmarket/core'
+import { passesCap } from '@agentmarket/core/rows'
 import type { Database } from './open.ts'
 import type { WriteStep } from './writes.ts'
 

@@ -1,4 +1,5 @@
-import { afterEachWrite, type Store } from '@agentmarket/core'
+import type { Store } from '@agentmarket/core'
+import { afterEachWrite } from '@agentmarket/core/rows'
 import type { Connection } from './connection.ts'
 
 /** How long one read of the database's counter answers for this process: other processes' writes show after it. */

@@ -7,12 +7,11 @@ import type {
   Store,
   UserRecord,
 } from '@agentmarket/core'
+import { IDLE_WINDOW_MS, LIVE_WINDOW_MS } from '@agentmarket/core'
 import {
   type AgentRow,
   byPosition,
   compareByActivity,
-  IDLE_WINDOW_MS,
-  LIVE_WINDOW_MS,
   livenessChangesAt,
   type MilestoneRow,
   nameKey,
@@ -28,7 +27,7 @@ import {
   toUserRecord,
   type UserRow,
   usernameKey,
-} from '@agentmarket/core'
+} from '@agentmarket/core/rows'
 import { and, asc, desc, eq, gt, gte, inArray, isNotNull, lt, or, sql } from 'drizzle-orm'
 import {
   agentListCount,

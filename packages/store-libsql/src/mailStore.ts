@@ -1,11 +1,5 @@
-import {
-  type MailOutcome,
-  type Store,
-  settledMailColumns,
-  toOutboxEntry,
-  toOutboxRow,
-  toTaskRow,
-} from '@agentmarket/core'
+import type { MailOutcome, Store } from '@agentmarket/core'
+import { settledMailColumns, toOutboxEntry, toOutboxRow, toTaskRow } from '@agentmarket/core/rows'
 import { and, eq, isNull, lte, sql } from 'drizzle-orm'
 import { budgetCaps, OverCap } from './budgetUsage.ts'
 import { fairPick, QUEUES } from './fairQueue.ts'

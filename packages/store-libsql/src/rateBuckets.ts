@@ -1,4 +1,5 @@
-import { type RateBuckets, spendTokens } from '@agentmarket/core'
+import type { RateBuckets } from '@agentmarket/core'
+import { spendTokens } from '@agentmarket/core/rows'
 import type { Database } from './open.ts'
 
 /** How many takes pass between two sweeps of the rows of full buckets. */

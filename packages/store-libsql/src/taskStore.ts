@@ -1,4 +1,5 @@
-import type { Store, TaskChange, TaskRecord, TaskRow } from '@agentmarket/core'
+import type { Store, TaskChange, TaskRecord } from '@agentmarket/core'
+import type { TaskRow } from '@agentmarket/core/rows'
 import {
   entryToJson,
   idempotencyOf,
@@ -10,7 +11,7 @@ import {
   toEventRow,
   toTaskRecord,
   toTaskRow,
-} from '@agentmarket/core'
+} from '@agentmarket/core/rows'
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, or, type SQL, sql } from 'drizzle-orm'
 import { budgetCaps, OverCap } from './budgetUsage.ts'
 import { fairPick, QUEUES } from './fairQueue.ts'

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { countedPaidTrust } from '@agentmarket/core'
+import { countedPaidTrust } from '@agentmarket/core/rows'
 import { creditCountsAtSteps } from '@agentmarket/core/testing'
 import { sql } from 'drizzle-orm'
 import { openDatabase } from './open.ts'

@@ -6,7 +6,7 @@ import {
   STANDING_ELSEWHERE_BASE_UNITS,
   TRUST_CREDIT_PER_BUYER,
   TRUST_CREDITED_METHODS,
-} from '@agentmarket/core'
+} from '@agentmarket/core/rows'
 import { inArray, type SQL, sql } from 'drizzle-orm'
 import { zeroAddress } from 'viem'
 import { agents, tasks, trustBuyers, users } from './schema.ts'

@@ -1,11 +1,11 @@
+import type { Store } from '@agentmarket/core'
 import {
-  type Store,
   settledColumns,
   toDeliveryRecord,
   toDeliveryRow,
   toWebhookRecord,
   toWebhookRow,
-} from '@agentmarket/core'
+} from '@agentmarket/core/rows'
 import { and, asc, desc, eq, inArray, isNull, lte, or, type SQL, sql } from 'drizzle-orm'
 import { fairPick, QUEUES } from './fairQueue.ts'
 import type { Database } from './open.ts'

@@ -1,4 +1,5 @@
-import { type FeedEventInput, toEventRow } from '@agentmarket/core'
+import type { FeedEventInput } from '@agentmarket/core'
+import { toEventRow } from '@agentmarket/core/rows'
 import { getTableName, is, Param, Placeholder, sql } from 'drizzle-orm'
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core'
 import { type BuildsSql, type RunInfo, toStatement } from './connection.ts'

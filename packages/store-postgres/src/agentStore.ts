@@ -1,16 +1,18 @@
 import {
   type AgentPatch,
   type AgentRecord,
-  type AgentRow,
-  byPosition,
-  compareByActivity,
   type FeedEventInput,
   IDLE_WINDOW_MS,
   LIVE_WINDOW_MS,
+  type Store,
+} from '@agentmarket/core'
+import {
+  type AgentRow,
+  byPosition,
+  compareByActivity,
   livenessChangesAt,
   nameKey,
   type SkillRow,
-  type Store,
   skillColumns,
   skillsByAgent,
   toAgentRecord,
@@ -19,7 +21,7 @@ import {
   toMilestoneRecord,
   toSkillRows,
   usernameKey,
-} from '@agentmarket/core'
+} from '@agentmarket/core/rows'
 import { and, asc, desc, eq, gt, gte, inArray, isNotNull, or, sql } from 'drizzle-orm'
 import type { PostgresJsDatabase } from 'drizzle-orm/postgres-js'
 import { agentListOrder, agentListWhere } from './agentList.ts'

@@ -1,4 +1,5 @@
-import { type BudgetUsage, passesCap, type SpendCap, type TaskRecord } from '@agentmarket/core'
+import type { BudgetUsage, SpendCap, TaskRecord } from '@agentmarket/core'
+import { passesCap } from '@agentmarket/core/rows'
 import { and, eq, sql } from 'drizzle-orm'
 import type { Writer } from './agentStore.ts'
 import { tasks } from './schema.ts'

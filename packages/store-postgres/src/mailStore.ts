@@ -1,11 +1,5 @@
-import {
-  type MailOutcome,
-  type Store,
-  settledMailColumns,
-  toOutboxEntry,
-  toOutboxRow,
-  toTaskRow,
-} from '@agentmarket/core'
+import type { MailOutcome, Store } from '@agentmarket/core'
+import { settledMailColumns, toOutboxEntry, toOutboxRow, toTaskRow } from '@agentmarket/core/rows'
 import { and, eq, inArray, isNull, TransactionRollbackError } from 'drizzle-orm'
 import { insertEvents } from './agentStore.ts'
 import { overCap } from './budgetUsage.ts'

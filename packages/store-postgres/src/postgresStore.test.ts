@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { type CreditCounts, countedPaidTrust, trustTotals } from '@agentmarket/core'
+import { type CreditCounts, countedPaidTrust, trustTotals } from '@agentmarket/core/rows'
 import { creditCountsAtSteps, sampleAgent, sampleEvent, storeSuite } from '@agentmarket/core/testing'
 import { sql } from 'drizzle-orm'
 import postgres from 'postgres'

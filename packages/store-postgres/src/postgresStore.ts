@@ -1,4 +1,5 @@
-import { afterEachWrite, type Store } from '@agentmarket/core'
+import type { Store } from '@agentmarket/core'
+import { afterEachWrite } from '@agentmarket/core/rows'
 import { agentStore } from './agentStore.ts'
 import { changeVersion } from './changeVersion.ts'
 import { EVENTS_CHANNEL, feedSequencer } from './feedSequencer.ts'

@@ -1,3 +1,4 @@
+import type { SpendCap, Store, TaskChange, TaskRecord } from '@agentmarket/core'
 import {
   entryToJson,
   idempotencyOf,
@@ -9,18 +10,14 @@ import {
   pendingColumns,
   ratingColumns,
   refundedBaseUnits,
-  type SpendCap,
   STANDING_AGE_MS,
   STANDING_ELSEWHERE_BASE_UNITS,
-  type Store,
-  type TaskChange,
-  type TaskRecord,
   type TaskRow,
   TRUST_CREDIT_PER_BUYER,
   TRUST_CREDITED_METHODS,
   toTaskRecord,
   toTaskRow,
-} from '@agentmarket/core'
+} from '@agentmarket/core/rows'
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, or, type SQL, sql } from 'drizzle-orm'
 import { zeroAddress } from 'viem'
 import { eventInserts, inOneTrip, insertEvents, type Writer } from './agentStore.ts'

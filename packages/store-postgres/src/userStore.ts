@@ -1,13 +1,12 @@
+import type { Store, UserRecord } from '@agentmarket/core'
 import {
   nameKey,
-  type Store,
   toEventRecord,
   toEventRow,
   toUserRecord,
   toUserRow,
-  type UserRecord,
   usernameKey,
-} from '@agentmarket/core'
+} from '@agentmarket/core/rows'
 import { asc, desc, eq, gt, isNotNull, lt, sql } from 'drizzle-orm'
 import { searchCondition } from './agentList.ts'
 import { withSkills } from './agentStore.ts'

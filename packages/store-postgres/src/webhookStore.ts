@@ -1,10 +1,5 @@
-import {
-  type Store,
-  settledColumns,
-  toDeliveryRecord,
-  toWebhookRecord,
-  toWebhookRow,
-} from '@agentmarket/core'
+import type { Store } from '@agentmarket/core'
+import { settledColumns, toDeliveryRecord, toWebhookRecord, toWebhookRow } from '@agentmarket/core/rows'
 import { and, asc, count, desc, eq, inArray, isNull, or, type SQL, sql } from 'drizzle-orm'
 import { claimFair, QUEUES } from './fairQueue.ts'
 import type { PostgresDatabase } from './open.ts'

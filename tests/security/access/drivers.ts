@@ -1,4 +1,4 @@
-import type { RouteRow } from '@agentmarket/core'
+import type { RouteRow } from '@agentmarket/core/routes'
 import type { CellRequest } from './operations.ts'
 import type { Caller, Credentials, World } from './world.ts'
 

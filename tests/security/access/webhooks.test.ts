@@ -1,13 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import {
-  WEBHOOK_EVENT_TYPES,
-  WEBHOOK_TYPE_OF,
-  type WebhookEventType,
-  type WebhookTransport,
-} from '@agentmarket/core'
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType, type WebhookTransport } from '@agentmarket/core'
 import { viemChain } from '@agentmarket/core/viem'
 import { Webhook } from 'standardwebhooks'
 import type { HDAccount } from 'viem/accounts'
+import { WEBHOOK_TYPE_OF } from '../../../packages/core/src/Webhook.ts'
 import { testApp } from '../../../packages/server/src/testing/http.ts'
 import { fetchWebhookTransport } from '../../../packages/server/src/webhooks/transport.ts'
 import { type Anvil, paymentChain } from '../../support/anvil.ts'

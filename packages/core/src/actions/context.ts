@@ -1,4 +1,5 @@
-import { type AgentRecord, type AgentView, nameKey, toAgentView } from '../Agent.ts'
+import { type AgentRecord, nameKey } from '../Agent.ts'
+import { type AgentView, toAgentView } from '../AgentView.ts'
 import type { MarketConfig } from '../Config.ts'
 import { constantTimeEqual, hashSecret } from '../Credentials.ts'
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../errors.ts'

@@ -6,6 +6,7 @@ import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import { livenessChangesAt } from '../Liveness.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import { mailQueueKeys, type OutboxEntry } from '../OrderMail.ts'
+import { recheckQueueKeys } from '../PaymentRechecks.ts'
 import type {
   BuyerDecisions,
   JobCounts,
@@ -23,7 +24,6 @@ import {
 import {
   buyerWalletOf,
   findSkill,
-  recheckQueueKeys,
   type TaskPayment,
   type TaskRecord,
   type TaskStatus,

@@ -2,8 +2,8 @@ import type { Store as MppStore } from 'mppx/server'
 import { type Address, type Client, type Hex, isAddressEqual, keccak256, parseEventLogs } from 'viem'
 import { formatAmount } from '../Money.ts'
 import { persistentSecret } from '../PersistentSecret.ts'
+import type { KvStore } from '../ports/KvStore.ts'
 import type { Random } from '../ports/Random.ts'
-import type { Store } from '../ports/Store.ts'
 import { mppChallenges } from './MppChallenges.ts'
 import { type MppHashes, webCryptoHashes } from './MppHashes.ts'
 import { isMemoBoundTo, TRANSFER_WITH_MEMO_EVENT_ABI, TRANSFER_WITH_MEMO_TOPIC } from './MppMemo.ts'
@@ -47,17 +47,17 @@ const loadMppx = () => {
 }
 
 /** The MPP secret kept in the store: made once from 32 random bytes, then read by every process. */
-export function persistentMppSecret(store: Store, random: Random): Promise<string> {
+export function persistentMppSecret(store: KvStore, random: Random): Promise<string> {
   return persistentSecret(store, random, SECRET_KEY_SETTING)
 }
 
 /** mppx's replay store over our Store, so every process sharing the database refuses a spent credential. */
-function replayStore(MppStores: typeof MppStore, store: Store) {
+function replayStore(MppStores: typeof MppStore, store: KvStore) {
   return MppStores.from({
     get: (key: string) => store.kvGet(key),
     put: (key: string, value: unknown) => store.kvPut(key, value),
     delete: (key: string) => store.kvDelete(key),
-    update: ((key: string, change: Parameters<Store['kvUpdate']>[1]) =>
+    update: ((key: string, change: Parameters<KvStore['kvUpdate']>[1]) =>
       store.kvUpdate(key, change)) as MppStore.AtomicActions['update'],
   }) as MppStore.AtomicStore
 }
@@ -67,7 +67,7 @@ function replayStore(MppStores: typeof MppStore, store: Store) {
  * our Store.
  * @example const outcome = await charger.charge(request, { amountBaseUnits: 10_000n, recipient, ... })
  */
-export function createMppCharger(settings: MppSettings, store: Store) {
+export function createMppCharger(settings: MppSettings, store: KvStore) {
   // One Mppx instance per process, made on the first paid request.
   const create = async () => {
     const [, server] = await loadMppx()
@@ -225,7 +225,7 @@ async function settledFor(settings: MppSettings, reference: Hex, challengeId: st
  */
 async function spentPayment(
   settings: MppSettings,
-  store: Store,
+  store: KvStore,
   authorization: string,
   reference: Hex,
   charge: ChargeRequest,

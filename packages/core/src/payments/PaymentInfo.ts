@@ -1,5 +1,19 @@
-import type { PaidOffer } from '../actions/tasks/index.ts'
 import { formatAmount } from '../Money.ts'
+
+/** One purchasable skill an agent sells by machine payment: one paid operation of the OpenAPI document. */
+export type PaidOffer = {
+  agent: string
+  slug: string
+  name: string
+  description: string | null
+  amountBaseUnits: bigint
+  currency: string
+  /** The skill's input JSON Schema (the operation's params); null: any params. */
+  input: Record<string, unknown> | null
+}
+
+/** One page of paid offers, and the cursor of the next (null at the end). */
+export type PaidOfferPage = { offers: PaidOffer[]; next: string | null }
 
 /** The path and the `x-payment-info` of one paid offer: what an MPP client needs to buy it. */
 export function paymentInfoOf(offer: PaidOffer) {

@@ -10,6 +10,9 @@ import type { MailOutcome, OutboxEntry } from '../OrderMail.ts'
 import type { IdempotentAnswer, PendingCheck, TaskPayment, TaskRecord, TaskStatus } from '../Task.ts'
 import type { UserRecord } from '../User.ts'
 import type { WebhookDelivery, WebhookOutcome, WebhookRecord } from '../Webhook.ts'
+import type { KvStore } from './KvStore.ts'
+
+export type { KvChange, KvStore } from './KvStore.ts'
 
 /** A page of a list filtered by a literal, case-insensitive substring `q`. */
 export type ListQuery = { q?: string; limit: number; offset: number }
@@ -106,12 +109,6 @@ export type PaidOfferRecord = {
   /** The skill's input JSON Schema; null: any params. */
   input: Record<string, unknown> | null
 }
-
-/** What an atomic key-value update does: keep, write or remove the entry; `result` goes back to the caller. */
-export type KvChange<R> =
-  | { op: 'noop'; result: R }
-  | { op: 'set'; value: unknown; result: R }
-  | { op: 'delete'; result: R }
 
 /**
  * An order e-mail to record once: the task it made (with its events) or none, and the reply, which lands in the
@@ -365,21 +362,6 @@ export type WebhookStore = {
 
 /** A buyer wallet's decisions on deliveries across the market (Store.buyerDecisions). */
 export type BuyerDecisions = { wallet: string; accepted: number; rejected: number }
-
-/** Small shared values (secrets, replay markers, spent wallet proofs), updated atomically across processes. */
-export type KvStore = {
-  /** A JSON value kept under `key` (settings, payment-library replay markers), or null. */
-  kvGet(key: string): Promise<unknown | null>
-  /** Writes a JSON value under `key`. */
-  kvPut(key: string, value: unknown): Promise<void>
-  /** Removes `key`. */
-  kvDelete(key: string): Promise<void>
-  /**
-   * Atomic read-modify-write of one key, also across processes sharing the store. `change` must be synchronous and
-   * free of side effects (it may run again).
-   */
-  kvUpdate<R>(key: string, change: (current: unknown | null) => KvChange<R>): Promise<R>
-}
 
 /** Whether the store answers, the version its read caches are keyed by, and closing it. */
 export type StoreLifecycle = {

@@ -2,12 +2,17 @@ import { A2A_MEDIA_TYPE, wantsA2aMediaType } from '../A2aCard.ts'
 import { RegisterAgentInput, UpdateAgentInput } from '../Agent.ts'
 import { AgentListInput, isSyncQuery } from '../actions/agents/index.ts'
 import { buyerKeyOf } from '../actions/tasks/budgetGuard.ts'
-import { PaidOfferQuery, RatingListInput, RefundInput, type TaskAnswer } from '../actions/tasks/index.ts'
+import {
+  answerHeaders,
+  PaidOfferQuery,
+  RatingListInput,
+  RefundInput,
+  type TaskAnswer,
+} from '../actions/tasks/index.ts'
 import type { ProvedRequest } from '../actions/users/index.ts'
 import { UserListInput } from '../actions/users/index.ts'
 import { BudgetInput } from '../Budget.ts'
 import { FeedQueryInput } from '../Feed.ts'
-import { answerHeaders } from '../http.ts'
 import { MilestoneInput, MilestoneListInput } from '../Milestone.ts'
 import { isPaymentCredential } from '../payments/Mpp.ts'
 import { paidOfferListing } from '../payments/PaymentInfo.ts'
@@ -21,7 +26,7 @@ import {
   RejectionInput,
   TaskListInput,
   VerifyPaymentInput,
-} from '../Task.ts'
+} from '../TaskInput.ts'
 import { PairAgentInput, UpdateUserInput } from '../User.ts'
 import { WebhookInput } from '../Webhook.ts'
 import { feedStream, wantsEventStream } from './feedStream.ts'

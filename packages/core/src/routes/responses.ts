@@ -247,7 +247,7 @@ const TaskPayment = v.strictObject({
   payer_proof: v.nullable(PayerProof),
 })
 
-/** Why an order is outside its buyer's budget, and what remains (Budget.ts BudgetRemaining). */
+/** Why an order is outside its buyer's budget, and what remains (errors.ts BudgetRemaining). */
 const BudgetRemaining = v.strictObject({
   reason: v.picklist(['expired', 'seller', 'per_task', 'per_day']),
   per_task_max: v.number(),

@@ -1,8 +1,8 @@
 import { strictEqual as equal, deepStrictEqual as same } from 'node:assert/strict'
 import { claimFair, type FairQueued, type FairShare } from '../FairQueue.ts'
 import { mailQueueKeys, type OutboxEntry } from '../OrderMail.ts'
+import { recheckQueueKeys } from '../PaymentRechecks.ts'
 import type { Store } from '../ports/Store.ts'
-import { recheckQueueKeys } from '../Task.ts'
 import { at, hex32, type StoreTest, sampleAgent, sampleTask, type WithStore } from './fixtures.ts'
 import { delivery, hook } from './webhookCases.ts'
 

@@ -1,3 +1,15 @@
-export * from './rateBucketsSuite.ts'
-export * from './storeSuite.ts'
-export * from './trustSimulation.ts'
+// @agentmarket/core/testing: the conformance suites every Store and RateBuckets adapter passes, their sample
+// records, and the trust simulation the stores' trust tests share.
+
+export { sampleAgent, sampleEvent, sampleSkill, sampleTask, sampleUser } from './fixtures.ts'
+export { rateBucketsSuite } from './rateBucketsSuite.ts'
+export { storeSuite, type TestRunner } from './storeSuite.ts'
+export {
+  creditCountsAtSteps,
+  DAY_MS,
+  establishedBuyers,
+  simWallet,
+  type TrustMarket,
+  trustMarket,
+  USDC,
+} from './trustSimulation.ts'

@@ -1,5 +1,5 @@
 import type { A2ARequestHandler } from '@a2a-js/sdk/server'
-import type { RateClass } from '@agentmarket/core'
+import type { RateClass } from '@agentmarket/core/routes'
 
 /**
  * Who an A2A operation answers with data: anyone (`anonymous`), the seller by its API key on its own agent's

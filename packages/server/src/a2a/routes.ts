@@ -1,4 +1,5 @@
-import { A2A_JWKS_PATH, a2aCardView, bearerKey, buildMarketCard, wantsA2aMediaType } from '@agentmarket/core'
+import { A2A_JWKS_PATH, a2aCardView, buildMarketCard, wantsA2aMediaType } from '@agentmarket/core'
+import { bearerKey } from '@agentmarket/core/routes'
 import { Elysia } from 'elysia'
 import { RATE_EXTENSION } from '../openapi/operation.ts'
 import type { PeerSource } from '../plugins/rateLimits.ts'

@@ -1,4 +1,4 @@
-import { addressSlots } from '@agentmarket/core'
+import { addressSlots } from '@agentmarket/core/routes'
 
 /** How many SMTP connections the order mailbox holds: per client address, in all, and how long one may last. */
 export type SmtpConnectionLimits = {

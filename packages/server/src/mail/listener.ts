@@ -1,5 +1,7 @@
-import type { Clock, MarketplaceActions, OrderMailResult, RateClass, RateLimiter } from '@agentmarket/core'
-import { addressBucket, MAX_ORDER_MAIL_BYTES, RateLimitedError, systemClock } from '@agentmarket/core'
+import type { Clock, MarketplaceActions, OrderMailResult } from '@agentmarket/core'
+import { MAX_ORDER_MAIL_BYTES, systemClock } from '@agentmarket/core'
+import type { RateClass, RateLimiter } from '@agentmarket/core/routes'
+import { addressBucket, RateLimitedError } from '@agentmarket/core/routes'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server'
 import { fallbackLogger, type Logger } from '../log.ts'
 import {

@@ -1,4 +1,5 @@
-import type { MarketplaceActions, RateClass } from '@agentmarket/core'
+import type { MarketplaceActions } from '@agentmarket/core'
+import type { RateClass } from '@agentmarket/core/routes'
 import type { Logger } from '../log.ts'
 
 /** Spends one more token of a rate class for the request's client (see RouteCall.charge). */

@@ -1,4 +1,5 @@
-import { bearerKey, isUnexpected, MarketError, type MarketplaceActions, toProblem } from '@agentmarket/core'
+import { isUnexpected, MarketError, type MarketplaceActions, toProblem } from '@agentmarket/core'
+import { bearerKey } from '@agentmarket/core/routes'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import {

@@ -1,12 +1,5 @@
-import {
-  InvalidInputError,
-  MARKET_ROUTES,
-  type MarketplaceActions,
-  type RateClass,
-  RESPONSE_SCHEMAS,
-  type RouteRow,
-  type ToolArgument,
-} from '@agentmarket/core'
+import { InvalidInputError, MARKET_ROUTES, type MarketplaceActions } from '@agentmarket/core'
+import { type RateClass, RESPONSE_SCHEMAS, type RouteRow, type ToolArgument } from '@agentmarket/core/routes'
 import type { JsonSchema } from '@valibot/to-json-schema'
 import * as v from 'valibot'
 import { jsonSchemaOf } from '../openapi/jsonSchema.ts'

@@ -1,4 +1,5 @@
-import { type PaidOfferPage, PaidOrderInput, paymentInfoOf, RESPONSE_SCHEMAS } from '@agentmarket/core'
+import { type PaidOfferPage, PaidOrderInput, paymentInfoOf } from '@agentmarket/core'
+import { RESPONSE_SCHEMAS } from '@agentmarket/core/routes'
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
 import { VERSION } from '../version.ts'

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
-import { RESPONSE_SCHEMAS, type ResponseName } from '@agentmarket/core'
+import { RESPONSE_SCHEMAS, type ResponseName } from '@agentmarket/core/routes'
 import { validate } from '@readme/openapi-parser'
 import createClient from 'openapi-fetch'
 import * as v from 'valibot'

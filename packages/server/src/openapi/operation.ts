@@ -1,4 +1,4 @@
-import type { RouteAuth, RouteRow } from '@agentmarket/core'
+import type { RouteAuth, RouteRow } from '@agentmarket/core/routes'
 import type { DocumentDecoration } from 'elysia'
 import type { GenericSchema } from 'valibot'
 import { jsonSchemaOf } from './jsonSchema.ts'

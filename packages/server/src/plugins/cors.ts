@@ -1,4 +1,4 @@
-import { routeNotFound } from '@agentmarket/core'
+import { routeNotFound } from '@agentmarket/core/routes'
 import { Elysia } from 'elysia'
 
 /** The request headers a browser client of the API may send. */

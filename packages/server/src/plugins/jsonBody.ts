@@ -1,4 +1,4 @@
-import { jsonObjectOf, jsonOfBytes, readLimited } from '@agentmarket/core'
+import { jsonObjectOf, jsonOfBytes, readLimited } from '@agentmarket/core/routes'
 import { Elysia } from 'elysia'
 
 // The exact bytes of each body, for the requests that sign them (wallet proofs); gone with the request.

@@ -1,10 +1,5 @@
-import {
-  MarketError,
-  MethodNotAllowedError,
-  problemResponse,
-  requestPath,
-  routeNotFound,
-} from '@agentmarket/core'
+import { MarketError, MethodNotAllowedError } from '@agentmarket/core'
+import { problemResponse, requestPath, routeNotFound } from '@agentmarket/core/routes'
 import { Elysia } from 'elysia'
 import type { Logger } from '../log.ts'
 import { EXPOSED_HEADERS } from './cors.ts'

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { DEFAULT_RATE_POLICIES, memoryRateBuckets, type RateBuckets, rateLimiter } from '@agentmarket/core'
+import { memoryRateBuckets, type RateBuckets } from '@agentmarket/core'
+import { DEFAULT_RATE_POLICIES, rateLimiter } from '@agentmarket/core/routes'
 import { testApp } from '../testing/http.ts'
 import { a2aRateClass, clientAddress, mcpRateClasses, routeRateClasses } from './rateLimits.ts'
 

@@ -5,7 +5,7 @@ import {
   type RateLimiter,
   rateClassOf,
   rateLimitHeaders,
-} from '@agentmarket/core'
+} from '@agentmarket/core/routes'
 import { Elysia } from 'elysia'
 import { A2A_METHODS, a2aJsonRpcMethod, a2aRestMethod } from '../a2a/methods.ts'
 import { TOOL_RATE_CLASSES } from '../mcp/tools.ts'

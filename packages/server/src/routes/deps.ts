@@ -1,4 +1,5 @@
-import type { MarketplaceActions, RateClass, StreamSlots } from '@agentmarket/core'
+import type { MarketplaceActions } from '@agentmarket/core'
+import type { RateClass, StreamSlots } from '@agentmarket/core/routes'
 import type { PeerSource } from '../plugins/rateLimits.ts'
 import type { ApiVersion } from '../versions.ts'
 

@@ -1,4 +1,5 @@
-import { apiPathOf, MARKET_ROUTES, type RouteAuth, type RouteRow } from '@agentmarket/core'
+import { MARKET_ROUTES } from '@agentmarket/core'
+import { apiPathOf, type RouteAuth, type RouteRow } from '@agentmarket/core/routes'
 import { VERSIONING_POLICY } from '../versions.ts'
 import type { RouteDeps } from './deps.ts'
 

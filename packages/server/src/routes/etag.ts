@@ -1,4 +1,4 @@
-import { etagOfDigest, matchesETag } from '@agentmarket/core'
+import { etagOfDigest, matchesETag } from '@agentmarket/core/routes'
 
 // The core hands out the same object while its read cache holds it, so its JSON and ETag are made once.
 const serialized = new WeakMap<object, { body: string; etag: string }>()

@@ -5,7 +5,7 @@ import {
   type RouteReply,
   type RouteRow,
   SSE_KEEPALIVE_MS,
-} from '@agentmarket/core'
+} from '@agentmarket/core/routes'
 import { Elysia } from 'elysia'
 import type { Server } from 'elysia/universal'
 import { operation } from '../openapi/operation.ts'

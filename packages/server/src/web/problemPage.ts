@@ -1,11 +1,10 @@
+import { ERROR_CODES, type ErrorCode } from '@agentmarket/core'
 import {
-  ERROR_CODES,
-  type ErrorCode,
   PROBLEM_TYPE_CACHE,
   problemTypeDoc,
   problemTypeResponse,
   routeNotFound,
-} from '@agentmarket/core'
+} from '@agentmarket/core/routes'
 import { Elysia } from 'elysia'
 import { html } from './html.ts'
 import { pageResponse } from './layout.ts'

@@ -1,4 +1,5 @@
-import { MarketError, type PublicTaskRow, routeNotFound } from '@agentmarket/core'
+import { MarketError, type PublicTaskRow } from '@agentmarket/core'
+import { routeNotFound } from '@agentmarket/core/routes'
 import { Elysia } from 'elysia'
 import type { RouteDeps } from '../routes/deps.ts'
 import { COPY_SCRIPT, FAVICON_SVG, LIVE_FEED_SCRIPT, STYLESHEET } from './assets.ts'

@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { type AgentSummary, nameKey, toAgentSummary } from '../../Agent.ts'
+import { nameKey } from '../../Agent.ts'
 import {
   AgentSyncFields,
   decodeSyncCursor,
@@ -7,6 +7,7 @@ import {
   SYNC_OVERLAP_MS,
   SYNC_PAGE,
 } from '../../AgentSync.ts'
+import { type AgentSummary, toAgentSummary } from '../../AgentView.ts'
 import { InvalidInputError } from '../../errors.ts'
 import { pageNumber, parseInput, strictFields } from '../../Validation.ts'
 import type { ActionContext } from '../context.ts'

@@ -1,4 +1,5 @@
-import { type AgentView, sellerWarnings, UpdateAgentInput } from '../../Agent.ts'
+import { sellerWarnings, UpdateAgentInput } from '../../Agent.ts'
+import type { AgentView } from '../../AgentView.ts'
 import { NotFoundError } from '../../errors.ts'
 import { feedEvents, newSkills } from '../../events.ts'
 import { parseInput } from '../../Validation.ts'

@@ -12,7 +12,9 @@ import {
   parseOrderSubject,
   replyTo,
 } from '../../OrderMail.ts'
-import { CreateTaskInput, findSkill, type TaskRecord, taskPaths } from '../../Task.ts'
+import { findSkill, type TaskRecord } from '../../Task.ts'
+import { CreateTaskInput } from '../../TaskInput.ts'
+import { taskPaths } from '../../TaskSteps.ts'
 import { parseInput } from '../../Validation.ts'
 import type { ActionContext } from '../context.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'

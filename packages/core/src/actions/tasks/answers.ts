@@ -1,4 +1,4 @@
-import type { TaskView } from '../../Task.ts'
+import type { TaskView } from '../../TaskView.ts'
 
 /** The body of a 202: the payment is not final yet. */
 export type PendingVerification = {
@@ -43,4 +43,17 @@ export function taskAnswer<Outcome extends keyof typeof TASK_OUTCOME_STATUS>(
     TaskAnswer,
     { outcome: Outcome }
   >
+}
+
+/** The headers a task answer carries: `Retry-After` while a payment is not final, and whether it is a replay. */
+export function answerHeaders(answer: TaskAnswer): Record<string, string> {
+  const headers: Record<string, string> = {}
+  if ('retryAfterSeconds' in answer) headers['retry-after'] = String(answer.retryAfterSeconds)
+  if (answer.outcome === 'replayed') headers['idempotent-replayed'] = 'true'
+  return headers
+}
+
+/** A task answer (createTask, verifyPayment) as a JSON response with its status and headers. */
+export function answerResponse(answer: TaskAnswer): Response {
+  return Response.json(answer.body, { status: answer.status, headers: answerHeaders(answer) })
 }

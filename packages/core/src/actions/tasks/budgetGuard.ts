@@ -1,7 +1,6 @@
 import { type AgentRecord, nameKey } from '../../Agent.ts'
 import {
   type BudgetRecord,
-  type BudgetRefusal,
   type BudgetUsage,
   budgetDay,
   budgetFromJson,
@@ -12,7 +11,7 @@ import {
   type SpendCap,
 } from '../../Budget.ts'
 import { hashSecret } from '../../Credentials.ts'
-import { BudgetExceededError, UnauthorizedError } from '../../errors.ts'
+import { BudgetExceededError, type BudgetRefusal, UnauthorizedError } from '../../errors.ts'
 import type { FeedEventInput } from '../../Feed.ts'
 import { bearerKey } from '../../http.ts'
 import { formatAmount } from '../../Money.ts'

@@ -1,5 +1,7 @@
 import { ConflictError } from '../../errors.ts'
-import { CompleteTaskInput, type SellerTaskView, type TaskRecord, taskDueAt } from '../../Task.ts'
+import { type TaskRecord, taskDueAt } from '../../Task.ts'
+import { CompleteTaskInput } from '../../TaskInput.ts'
+import type { SellerTaskView } from '../../TaskView.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, authenticate } from '../context.ts'
 import { jobSteps, ownerWallets } from './jobSteps.ts'

@@ -1,15 +1,11 @@
 import type { Hex } from 'viem'
 import { hashSecret } from '../../Credentials.ts'
 import { ChainUnavailableError, ConflictError, InvalidInputError } from '../../errors.ts'
+import { recheckDelayMs } from '../../PaymentRechecks.ts'
 import { clientKeyOf } from '../../RateLimit.ts'
-import {
-  CreateTaskInput,
-  IdempotencyKey,
-  type IdempotentAnswer,
-  recheckDelayMs,
-  type TaskRecord,
-  toTaskView,
-} from '../../Task.ts'
+import type { IdempotentAnswer, TaskRecord } from '../../Task.ts'
+import { CreateTaskInput, IdempotencyKey } from '../../TaskInput.ts'
+import { toTaskView } from '../../TaskView.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'

@@ -13,11 +13,18 @@ import { threadActions } from './threads.ts'
 import { verifyPaymentAction } from './verifyPayment.ts'
 import { x402TaskActions } from './x402Tasks.ts'
 
-export { type PendingVerification, TASK_OUTCOME_STATUS, type TaskAnswer } from './answers.ts'
+export type { PaidOffer, PaidOfferPage } from '../../payments/PaymentInfo.ts'
+export {
+  answerHeaders,
+  answerResponse,
+  type PendingVerification,
+  TASK_OUTCOME_STATUS,
+  type TaskAnswer,
+} from './answers.ts'
 export type { OrderOptions } from './createTask.ts'
 export { JOB_FOLLOWER_LOOKBACK_BLOCKS, JOB_FOLLOWER_MAX_BLOCKS, type JobFollowReport } from './jobFollower.ts'
 export { jobSteps } from './jobSteps.ts'
-export { type PaidOffer, type PaidOfferPage, PaidOfferQuery } from './paidOffers.ts'
+export { PaidOfferQuery } from './paidOffers.ts'
 export { RatingListInput, type RatingPage } from './rateTask.ts'
 export type { TaskPage } from './readTasks.ts'
 export type { RecheckReport } from './rechecks.ts'

@@ -1,7 +1,7 @@
 import type { Address, Hex } from 'viem'
 import type { AgentRecord } from '../../Agent.ts'
-import { DEFAULT_JOB_SECONDS } from '../../EscrowJobView.ts'
 import { ChainUnavailableError, NotFoundError } from '../../errors.ts'
+import { DEFAULT_JOB_SECONDS } from '../../Job.ts'
 import { sameAddress } from '../../payments/Addresses.ts'
 import { latestSlaDeadline } from '../../payments/Escrow.ts'
 import type { JobFundingExpectation } from '../../payments/JobEscrow.ts'

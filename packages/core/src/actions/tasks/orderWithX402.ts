@@ -8,7 +8,8 @@ import {
   X402_HEADERS,
   type X402Settings,
 } from '../../payments/X402.ts'
-import { type TaskRecord, toTaskView } from '../../Task.ts'
+import type { TaskRecord } from '../../Task.ts'
+import { toTaskView } from '../../TaskView.ts'
 import type { ActionContext } from '../context.ts'
 import type { OrderGuard } from './budgetGuard.ts'
 import { pendingVerification } from './judging.ts'

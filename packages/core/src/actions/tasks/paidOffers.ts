@@ -1,22 +1,8 @@
 import * as v from 'valibot'
+import type { PaidOfferPage } from '../../payments/PaymentInfo.ts'
 import { readCache } from '../../ReadCache.ts'
 import { pageNumber, parseInput, strictFields } from '../../Validation.ts'
 import type { ActionContext } from '../context.ts'
-
-/** One purchasable skill an agent sells by machine payment: one paid operation of the OpenAPI document. */
-export type PaidOffer = {
-  agent: string
-  slug: string
-  name: string
-  description: string | null
-  amountBaseUnits: bigint
-  currency: string
-  /** The skill's input JSON Schema (the operation's params); null: any params. */
-  input: Record<string, unknown> | null
-}
-
-/** One page of paid offers, and the cursor of the next (null at the end). */
-export type PaidOfferPage = { offers: PaidOffer[]; next: string | null }
 
 /** Query of a page of paid offers: `limit` 1-100, `after` the `next` cursor of the page before. */
 export const PaidOfferQuery = strictFields({

@@ -1,13 +1,12 @@
+import { TASK_STATUSES, taskAt } from '../../Task.ts'
+import { TaskListInput } from '../../TaskInput.ts'
 import {
   type PublicTaskRow,
   type SellerTaskView,
-  TASK_STATUSES,
-  TaskListInput,
   type TaskView,
-  taskAt,
   toPublicTaskRow,
   toTaskView,
-} from '../../Task.ts'
+} from '../../TaskView.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, authenticate, requireAgent } from '../context.ts'
 import { taskNotFound } from './judging.ts'

@@ -1,15 +1,14 @@
 import type { Hex } from 'viem'
 import { feedEvents } from '../../events.ts'
 import { RECHECK_FAIR_SHARE } from '../../FairQueue.ts'
-import type { Verdict } from '../../payments/Verifier.ts'
 import {
-  EXPIRED_TASK_RETENTION_MS,
   MAX_RECHECKS,
   MAX_RECHECKS_PER_CLIENT,
   MAX_UNMINED_RECHECKS,
   recheckDelayMs,
-  type TaskRecord,
-} from '../../Task.ts'
+} from '../../PaymentRechecks.ts'
+import type { Verdict } from '../../payments/Verifier.ts'
+import { EXPIRED_TASK_RETENTION_MS, type TaskRecord } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
 import { stepOfTime } from './jobSteps.ts'
 import { checkOf, judge, payerProved, paymentOf } from './judging.ts'

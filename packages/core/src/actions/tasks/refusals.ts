@@ -1,5 +1,5 @@
-import { DEFAULT_JOB_SECONDS } from '../../EscrowJobView.ts'
 import { ConflictError, InvalidInputError, PaymentRefusedError } from '../../errors.ts'
+import { DEFAULT_JOB_SECONDS } from '../../Job.ts'
 import { ESCROW_DEADLINE_SLACK_SECONDS } from '../../payments/Escrow.ts'
 import type { RefusalReason } from '../../payments/Verifier.ts'
 import type { TaskRecord } from '../../Task.ts'

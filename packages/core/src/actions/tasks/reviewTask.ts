@@ -1,13 +1,8 @@
 import { isBuyerReview, type ReviewDecision } from '../../BuyerReview.ts'
 import { ConflictError, UnauthorizedError } from '../../errors.ts'
-import {
-  buyerWalletOf,
-  DecisionInput,
-  RejectionInput,
-  type TaskView,
-  taskAt,
-  toTaskView,
-} from '../../Task.ts'
+import { buyerWalletOf, taskAt } from '../../Task.ts'
+import { DecisionInput, RejectionInput } from '../../TaskInput.ts'
+import { type TaskView, toTaskView } from '../../TaskView.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { jobSteps } from './jobSteps.ts'

@@ -1,4 +1,5 @@
-import { buyerWalletOf, type SellerTaskView, type TaskRecord, toSellerTaskView } from '../../Task.ts'
+import { buyerWalletOf, type TaskRecord } from '../../Task.ts'
+import { type SellerTaskView, toSellerTaskView } from '../../TaskView.ts'
 import type { ActionContext } from '../context.ts'
 
 /**

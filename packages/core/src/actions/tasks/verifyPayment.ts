@@ -1,6 +1,7 @@
 import { ChainUnavailableError } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
-import { toTaskView, VerifyPaymentInput } from '../../Task.ts'
+import { VerifyPaymentInput } from '../../TaskInput.ts'
+import { toTaskView } from '../../TaskView.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { type TaskAnswer, taskAnswer } from './answers.ts'

@@ -1,6 +1,7 @@
 import { ConflictError, MarketError } from '../../errors.ts'
 import { type PaymentRequired, parseX402Payment, paymentRequired } from '../../payments/X402.ts'
-import { type TaskRecord, type TaskView, toTaskView } from '../../Task.ts'
+import type { TaskRecord } from '../../Task.ts'
+import { type TaskView, toTaskView } from '../../TaskView.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { requireTask } from './judging.ts'
 import { notPending } from './refusals.ts'

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 import { type Address, getAddress, isAddress } from 'viem'
-import type { AgentView } from '../../Agent.ts'
+import type { AgentView } from '../../AgentView.ts'
 import { generateId } from '../../Credentials.ts'
 import {
   ConflictError,

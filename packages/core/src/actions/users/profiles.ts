@@ -1,4 +1,4 @@
-import { toAgentSummary } from '../../Agent.ts'
+import { toAgentSummary } from '../../AgentView.ts'
 import { ForbiddenError, NotFoundError } from '../../errors.ts'
 import { livenessChangesAt } from '../../Liveness.ts'
 import { type Expiring, readCache } from '../../ReadCache.ts'

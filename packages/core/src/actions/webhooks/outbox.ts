@@ -3,7 +3,7 @@ import { generateId } from '../../Credentials.ts'
 import { type FairShare, WEBHOOK_FAIR_SHARE } from '../../FairQueue.ts'
 import type { FeedEventRecord } from '../../Feed.ts'
 import type { WebhookTransport } from '../../ports/WebhookTransport.ts'
-import { toTaskView } from '../../Task.ts'
+import { toTaskView } from '../../TaskView.ts'
 import {
   nextWebhookAttempt,
   WEBHOOK_BACKLOG_MAX,
