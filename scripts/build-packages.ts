@@ -1,6 +1,6 @@
 /**
  * Builds the embeddable packages for Node.js 20+ and any ESM host: `dist/` of @agentmarket/core (entries `.`, `./viem`,
- * `./testing`), @agentmarket/store-libsql and @agentmarket/store-postgres, as ES modules with their dependencies left
+ * `./testing`), @agentmarket/store-sql, @agentmarket/store-libsql and @agentmarket/store-postgres, as ES modules with their dependencies left
  * as imports (shared code split into chunks, so one class is one class across entries), and type declarations from tsc.
  * Usage: bun run build:packages
  */
@@ -14,6 +14,8 @@ type PackageBuild = { folder: string; entries: string[] }
 
 const PACKAGES: PackageBuild[] = [
   { folder: 'packages/core', entries: ['src/index.ts', 'src/viem.ts', 'src/testing/index.ts'] },
+  // Before the stores: their dist imports it.
+  { folder: 'packages/store-sql', entries: ['src/index.ts'] },
   { folder: 'packages/store-libsql', entries: ['src/index.ts'] },
   { folder: 'packages/store-postgres', entries: ['src/index.ts'] },
 ]
