@@ -6,9 +6,9 @@ import {
   toOutboxRow,
   toTaskRow,
 } from '@agentmarket/core'
+import { fairPick, QUEUES, sqliteSql } from '@agentmarket/store-sql'
 import { and, eq, isNull, lte, sql } from 'drizzle-orm'
 import { budgetCaps, OverCap } from './budgetUsage.ts'
-import { fairPick, QUEUES } from './fairQueue.ts'
 import type { Database } from './open.ts'
 import { orderMails, outbox, tasks } from './schema.ts'
 import { batchWriter, isUniqueViolation } from './writes.ts'
@@ -62,7 +62,7 @@ export function mailStore(database: Database): MailMethods {
         })
         .where(
           and(
-            sql`${outbox.id} in (${fairPick(QUEUES.mail, now.getTime(), share)})`,
+            sql`${outbox.id} in (${fairPick(sqliteSql, QUEUES.mail, now.getTime(), share)})`,
             pending,
             lte(outbox.nextAttemptAt, now.getTime()),
           ),

@@ -6,8 +6,8 @@ import {
   toWebhookRecord,
   toWebhookRow,
 } from '@agentmarket/core'
+import { fairPick, QUEUES, sqliteSql } from '@agentmarket/store-sql'
 import { and, asc, desc, eq, inArray, isNull, lte, or, type SQL, sql } from 'drizzle-orm'
-import { fairPick, QUEUES } from './fairQueue.ts'
 import type { Database } from './open.ts'
 import { webhookDeliveries, webhooks } from './schema.ts'
 import { batchWriter } from './writes.ts'
@@ -163,7 +163,7 @@ export function webhookStore(database: Database): WebhookMethods {
         })
         .where(
           and(
-            sql`${webhookDeliveries.id} in (${fairPick(QUEUES.webhooks, now.getTime(), share)})`,
+            sql`${webhookDeliveries.id} in (${fairPick(sqliteSql, QUEUES.webhooks, now.getTime(), share)})`,
             pending,
             lte(webhookDeliveries.nextAttemptAt, now.getTime()),
           ),

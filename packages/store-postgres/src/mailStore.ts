@@ -6,10 +6,11 @@ import {
   toOutboxRow,
   toTaskRow,
 } from '@agentmarket/core'
+import { QUEUES } from '@agentmarket/store-sql'
 import { and, eq, inArray, isNull, TransactionRollbackError } from 'drizzle-orm'
 import { insertEvents } from './agentStore.ts'
 import { overCap } from './budgetUsage.ts'
-import { claimFair, QUEUES } from './fairQueue.ts'
+import { claimFair } from './fairQueue.ts'
 import type { PostgresDatabase } from './open.ts'
 import { orderMails, outbox, tasks } from './schema.ts'
 import { brokenConstraint } from './taskStore.ts'

@@ -5,8 +5,9 @@ import {
   toWebhookRecord,
   toWebhookRow,
 } from '@agentmarket/core'
+import { QUEUES } from '@agentmarket/store-sql'
 import { and, asc, count, desc, eq, inArray, isNull, or, type SQL, sql } from 'drizzle-orm'
-import { claimFair, QUEUES } from './fairQueue.ts'
+import { claimFair } from './fairQueue.ts'
 import type { PostgresDatabase } from './open.ts'
 import { webhookDeliveries, webhooks } from './schema.ts'
 
