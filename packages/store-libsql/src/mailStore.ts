@@ -1,24 +1,22 @@
 import {
   type MailOutcome,
-  type Store,
+  type MailStore,
   settledMailColumns,
   toOutboxEntry,
   toOutboxRow,
   toTaskRow,
 } from '@agentmarket/core'
-import { fairPick, QUEUES, sqliteSql } from '@agentmarket/store-sql'
-import { and, eq, isNull, lte, sql } from 'drizzle-orm'
+import { fairPick, inQueueOrder, mailQueries, QUEUES, sqliteSql } from '@agentmarket/store-sql'
+import { and, eq, lte, sql } from 'drizzle-orm'
 import { budgetCaps, OverCap } from './budgetUsage.ts'
 import type { Database } from './open.ts'
 import { orderMails, outbox, tasks } from './schema.ts'
 import { batchWriter, isUniqueViolation } from './writes.ts'
 
-type MailMethods = Pick<Store, 'acceptOrderMail' | 'claimDueMail' | 'settleMail' | 'getMail'>
-
-const pending = and(isNull(outbox.sentAt), isNull(outbox.failedAt))
+const { pending } = mailQueries(outbox)
 
 /** The order-mail and outbox methods of the libSQL Store. */
-export function mailStore(database: Database): MailMethods {
+export function mailStore(database: Database): MailStore {
   const { db } = database
   const { writeBatch, insertEvents } = batchWriter(database)
   const { withinCap } = budgetCaps(database)
@@ -68,7 +66,7 @@ export function mailStore(database: Database): MailMethods {
           ),
         )
         .returning()
-      return rows.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).map(toOutboxEntry)
+      return inQueueOrder(rows).map(toOutboxEntry)
     },
 
     async settleMail(id, outcome: MailOutcome) {

@@ -204,7 +204,7 @@ describe('migrate', () => {
   test("behavior: upgrading to 0026 counts each judged job on its payer's row and sums the on-time votes as trustTotals does", async () => {
     const client = await migratedUpTo(26)
     const seller = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed'
-    const [fresh, other, steady] = ['0x' + 'a'.repeat(40), '0x' + 'b'.repeat(40), '0x' + 'c'.repeat(40)]
+    const [fresh, other, steady] = [`0x${'a'.repeat(40)}`, `0x${'b'.repeat(40)}`, `0x${'c'.repeat(40)}`]
     client.run(`insert into agents (name_key, name, platform, status, api_key_hash, pairing_code_hash,
       last_active_at, created_at, updated_at, revision, wallet_address, on_time_tasks, late_tasks)
       values ('s', 'S', 'other', 'free', 'k', 'p', 0, 0, 0, 1, '${seller}', 4, 3)`)
