@@ -2,6 +2,8 @@
  * Builds the embeddable packages for Node.js 20+ and any ESM host: `dist/` of @agentmarket/core (entries `.`, `./rows`,
  * `./routes`, `./viem`, `./testing`), @agentmarket/store-libsql and @agentmarket/store-postgres, as ES modules with
  * their dependencies left as imports (shared code split into chunks, so one class is one class across entries), and type declarations from tsc.
+  // Before the stores: their dist imports it.
+  { folder: 'packages/store-sql', entries: ['src/index.ts'] },
  * Usage: bun run build:packages
  */
 import { rmSync } from 'node:fs'
@@ -23,6 +25,8 @@ const PACKAGES: PackageBuild[] = [
       'src/testing/index.ts',
     ],
   },
+  // Before the stores: their dist imports it.
+  { folder: 'packages/store-sql', entries: ['src/index.ts'] },
   { folder: 'packages/store-libsql', entries: ['src/index.ts'] },
   { folder: 'packages/store-postgres', entries: ['src/index.ts'] },
 ]

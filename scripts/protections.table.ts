@@ -110,7 +110,7 @@ export const PROTECTIONS: Protection[] = [
         replace: 'WEBHOOK_FAIR_SHARE: FairShare = { limit: 20, perTenant: 1000, perEndpoint: 1000 }',
       },
       {
-        file: 'packages/store-libsql/src/fairQueue.ts',
+        file: 'packages/store-sql/src/fairQueue.ts',
         find: 'order by endpoints_free.tenant_rank, endpoints_free.due_at, endpoints_free.id',
         replace: 'order by endpoints_free.due_at, endpoints_free.id',
       },

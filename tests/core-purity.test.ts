@@ -3,8 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
 const coreSource = resolve(import.meta.dir, '../packages/core/src')
-/** The stores' sources, which Node hosts run too. */
-const STORE_SOURCES = ['store-libsql', 'store-postgres'].map((name) =>
+/** The stores' sources (and the SQL they share), which Node hosts run too. */
+const STORE_SOURCES = ['store-sql', 'store-libsql', 'store-postgres'].map((name) =>
   resolve(import.meta.dir, `../packages/${name}/src`),
 )
 const forbidden = [/^elysia/, /^drizzle/, /libsql/, /^bun:/, /^bun$/, /^@agentmarket\/server/]

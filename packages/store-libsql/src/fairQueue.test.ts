@@ -1,13 +1,13 @@
 import { describe, expect, test } from 'bun:test'
 import { WEBHOOK_FAIR_SHARE } from '@agentmarket/core'
+import { fairPick, QUEUES, sqliteSql } from '@agentmarket/store-sql'
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core'
-import { fairPick, QUEUES } from './fairQueue.ts'
 import { openDatabase } from './open.ts'
 
 /** SQLite's plan of the fair pick of `queue`, one line per step, on a migrated database. */
 async function planOf(queue: (typeof QUEUES)['webhooks' | 'mail']): Promise<string[]> {
   const database = await openDatabase(':memory:')
-  const query = new SQLiteSyncDialect().sqlToQuery(fairPick(queue, 1_000, WEBHOOK_FAIR_SHARE))
+  const query = new SQLiteSyncDialect().sqlToQuery(fairPick(sqliteSql, queue, 1_000, WEBHOOK_FAIR_SHARE))
   const rows = database.connection.all(`explain query plan ${query.sql}`, query.params)
   database.close()
   return rows.map((row) => String(row.detail))

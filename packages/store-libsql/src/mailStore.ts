@@ -1,18 +1,16 @@
-import type { MailOutcome, Store } from '@agentmarket/core'
+import type { MailOutcome, MailStore } from '@agentmarket/core'
 import { settledMailColumns, toOutboxEntry, toOutboxRow, toTaskRow } from '@agentmarket/core/rows'
-import { and, eq, isNull, lte, sql } from 'drizzle-orm'
+import { fairPick, inQueueOrder, mailQueries, QUEUES, sqliteSql } from '@agentmarket/store-sql'
+import { and, eq, lte, sql } from 'drizzle-orm'
 import { budgetCaps, OverCap } from './budgetUsage.ts'
-import { fairPick, QUEUES } from './fairQueue.ts'
 import type { Database } from './open.ts'
 import { orderMails, outbox, tasks } from './schema.ts'
 import { batchWriter, isUniqueViolation } from './writes.ts'
 
-type MailMethods = Pick<Store, 'acceptOrderMail' | 'claimDueMail' | 'settleMail' | 'getMail'>
-
-const pending = and(isNull(outbox.sentAt), isNull(outbox.failedAt))
+const { pending } = mailQueries(outbox)
 
 /** The order-mail and outbox methods of the libSQL Store. */
-export function mailStore(database: Database): MailMethods {
+export function mailStore(database: Database): MailStore {
   const { db } = database
   const { writeBatch, insertEvents } = batchWriter(database)
   const { withinCap } = budgetCaps(database)
@@ -56,13 +54,13 @@ export function mailStore(database: Database): MailMethods {
         })
         .where(
           and(
-            sql`${outbox.id} in (${fairPick(QUEUES.mail, now.getTime(), share)})`,
+            sql`${outbox.id} in (${fairPick(sqliteSql, QUEUES.mail, now.getTime(), share)})`,
             pending,
             lte(outbox.nextAttemptAt, now.getTime()),
           ),
         )
         .returning()
-      return rows.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).map(toOutboxEntry)
+      return inQueueOrder(rows).map(toOutboxEntry)
     },
 
     async settleMail(id, outcome: MailOutcome) {

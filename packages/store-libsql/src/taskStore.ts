@@ -12,9 +12,9 @@ import {
   toTaskRecord,
   toTaskRow,
 } from '@agentmarket/core/rows'
+import { fairPick, QUEUES, sqliteSql } from '@agentmarket/store-sql'
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, or, type SQL, sql } from 'drizzle-orm'
 import { budgetCaps, OverCap } from './budgetUsage.ts'
-import { fairPick, QUEUES } from './fairQueue.ts'
 import type { Database } from './open.ts'
 import { agents, events, tasks, trustBuyers } from './schema.ts'
 import { named, shapedRead } from './shapedReads.ts'
@@ -372,7 +372,7 @@ export function taskStore(database: Database): TaskMethods {
           .set({ nextRecheckAt: leaseUntil.getTime(), recheckLeasedUntil: leaseUntil.getTime() })
           .where(
             and(
-              sql`${tasks.id} in (${fairPick(QUEUES.rechecks, now.getTime(), share)})`,
+              sql`${tasks.id} in (${fairPick(sqliteSql, QUEUES.rechecks, now.getTime(), share)})`,
               eq(tasks.status, 'pending_payment'),
               lte(tasks.nextRecheckAt, now.getTime()),
             ),

@@ -1,4 +1,4 @@
-import type { Store } from '@agentmarket/core'
+import type { WebhookStore } from '@agentmarket/core'
 import {
   settledColumns,
   toDeliveryRecord,
@@ -6,35 +6,19 @@ import {
   toWebhookRecord,
   toWebhookRow,
 } from '@agentmarket/core/rows'
-import { and, asc, desc, eq, inArray, isNull, lte, or, type SQL, sql } from 'drizzle-orm'
-import { fairPick, QUEUES } from './fairQueue.ts'
+import { fairPick, inQueueOrder, QUEUES, sqliteSql, webhookQueries } from '@agentmarket/store-sql'
+import { and, eq, inArray, lte, sql } from 'drizzle-orm'
 import type { Database } from './open.ts'
 import { webhookDeliveries, webhooks } from './schema.ts'
 import { batchWriter } from './writes.ts'
 
-type WebhookMethods = Pick<
-  Store,
-  | 'insertWebhook'
-  | 'listWebhooks'
-  | 'deleteWebhook'
-  | 'webhooksFor'
-  | 'enqueueDeliveries'
-  | 'claimDueDeliveries'
-  | 'settleDelivery'
-  | 'listDeliveries'
->
-
-const pending = and(isNull(webhookDeliveries.deliveredAt), isNull(webhookDeliveries.failedAt))
-
-/** The endpoints of an owner: the agent's own (`taskId` null) or one task's. */
-const ownedBy = (agentKey: string, taskId: string | null): SQL | undefined =>
-  and(
-    eq(webhooks.agentKey, agentKey),
-    taskId === null ? isNull(webhooks.taskId) : eq(webhooks.taskId, taskId),
-  )
+const { pending, ownedBy, servingTask, oldestFirst, latestDeliveriesFirst } = webhookQueries(
+  webhooks,
+  webhookDeliveries,
+)
 
 /** The webhook methods of the libSQL Store: endpoints, and their outbox claimed with leases like the mail's. */
-export function webhookStore(database: Database): WebhookMethods {
+export function webhookStore(database: Database): WebhookStore {
   const { db, connection } = database
   const { writeBatch } = batchWriter(database)
   return {
@@ -71,7 +55,7 @@ export function webhookStore(database: Database): WebhookMethods {
         .select()
         .from(webhooks)
         .where(ownedBy(agentKey, taskId))
-        .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
+        .orderBy(...oldestFirst)
       return rows.map(toWebhookRecord)
     },
 
@@ -95,8 +79,8 @@ export function webhookStore(database: Database): WebhookMethods {
       const rows = await db
         .select()
         .from(webhooks)
-        .where(and(eq(webhooks.agentKey, agentKey), or(isNull(webhooks.taskId), eq(webhooks.taskId, taskId))))
-        .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
+        .where(servingTask(agentKey, taskId))
+        .orderBy(...oldestFirst)
       return rows.map(toWebhookRecord)
     },
 
@@ -163,13 +147,13 @@ export function webhookStore(database: Database): WebhookMethods {
         })
         .where(
           and(
-            sql`${webhookDeliveries.id} in (${fairPick(QUEUES.webhooks, now.getTime(), share)})`,
+            sql`${webhookDeliveries.id} in (${fairPick(sqliteSql, QUEUES.webhooks, now.getTime(), share)})`,
             pending,
             lte(webhookDeliveries.nextAttemptAt, now.getTime()),
           ),
         )
         .returning()
-      return rows.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).map(toDeliveryRecord)
+      return inQueueOrder(rows).map(toDeliveryRecord)
     },
 
     async settleDelivery(id, outcome) {
@@ -184,7 +168,7 @@ export function webhookStore(database: Database): WebhookMethods {
         .select()
         .from(webhookDeliveries)
         .where(eq(webhookDeliveries.webhookId, webhookId))
-        .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+        .orderBy(...latestDeliveriesFirst)
         .limit(limit)
       return rows.map(toDeliveryRecord)
     },

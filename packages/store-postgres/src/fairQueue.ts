@@ -1,136 +1,13 @@
 import type { FairShare } from '@agentmarket/core'
-import { type SQL, sql } from 'drizzle-orm'
+import { type FairQueueTable, fairPick, postgresSql } from '@agentmarket/store-sql'
+import { sql } from 'drizzle-orm'
 import type { PostgresJsDatabase } from 'drizzle-orm/postgres-js'
 
 /**
- * A table the fair claim picks from (core FairQueue.ts), named for raw SQL: every string is a constant of this
- * package, never input. The outbox, webhook deliveries and payment re-checks each have one (QUEUES).
- */
-export type FairQueueTable = {
-  table: string
-  /** Whose item it is and where it goes: SQL expressions over the table's columns. */
-  tenant: string
-  endpoint: string
-  /** The due time and the end of a running attempt's lease (null: not leased). */
-  dueAt: string
-  leasedUntil: string
-  /** Neither done nor given up. */
-  pending: string
-  /**
-   * True when `endpoint` is a column indexed with (endpoint, dueAt, id) under `pending`: the claim then walks the
-   * endpoints with pending items and reads each one's first `perEndpoint` due items, never the rest of a backlog.
-   */
-  indexedEndpoint: boolean
-  /** What a claim sets besides the lease (an attempt counter), as SQL; null: nothing. */
-  onClaim: string | null
-}
-
-/** The three queues that claim by the fair policy. */
-export const QUEUES = {
-  webhooks: {
-    table: 'webhook_deliveries',
-    tenant: 'tenant',
-    endpoint: 'webhook_id',
-    dueAt: 'next_attempt_at',
-    leasedUntil: 'leased_until',
-    pending: 'delivered_at is null and failed_at is null',
-    indexedEndpoint: true,
-    onClaim: 'attempts = attempts + 1',
-  },
-  mail: {
-    table: 'outbox',
-    tenant: 'tenant',
-    endpoint: 'endpoint',
-    dueAt: 'next_attempt_at',
-    leasedUntil: 'leased_until',
-    pending: 'sent_at is null and failed_at is null',
-    indexedEndpoint: true,
-    onClaim: 'attempts = attempts + 1',
-  },
-  // A client has at most MAX_RECHECKS_PER_CLIENT checks, so this backlog is bounded without an endpoint walk.
-  rechecks: {
-    table: 'tasks',
-    tenant: 'agent_key',
-    endpoint: "coalesce(nullif(client_key, ''), 'task:' || id)",
-    dueAt: 'next_recheck_at',
-    leasedUntil: 'recheck_leased_until',
-    pending: "status = 'pending_payment' and next_recheck_at is not null",
-    indexedEndpoint: false,
-    onClaim: null,
-  },
-} as const satisfies Record<string, FairQueueTable>
-
-/**
- * The due items as (id, tenant, endpoint, due_at), at most `perEndpoint` per endpoint when the endpoint is indexed
- * (the only ones the policy can take: an endpoint's later items are past its quota whatever is in flight), after the
- * common table `walk` (the endpoints with pending items) that it reads then.
- */
-function dueItems(queue: FairQueueTable, now: number, perEndpoint: number): { walk: SQL; due: SQL } {
-  const raw = sql.raw
-  const columns = sql`id, ${raw(queue.tenant)} as tenant, ${raw(queue.endpoint)} as endpoint, ${raw(queue.dueAt)} as due_at`
-  if (!queue.indexedEndpoint)
-    return {
-      walk: sql`walk(endpoint_key) as (select null::text)`,
-      due: sql`select ${columns} from ${raw(queue.table)}
-        where ${raw(queue.pending)} and ${raw(queue.dueAt)} <= ${now}::bigint`,
-    }
-  // A skip scan: each step is one seek in the (endpoint, due, id) index for the next endpoint with pending items.
-  return {
-    walk: sql`walk(endpoint_key) as (
-      select min(${raw(queue.endpoint)}) from ${raw(queue.table)} where ${raw(queue.pending)}
-      union all
-      select (select min(${raw(queue.endpoint)}) from ${raw(queue.table)}
-        where ${raw(queue.pending)} and ${raw(queue.endpoint)} > walk.endpoint_key)
-      from walk where walk.endpoint_key is not null)`,
-    due: sql`select picked.* from walk cross join lateral (
-        select ${columns} from ${raw(queue.table)}
-        where ${raw(queue.endpoint)} = walk.endpoint_key and ${raw(queue.pending)}
-          and ${raw(queue.dueAt)} <= ${now}::bigint
-        order by ${raw(queue.dueAt)}, id collate "C" limit ${perEndpoint}::int) as picked
-      where walk.endpoint_key is not null`,
-  }
-}
-
-/**
- * The ids core's pickFair takes (FairQueue.ts) from the items of `queue` due at `now`, as SQL: per-endpoint then
- * per-tenant quotas counting the items in flight (leased past `now`), then round-robin across tenants by their rank.
- * Ids compare byte-wise (collate "C"), as the core compares them. One builder for every queue.
- */
-export function fairPick(
-  queue: FairQueueTable,
-  now: number,
-  { limit, perTenant, perEndpoint }: FairShare,
-): SQL {
-  const raw = sql.raw
-  const { walk, due } = dueItems(queue, now, perEndpoint)
-  // `busy` is read once, by the in-flight index: read twice, a planner may count it off the whole pending index.
-  return sql`
-  with recursive ${walk},
-  busy as materialized (
-    select ${raw(queue.tenant)} as tenant, ${raw(queue.endpoint)} as endpoint from ${raw(queue.table)}
-    where ${raw(queue.leasedUntil)} > ${now}::bigint and ${raw(queue.pending)}),
-  busy_tenants as (select tenant, count(*) as n from busy group by tenant),
-  busy_endpoints as (select endpoint, count(*) as n from busy group by endpoint),
-  due as (
-    select id, tenant, endpoint, due_at,
-      row_number() over (partition by endpoint order by due_at, id collate "C") as endpoint_rank
-    from (${due}) as due_items),
-  endpoints_free as (
-    select due.id, due.tenant, due.due_at,
-      row_number() over (partition by due.tenant order by due.due_at, due.id collate "C") as tenant_rank
-    from due left join busy_endpoints on busy_endpoints.endpoint = due.endpoint
-    where due.endpoint_rank + coalesce(busy_endpoints.n, 0) <= ${perEndpoint}::int)
-  select endpoints_free.id from endpoints_free
-    left join busy_tenants on busy_tenants.tenant = endpoints_free.tenant
-  where endpoints_free.tenant_rank + coalesce(busy_tenants.n, 0) <= ${perTenant}::int
-  order by endpoints_free.tenant_rank, endpoints_free.due_at, endpoints_free.id collate "C"
-  limit ${limit}::int`
-}
-
-/**
- * Claims from `queue` what the fair policy picks at `now`, leasing each until `leaseUntil`; answers the ids. Claims
- * take turns (a transaction-scoped advisory lock per queue): the quotas count what every node has in flight, so two
- * nodes picking at once could together pass them. A claim is one short statement.
+ * Claims from `queue` what the fair policy picks at `now` (store-sql fairQueue.ts, written once for both stores),
+ * leasing each until `leaseUntil`; answers the ids. Claims take turns (a transaction-scoped advisory lock per queue):
+ * the quotas count what every node has in flight, so two nodes picking at once could together pass them. A claim is
+ * one short statement.
  */
 export async function claimFair(
   db: PostgresJsDatabase,
@@ -140,15 +17,15 @@ export async function claimFair(
   share: FairShare,
 ): Promise<string[]> {
   const raw = sql.raw
-  const lease = leaseUntil.getTime()
+  const lease = postgresSql.long(leaseUntil.getTime())
   const rows = await db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`${queue.table}:claim`}, 0))`)
     return tx.execute<{
       id: string
     }>(sql`update ${raw(queue.table)} set ${raw(queue.onClaim ? `${queue.onClaim},` : '')}
-        ${raw(queue.dueAt)} = ${lease}::bigint, ${raw(queue.leasedUntil)} = ${lease}::bigint
-      where id in (${fairPick(queue, now.getTime(), share)}) and ${raw(queue.pending)}
-        and ${raw(queue.dueAt)} <= ${now.getTime()}::bigint
+        ${raw(queue.dueAt)} = ${lease}, ${raw(queue.leasedUntil)} = ${lease}
+      where id in (${fairPick(postgresSql, queue, now.getTime(), share)}) and ${raw(queue.pending)}
+        and ${raw(queue.dueAt)} <= ${postgresSql.long(now.getTime())}
       returning id`)
   })
   return rows.map((row) => row.id)

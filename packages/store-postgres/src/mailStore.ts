@@ -1,19 +1,18 @@
-import type { MailOutcome, Store } from '@agentmarket/core'
+import type { MailOutcome, MailStore } from '@agentmarket/core'
 import { settledMailColumns, toOutboxEntry, toOutboxRow, toTaskRow } from '@agentmarket/core/rows'
-import { and, eq, inArray, isNull, TransactionRollbackError } from 'drizzle-orm'
+import { inQueueOrder, mailQueries, QUEUES } from '@agentmarket/store-sql'
+import { and, eq, inArray, TransactionRollbackError } from 'drizzle-orm'
 import { insertEvents } from './agentStore.ts'
 import { overCap } from './budgetUsage.ts'
-import { claimFair, QUEUES } from './fairQueue.ts'
+import { claimFair } from './fairQueue.ts'
 import type { PostgresDatabase } from './open.ts'
 import { orderMails, outbox, tasks } from './schema.ts'
 import { brokenConstraint } from './taskStore.ts'
 
-type MailMethods = Pick<Store, 'acceptOrderMail' | 'claimDueMail' | 'settleMail' | 'getMail'>
-
-const pending = and(isNull(outbox.sentAt), isNull(outbox.failedAt))
+const { pending } = mailQueries(outbox)
 
 /** The order-mail and outbox methods of the PostgreSQL Store. */
-export function mailStore({ db }: PostgresDatabase): MailMethods {
+export function mailStore({ db }: PostgresDatabase): MailStore {
   return {
     async acceptOrderMail({ key, receivedAt, task, events, reply, cap }) {
       // The key goes in first: a duplicate fails the whole transaction before the task or the reply is written.
@@ -42,7 +41,7 @@ export function mailStore({ db }: PostgresDatabase): MailMethods {
       const ids = await claimFair(db, QUEUES.mail, now, leaseUntil, share)
       if (ids.length === 0) return []
       const claimed = await db.select().from(outbox).where(inArray(outbox.id, ids))
-      return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).map(toOutboxEntry)
+      return inQueueOrder(claimed).map(toOutboxEntry)
     },
 
     async settleMail(id, outcome: MailOutcome) {

@@ -18,11 +18,12 @@ import {
   toTaskRecord,
   toTaskRow,
 } from '@agentmarket/core/rows'
+import { QUEUES } from '@agentmarket/store-sql'
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, or, type SQL, sql } from 'drizzle-orm'
 import { zeroAddress } from 'viem'
 import { eventInserts, inOneTrip, insertEvents, type Writer } from './agentStore.ts'
 import { overCap, usageOf } from './budgetUsage.ts'
-import { claimFair, QUEUES } from './fairQueue.ts'
+import { claimFair } from './fairQueue.ts'
 import type { PostgresDatabase } from './open.ts'
 import { agents, tasks } from './schema.ts'
 

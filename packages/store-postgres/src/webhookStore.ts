@@ -1,33 +1,18 @@
-import type { Store } from '@agentmarket/core'
+import type { WebhookStore } from '@agentmarket/core'
 import { settledColumns, toDeliveryRecord, toWebhookRecord, toWebhookRow } from '@agentmarket/core/rows'
-import { and, asc, count, desc, eq, inArray, isNull, or, type SQL, sql } from 'drizzle-orm'
-import { claimFair, QUEUES } from './fairQueue.ts'
+import { inQueueOrder, QUEUES, webhookQueries } from '@agentmarket/store-sql'
+import { and, count, eq, inArray, sql } from 'drizzle-orm'
+import { claimFair } from './fairQueue.ts'
 import type { PostgresDatabase } from './open.ts'
 import { webhookDeliveries, webhooks } from './schema.ts'
 
-type WebhookMethods = Pick<
-  Store,
-  | 'insertWebhook'
-  | 'listWebhooks'
-  | 'deleteWebhook'
-  | 'webhooksFor'
-  | 'enqueueDeliveries'
-  | 'claimDueDeliveries'
-  | 'settleDelivery'
-  | 'listDeliveries'
->
-
-const pending = and(isNull(webhookDeliveries.deliveredAt), isNull(webhookDeliveries.failedAt))
-
-/** The endpoints of an owner: the agent's own (`taskId` null) or one task's. */
-const ownedBy = (agentKey: string, taskId: string | null): SQL | undefined =>
-  and(
-    eq(webhooks.agentKey, agentKey),
-    taskId === null ? isNull(webhooks.taskId) : eq(webhooks.taskId, taskId),
-  )
+const { pending, ownedBy, servingTask, oldestFirst, latestDeliveriesFirst } = webhookQueries(
+  webhooks,
+  webhookDeliveries,
+)
 
 /** The webhook methods of the PostgreSQL Store: endpoints, and their outbox claimed like the mail's. */
-export function webhookStore({ db }: PostgresDatabase): WebhookMethods {
+export function webhookStore({ db }: PostgresDatabase): WebhookStore {
   return {
     async insertWebhook(webhook, max) {
       // The owner's advisory lock makes count-then-insert one at a time on every node.
@@ -49,7 +34,7 @@ export function webhookStore({ db }: PostgresDatabase): WebhookMethods {
         .select()
         .from(webhooks)
         .where(ownedBy(agentKey, taskId))
-        .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
+        .orderBy(...oldestFirst)
       return rows.map(toWebhookRecord)
     },
 
@@ -66,8 +51,8 @@ export function webhookStore({ db }: PostgresDatabase): WebhookMethods {
       const rows = await db
         .select()
         .from(webhooks)
-        .where(and(eq(webhooks.agentKey, agentKey), or(isNull(webhooks.taskId), eq(webhooks.taskId, taskId))))
-        .orderBy(asc(webhooks.createdAt), asc(webhooks.id))
+        .where(servingTask(agentKey, taskId))
+        .orderBy(...oldestFirst)
       return rows.map(toWebhookRecord)
     },
 
@@ -101,7 +86,7 @@ export function webhookStore({ db }: PostgresDatabase): WebhookMethods {
       const ids = await claimFair(db, QUEUES.webhooks, now, leaseUntil, share)
       if (ids.length === 0) return []
       const claimed = await db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.id, ids))
-      return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1)).map(toDeliveryRecord)
+      return inQueueOrder(claimed).map(toDeliveryRecord)
     },
     async settleDelivery(id, outcome) {
       await db
@@ -115,7 +100,7 @@ export function webhookStore({ db }: PostgresDatabase): WebhookMethods {
         .select()
         .from(webhookDeliveries)
         .where(eq(webhookDeliveries.webhookId, webhookId))
-        .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+        .orderBy(...latestDeliveriesFirst)
         .limit(limit)
       return rows.map(toDeliveryRecord)
     },
