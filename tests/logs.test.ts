@@ -3,9 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { SMTPServer } from 'smtp-server'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { signedRequestHeaders } from '../packages/server/src/testing/http.ts'
-import { startMarketServer } from './support/process.ts'
+import { outboxReaches } from './support/outbox.ts'
+import { freePort, runToEnd, startMarketServer } from './support/process.ts'
+import { sendMail } from './support/smtp.ts'
 
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-logs-'))
 afterAll(() => rmSync(folder, { recursive: true, force: true }))
@@ -185,6 +188,89 @@ describe('structured logs (bun start)', () => {
     expect(answers.map((answer) => answer.status)).toContain(503)
     for (const answer of answers) expect(answer.text).not.toMatch(/rpc-(user|pass|path|query)-secret/)
   })
+
+  test('attack: the database token and the relay password appear in no line, even when the relay refuses the password', async () => {
+    // A relay that takes the password (so the server really sends it) and refuses it, as one with a rotated secret.
+    const offered: string[] = []
+    const relay = new SMTPServer({
+      allowInsecureAuth: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onAuth: (auth, _session, callback) => {
+        offered.push(auth.password ?? '')
+        callback(new Error('Authentication refused'))
+      },
+    })
+    const relayPort = freePort()
+    await new Promise<void>((listening) => relay.listen(relayPort, '127.0.0.1', () => listening()))
+    const database = `file:${join(folder, 'relay.db')}`
+    const smtpPort = freePort()
+    const server = await startMarketServer(
+      {
+        DATABASE_URL: database,
+        DATABASE_AUTH_TOKEN: 'db-token-secret',
+        SMTP_OUTBOUND_URL: `smtp://relay-user-secret:relay-pass-secret@127.0.0.1:${relayPort}`,
+        SMTP_INBOUND_PORT: String(smtpPort),
+        ORDER_MAILBOX: 'orders@market.test',
+        MAIL_AUTH: 'off',
+        CHAIN_RPC_URL: 'http://127.0.0.1:9',
+        LOG_LEVEL: 'info',
+      },
+      { stdout: 'pipe' },
+    )
+    const messageId = `<logs-${Date.now()}@buyer.test>`
+    await sendMail(smtpPort, {
+      from: 'ann@buyer.test',
+      to: 'orders@market.test',
+      subject: 'No Such Skill',
+      text: '{}',
+      messageId,
+    })
+    // The reply's first attempt failed at the relay's refusal of the password.
+    const row = await outboxReaches(database, messageId, (reply) => reply.lastError !== null)
+    const output = await stopAndRead(server)
+    await new Promise<void>((closed) => relay.close(() => closed()))
+    expect(offered).toContain('relay-pass-secret')
+    expect(output).toContain('mail relay refused sends')
+    for (const secret of ['db-token-secret', 'relay-pass-secret', 'relay-user-secret']) {
+      expect(output).not.toContain(secret)
+      expect(row.lastError).not.toContain(secret)
+    }
+  }, 180_000)
+
+  test('attack: a malformed setting is refused at start naming the variable, never its secret or the password in its URL', async () => {
+    const entry = join(import.meta.dir, '../packages/server/src/main.ts')
+    const cases: [Record<string, string>, string][] = [
+      [
+        { SMTP_OUTBOUND_URL: 'http://relay-user-secret:relay-pass-secret@mail.example:25/x' },
+        'SMTP_OUTBOUND_URL="http://mail.example:25/…"',
+      ],
+      [
+        { SMTP_OUTBOUND_URL: 'smtp//relay-user-secret:relay-pass-secret@mail.example' },
+        'SMTP_OUTBOUND_URL is invalid',
+      ],
+      [
+        { DATABASE_URL: 'mysql://db-user-secret:db-pass-secret@db.example/market' },
+        'DATABASE_URL="mysql://db.example/…"',
+      ],
+      [
+        { CHAIN_RPC_URL: 'ftp://rpc-user-secret@rpc.example/v2/rpc-path-secret?key=rpc-query-secret' },
+        'CHAIN_RPC_URL="ftp://rpc.example/…"',
+      ],
+      [{ MPP_SECRET_KEY: 'mpp-secret-too-short' }, 'MPP_SECRET_KEY is invalid'],
+      [{ PAIRING_SECRET: 'pairing-secret-too-short' }, 'PAIRING_SECRET is invalid'],
+      [{ X402_SETTLER_KEY: 'settler-key-secret' }, 'X402_SETTLER_KEY is invalid'],
+    ]
+    for (const [env, named] of cases) {
+      const run = await runToEnd(['bun', entry], {
+        env: { PATH: process.env.PATH ?? '', DATABASE_URL: ':memory:', PORT: String(freePort()), ...env },
+      })
+      const printed = `${run.stdout}${run.stderr}`
+      expect(run.exitCode).toBe(1)
+      expect(printed).toContain(named)
+      expect(printed).not.toMatch(/secret/)
+    }
+  }, 120_000)
 
   test('behavior: LOG_LEVEL=off writes nothing and sends no X-Request-Id', async () => {
     const server = await loggingServer('quiet.db', 'off')

@@ -16,7 +16,8 @@ beforeAll(async () => {
     startMarketServer({ ...common, DATABASE_URL: `file:${join(folder, 'proxy.db')}`, TRUST_PROXY: '1' }),
     startMarketServer({ ...common, DATABASE_URL: `file:${join(folder, 'direct.db')}` }),
   ])
-})
+  // Two servers migrating on a busy machine: a generous bound, so the verdict never depends on its speed.
+}, 60_000)
 afterAll(() => {
   behindProxy.stop()
   direct.stop()
@@ -147,6 +148,37 @@ describe('rate limits (bun start, RATE_LIMITS=on)', () => {
     const seen = await statuses(10, guess)
     expect(seen).toEqual(Array(10).fill(404))
     await expectThrottled(await guess(), '"pairing";q=10;w=900')
+  })
+
+  test('behavior: key rotations are limited to 10 an hour per address in their own bucket; the 11th is a 429 that changes no key', async () => {
+    const from = '203.0.113.70'
+    const registered = await call(behindProxy, '/api/agents/register', {
+      method: 'POST',
+      body: { name: 'rotating-agent' },
+      from,
+    })
+    let { apiKey } = (await registered.json()) as { apiKey: string }
+    const rotate = () =>
+      call(behindProxy, '/api/agents/rotating-agent/keys/rotate', { method: 'POST', key: apiKey, from })
+    for (let index = 0; index < 10; index++) {
+      const answer = await rotate()
+      expect(answer.status).toBe(200)
+      ;({ apiKey } = (await answer.json()) as { apiKey: string })
+    }
+    await expectThrottled(await rotate(), '"keys";q=10;w=3600')
+    // The refused rotation changed nothing: the last key still works, and so do the address's other buckets.
+    const beat = await call(behindProxy, '/api/agents/rotating-agent/heartbeat', {
+      method: 'POST',
+      key: apiKey,
+      from,
+    })
+    expect(beat.status).toBe(200)
+    const another = await call(behindProxy, '/api/agents/register', {
+      method: 'POST',
+      body: { name: 'rotating-agent-2' },
+      from,
+    })
+    expect(another.status).toBe(200)
   })
 
   test('behavior: orders and payment checks are limited to 30 a minute per address', async () => {

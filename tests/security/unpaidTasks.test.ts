@@ -170,6 +170,36 @@ describe('background re-checks have a budget per client', () => {
 })
 
 describe('a hash the chain never shows mined gets minutes of re-checks, not a day (re-check loop, real chain)', () => {
+  test('attack: a transaction mined but never confirmed enough is re-checked at most 12 times (about 40 minutes), then dropped', async () => {
+    // MIN_CONFIRMATIONS far above what the chain will show: the payment stays "pending" with confirmations >= 1.
+    const app = await testApp('2026-06-01T12:00:00.000Z', {
+      chain: viemChain({ rpcUrl: rpc.url }),
+      chainConfig: { minConfirmations: 1_000_000 },
+    })
+    const registered = await app.register('patient-seller', {
+      skills: [{ name: 'Report', type: 'purchasable', price: '1' }],
+    })
+    await app.call('PUT', '/api/agents/patient-seller', {
+      key: registered.key,
+      body: { walletAddress: seller.address },
+    })
+    const hash = await anvil.transferUsdc(buyer, seller.address, 1_000_000n)
+    const created = await app.call('POST', '/api/agents/patient-seller/tasks', {
+      body: { skill: 'report', tx_hash: hash, payer_signature: anySignature },
+    })
+    expect(created.status).toBe(202)
+    expect(created.json.verification.rechecked).toBe(true)
+    const atOrder = rpc.reads(hash)
+    // Four simulated hours, a pass a minute: the back-off (5 s doubling to 5 min) spends 12 re-checks in ~35 minutes.
+    for (let pass = 0; pass < 240; pass++) {
+      app.clock.advance(60_000)
+      await app.market.recheckPendingPayments()
+    }
+    expect(rpc.reads(hash) - atOrder).toBe(12)
+    const task = await app.call('GET', `/api/agents/patient-seller/tasks/${created.json.task_id}`)
+    expect(task.json.status).toBe('pending_payment')
+  }, 120_000)
+
   test('attack: after 5 re-checks (about 2.5 minutes) the check is dropped; the task stays pending and can still be verified', async () => {
     const app = await testApp('2026-06-01T12:00:00.000Z', { chain: viemChain({ rpcUrl: rpc.url }) })
     const registered = await app.register('budget-seller', {

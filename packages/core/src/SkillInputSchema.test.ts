@@ -5,7 +5,7 @@ import { defaultConfig } from './Config.ts'
 import { InvalidInputError } from './errors.ts'
 import { Marketplace } from './Marketplace.ts'
 import { SkillInput } from './Skill.ts'
-import { paramsProblems } from './SkillInputSchema.ts'
+import { compiledSchemas, MAX_COMPILED_SCHEMAS, paramsProblems } from './SkillInputSchema.ts'
 
 const INPUT = {
   type: 'object',
@@ -108,5 +108,37 @@ describe('skill input schemas', () => {
       .catch((error: unknown) => error)) as InvalidInputError
     expect(refused.code).toBe('unknown_skill')
     expect(refused.message).toContain('it sells "ping", "deep-research"')
+  })
+})
+
+describe('compiled validators (SECURITY.md "Input": at most 1,000 kept)', () => {
+  /** A small schema of its own for each `label`: each is compiled once and kept under its text. */
+  const schemaFor = (label: string) => ({
+    type: 'object',
+    properties: { [label]: { type: 'string', maxLength: 8 } },
+    additionalProperties: false,
+  })
+
+  test('limit: however many schemas are checked, at most 1,000 compiled validators are kept', () => {
+    for (let index = 0; index < 1_200; index++)
+      expect(paramsProblems(schemaFor(`bound${index}`), { [`bound${index}`]: 'ok' })).toEqual([])
+    expect(MAX_COMPILED_SCHEMAS).toBe(1_000)
+    expect(compiledSchemas.size()).toBeLessThanOrEqual(1_000)
+    // The newest are the ones kept.
+    expect(compiledSchemas.has(schemaFor('bound1199'))).toBe(true)
+    expect(compiledSchemas.has(schemaFor('bound0'))).toBe(false)
+  })
+
+  test('attack: a flood of new schemas never drops the validator of a skill in use (the least recently used goes first)', () => {
+    const inUse = schemaFor('in-use')
+    paramsProblems(inUse, {})
+    // 1,500 new schemas (one seller publishing many), with an order of the skill in use after every 50 of them.
+    for (let round = 0; round < 30; round++) {
+      expect(compiledSchemas.has(inUse)).toBe(true)
+      expect(paramsProblems(inUse, { 'in-use': 'fine' })).toEqual([])
+      for (let index = 0; index < 50; index++) paramsProblems(schemaFor(`flood${round}-${index}`), {})
+    }
+    expect(compiledSchemas.has(inUse)).toBe(true)
+    expect(compiledSchemas.size()).toBeLessThanOrEqual(1_000)
   })
 })

@@ -197,20 +197,37 @@ function schemaProblem(root: Record<string, unknown>): SchemaProblem | null {
   return null
 }
 
-/** A compiled schema per schema text: skills are few and their schemas change rarely, so compiled ones are kept. */
+/**
+ * Compiled schemas per schema text, least recently used first (a Map keeps insertion order; a use moves its entry to
+ * the end): skills are few and their schemas change rarely, so compiled ones are kept.
+ */
 const compiled = new Map<string, CostedSchema | CostProblem>()
-const MAX_COMPILED = 1000
+/**
+ * The most compiled schemas kept (SECURITY.md "Input"). Past it the least recently used one is dropped, not all of
+ * them: clearing the whole map let anyone publishing 1,000 new schemas make every seller's next order compile again.
+ */
+export const MAX_COMPILED_SCHEMAS = 1000
 
 /** `schema` compiled with its cost, or why it is over the budget (a schema stored before the budget may be). */
 function costedOf(schema: SkillInputSchema): CostedSchema | CostProblem {
   const key = JSON.stringify(schema)
-  let costed = compiled.get(key)
-  if (!costed) {
-    if (compiled.size >= MAX_COMPILED) compiled.clear()
-    costed = costedSchema(schema)
-    compiled.set(key, costed)
+  const kept = compiled.get(key)
+  if (kept) {
+    compiled.delete(key)
+    compiled.set(key, kept)
+    return kept
   }
+  const costed = costedSchema(schema)
+  const oldest = compiled.size >= MAX_COMPILED_SCHEMAS ? compiled.keys().next() : null
+  if (oldest && !oldest.done) compiled.delete(oldest.value)
+  compiled.set(key, costed)
   return costed
+}
+
+/** How many compiled schemas are kept, and whether `schema`'s is: what tests of the bound read. */
+export const compiledSchemas = {
+  size: (): number => compiled.size,
+  has: (schema: SkillInputSchema): boolean => compiled.has(JSON.stringify(schema)),
 }
 
 /** A schema a seller may declare as a skill's `input`: bounded, self-contained, without regular expressions. */

@@ -80,11 +80,32 @@ export class SettingsError extends Error {
 
 type Env = Record<string, string | undefined>
 
+// Variables whose value is a secret: a refusal names the variable, never its value (the line lands in logs).
+const SECRET_VARIABLES = new Set([
+  'DATABASE_AUTH_TOKEN',
+  'MPP_SECRET_KEY',
+  'PAIRING_SECRET',
+  'X402_SETTLER_KEY',
+  'A2A_CARD_SIGNING_KEY',
+])
+// Variables holding a URL that may carry a password or a key (user, path, query): only its scheme and host are shown.
+const URL_VARIABLES = new Set(['DATABASE_URL', 'CHAIN_RPC_URL', 'TEMPO_RPC_URL', 'SMTP_OUTBOUND_URL'])
+
+/** The `name=value` part of a refusal: the value as given, cut to its scheme and host, or left out if secret. */
+function shownSetting(name: string, raw: string): string {
+  if (SECRET_VARIABLES.has(name)) return name
+  if (!URL_VARIABLES.has(name)) return `${name}=${JSON.stringify(raw)}`
+  if (!URL.canParse(raw)) return name
+  const url = new URL(raw)
+  const shown = `${url.protocol}//${url.host}`
+  return `${name}=${JSON.stringify(raw.length > shown.length ? `${shown}/…` : shown)}`
+}
+
 function read<T>(env: Env, name: string, schema: v.GenericSchema<string, T>, fallback?: string): T {
   const raw = env[name] === undefined || env[name] === '' ? fallback : env[name]
   const result = v.safeParse(schema, raw)
   if (result.success) return result.output
-  throw new SettingsError(`${name}=${JSON.stringify(raw ?? '')} is invalid: ${result.issues[0]?.message}`)
+  throw new SettingsError(`${shownSetting(name, raw ?? '')} is invalid: ${result.issues[0]?.message}`)
 }
 
 const urlWith = (protocols: string[], label: string) =>
