@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createClient } from '@libsql/client'
 import type { Email } from 'postal-mime'
+import { outboxReaches, outboxRows } from './support/outbox.ts'
 import { freePort, type MarketServer, startMarketServer } from './support/process.ts'
 import { type CaptureRelay, captureRelay, type OrderMessage, sendMail } from './support/smtp.ts'
 
@@ -37,9 +37,16 @@ const order = (
   ...extra,
 })
 
+// Waits below are on states (the outbox row, the relay's messages), never on time: a slow machine reaches each state
+// later. Their bounds only turn a broken server into a failure instead of a hang; a retry after a failed attempt comes
+// at most 2^(attempts-1) s later (OrderMail.ts mailRetryDelayMs), and a kill inside an attempt leaves its lease
+// (CLAIM_LEASE_SECONDS, 120 s) to run out.
+const REPLY_BOUND_MS = 200_000
+setDefaultTimeout(REPLY_BOUND_MS + 60_000)
+
 /** The reply the relay received to the order with this Message-ID. */
-const replyTo = (messageId: string | undefined, timeoutMs?: number) =>
-  relay.waitFor((email) => email.inReplyTo === messageId, timeoutMs)
+const replyTo = (messageId: string | undefined) =>
+  relay.waitFor((email) => email.inReplyTo === messageId, REPLY_BOUND_MS)
 
 const header = (email: Email, name: string) => email.headers.find((item) => item.key === name)?.value
 
@@ -66,28 +73,6 @@ async function register(name: string, skills: unknown[]) {
 /** How many tasks the seller has, in any state. */
 const taskCount = async (agent: string) =>
   (await api(`/api/agents/${agent}/tasks?status=all`, { agent })).json.total as number
-
-/**
- * Waits until the outbox recorded a failed attempt at the reply to `messageId` (read from the database file), so a
- * kill lands between attempts, not inside one (whose lease would hold the entry for two minutes).
- */
-async function failedAttemptOf(messageId: string) {
-  const database = createClient({ url: env.DATABASE_URL })
-  try {
-    for (let tries = 0; tries < 200; tries++) {
-      const { rows } = await database.execute({
-        sql: 'select last_error, next_attempt_at from outbox where in_reply_to = ?',
-        args: [messageId],
-      })
-      const [row] = rows
-      if (row?.last_error && Number(row.next_attempt_at) < Date.now() + 60_000) return String(row.last_error)
-      await Bun.sleep(25)
-    }
-    throw new Error(`no failed attempt at the reply to ${messageId}`)
-  } finally {
-    database.close()
-  }
-}
 
 const startServer = () =>
   startMarketServer({ ...env, SMTP_OUTBOUND_URL: relay.url, CHAIN_RPC_URL: 'http://127.0.0.1:9' })
@@ -201,13 +186,17 @@ describe('orders by e-mail (real SMTP both ways, bun start)', () => {
 
   test('error: mail for another address is refused with 550, an oversized one with 552', async () => {
     const before = relay.messages.length
-    const stranger = sendMail(smtpPort, order('Ping', '{}', { to: 'someone@market.test' }))
+    const strangerOrder = order('Ping', '{}', { to: 'someone@market.test' })
+    const stranger = sendMail(smtpPort, strangerOrder)
     expect(stranger).rejects.toMatchObject({ responseCode: 550 })
     await stranger.catch(() => {})
-    const huge = sendMail(smtpPort, order('Deep Research', `{"topic": "${'x'.repeat(300 * 1024)}"}`))
+    expect(await outboxRows(env.DATABASE_URL, strangerOrder.messageId ?? '')).toEqual([])
+    const hugeOrder = order('Deep Research', `{"topic": "${'x'.repeat(300 * 1024)}"}`)
+    const huge = sendMail(smtpPort, hugeOrder)
     expect(huge).rejects.toMatchObject({ responseCode: 552 })
     await huge.catch(() => {})
-    await Bun.sleep(300)
+    // Refused in the session, before anything is written: no reply is queued, so none can ever be sent.
+    expect(await outboxRows(env.DATABASE_URL, hugeOrder.messageId ?? '')).toEqual([])
     expect(relay.messages.length).toBe(before)
   })
 
@@ -218,7 +207,9 @@ describe('orders by e-mail (real SMTP both ways, bun start)', () => {
     const again = await sendMail(smtpPort, sent)
     expect(again.response).toContain('Already taken')
     await replyTo(sent.messageId)
-    await Bun.sleep(1_500)
+    // One reply in the outbox, marked sent: nothing is left that could send a second.
+    await outboxReaches(env.DATABASE_URL, sent.messageId ?? '', (row) => row.sentAt !== null)
+    expect(await outboxRows(env.DATABASE_URL, sent.messageId ?? '')).toHaveLength(1)
     expect(relay.messages.filter(({ email }) => email.inReplyTo === sent.messageId)).toHaveLength(1)
     expect(await taskCount('scout')).toBe(before + 1)
   })
@@ -227,7 +218,13 @@ describe('orders by e-mail (real SMTP both ways, bun start)', () => {
     await relay.stop()
     const sent = order('Ping', '{"n": 1}')
     await sendMail(smtpPort, sent)
-    await Bun.sleep(2_000)
+    // An attempt was made while the relay was down, and failed: the reply waits in the outbox.
+    const waiting = await outboxReaches(
+      env.DATABASE_URL,
+      sent.messageId ?? '',
+      (row) => row.lastError !== null,
+    )
+    expect(waiting.sentAt).toBeNull()
     expect(relay.messages.some(({ email }) => email.inReplyTo === sent.messageId)).toBe(false)
     await relay.start()
     const reply = await replyTo(sent.messageId)
@@ -239,7 +236,12 @@ describe('orders by e-mail (real SMTP both ways, bun start)', () => {
     const sent = order('Deep Research', '{"topic": "crash"}')
     const answer = await sendMail(smtpPort, sent)
     expect(answer.response).toContain('Order taken')
-    await failedAttemptOf(sent.messageId ?? '')
+    // Killed between attempts (a failed one recorded, none leased), so the next start finds it due soon.
+    await outboxReaches(
+      env.DATABASE_URL,
+      sent.messageId ?? '',
+      (row) => row.lastError !== null && row.leasedUntil === null && row.sentAt === null,
+    )
     server.process.kill('SIGKILL')
     await server.process.exited
     await relay.start()

@@ -5,7 +5,7 @@ import { freePort } from '../../packages/server/src/bench/freePort.ts'
 export { freePort } from '../../packages/server/src/bench/freePort.ts'
 
 /** Polls `url` until it answers 200; returns the milliseconds it took. */
-export async function waitForOk(url: string, child: Subprocess, timeoutMs = 15_000): Promise<number> {
+export async function waitForOk(url: string, child: Subprocess, timeoutMs = 60_000): Promise<number> {
   const started = performance.now()
   while (performance.now() - started < timeoutMs) {
     if (child.exitCode !== null)
