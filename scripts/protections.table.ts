@@ -361,4 +361,197 @@ export const PROTECTIONS: Protection[] = [
     test: 'packages/server/src/log.test.ts',
     name: 'RPC URL',
   },
+  {
+    id: 'escrow-deadline-bound',
+    what: 'an escrow deposit pays only with a deadline its seller reaches (at most verification + sla_seconds + 1 h)',
+    edits: [
+      {
+        file: 'packages/core/src/payments/Verifier.ts',
+        find: "  if (deposit.slaDeadline > expected.latestSlaDeadline) return refuse('escrow_deadline_too_late')\n",
+        replace: '',
+      },
+    ],
+    test: 'tests/security/escrowDeadline.test.ts',
+    name: 'an hour past the SLA',
+  },
+  {
+    id: 'job-funding-buyer-wallet',
+    what: "the job follower pays a task only with a funding by the order's buyer_wallet, never a copy of the fund call",
+    edits: [
+      {
+        file: 'packages/core/src/actions/tasks/jobFollower.ts',
+        find: "if (!task?.buyerWallet || !expected) return 'skipped'",
+        replace: "if (!task || !expected) return 'skipped'",
+      },
+    ],
+    test: 'tests/security/jobFrontRunning.test.ts',
+    name: 'fund call',
+  },
+  {
+    id: 'job-funded-by-seller',
+    what: "a job funded from the seller's wallet or its owner's never pays (422 job_funded_by_seller)",
+    edits: [
+      {
+        file: 'packages/core/src/actions/tasks/judging.ts',
+        find: 'return own.some((wallet) => sameAddress(wallet, client))',
+        replace: 'return own.some((wallet) => sameAddress(wallet, client)) && false',
+      },
+    ],
+    test: 'tests/security/jobFrontRunning.test.ts',
+    name: 'front-runs its buyer from its own wallet',
+  },
+  {
+    id: 'a2a-list-page-first',
+    what: 'A2A ListTasks reads and builds only its page, not the whole conversation',
+    edits: [
+      {
+        file: A2A,
+        find: 'return { shown: await this.views(entries.slice(offset, offset + pageSize)), total: entries.length }',
+        replace:
+          'const all = await this.views(entries)\n    return { shown: all.slice(offset, offset + pageSize), total: entries.length }',
+      },
+    ],
+    test: 'tests/security/a2aListCost.test.ts',
+    name: 'reads and builds one task',
+  },
+  {
+    id: 'a2a-list-charge-per-task',
+    what: 'A2A ListTasks spends a read token per task its page may hold (a full page with a state filter)',
+    edits: [
+      {
+        file: 'packages/server/src/a2a/methods.ts',
+        find: 'tokens: (params) => (isStateFilter(params.status) ? A2A_PAGE_MAX : a2aPageSize(params.pageSize)),',
+        replace: 'tokens: () => 1,',
+      },
+    ],
+    test: 'tests/security/a2aListCost.test.ts',
+    name: 'spends a read per task',
+  },
+  {
+    id: 'order-mail-header-limits',
+    what: "an order e-mail's header past the limits is refused (552) before mailauth or postal-mime reads it",
+    edits: [
+      {
+        file: 'packages/server/src/mail/listener.ts',
+        find: '    if (refusal) throw smtpError(552, refusalText(refusal))\n',
+        replace: '',
+      },
+    ],
+    test: 'tests/security/costGuard.test.ts',
+    name: 'a header past the limits',
+  },
+  {
+    id: 'smtp-answer-no-task-id',
+    what: 'the SMTP answer to an order (in clear, in the sending server’s logs) carries no task id',
+    edits: [
+      {
+        file: 'packages/server/src/mail/listener.ts',
+        find: "if (result.outcome === 'task') return '2.0.0 Order taken; the reply carries its task id'",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a template literal, as written
+        replace: "if (result.outcome === 'task') return `2.0.0 Order taken: ${result.taskId}`",
+      },
+    ],
+    test: 'tests/security/mailAbuse.test.ts',
+    name: 'carries no task id',
+  },
+  {
+    id: 'late-jobs-funder-standing',
+    what: 'judged jobs weigh their funder’s standing: fresh wallets missing deadlines count together as one buyer',
+    edits: [
+      {
+        file: 'packages/core/src/Trust.ts',
+        find: '    if (row.established) {\n      totals.reliabilityVotes',
+        replace: '    if (row.established || true) {\n      totals.reliabilityVotes',
+      },
+    ],
+    test: 'packages/core/src/adapters/memoryStore.test.ts',
+    name: "fund the victim's jobs",
+  },
+  {
+    id: 'refunded-rating-not-counted',
+    what: "a refunded buyer's rating counts in neither the public summary nor the trust score",
+    edits: [
+      {
+        file: 'packages/core/src/Rating.ts',
+        find: "return moneyState(task) !== 'refunded'",
+        replace: "return moneyState(task) !== 'refunded' || true",
+      },
+    ],
+    test: 'tests/security/ratingAttacks.test.ts',
+    name: 'refunded buyer',
+  },
+  {
+    id: 'settings-error-secrets',
+    what: "a malformed setting is refused naming the variable, never quoting a secret or a URL's password or key",
+    edits: [
+      {
+        file: 'packages/server/src/env.ts',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a template literal, as written
+        find: "throw new SettingsError(`${shownSetting(name, raw ?? '')} is invalid",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a template literal, as written
+        replace: "throw new SettingsError(`${name}=${JSON.stringify(raw ?? '')} is invalid",
+      },
+    ],
+    test: 'tests/logs.test.ts',
+    name: 'malformed setting',
+  },
+  {
+    id: 'recheck-cap',
+    what: 'a payment is re-checked in the background at most 12 times (about 40 minutes)',
+    edits: [
+      {
+        file: 'packages/core/src/PaymentRechecks.ts',
+        find: 'export const MAX_RECHECKS = 12',
+        replace: 'export const MAX_RECHECKS = 1_000',
+      },
+    ],
+    test: 'tests/security/unpaidTasks.test.ts',
+    name: 're-checked at most 12 times',
+  },
+  {
+    id: 'compiled-schema-bound',
+    what: 'at most 1,000 compiled input-schema validators are kept in memory',
+    edits: [
+      {
+        file: SCHEMA,
+        find: 'const oldest = compiled.size >= MAX_COMPILED_SCHEMAS ? compiled.keys().next() : null',
+        replace: 'const oldest = null as IteratorResult<string> | null',
+      },
+    ],
+    test: 'packages/core/src/SkillInputSchema.test.ts',
+    name: 'at most 1,000 compiled validators',
+  },
+  {
+    id: 'compiled-schema-lru',
+    what: 'past the bound the least recently used validator goes, so a flood of new schemas never drops one in use',
+    edits: [{ file: SCHEMA, find: 'compiled.delete(oldest.value)', replace: 'compiled.clear()' }],
+    test: 'packages/core/src/SkillInputSchema.test.ts',
+    name: 'flood of new schemas',
+  },
+  {
+    id: 'key-rotation-bucket',
+    what: 'key rotations spend their own bucket, 10 an hour per address',
+    edits: [
+      {
+        file: 'packages/core/src/routes/marketRoutes.ts',
+        find: "    rate: 'keys',\n",
+        replace: "    rate: 'write',\n",
+      },
+    ],
+    test: 'tests/rateLimits.test.ts',
+    name: 'key rotations',
+  },
+  {
+    id: 'workers-base-url',
+    what: "the Workers example's public address comes from BASE_URL, never from the first request's Host",
+    edits: [
+      {
+        file: 'examples/fetch-handler/index.ts',
+        find: 'config: defaultConfig(baseUrlOf(env))',
+        replace: 'config: defaultConfig(new URL(request.url).origin)',
+      },
+    ],
+    test: 'examples/fetch-handler/host.test.ts',
+    name: 'forged Host',
+  },
 ]
