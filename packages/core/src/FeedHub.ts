@@ -1,5 +1,5 @@
 import { type FeedEventView, toFeedEventView } from './Feed.ts'
-import type { Store } from './ports/Store.ts'
+import type { FeedStore, StoreLifecycle } from './ports/Store.ts'
 
 /** Receives new feed events, oldest first. */
 export type FeedListener = (events: FeedEventView[]) => void
@@ -24,7 +24,10 @@ export const FEED_FALLBACK_POLL_MS = 2_000
  * other processes' events; polling while it has subscribers.
  * @example const unsubscribe = await hub.subscribe((events) => send(events))
  */
-export function createFeedHub(store: Store, pollMs = FEED_POLL_MS): FeedHub {
+export function createFeedHub(
+  store: FeedStore & Pick<StoreLifecycle, 'watchEvents'>,
+  pollMs = FEED_POLL_MS,
+): FeedHub {
   const listeners = new Set<FeedListener>()
   let newestId = '0'
   let timer: ReturnType<typeof setInterval> | undefined

@@ -49,7 +49,7 @@ export const Marketplace = {
   /** Builds the actions over the given ports. */
   create(ports: MarketplacePorts) {
     const random = ports.random ?? cryptoRandom()
-    const context: ActionContext = {
+    const context: ActionContext<Store> = {
       store: ports.store,
       config: ports.config,
       clock: ports.clock ?? systemClock(),

@@ -12,12 +12,11 @@ import type { CardSigner } from '../ports/CardSigner.ts'
 import type { ChainReader } from '../ports/Chain.ts'
 import type { Clock } from '../ports/Clock.ts'
 import type { Random } from '../ports/Random.ts'
-import type { Store } from '../ports/Store.ts'
+import type { AgentStore, Store } from '../ports/Store.ts'
 import type { readCache } from '../ReadCache.ts'
 
-/** What every group of actions works with. */
-export type ActionContext = {
-  store: Store
+/** What every action works with but the store. */
+export type ActionPorts = {
   config: MarketConfig
   clock: Clock
   random: Random
@@ -42,15 +41,22 @@ export type ActionContext = {
   pairing: PairingDigests
 }
 
+/**
+ * What an action works with: the ports and the slices `S` of the store it uses (ports/Store.ts), named in its
+ * signature, e.g. `ActionContext<AgentStore & TaskStore>`; the marketplace passes the whole store.
+ * `tests/core-slices.test.ts` checks that each action names only slices whose methods it calls.
+ */
+export type ActionContext<S extends Partial<Store>> = ActionPorts & { store: S }
+
 /** The agent of that name, or a 404. */
-export async function requireAgent({ store }: ActionContext, name: string): Promise<AgentRecord> {
+export async function requireAgent({ store }: ActionContext<AgentStore>, name: string): Promise<AgentRecord> {
   const agent = await store.getAgent(name)
   if (!agent) throw new NotFoundError('agent_not_found', `No agent is named "${name}".`)
   return agent
 }
 
 /** Throws 401, or 403 when `hash` is another agent's key; `name` is the agent the key was presented for. */
-async function refuseKey(context: ActionContext, name: string, hash: string): Promise<never> {
+async function refuseKey(context: ActionContext<AgentStore>, name: string, hash: string): Promise<never> {
   if (await context.store.findAgentNameByKeyHash(hash)) {
     throw new ForbiddenError(`This API key belongs to another agent; it cannot act for "${name}".`)
   }
@@ -59,7 +65,7 @@ async function refuseKey(context: ActionContext, name: string, hash: string): Pr
 
 /** The agent `name`, if `apiKey` is its key: 401 without a key or with an unknown one, 403 with another agent's. */
 export async function authenticate(
-  context: ActionContext,
+  context: ActionContext<AgentStore>,
   name: string,
   apiKey: string | undefined,
 ): Promise<AgentRecord> {
@@ -76,7 +82,7 @@ export async function authenticate(
  * when no agent has that name.
  */
 export async function authenticateByKeyHash(
-  context: ActionContext,
+  context: ActionContext<AgentStore>,
   name: string,
   apiKey: string | undefined,
 ): Promise<string> {
@@ -96,7 +102,7 @@ export async function authenticateByKeyHash(
  * without a store read. The caller's write must check the hash again (the key may have been rotated elsewhere).
  */
 export async function authenticateName(
-  context: ActionContext,
+  context: ActionContext<AgentStore>,
   name: string,
   apiKey: string | undefined,
 ): Promise<{ name: string; apiKeyHash: string }> {
@@ -121,7 +127,7 @@ export const MILESTONE_MEMO_SIZE = 1000
  * update (a PUT answers the whole record) then costs no milestone read (50 rows: about half of a PUT; bench/CHANGES.md).
  */
 export async function milestonesOf(
-  { store, clock, newestMilestones }: ActionContext,
+  { store, clock, newestMilestones }: ActionContext<AgentStore>,
   agent: AgentRecord,
   limit: number,
 ): Promise<MilestoneView[]> {
@@ -134,7 +140,7 @@ export async function milestonesOf(
 }
 
 /** The public Agent record of a stored agent, with its newest milestones. */
-export async function agentView(context: ActionContext, agent: AgentRecord): Promise<AgentView> {
+export async function agentView(context: ActionContext<AgentStore>, agent: AgentRecord): Promise<AgentView> {
   const milestones = await milestonesOf(context, agent, MILESTONES_SHOWN)
   return toAgentView(agent, milestones, context.clock.now(), context.config.baseUrl)
 }

@@ -2,6 +2,7 @@ import { SYNC_OVERLAP_MS } from '../AgentSync.ts'
 import { InvalidInputError } from '../errors.ts'
 import { type FeedEventView, FeedQueryInput, toFeedEventView } from '../Feed.ts'
 import type { FeedListener } from '../FeedHub.ts'
+import type { FeedStore } from '../ports/Store.ts'
 import { parseInput } from '../Validation.ts'
 import type { ActionContext } from './context.ts'
 
@@ -24,7 +25,7 @@ function feedCursorPosition(cursor: string): string {
  * (events are recorded in time order, save a payment's time, which may be a little earlier), in about 40 point reads
  * whatever the feed's size.
  */
-async function firstEventAt(store: ActionContext['store'], since: Date): Promise<string> {
+async function firstEventAt(store: FeedStore, since: Date): Promise<string> {
   const [newest] = await store.listEvents({ limit: 1 })
   let low = 0
   let high = Number(newest?.id ?? 0)
@@ -38,7 +39,7 @@ async function firstEventAt(store: ActionContext['store'], since: Date): Promise
 }
 
 /** The live feed: pages of recent events and a subscription to new ones. */
-export function feedActions({ store, feed }: ActionContext) {
+export function feedActions({ store, feed }: ActionContext<FeedStore>) {
   return {
     /**
      * Recent public events, newest first (`limit`, `after`, `before`). Sync (`updated_since`, then `cursor`): the events

@@ -8,7 +8,7 @@ import { paramsProblems } from '../SkillInputSchema.ts'
 import { findSkill, type TaskRecord, UNPAID_TASK_TTL_MS } from '../Task.ts'
 import type { CreateTaskInput } from '../TaskInput.ts'
 import { closestName } from '../Validation.ts'
-import type { ActionContext } from './context.ts'
+import type { ActionPorts } from './context.ts'
 
 /** 400 unknown_skill: what the agent sells instead, by slug, so the next try can name one. */
 function unknownSkill(agent: AgentRecord, asked: string): InvalidInputError {
@@ -31,7 +31,7 @@ function unknownSkill(agent: AgentRecord, asked: string): InvalidInputError {
  * host names no client). Throws `unknown_skill` (400) or `seller_has_no_wallet` (409).
  */
 export function newTaskRecord(
-  { clock, random, config }: Pick<ActionContext, 'clock' | 'random' | 'config'>,
+  { clock, random, config }: Pick<ActionPorts, 'clock' | 'random' | 'config'>,
   agent: AgentRecord,
   input: CreateTaskInput,
   clientKey = '',

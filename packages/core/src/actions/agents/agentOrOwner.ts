@@ -1,11 +1,16 @@
 import type { AgentRecord } from '../../Agent.ts'
 import { ForbiddenError, UnauthorizedError } from '../../errors.ts'
+import type { AgentStore, KvStore, UserStore } from '../../ports/Store.ts'
 import { type ActionContext, authenticate, requireAgent } from '../context.ts'
 import { proveOwner } from '../users/profiles.ts'
 import { type ProvedRequest, WALLET_CHALLENGE } from '../users/walletProof.ts'
 
 /** The agent, if its owner's wallet signed this very request: 403 without an owner or for another wallet. */
-async function provedByOwner(context: ActionContext, name: string, request: ProvedRequest) {
+async function provedByOwner(
+  context: ActionContext<AgentStore & UserStore & KvStore>,
+  name: string,
+  request: ProvedRequest,
+) {
   const agent = await requireAgent(context, name)
   if (!agent.ownerUsername)
     throw new ForbiddenError(
@@ -20,7 +25,7 @@ async function provedByOwner(context: ActionContext, name: string, request: Prov
  * (`request`; null where none can be made, e.g. MCP), else a 401 naming both.
  */
 export function agentOrOwner(
-  context: ActionContext,
+  context: ActionContext<AgentStore & UserStore & KvStore>,
   name: string,
   apiKey: string | undefined,
   request: ProvedRequest | null,

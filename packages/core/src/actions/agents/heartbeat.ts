@@ -1,13 +1,14 @@
 import { UnauthorizedError } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
 import { LIVE_WINDOW_MS } from '../../Liveness.ts'
+import type { AgentStore } from '../../ports/Store.ts'
 import { type ActionContext, authenticate, authenticateName } from '../context.ts'
 
 /** The answer to a heartbeat. */
 export type HeartbeatResult = { status: 'live'; lastSeen: string; agent: string }
 
 /** The `heartbeat` action (SPEC row 7). */
-export function heartbeatAction(context: ActionContext) {
+export function heartbeatAction(context: ActionContext<AgentStore>) {
   const { store, clock, feed } = context
   /** Records a heartbeat (bearer key of that agent): the agent is live from now. */
   return async function heartbeat(name: string, apiKey: string | undefined): Promise<HeartbeatResult> {

@@ -1,3 +1,4 @@
+import type { AgentStore, KvStore, StoreLifecycle, UserStore } from '../../ports/Store.ts'
 import type { ActionContext } from '../context.ts'
 import { heartbeatAction } from './heartbeat.ts'
 import { issuePairingCodeAction } from './issuePairingCode.ts'
@@ -21,7 +22,7 @@ export type { KeyRotation } from './rotateApiKey.ts'
 export { type AgentSyncPage, type AgentTombstone, isSyncQuery } from './syncAgents.ts'
 
 /** Registration, self-service updates, heartbeats, milestones, and public reads of agents: one file per action. */
-export function agentActions(context: ActionContext) {
+export function agentActions(context: ActionContext<AgentStore & UserStore & KvStore & StoreLifecycle>) {
   return {
     /** Registers an agent (no auth) and returns its API key and pairing code, once (SPEC row 5). */
     registerAgent: registerAgentAction(context),

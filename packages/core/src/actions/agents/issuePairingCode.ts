@@ -1,9 +1,10 @@
 import { generatePairingCode } from '../../Credentials.ts'
 import { ConflictError } from '../../errors.ts'
+import type { AgentStore, UserStore } from '../../ports/Store.ts'
 import { type ActionContext, authenticate } from '../context.ts'
 
 /** The `issuePairingCode` action. */
-export function issuePairingCodeAction(context: ActionContext) {
+export function issuePairingCodeAction(context: ActionContext<AgentStore & UserStore>) {
   const { store, config, clock, random } = context
   /**
    * A new pairing code for an agent not yet paired (its bearer key): the old code stops working, the new one is

@@ -9,12 +9,13 @@ import {
   milestoneTrust,
   toMilestoneView,
 } from '../../Milestone.ts'
+import type { AgentStore, StoreLifecycle } from '../../ports/Store.ts'
 import { readCache } from '../../ReadCache.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, authenticateByKeyHash, requireAgent } from '../context.ts'
 
 /** The milestone actions (SPEC rows 13 and 14). */
-export function milestoneActions(context: ActionContext) {
+export function milestoneActions(context: ActionContext<AgentStore & StoreLifecycle>) {
   const { store, clock, random, feed } = context
   const pages = readCache<MilestonePage>()
   return {

@@ -9,11 +9,18 @@ import { type AgentSummary, type AgentView, toAgentSummary } from '../../AgentVi
 import { LIVENESS_VALUES, lastSeenRange, livenessChangesAt } from '../../Liveness.ts'
 import { amountToNumber, MAX_PRICE_BASE_UNITS, toBaseUnits } from '../../Money.ts'
 import type { CardSignature } from '../../ports/CardSigner.ts'
-import type { AgentListQuery } from '../../ports/Store.ts'
+import type { AgentListQuery, AgentStore, StoreLifecycle } from '../../ports/Store.ts'
 import { readCache } from '../../ReadCache.ts'
 import { Username, usernameKey } from '../../User.ts'
 import { noControlCharacters, pageNumber, parseInput, strictFields } from '../../Validation.ts'
-import { type ActionContext, agentView, MILESTONES_SHOWN, milestonesOf, requireAgent } from '../context.ts'
+import {
+  type ActionContext,
+  type ActionPorts,
+  agentView,
+  MILESTONES_SHOWN,
+  milestonesOf,
+  requireAgent,
+} from '../context.ts'
 import { syncAgentsAction } from './syncAgents.ts'
 
 /** One page of an agent list, its rows made by the caller. */
@@ -125,7 +132,7 @@ function cheapestPrice(agent: AgentRecord): number | null {
 }
 
 /** The public reads of agents (SPEC rows 2-4), memoized by the store's change version and liveness (ADR 0002). */
-export function readAgentActions(context: ActionContext) {
+export function readAgentActions(context: ActionContext<AgentStore & StoreLifecycle>) {
   const { store, config, clock } = context
   const cards = readCache<AgentCard>()
   const views = readCache<AgentView>()
@@ -259,7 +266,7 @@ type SignedFields = { signatures?: CardSignature[] }
 
 /** `card` with the marketplace's signatures (A2A's `signatures`), or as it is when the marketplace signs nothing. */
 async function signedCard<Card extends object>(
-  { cardSigner }: ActionContext,
+  { cardSigner }: ActionPorts,
   card: Card,
 ): Promise<Card & SignedFields> {
   if (!cardSigner) return card

@@ -2,6 +2,7 @@ import { type AgentRecord, RegisterAgentInput, sellerWarnings } from '../../Agen
 import { generateApiKey, generatePairingCode, hashSecret } from '../../Credentials.ts'
 import { ConflictError, InvalidInputError } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
+import type { AgentStore, UserStore } from '../../ports/Store.ts'
 import { parseInput } from '../../Validation.ts'
 import type { ActionContext } from '../context.ts'
 
@@ -19,7 +20,10 @@ export type Registration = {
 }
 
 /** The owner an invite code names, or a 400 pointing at `owner_invite`. */
-async function ownerByInvite({ store }: ActionContext, invite: string | undefined): Promise<string | null> {
+async function ownerByInvite(
+  { store }: ActionContext<UserStore>,
+  invite: string | undefined,
+): Promise<string | null> {
   if (invite === undefined) return null
   const owner = await store.findUserByInviteCode(invite)
   if (owner) return owner.username
@@ -41,7 +45,7 @@ function nameTaken(name: string): ConflictError {
 }
 
 /** The `registerAgent` action (SPEC row 5). */
-export function registerAgentAction(context: ActionContext) {
+export function registerAgentAction(context: ActionContext<AgentStore & UserStore>) {
   const { store, config, clock, random, feed } = context
   /** Registers an agent (no auth) and returns its API key and pairing code, once. */
   return async function registerAgent(body: unknown, options: RegisterOptions = {}): Promise<Registration> {

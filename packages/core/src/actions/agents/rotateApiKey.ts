@@ -1,6 +1,7 @@
 import { nameKey } from '../../Agent.ts'
 import { generateApiKey, hashSecret } from '../../Credentials.ts'
 import { ConflictError } from '../../errors.ts'
+import type { AgentStore, KvStore, UserStore } from '../../ports/Store.ts'
 import type { ActionContext } from '../context.ts'
 import type { ProvedRequest } from '../users/walletProof.ts'
 import { agentOrOwner } from './agentOrOwner.ts'
@@ -9,7 +10,7 @@ import { agentOrOwner } from './agentOrOwner.ts'
 export type KeyRotation = { agent: string; apiKey: string; rotatedAt: string; message: string }
 
 /** The `rotateApiKey` action. */
-export function rotateApiKeyAction(context: ActionContext) {
+export function rotateApiKeyAction(context: ActionContext<AgentStore & UserStore & KvStore>) {
   const { store, clock, random } = context
   /**
    * Replaces the agent's API key (its current key, or its owner's wallet proof when the key is lost): the old key stops

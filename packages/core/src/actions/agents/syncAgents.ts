@@ -9,6 +9,7 @@ import {
 } from '../../AgentSync.ts'
 import { type AgentSummary, toAgentSummary } from '../../AgentView.ts'
 import { InvalidInputError } from '../../errors.ts'
+import type { AgentStore } from '../../ports/Store.ts'
 import { pageNumber, parseInput, strictFields } from '../../Validation.ts'
 import type { ActionContext } from '../context.ts'
 
@@ -37,7 +38,7 @@ export function isSyncQuery(query: unknown): boolean {
 }
 
 /** The `syncAgents` action: incremental sync of the agent list for aggregators and catalogs. */
-export function syncAgentsAction(context: ActionContext) {
+export function syncAgentsAction(context: ActionContext<AgentStore>) {
   const { store, clock, config } = context
   /**
    * One page of a sync pass. Agents come by name key, so a pass over the pages sees each once even while agents

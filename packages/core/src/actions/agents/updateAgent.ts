@@ -2,11 +2,12 @@ import { sellerWarnings, UpdateAgentInput } from '../../Agent.ts'
 import type { AgentView } from '../../AgentView.ts'
 import { NotFoundError } from '../../errors.ts'
 import { feedEvents, newSkills } from '../../events.ts'
+import type { AgentStore } from '../../ports/Store.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, agentView, authenticate } from '../context.ts'
 
 /** The `updateAgent` action (SPEC row 6). */
-export function updateAgentAction(context: ActionContext) {
+export function updateAgentAction(context: ActionContext<AgentStore>) {
   const { store, clock, feed } = context
   /** Replaces the fields sent (bearer key of that agent); `skills`, when sent, replaces the whole list. */
   return async function updateAgent(

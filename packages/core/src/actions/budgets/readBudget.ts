@@ -1,12 +1,13 @@
 import { type BudgetView, budgetFromJson, budgetKey } from '../../Budget.ts'
 import { NotFoundError } from '../../errors.ts'
+import type { AgentStore, KvStore, TaskStore, UserStore } from '../../ports/Store.ts'
 import { agentOrOwner } from '../agents/agentOrOwner.ts'
 import type { ActionContext } from '../context.ts'
 import type { ProvedRequest } from '../users/walletProof.ts'
 import { viewOf } from './setBudget.ts'
 
 /** The `readBudget` action: an agent, or its owner, reads its budget and the day's spending. */
-export function readBudgetAction(context: ActionContext) {
+export function readBudgetAction(context: ActionContext<AgentStore & UserStore & TaskStore & KvStore>) {
   /**
    * Agent `name`'s budget with today's spending, for its API key or its owner's wallet proof of the request (`request`,
    * null where none can be made); 404 budget_not_found when its owner set none.

@@ -16,6 +16,7 @@ import {
 } from '../../Budget.ts'
 import { ConflictError, InvalidInputError, UnauthorizedError } from '../../errors.ts'
 import { signedByWallet } from '../../MarketTypedData.ts'
+import type { AgentStore, KvStore, TaskStore, UserStore } from '../../ports/Store.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { ownerWallets } from '../tasks/jobSteps.ts'
@@ -37,7 +38,7 @@ function checkTimes(budget: BudgetInput['budget'], now: Date): void {
 }
 
 /** The `setBudget` action: an agent's owner sets what it may spend as a buyer. */
-export function setBudgetAction(context: ActionContext) {
+export function setBudgetAction(context: ActionContext<AgentStore & UserStore & TaskStore & KvStore>) {
   const { store, config, clock, chain } = context
   /**
    * Sets the spending budget of agent `name` from the body `{budget, signature}`: the owner's proven wallet's EIP-712
@@ -82,7 +83,7 @@ export function setBudgetAction(context: ActionContext) {
 
 /** The view of `budget` with its buyer's spending on the day of `now`. */
 export async function viewOf(
-  { store }: Pick<ActionContext, 'store'>,
+  { store }: Pick<ActionContext<TaskStore>, 'store'>,
   budget: BudgetRecord,
   now: Date,
 ): Promise<BudgetView> {

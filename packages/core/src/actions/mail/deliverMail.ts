@@ -1,6 +1,7 @@
 import { type FairShare, MAIL_FAIR_SHARE } from '../../FairQueue.ts'
 import { MAIL_GIVE_UP_MS, type MailOutcome, mailRetryDelayMs, type OutboxEntry } from '../../OrderMail.ts'
 import type { Mailer } from '../../ports/Mailer.ts'
+import type { MailStore } from '../../ports/Store.ts'
 import type { ActionContext } from '../context.ts'
 
 /** What one pass over the outbox did. */
@@ -23,7 +24,7 @@ export type MailDeliveryOptions = {
 const LONGEST_ERROR = 500
 
 /** The outbox actions: a sending pass, and reading one entry. */
-export function deliveryActions(context: ActionContext) {
+export function deliveryActions(context: ActionContext<MailStore>) {
   const { store, clock } = context
 
   /** One attempt to send a claimed entry, and how it ended. */

@@ -12,6 +12,7 @@ import {
   parseOrderSubject,
   replyTo,
 } from '../../OrderMail.ts'
+import type { AgentStore, KvStore, MailStore, TaskStore } from '../../ports/Store.ts'
 import { findSkill, type TaskRecord } from '../../Task.ts'
 import { CreateTaskInput } from '../../TaskInput.ts'
 import { taskPaths } from '../../TaskSteps.ts'
@@ -73,7 +74,7 @@ function buyerRefusalOf(error: MarketError, buyer: string): Refusal | null {
 }
 
 /** The `receiveOrderMail` action: orders by e-mail. */
-export function receiveOrderMailAction(context: ActionContext) {
+export function receiveOrderMailAction(context: ActionContext<AgentStore & TaskStore & MailStore & KvStore>) {
   const { store, config, clock, random } = context
 
   const unknownSkill = (subject: OrderSubject): Refusal => ({

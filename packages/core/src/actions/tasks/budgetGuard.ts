@@ -15,7 +15,7 @@ import { BudgetExceededError, type BudgetRefusal, UnauthorizedError } from '../.
 import type { FeedEventInput } from '../../Feed.ts'
 import { bearerKey } from '../../http.ts'
 import { formatAmount } from '../../Money.ts'
-import type { InsertTaskResult } from '../../ports/Store.ts'
+import type { AgentStore, InsertTaskResult, KvStore, TaskStore } from '../../ports/Store.ts'
 import type { TaskRecord } from '../../Task.ts'
 import { type ActionContext, authenticate } from '../context.ts'
 
@@ -51,7 +51,7 @@ export function budgetExceeded(
  * (403 budget_exceeded). The day's total is checked by the store when the order is stored (`insertOrder`).
  */
 export async function orderGuard(
-  context: ActionContext,
+  context: ActionContext<AgentStore & TaskStore & KvStore>,
   seller: AgentRecord,
   task: TaskRecord,
   buyerKey: string | undefined,
@@ -81,20 +81,24 @@ export async function orderGuard(
 }
 
 /** True when `apiKey` is the key of agent `name` (one read of the key's owner). */
-async function isKeyOf(context: ActionContext, name: string, apiKey: string): Promise<boolean> {
+async function isKeyOf(context: ActionContext<AgentStore>, name: string, apiKey: string): Promise<boolean> {
   const owner = await context.store.findAgentNameByKeyHash(hashSecret(apiKey))
   return owner !== null && nameKey(owner) === nameKey(name)
 }
 
 /** The day's spending under `cap` as it stands (no lock: for answers, not for decisions). */
-const usageOf = (context: ActionContext, cap: SpendCap) =>
+const usageOf = (context: ActionContext<TaskStore>, cap: SpendCap) =>
   context.store.budgetUsage(cap.buyerKey, cap.from, cap.to, cap.now)
 
 /**
  * Before offering a payment (a 402: no money moves yet), refuses an order the day's spending already leaves no room
  * for, so a buyer is not asked to pay for an order that will be refused. The insert still decides.
  */
-export async function refuseIfDaySpent(context: ActionContext, task: TaskRecord, guard: OrderGuard) {
+export async function refuseIfDaySpent(
+  context: ActionContext<TaskStore>,
+  task: TaskRecord,
+  guard: OrderGuard,
+) {
   if (!guard) return
   const usage = await usageOf(context, guard.cap)
   if (passesCap(usage, task.priceBaseUnits, guard.cap))
@@ -103,7 +107,7 @@ export async function refuseIfDaySpent(context: ActionContext, task: TaskRecord,
 
 /** Stores an order and its events within its guard's cap: 403 budget_exceeded (nothing stored) when over it. */
 export async function insertOrder(
-  context: ActionContext,
+  context: ActionContext<TaskStore>,
   task: TaskRecord,
   events: FeedEventInput[],
   guard: OrderGuard,
@@ -120,7 +124,10 @@ export async function insertOrder(
 }
 
 /** Gives back the price a budgeted order held when its payment was not taken (the order expires, never paid). */
-export async function releaseHold({ store, clock }: ActionContext, task: TaskRecord): Promise<void> {
+export async function releaseHold(
+  { store, clock }: ActionContext<TaskStore>,
+  task: TaskRecord,
+): Promise<void> {
   await store.changeTask({
     id: task.id,
     from: ['pending_payment'],

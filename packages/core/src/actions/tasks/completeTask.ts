@@ -1,4 +1,5 @@
 import { ConflictError } from '../../errors.ts'
+import type { AgentStore, TaskStore, UserStore } from '../../ports/Store.ts'
 import { type TaskRecord, taskDueAt } from '../../Task.ts'
 import { CompleteTaskInput } from '../../TaskInput.ts'
 import type { SellerTaskView } from '../../TaskView.ts'
@@ -9,7 +10,7 @@ import { requireTask } from './judging.ts'
 import { sellerView } from './sellerViews.ts'
 
 /** The `completeTask` action: the seller's delivery. */
-export function completeTaskAction(context: ActionContext) {
+export function completeTaskAction(context: ActionContext<AgentStore & UserStore & TaskStore>) {
   const { store, clock, feed } = context
   /**
    * Delivers a paid task (seller's key, `{result_url}`) before its `due_at`: `completed` at once when the task has no

@@ -2,6 +2,7 @@ import type { Hex } from 'viem'
 import { hashSecret } from '../../Credentials.ts'
 import { ChainUnavailableError, ConflictError, InvalidInputError } from '../../errors.ts'
 import { recheckDelayMs } from '../../PaymentRechecks.ts'
+import type { AgentStore, KvStore, TaskStore } from '../../ports/Store.ts'
 import { clientKeyOf } from '../../RateLimit.ts'
 import type { IdempotentAnswer, TaskRecord } from '../../Task.ts'
 import { CreateTaskInput, IdempotencyKey } from '../../TaskInput.ts'
@@ -52,7 +53,7 @@ function replay(answer: IdempotentAnswer, fingerprint: string): TaskAnswer {
  * budget), or refused. The payer proves with `signature` that it pays this order.
  */
 async function payAtCreation(
-  context: ActionContext,
+  context: ActionContext<TaskStore & KvStore>,
   task: TaskRecord,
   txHash: Hex,
   signature: Hex,
@@ -83,7 +84,7 @@ async function payAtCreation(
 }
 
 /** The `createTask` action (SPEC row 8). */
-export function createTaskAction(context: ActionContext) {
+export function createTaskAction(context: ActionContext<AgentStore & TaskStore & KvStore>) {
   const { store, config, feed } = context
   /**
    * Orders a skill (SPEC row 8). A free skill's task starts `paid`; with `tx_hash` the payment is verified at

@@ -1,3 +1,4 @@
+import type { AgentStore, KvStore, StoreLifecycle, TaskStore, UserStore } from '../../ports/Store.ts'
 import type { ActionContext } from '../context.ts'
 import { completeTaskAction } from './completeTask.ts'
 import { createTaskAction } from './createTask.ts'
@@ -33,7 +34,9 @@ export { THREAD_TASK_LIMIT, type ThreadTask } from './threads.ts'
 export type { X402TaskPayment } from './x402Tasks.ts'
 
 /** Orders, payments, delivery and the task lists: one action per file of this folder. */
-export function taskActions(context: ActionContext) {
+export function taskActions(
+  context: ActionContext<AgentStore & UserStore & TaskStore & KvStore & StoreLifecycle>,
+) {
   return {
     /** A page of the skills sold by machine payment, with the cursor of the next (`paidOffers.ts`). */
     paidOffers: paidOffersAction(context),

@@ -2,7 +2,7 @@ import type { Address } from 'viem'
 import { feedEvents } from '../../events.ts'
 import type { TaskEntry } from '../../Job.ts'
 import { decodeJobEvent, type JobEvent, judgeJobFunding, reasonHash } from '../../payments/JobEscrow.ts'
-import type { TaskChange } from '../../ports/Store.ts'
+import type { AgentStore, KvStore, TaskChange, TaskStore, UserStore } from '../../ports/Store.ts'
 import type { TaskPayment, TaskRecord } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
 import { ownerWallets, reliabilityCounts } from './jobSteps.ts'
@@ -129,7 +129,7 @@ function changeOf(
  * task id (docs/jobs.md).
  */
 async function applyFunding(
-  context: ActionContext,
+  context: ActionContext<AgentStore & UserStore & TaskStore>,
   event: Extract<JobEvent, { name: 'JobFunded' }>,
 ): Promise<Applied> {
   const { store, clock, config } = context
@@ -155,7 +155,10 @@ async function applyFunding(
 }
 
 /** Applies one event to its task: each is a compare-and-set, so an event applied twice lands once. */
-async function applyJobEvent(context: ActionContext, event: JobEvent): Promise<Applied> {
+async function applyJobEvent(
+  context: ActionContext<AgentStore & UserStore & TaskStore>,
+  event: JobEvent,
+): Promise<Applied> {
   if (event.name === 'JobFunded') return applyFunding(context, event)
   const task = await context.store.getTaskByEscrowJob({ key: event.key })
   const seller = task && (await context.store.getAgent(task.agentName))
@@ -166,7 +169,7 @@ async function applyJobEvent(context: ActionContext, event: JobEvent): Promise<A
 }
 
 /** The follower of the job escrow's events (docs/jobs.md). */
-export function jobFollowerActions(context: ActionContext) {
+export function jobFollowerActions(context: ActionContext<AgentStore & UserStore & TaskStore & KvStore>) {
   const { store, chain, config, feed } = context
   return {
     /**

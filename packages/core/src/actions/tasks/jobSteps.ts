@@ -2,7 +2,7 @@ import type { Address } from 'viem'
 import type { AgentRecord } from '../../Agent.ts'
 import { feedEvents } from '../../events.ts'
 import type { TaskEntry } from '../../Job.ts'
-import type { JobCounts, TaskChange } from '../../ports/Store.ts'
+import type { AgentStore, JobCounts, TaskChange, UserStore } from '../../ports/Store.ts'
 import { type TaskRecord, taskAt, taskReviewUntil } from '../../Task.ts'
 import { creditedBuyer } from '../../Trust.ts'
 import type { ActionContext } from '../context.ts'
@@ -12,7 +12,7 @@ import type { ActionContext } from '../context.ts'
  * seller's own. Not its current walletAddress: anyone holding the key may set it to any address, unproven.
  */
 export async function ownerWallets(
-  { store }: Pick<ActionContext, 'store'>,
+  { store }: Pick<ActionContext<UserStore>, 'store'>,
   agent: AgentRecord,
 ): Promise<Address[]> {
   if (!agent.ownerUsername || !agent.ownerProven) return []
@@ -25,7 +25,7 @@ export async function ownerWallets(
  * is late, a delivery past its `review_until` accepted by silence; null when time decided nothing.
  */
 export async function stepOfTime(
-  context: Pick<ActionContext, 'store'>,
+  context: Pick<ActionContext<AgentStore & UserStore>, 'store'>,
   task: TaskRecord,
   now: Date,
 ): Promise<TaskChange | null> {

@@ -7,8 +7,9 @@ import { latestSlaDeadline } from '../../payments/Escrow.ts'
 import type { JobFundingExpectation } from '../../payments/JobEscrow.ts'
 import { isPayerProof } from '../../payments/PayerProof.ts'
 import { type PaymentCheck, type Verdict, verifyPayments } from '../../payments/Verifier.ts'
+import type { KvStore, TaskStore, UserStore } from '../../ports/Store.ts'
 import { type TaskPayment, type TaskRecord, taskAt } from '../../Task.ts'
-import type { ActionContext } from '../context.ts'
+import type { ActionContext, ActionPorts } from '../context.ts'
 import type { PendingVerification } from './answers.ts'
 import { ownerWallets } from './jobSteps.ts'
 
@@ -17,7 +18,7 @@ const BLOCK_SECONDS = 2
 
 /** The task `id` of `agent` as of now (an unpaid task past its expiry reads expired), or a 404. */
 export async function requireTask(
-  { store, clock }: ActionContext,
+  { store, clock }: ActionContext<TaskStore>,
   agent: AgentRecord,
   id: string,
 ): Promise<TaskRecord> {
@@ -33,7 +34,7 @@ export function taskNotFound(agentName: string, id: string): NotFoundError {
 
 /** What a job escrow funding of `task` must show, when the market takes them and the task has a job id. */
 export function jobExpectationOf(
-  config: ActionContext['config'],
+  config: ActionPorts['config'],
   task: TaskRecord,
 ): JobFundingExpectation | null {
   const contract = config.chain.jobEscrowContract
@@ -55,7 +56,7 @@ export function jobExpectationOf(
  * become the job's payer and evaluator (it names the evaluator) in the buyer's place.
  */
 export async function isSellersOwnClient(
-  context: Pick<ActionContext, 'store'>,
+  context: Pick<ActionContext<UserStore>, 'store'>,
   agent: AgentRecord,
   task: TaskRecord,
   client: Address,
@@ -65,7 +66,7 @@ export async function isSellersOwnClient(
 }
 
 /** What a payment of `task` by `txHash` must show on chain. */
-export function checkOf({ config, clock }: ActionContext, task: TaskRecord, txHash: Hex): PaymentCheck {
+export function checkOf({ config, clock }: ActionPorts, task: TaskRecord, txHash: Hex): PaymentCheck {
   return {
     txHash,
     kind: 'task',
@@ -85,7 +86,7 @@ export function checkOf({ config, clock }: ActionContext, task: TaskRecord, txHa
 }
 
 /** Verdicts from the chain, or a 503 when it cannot be read (an unexpected failure kept as its `cause`). */
-export async function judge(context: ActionContext, checks: PaymentCheck[]): Promise<Verdict[]> {
+export async function judge(context: ActionContext<KvStore>, checks: PaymentCheck[]): Promise<Verdict[]> {
   const { chain } = context
   if (!chain) throw new ChainUnavailableError('This marketplace has no payment chain configured.')
   try {
@@ -101,7 +102,7 @@ export async function judge(context: ActionContext, checks: PaymentCheck[]): Pro
 export const refundKey = (txHash: Hex) => `refund:tx:${txHash.toLowerCase()}`
 
 /** The verdicts, with a paying transaction that was recorded as a refund refused: it pays no order. */
-async function refusingRefunds(context: ActionContext, checks: PaymentCheck[], verdicts: Verdict[]) {
+async function refusingRefunds(context: ActionContext<KvStore>, checks: PaymentCheck[], verdicts: Verdict[]) {
   return Promise.all(
     verdicts.map(async (verdict, index) => {
       const check = checks[index]
@@ -114,7 +115,7 @@ async function refusingRefunds(context: ActionContext, checks: PaymentCheck[], v
 
 /** The payment record of a verdict that pays. */
 export function paymentOf(
-  { clock }: ActionContext,
+  { clock }: ActionPorts,
   verdict: Extract<Verdict, { ok: true }>,
   txHash: Hex,
 ): TaskPayment {
@@ -148,7 +149,7 @@ export function pendingVerification(verdict: { confirmations: number; required: 
  * task existed, with task ''). A wallet contract that reverts has not signed; an unreachable chain is a 503.
  */
 export async function payerProved(
-  { chain, config }: ActionContext,
+  { chain, config }: ActionPorts,
   task: TaskRecord,
   txHash: Hex,
   signature: Hex,

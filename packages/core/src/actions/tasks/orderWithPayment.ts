@@ -11,12 +11,13 @@ import {
   paymentReferenceOf,
 } from '../../payments/Mpp.ts'
 import { paymentRequiredHeader, X402_HEADERS, type X402Settings } from '../../payments/X402.ts'
+import type { AgentStore, KvStore, StoreLifecycle, TaskStore } from '../../ports/Store.ts'
 import { readCache } from '../../ReadCache.ts'
 import type { TaskPayment, TaskRecord } from '../../Task.ts'
 import { PaidOrderInput } from '../../TaskInput.ts'
 import { toTaskView } from '../../TaskView.ts'
 import { parseInput } from '../../Validation.ts'
-import { type ActionContext, requireAgent } from '../context.ts'
+import { type ActionContext, type ActionPorts, requireAgent } from '../context.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
 import { buyerKeyOf, insertOrder, orderGuard, refuseIfDaySpent, releaseHold } from './budgetGuard.ts'
 import { orderWithX402, x402Problem } from './orderWithX402.ts'
@@ -44,7 +45,7 @@ async function recoveredOutcome(mpp: MppCharger, reference: Hex, at: Date): Prom
 
 /** The task a verified payment already paid for this agent, answered again (a retry after a lost answer). */
 async function alreadyPaid(
-  { store, config }: ActionContext,
+  { store, config }: ActionContext<TaskStore>,
   agent: AgentRecord,
   reference: string,
 ): Promise<Response | null> {
@@ -59,7 +60,7 @@ async function alreadyPaid(
 
 /** Marks a held order paid by its machine payment; any other outcome gives the hold back. */
 async function payHeld(
-  context: ActionContext,
+  context: ActionContext<TaskStore>,
   task: TaskRecord,
   payment: TaskPayment,
 ): Promise<{ outcome: 'inserted' | 'not_paid' }> {
@@ -73,7 +74,7 @@ async function payHeld(
 
 /** The MPP challenge with x402's offer of the same order beside it: one 402, either protocol pays. */
 async function withX402Offer(
-  context: ActionContext,
+  context: ActionPorts,
   x402: X402Settings,
   task: TaskRecord,
   challenge: Response,
@@ -85,7 +86,7 @@ async function withX402Offer(
 
 /** The 402 of a market that takes x402 alone: a payment_required problem with the PAYMENT-REQUIRED offer. */
 async function x402Challenge(
-  context: ActionContext,
+  context: ActionPorts,
   x402: X402Settings,
   task: TaskRecord,
   request: Request,
@@ -101,7 +102,9 @@ async function x402Challenge(
 }
 
 /** The `orderWithPayment` action (SPEC row 12). */
-export function orderWithPaymentAction(context: ActionContext) {
+export function orderWithPaymentAction(
+  context: ActionContext<AgentStore & TaskStore & KvStore & StoreLifecycle>,
+) {
   const { store, config, clock, feed } = context
   const sellers = readCache<AgentRecord>()
   /**

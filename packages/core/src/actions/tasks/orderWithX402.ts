@@ -8,9 +8,10 @@ import {
   X402_HEADERS,
   type X402Settings,
 } from '../../payments/X402.ts'
+import type { KvStore, TaskStore } from '../../ports/Store.ts'
 import type { TaskRecord } from '../../Task.ts'
 import { toTaskView } from '../../TaskView.ts'
-import type { ActionContext } from '../context.ts'
+import type { ActionContext, ActionPorts } from '../context.ts'
 import type { OrderGuard } from './budgetGuard.ts'
 import { pendingVerification } from './judging.ts'
 import { payWithX402, x402Offer } from './x402Payment.ts'
@@ -20,7 +21,7 @@ import { payWithX402, x402Offer } from './x402Payment.ts'
  * `error`) and, after a failed settlement, its PAYMENT-RESPONSE.
  */
 export async function x402Problem(
-  context: ActionContext,
+  context: ActionPorts,
   settings: X402Settings,
   task: TaskRecord,
   request: Request,
@@ -41,7 +42,7 @@ export async function x402Problem(
 
 /** A 402 problem that asks for an x402 payment again, saying why (`reason`, also in PAYMENT-REQUIRED's error). */
 function refused(
-  context: ActionContext,
+  context: ActionPorts,
   settings: X402Settings,
   task: TaskRecord,
   request: Request,
@@ -63,7 +64,7 @@ function refused(
  * naming the reason when the payment does not pay this order; 403 budget_exceeded (nothing sent) past its buyer's budget.
  */
 export async function orderWithX402(
-  context: ActionContext,
+  context: ActionContext<TaskStore & KvStore>,
   settings: X402Settings,
   task: TaskRecord,
   request: Request,

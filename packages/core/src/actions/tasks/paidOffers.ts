@@ -1,5 +1,6 @@
 import * as v from 'valibot'
 import type { PaidOfferPage } from '../../payments/PaymentInfo.ts'
+import type { AgentStore, StoreLifecycle } from '../../ports/Store.ts'
 import { readCache } from '../../ReadCache.ts'
 import { pageNumber, parseInput, strictFields } from '../../Validation.ts'
 import type { ActionContext } from '../context.ts'
@@ -16,7 +17,7 @@ export const PaidOfferQuery = strictFields({
 })
 
 /** The `paidOffers` action: what row 12 sells, a page at a time. */
-export function paidOffersAction(context: ActionContext) {
+export function paidOffersAction(context: ActionContext<AgentStore & StoreLifecycle>) {
   const { store, clock } = context
   const offerPages = readCache<PaidOfferPage>()
   /**

@@ -3,6 +3,7 @@ import type { AgentRecord } from '../../Agent.ts'
 import { isPayerRating } from '../../BuyerReview.ts'
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
+import type { AgentStore, TaskStore, UserStore } from '../../ports/Store.ts'
 import { isRatable, type RatingView, ratingCounts, toRatingView } from '../../Rating.ts'
 import type { TaskRecord } from '../../Task.ts'
 import { RatingInput } from '../../TaskInput.ts'
@@ -23,7 +24,7 @@ export const RatingListInput = strictFields({
 export type RatingPage = { ratings: RatingView[]; total: number; limit: number; offset: number }
 
 /** Rating a task by the wallet that paid it, and the agent's public list of ratings. */
-export function ratingActions(context: ActionContext) {
+export function ratingActions(context: ActionContext<AgentStore & UserStore & TaskStore>) {
   const { store, config, clock, feed, chain } = context
 
   /** The task as stored, with what time alone decided stored first (a silence past review, a missed deadline). */

@@ -1,3 +1,4 @@
+import type { AgentStore, TaskStore } from '../../ports/Store.ts'
 import { TASK_STATUSES, taskAt } from '../../Task.ts'
 import { TaskListInput } from '../../TaskInput.ts'
 import {
@@ -21,7 +22,7 @@ export type TaskPage = {
 }
 
 /** The reads of tasks: one by id (the buyer's), and an agent's list (public history or the seller's queue). */
-export function readTaskActions(context: ActionContext) {
+export function readTaskActions(context: ActionContext<AgentStore & TaskStore>) {
   const { store, config, clock } = context
   return {
     /** A task as its buyer reads it (SPEC row 10): knowing the id is the credential. */

@@ -8,6 +8,7 @@ import {
   recheckDelayMs,
 } from '../../PaymentRechecks.ts'
 import type { Verdict } from '../../payments/Verifier.ts'
+import type { AgentStore, KvStore, TaskStore, UserStore } from '../../ports/Store.ts'
 import { EXPIRED_TASK_RETENTION_MS, type TaskRecord } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
 import { stepOfTime } from './jobSteps.ts'
@@ -31,12 +32,15 @@ export type RecheckReport = {
 }
 
 /** False when the client already has as many background re-checks as it may (clients named by the host only). */
-export async function withinRecheckBudget({ store }: ActionContext, clientKey: string): Promise<boolean> {
+export async function withinRecheckBudget(
+  { store }: ActionContext<TaskStore>,
+  clientKey: string,
+): Promise<boolean> {
   return clientKey === '' || (await store.countPendingChecks(clientKey)) < MAX_RECHECKS_PER_CLIENT
 }
 
 /** Drops a task's check: its payment will not be looked at again. */
-async function drop({ store }: ActionContext, task: TaskRecord): Promise<'refused'> {
+async function drop({ store }: ActionContext<TaskStore>, task: TaskRecord): Promise<'refused'> {
   await store.setPendingCheck(task.id, null)
   return 'refused'
 }
@@ -45,7 +49,12 @@ async function drop({ store }: ActionContext, task: TaskRecord): Promise<'refuse
  * The verdict on an x402 settlement that did not pay by itself: another transaction may have used the same
  * authorization first (a front-run settlement pays the order all the same). Other checks keep their verdict.
  */
-async function x402Verdict(context: ActionContext, task: TaskRecord, txHash: Hex, verdict: Verdict | null) {
+async function x402Verdict(
+  context: ActionContext<KvStore>,
+  task: TaskRecord,
+  txHash: Hex,
+  verdict: Verdict | null,
+) {
   if (verdict?.ok || task.pendingCheck?.signature !== null) return { txHash, verdict }
   const settlement = await x402Settlement(context, txHash)
   if (!settlement?.nonce) return { txHash, verdict }
@@ -54,7 +63,7 @@ async function x402Verdict(context: ActionContext, task: TaskRecord, txHash: Hex
 
 /** Applies one re-check verdict (null: the chain could not be read) to its task. */
 async function settleRecheck(
-  context: ActionContext,
+  context: ActionContext<TaskStore & KvStore>,
   task: TaskRecord,
   judged: Verdict | null,
 ): Promise<'paid' | 'refused' | 'stillPending'> {
@@ -90,7 +99,7 @@ async function settleRecheck(
 }
 
 /** The background actions hosts call on a timer: payment re-checks and the expiry of unpaid tasks. */
-export function recheckActions(context: ActionContext) {
+export function recheckActions(context: ActionContext<AgentStore & UserStore & TaskStore & KvStore>) {
   const { store, clock, feed } = context
   return {
     /**

@@ -2,6 +2,7 @@ import * as v from 'valibot'
 import { ChainUnavailableError, ConflictError } from '../../errors.ts'
 import { MAX_REASON_LENGTH, type TaskEntry } from '../../Job.ts'
 import { judgeTransfer } from '../../payments/Verifier.ts'
+import type { AgentStore, KvStore, TaskStore } from '../../ports/Store.ts'
 import type { PaymentMethod } from '../../Task.ts'
 import type { SellerTaskView } from '../../TaskView.ts'
 import { TRUST_CREDITED_METHODS } from '../../Trust.ts'
@@ -39,7 +40,7 @@ const REFUNDABLE_METHODS: readonly PaymentMethod[] = TRUST_CREDITED_METHODS.filt
 )
 
 /** The `recordRefund` action: the seller's refund of a payment made outside the job escrow, checked on chain. */
-export function refundTaskAction(context: ActionContext) {
+export function refundTaskAction(context: ActionContext<AgentStore & TaskStore & KvStore>) {
   const { store, config, clock, feed } = context
   /**
    * Records a refund (seller's key, `{tx_hash, reason}`): a USDC transfer on the payment chain from the wallet the

@@ -1,5 +1,6 @@
 import { isBuyerReview, type ReviewDecision } from '../../BuyerReview.ts'
 import { ConflictError, UnauthorizedError } from '../../errors.ts'
+import type { AgentStore, TaskStore } from '../../ports/Store.ts'
 import { buyerWalletOf, taskAt } from '../../Task.ts'
 import { DecisionInput, RejectionInput } from '../../TaskInput.ts'
 import { type TaskView, toTaskView } from '../../TaskView.ts'
@@ -9,7 +10,7 @@ import { jobSteps } from './jobSteps.ts'
 import { requireTask } from './judging.ts'
 
 /** The `reviewTask` action: the buyer accepts or rejects a delivery, signed by its wallet. */
-export function reviewTaskAction(context: ActionContext) {
+export function reviewTaskAction(context: ActionContext<AgentStore & TaskStore>) {
   const { store, config, clock, feed, chain } = context
   /**
    * Accepts (`completed`) or rejects (`rejected`, a dispute record with its reason, 1-1000 characters) a delivered task

@@ -1,3 +1,4 @@
+import type { TaskStore } from '../../ports/Store.ts'
 import { buyerWalletOf, type TaskRecord } from '../../Task.ts'
 import { type SellerTaskView, toSellerTaskView } from '../../TaskView.ts'
 import type { ActionContext } from '../context.ts'
@@ -7,7 +8,7 @@ import type { ActionContext } from '../context.ts'
  * market (one store read for the page), so a seller sees which buyers take a result and reject it.
  */
 export async function sellerViews(
-  { store, config }: Pick<ActionContext, 'store' | 'config'>,
+  { store, config }: Pick<ActionContext<TaskStore>, 'store' | 'config'>,
   tasks: readonly TaskRecord[],
 ): Promise<SellerTaskView[]> {
   const wallets = [...new Set(tasks.flatMap((task) => buyerWalletOf(task) ?? []))]
@@ -17,7 +18,7 @@ export async function sellerViews(
 
 /** One task as its seller reads it (sellerViews). */
 export async function sellerView(
-  context: Pick<ActionContext, 'store' | 'config'>,
+  context: Pick<ActionContext<TaskStore>, 'store' | 'config'>,
   task: TaskRecord,
 ): Promise<SellerTaskView> {
   const [view] = await sellerViews(context, [task])

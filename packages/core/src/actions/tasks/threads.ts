@@ -1,3 +1,4 @@
+import type { KvStore } from '../../ports/Store.ts'
 import type { ActionContext } from '../context.ts'
 
 /** The most tasks one thread holds; an order past it starts a new thread (nothing is ever pushed out). */
@@ -26,7 +27,7 @@ const recordOf = (value: unknown): ThreadRecord | null => {
  * id only to a request that presented it (a task id, which the seller knows too, never reveals it), so a seller never
  * learns a thread, lists its other sellers' orders or adds to it.
  */
-export function threadActions({ store, random }: ActionContext) {
+export function threadActions({ store, random }: ActionContext<KvStore>) {
   return {
     /** A new thread id (128 random bits, hex). */
     newThread(): string {

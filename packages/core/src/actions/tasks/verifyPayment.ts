@@ -1,5 +1,6 @@
 import { ChainUnavailableError } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
+import type { AgentStore, KvStore, TaskStore, UserStore } from '../../ports/Store.ts'
 import { VerifyPaymentInput } from '../../TaskInput.ts'
 import { toTaskView } from '../../TaskView.ts'
 import { parseInput } from '../../Validation.ts'
@@ -25,7 +26,7 @@ import {
 } from './refusals.ts'
 
 /** The `verifyPayment` action (SPEC row 11). */
-export function verifyPaymentAction(context: ActionContext) {
+export function verifyPaymentAction(context: ActionContext<AgentStore & UserStore & TaskStore & KvStore>) {
   const { store, config, feed } = context
   /**
    * Verifies the on-chain payment of a task (SPEC row 11): `verified` (200), `pending` while not final (202, nothing

@@ -14,8 +14,9 @@ import {
   type X402Settings,
   x402Requirements,
 } from '../../payments/X402.ts'
+import type { KvStore, TaskStore } from '../../ports/Store.ts'
 import type { TaskRecord } from '../../Task.ts'
-import type { ActionContext } from '../context.ts'
+import type { ActionContext, ActionPorts } from '../context.ts'
 import { eventsOfNewTask } from '../newTask.ts'
 import { insertOrder, type OrderGuard, releaseHold } from './budgetGuard.ts'
 import { checkOf, judge, paymentOf, pendingVerification } from './judging.ts'
@@ -24,7 +25,7 @@ import { checkOf, judge, paymentOf, pendingVerification } from './judging.ts'
 const FIRST_RECHECK_MS = 10_000
 
 /** What one x402 order pays and where: the requirements, and the resource (the skill's paid path) they are for. */
-export function x402Offer(context: ActionContext, settings: X402Settings, task: TaskRecord) {
+export function x402Offer(context: ActionPorts, settings: X402Settings, task: TaskRecord) {
   return {
     requirements: x402Requirements(context.config, settings, {
       amountBaseUnits: task.priceBaseUnits,
@@ -52,7 +53,7 @@ const authorizationUsed = () =>
 
 /** Writes `value` under `key` if nothing is there yet, once across every process; false when it was taken. */
 export function claimOnce(
-  { store }: Pick<ActionContext, 'store'>,
+  { store }: Pick<ActionContext<KvStore>, 'store'>,
   key: string,
   value: unknown,
 ): Promise<boolean> {
@@ -69,7 +70,7 @@ export function claimOnce(
  * the chain shows the transfer with the market's confirmations, else it waits for the re-check (`retryAfterSeconds`).
  */
 export async function payWithX402(
-  context: ActionContext,
+  context: ActionContext<TaskStore & KvStore>,
   settings: X402Settings,
   task: TaskRecord,
   decoded: { payload: PaymentPayload; authorization: Eip3009Authorization },
@@ -139,7 +140,12 @@ export async function payWithX402(
  * authorization, found by its AuthorizationUsed log), pending (not mined or not final: the re-check goes on), or
  * refused (ours failed and nothing used the authorization).
  */
-async function settledOnChain(context: ActionContext, task: TaskRecord, sent: Hex, nonce: Hex) {
+async function settledOnChain(
+  context: ActionContext<TaskStore & KvStore>,
+  task: TaskRecord,
+  sent: Hex,
+  nonce: Hex,
+) {
   const { store, config, feed } = context
   const found = await paidBy(context, task, sent, nonce)
   if (found.verdict?.ok) {
@@ -168,7 +174,7 @@ async function settledOnChain(context: ActionContext, task: TaskRecord, sent: He
  * pay) another transaction that used the same authorization. A chain that cannot be read gives no verdict.
  */
 export async function paidBy(
-  context: ActionContext,
+  context: ActionContext<KvStore>,
   task: TaskRecord,
   sent: Hex,
   nonce: Hex,
@@ -187,7 +193,7 @@ export async function paidBy(
 
 /** Settles the payment, recording the task's pending check (storing a new task) before the transaction is sent. */
 async function settle(
-  context: ActionContext,
+  context: ActionContext<TaskStore & KvStore>,
   settings: X402Settings,
   task: TaskRecord,
   payload: PaymentPayload,
@@ -219,13 +225,13 @@ async function settle(
  * True when the settlement `txHash` carries an authorization signed by `from` (recorded before it was sent): such a
  * transfer is the payer's own consent, so its re-check needs no separate payer signature.
  */
-export async function x402SettlementBy({ store }: ActionContext, txHash: Hex, from: Hex) {
+export async function x402SettlementBy({ store }: ActionContext<KvStore>, txHash: Hex, from: Hex) {
   const record = await x402Settlement({ store }, txHash)
   return record !== null && isAddressEqual(record.payer, from)
 }
 
 /** The x402 settlement recorded under `txHash` (its payer and authorization nonce), or null for any other hash. */
-export async function x402Settlement({ store }: Pick<ActionContext, 'store'>, txHash: Hex) {
+export async function x402Settlement({ store }: Pick<ActionContext<KvStore>, 'store'>, txHash: Hex) {
   const record = (await store.kvGet(settlementKey(txHash))) as { payer?: string; nonce?: string } | null
   if (typeof record?.payer !== 'string') return null
   return { payer: record.payer as Hex, nonce: (record.nonce ?? null) as Hex | null }

@@ -1,5 +1,6 @@
 import { ConflictError, MarketError } from '../../errors.ts'
 import { type PaymentRequired, parseX402Payment, paymentRequired } from '../../payments/X402.ts'
+import type { AgentStore, KvStore, TaskStore } from '../../ports/Store.ts'
 import type { TaskRecord } from '../../Task.ts'
 import { type TaskView, toTaskView } from '../../TaskView.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
@@ -36,7 +37,7 @@ const x402Unavailable = () =>
   )
 
 /** x402 for tasks already ordered (A2A's payment round): what to pay, and paying it. */
-export function x402TaskActions(context: ActionContext) {
+export function x402TaskActions(context: ActionContext<AgentStore & TaskStore & KvStore>) {
   const { config } = context
   /**
    * The PaymentRequired of a task awaiting payment (x402 v2), `error` saying why it is asked again; `settling` while

@@ -10,6 +10,7 @@ import {
   UnauthorizedError,
 } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
+import type { AgentStore, KvStore, UserStore } from '../../ports/Store.ts'
 import { PairAgentInput, Username, type UserRecord, type UserView } from '../../User.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, agentView } from '../context.ts'
@@ -41,7 +42,7 @@ function usernameFromPath(username: string): string {
 }
 
 /** The `pairAgent` action (SPEC row 15). */
-export function pairAgentAction(context: ActionContext) {
+export function pairAgentAction(context: ActionContext<AgentStore & UserStore & KvStore>) {
   const { store, clock, random, feed } = context
   /**
    * Binds the agent holding `pairingCode` to `username` (created on first use) owned by the wallet the header names,

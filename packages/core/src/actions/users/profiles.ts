@@ -1,6 +1,7 @@
 import { toAgentSummary } from '../../AgentView.ts'
 import { ForbiddenError, NotFoundError } from '../../errors.ts'
 import { livenessChangesAt } from '../../Liveness.ts'
+import type { AgentStore, KvStore, StoreLifecycle, UserStore } from '../../ports/Store.ts'
 import { type Expiring, readCache } from '../../ReadCache.ts'
 import {
   toUserSummary,
@@ -23,7 +24,10 @@ export const UserListInput = ListInput
 export type UserPage = { users: UserSummary[]; total: number; limit: number; offset: number }
 
 /** The user named `username`, or a 404. */
-export async function requireUser({ store }: ActionContext, username: string): Promise<UserRecord> {
+export async function requireUser(
+  { store }: ActionContext<UserStore>,
+  username: string,
+): Promise<UserRecord> {
   const user = await store.getUser(username)
   if (!user) throw new NotFoundError('user_not_found', `No user is named "${username}".`)
   return user
@@ -31,7 +35,7 @@ export async function requireUser({ store }: ActionContext, username: string): P
 
 /** A user's public profile with the agents they own, and until when it stays right (their liveness shows in it). */
 async function expiringProfile(
-  { store, config }: ActionContext,
+  { store, config }: ActionContext<AgentStore>,
   user: UserRecord,
   now: Date,
 ): Promise<Expiring<UserView>> {
@@ -46,7 +50,7 @@ async function expiringProfile(
 }
 
 /** A user's public profile with the agents they own. */
-export async function profileOf(context: ActionContext, user: UserRecord): Promise<UserView> {
+export async function profileOf(context: ActionContext<AgentStore>, user: UserRecord): Promise<UserView> {
   return (await expiringProfile(context, user, context.clock.now())).value
 }
 
@@ -55,7 +59,7 @@ export async function profileOf(context: ActionContext, user: UserRecord): Promi
  * (`schemes`): 400, 401 or 403 otherwise.
  */
 export async function proveOwner(
-  context: ActionContext,
+  context: ActionContext<UserStore & KvStore>,
   username: string,
   request: ProvedRequest,
   schemes: ProofSchemes = 'eip712',
@@ -69,7 +73,7 @@ export async function proveOwner(
 const CONTRACT_SCHEMES: ProofSchemes = 'eip712-or-eip191'
 
 /** Profiles: the user list, one user, the owner's edits and invite code (SPEC rows 16, 17). */
-export function profileActions(context: ActionContext) {
+export function profileActions(context: ActionContext<AgentStore & UserStore & KvStore & StoreLifecycle>) {
   const { store, clock } = context
   const profiles = readCache<UserView>()
   return {

@@ -1,8 +1,9 @@
 import type { Address } from 'viem'
 import { InvalidInputError, UnauthorizedError } from '../../errors.ts'
 import { spendProof } from '../../ProofLedger.ts'
+import type { KvStore } from '../../ports/Store.ts'
 import { checkWalletProof, WALLET_PROOF_SCHEME, type WalletProof } from '../../WalletProof.ts'
-import type { ActionContext } from '../context.ts'
+import type { ActionContext, ActionPorts } from '../context.ts'
 
 /** The request a wallet proof was made for: its method, the path the client called and its exact body bytes. */
 export type ProvedRequest = { proof: WalletProof; method: string; path: string; body?: Uint8Array }
@@ -21,7 +22,7 @@ function whatToSign(market: string, method: string, path: string): string {
  * recovers to another address, so from the signature alone "another wallet" and "other data" look the same; the
  * detail names both, and what to sign.
  */
-export function notThisWalletDetail(context: ActionContext, request: ProvedRequest, whose: string): string {
+export function notThisWalletDetail(context: ActionPorts, request: ProvedRequest, whose: string): string {
   const { method, path } = request
   return `X-Wallet-Signature does not prove ${whose}: either another wallet signed, or the signed data differs from this request (a common cause: another market, method, path, body or timestamp). Sign ${whatToSign(context.config.baseUrl, method, path)} with ${whose}.`
 }
@@ -33,7 +34,7 @@ export function notThisWalletDetail(context: ActionContext, request: ProvedReque
 export type ProofSchemes = 'eip712' | 'eip712-or-eip191'
 
 /** 400 for a proof without X-Wallet-Scheme: eip712 on an operation that takes only the EIP-712 proof. */
-function eip712Required(context: ActionContext, request: ProvedRequest) {
+function eip712Required(context: ActionPorts, request: ProvedRequest) {
   const { method, path } = request
   return new InvalidInputError(
     'eip712_proof_required',
@@ -47,7 +48,7 @@ function eip712Required(context: ActionContext, request: ProvedRequest) {
  * EIP-191 proof where `schemes` takes only EIP-712.
  */
 export async function proveWallet(
-  context: ActionContext,
+  context: ActionContext<KvStore>,
   wallet: Address,
   request: ProvedRequest,
   schemes: ProofSchemes = 'eip712',

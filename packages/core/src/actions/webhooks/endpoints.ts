@@ -2,6 +2,7 @@ import { nameKey } from '../../Agent.ts'
 import { constantTimeEqual, generateId } from '../../Credentials.ts'
 import { ConflictError, InvalidInputError, NotFoundError, UnauthorizedError } from '../../errors.ts'
 import { persistentSecret } from '../../PersistentSecret.ts'
+import type { AgentStore, FeedStore, KvStore, TaskStore, WebhookStore } from '../../ports/Store.ts'
 import { clientKeyOf } from '../../RateLimit.ts'
 import { parseInput } from '../../Validation.ts'
 import {
@@ -31,7 +32,9 @@ export type NewWebhook = WebhookView & { secret: string }
  * The key every endpoint's secret is derived from: made once and kept in the store like the MPP secret, read from it
  * once per process (a failed read is tried again next time).
  */
-export function webhookMasterKey(context: Pick<ActionContext, 'store' | 'random'>): () => Promise<string> {
+export function webhookMasterKey(
+  context: Pick<ActionContext<KvStore>, 'store' | 'random'>,
+): () => Promise<string> {
   let kept: Promise<string> | null = null
   return () => {
     kept ??= persistentSecret(context.store, context.random, 'setting:webhook_key').catch(
@@ -45,7 +48,10 @@ export function webhookMasterKey(context: Pick<ActionContext, 'store' | 'random'
 }
 
 /** The endpoint actions of sellers (with their key) and buyers (with their task id). */
-export function webhookEndpointActions(context: ActionContext, masterKey: () => Promise<string>) {
+export function webhookEndpointActions(
+  context: ActionContext<AgentStore & FeedStore & TaskStore & WebhookStore & KvStore>,
+  masterKey: () => Promise<string>,
+) {
   const { store, config, clock, random } = context
 
   const sellerOf = async (name: string, apiKey: string | undefined): Promise<Owner> => {

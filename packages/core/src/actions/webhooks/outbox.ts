@@ -2,6 +2,7 @@ import { nameKey } from '../../Agent.ts'
 import { generateId } from '../../Credentials.ts'
 import { type FairShare, WEBHOOK_FAIR_SHARE } from '../../FairQueue.ts'
 import type { FeedEventRecord } from '../../Feed.ts'
+import type { FeedStore, KvStore, TaskStore, WebhookStore } from '../../ports/Store.ts'
 import type { WebhookTransport } from '../../ports/WebhookTransport.ts'
 import { toTaskView } from '../../TaskView.ts'
 import {
@@ -35,7 +36,10 @@ export type WebhookPassOptions = {
 }
 
 /** Fanning feed events out to endpoints, and delivering them with retries. */
-export function webhookOutboxActions(context: ActionContext, masterKey: () => Promise<string>) {
+export function webhookOutboxActions(
+  context: ActionContext<FeedStore & TaskStore & WebhookStore & KvStore>,
+  masterKey: () => Promise<string>,
+) {
   const { store, clock, config, random } = context
 
   /** The deliveries of one feed event: one per endpoint of its task that asked for its type. */
