@@ -1,8 +1,9 @@
-import type { MailOutcome, MailStore } from '@agentmarket/core'
-import { settledMailColumns, toOutboxEntry, toOutboxRow, toTaskRow } from '@agentmarket/core/rows'
-import { fairPick, inQueueOrder, mailQueries, QUEUES, sqliteSql } from '@agentmarket/store-sql'
-import { and, eq, lte, sql } from 'drizzle-orm'
+import type { MailStore } from '@agentmarket/core'
+import { toOutboxEntry, toOutboxRow, toTaskRow } from '@agentmarket/core/rows'
+import { fairPick, inQueueOrder, mailQueries, mailReads, QUEUES, sqliteSql } from '@agentmarket/store-sql'
+import { and, lte, sql } from 'drizzle-orm'
 import { budgetCaps, OverCap } from './budgetUsage.ts'
+import { sqliteExecutor } from './executor.ts'
 import type { Database } from './open.ts'
 import { orderMails, outbox, tasks } from './schema.ts'
 import { batchWriter, isUniqueViolation } from './writes.ts'
@@ -16,6 +17,8 @@ export function mailStore(database: Database): MailStore {
   const { withinCap } = budgetCaps(database)
 
   return {
+    ...mailReads(sqliteExecutor(database)),
+
     async acceptOrderMail({ key, receivedAt, task, events, reply, cap }) {
       // The key goes in first: a duplicate fails the whole batch before the task or the reply is written.
       try {
@@ -61,18 +64,6 @@ export function mailStore(database: Database): MailStore {
         )
         .returning()
       return inQueueOrder(rows).map(toOutboxEntry)
-    },
-
-    async settleMail(id, outcome: MailOutcome) {
-      await db
-        .update(outbox)
-        .set(settledMailColumns(outcome))
-        .where(and(eq(outbox.id, id), pending))
-    },
-
-    async getMail(id) {
-      const [row] = await db.select().from(outbox).where(eq(outbox.id, id))
-      return row ? toOutboxEntry(row) : null
     },
   }
 }

@@ -1,47 +1,15 @@
-import type { Store, TaskChange, TaskRecord } from '@agentmarket/core'
+import type { TaskStore } from '@agentmarket/core'
 import type { TaskRow } from '@agentmarket/core/rows'
-import {
-  entryToJson,
-  idempotencyOf,
-  nameKey,
-  paymentColumns,
-  pendingColumns,
-  ratingColumns,
-  refundedBaseUnits,
-  toEventRow,
-  toTaskRecord,
-  toTaskRow,
-} from '@agentmarket/core/rows'
-import { fairPick, QUEUES, sqliteSql } from '@agentmarket/store-sql'
-import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, or, type SQL, sql } from 'drizzle-orm'
+import { nameKey, ratingColumns, toEventRow, toTaskRecord, toTaskRow } from '@agentmarket/core/rows'
+import { fairPick, QUEUES, sqliteSql, taskReads, taskWrites } from '@agentmarket/store-sql'
+import { and, eq, lte, sql } from 'drizzle-orm'
 import { budgetCaps, OverCap } from './budgetUsage.ts'
+import { sqliteExecutor } from './executor.ts'
 import type { Database } from './open.ts'
 import { agents, events, tasks, trustBuyers } from './schema.ts'
 import { named, shapedRead } from './shapedReads.ts'
 import { trustStatements, trustTotalsSet } from './trustCredit.ts'
 import { batchWriter, isUniqueViolation } from './writes.ts'
-
-type TaskMethods = Pick<
-  Store,
-  | 'insertTask'
-  | 'budgetUsage'
-  | 'buyerDecisions'
-  | 'getTask'
-  | 'findTaskIdByTxHash'
-  | 'findIdempotentAnswer'
-  | 'markTaskPaid'
-  | 'changeTask'
-  | 'listDueJobs'
-  | 'getTaskByEscrowJob'
-  | 'rateTask'
-  | 'listRatedTasks'
-  | 'listTasks'
-  | 'listDueRechecks'
-  | 'claimDueRechecks'
-  | 'setPendingCheck'
-  | 'countPendingChecks'
-  | 'expireTasks'
->
 
 /** Which claim a unique violation broke, if it was one of a task's claims. */
 function brokenClaim(error: unknown): 'tx_already_used' | 'escrow_task_id_used' | 'idempotency' | null {
@@ -51,75 +19,14 @@ function brokenClaim(error: unknown): 'tx_already_used' | 'escrow_task_id_used' 
   return null
 }
 
-// Work queue: paid first (first in, first out), then awaiting payment, then delivered, the latter newest first.
-const WORK_QUEUE_ORDER = [
-  sql`case ${tasks.status} when 'paid' then 0 when 'pending_payment' then 1 else 2 end`,
-  sql`case when ${tasks.status} = 'paid' then ${tasks.paidAt} else -${tasks.createdAt} end`,
-  sql`${tasks.id} desc`,
-]
-const HISTORY_ORDER = [sql`${tasks.createdAt} desc`, sql`${tasks.id} desc`]
-const DELIVERED_ORDER = [sql`${tasks.completedAt} desc nulls last`, ...HISTORY_ORDER]
-const ORDERS = { history: HISTORY_ORDER, delivered: DELIVERED_ORDER, work_queue: WORK_QUEUE_ORDER }
-
-/** The wallet that decides a task's delivery (buyerWalletOf), lower case, and the outcomes it decided. */
-const DECIDING_WALLET = sql`lower(coalesce(${tasks.paidFrom}, ${tasks.buyerWallet}))`
-// Literal, as in the index's condition: the planner uses a partial index only when the query implies its condition.
-const DECIDED = sql`${tasks.outcome} in ('accepted', 'rejected')`
-
-/** The statuses a task can be rated in: finished, whichever way. */
-const RATABLE_STATUSES = ['completed', 'rejected', 'expired'] as const
-/** The columns a job change sets (Store.changeTask): the end of the review follows the delivery. */
-function changedColumns(change: TaskChange) {
-  const delivered = change.deliveredAt?.getTime()
-  return {
-    status: change.to,
-    ...(change.resultUrl !== undefined && { resultUrl: change.resultUrl }),
-    ...(delivered !== undefined && {
-      deliveredAt: delivered,
-      reviewUntil: sql`${delivered} + ${tasks.reviewSeconds} * 1000`,
-    }),
-    ...(change.completedAt && { completedAt: change.completedAt.getTime() }),
-    ...(change.outcome && { outcome: change.outcome }),
-    ...(change.entries?.some((entry) => entry.kind === 'refund') && {
-      refundedBaseUnits: sql`${tasks.refundedBaseUnits} + ${Number(refundedBaseUnits(change.entries))}`,
-    }),
-    ...(change.entries?.length && {
-      entries: sql`json_insert(${tasks.entries}, ${sql.join(
-        change.entries.map((entry) => sql`'$[#]', json(${JSON.stringify(entryToJson(entry))})`),
-        sql`, `,
-      )})`,
-    }),
-  }
-}
-
 /** The task methods of the libSQL Store: every state change is a compare-and-set inside one write transaction. */
-export function taskStore(database: Database): TaskMethods {
+export function taskStore(database: Database): TaskStore {
   const { db } = database
   const { writeBatch, insert, insertEvents } = batchWriter(database)
 
-  const withAgentNames = async (rows: TaskRow[]): Promise<TaskRecord[]> => {
-    if (rows.length === 0) return []
-    const keys = [...new Set(rows.map((row) => row.agentKey))]
-    const names = await db
-      .select({ key: agents.nameKey, name: agents.name })
-      .from(agents)
-      .where(inArray(agents.nameKey, keys))
-    const byKey = new Map(names.map(({ key, name }) => [key, name]))
-    return rows.map((row) => toTaskRecord(row, byKey.get(row.agentKey) ?? row.agentKey))
-  }
-
-  /** One page of the tasks `where` selects, in `order`, with how many it selects. */
-  const pageOf = async (where: SQL | undefined, order: SQL[], limit: number, offset: number) => {
-    const [counted] = await db.select({ total: sql<number>`count(*)` }).from(tasks).where(where)
-    const rows = await db
-      .select()
-      .from(tasks)
-      .where(where)
-      .orderBy(...order)
-      .limit(limit)
-      .offset(offset)
-    return { tasks: await withAgentNames(rows), total: counted?.total ?? 0 }
-  }
+  const x = sqliteExecutor(database)
+  const { withAgentNames, ...reads } = taskReads(x)
+  const { changedColumns, inStatus, paidColumns, payable, ratable } = taskWrites(x)
 
   // The buyer's polling read, built and prepared once: the task and its agent's name in one indexed read. The name is a
   // scalar subquery, not a join: SQLite runs this join at 21 µs a read against 3.5 µs (bench/CHANGES.md).
@@ -141,20 +48,6 @@ export function taskStore(database: Database): TaskMethods {
     .from(tasks)
     .where(eq(tasks.txHash, sql.placeholder('txHash')))
     .prepare()
-
-  const findIdempotentAnswer: TaskMethods['findIdempotentAnswer'] = async (agentName, clientKey, key) => {
-    const [row] = await db
-      .select()
-      .from(tasks)
-      .where(
-        and(
-          eq(tasks.agentKey, nameKey(agentName)),
-          eq(tasks.clientKey, clientKey),
-          eq(tasks.idempotencyKey, key),
-        ),
-      )
-    return row ? idempotencyOf(row) : null
-  }
 
   /** One event insert per event, each landing only if the statement before it changed a row (so all or none). */
   const eventsIfChanged = (list: Parameters<typeof toEventRow>[0][]) =>
@@ -186,25 +79,10 @@ export function taskStore(database: Database): TaskMethods {
         if (claim !== 'idempotency') return { outcome: claim }
         const answer =
           task.idempotency &&
-          (await findIdempotentAnswer(task.agentName, task.clientKey, task.idempotency.key))
+          (await reads.findIdempotentAnswer(task.agentName, task.clientKey, task.idempotency.key))
         if (!answer) throw error
         return { outcome: 'replay', answer }
       }
-    },
-
-    async buyerDecisions(wallets) {
-      if (wallets.length === 0) return []
-      const lowered = [...new Set(wallets.map((wallet) => wallet.toLowerCase()))]
-      // The expression of the partial index tasks_by_deciding_wallet (schema.ts).
-      return db
-        .select({
-          wallet: sql<string>`${DECIDING_WALLET}`,
-          accepted: sql<number>`sum(${tasks.outcome} = 'accepted')`,
-          rejected: sql<number>`sum(${tasks.outcome} = 'rejected')`,
-        })
-        .from(tasks)
-        .where(and(inArray(DECIDING_WALLET, lowered), DECIDED))
-        .groupBy(DECIDING_WALLET)
     },
 
     async getTask(agentName, id) {
@@ -216,28 +94,11 @@ export function taskStore(database: Database): TaskMethods {
       return taskIdByTxHash.get({ txHash })?.id ?? null
     },
 
-    findIdempotentAnswer,
-
     async markTaskPaid(id, payment, newEvents) {
       // The single UPDATE is the compare-and-set; its unique keys claim the hash and the escrow task id.
       try {
         const [update] = await writeBatch([
-          db
-            .update(tasks)
-            .set({
-              status: 'paid',
-              ...paymentColumns(payment),
-              ...pendingColumns(null),
-              // A job in escrow keeps the contract's deadline (the chain decides it); others are due after their SLA.
-              dueAt: payment.job ? null : sql`${payment.at.getTime()} + ${tasks.slaSeconds} * 1000`,
-            })
-            .where(
-              and(
-                eq(tasks.id, id),
-                eq(tasks.status, 'pending_payment'),
-                or(isNull(tasks.expiresAt), gt(tasks.expiresAt, payment.at.getTime())),
-              ),
-            ),
+          db.update(tasks).set(paidColumns(payment)).where(payable(id, payment.at)),
           ...eventsIfChanged(newEvents),
         ])
         return (update?.changes ?? 0) === 1 ? 'paid' : 'not_pending'
@@ -255,10 +116,7 @@ export function taskStore(database: Database): TaskMethods {
       const one = (flag: true | undefined) => (flag ? 1 : 0)
       const results = await writeBatch([
         ...credit,
-        db
-          .update(tasks)
-          .set(changedColumns(change))
-          .where(and(eq(tasks.id, id), inArray(tasks.status, [...from]))),
+        db.update(tasks).set(changedColumns(change)).where(inStatus(id, from)),
         // Runs (and lets the events land) only when the compare-and-set above changed the task.
         sql`update ${agents} set completed_tasks = completed_tasks + ${one(counts.completed)},
               on_time_tasks = on_time_tasks + ${one(counts.onTime)}, late_tasks = late_tasks + ${one(counts.late)},
@@ -286,83 +144,14 @@ export function taskStore(database: Database): TaskMethods {
             where ${agents.nameKey} = (select ${tasks.agentKey} from ${tasks} where ${tasks.id} = ${id}) and changes() = 1`,
       ]
       const [rated] = await writeBatch([
-        db
-          .update(tasks)
-          .set(ratingColumns(rating))
-          .where(
-            and(
-              eq(tasks.id, id),
-              isNull(tasks.rating),
-              inArray(tasks.status, [...RATABLE_STATUSES]),
-              isNotNull(tasks.paidAt),
-            ),
-          ),
+        db.update(tasks).set(ratingColumns(rating)).where(ratable(id)),
         ...(counted ? counting : []),
         ...eventsIfChanged(newEvents),
       ])
       return (rated?.changes ?? 0) === 1
     },
 
-    async listRatedTasks(agentName, limit, offset) {
-      const where = and(eq(tasks.agentKey, nameKey(agentName)), isNotNull(tasks.ratedAt))
-      return pageOf(where, [desc(tasks.ratedAt), desc(tasks.id)], limit, offset)
-    },
-
-    async getTaskByEscrowJob(ref) {
-      const where =
-        'jobId' in ref
-          ? eq(tasks.jobId, ref.jobId)
-          : and(eq(tasks.escrowTaskId, ref.key), isNotNull(tasks.escrowJob))
-      const rows = await db.select().from(tasks).where(where).limit(1)
-      const [task] = await withAgentNames(rows)
-      return task ?? null
-    },
-
-    async listDueJobs(now, limit) {
-      const time = now.getTime()
-      const due = await db
-        .select()
-        .from(tasks)
-        .where(and(eq(tasks.status, 'paid'), isNotNull(tasks.dueAt), lte(tasks.dueAt, time)))
-        .orderBy(asc(tasks.dueAt))
-        .limit(limit)
-      const reviewed = await db
-        .select()
-        .from(tasks)
-        .where(
-          and(
-            eq(tasks.status, 'delivered'),
-            isNotNull(tasks.reviewUntil),
-            lte(tasks.reviewUntil, time),
-            isNull(tasks.escrowJob),
-          ),
-        )
-        .orderBy(asc(tasks.reviewUntil))
-        .limit(limit)
-      const deadline = (row: TaskRow) => (row.status === 'paid' ? row.dueAt : row.reviewUntil) ?? 0
-      return withAgentNames([...due, ...reviewed].sort((a, b) => deadline(a) - deadline(b)).slice(0, limit))
-    },
-
-    async listTasks(agentName, { statuses, order, limit, offset }) {
-      const where = and(eq(tasks.agentKey, nameKey(agentName)), inArray(tasks.status, statuses))
-      return pageOf(where, ORDERS[order], limit, offset)
-    },
-
-    async listDueRechecks(now, limit) {
-      const rows = await db
-        .select()
-        .from(tasks)
-        .where(
-          and(
-            isNotNull(tasks.nextRecheckAt),
-            lte(tasks.nextRecheckAt, now.getTime()),
-            eq(tasks.status, 'pending_payment'),
-          ),
-        )
-        .orderBy(asc(tasks.nextRecheckAt))
-        .limit(limit)
-      return withAgentNames(rows)
-    },
+    ...reads,
 
     async claimDueRechecks(now, leaseUntil, share) {
       // One UPDATE picks (the fair policy) and leases inside the write lock, so racing processes split the checks.
@@ -381,27 +170,6 @@ export function taskStore(database: Database): TaskMethods {
           .all(),
       )
       return withAgentNames(rows)
-    },
-
-    async setPendingCheck(id, check) {
-      await db
-        .update(tasks)
-        .set(pendingColumns(check))
-        .where(and(eq(tasks.id, id), eq(tasks.status, 'pending_payment')))
-    },
-
-    async countPendingChecks(clientKey) {
-      const [counted] = await db
-        .select({ total: sql<number>`count(*)` })
-        .from(tasks)
-        .where(
-          and(
-            eq(tasks.clientKey, clientKey),
-            isNotNull(tasks.pendingTxHash),
-            eq(tasks.status, 'pending_payment'),
-          ),
-        )
-      return counted?.total ?? 0
     },
 
     async expireTasks(now, purgeBefore, limit) {

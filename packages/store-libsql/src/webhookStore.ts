@@ -1,27 +1,28 @@
 import type { WebhookStore } from '@agentmarket/core'
+import { toDeliveryRecord, toDeliveryRow, toWebhookRow } from '@agentmarket/core/rows'
 import {
-  settledColumns,
-  toDeliveryRecord,
-  toDeliveryRow,
-  toWebhookRecord,
-  toWebhookRow,
-} from '@agentmarket/core/rows'
-import { fairPick, inQueueOrder, QUEUES, sqliteSql, webhookQueries } from '@agentmarket/store-sql'
+  fairPick,
+  inQueueOrder,
+  QUEUES,
+  sqliteSql,
+  webhookQueries,
+  webhookReads,
+} from '@agentmarket/store-sql'
 import { and, eq, inArray, lte, sql } from 'drizzle-orm'
+import { sqliteExecutor } from './executor.ts'
 import type { Database } from './open.ts'
 import { webhookDeliveries, webhooks } from './schema.ts'
 import { batchWriter } from './writes.ts'
 
-const { pending, ownedBy, servingTask, oldestFirst, latestDeliveriesFirst } = webhookQueries(
-  webhooks,
-  webhookDeliveries,
-)
+const { pending, ownedBy } = webhookQueries(webhooks, webhookDeliveries)
 
 /** The webhook methods of the libSQL Store: endpoints, and their outbox claimed with leases like the mail's. */
 export function webhookStore(database: Database): WebhookStore {
   const { db, connection } = database
   const { writeBatch } = batchWriter(database)
   return {
+    ...webhookReads(sqliteExecutor(database)),
+
     async insertWebhook(webhook, max) {
       // Counted and inserted in one write transaction: racing inserts never pass `max`.
       const [landed] = await writeBatch([
@@ -50,15 +51,6 @@ export function webhookStore(database: Database): WebhookStore {
       return (landed?.changes ?? 0) === 1
     },
 
-    async listWebhooks(agentKey, taskId) {
-      const rows = await db
-        .select()
-        .from(webhooks)
-        .where(ownedBy(agentKey, taskId))
-        .orderBy(...oldestFirst)
-      return rows.map(toWebhookRecord)
-    },
-
     async deleteWebhook(id, agentKey, taskId) {
       const [, removed] = await writeBatch([
         db.delete(webhookDeliveries).where(
@@ -73,15 +65,6 @@ export function webhookStore(database: Database): WebhookStore {
         db.delete(webhooks).where(and(eq(webhooks.id, id), ownedBy(agentKey, taskId))),
       ])
       return (removed?.changes ?? 0) === 1
-    },
-
-    async webhooksFor(agentKey, taskId) {
-      const rows = await db
-        .select()
-        .from(webhooks)
-        .where(servingTask(agentKey, taskId))
-        .orderBy(...oldestFirst)
-      return rows.map(toWebhookRecord)
     },
 
     async enqueueDeliveries(list, backlogMax) {
@@ -154,23 +137,6 @@ export function webhookStore(database: Database): WebhookStore {
         )
         .returning()
       return inQueueOrder(rows).map(toDeliveryRecord)
-    },
-
-    async settleDelivery(id, outcome) {
-      await db
-        .update(webhookDeliveries)
-        .set(settledColumns(outcome))
-        .where(and(eq(webhookDeliveries.id, id), pending))
-    },
-
-    async listDeliveries(webhookId, limit) {
-      const rows = await db
-        .select()
-        .from(webhookDeliveries)
-        .where(eq(webhookDeliveries.webhookId, webhookId))
-        .orderBy(...latestDeliveriesFirst)
-        .limit(limit)
-      return rows.map(toDeliveryRecord)
     },
   }
 }

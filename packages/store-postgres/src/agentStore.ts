@@ -1,20 +1,9 @@
+import type { AgentPatch, AgentRecord, AgentStore, FeedEventInput } from '@agentmarket/core'
 import {
-  type AgentPatch,
-  type AgentRecord,
-  type FeedEventInput,
-  IDLE_WINDOW_MS,
-  LIVE_WINDOW_MS,
-  type Store,
-} from '@agentmarket/core'
-import {
-  type AgentRow,
   byPosition,
   compareByActivity,
-  livenessChangesAt,
   nameKey,
-  type SkillRow,
   skillColumns,
-  skillsByAgent,
   toAgentRecord,
   toAgentRow,
   toEventRow,
@@ -22,29 +11,13 @@ import {
   toSkillRows,
   usernameKey,
 } from '@agentmarket/core/rows'
-import { and, asc, desc, eq, gt, gte, inArray, isNotNull, or, sql } from 'drizzle-orm'
+import { agentListOrder, agentReads, skillsRead } from '@agentmarket/store-sql'
+import { and, desc, eq, sql } from 'drizzle-orm'
 import type { PostgresJsDatabase } from 'drizzle-orm/postgres-js'
-import { agentListOrder, agentListWhere } from './agentList.ts'
+import { agentListWhere } from './agentList.ts'
+import { postgresExecutor } from './executor.ts'
 import type { PostgresDatabase } from './open.ts'
-import { agents, events, milestones, skills } from './schema.ts'
-
-type AgentMethods = Pick<
-  Store,
-  | 'insertAgent'
-  | 'getAgent'
-  | 'syncAgents'
-  | 'findAgentNameByKeyHash'
-  | 'updateAgent'
-  | 'recordHeartbeat'
-  | 'rotateApiKey'
-  | 'listAgents'
-  | 'nextLivenessChange'
-  | 'listPaidOffers'
-  | 'listAgentsOwnedBy'
-  | 'insertMilestone'
-  | 'listMilestones'
-  | 'findSkillSellers'
->
+import { agents, events, milestones, skills, tables } from './schema.ts'
 
 /** A transaction or the pool: where a statement of a write runs. */
 export type Writer = Pick<PostgresJsDatabase, 'insert' | 'update' | 'delete' | 'select' | 'execute'>
@@ -75,22 +48,14 @@ export async function insertEvents(writer: Writer, list: FeedEventInput[]): Prom
   if (list.length > 0) await writer.insert(events).values(list.map(toEventRow))
 }
 
-/** Agent rows with their skills, each agent's in its order, by one read of the skills. */
-export async function withSkills(db: Writer, rows: AgentRow[]): Promise<AgentRecord[]> {
-  if (rows.length === 0) return []
-  const keys = rows.map((row) => row.nameKey)
-  const grouped = skillsByAgent<SkillRow>(
-    await db.select().from(skills).where(inArray(skills.agentKey, keys)),
-  )
-  return rows.map((row) => toAgentRecord(row, grouped.get(row.nameKey) ?? []))
-}
-
 /**
  * The agents, skills and milestones of the PostgreSQL Store. Each write is one transaction at READ COMMITTED: its
  * conditions are in its statements (a compare-and-set re-checks the row it locks), so racing nodes never lose an update.
  */
-export function agentStore(database: PostgresDatabase): AgentMethods {
+export function agentStore(database: PostgresDatabase): AgentStore {
   const { db } = database
+  const x = postgresExecutor(database)
+  const withSkills = skillsRead(x)
   // The reads of every request, built once: drizzle's builder costs several times the read (bench/CHANGES.md).
   const key = sql.placeholder('key')
   const agentByKey = db.select().from(agents).where(eq(agents.nameKey, key)).prepare('agent_by_key')
@@ -101,6 +66,8 @@ export function agentStore(database: PostgresDatabase): AgentMethods {
   }
 
   return {
+    ...agentReads(x, withSkills),
+
     async insertAgent(agent, newEvents) {
       return db.transaction(async (tx) => {
         const inserted = await tx
@@ -197,86 +164,15 @@ export function agentStore(database: PostgresDatabase): AgentMethods {
 
     async listAgents(query) {
       const where = agentListWhere(query)
-      const [counted] = await db.select({ total: sql<number>`count(*)::int` }).from(agents).where(where)
-      const rows = await db
-        .select()
-        .from(agents)
-        .where(where)
-        .orderBy(...agentListOrder(query))
-        .limit(query.limit)
-        .offset(query.offset)
-      return { agents: await withSkills(db, rows), total: counted?.total ?? 0 }
-    },
-
-    async syncAgents({ after, since, limit }) {
-      const rows = await db
-        .select()
-        .from(agents)
-        .where(
-          and(
-            after === null ? undefined : gt(agents.nameKey, after),
-            since === null ? undefined : gte(agents.updatedAt, since.getTime()),
-          ),
-        )
-        .orderBy(asc(agents.nameKey))
-        .limit(limit)
-      return withSkills(db, rows)
-    },
-
-    async nextLivenessChange(now) {
-      // Each liveness changes first for its earliest heartbeat (three index seeks); a heartbeat in the future (another
-      // node's clock) changes at its own instant.
-      const time = now.getTime()
-      const earliest = (from: number, to: number) =>
-        sql<
-          number | null
-        >`(select min(last_seen) from agents where last_seen >= ${from}::bigint and last_seen <= ${to}::bigint)`
-      const [row] = await db.execute<{ idle: number | null; live: number | null; future: number | null }>(
-        sql`select ${earliest(time - IDLE_WINDOW_MS, time - LIVE_WINDOW_MS - 1)} as idle,
-          ${earliest(time - LIVE_WINDOW_MS, time)} as live,
-          ${earliest(time + 1, Number.MAX_SAFE_INTEGER)} as future`,
-      )
-      const instants = [row?.idle, row?.live, row?.future].map((seen) =>
-        seen === null || seen === undefined
-          ? Number.POSITIVE_INFINITY
-          : livenessChangesAt(new Date(Number(seen)), now),
-      )
-      return Math.min(...instants)
-    },
-
-    async listPaidOffers(after, limit) {
-      // Keyset paging on the skills primary key (agent_key, slug), through the partial index of purchasable skills.
-      const rows = await db
-        .select({
-          agentKey: skills.agentKey,
-          agent: agents.name,
-          slug: skills.slug,
-          name: skills.name,
-          description: skills.description,
-          price: skills.priceBaseUnits,
-          inputSchema: skills.inputSchema,
-        })
-        .from(skills)
-        .innerJoin(agents, eq(agents.nameKey, skills.agentKey))
-        .where(
-          and(
-            eq(skills.type, 'purchasable'),
-            sql`${skills.priceBaseUnits} > 0`,
-            isNotNull(agents.walletAddress),
-            // A withdrawn listing takes no orders, so offers none.
-            sql`${agents.listing} <> 'deleted'`,
-            after
-              ? sql`(${skills.agentKey}, ${skills.slug}) > (${after.agentKey}, ${after.slug})`
-              : undefined,
-          ),
-        )
-        .orderBy(asc(skills.agentKey), asc(skills.slug))
-        .limit(limit)
-      return rows.map(({ price, inputSchema, ...offer }) => ({
-        ...offer,
-        amountBaseUnits: BigInt(price ?? 0),
-        input: inputSchema === null ? null : (JSON.parse(inputSchema) as Record<string, unknown>),
-      }))
+      const total = await x.count({ from: 'agents', where })
+      const rows = await x.rows({
+        from: 'agents',
+        where,
+        orderBy: agentListOrder(x.sql, tables, query),
+        limit: query.limit,
+        offset: query.offset,
+      })
+      return { agents: await withSkills(rows), total }
     },
 
     async listAgentsOwnedBy(username) {
@@ -284,7 +180,7 @@ export function agentStore(database: PostgresDatabase): AgentMethods {
         .select()
         .from(agents)
         .where(eq(agents.ownerKey, usernameKey(username)))
-      return (await withSkills(db, rows)).sort(compareByActivity)
+      return (await withSkills(rows)).sort(compareByActivity)
     },
 
     async insertMilestone(milestone, newEvents) {
@@ -325,22 +221,6 @@ export function agentStore(database: PostgresDatabase): AgentMethods {
         .limit(limit)
         .offset(offset)
       return rows.map((row) => toMilestoneRecord(row.milestone, row.name))
-    },
-
-    async findSkillSellers(nameOrSlug, limit) {
-      const wanted = nameOrSlug.trim().toLowerCase()
-      const selling = db
-        .select({ agentKey: skills.agentKey })
-        .from(skills)
-        .where(or(eq(skills.slug, wanted), eq(skills.nameKey, wanted)))
-      const rows = await db
-        .select()
-        .from(agents)
-        // A withdrawn listing takes no orders, by mail neither.
-        .where(and(inArray(agents.nameKey, selling), sql`${agents.listing} <> 'deleted'`))
-        .orderBy(desc(agents.lastActiveAt), asc(agents.nameKey))
-        .limit(limit)
-      return withSkills(db, rows)
     },
   }
 }

@@ -1,19 +1,21 @@
-import type { MailOutcome, MailStore } from '@agentmarket/core'
-import { settledMailColumns, toOutboxEntry, toOutboxRow, toTaskRow } from '@agentmarket/core/rows'
-import { inQueueOrder, mailQueries, QUEUES } from '@agentmarket/store-sql'
-import { and, eq, inArray, TransactionRollbackError } from 'drizzle-orm'
+import type { MailStore } from '@agentmarket/core'
+import { toOutboxEntry, toOutboxRow, toTaskRow } from '@agentmarket/core/rows'
+import { inQueueOrder, mailReads, QUEUES } from '@agentmarket/store-sql'
+import { inArray, TransactionRollbackError } from 'drizzle-orm'
 import { insertEvents } from './agentStore.ts'
 import { overCap } from './budgetUsage.ts'
+import { postgresExecutor } from './executor.ts'
 import { claimFair } from './fairQueue.ts'
 import type { PostgresDatabase } from './open.ts'
 import { orderMails, outbox, tasks } from './schema.ts'
 import { brokenConstraint } from './taskStore.ts'
 
-const { pending } = mailQueries(outbox)
-
 /** The order-mail and outbox methods of the PostgreSQL Store. */
-export function mailStore({ db }: PostgresDatabase): MailStore {
+export function mailStore(database: PostgresDatabase): MailStore {
+  const { db } = database
   return {
+    ...mailReads(postgresExecutor(database)),
+
     async acceptOrderMail({ key, receivedAt, task, events, reply, cap }) {
       // The key goes in first: a duplicate fails the whole transaction before the task or the reply is written.
       try {
@@ -42,18 +44,6 @@ export function mailStore({ db }: PostgresDatabase): MailStore {
       if (ids.length === 0) return []
       const claimed = await db.select().from(outbox).where(inArray(outbox.id, ids))
       return inQueueOrder(claimed).map(toOutboxEntry)
-    },
-
-    async settleMail(id, outcome: MailOutcome) {
-      await db
-        .update(outbox)
-        .set(settledMailColumns(outcome))
-        .where(and(eq(outbox.id, id), pending))
-    },
-
-    async getMail(id) {
-      const [row] = await db.select().from(outbox).where(eq(outbox.id, id))
-      return row ? toOutboxEntry(row) : null
     },
   }
 }

@@ -1,53 +1,22 @@
-import type { SpendCap, Store, TaskChange, TaskRecord } from '@agentmarket/core'
+import type { SpendCap, Store, TaskRecord, TaskStore } from '@agentmarket/core'
 import {
-  entryToJson,
-  idempotencyOf,
   type JobCounts,
   nameKey,
-  PAID_TRUST_STEPS,
-  POINTS_PER_BUYER,
-  paymentColumns,
-  pendingColumns,
   ratingColumns,
-  refundedBaseUnits,
-  STANDING_AGE_MS,
-  STANDING_ELSEWHERE_BASE_UNITS,
-  type TaskRow,
   TRUST_CREDIT_PER_BUYER,
   TRUST_CREDITED_METHODS,
   toTaskRecord,
   toTaskRow,
 } from '@agentmarket/core/rows'
-import { QUEUES } from '@agentmarket/store-sql'
-import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, or, type SQL, sql } from 'drizzle-orm'
+import { postgresSql, QUEUES, taskReads, taskWrites, trustSql } from '@agentmarket/store-sql'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import { zeroAddress } from 'viem'
 import { eventInserts, inOneTrip, insertEvents, type Writer } from './agentStore.ts'
 import { overCap, usageOf } from './budgetUsage.ts'
+import { postgresExecutor } from './executor.ts'
 import { claimFair } from './fairQueue.ts'
 import type { PostgresDatabase } from './open.ts'
 import { agents, tasks } from './schema.ts'
-
-type TaskMethods = Pick<
-  Store,
-  | 'insertTask'
-  | 'budgetUsage'
-  | 'buyerDecisions'
-  | 'getTask'
-  | 'findTaskIdByTxHash'
-  | 'findIdempotentAnswer'
-  | 'markTaskPaid'
-  | 'changeTask'
-  | 'listDueJobs'
-  | 'getTaskByEscrowJob'
-  | 'rateTask'
-  | 'listRatedTasks'
-  | 'listTasks'
-  | 'listDueRechecks'
-  | 'claimDueRechecks'
-  | 'setPendingCheck'
-  | 'countPendingChecks'
-  | 'expireTasks'
->
 
 /** The unique constraint a PostgreSQL error broke, if it is a uniqueness failure (SQLSTATE 23505). */
 export function brokenConstraint(error: unknown): string | null {
@@ -68,77 +37,17 @@ function brokenClaim(error: unknown): 'tx_already_used' | 'escrow_task_id_used' 
 }
 
 /** The wallet that decides a task's delivery (buyerWalletOf), lower case, and the outcomes it decided. */
-const DECIDING_WALLET = sql`lower(coalesce(${tasks.paidFrom}, ${tasks.buyerWallet}))`
+const _DECIDING_WALLET = sql`lower(coalesce(${tasks.paidFrom}, ${tasks.buyerWallet}))`
 // Literal, as in the index's condition: the planner uses a partial index only when the query implies its condition.
-const DECIDED = sql`${tasks.outcome} in ('accepted', 'rejected')`
+const _DECIDED = sql`${tasks.outcome} in ('accepted', 'rejected')`
 
-// Work queue: paid first (first in, first out), then awaiting payment, then delivered, the latter newest first.
-const WORK_QUEUE_ORDER = [
-  sql`case ${tasks.status} when 'paid' then 0 when 'pending_payment' then 1 else 2 end`,
-  sql`case when ${tasks.status} = 'paid' then ${tasks.paidAt} else -${tasks.createdAt} end`,
-  sql`${tasks.id} desc`,
-]
-const HISTORY_ORDER = [sql`${tasks.createdAt} desc`, sql`${tasks.id} desc`]
-const DELIVERED_ORDER = [sql`${tasks.completedAt} desc nulls last`, ...HISTORY_ORDER]
-const ORDERS = { history: HISTORY_ORDER, delivered: DELIVERED_ORDER, work_queue: WORK_QUEUE_ORDER }
-
-/** A row's vote weight in thousandths (Trust.ts voteWeight), of `trust_buyers` aliased `b`. */
-const WEIGHT = sql.raw(`least(1000, b.paid_base_units / ${(TRUST_CREDIT_PER_BUYER / 1000n).toString()})`)
-/** A row's vote in thousandths (Trust.ts ratingVote), of `trust_buyers` aliased `b`. */
-const VOTE = sql.raw('((2000 * (b.rating_sum - b.rating_count) + 4 * b.rating_count) / (8 * b.rating_count))')
-const OF_AGENT = sql.raw('from trust_buyers b where b.agent_key = agents.name_key')
-/** The SET list that sums an agent's trust counters again from its rows (Trust.ts trustTotals), as store-libsql's. */
-const TRUST_TOTALS = sql`trust_credit_base_units = (select coalesce(sum(b.paid_base_units), 0) ${OF_AGENT}),
-    paying_buyers = (select count(*) ${OF_AGENT} and b.paid_base_units > 0),
-    established_credit_base_units = (select coalesce(sum(b.paid_base_units), 0) ${OF_AGENT} and b.established = 1),
-    established_buyers = (select count(*) ${OF_AGENT} and b.established = 1 and b.paid_base_units > 0),
-    rated_buyers = (select count(*) ${OF_AGENT} and b.rating_count > 0),
-    rating_votes = (select coalesce(sum(${VOTE} * ${WEIGHT} / 1000), 0) ${OF_AGENT} and b.rating_count > 0),
-    rating_weight = (select coalesce(sum(${WEIGHT}), 0) ${OF_AGENT} and b.rating_count > 0),
-    ${reliabilitySet(OF_AGENT)}`
-
-/**
- * The SET items of the on-time votes (Trust.ts trustTotals), as store-libsql's reliabilitySet: one per established row
- * with judged jobs, and one for the other rows' jobs together. `of` selects the agent's rows (`b`).
- */
-export function reliabilitySet(of: SQL): SQL {
-  const judged = sql.raw('b.on_time_jobs + b.late_jobs > 0')
-  return sql`reliability_votes = (select coalesce(sum(1000 * b.on_time_jobs / (b.on_time_jobs + b.late_jobs)), 0)
-        ${of} and b.established = 1 and ${judged})
-        + (select coalesce(1000 * sum(b.on_time_jobs) / sum(b.on_time_jobs + b.late_jobs), 0)
-        ${of} and b.established = 0 and ${judged}),
-      reliability_weight = 1000 * ((select count(*) ${of} and b.established = 1 and ${judged})
-        + (select (count(*) > 0)::int ${of} and b.established = 0 and ${judged}))`
-}
-
-/** The credit the paid curve reads and the buyers it counts (Trust.ts countedPaidTrust), as store-libsql's. */
-const COUNTED_CREDIT = `(established_credit_base_units + least(${TRUST_CREDIT_PER_BUYER.toString()}, trust_credit_base_units - established_credit_base_units))`
-const COUNTED_BUYERS = '(established_buyers + (trust_credit_base_units > established_credit_base_units)::int)'
-/**
- * The agent's paid points from its credit counters (Trust.ts countedPaidTrust), for `agents.paid_points`, as
- * store-libsql's PAID_POINTS: the curve's steps at or below the counted credit, at most 10 per counted buyer. It reads
- * the counters as the row holds them, so it runs in a statement after the one that sums them.
- */
-export const PAID_POINTS = sql.raw(
-  `least(${POINTS_PER_BUYER} * ${COUNTED_BUYERS}, ${PAID_TRUST_STEPS.map((step) => `(${COUNTED_CREDIT} >= ${step.toString()})::int`).join(' + ')})`,
-)
-
-/**
- * 1 when the wallet `lower(t.paid_from)` is established toward agent `a` at `at` (Trust.ts isEstablished), as
- * store-libsql's trustCredit.ts: its credit at agents unconnected to `a` (another agent, not the same owner, not the
- * same wallet) reaches STANDING_ELSEWHERE_BASE_UNITS and its first credit anywhere is STANDING_AGE_MS old.
- */
-function establishedAt(at: number) {
-  const unconnected = sql`s.name_key <> a.name_key
-    and (a.owner_key is null or s.owner_key is null or s.owner_key <> a.owner_key)
-    and (coalesce(a.wallet_address, '') = '' or s.wallet_address is null
-      or lower(s.wallet_address) <> lower(a.wallet_address))`
-  const elsewhere = sql`(select coalesce(sum(h.paid_base_units), 0) from trust_buyers h
-    join agents s on s.name_key = h.agent_key where h.wallet = lower(t.paid_from) and ${unconnected})`
-  const first = sql`(select min(h.first_paid_at) from trust_buyers h where h.wallet = lower(t.paid_from))`
-  return sql`(case when ${elsewhere} >= ${STANDING_ELSEWHERE_BASE_UNITS.toString()}::bigint
-    and ${first} <= ${at - STANDING_AGE_MS}::bigint then 1 else 0 end)`
-}
+const trust = trustSql(postgresSql)
+/** The SET list that sums an agent's trust counters again from its rows (store-sql trust.ts). */
+const TRUST_TOTALS = trust.totalsSet
+/** The agent's paid points from its credit counters (store-sql trust.ts), for `agents.paid_points`. */
+export const PAID_POINTS = trust.paidPoints
+/** 1 when the wallet `lower(t.paid_from)` is established toward agent `a` at `at` (store-sql trust.ts). */
+const establishedAt = (at: number) => trust.establishedAt(sql`lower(t.paid_from)`, 'a', at)
 
 /**
  * Credits a delivered task's buyer wallet to its seller's trust at `at`, as Store.changeTask says (creditedBuyer,
@@ -190,56 +99,12 @@ async function changeTrust(tx: Writer, taskId: string, at: number, counts: JobCo
   await tx.execute(sql`update agents set paid_points = ${PAID_POINTS} where ${seller}`)
 }
 
-/** The columns a job change sets (Store.changeTask): the end of the review follows the delivery. */
-function changedColumns(change: TaskChange) {
-  const delivered = change.deliveredAt?.getTime()
-  return {
-    status: change.to,
-    ...(change.resultUrl !== undefined && { resultUrl: change.resultUrl }),
-    ...(delivered !== undefined && {
-      deliveredAt: delivered,
-      reviewUntil: sql`${delivered}::bigint + ${tasks.reviewSeconds}::bigint * 1000`,
-    }),
-    ...(change.completedAt && { completedAt: change.completedAt.getTime() }),
-    ...(change.outcome && { outcome: change.outcome }),
-    ...(change.entries?.some((entry) => entry.kind === 'refund') && {
-      refundedBaseUnits: sql`${tasks.refundedBaseUnits} + ${Number(refundedBaseUnits(change.entries))}::bigint`,
-    }),
-    ...(change.entries?.length && {
-      entries: sql`(${tasks.entries}::jsonb || jsonb_build_array(${sql.join(
-        change.entries.map((entry) => sql`${JSON.stringify(entryToJson(entry))}::jsonb`),
-        sql`, `,
-      )}))::text`,
-    }),
-  }
-}
-
 /** The task methods of the PostgreSQL Store: every state change is a compare-and-set on the row it locks. */
-export function taskStore(database: PostgresDatabase): TaskMethods {
+export function taskStore(database: PostgresDatabase): TaskStore {
   const { db } = database
-  const withAgentNames = async (rows: TaskRow[]): Promise<TaskRecord[]> => {
-    if (rows.length === 0) return []
-    const keys = [...new Set(rows.map((row) => row.agentKey))]
-    const names = await db
-      .select({ key: agents.nameKey, name: agents.name })
-      .from(agents)
-      .where(inArray(agents.nameKey, keys))
-    const byKey = new Map(names.map(({ key, name }) => [key, name]))
-    return rows.map((row) => toTaskRecord(row, byKey.get(row.agentKey) ?? row.agentKey))
-  }
-
-  /** One page of the tasks `where` selects, in `order`, with how many it selects. */
-  const pageOf = async (where: SQL | undefined, order: SQL[], limit: number, offset: number) => {
-    const [counted] = await db.select({ total: sql<number>`count(*)::int` }).from(tasks).where(where)
-    const rows = await db
-      .select()
-      .from(tasks)
-      .where(where)
-      .orderBy(...order)
-      .limit(limit)
-      .offset(offset)
-    return { tasks: await withAgentNames(rows), total: counted?.total ?? 0 }
-  }
+  const x = postgresExecutor(database)
+  const { withAgentNames, ...reads } = taskReads(x)
+  const { changedColumns, inStatus, paidColumns, payable, ratable } = taskWrites(x)
 
   // The buyer's polling read, built once.
   const taskOfAgent = db
@@ -248,20 +113,6 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
     .innerJoin(agents, eq(agents.nameKey, tasks.agentKey))
     .where(and(eq(tasks.id, sql.placeholder('id')), eq(tasks.agentKey, sql.placeholder('key'))))
     .prepare('task_of_agent')
-
-  const findIdempotentAnswer: TaskMethods['findIdempotentAnswer'] = async (agentName, clientKey, key) => {
-    const [row] = await db
-      .select()
-      .from(tasks)
-      .where(
-        and(
-          eq(tasks.agentKey, nameKey(agentName)),
-          eq(tasks.clientKey, clientKey),
-          eq(tasks.idempotencyKey, key),
-        ),
-      )
-    return row ? idempotencyOf(row) : null
-  }
 
   /**
    * A capped insert: one transaction that first takes the buyer's advisory lock (so one buyer's capped inserts on every
@@ -281,21 +132,6 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
       return usageOf(db, buyerKey, from, to, now)
     },
 
-    async buyerDecisions(wallets) {
-      if (wallets.length === 0) return []
-      const lowered = [...new Set(wallets.map((wallet) => wallet.toLowerCase()))]
-      // The expression of the partial index tasks_by_deciding_wallet (schema.ts).
-      return db
-        .select({
-          wallet: sql<string>`${DECIDING_WALLET}`,
-          accepted: sql<number>`(count(*) filter (where ${tasks.outcome} = 'accepted'))::int`,
-          rejected: sql<number>`(count(*) filter (where ${tasks.outcome} = 'rejected'))::int`,
-        })
-        .from(tasks)
-        .where(and(inArray(DECIDING_WALLET, lowered), DECIDED))
-        .groupBy(DECIDING_WALLET)
-    },
-
     async insertTask(task, newEvents, cap) {
       try {
         if (cap) return await insertCapped(task, newEvents, cap)
@@ -308,7 +144,7 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
         // (a repeat of a paid order also repeats its tx hash).
         const answer =
           task.idempotency &&
-          (await findIdempotentAnswer(task.agentName, task.clientKey, task.idempotency.key))
+          (await reads.findIdempotentAnswer(task.agentName, task.clientKey, task.idempotency.key))
         if (answer) return { outcome: 'replay', answer }
         if (claim === 'idempotency') throw error
         return { outcome: claim }
@@ -325,8 +161,6 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
       return row?.id ?? null
     },
 
-    findIdempotentAnswer,
-
     async markTaskPaid(id, payment, newEvents) {
       // The UPDATE is the compare-and-set (a racing payment waits for the row, then sees it paid); its unique keys
       // claim the hash and the escrow deposit.
@@ -334,22 +168,8 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
         return await db.transaction(async (tx) => {
           const paid = await tx
             .update(tasks)
-            .set({
-              status: 'paid',
-              ...paymentColumns(payment),
-              ...pendingColumns(null),
-              // A job in escrow keeps the contract's deadline (the chain decides it); others are due after their SLA.
-              dueAt: payment.job
-                ? null
-                : sql`${payment.at.getTime()}::bigint + ${tasks.slaSeconds}::bigint * 1000`,
-            })
-            .where(
-              and(
-                eq(tasks.id, id),
-                eq(tasks.status, 'pending_payment'),
-                or(isNull(tasks.expiresAt), gt(tasks.expiresAt, payment.at.getTime())),
-              ),
-            )
+            .set(paidColumns(payment))
+            .where(payable(id, payment.at))
             .returning({ id: tasks.id })
           if (paid.length === 0) return 'not_pending'
           await insertEvents(tx, newEvents)
@@ -370,7 +190,7 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
         const changed = await tx
           .update(tasks)
           .set(changedColumns(change))
-          .where(and(eq(tasks.id, change.id), inArray(tasks.status, [...change.from])))
+          .where(inStatus(change.id, change.from))
           .returning({ agentKey: tasks.agentKey })
         const done = changed[0]
         if (!done) return false
@@ -404,14 +224,7 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
         const rated = await tx
           .update(tasks)
           .set(ratingColumns(rating))
-          .where(
-            and(
-              eq(tasks.id, id),
-              isNull(tasks.rating),
-              inArray(tasks.status, ['completed', 'rejected', 'expired']),
-              isNotNull(tasks.paidAt),
-            ),
-          )
+          .where(ratable(id))
           .returning({ agentKey: tasks.agentKey })
         const done = rated[0]
         if (!done) return false
@@ -437,92 +250,12 @@ export function taskStore(database: PostgresDatabase): TaskMethods {
       })
     },
 
-    async listRatedTasks(agentName, limit, offset) {
-      const where = and(eq(tasks.agentKey, nameKey(agentName)), isNotNull(tasks.ratedAt))
-      return pageOf(where, [desc(tasks.ratedAt), desc(tasks.id)], limit, offset)
-    },
-
-    async getTaskByEscrowJob(ref) {
-      const where =
-        'jobId' in ref
-          ? eq(tasks.jobId, ref.jobId)
-          : and(eq(tasks.escrowTaskId, ref.key), isNotNull(tasks.escrowJob))
-      const rows = await db.select().from(tasks).where(where).limit(1)
-      const [task] = await withAgentNames(rows)
-      return task ?? null
-    },
-
-    async listDueJobs(now, limit) {
-      const time = now.getTime()
-      const due = await db
-        .select()
-        .from(tasks)
-        .where(and(eq(tasks.status, 'paid'), isNotNull(tasks.dueAt), lte(tasks.dueAt, time)))
-        .orderBy(asc(tasks.dueAt))
-        .limit(limit)
-      const reviewed = await db
-        .select()
-        .from(tasks)
-        .where(
-          and(
-            eq(tasks.status, 'delivered'),
-            isNotNull(tasks.reviewUntil),
-            lte(tasks.reviewUntil, time),
-            isNull(tasks.escrowJob),
-          ),
-        )
-        .orderBy(asc(tasks.reviewUntil))
-        .limit(limit)
-      const deadline = (row: TaskRow) => (row.status === 'paid' ? row.dueAt : row.reviewUntil) ?? 0
-      return withAgentNames([...due, ...reviewed].sort((a, b) => deadline(a) - deadline(b)).slice(0, limit))
-    },
-
-    async listTasks(agentName, { statuses, order, limit, offset }) {
-      const where = and(eq(tasks.agentKey, nameKey(agentName)), inArray(tasks.status, statuses))
-      return pageOf(where, ORDERS[order], limit, offset)
-    },
-
-    async listDueRechecks(now, limit) {
-      const rows = await db
-        .select()
-        .from(tasks)
-        .where(
-          and(
-            isNotNull(tasks.nextRecheckAt),
-            lte(tasks.nextRecheckAt, now.getTime()),
-            eq(tasks.status, 'pending_payment'),
-          ),
-        )
-        .orderBy(asc(tasks.nextRecheckAt))
-        .limit(limit)
-      return withAgentNames(rows)
-    },
+    ...reads,
 
     async claimDueRechecks(now, leaseUntil, share) {
       const ids = await claimFair(db, QUEUES.rechecks, now, leaseUntil, share)
       if (ids.length === 0) return []
       return withAgentNames(await db.select().from(tasks).where(inArray(tasks.id, ids)))
-    },
-
-    async setPendingCheck(id, check) {
-      await db
-        .update(tasks)
-        .set(pendingColumns(check))
-        .where(and(eq(tasks.id, id), eq(tasks.status, 'pending_payment')))
-    },
-
-    async countPendingChecks(clientKey) {
-      const [counted] = await db
-        .select({ total: sql<number>`count(*)::int` })
-        .from(tasks)
-        .where(
-          and(
-            eq(tasks.clientKey, clientKey),
-            isNotNull(tasks.pendingTxHash),
-            eq(tasks.status, 'pending_payment'),
-          ),
-        )
-      return counted?.total ?? 0
     },
 
     async expireTasks(now, purgeBefore, limit) {

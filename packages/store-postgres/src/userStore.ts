@@ -1,32 +1,15 @@
-import type { Store, UserRecord } from '@agentmarket/core'
-import {
-  nameKey,
-  toEventRecord,
-  toEventRow,
-  toUserRecord,
-  toUserRow,
-  usernameKey,
-} from '@agentmarket/core/rows'
-import { asc, desc, eq, gt, isNotNull, lt, sql } from 'drizzle-orm'
-import { searchCondition } from './agentList.ts'
-import { withSkills } from './agentStore.ts'
+import type { FeedStore, UserRecord, UserStore } from '@agentmarket/core'
+import { nameKey, toEventRow, toUserRecord, toUserRow, usernameKey } from '@agentmarket/core/rows'
+import { skillsRead, userReads } from '@agentmarket/store-sql'
+import { eq, sql } from 'drizzle-orm'
+import { postgresExecutor } from './executor.ts'
 import type { PostgresDatabase } from './open.ts'
 import { agents, events, users } from './schema.ts'
 
-type UserMethods = Pick<
-  Store,
-  | 'findAgentByPairingCodeHash'
-  | 'claimAgent'
-  | 'setPairingCode'
-  | 'getUser'
-  | 'findUserByInviteCode'
-  | 'updateUser'
-  | 'listUsers'
-  | 'listEvents'
->
-
 /** Users, pairing codes and their claims, and the feed's reads, of the PostgreSQL Store. */
-export function userStore({ db }: PostgresDatabase): UserMethods {
+export function userStore(database: PostgresDatabase): UserStore & FeedStore {
+  const { db } = database
+  const x = postgresExecutor(database)
   const getUser = async (username: string): Promise<UserRecord | null> => {
     const [row] = await db
       .select()
@@ -36,10 +19,7 @@ export function userStore({ db }: PostgresDatabase): UserMethods {
   }
 
   return {
-    async findAgentByPairingCodeHash(pairingCodeHash) {
-      const [row] = await db.select().from(agents).where(eq(agents.pairingCodeHash, pairingCodeHash))
-      return row ? ((await withSkills(db, [row]))[0] ?? null) : null
-    },
+    ...userReads(x, skillsRead(x)),
 
     async claimAgent({ pairingCodeHash, newUser, at, event }) {
       const key = usernameKey(newUser.username)
@@ -83,65 +63,5 @@ export function userStore({ db }: PostgresDatabase): UserMethods {
     },
 
     getUser,
-
-    async findUserByInviteCode(inviteCode) {
-      const [row] = await db.select().from(users).where(eq(users.inviteCode, inviteCode))
-      return row ? toUserRecord(row) : null
-    },
-
-    async updateUser(username, patch, at) {
-      const { showcase, ...fields } = patch
-      const [row] = await db
-        .update(users)
-        .set({
-          ...fields,
-          ...(showcase === undefined ? {} : { showcase: JSON.stringify(showcase) }),
-          updatedAt: at.getTime(),
-        })
-        .where(eq(users.nameKey, usernameKey(username)))
-        .returning()
-      return row ? toUserRecord(row) : null
-    },
-
-    async listUsers({ q, limit, offset }) {
-      const where = searchCondition(q, sql`${users.username}`, sql`${users.bio}`)
-      const [counted] = await db.select({ total: sql<number>`count(*)::int` }).from(users).where(where)
-      const rows = await db
-        .select({
-          user: users,
-          agentCount: sql<number>`(select count(*)::int from agents as owned where owned.owner_key = users.name_key)`,
-        })
-        .from(users)
-        .where(where)
-        .orderBy(desc(users.createdAt), asc(users.nameKey))
-        .limit(limit)
-        .offset(offset)
-      return {
-        users: rows.map((row) => ({ ...toUserRecord(row.user), agentCount: row.agentCount })),
-        total: counted?.total ?? 0,
-      }
-    },
-
-    async listEvents({ limit, after, before }) {
-      // The public id is the position the feed sequencer gave (in commit order); unpositioned events are not shown yet.
-      const shown = (rows: (typeof events.$inferSelect)[]) =>
-        rows.map((row) => toEventRecord({ ...row, seq: row.position ?? 0 }))
-      if (after !== undefined) {
-        const rows = await db
-          .select()
-          .from(events)
-          .where(gt(events.position, Number(after)))
-          .orderBy(asc(events.position))
-          .limit(limit)
-        return shown(rows.reverse())
-      }
-      const rows = await db
-        .select()
-        .from(events)
-        .where(before === undefined ? isNotNull(events.position) : lt(events.position, Number(before)))
-        .orderBy(desc(events.position))
-        .limit(limit)
-      return shown(rows)
-    },
   }
 }

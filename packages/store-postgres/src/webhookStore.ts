@@ -1,19 +1,20 @@
 import type { WebhookStore } from '@agentmarket/core'
-import { settledColumns, toDeliveryRecord, toWebhookRecord, toWebhookRow } from '@agentmarket/core/rows'
-import { inQueueOrder, QUEUES, webhookQueries } from '@agentmarket/store-sql'
+import { toDeliveryRecord, toWebhookRow } from '@agentmarket/core/rows'
+import { inQueueOrder, QUEUES, webhookQueries, webhookReads } from '@agentmarket/store-sql'
 import { and, count, eq, inArray, sql } from 'drizzle-orm'
+import { postgresExecutor } from './executor.ts'
 import { claimFair } from './fairQueue.ts'
 import type { PostgresDatabase } from './open.ts'
 import { webhookDeliveries, webhooks } from './schema.ts'
 
-const { pending, ownedBy, servingTask, oldestFirst, latestDeliveriesFirst } = webhookQueries(
-  webhooks,
-  webhookDeliveries,
-)
+const { ownedBy } = webhookQueries(webhooks, webhookDeliveries)
 
 /** The webhook methods of the PostgreSQL Store: endpoints, and their outbox claimed like the mail's. */
-export function webhookStore({ db }: PostgresDatabase): WebhookStore {
+export function webhookStore(database: PostgresDatabase): WebhookStore {
+  const { db } = database
   return {
+    ...webhookReads(postgresExecutor(database)),
+
     async insertWebhook(webhook, max) {
       // The owner's advisory lock makes count-then-insert one at a time on every node.
       return db.transaction(async (tx) => {
@@ -29,15 +30,6 @@ export function webhookStore({ db }: PostgresDatabase): WebhookStore {
       })
     },
 
-    async listWebhooks(agentKey, taskId) {
-      const rows = await db
-        .select()
-        .from(webhooks)
-        .where(ownedBy(agentKey, taskId))
-        .orderBy(...oldestFirst)
-      return rows.map(toWebhookRecord)
-    },
-
     async deleteWebhook(id, agentKey, taskId) {
       // Its deliveries go with it (ON DELETE CASCADE).
       const removed = await db
@@ -45,15 +37,6 @@ export function webhookStore({ db }: PostgresDatabase): WebhookStore {
         .where(and(eq(webhooks.id, id), ownedBy(agentKey, taskId)))
         .returning({ id: webhooks.id })
       return removed.length === 1
-    },
-
-    async webhooksFor(agentKey, taskId) {
-      const rows = await db
-        .select()
-        .from(webhooks)
-        .where(servingTask(agentKey, taskId))
-        .orderBy(...oldestFirst)
-      return rows.map(toWebhookRecord)
     },
 
     async enqueueDeliveries(list, backlogMax) {
@@ -87,22 +70,6 @@ export function webhookStore({ db }: PostgresDatabase): WebhookStore {
       if (ids.length === 0) return []
       const claimed = await db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.id, ids))
       return inQueueOrder(claimed).map(toDeliveryRecord)
-    },
-    async settleDelivery(id, outcome) {
-      await db
-        .update(webhookDeliveries)
-        .set(settledColumns(outcome))
-        .where(and(eq(webhookDeliveries.id, id), pending))
-    },
-
-    async listDeliveries(webhookId, limit) {
-      const rows = await db
-        .select()
-        .from(webhookDeliveries)
-        .where(eq(webhookDeliveries.webhookId, webhookId))
-        .orderBy(...latestDeliveriesFirst)
-        .limit(limit)
-      return rows.map(toDeliveryRecord)
     },
   }
 }
