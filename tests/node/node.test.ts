@@ -22,13 +22,14 @@ beforeAll(async () => {
   anvil = await startAnvil()
   await anvil.installUsdc()
   pg = await startMigratedPostgres()
-})
+}, 300_000)
 
 afterAll(async () => {
   anvil?.stop()
   await pg?.stop()
   rmSync(folder, { recursive: true, force: true })
-})
+  // Stopping PostgreSQL after three stores' suites waits for its last connections: a wide bound, not a speed test.
+}, 120_000)
 
 describe('the built packages under Node.js', () => {
   test('behavior: node is Node.js 20 or newer', async () => {
