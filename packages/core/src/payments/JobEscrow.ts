@@ -136,8 +136,13 @@ export type JobFundingExpectation = {
   /** The order's buyer_wallet, when it named one: the job's client must be it. */
   client?: Address | null
   reviewSeconds: number
-  /** The least time to deliver the seller accepts, from the funding's block (its SLA; 24 hours without one). */
+  /** The least time to deliver the seller accepts (its SLA; 24 hours without one), from the funding's block and from `judgedAt`. */
   deliverySeconds: number
+  /**
+   * When the market judges the funding (unix seconds): it marks the task paid then, so the seller's SLA starts there.
+   * A funding verified after too much of its time passed would make a seller late on a job it could never deliver.
+   */
+  judgedAt: bigint
 }
 
 /** Why a funding does not pay the task, or the job it funded. */
@@ -162,10 +167,14 @@ export function judgeJobFunding(
   if (funded.budget < expected.minAmount) return { ok: false, reason: 'amount_mismatch' }
   if (expected.client && !sameAddress(funded.client, expected.client))
     return { ok: false, reason: 'wrong_sender' }
+  // The SLA runs from the funding and from the market's judgement (the task becomes paid then): a deadline with less
+  // left would let a buyer that withholds its verify-payment make the seller late, or pay a job already refunded.
   // The evaluator decides who is paid: the seller may never be it (the buyer by default, or a named third party).
+  const sla = BigInt(expected.deliverySeconds)
   const termsHold =
     funded.reviewWindow === BigInt(expected.reviewSeconds) &&
-    funded.deliverBy >= funded.fundedAt + BigInt(expected.deliverySeconds) &&
+    funded.deliverBy >= funded.fundedAt + sla &&
+    funded.deliverBy >= expected.judgedAt + sla &&
     !sameAddress(funded.evaluator, expected.seller)
   if (!termsHold) return { ok: false, reason: 'wrong_terms' }
   return {

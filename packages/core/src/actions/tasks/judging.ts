@@ -31,10 +31,14 @@ export function taskNotFound(agentName: string, id: string): NotFoundError {
   return new NotFoundError('task_not_found', `"${agentName}" has no task "${id}".`)
 }
 
-/** What a job escrow funding of `task` must show, when the market takes them and the task has a job id. */
+/**
+ * What a job escrow funding of `task` must show when judged at `now` (it pays the task then), when the market takes
+ * them and the task has a job id.
+ */
 export function jobExpectationOf(
   config: ActionContext['config'],
   task: TaskRecord,
+  now: Date,
 ): JobFundingExpectation | null {
   const contract = config.chain.jobEscrowContract
   if (!contract || !task.jobId || !task.payTo) return null
@@ -46,6 +50,8 @@ export function jobExpectationOf(
     client: task.buyerWallet,
     reviewSeconds: task.reviewSeconds,
     deliverySeconds: task.slaSeconds ?? DEFAULT_JOB_SECONDS,
+    // Rounded up: a deadline that passes the check leaves the whole SLA after this instant, never a second less.
+    judgedAt: BigInt(Math.ceil(now.getTime() / 1000)),
   }
 }
 
@@ -66,6 +72,7 @@ export async function isSellersOwnClient(
 
 /** What a payment of `task` by `txHash` must show on chain. */
 export function checkOf({ config, clock }: ActionContext, task: TaskRecord, txHash: Hex): PaymentCheck {
+  const now = clock.now()
   return {
     txHash,
     kind: 'task',
@@ -78,8 +85,8 @@ export function checkOf({ config, clock }: ActionContext, task: TaskRecord, txHa
       minConfirmations: config.chain.minConfirmations,
       escrow: config.chain.escrowContract,
       // Paid now, the task is due sla_seconds from now: the seller's claim may wait only the slack past that.
-      latestSlaDeadline: latestSlaDeadline(task.slaSeconds ?? DEFAULT_JOB_SECONDS, clock.now()),
-      job: jobExpectationOf(config, task),
+      latestSlaDeadline: latestSlaDeadline(task.slaSeconds ?? DEFAULT_JOB_SECONDS, now),
+      job: jobExpectationOf(config, task, now),
     },
   }
 }

@@ -15,7 +15,7 @@ const REFUSAL_DETAILS: Record<RefusalReason, string> = {
   tx_is_a_refund:
     'This transaction is recorded as the refund of a task: money going back to a buyer pays no order.',
   job_terms_mismatch:
-    "The job escrow funding's terms are not the task's: reviewWindow must equal review_seconds, and deliverBy must leave at least the skill's sla_seconds (24 hours without one) from now (escrow_job.calls has a fund call that does).",
+    "The job escrow funding's terms are not the task's: reviewWindow must equal review_seconds, and deliverBy must leave at least the skill's sla_seconds (24 hours without one) from now, when the market would mark the task paid (escrow_job.calls has a fund call that does, with an hour to spare: verify soon after funding). This funding pays no task: at deliverBy anyone may send claimRefund to return it to its client; order again to buy.",
 }
 
 /** 422: the chain shows a payment that does not pay this task, and why. */
