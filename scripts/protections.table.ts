@@ -361,4 +361,43 @@ export const PROTECTIONS: Protection[] = [
     test: 'packages/server/src/log.test.ts',
     name: 'RPC URL',
   },
+  {
+    id: 'job-funding-sla-from-verify',
+    what: "a job funding pays at verify-payment only while its deliverBy leaves the seller's whole SLA from then",
+    edits: [
+      {
+        file: 'packages/core/src/payments/JobEscrow.ts',
+        find: '    funded.deliverBy >= expected.judgedAt + sla &&\n',
+        replace: '',
+      },
+    ],
+    test: 'tests/security/jobLateVerify.test.ts',
+    name: 'verif',
+  },
+  {
+    id: 'job-late-needs-whole-sla',
+    what: 'a job counts late only when its seller had its whole SLA after the market marked it paid',
+    edits: [
+      {
+        file: 'packages/core/src/actions/tasks/jobSteps.ts',
+        find: "  if (count === 'late' && !hadWholeSla(task)) return {}\n",
+        replace: '',
+      },
+    ],
+    test: 'tests/security/jobLateVerify.test.ts',
+    name: 'follower running late',
+  },
+  {
+    id: 'free-dispute-uncounted',
+    what: "a rejection of a free task is its record, never a dispute on the seller's public profile",
+    edits: [
+      {
+        file: 'packages/core/src/actions/tasks/jobSteps.ts',
+        find: '      counts: disputeCounts(task),',
+        replace: '      counts: { dispute: true },',
+      },
+    ],
+    test: 'tests/security/freeDisputes.test.ts',
+    name: 'free skill',
+  },
 ]
