@@ -400,4 +400,17 @@ export const PROTECTIONS: Protection[] = [
     test: 'tests/security/freeDisputes.test.ts',
     name: 'free skill',
   },
+  {
+    id: 'job-still-funded-at-verify',
+    what: 'verify-payment pays a job only while it is still funded on chain (not submitted on by its seller first)',
+    edits: [
+      {
+        file: 'packages/core/src/actions/tasks/judging.ts',
+        find: "      if (JOB_STATUSES[status] === 'funded') return verdict\n",
+        replace: '      return verdict\n',
+      },
+    ],
+    test: 'tests/security/jobLateVerify.test.ts',
+    name: 'seller submits',
+  },
 ]

@@ -212,6 +212,33 @@ describe('a job funding pays its task only while the seller has its whole SLA (a
     expect(queue.tasks).toHaveLength(0)
   })
 
+  test('attack: the seller submits on chain before its buyer verifies: 422 job_not_funded, not a task read paid while silence pays the seller', async () => {
+    const market = await jobMarket()
+    const task = await market.order()
+    const funding = await market.send(buyer, await task.fundCall())
+    // The seller knows the task id, so it sees its job funded, and submits on it before the market knows the job.
+    const { key } = await task.claimRefund(buyer)
+    expect(
+      (await market.send(seller, { to: jobEscrow, data: jobStepData('submit', key, 'nothing') })).status,
+    ).toBe('success')
+    const verified = await task.verify(buyer, funding.transactionHash)
+    expectProblemShape(verified, 422, 'job_not_funded')
+    expect(verified.json.detail).toContain('reject')
+    expect(await task.read()).toMatchObject({
+      status: 'pending_payment',
+      money: 'none',
+      payment: { from: null },
+    })
+    // The buyer, told, rejects on chain within the window and has its money back.
+    const before = await anvil.usdcOf(buyer.address)
+    expect(
+      (await market.send(buyer, { to: jobEscrow, data: jobStepData('reject', key, 'never delivered') }))
+        .status,
+    ).toBe('success')
+    expect(await anvil.usdcOf(buyer.address)).toBe(before + PRICE)
+    expect(await market.profile()).toMatchObject({ onTime: 0, late: 0, disputes: 0 })
+  })
+
   test('behavior: a job paid in time and left undelivered past its deadline still counts late', async () => {
     const market = await jobMarket()
     const task = await market.order(buyer.address)

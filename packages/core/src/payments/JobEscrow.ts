@@ -25,6 +25,7 @@ export const JOB_ESCROW_ABI = parseAbi([
   'function claimRefund(bytes32 key)',
   'function claimPayment(bytes32 key)',
   'function keyOf(address client, bytes32 jobId) pure returns (bytes32)',
+  'function jobs(bytes32 key) view returns (address client, address provider, address evaluator, uint96 budget, uint64 deliverBy, uint64 reviewWindow, uint64 submittedAt, uint8 status)',
   'event JobFunded(bytes32 indexed key, bytes32 indexed jobId, address indexed client, address provider, address evaluator, uint256 budget, uint64 deliverBy, uint64 reviewWindow, uint64 fundedAt)',
   'event JobSubmitted(bytes32 indexed key, bytes32 deliverable, uint64 submittedAt)',
   'event JobCompleted(bytes32 indexed key, bytes32 reason, bool bySilence)',
@@ -33,6 +34,11 @@ export const JOB_ESCROW_ABI = parseAbi([
 ])
 
 const APPROVE_ABI = parseAbi(['function approve(address spender, uint256 amount) returns (bool)'])
+
+/** A job's state on the contract, in the order of its `Status` enum (`none`: no job has the key). */
+export const JOB_STATUSES = ['none', 'funded', 'submitted', 'completed', 'rejected', 'expired'] as const
+/** A job's state on the contract. */
+export type JobStatus = (typeof JOB_STATUSES)[number]
 
 /** A funded job as a task keeps it: its key on the contract and the terms the funding set. */
 export type EscrowJob = {

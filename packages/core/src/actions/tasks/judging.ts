@@ -4,9 +4,10 @@ import { ChainUnavailableError, NotFoundError } from '../../errors.ts'
 import { DEFAULT_JOB_SECONDS } from '../../Job.ts'
 import { sameAddress } from '../../payments/Addresses.ts'
 import { latestSlaDeadline } from '../../payments/Escrow.ts'
-import type { JobFundingExpectation } from '../../payments/JobEscrow.ts'
+import { JOB_STATUSES, type JobFundingExpectation } from '../../payments/JobEscrow.ts'
 import { isPayerProof } from '../../payments/PayerProof.ts'
 import { type PaymentCheck, type Verdict, verifyPayments } from '../../payments/Verifier.ts'
+import type { ChainReader } from '../../ports/Chain.ts'
 import { type TaskPayment, type TaskRecord, taskAt } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
 import type { PendingVerification } from './answers.ts'
@@ -96,7 +97,8 @@ export async function judge(context: ActionContext, checks: PaymentCheck[]): Pro
   const { chain } = context
   if (!chain) throw new ChainUnavailableError('This marketplace has no payment chain configured.')
   try {
-    return await refusingRefunds(context, checks, await verifyPayments(chain, checks))
+    const verdicts = await refusingRefunds(context, checks, await verifyPayments(chain, checks))
+    return await refusingMovedJobs(chain, verdicts)
   } catch (error) {
     if (error instanceof ChainUnavailableError) throw error
     // Not a refusal the rules made: the client gets a 503, the host logs what failed.
@@ -115,6 +117,22 @@ async function refusingRefunds(context: ActionContext, checks: PaymentCheck[], v
       if (!verdict.ok || !check || (await context.store.kvGet(refundKey(check.txHash))) === null)
         return verdict
       return { ok: false, reason: 'tx_is_a_refund', retryable: false } as const
+    }),
+  )
+}
+
+/**
+ * The verdicts, with a job funding whose job is no longer funded on chain refused: the follower skipped the job's
+ * later events while no task had its key, so a task it paid would read `paid` while the chain has moved on (a submit
+ * by the seller, then silence paying it; a refund).
+ */
+async function refusingMovedJobs(chain: ChainReader, verdicts: Verdict[]): Promise<Verdict[]> {
+  return Promise.all(
+    verdicts.map(async (verdict) => {
+      if (!verdict.ok || !verdict.job || !chain.jobStatus) return verdict
+      const status = await chain.jobStatus(verdict.job.contract, verdict.job.key)
+      if (JOB_STATUSES[status] === 'funded') return verdict
+      return { ok: false, reason: 'job_not_funded', retryable: false } as const
     }),
   )
 }
