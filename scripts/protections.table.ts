@@ -554,4 +554,56 @@ export const PROTECTIONS: Protection[] = [
     test: 'examples/fetch-handler/host.test.ts',
     name: 'forged Host',
   },
+  {
+    id: 'job-funding-sla-from-verify',
+    what: "a job funding pays at verify-payment only while its deliverBy leaves the seller's whole SLA from then",
+    edits: [
+      {
+        file: 'packages/core/src/payments/JobEscrow.ts',
+        find: '    funded.deliverBy >= expected.judgedAt + sla &&\n',
+        replace: '',
+      },
+    ],
+    test: 'tests/security/jobLateVerify.test.ts',
+    name: 'verif',
+  },
+  {
+    id: 'job-late-needs-whole-sla',
+    what: 'a job counts late only when its seller had its whole SLA after the market marked it paid',
+    edits: [
+      {
+        file: 'packages/core/src/actions/tasks/jobSteps.ts',
+        find: "  if (count === 'late' && !hadWholeSla(task)) return {}\n",
+        replace: '',
+      },
+    ],
+    test: 'tests/security/jobLateVerify.test.ts',
+    name: 'follower running late',
+  },
+  {
+    id: 'free-dispute-uncounted',
+    what: "a rejection of a free task is its record, never a dispute on the seller's public profile",
+    edits: [
+      {
+        file: 'packages/core/src/actions/tasks/jobSteps.ts',
+        find: '      counts: disputeCounts(task),',
+        replace: '      counts: { dispute: true },',
+      },
+    ],
+    test: 'tests/security/freeDisputes.test.ts',
+    name: 'free skill',
+  },
+  {
+    id: 'job-still-funded-at-verify',
+    what: 'verify-payment pays a job only while it is still funded on chain (not submitted on by its seller first)',
+    edits: [
+      {
+        file: 'packages/core/src/actions/tasks/judging.ts',
+        find: "      if (JOB_STATUSES[status] === 'funded') return verdict\n",
+        replace: '      return verdict\n',
+      },
+    ],
+    test: 'tests/security/jobLateVerify.test.ts',
+    name: 'seller submits',
+  },
 ]

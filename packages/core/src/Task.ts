@@ -1,5 +1,12 @@
 import type { Address, Hex } from 'viem'
-import { dueAtOf, reviewUntilOf, type TaskEntry, type TaskOutcome, type TaskRating } from './Job.ts'
+import {
+  DEFAULT_JOB_SECONDS,
+  dueAtOf,
+  reviewUntilOf,
+  type TaskEntry,
+  type TaskOutcome,
+  type TaskRating,
+} from './Job.ts'
 import type { EscrowJob } from './payments/JobEscrow.ts'
 import type { ResultReveal, SkillRecord } from './Skill.ts'
 
@@ -130,6 +137,17 @@ export function taskAt(task: TaskRecord, now: Date): TaskRecord {
 export function taskDueAt(task: Pick<TaskRecord, 'slaSeconds' | 'payment'>): Date | null {
   if (task.payment?.job) return task.payment.job.deliverBy
   return task.payment ? dueAtOf(task.slaSeconds, task.payment.at) : null
+}
+
+/**
+ * True when the seller had its whole SLA (24 hours without one for a job) between the market marking the task paid and
+ * its deadline. A task paid outside the escrow is due its SLA after payment, always; a job's deadline is its funding's.
+ */
+export function hadWholeSla(task: Pick<TaskRecord, 'slaSeconds' | 'payment'>): boolean {
+  const payment = task.payment
+  if (!payment?.job) return true
+  const seconds = task.slaSeconds ?? DEFAULT_JOB_SECONDS
+  return payment.job.deliverBy.getTime() - payment.at.getTime() >= seconds * 1000
 }
 
 /** The end of the buyer's review of a delivery; null before one. */

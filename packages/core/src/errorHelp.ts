@@ -105,7 +105,9 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
   escrow_deadline_too_late:
     "The escrow deposit's slaDeadline is later than the seller's SLA allows: the seller could not claim it until then. It must be at most the skill's sla_seconds (24 hours without one) plus 3600 seconds after the market verifies the deposit; deposit again with the deadline next_steps.pay describes.",
   job_terms_mismatch:
-    "The job escrow funding's deadline or review window are not the task's: fund with the call in escrow_job.calls.",
+    "The job escrow funding's review window is not the task's, or its deadline leaves the seller less than its SLA from when the market verifies it: fund with the call in escrow_job.calls and verify within its hour of slack. The funding is refundable at its deadline (claimRefund).",
+  job_not_funded:
+    'The job the funding made is no longer funded on the job escrow (its seller submitted on it before the market saw the funding, or it was decided or refunded): it pays no task. If the seller submitted, reject it on chain within the review window to get the budget back.',
   job_funded_by_seller:
     "The job escrow funding came from the seller's own wallet (the wallet the task pays, or its owner's proven wallet). The seller knows the task id, so its funding could take its buyer's place as payer and evaluator: it pays no order. The buyer funds with its own wallet (name it as buyer_wallet when ordering).",
   not_ratable:

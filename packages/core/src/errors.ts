@@ -92,6 +92,7 @@ export const ERROR_CODES = {
   wrong_sender: 422,
   not_an_escrow_deposit: 422,
   job_terms_mismatch: 422,
+  job_not_funded: 422,
   job_funded_by_seller: 422,
   escrow_deadline_too_late: 422,
   tx_is_a_refund: 422,

@@ -11,6 +11,7 @@ import {
 } from 'viem'
 import { ChainUnavailableError } from '../errors.ts'
 import { checksummedAddress } from '../payments/Addresses.ts'
+import { JOB_ESCROW_ABI } from '../payments/JobEscrow.ts'
 import type { ChainReader, PaymentReceipt, ReceiptLog } from '../ports/Chain.ts'
 import { jsonRpcBatcher } from './jsonRpcBatcher.ts'
 
@@ -93,6 +94,13 @@ export function viemChain(options: ViemChainOptions): ChainReader {
         ]),
       )) as (RawLog & { transactionHash: Hex })[]
       return logs.filter((log) => log.removed !== true).map((log) => log.transactionHash)
+    },
+
+    async jobStatus(contract, key) {
+      const job = await unavailableOnFailure(
+        client.readContract({ address: contract, abi: JOB_ESCROW_ABI, functionName: 'jobs', args: [key] }),
+      )
+      return job[7]
     },
 
     async contractLogs(address, fromBlock, toBlock) {

@@ -25,6 +25,7 @@ export const JOB_ESCROW_ABI = parseAbi([
   'function claimRefund(bytes32 key)',
   'function claimPayment(bytes32 key)',
   'function keyOf(address client, bytes32 jobId) pure returns (bytes32)',
+  'function jobs(bytes32 key) view returns (address client, address provider, address evaluator, uint96 budget, uint64 deliverBy, uint64 reviewWindow, uint64 submittedAt, uint8 status)',
   'event JobFunded(bytes32 indexed key, bytes32 indexed jobId, address indexed client, address provider, address evaluator, uint256 budget, uint64 deliverBy, uint64 reviewWindow, uint64 fundedAt)',
   'event JobSubmitted(bytes32 indexed key, bytes32 deliverable, uint64 submittedAt)',
   'event JobCompleted(bytes32 indexed key, bytes32 reason, bool bySilence)',
@@ -33,6 +34,11 @@ export const JOB_ESCROW_ABI = parseAbi([
 ])
 
 const APPROVE_ABI = parseAbi(['function approve(address spender, uint256 amount) returns (bool)'])
+
+/** A job's state on the contract, in the order of its `Status` enum (`none`: no job has the key). */
+export const JOB_STATUSES = ['none', 'funded', 'submitted', 'completed', 'rejected', 'expired'] as const
+/** A job's state on the contract. */
+export type JobStatus = (typeof JOB_STATUSES)[number]
 
 /** A funded job as a task keeps it: its key on the contract and the terms the funding set. */
 export type EscrowJob = {
@@ -136,8 +142,13 @@ export type JobFundingExpectation = {
   /** The order's buyer_wallet, when it named one: the job's client must be it. */
   client?: Address | null
   reviewSeconds: number
-  /** The least time to deliver the seller accepts, from the funding's block (its SLA; 24 hours without one). */
+  /** The least time to deliver the seller accepts (its SLA; 24 hours without one), from the funding's block and from `judgedAt`. */
   deliverySeconds: number
+  /**
+   * When the market judges the funding (unix seconds): it marks the task paid then, so the seller's SLA starts there.
+   * A funding verified after too much of its time passed would make a seller late on a job it could never deliver.
+   */
+  judgedAt: bigint
 }
 
 /** Why a funding does not pay the task, or the job it funded. */
@@ -162,10 +173,14 @@ export function judgeJobFunding(
   if (funded.budget < expected.minAmount) return { ok: false, reason: 'amount_mismatch' }
   if (expected.client && !sameAddress(funded.client, expected.client))
     return { ok: false, reason: 'wrong_sender' }
+  // The SLA runs from the funding and from the market's judgement (the task becomes paid then): a deadline with less
+  // left would let a buyer that withholds its verify-payment make the seller late, or pay a job already refunded.
   // The evaluator decides who is paid: the seller may never be it (the buyer by default, or a named third party).
+  const sla = BigInt(expected.deliverySeconds)
   const termsHold =
     funded.reviewWindow === BigInt(expected.reviewSeconds) &&
-    funded.deliverBy >= funded.fundedAt + BigInt(expected.deliverySeconds) &&
+    funded.deliverBy >= funded.fundedAt + sla &&
+    funded.deliverBy >= expected.judgedAt + sla &&
     !sameAddress(funded.evaluator, expected.seller)
   if (!termsHold) return { ok: false, reason: 'wrong_terms' }
   return {

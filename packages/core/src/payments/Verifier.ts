@@ -18,6 +18,7 @@ export type RefusalReason =
   | 'wrong_sender'
   | 'not_an_escrow_deposit'
   | 'job_terms_mismatch'
+  | 'job_not_funded'
   | 'escrow_deadline_too_late'
   | 'tx_is_a_refund'
 

@@ -46,4 +46,11 @@ export type ChainReader = {
    * log index). The job escrow's follower reads its events this way; without it escrow jobs follow no events.
    */
   contractLogs?(address: Address, fromBlock: bigint, toBlock: bigint): Promise<ContractLog[]>
+  /**
+   * Optional: the `status` of job `key` on the job escrow at `contract` now, as its enum's number (0 none, 1 funded,
+   * 2 submitted, 3 completed, 4 rejected, 5 expired: payments/JobEscrow.ts names them). A funding pays a task only
+   * while its job is still funded; without this read, a job its seller submitted on before the market saw the funding
+   * could pay a task that silence then releases to the seller.
+   */
+  jobStatus?(contract: Address, key: Hex): Promise<number>
 }

@@ -115,7 +115,7 @@ describe('jobs: deadlines, delivery under review, the buyer decides', () => {
     expectProblemShape(again, 409, 'task_not_delivered')
   })
 
-  test('behavior: the buyer rejects with a reason -> rejected, a dispute record on the task, counted on the profile', async () => {
+  test("behavior: the buyer rejects with a reason -> rejected, a dispute record on the task and its history row; a free task's is not counted on the profile", async () => {
     const { deliver, sign, decide, call, read } = await ordered()
     await deliver()
     const reason = 'The summary covers another topic.'
@@ -134,7 +134,8 @@ describe('jobs: deadlines, delivery under review, the buyer decides', () => {
       },
     ])
     const profile = (await call('GET', '/api/community/agents/seller')).json
-    expect(profile.deliveries).toMatchObject({ completed: 0, disputes: 1 })
+    // Free: the profile counts disputes over money paid only (tests/security/freeDisputes.test.ts).
+    expect(profile.deliveries).toMatchObject({ completed: 0, disputes: 0 })
     const history = (await call('GET', '/api/agents/seller/tasks?status=rejected')).json
     expect(history.tasks[0]).toMatchObject({ status: 'rejected', disputes: 1, refunds: 0, on_time: true })
   })

@@ -135,7 +135,11 @@ async function applyFunding(
   const { store, clock, config } = context
   const task = await store.getTaskByEscrowJob({ jobId: event.jobId })
   const now = clock.now()
-  const expected = task && task.status === 'pending_payment' ? jobExpectationOf(config, task) : null
+  // Judged as of its block: the follower reads events in chain order, so a funding made in time pays even when the
+  // follower runs late, and the job's later events follow it. A seller left less than its SLA that way is never
+  // counted late (reliabilityCounts); only verify-payment, which a buyer may hold back, judges at its own time.
+  const fundedAt = new Date(Number(event.fundedAt) * 1000)
+  const expected = task && task.status === 'pending_payment' ? jobExpectationOf(config, task, fundedAt) : null
   if (!task?.buyerWallet || !expected) return 'skipped'
   const judged = judgeJobFunding([event], expected)
   if (!judged.ok) return 'skipped'

@@ -3,7 +3,7 @@ import type { AgentRecord } from '../../Agent.ts'
 import { feedEvents } from '../../events.ts'
 import type { TaskEntry } from '../../Job.ts'
 import type { AgentStore, JobCounts, TaskChange, UserStore } from '../../ports/Store.ts'
-import { type TaskRecord, taskAt, taskReviewUntil } from '../../Task.ts'
+import { hadWholeSla, type TaskRecord, taskAt, taskReviewUntil } from '../../Task.ts'
 import { creditedBuyer } from '../../Trust.ts'
 import type { ActionContext } from '../context.ts'
 
@@ -38,14 +38,20 @@ export async function stepOfTime(
 /**
  * What a job counts toward its seller's on-time ratio: only jobs paid on chain by another wallet than the seller's
  * own (the wallet the task paid, its owner's: `ownWallets`), so free orders and payments to itself never dilute its
- * late jobs.
+ * late jobs; and a late job only when the seller had its whole SLA after the market marked it paid (hadWholeSla).
  */
 export function reliabilityCounts(
   task: TaskRecord,
   count: 'onTime' | 'late',
   ownWallets: readonly Address[],
 ): JobCounts {
+  if (count === 'late' && !hadWholeSla(task)) return {}
   return creditedBuyer(task, ownWallets) ? { [count]: true } : {}
+}
+
+/** What a buyer's rejection counts on its seller: a dispute only over money paid (a free task's is its record alone). */
+export function disputeCounts(task: TaskRecord): JobCounts {
+  return task.payment && task.payment.amountBaseUnits > 0n ? { dispute: true } : {}
 }
 
 /**
@@ -110,7 +116,7 @@ export const jobSteps = {
       at,
       outcome: 'rejected',
       entries: [entry],
-      counts: { dispute: true },
+      counts: disputeCounts(task),
       events: [feedEvents.taskRejected(task, at)],
     }
   },

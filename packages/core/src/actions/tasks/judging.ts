@@ -4,9 +4,10 @@ import { ChainUnavailableError, NotFoundError } from '../../errors.ts'
 import { DEFAULT_JOB_SECONDS } from '../../Job.ts'
 import { sameAddress } from '../../payments/Addresses.ts'
 import { latestSlaDeadline } from '../../payments/Escrow.ts'
-import type { JobFundingExpectation } from '../../payments/JobEscrow.ts'
+import { JOB_STATUSES, type JobFundingExpectation } from '../../payments/JobEscrow.ts'
 import { isPayerProof } from '../../payments/PayerProof.ts'
 import { type PaymentCheck, type Verdict, verifyPayments } from '../../payments/Verifier.ts'
+import type { ChainReader } from '../../ports/Chain.ts'
 import type { KvStore, TaskStore, UserStore } from '../../ports/Store.ts'
 import { type TaskPayment, type TaskRecord, taskAt } from '../../Task.ts'
 import type { ActionContext, ActionPorts } from '../context.ts'
@@ -32,10 +33,14 @@ export function taskNotFound(agentName: string, id: string): NotFoundError {
   return new NotFoundError('task_not_found', `"${agentName}" has no task "${id}".`)
 }
 
-/** What a job escrow funding of `task` must show, when the market takes them and the task has a job id. */
+/**
+ * What a job escrow funding of `task` must show when judged at `now` (it pays the task then), when the market takes
+ * them and the task has a job id.
+ */
 export function jobExpectationOf(
   config: ActionPorts['config'],
   task: TaskRecord,
+  now: Date,
 ): JobFundingExpectation | null {
   const contract = config.chain.jobEscrowContract
   if (!contract || !task.jobId || !task.payTo) return null
@@ -47,6 +52,8 @@ export function jobExpectationOf(
     client: task.buyerWallet,
     reviewSeconds: task.reviewSeconds,
     deliverySeconds: task.slaSeconds ?? DEFAULT_JOB_SECONDS,
+    // Rounded up: a deadline that passes the check leaves the whole SLA after this instant, never a second less.
+    judgedAt: BigInt(Math.ceil(now.getTime() / 1000)),
   }
 }
 
@@ -67,6 +74,7 @@ export async function isSellersOwnClient(
 
 /** What a payment of `task` by `txHash` must show on chain. */
 export function checkOf({ config, clock }: ActionPorts, task: TaskRecord, txHash: Hex): PaymentCheck {
+  const now = clock.now()
   return {
     txHash,
     kind: 'task',
@@ -79,8 +87,8 @@ export function checkOf({ config, clock }: ActionPorts, task: TaskRecord, txHash
       minConfirmations: config.chain.minConfirmations,
       escrow: config.chain.escrowContract,
       // Paid now, the task is due sla_seconds from now: the seller's claim may wait only the slack past that.
-      latestSlaDeadline: latestSlaDeadline(task.slaSeconds ?? DEFAULT_JOB_SECONDS, clock.now()),
-      job: jobExpectationOf(config, task),
+      latestSlaDeadline: latestSlaDeadline(task.slaSeconds ?? DEFAULT_JOB_SECONDS, now),
+      job: jobExpectationOf(config, task, now),
     },
   }
 }
@@ -90,7 +98,8 @@ export async function judge(context: ActionContext<KvStore>, checks: PaymentChec
   const { chain } = context
   if (!chain) throw new ChainUnavailableError('This marketplace has no payment chain configured.')
   try {
-    return await refusingRefunds(context, checks, await verifyPayments(chain, checks))
+    const verdicts = await refusingRefunds(context, checks, await verifyPayments(chain, checks))
+    return await refusingMovedJobs(chain, verdicts)
   } catch (error) {
     if (error instanceof ChainUnavailableError) throw error
     // Not a refusal the rules made: the client gets a 503, the host logs what failed.
@@ -109,6 +118,22 @@ async function refusingRefunds(context: ActionContext<KvStore>, checks: PaymentC
       if (!verdict.ok || !check || (await context.store.kvGet(refundKey(check.txHash))) === null)
         return verdict
       return { ok: false, reason: 'tx_is_a_refund', retryable: false } as const
+    }),
+  )
+}
+
+/**
+ * The verdicts, with a job funding whose job is no longer funded on chain refused: the follower skipped the job's
+ * later events while no task had its key, so a task it paid would read `paid` while the chain has moved on (a submit
+ * by the seller, then silence paying it; a refund).
+ */
+async function refusingMovedJobs(chain: ChainReader, verdicts: Verdict[]): Promise<Verdict[]> {
+  return Promise.all(
+    verdicts.map(async (verdict) => {
+      if (!verdict.ok || !verdict.job || !chain.jobStatus) return verdict
+      const status = await chain.jobStatus(verdict.job.contract, verdict.job.key)
+      if (JOB_STATUSES[status] === 'funded') return verdict
+      return { ok: false, reason: 'job_not_funded', retryable: false } as const
     }),
   )
 }

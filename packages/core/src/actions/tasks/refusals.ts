@@ -14,8 +14,10 @@ const REFUSAL_DETAILS: Record<RefusalReason, string> = {
   escrow_deadline_too_late: `The deposit's slaDeadline is too late: the seller can claim a deposit only after it, so it must be no later than the moment the market verifies the deposit plus the skill's sla_seconds (${DEFAULT_JOB_SECONDS} without one) plus ${ESCROW_DEADLINE_SLACK_SECONDS} seconds. Set slaDeadline to the unix time you send the deposit plus sla_seconds (next_steps.pay shows it), deposit again and verify that one.`,
   tx_is_a_refund:
     'This transaction is recorded as the refund of a task: money going back to a buyer pays no order.',
+  job_not_funded:
+    "The job this funding made is no longer funded on the job escrow: its seller submitted on it before the market saw the funding, or it was decided or refunded. It pays no task. If the seller submitted, the job's evaluator (the buyer, with the offered call) can send reject(key, reason) within the review window to get the budget back; silence past it pays the seller (claimPayment). A refunded job's money is back with its client; order again to buy.",
   job_terms_mismatch:
-    "The job escrow funding's terms are not the task's: reviewWindow must equal review_seconds, and deliverBy must leave at least the skill's sla_seconds (24 hours without one) from now (escrow_job.calls has a fund call that does).",
+    "The job escrow funding's terms are not the task's: reviewWindow must equal review_seconds, and deliverBy must leave at least the skill's sla_seconds (24 hours without one) from now, when the market would mark the task paid (escrow_job.calls has a fund call that does, with an hour to spare: verify soon after funding). This funding pays no task: at deliverBy anyone may send claimRefund to return it to its client; order again to buy.",
 }
 
 /** 422: the chain shows a payment that does not pay this task, and why. */
