@@ -174,7 +174,7 @@ export const PROTECTIONS: Protection[] = [
     what: 'a rejection (a dispute) needs a reason of 1-1000 characters',
     edits: [
       {
-        file: 'packages/core/src/Task.ts',
+        file: 'packages/core/src/TaskInput.ts',
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a template literal, found as written
         find: 'v.minLength(DISPUTE_REASON_LENGTH.min, `must not be empty or blank: send ${DISPUTE_REASON}`),',
         replace: '',
@@ -294,7 +294,7 @@ export const PROTECTIONS: Protection[] = [
     what: 'a result revealed after acceptance shows buyers only its commitment until completed, never after a rejection',
     edits: [
       {
-        file: 'packages/core/src/Task.ts',
+        file: 'packages/core/src/TaskView.ts',
         find: "  if (task.reveal === 'on_delivery') return { result_url: task.resultUrl }",
         replace: '  return { result_url: task.resultUrl }',
       },
@@ -334,8 +334,8 @@ export const PROTECTIONS: Protection[] = [
     edits: [
       {
         file: 'packages/core/src/Validation.ts',
-        find: '(object) => nestsDeeperThan(object, maxDepth) || !holdsNonFinite(object),',
-        replace: '() => true,',
+        find: "    if (typeof item === 'number' && !Number.isFinite(item)) nonFinite = true\n",
+        replace: '',
       },
     ],
     test: 'tests/security/schemaCost.test.ts',
@@ -344,7 +344,9 @@ export const PROTECTIONS: Protection[] = [
   {
     id: 'dispute-visible-reason',
     what: 'a dispute reason must show text (zero-width spaces and fillers are not a reason)',
-    edits: [{ file: 'packages/core/src/Task.ts', find: '      visibleText(DISPUTE_REASON),\n', replace: '' }],
+    edits: [
+      { file: 'packages/core/src/TaskInput.ts', find: '      visibleText(DISPUTE_REASON),\n', replace: '' },
+    ],
     test: 'tests/security/jobAttacks.test.ts',
     name: 'without a reason',
   },
