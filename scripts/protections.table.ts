@@ -608,4 +608,17 @@ export const PROTECTIONS: Protection[] = [
     test: 'tests/security/jobLateVerify.test.ts',
     name: 'seller submits',
   },
+  {
+    id: 'slots-per-ipv6-48',
+    what: 'one IPv6 /48 holds at most 8 times an address share of SMTP connections and feed streams, so it cannot fill the mailbox',
+    edits: [
+      {
+        file: 'packages/core/src/AddressSlots.ts',
+        find: "      if (siteHeld >= perNetwork) return { refused: 'network' }\n",
+        replace: '',
+      },
+    ],
+    test: 'packages/server/src/mail/connectionSlots.test.ts',
+    name: 'one IPv6 /48',
+  },
 ]

@@ -15,4 +15,13 @@ describe('streamSlots', () => {
     expect(() => slots.open('2001:db8:1:2::2')).not.toThrow()
     expect(() => slots.open('2001:db8:1:2:ffff::9')).toThrow('per client address')
   })
+
+  test('attack: the /64s of one IPv6 /48 hold at most 8 × perClient streams together; another /48 still opens', () => {
+    const slots = streamSlots({ perClient: 10, total: 1_000 })
+    for (let net = 1; net <= 8; net++)
+      for (let host = 1; host <= 10; host++) slots.open(`2001:db8:1:${net}::${host}`)
+    expect(() => slots.open('2001:db8:1:9::1')).toThrow('At most 80 live streams per IPv6 /48')
+    expect(() => slots.open('2001:db8:2:1::1')).not.toThrow()
+    expect(slots.size).toBe(81)
+  })
 })

@@ -1,5 +1,6 @@
 import { addressSlots } from '../AddressSlots.ts'
 import { TooManyStreamsError } from '../errors.ts'
+import { NETWORK_CEILING_FACTOR } from '../RateLimit.ts'
 
 /** How many live streams may be open at once: per client address, and in this process. */
 export type StreamLimits = { perClient: number; total: number }
@@ -22,7 +23,9 @@ export function streamSlots(limits: StreamLimits = DEFAULT_STREAM_LIMITS) {
       throw new TooManyStreamsError(
         slot.refused === 'client'
           ? `At most ${limits.perClient} live streams per client address are open at once; close one, or retry later.`
-          : `The server holds its ${limits.total} live streams; retry later, or read GET /api/feed/live pages meanwhile.`,
+          : slot.refused === 'network'
+            ? `At most ${limits.perClient * NETWORK_CEILING_FACTOR} live streams per IPv6 /48 are open at once; close one, or retry later.`
+            : `The server holds its ${limits.total} live streams; retry later, or read GET /api/feed/live pages meanwhile.`,
       )
     },
     /** Streams open now. */

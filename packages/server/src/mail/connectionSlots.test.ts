@@ -30,4 +30,17 @@ describe('connectionSlots', () => {
     expect(slots.size).toBe(9)
     expect('release' in slots.take('198.51.100.3')).toBe(true)
   })
+
+  test('attack: one IPv6 /48 opening 10 connections from each of 19 /64s takes at most 8 × 10, and senders elsewhere still connect', () => {
+    const slots = connectionSlots({ perClient: 10, total: 100 })
+    let held = 0
+    for (let net = 1; net <= 19; net++)
+      for (let host = 1; host <= 10; host++)
+        if ('release' in slots.take(`2001:db8:1:${net.toString(16)}::${host.toString(16)}`)) held += 1
+    expect(held).toBe(80)
+    expect(slots.take('2001:db8:1:ff::1')).toEqual({ refused: expect.stringContaining('/48') })
+    // Another site, another /48 of the same provider, loopback and IPv4 are all still admitted.
+    for (const elsewhere of ['2001:db8:2:1::1', '2001:db8:3:1::1', '::1', '192.0.2.9'])
+      expect('release' in slots.take(elsewhere)).toBe(true)
+  })
 })

@@ -1,4 +1,4 @@
-import { addressSlots } from '@agentmarket/core/routes'
+import { addressSlots, NETWORK_CEILING_FACTOR } from '@agentmarket/core/routes'
 
 /** How many SMTP connections the order mailbox holds: per client address, in all, and how long one may last. */
 export type SmtpConnectionLimits = {
@@ -37,6 +37,7 @@ export function connectionSlots(limits: Pick<SmtpConnectionLimits, 'perClient' |
   const slots = addressSlots({ ...limits, reserve: reserveOf(limits.total) })
   const words = {
     client: `Too many connections from your address (at most ${limits.perClient} at once); close one or try again later`,
+    network: `Too many connections from your network (an IPv6 /48 holds at most ${limits.perClient * NETWORK_CEILING_FACTOR} at once); close one or try again later`,
     total: 'Too many connections; try again in a moment',
     reserve: 'Busy: the last connections are kept for senders holding none; close one or try again later',
   }
