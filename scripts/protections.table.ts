@@ -621,4 +621,17 @@ export const PROTECTIONS: Protection[] = [
     test: 'packages/server/src/mail/connectionSlots.test.ts',
     name: 'one IPv6 /48',
   },
+  {
+    id: 'webhook-https-pinned',
+    what: 'an HTTPS webhook connects to the address checked, so DNS rebinding cannot reach loopback',
+    edits: [
+      {
+        file: 'packages/server/src/webhooks/transport.ts',
+        find: '    ? tls.connect({ host: address ?? bare, port,',
+        replace: '    ? tls.connect({ host: bare, port,',
+      },
+    ],
+    test: 'tests/security/webhookRebinding.test.ts',
+    name: 'attack',
+  },
 ]

@@ -60,7 +60,8 @@ function requestText(target: URL, headers: Record<string, string>, body: string)
 }
 
 /**
- * POSTs `body` to `target` (at `address` for plain HTTP, by name over TLS for HTTPS) on a fresh connection and answers
+ * POSTs `body` to `target` at `address` (over TLS for HTTPS, the name only as SNI and the certificate's identity) on a
+ * fresh connection and answers
  * the status once the answer's head has arrived; its body is never read. Each phase has its own deadline, so a
  * receiver that accepts and never answers holds the attempt `firstByte` ms, not the whole timeout. (node:http and
  * fetch give no connect deadline, and Bun's node:http reads a whole body before its `response` event.)
@@ -76,7 +77,7 @@ function postOnce(
   const bare = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname
   const port = Number(target.port || (secure ? 443 : 80))
   const socket = secure
-    ? tls.connect({ host: bare, port, servername: isAddressLiteral(bare) ? undefined : bare })
+    ? tls.connect({ host: address ?? bare, port, servername: isAddressLiteral(bare) ? undefined : bare })
     : net.connect({ host: address ?? bare, port })
   return new Promise((answer, fail) => {
     let timer: ReturnType<typeof setTimeout> | undefined
@@ -110,9 +111,9 @@ function postOnce(
 
 /**
  * Sends webhooks under the SSRF rules: the host is resolved at send time and every address it has must be public
- * (unless `allowPrivate`: WEBHOOK_ALLOW_PRIVATE); plain HTTP is then sent to the address checked (with the name in
- * Host), so a name cannot resolve elsewhere between the check and the connection; HTTPS keeps the name for its
- * certificate. Redirects are not followed (a 3xx is a failed attempt), the body of the answer is not read, and each
+ * (unless `allowPrivate`: WEBHOOK_ALLOW_PRIVATE); HTTP and HTTPS are then sent to the address checked (the name in
+ * Host, and for HTTPS in SNI and the certificate checked), so a name cannot resolve elsewhere between the check and
+ * the connection (DNS rebinding). Redirects are not followed (a 3xx is a failed attempt), the body of the answer is not read, and each
  * phase has its deadline (WEBHOOK_PHASE_TIMEOUTS_MS: resolve 2 s, connect 3 s, first byte 5 s; `timeoutMs` sets the
  * first byte's), within WEBHOOK_TIMEOUT_MS in all.
  */
