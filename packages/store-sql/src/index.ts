@@ -1,5 +1,6 @@
 export { agentFilters, agentListOrder, likeLiteral, searchCondition, type TextSearch } from './agentList.ts'
 export { agentReads, skillsRead, type WithSkills } from './agentStore.ts'
+export { type BudgetBounds, budgetUsageOf, budgetUsageSql } from './budget.ts'
 export { postgresSql, type SqlDialect, sqliteSql } from './dialect.ts'
 export type { Executor, Fields, Query, RowOf, RowsOf, SetOf, TableName, Tables } from './executor.ts'
 export { type FairQueueTable, fairPick, QUEUES } from './fairQueue.ts'
