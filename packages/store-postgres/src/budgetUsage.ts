@@ -1,10 +1,11 @@
 import type { BudgetUsage, SpendCap, TaskRecord } from '@agentmarket/core'
 import { passesCap } from '@agentmarket/core/rows'
-import { and, eq, sql } from 'drizzle-orm'
+import { budgetUsageOf, budgetUsageSql, postgresSql } from '@agentmarket/store-sql'
+import { sql } from 'drizzle-orm'
 import type { Writer } from './agentStore.ts'
-import { tasks } from './schema.ts'
+import { tables } from './schema.ts'
 
-/** The spending of a buyer's day (Budget.ts taskSpending in SQL); by the partial index tasks_by_buyer. */
+/** The spending of a buyer's day (store-sql budget.ts), by the partial index tasks_by_buyer. */
 export async function usageOf(
   writer: Writer,
   buyerKey: string,
@@ -12,23 +13,9 @@ export async function usageOf(
   to: Date,
   now: Date,
 ): Promise<BudgetUsage> {
-  const [row] = await writer
-    .select({
-      spent: sql<string>`coalesce(sum(case when ${tasks.paidAt} is not null
-        then greatest(greatest(${tasks.priceBaseUnits}, coalesce(${tasks.paidAmountBaseUnits}::bigint, 0))
-          - ${tasks.refundedBaseUnits}, 0) else 0 end), 0)::text`,
-      held: sql<string>`coalesce(sum(case when ${tasks.paidAt} is null and ${tasks.status} = 'pending_payment'
-        and (${tasks.expiresAt} is null or ${tasks.expiresAt} > ${now.getTime()}) then ${tasks.priceBaseUnits} else 0 end), 0)::text`,
-    })
-    .from(tasks)
-    .where(
-      and(
-        eq(tasks.buyerKey, buyerKey),
-        sql`${tasks.createdAt} >= ${from.getTime()}`,
-        sql`${tasks.createdAt} < ${to.getTime()}`,
-      ),
-    )
-  return { spentBaseUnits: BigInt(row?.spent ?? '0'), heldBaseUnits: BigInt(row?.held ?? '0') }
+  const bound = { now: now.getTime(), buyerKey, from: from.getTime(), to: to.getTime() }
+  const [row] = await writer.execute(budgetUsageSql(tables, postgresSql, bound))
+  return budgetUsageOf(row)
 }
 
 /**

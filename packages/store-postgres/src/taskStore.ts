@@ -1,22 +1,20 @@
 import type { SpendCap, Store, TaskRecord, TaskStore } from '@agentmarket/core'
+import { type JobCounts, nameKey, ratingColumns, toTaskRecord, toTaskRow } from '@agentmarket/core/rows'
 import {
-  type JobCounts,
-  nameKey,
-  ratingColumns,
-  TRUST_CREDIT_PER_BUYER,
-  TRUST_CREDITED_METHODS,
-  toTaskRecord,
-  toTaskRow,
-} from '@agentmarket/core/rows'
-import { postgresSql, QUEUES, taskReads, taskWrites, trustSql } from '@agentmarket/store-sql'
+  postgresSql,
+  QUEUES,
+  taskReads,
+  taskWrites,
+  trustChangeStatements,
+  trustSql,
+} from '@agentmarket/store-sql'
 import { and, eq, inArray, sql } from 'drizzle-orm'
-import { zeroAddress } from 'viem'
 import { eventInserts, inOneTrip, insertEvents, type Writer } from './agentStore.ts'
 import { overCap, usageOf } from './budgetUsage.ts'
 import { postgresExecutor } from './executor.ts'
 import { claimFair } from './fairQueue.ts'
 import type { PostgresDatabase } from './open.ts'
-import { agents, tasks } from './schema.ts'
+import { agents, tables, tasks } from './schema.ts'
 
 /** The unique constraint a PostgreSQL error broke, if it is a uniqueness failure (SQLSTATE 23505). */
 export function brokenConstraint(error: unknown): string | null {
@@ -42,61 +40,17 @@ const _DECIDING_WALLET = sql`lower(coalesce(${tasks.paidFrom}, ${tasks.buyerWall
 const _DECIDED = sql`${tasks.outcome} in ('accepted', 'rejected')`
 
 const trust = trustSql(postgresSql)
-/** The SET list that sums an agent's trust counters again from its rows (store-sql trust.ts). */
-const TRUST_TOTALS = trust.totalsSet
 /** The agent's paid points from its credit counters (store-sql trust.ts), for `agents.paid_points`. */
 export const PAID_POINTS = trust.paidPoints
-/** 1 when the wallet `lower(t.paid_from)` is established toward agent `a` at `at` (store-sql trust.ts). */
-const establishedAt = (at: number) => trust.establishedAt(sql`lower(t.paid_from)`, 'a', at)
 
 /**
- * Credits a delivered task's buyer wallet to its seller's trust at `at`, as Store.changeTask says (creditedBuyer,
- * cappedCredit and isEstablished in SQL; store-libsql's trustCredit.ts is the same in SQLite). Runs in the
- * completion's transaction, after its compare-and-set, so it acts exactly once per completed task.
+ * Moves a seller's trust rows for a job change (store-sql trustChange.ts: credit, judged job), then sums its counters
+ * and paid points again. Runs in the change's transaction after its compare-and-set, on the locked seller row, so it
+ * acts exactly once per change.
  */
-async function creditTrust(tx: Writer, taskId: string, at: number) {
-  const cap = TRUST_CREDIT_PER_BUYER.toString()
-  const methods = sql.join(
-    TRUST_CREDITED_METHODS.map((method) => sql`${method}`),
-    sql`, `,
-  )
-  // A paid amount beyond 2^63 is compared as a numeric, which the cap then cuts.
-  await tx.execute(sql`insert into trust_buyers (agent_key, wallet, paid_base_units, established, first_paid_at)
-    select t.agent_key, lower(t.paid_from), least(${cap}::numeric, t.paid_amount_base_units::numeric)::bigint,
-      ${establishedAt(at)}, ${at}::bigint
-    from tasks t join agents a on a.name_key = t.agent_key left join users u on u.name_key = a.owner_key
-    where t.id = ${taskId} and t.payment_method in (${methods}) and t.paid_from is not null
-      and t.paid_amount_base_units::numeric > 0
-      and lower(t.paid_from) not in (lower(coalesce(t.pay_to, '')), lower(coalesce(a.wallet_address, '')),
-        lower(coalesce(u.wallet_address, '')), ${zeroAddress})
-    on conflict (agent_key, wallet)
-      do update set paid_base_units = least(${cap}::bigint, trust_buyers.paid_base_units + excluded.paid_base_units),
-        established = greatest(trust_buyers.established, excluded.established),
-        first_paid_at = coalesce(trust_buyers.first_paid_at, excluded.first_paid_at)`)
-}
-
-/** Counts a judged job on the row of the wallet that paid it, with its standing at `at` (Store.changeTask). */
-async function judgeJob(tx: Writer, taskId: string, at: number, counts: JobCounts) {
-  const onTime = counts.onTime ? 1 : 0
-  const late = counts.late ? 1 : 0
-  await tx.execute(sql`insert into trust_buyers (agent_key, wallet, paid_base_units, established, on_time_jobs, late_jobs)
-    select t.agent_key, lower(t.paid_from), 0, ${establishedAt(at)}, ${onTime}::int, ${late}::int
-    from tasks t join agents a on a.name_key = t.agent_key
-    where t.id = ${taskId} and t.paid_from is not null
-    on conflict (agent_key, wallet)
-      do update set on_time_jobs = trust_buyers.on_time_jobs + excluded.on_time_jobs,
-        late_jobs = trust_buyers.late_jobs + excluded.late_jobs,
-        established = greatest(trust_buyers.established, excluded.established)`)
-}
-
-/** Moves a seller's trust rows for a job change (credit, judged job), then sums its counters and paid points again. */
 async function changeTrust(tx: Writer, taskId: string, at: number, counts: JobCounts) {
-  if (!counts.completed && !counts.onTime && !counts.late) return
-  if (counts.completed) await creditTrust(tx, taskId, at)
-  if (counts.onTime || counts.late) await judgeJob(tx, taskId, at, counts)
-  const seller = sql`name_key = (select agent_key from tasks where id = ${taskId})`
-  await tx.execute(sql`update agents set ${TRUST_TOTALS} where ${seller}`)
-  await tx.execute(sql`update agents set paid_points = ${PAID_POINTS} where ${seller}`)
+  for (const statement of trustChangeStatements(postgresSql, tables, { taskId, at, counts }))
+    await tx.execute(statement)
 }
 
 /** The task methods of the PostgreSQL Store: every state change is a compare-and-set on the row it locks. */
@@ -243,7 +197,7 @@ export function taskStore(database: PostgresDatabase): TaskStore {
             on conflict (agent_key, wallet) do update set rating_count = trust_buyers.rating_count + 1,
               rating_sum = trust_buyers.rating_sum + excluded.rating_sum`)
         await tx.execute(sql`update agents set rating_count = rating_count + 1, rating_sum = rating_sum + ${rating.score},
-            ${TRUST_TOTALS}
+            ${trust.totalsSet}
           where name_key = ${done.agentKey}`)
         await insertEvents(tx, newEvents)
         return true
