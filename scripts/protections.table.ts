@@ -233,7 +233,13 @@ export const PROTECTIONS: Protection[] = [
   {
     id: 'smtp-reserve',
     what: 'the last SMTP slots are kept for addresses holding none',
-    edits: [{ file: ADDRESS_SLOTS, find: 'if (held > 0 && open >= shared)', replace: 'if (held < 0)' }],
+    edits: [
+      {
+        file: ADDRESS_SLOTS,
+        find: 'if ((held > 0 || siteHeld > 0) && open >= shared)',
+        replace: 'if (held < 0)',
+      },
+    ],
     test: 'packages/server/src/mail/listener.test.ts',
     name: 'cannot take the reserve',
   },
