@@ -640,4 +640,22 @@ export const PROTECTIONS: Protection[] = [
     test: 'tests/security/webhookRebinding.test.ts',
     name: 'attack',
   },
+  {
+    id: 'webhook-slot-reserve',
+    what: 'the last webhook delivery slots go only to sellers with nothing in flight, so ten hanging sellers cannot hold them all',
+    edits: [
+      {
+        file: 'packages/server/src/webhooks/delivery.ts',
+        find: 'const reserveOnly = free <= WEBHOOK_IN_FLIGHT.reserve',
+        replace: 'const reserveOnly = false',
+      },
+      {
+        file: 'packages/server/src/webhooks/delivery.ts',
+        find: 'reserveOnly ? free : free - WEBHOOK_IN_FLIGHT.reserve',
+        replace: 'free',
+      },
+    ],
+    test: 'tests/security/webhookFairness.test.ts',
+    name: 'ten sellers of one client',
+  },
 ]

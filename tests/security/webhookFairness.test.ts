@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import net from 'node:net'
 import { WEBHOOK_FAIR_SHARE, type WebhookTransport } from '@agentmarket/core'
 import { testApp } from '../../packages/server/src/testing/http.ts'
+import { startWebhookDelivery, WEBHOOK_IN_FLIGHT } from '../../packages/server/src/webhooks/delivery.ts'
 import { fetchWebhookTransport } from '../../packages/server/src/webhooks/transport.ts'
 
 // Issue 37, finding 4: one client starved every seller's webhooks. Free self-orders and 10 endpoints that accept TCP
@@ -129,6 +130,70 @@ describe('webhooks: fair shares', () => {
     for (const stop of stops.splice(0)) stop()
     await Promise.all(passes)
   })
+
+  test('attack: ten sellers of one client, ten hanging endpoints each, fill the shared slots; the reserve still sends another seller’s event at once', async () => {
+    // An independent attack: 10 agents registered from one address, each with 10 endpoints that never answer, held
+    // all 100 of the process's delivery slots (10 per seller), so another seller's delivery waited a whole attempt
+    // timeout. The server's own delivery loop runs here; the verdict is whether the honest event arrives while every
+    // hanging attempt is still open (before the reserve it never did: the test waited out its bound), never how long
+    // anything took.
+    const app = await testApp(new Date().toISOString(), { webhookAllowPrivate: true })
+    const honest = await app.register('honest', { skills: [{ name: 'Ping', type: 'free' }] })
+    const got: string[] = []
+    const receiver = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: async (request) => {
+        got.push(await request.text())
+        return new Response(null, { status: 204 })
+      },
+    })
+    stops.push(() => receiver.stop(true))
+    const pit = await tarpit()
+    const orderAndComplete = async (seller: string, key: string) => {
+      const order = await app.call('POST', `/api/agents/${seller}/tasks`, { body: { skill: 'ping' } })
+      expect(order.status).toBe(201)
+      const done = await app.call('POST', `/api/agents/${seller}/tasks/${order.json.task_id}/complete`, {
+        key,
+        body: { result_url: 'https://results.example/r' },
+      })
+      expect(done.status).toBe(200)
+    }
+    for (let seller = 0; seller < 10; seller++) {
+      const name = `hostile-${seller}`
+      const hostile = await app.register(name, { skills: [{ name: 'Ping', type: 'free' }] })
+      for (let hook = 0; hook < 10; hook++) {
+        const added = await app.call('POST', `/api/agents/${name}/webhooks`, {
+          key: hostile.key,
+          body: { url: `http://127.0.0.1:${pit.port}/${name}/${hook}` },
+        })
+        expect(added.status).toBe(201)
+      }
+      for (let round = 0; round < 2; round++) await orderAndComplete(name, hostile.key)
+    }
+    const honestHook = await app.call('POST', '/api/agents/honest/webhooks', {
+      key: honest.key,
+      body: { url: `http://127.0.0.1:${receiver.port}/hook`, events: ['task.completed'] },
+    })
+    expect(honestHook.status).toBe(201)
+    const delivery = startWebhookDelivery(
+      app.market,
+      fetchWebhookTransport({ allowPrivate: true, timeoutMs: 600_000 }),
+      { intervalMs: 5 },
+    )
+    const shared = WEBHOOK_IN_FLIGHT.max - WEBHOOK_IN_FLIGHT.reserve
+    try {
+      while (pit.open() < shared) await Bun.sleep(5)
+      await orderAndComplete('honest', honest.key)
+      while (got.length === 0) await Bun.sleep(5)
+      expect(JSON.parse(got[0] ?? '{}').data.task.agent).toBe('honest')
+      // Every hanging attempt is still open, and the hostile sellers took none of the reserve.
+      expect(pit.open()).toBe(shared)
+    } finally {
+      for (const stop of stops.splice(0)) stop()
+      await delivery.stop()
+    }
+  }, 60_000)
 
   test('attack: a seller adding tarpit endpoints to its buyers’ tasks spends its own share, never the buyer’s', async () => {
     // Found by the independent attack: anyone holding a task id may add endpoints to it, the seller holds every one of

@@ -7,15 +7,19 @@ export type WebhookDelivery = {
   stop(): Promise<void>
 }
 
-/** How many deliveries one process has in flight at most, and claims in one pass. */
-export const WEBHOOK_IN_FLIGHT = { max: 100, perPass: WEBHOOK_FAIR_SHARE.limit } as const
+/**
+ * How many deliveries one process has in flight at most, how many of those only tenants holding none may take, and
+ * how many one pass claims.
+ */
+export const WEBHOOK_IN_FLIGHT = { max: 100, reserve: 10, perPass: WEBHOOK_FAIR_SHARE.limit } as const
 
 /**
  * Fans new task events out to their endpoints and sends what is due, every `intervalMs`. Fan-out runs one pass at a
  * time; delivery passes do not wait for each other (up to WEBHOOK_IN_FLIGHT.max deliveries at once) and claim by the
  * fair share (FairQueue.ts), so one tenant holds at most WEBHOOK_FAIR_SHARE.perTenant attempts in flight and is
  * claimed round-robin with every other; each slot is freed as its attempt ends, so a hanging receiver holds only its
- * own slot. Every server process may run it: queuing is once per endpoint and event, and each delivery is leased when
+ * own slot. The last WEBHOOK_IN_FLIGHT.reserve slots go only to tenants with nothing in flight, so sellers whose
+ * receivers all hang (ten of them fill the shared slots) never keep another seller's delivery waiting. Every server process may run it: queuing is once per endpoint and event, and each delivery is leased when
  * claimed.
  * @example const webhooks = startWebhookDelivery(market, fetchWebhookTransport({ allowPrivate: false }), { intervalMs: 250 })
  */
@@ -30,8 +34,12 @@ export function startWebhookDelivery(
   const failed = (what: string) => (error: unknown) => logger.error(`webhook ${what} failed`, {}, error)
   /** Starts a delivery pass when there is room for one; it does not wait for the passes before it. */
   const startPass = () => {
-    const room = Math.min(WEBHOOK_IN_FLIGHT.perPass, WEBHOOK_IN_FLIGHT.max - reserved)
-    if (room <= 0) return
+    const free = WEBHOOK_IN_FLIGHT.max - reserved
+    if (free <= 0) return
+    // Past the shared slots a pass claims for idle tenants only: a share of one in flight counts what each holds.
+    const reserveOnly = free <= WEBHOOK_IN_FLIGHT.reserve
+    const room = Math.min(WEBHOOK_IN_FLIGHT.perPass, reserveOnly ? free : free - WEBHOOK_IN_FLIGHT.reserve)
+    const share = { ...WEBHOOK_FAIR_SHARE, limit: room, ...(reserveOnly ? { perTenant: 1 } : {}) }
     // The pass holds `room` slots until it knows what it claimed, then one per attempt until that attempt ends.
     let held = room
     reserved += room
@@ -41,7 +49,7 @@ export function startWebhookDelivery(
     }
     const pass: Promise<void> = market
       .deliverWebhooks(transport, {
-        share: { ...WEBHOOK_FAIR_SHARE, limit: room },
+        share,
         onClaimed: (count) => release(held - count),
         onSettled: () => release(1),
       })
