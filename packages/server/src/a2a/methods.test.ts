@@ -37,9 +37,11 @@ describe('the A2A table and its documentation', () => {
     const documented = rows.flatMap((row) => row.operations)
     expect(documented.sort()).toEqual([...A2A_METHOD_NAMES].sort())
     for (const row of rows)
-      for (const method of row.operations)
-        expect(row.rate, `docs/a2a.md, ${method}: the table charges ${A2A_METHODS[method].rate}`).toBe(
-          A2A_METHODS[method].rate,
-        )
+      for (const method of row.operations) {
+        // An operation charged by what its request asks for (`tokens`) is written "class × n".
+        const { rate, tokens } = A2A_METHODS[method]
+        const charged = tokens ? `${rate} × n` : rate
+        expect(row.rate, `docs/a2a.md, ${method}: the table charges ${charged}`).toBe(charged)
+      }
   })
 })
