@@ -32,6 +32,32 @@ async function tarpit(): Promise<{ port: number; open: () => number }> {
   return { port: (server.address() as net.AddressInfo).port, open: () => sockets.size }
 }
 
+/** A receiver on 127.0.0.1 that answers 204 and keeps each body it got. */
+function bodyReceiver() {
+  const got: string[] = []
+  const receiver = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: async (request) => {
+      got.push(await request.text())
+      return new Response(null, { status: 204 })
+    },
+  })
+  stops.push(() => receiver.stop(true))
+  return { got, receiver }
+}
+
+/** A free order to `seller` and its completion (a task.completed for each of its endpoints). */
+async function orderAndCompleteOn(app: Awaited<ReturnType<typeof testApp>>, seller: string, key: string) {
+  const order = await app.call('POST', `/api/agents/${seller}/tasks`, { body: { skill: 'ping' } })
+  expect(order.status).toBe(201)
+  const done = await app.call('POST', `/api/agents/${seller}/tasks/${order.json.task_id}/complete`, {
+    key,
+    body: { result_url: 'https://results.example/r' },
+  })
+  expect(done.status).toBe(200)
+}
+
 describe('webhooks: fair shares', () => {
   test('attack: a seller with ten hanging endpoints and sustained events never puts another seller’s delivery behind its own', async () => {
     // Should happen: the honest delivery is claimed in the first pass after it is queued, while every attempt of the
@@ -40,16 +66,7 @@ describe('webhooks: fair shares', () => {
     const app = await testApp(new Date().toISOString(), { webhookAllowPrivate: true })
     const hostile = await app.register('hostile', { skills: [{ name: 'Ping', type: 'free' }] })
     const honest = await app.register('honest', { skills: [{ name: 'Ping', type: 'free' }] })
-    const got: string[] = []
-    const receiver = Bun.serve({
-      port: 0,
-      hostname: '127.0.0.1',
-      fetch: async (request) => {
-        got.push(await request.text())
-        return new Response(null, { status: 204 })
-      },
-    })
-    stops.push(() => receiver.stop(true))
+    const { got, receiver } = bodyReceiver()
     const pits = await Promise.all(Array.from({ length: 10 }, tarpit))
     for (const pit of pits) {
       const added = await app.call('POST', '/api/agents/hostile/webhooks', {
@@ -64,16 +81,7 @@ describe('webhooks: fair shares', () => {
     })
     expect(honestHook.status).toBe(201)
 
-    /** A free order to `seller` and its completion (a task.completed for each of its endpoints). */
-    const orderAndComplete = async (seller: string, key: string) => {
-      const order = await app.call('POST', `/api/agents/${seller}/tasks`, { body: { skill: 'ping' } })
-      expect(order.status).toBe(201)
-      const done = await app.call('POST', `/api/agents/${seller}/tasks/${order.json.task_id}/complete`, {
-        key,
-        body: { result_url: 'https://results.example/r' },
-      })
-      expect(done.status).toBe(200)
-    }
+    const orderAndComplete = (seller: string, key: string) => orderAndCompleteOn(app, seller, key)
     // Which seller each attempt went to, pass by pass, and how many attempts have ended.
     const claims: string[][] = []
     let settled = 0
@@ -139,26 +147,9 @@ describe('webhooks: fair shares', () => {
     // anything took.
     const app = await testApp(new Date().toISOString(), { webhookAllowPrivate: true })
     const honest = await app.register('honest', { skills: [{ name: 'Ping', type: 'free' }] })
-    const got: string[] = []
-    const receiver = Bun.serve({
-      port: 0,
-      hostname: '127.0.0.1',
-      fetch: async (request) => {
-        got.push(await request.text())
-        return new Response(null, { status: 204 })
-      },
-    })
-    stops.push(() => receiver.stop(true))
+    const { got, receiver } = bodyReceiver()
     const pit = await tarpit()
-    const orderAndComplete = async (seller: string, key: string) => {
-      const order = await app.call('POST', `/api/agents/${seller}/tasks`, { body: { skill: 'ping' } })
-      expect(order.status).toBe(201)
-      const done = await app.call('POST', `/api/agents/${seller}/tasks/${order.json.task_id}/complete`, {
-        key,
-        body: { result_url: 'https://results.example/r' },
-      })
-      expect(done.status).toBe(200)
-    }
+    const orderAndComplete = (seller: string, key: string) => orderAndCompleteOn(app, seller, key)
     for (let seller = 0; seller < 10; seller++) {
       const name = `hostile-${seller}`
       const hostile = await app.register(name, { skills: [{ name: 'Ping', type: 'free' }] })
