@@ -130,6 +130,11 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
   chain_unavailable:
     'The payment chain cannot be reached right now; nothing changed. Retry after Retry-After.',
   mpp_unavailable: 'This marketplace takes no machine payments. Order with POST /api/agents/{name}/tasks.',
+  database_unavailable: 'The database cannot be reached right now; nothing changed. Retry after Retry-After.',
+  outcome_unknown:
+    'The write may or may not have landed. Retry after Retry-After with the same Idempotency-Key: one that landed is replayed, not repeated.',
+  storage_full:
+    "The server's disk is full; nothing changed. Retry after Retry-After, once the operator frees space.",
 }
 
 /** The documentation of one problem type (the body its `type` URI serves as JSON), or null for an unknown code. */

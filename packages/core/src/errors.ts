@@ -109,6 +109,9 @@ export const ERROR_CODES = {
   internal_error: 500,
   chain_unavailable: 503,
   mpp_unavailable: 503,
+  database_unavailable: 503,
+  outcome_unknown: 503,
+  storage_full: 507,
 } as const satisfies Record<string, number>
 
 /** A stable problem code of the catalog. */
@@ -248,6 +251,49 @@ export class ChainUnavailableError extends MarketError {
     options?: { cause?: unknown },
   ) {
     super('chain_unavailable', 503, 'Payment chain unavailable', detail, undefined, options)
+  }
+}
+
+/**
+ * 503: the database cannot be reached, its pool has no connection free in time, or it is locked. `outcome` says
+ * whether the write can have landed: `unchanged` (it never reached the database: retry freely) or `unknown` (it was
+ * sent and may still commit: retry with the same Idempotency-Key, which replays it if it did).
+ */
+export class StoreUnavailableError extends MarketError {
+  override readonly name = 'StoreUnavailableError'
+  readonly retryAfterSeconds: number
+  constructor(
+    readonly outcome: 'unchanged' | 'unknown',
+    options?: { cause?: unknown; retryAfterSeconds?: number },
+  ) {
+    const unknown = outcome === 'unknown'
+    super(
+      unknown ? 'outcome_unknown' : 'database_unavailable',
+      503,
+      unknown ? 'Outcome unknown' : 'Database unavailable',
+      unknown
+        ? 'The database stopped answering while this write was under way; it may or may not have landed. Retry after Retry-After with the same Idempotency-Key: a write that landed is replayed, not repeated.'
+        : 'The database cannot be reached right now; nothing changed. Retry after Retry-After.',
+      undefined,
+      options,
+    )
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? 2
+  }
+}
+
+/** 507: the database's disk is full; nothing changed, retry once the operator frees space. */
+export class StorageFullError extends MarketError {
+  override readonly name = 'StorageFullError'
+  readonly retryAfterSeconds = 30
+  constructor(options?: { cause?: unknown }) {
+    super(
+      'storage_full',
+      507,
+      'Storage full',
+      "The server's disk is full; nothing changed. Retry later: the operator has been told.",
+      undefined,
+      options,
+    )
   }
 }
 

@@ -1,6 +1,12 @@
 import { describe, expect, test } from 'bun:test'
 import { answerResponse } from './actions/tasks/answers.ts'
-import { ChainUnavailableError, MarketError, UnauthorizedError } from './errors.ts'
+import {
+  ChainUnavailableError,
+  MarketError,
+  StorageFullError,
+  StoreUnavailableError,
+  UnauthorizedError,
+} from './errors.ts'
 import { bearerKey, problemResponse, readJsonObject, readLimited } from './http.ts'
 
 const post = (
@@ -120,6 +126,24 @@ describe('problemResponse', () => {
     problemResponse(new ChainUnavailableError(), request, 'x', report)
     expect(reported).toHaveLength(1)
     expect((reported[0] as Error).cause).toBe(bug)
+  })
+
+  test('behavior: a database fault is a 503 (nothing changed, or outcome unknown) or a 507, each with Retry-After and without the driver error', async () => {
+    const driver = new Error('connect ECONNREFUSED 127.0.0.1:5432 password=hunter2')
+    const cases = [
+      [new StoreUnavailableError('unchanged', { cause: driver }), 503, 'database_unavailable', 'nothing changed'],
+      [new StoreUnavailableError('unknown', { cause: driver }), 503, 'outcome_unknown', 'Idempotency-Key'],
+      [new StorageFullError({ cause: driver }), 507, 'storage_full', 'nothing changed'],
+    ] as const
+    for (const [error, status, code, says] of cases) {
+      const response = problemResponse(error, request, 'x', () => {})
+      expect(response.status).toBe(status)
+      expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0)
+      const text = await response.text()
+      expect(JSON.parse(text)).toMatchObject({ code, status })
+      expect(text).toContain(says)
+      expect(text).not.toContain('hunter2')
+    }
   })
 
   test('error: an unexpected error is a 500 that does not show its message', async () => {

@@ -5,6 +5,8 @@ import {
   MarketError,
   MethodNotAllowedError,
   NotFoundError,
+  StorageFullError,
+  StoreUnavailableError,
   TooManyStreamsError,
   toProblem,
   UnauthorizedError,
@@ -149,7 +151,7 @@ function reportToConsole(error: unknown, request: Request): void {
 }
 
 /**
- * Any thrown value as its RFC 9457 problem response, with `WWW-Authenticate` on 401, `Retry-After` on 503, and
+ * Any thrown value as its RFC 9457 problem response, with `WWW-Authenticate` on 401, `Retry-After` on 503 and 507, and
  * `Retry-After` with the RateLimit headers on 429.
  * Unexpected errors become a 500 that never shows their message; `report` logs them (default: console.error).
  * @example catch (error) { return problemResponse(error, request, 'https://market.example') }
@@ -166,7 +168,12 @@ export function problemResponse(
   if (problem.status === 401)
     headers['www-authenticate'] =
       error instanceof UnauthorizedError ? error.challenge : 'Bearer realm="agentmarket"'
-  if (error instanceof ChainUnavailableError || error instanceof TooManyStreamsError)
+  if (
+    error instanceof ChainUnavailableError ||
+    error instanceof TooManyStreamsError ||
+    error instanceof StoreUnavailableError ||
+    error instanceof StorageFullError
+  )
     headers['retry-after'] = String(error.retryAfterSeconds)
   if (error instanceof MethodNotAllowedError) headers.allow = error.allow.join(', ')
   if (error instanceof RateLimitedError)

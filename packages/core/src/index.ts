@@ -70,6 +70,8 @@ export {
   NotFoundError,
   PaymentRefusedError,
   type Problem,
+  StorageFullError,
+  StoreUnavailableError,
   TooManyStreamsError,
   toProblem,
   UnauthorizedError,
