@@ -131,7 +131,12 @@ describe('problemResponse', () => {
   test('behavior: a database fault is a 503 (nothing changed, or outcome unknown) or a 507, each with Retry-After and without the driver error', async () => {
     const driver = new Error('connect ECONNREFUSED 127.0.0.1:5432 password=hunter2')
     const cases = [
-      [new StoreUnavailableError('unchanged', { cause: driver }), 503, 'database_unavailable', 'nothing changed'],
+      [
+        new StoreUnavailableError('unchanged', { cause: driver }),
+        503,
+        'database_unavailable',
+        'nothing changed',
+      ],
       [new StoreUnavailableError('unknown', { cause: driver }), 503, 'outcome_unknown', 'Idempotency-Key'],
       [new StorageFullError({ cause: driver }), 507, 'storage_full', 'nothing changed'],
     ] as const
