@@ -42,6 +42,8 @@ const HASHES_PER_CYCLE = 24
 const PAID_BEFORE_KILL = 8
 const PAY_CLIENTS = 4
 const MAX_IN_FLIGHT = 200
+// Write pairs a cycle may send before its kill condition is met (about 300 suffice on an idle machine).
+const MAX_PAIRS_BEFORE_KILL = 20_000
 
 /** POSTs JSON; true when the server acknowledged the write. */
 async function write(url: string, body: unknown, key?: string): Promise<boolean> {
@@ -326,7 +328,6 @@ async function loadUntilKilled(servers: MarketServer[], cycle: number, log: Writ
   const [agentsBefore, paidBefore] = [log.agents.length, ledger.acknowledged.size]
   const pending: Promise<void>[] = []
   let inFlight = 0
-  const deadline = performance.now() + 15_000
   try {
     for (let index = 0; !state.killed || index % 40 !== 0; index++) {
       for (const write of writePair(baseOf(index), log, cycle, index)) {
@@ -341,7 +342,9 @@ async function loadUntilKilled(servers: MarketServer[], cycle: number, log: Writ
         killAll()
         state.killed = true
       }
-      if (performance.now() > deadline)
+      // Counted, not timed: a busy machine acknowledges later, not fewer. A server that stops answering holds the
+      // backlog full and the test's own timeout ends it.
+      if (!state.killed && index > MAX_PAIRS_BEFORE_KILL)
         throw new Error(`too few writes acknowledged to kill mid-load (${paid} payments)`)
     }
     await Promise.all([...pending, ...paying])
