@@ -2,10 +2,14 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { payerProofTypedData } from '@agentmarket/core'
+import type { Hex } from 'viem'
+import { startAnvil, USDC_ADDRESS } from './support/anvil.ts'
 import {
   type ChaosNode,
   chaosLine,
   chaosNode,
+  faultyLink,
   type LedgerVerdict,
   type LoadTally,
   ledgerVerdict,
@@ -139,5 +143,77 @@ describe('chaos (compact): faults under a steady write load', () => {
     const replies = relay.messages.filter(({ email }) => orders.includes(email.inReplyTo ?? ''))
     console.log(`chaos SMTP relay down: ${orders.length} orders, ${replies.length} replies`)
     expect(replies).toHaveLength(orders.length)
+  })
+
+  test('attack: the chain RPC frozen, then down, under load: verify-payment answers 503 chain_unavailable, then pays each task once', async () => {
+    const anvil = await startAnvil()
+    cleanups.push(() => anvil.stop())
+    await anvil.installUsdc()
+    const link = await faultyLink(Number(new URL(anvil.rpcUrl).port), freePort())
+    cleanups.push(() => link.stop())
+    const market = 'https://chaos.market.test'
+    const server = await node({
+      DATABASE_URL: `file:${join(folder, 'chain.db')}`,
+      CHAIN_RPC_URL: `http://127.0.0.1:${link.port}`,
+      CHAIN_ID: '8453',
+      USDC_CONTRACT: USDC_ADDRESS,
+      MIN_CONFIRMATIONS: '1',
+      BASE_URL: market,
+    })
+    const [sellerWallet, buyer] = [anvil.accounts[1], anvil.accounts[3]]
+    if (!sellerWallet || !buyer) throw new Error('no anvil accounts')
+    const call = async (method: string, path: string, body: unknown, key?: string) => {
+      const response = await fetch(`${server.base}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+        body: JSON.stringify(body),
+      })
+      return { status: response.status, json: (await response.json()) as Record<string, unknown> }
+    }
+    const skills = [{ name: 'Deep Search', type: 'purchasable', price: '1' }]
+    const seller = await call('POST', '/api/agents/register', { name: 'chainseller', skills })
+    const sellerKey = String(seller.json.apiKey)
+    await call('PUT', '/api/agents/chainseller', { walletAddress: sellerWallet.address }, sellerKey)
+    await anvil.mintUsdc(buyer.address, 2_000_000n)
+    const agents = await loadAgents(server.base, 'chain', 3)
+    const load = steadyLoad({ targets: () => [server.base], agents, perSecond: 20, label: 'chain' })
+    await load.acknowledgedMore(20)
+
+    /** Orders the skill, pays it on chain, and verifies with the RPC in `fault`, then with it back. */
+    const payThrough = async (fault: 'freeze' | 'down') => {
+      const order = await call('POST', '/api/agents/chainseller/tasks', { skill: 'deep-search' })
+      expect(order.status).toBe(201)
+      const task = String(order.json.task_id)
+      const hash: Hex = await anvil.transferUsdc(buyer, sellerWallet.address, 1_000_000n)
+      const proof = payerProofTypedData(8453, { market, agent: 'chainseller', task, txHash: hash })
+      const signature = await buyer.signTypedData({ ...proof, message: { ...proof.message, txHash: hash } })
+      const body = { tx_hash: hash, payer_signature: signature }
+      const verify = `/api/agents/chainseller/tasks/${task}/verify-payment`
+      await link.set(fault)
+      const refused = await call('POST', verify, body)
+      await link.set('pass')
+      const paid = await call('POST', verify, body)
+      return { refused, paid, hash }
+    }
+    const frozen = await payThrough('freeze')
+    const down = await payThrough('down')
+    await load.acknowledgedMore(20)
+    const tally = await load.stop()
+    expectClean('chain RPC frozen and down', tally, await ledgerVerdict(server.base, tally.writes))
+    for (const { refused, paid, hash } of [frozen, down]) {
+      expect(refused).toMatchObject({ status: 503, json: { code: 'chain_unavailable' } })
+      expect(paid.status).toBe(200)
+      expect(paid.json).toMatchObject({
+        verified: true,
+        task: { status: 'paid', payment: { tx_hash: hash } },
+      })
+    }
+    // Charged once per order: the buyer paid two transfers, for two tasks, and nothing asked for a third.
+    expect(await anvil.usdcOf(buyer.address)).toBe(0n)
+    const tasks = await call('GET', '/api/agents/chainseller/tasks?status=all', undefined, sellerKey)
+    console.log(
+      `chaos chain RPC: frozen -> ${frozen.refused.status}, down -> ${down.refused.status}, then paid once each`,
+    )
+    expect(tasks.json.total).toBe(2)
   })
 })
