@@ -40,13 +40,17 @@ export type MarketServer = { base: string; process: Subprocess; stop(): void }
  * would), and waits until its health check answers. It runs the entry point itself rather than through `bun start`,
  * so `process` is the server: killing it kills the server, with no orphan left holding its ports. Rate limits are off
  * (every test client is 127.0.0.1) unless `env` sets RATE_LIMITS. With `stdout: 'pipe'` its log is kept for the test;
- * `cwd` runs another checkout's server (bench/ab.ts).
+ * `cwd` runs another checkout's server (bench/ab.ts);
+ * `port` starts it again where a killed one listened.
  */
 export async function startMarketServer(
   env: Record<string, string>,
-  { stdout = 'ignore', cwd = repoRoot }: { stdout?: 'ignore' | 'pipe'; cwd?: string } = {},
+  {
+    stdout = 'ignore',
+    cwd = repoRoot,
+    port = freePort(),
+  }: { stdout?: 'ignore' | 'pipe'; cwd?: string; port?: number } = {},
 ): Promise<MarketServer> {
-  const port = freePort()
   const child = Bun.spawn(['bun', 'packages/server/src/main.ts'], {
     cwd,
     env: {
