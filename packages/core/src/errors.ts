@@ -71,6 +71,7 @@ export const ERROR_CODES = {
   idempotency_key_reused: 409,
   task_not_pending: 409,
   authorization_already_used: 409,
+  payment_in_progress: 409,
   task_not_paid: 409,
   task_expired: 409,
   task_overdue: 409,
@@ -251,6 +252,29 @@ export class ChainUnavailableError extends MarketError {
     options?: { cause?: unknown },
   ) {
     super('chain_unavailable', 503, 'Payment chain unavailable', detail, undefined, options)
+  }
+}
+
+/**
+ * 503 `outcome_unknown` for a payment: the market sent the payment's transaction (`txHash`) and did not hear whether
+ * it was mined. Resending the same credential is safe (one signed transaction is mined at most once) and gets the
+ * task once it is; paying anew could pay twice.
+ */
+export class PaymentOutcomeUnknownError extends MarketError {
+  override readonly name = 'PaymentOutcomeUnknownError'
+  readonly retryAfterSeconds = 2
+  constructor(
+    readonly txHash: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      'outcome_unknown',
+      503,
+      'Payment outcome unknown',
+      `The payment's transaction ${txHash} was sent and the network did not say whether it was mined. Send the same request with the same Authorization credential after Retry-After: it cannot pay twice, and you get your task once it is mined. Do not pay again with a new credential.`,
+      undefined,
+      options,
+    )
   }
 }
 
