@@ -90,8 +90,6 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
     "The x402 payment in PAYMENT-SIGNATURE does not pay this order (its reason is the PAYMENT-REQUIRED header's error): sign a new authorization for the requirements in PAYMENT-REQUIRED and send the same request again.",
   authorization_already_used:
     'That x402 authorization (its payer and nonce) already paid for a task or is being settled. Each signed authorization pays one order: sign a new one for a new order.',
-  payment_in_progress:
-    'A payment of this very order is being settled right now. Retry shortly with the same Idempotency-Key (or the same order): you get its task. Do not pay again.',
   method_not_allowed:
     'The path exists but not with this method. The Allow header lists the methods it takes.',
   payload_too_large: 'The body is over 64 KiB. Send less.',

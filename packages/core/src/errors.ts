@@ -71,7 +71,6 @@ export const ERROR_CODES = {
   idempotency_key_reused: 409,
   task_not_pending: 409,
   authorization_already_used: 409,
-  payment_in_progress: 409,
   task_not_paid: 409,
   task_expired: 409,
   task_overdue: 409,

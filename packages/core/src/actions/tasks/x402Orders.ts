@@ -16,10 +16,13 @@ type OrderClaim = { taskId: string; fingerprint: string; at: number }
 /** How long a claim whose task was never stored holds (the settlement stopped before its record). */
 const UNRECORDED_CLAIM_MS = 120_000
 
-/** 409: the same order is being paid right now (its settlement not yet recorded); retry shortly, do not pay again. */
+/**
+ * 409 `task_not_pending` (as A2A answers a task being paid): the same order is being paid right now (its settlement
+ * not yet recorded); retry shortly, do not pay again.
+ */
 export const paymentInProgress = () =>
   new ConflictError(
-    'payment_in_progress',
+    'task_not_pending',
     'A payment of this very order is being settled right now. Retry shortly with the same Idempotency-Key (or the same order): you get its task; do not pay again.',
   )
 
@@ -74,7 +77,7 @@ function replaceClaim(store: KvStore, key: string, seen: OrderClaim | null, clai
  * Claims `order` for `task` (paid by `payer`), or gives the task of an earlier payment of the same order: with an
  * Idempotency-Key, the key's task whatever became of it (distinct keys are distinct orders); without one, the same
  * order's task while its payment is unresolved (after that, the same body again is a new order). Throws 409
- * `idempotency_key_reused` for a key of another body, `payment_in_progress` while the earlier payment is not yet
+ * `idempotency_key_reused` for a key of another body, `task_not_pending` while the earlier payment is not yet
  * recorded. Returns the keys claimed, to give back if nothing is sent.
  */
 export async function claimX402Order(
