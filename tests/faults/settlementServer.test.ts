@@ -2,8 +2,16 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { type Message, Role, type Task, taskStateToJSON } from '@a2a-js/sdk'
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from '@a2a-js/sdk/client'
 import type { X402Facilitator } from '@agentmarket/core'
 import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
+import type { PaymentRequired } from '@x402/core/types'
 import { wrapFetchWithPayment } from '@x402/fetch'
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
 import { type Hex, toHex } from 'viem'
@@ -335,6 +343,96 @@ describe('x402 settlement under faults (the market broadcasts)', () => {
     await anvil.mine(2)
     await market.resolve()
     tally('x402: reorged before its confirmations', await x402End(market, before))
+  })
+})
+
+/** The A2A SDK's client (JSON-RPC) of the seller on `market`, and how it orders and pays by x402 inside A2A. */
+async function a2aBuyer(market: X402Market) {
+  const client = await new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl: market.fetchApp })],
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl: market.fetchApp }),
+      preferredTransports: ['JSONRPC'],
+    }),
+  ).createFromUrl('http://localhost:3000/api/agents/seller/')
+  const send = async (data: unknown, extra: Partial<Message> = {}) =>
+    (await client.sendMessage({
+      tenant: '',
+      message: {
+        messageId: crypto.randomUUID(),
+        contextId: '',
+        taskId: '',
+        role: Role.ROLE_USER,
+        parts: [
+          {
+            content: { $case: 'data', value: data },
+            metadata: undefined,
+            filename: '',
+            mediaType: 'application/json',
+          },
+        ],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+        ...extra,
+      },
+      configuration: undefined,
+      metadata: undefined,
+    })) as Task
+  const ordered = await send({ skill: 'deep-search', params: ORDER.params })
+  const required = ordered.status?.message?.metadata?.['x402.payment.required'] as PaymentRequired
+  /** Pays the task with `payload` (a fresh authorization when not given), as the a2a-x402 extension carries it. */
+  const pay = async (payload?: unknown) =>
+    send(
+      {},
+      {
+        taskId: ordered.id,
+        contextId: ordered.contextId,
+        metadata: {
+          'x402.payment.status': 'payment-submitted',
+          'x402.payment.payload': payload ?? (await x402Payer(buyer).createPaymentPayload(required)),
+        },
+      },
+    )
+  const state = async () => {
+    const task = await client.getTask({ tenant: '', id: ordered.id, historyLength: undefined })
+    return task.status ? taskStateToJSON(task.status.state) : ''
+  }
+  return { ordered, required, pay, state }
+}
+
+describe('x402 inside A2A under faults (the market broadcasts)', () => {
+  test('fault: the RPC is down before the broadcast: an error that changed nothing; the same payload then pays the task once', async () => {
+    const market = await x402Market()
+    const a2a = await a2aBuyer(market)
+    const before = await balance()
+    const payload = await x402Payer(buyer).createPaymentPayload(a2a.required)
+    rpc.down(true)
+    await expect(a2a.pay(payload).finally(() => rpc.down(false))).rejects.toThrow(
+      /chain_unavailable|unavailable/i,
+    )
+    expect(await a2a.state()).toBe('TASK_STATE_INPUT_REQUIRED')
+    expect(taskStateToJSON((await a2a.pay(payload)).status?.state ?? 0)).toBe('TASK_STATE_WORKING')
+    await market.resolve()
+    tally('x402 A2A: RPC down before broadcast, same payload resent', await x402End(market, before))
+  })
+
+  test('fault: the RPC goes down right after the broadcast: the task waits for the chain, a fresh payment is refused, and it is paid once', async () => {
+    const market = await x402Market({ receiptTimeoutMs: 1 })
+    const a2a = await a2aBuyer(market)
+    const before = await balance()
+    const frozen = rpc.freeze('eth_sendRawTransaction')
+    const answer = a2a.pay()
+    await frozen.reached
+    rpc.down(true)
+    frozen.release(null)
+    await answer
+    rpc.down(false)
+    // A client that heard nothing clear pays again with a fresh authorization: refused, nothing settled.
+    await expect(a2a.pay()).rejects.toThrow(/task_not_pending|already on its way/)
+    await market.resolve()
+    expect(await a2a.state()).toBe('TASK_STATE_WORKING')
+    tally('x402 A2A: RPC down after broadcast, fresh payment resent', await x402End(market, before))
   })
 })
 
