@@ -143,13 +143,16 @@ describe('budgets and x402 (official client, anvil)', () => {
     const payloads = await Promise.all(
       Array.from({ length: 5 }, () => signedPayment(accepted, x402Buyer as unknown as LocalAccount)),
     )
+    // Five orders, not five tries of one: each with its own Idempotency-Key (the same body without keys, sent while
+    // the first is being paid, would be taken as retries of it).
     const answers = await Promise.all(
-      payloads.map((payload) =>
+      payloads.map((payload, index) =>
         app.handle(
           app.url,
           post(app.order, {
             'buyer-key': app.buyerKey,
             'payment-signature': encodePaymentSignatureHeader(payload),
+            'idempotency-key': `order-${index}`,
           }),
         ),
       ),

@@ -165,9 +165,13 @@ describe('MPP credentials (attacks 1 and 3)', () => {
     const challenge = await fetch(row12(), json(body))
     const credential = await victimClient('pull').createCredential(challenge)
     const before = await taskCount()
+    // Mined, then the node fails both the broadcast's answer and the market's read of the receipt: the outcome is
+    // unknown to the market (503 outcome_unknown: resend the same credential), and no task is stored yet.
     node.failNextBroadcast()
+    node.failNextReceipt()
     const failed = await fetch(row12(), json(body, { authorization: credential }))
-    expect(failed.status).toBe(500)
+    expect(failed.status).toBe(503)
+    expect(((await failed.json()) as { code: string }).code).toBe('outcome_unknown')
     expect(await taskCount()).toBe(before)
 
     // The chain shows the mined transfer; the observer builds credentials around it for the very same order.

@@ -69,6 +69,12 @@ export type ScriptedTempo = {
   calls: TempoCall[]
   /** The next broadcast mines the tx and then fails with -32000, like a node that dies before answering. */
   failNextBroadcast(): void
+  /** The next broadcast fails with -32000 without mining: the node never took the transaction. */
+  dropNextBroadcast(): void
+  /** The next eth_getTransactionReceipt fails with -32000, as a node that stopped answering. */
+  failNextReceipt(): void
+  /** The hashes of every transaction mined, once each. */
+  mined(): Hex[]
   /** The receipt of a mined tx, or undefined. */
   receipt(hash: Hex): TempoRpcReceipt | undefined
   /** Serves this node as JSON-RPC over HTTP on 127.0.0.1 (single and batch requests). */
@@ -116,6 +122,8 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
   const clients = new Map<string, Client<CustomTransport, Chain>>()
   let block = FIRST_BLOCK
   let failBroadcast = options.failNextBroadcast ?? false
+  let dropBroadcast = false
+  let failReceipt = false
 
   const blockHash = (n: bigint) => keccak256(numberToHex(n, { size: 32 }))
 
@@ -187,6 +195,10 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
   }
 
   function broadcast(raw: unknown): TempoRpcReceipt {
+    if (dropBroadcast) {
+      dropBroadcast = false
+      throw new RpcError(-32000, 'scripted tempo: node went away before taking the transaction')
+    }
     const receipt = mine(raw)
     if (failBroadcast) {
       failBroadcast = false
@@ -232,6 +244,10 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
       case 'eth_sendRawTransaction':
         return broadcast(firstParam(params)).transactionHash
       case 'eth_getTransactionReceipt':
+        if (failReceipt) {
+          failReceipt = false
+          throw new RpcError(-32000, 'scripted tempo: node stopped answering')
+        }
         return receipts.get(String(firstParam(params)).toLowerCase()) ?? null
     }
     throw new RpcError(-32601, `scripted tempo: unsupported method ${method} ${JSON.stringify(params)}`)
@@ -305,6 +321,13 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
     failNextBroadcast() {
       failBroadcast = true
     },
+    dropNextBroadcast() {
+      dropBroadcast = true
+    },
+    failNextReceipt() {
+      failReceipt = true
+    },
+    mined: () => [...receipts.keys()] as Hex[],
     receipt: (hash) => receipts.get(hash.toLowerCase()),
     serve,
     reset() {
@@ -314,6 +337,8 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
       clients.clear()
       block = FIRST_BLOCK
       failBroadcast = options.failNextBroadcast ?? false
+      dropBroadcast = false
+      failReceipt = false
     },
   }
 }

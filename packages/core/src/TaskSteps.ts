@@ -59,6 +59,16 @@ export function nextSteps(task: TaskRecord, config: MarketConfig): NextSteps {
       check_status,
     }
   }
+  // A payment sent and not yet decided (its confirmations, or a settlement whose answer was lost): never ask again.
+  if (task.pendingCheck) {
+    const sent = `a payment of this task is under way (transaction ${task.pendingCheck.txHash})`
+    return {
+      pay: `Nothing to pay now: ${sent}; do not pay again. GET ${paths.self} until status is "paid".`,
+      verify: `Nothing to verify: ${sent} and the market re-checks it by itself.`,
+      verify_body: '{}',
+      check_status,
+    }
+  }
   const amount = formatAmount(task.priceBaseUnits)
   const { chainId, usdcContract, escrowContract } = config.chain
   const escrow = escrowContract ? escrowStep(task, usdcContract, escrowContract) : ''

@@ -132,7 +132,7 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
   mpp_unavailable: 'This marketplace takes no machine payments. Order with POST /api/agents/{name}/tasks.',
   database_unavailable: 'The database cannot be reached right now; nothing changed. Retry after Retry-After.',
   outcome_unknown:
-    'The write may or may not have landed. Retry after Retry-After with the same Idempotency-Key: one that landed is replayed, not repeated.',
+    'The write (or the payment) may or may not have landed. Retry after Retry-After with the same Idempotency-Key (for a machine payment, the same Authorization credential): one that landed is replayed, not repeated.',
   storage_full:
     "The server's disk is full; nothing changed. Retry after Retry-After, once the operator frees space.",
 }

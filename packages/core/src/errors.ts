@@ -255,6 +255,29 @@ export class ChainUnavailableError extends MarketError {
 }
 
 /**
+ * 503 `outcome_unknown` for a payment: the market sent the payment's transaction (`txHash`) and did not hear whether
+ * it was mined. Resending the same credential is safe (one signed transaction is mined at most once) and gets the
+ * task once it is; paying anew could pay twice.
+ */
+export class PaymentOutcomeUnknownError extends MarketError {
+  override readonly name = 'PaymentOutcomeUnknownError'
+  readonly retryAfterSeconds = 2
+  constructor(
+    readonly txHash: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      'outcome_unknown',
+      503,
+      'Payment outcome unknown',
+      `The payment's transaction ${txHash} was sent and the network did not say whether it was mined. Send the same request with the same Authorization credential after Retry-After: it cannot pay twice, and you get your task once it is mined. Do not pay again with a new credential.`,
+      undefined,
+      options,
+    )
+  }
+}
+
+/**
  * 503: the database cannot be reached, its pool has no connection free in time, or it is locked. `outcome` says
  * whether the write can have landed: `unchanged` (it never reached the database: retry freely) or `unknown` (it was
  * sent and may still commit: retry with the same Idempotency-Key, which replays it if it did).

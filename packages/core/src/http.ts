@@ -5,6 +5,7 @@ import {
   MarketError,
   MethodNotAllowedError,
   NotFoundError,
+  PaymentOutcomeUnknownError,
   StorageFullError,
   StoreUnavailableError,
   TooManyStreamsError,
@@ -172,6 +173,7 @@ export function problemResponse(
     error instanceof ChainUnavailableError ||
     error instanceof TooManyStreamsError ||
     error instanceof StoreUnavailableError ||
+    error instanceof PaymentOutcomeUnknownError ||
     error instanceof StorageFullError
   )
     headers['retry-after'] = String(error.retryAfterSeconds)

@@ -1,14 +1,20 @@
 import {
   type Account,
+  BaseError,
   type Chain,
   createWalletClient,
   encodeFunctionData,
   type Hex,
+  HttpRequestError,
   http,
   keccak256,
   publicActions,
+  SocketClosedError,
+  TimeoutError,
+  WebSocketRequestError,
   webSocket,
 } from 'viem'
+import { ChainUnavailableError } from '../errors.ts'
 import type { X402Facilitator } from '../payments/X402.ts'
 
 /** Options of the viem x402 facilitator. */
@@ -40,6 +46,28 @@ function serialized() {
   }
 }
 
+/** True when `error` is the RPC not answering (down, refused, timed out), not the chain's verdict on a call. */
+function isTransportFault(error: unknown): boolean {
+  const faults = [HttpRequestError, TimeoutError, WebSocketRequestError, SocketClosedError]
+  if (!(error instanceof BaseError)) return false
+  return error.walk((cause) => faults.some((kind) => cause instanceof kind)) !== null
+}
+
+/** Runs `call`, keeping the first RPC fault it meets in `faults` (the scheme turns errors into plain verdicts). */
+function watched<T>(faults: unknown[], call: () => Promise<T>): Promise<T> {
+  return call().catch((error: unknown) => {
+    if (isTransportFault(error)) faults.push(error)
+    throw error
+  })
+}
+
+/** 503 `chain_unavailable` for a verdict reached while the RPC was failing: nothing was sent. */
+const unreachable = (cause: unknown) =>
+  new ChainUnavailableError(
+    'The payment chain cannot be reached right now; nothing was sent and nothing changed. Retry shortly with the same payment.',
+    { cause },
+  )
+
 /**
  * An X402Facilitator over viem: @x402/evm's `exact` scheme verifies (signature, payee, amount, window, a simulation
  * of `transferWithAuthorization`) and settles, with its one write made here: the transaction is signed locally, its
@@ -57,15 +85,28 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
   const inTurn = serialized()
   const network = `eip155:${options.chain.id}` as const
 
-  /** @x402/evm's `exact` scheme over our client; `write` is how the one transaction of a settlement is sent. */
-  const schemeWith = async (write: (call: { address: Hex; data: Hex; gas?: bigint }) => Promise<Hex>) => {
+  /**
+   * @x402/evm's `exact` scheme over our client; `write` is how the one transaction of a settlement is sent. The RPC
+   * faults its reads meet are kept in `faults`: the scheme answers them as refusals, which they are not.
+   */
+  const schemeWith = async (
+    write: (call: { address: Hex; data: Hex; gas?: bigint }) => Promise<Hex>,
+    faults: unknown[],
+  ) => {
     const [{ toFacilitatorEvmSigner }, { ExactEvmScheme }] = await loadEvm()
     const signer = toFacilitatorEvmSigner(
       {
         address: options.account.address,
-        getCode: (args) => client.getCode(args),
-        readContract: (args) => client.readContract({ ...args, args: args.args ?? [] } as never),
-        verifyTypedData: (args) => client.verifyTypedData(args as never),
+        // The scheme starts this read first and may return before awaiting it: a rejection there would be unhandled
+        // and end the process, so a failed read is kept as a fault and answers "no code" (never a verdict: see verify).
+        getCode: (args) =>
+          client.getCode(args).catch((error: unknown) => {
+            faults.push(error)
+            return undefined
+          }),
+        readContract: (args) =>
+          watched(faults, () => client.readContract({ ...args, args: args.args ?? [] } as never)),
+        verifyTypedData: (args) => watched(faults, () => client.verifyTypedData(args as never)),
         writeContract: (args) =>
           write({
             address: args.address,
@@ -84,33 +125,57 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
     )
     return new ExactEvmScheme(signer)
   }
-  let verifier: ReturnType<typeof schemeWith> | null = null
 
   return {
     async verify(payload, requirements) {
-      verifier ??= schemeWith(() => Promise.reject(new Error('verification sends nothing')))
-      return (await verifier).verify(payload as never, requirements)
+      const faults: unknown[] = []
+      const scheme = await schemeWith(() => Promise.reject(new Error('verification sends nothing')), faults)
+      const verdict = await scheme.verify(payload as never, requirements).catch((error: unknown) => {
+        throw isTransportFault(error) ? unreachable(error) : error
+      })
+      // A refusal reached while the RPC failed is no verdict on the payment.
+      if (!verdict.isValid && faults.length > 0) throw unreachable(faults[0])
+      return verdict
     },
     async settle(payload, requirements, beforeBroadcast) {
       if (requirements.network !== network) throw new Error(`this facilitator settles on ${network} only`)
+      const faults: unknown[] = []
+      // What stopped the settlement before its transaction was sent (the scheme answers it as a failed settlement).
+      let unsent: { error: unknown } | null = null
+      let broadcasting = false
       const write = ({ address, data, gas }: { address: Hex; data: Hex; gas?: bigint }) =>
         inTurn(async () => {
-          const request = await client.prepareTransactionRequest({
-            to: address,
-            data,
-            ...(gas ? { gas } : {}),
-            nonce: await client.getTransactionCount({
-              address: options.account.address,
-              blockTag: 'pending',
-            }),
-          })
-          const signed = await client.signTransaction(request as never)
-          const hash = keccak256(signed)
-          await beforeBroadcast(hash)
-          await client.sendRawTransaction({ serializedTransaction: signed })
-          return hash
+          try {
+            return await send({ address, data, gas })
+          } catch (error) {
+            if (!broadcasting) unsent = { error }
+            throw error
+          }
         })
-      return (await schemeWith(write)).settle(payload as never, requirements)
+      const send = async ({ address, data, gas }: { address: Hex; data: Hex; gas?: bigint }) => {
+        const request = await client.prepareTransactionRequest({
+          to: address,
+          data,
+          ...(gas ? { gas } : {}),
+          nonce: await client.getTransactionCount({
+            address: options.account.address,
+            blockTag: 'pending',
+          }),
+        })
+        const signed = await client.signTransaction(request as never)
+        const hash = keccak256(signed)
+        await beforeBroadcast(hash)
+        broadcasting = true
+        await client.sendRawTransaction({ serializedTransaction: signed })
+        return hash
+      }
+      const settled = await (await schemeWith(write, faults)).settle(payload as never, requirements)
+      if (settled.success || broadcasting) return settled
+      // Nothing was sent: an RPC fault or a failed record is said as itself, not as a refused payment.
+      const stopped = unsent as { error: unknown } | null
+      if (stopped) throw isTransportFault(stopped.error) ? unreachable(stopped.error) : stopped.error
+      if (faults.length > 0) throw unreachable(faults[0])
+      return settled
     },
   }
 }

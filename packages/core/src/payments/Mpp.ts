@@ -39,6 +39,9 @@ export type ChargeOutcome =
 
 const SECRET_KEY_SETTING = 'setting:mpp_secret_key'
 
+/** The key under which mppx marks a transaction hash used (claimed before its broadcast, kept after). */
+const replayKey = (reference: Hex) => `mppx:charge:${reference.toLowerCase()}`
+
 // mppx (and zod under it) costs ~270 ms to load: loaded on the first paid request, not at start-up.
 let library: Promise<[typeof import('mppx'), typeof import('mppx/server')]> | null = null
 const loadMppx = () => {
@@ -115,6 +118,22 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
     /** The payment a credential already made for this very order (see spentPayment), or null. */
     spent: (authorization: string, reference: Hex, charge: ChargeRequest) =>
       spentPayment(settings, store, authorization, reference, charge),
+    /**
+     * After a charge that threw: the payment `reference` made for this order when its transfer is mined (recovered
+     * as `spent` does), `unsent` when mppx sent nothing (its replay marker given back), else `unknown`, its marker
+     * given back so that the same credential may be sent again (its one signed transaction is mined at most once).
+     */
+    async afterFailedCharge(
+      authorization: string,
+      reference: Hex,
+      charge: ChargeRequest,
+    ): Promise<Hex | 'unsent' | 'unknown'> {
+      if ((await store.kvGet(replayKey(reference))) === null) return 'unsent'
+      const paid = await spentPayment(settings, store, authorization, reference, charge).catch(() => null)
+      if (paid) return paid
+      await store.kvDelete(replayKey(reference))
+      return 'unknown'
+    },
     /** A Payment-Receipt header value for a payment settled earlier. */
     async receiptHeader(reference: Hex, at: Date): Promise<string> {
       const [{ Receipt }] = await loadMppx()
@@ -141,8 +160,13 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
       const result = await (await instance()).charge({ ...fields, meta: { bodyDigest: charge.bodyDigest } })(
         request,
       )
-      if (result.status === 402)
+      if (result.status === 402) {
+        // mppx answers an internal failure (the network's error on the broadcast, a failed read) as a 5xx in place of
+        // its challenge: that is no refusal of the credential, and the caller asks the chain what became of it.
+        if (result.challenge.status >= 500)
+          throw new Error(`mppx could not settle the credential (${result.challenge.status})`)
         return { paid: false, challenge: await withPaymentRequiredCode(result.challenge) }
+      }
       const receipt = Receipt.fromResponse(result.withReceipt(new Response(null)))
       return {
         paid: true,
@@ -230,7 +254,7 @@ async function spentPayment(
   reference: Hex,
   charge: ChargeRequest,
 ): Promise<Hex | null> {
-  if ((await store.kvGet(`mppx:charge:${reference}`)) === null) return null
+  if ((await store.kvGet(replayKey(reference))) === null) return null
   const challenge = await ourChallengeFor(settings, authorization, charge)
   if (!challenge) return null
   return (await settledFor(settings, reference, challenge.id, charge)) ? reference : null

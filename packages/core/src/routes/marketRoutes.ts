@@ -431,7 +431,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
       'Order a skill by its slug (the {id} segment), paid by machine payment: HTTP 402, MPP tempo charge or x402 exact',
     tag: 'Tasks',
     description:
-      "Machine payment (HTTP 402). Without a credential the answer is 402 offering the skill's price two ways: an MPP challenge (WWW-Authenticate: Payment, USDC.e on Tempo) and, when the market takes x402, an x402 v2 offer (PAYMENT-REQUIRED: scheme exact, USDC on the payment chain by EIP-3009). Pay either and send the same request with its credential (Authorization: Payment, or PAYMENT-SIGNATURE) to get the task, already paid. A retry of the same MPP credential answers the same task; an x402 authorization pays one order (a second use is 409 authorization_already_used).",
+      "Machine payment (HTTP 402). Without a credential the answer is 402 offering the skill's price two ways: an MPP challenge (WWW-Authenticate: Payment, USDC.e on Tempo) and, when the market takes x402, an x402 v2 offer (PAYMENT-REQUIRED: scheme exact, USDC on the payment chain by EIP-3009). Pay either and send the same request with its credential (Authorization: Payment, or PAYMENT-SIGNATURE) to get the task, already paid. A retry of the same MPP credential answers the same task (after 503 outcome_unknown, resend that credential, never a new one); an x402 authorization pays one order (a second use is 409 authorization_already_used). An x402 retry with a fresh authorization never pays twice: with the first order's Idempotency-Key it gets that task, and without one so does the same order by the same payer while its payment is unresolved (202 with verification.tx_hash).",
     auth: 'mpp',
     rate: 'payment',
     body: PaidOrderInput,
@@ -443,6 +443,13 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
         response: 'Task',
         description:
           'A retry of the same credential (same challenge and body; its transfer names that challenge): the task it paid for',
+      },
+      {
+        status: 202,
+        response: 'TaskAwaitingConfirmations',
+        description:
+          'x402: the settlement is sent and not final yet (or its answer was lost); verification.tx_hash names it, the background re-check pays the task. Do not pay again',
+        retryAfter: true,
       },
     ],
     problems: [...BODY_PROBLEMS, 401, 402, 403, 404, 409, 503],
@@ -462,6 +469,12 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
         name: 'PAYMENT-SIGNATURE',
         description:
           "An x402 v2 payment (base64 JSON PaymentPayload, scheme exact): an EIP-3009 authorization of the 402's PAYMENT-REQUIRED offer",
+        required: false,
+      },
+      {
+        name: 'Idempotency-Key',
+        description:
+          "With PAYMENT-SIGNATURE: a retry with the same key and body (and a fresh authorization) gets the first order's task and pays nothing; scoped to the payer",
         required: false,
       },
     ],

@@ -374,6 +374,8 @@ const PendingVerification = v.strictObject({
   required: v.number(),
   /** On orders sent with tx_hash: whether the server re-checks it in the background (else call verify-payment). */
   rechecked: v.optional(v.boolean()),
+  /** On x402 orders: the settlement transaction sent, whose outcome is not known yet (do not pay again). */
+  tx_hash: v.optional(v.nullable(txHash)),
 })
 
 /** Every answer of the API by name (a route row's `ok.response`): the OpenAPI components, checked against real answers. */

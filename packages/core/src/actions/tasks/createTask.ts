@@ -25,7 +25,7 @@ export type OrderOptions = {
 }
 
 /** Checks an Idempotency-Key header, or throws a 400 naming it. */
-function parseIdempotencyKey(key: string): string {
+export function parseIdempotencyKey(key: string): string {
   try {
     return parseInput(IdempotencyKey, key)
   } catch {

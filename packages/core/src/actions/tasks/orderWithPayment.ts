@@ -1,6 +1,12 @@
 import type { Hex } from 'viem'
 import { type AgentRecord, nameKey } from '../../Agent.ts'
-import { MarketError, NotFoundError } from '../../errors.ts'
+import { hashSecret } from '../../Credentials.ts'
+import {
+  ChainUnavailableError,
+  MarketError,
+  NotFoundError,
+  PaymentOutcomeUnknownError,
+} from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
 import { formatAmount } from '../../Money.ts'
 import { acceptsPayment } from '../../payments/AcceptPayment.ts'
@@ -20,6 +26,7 @@ import { parseInput } from '../../Validation.ts'
 import { type ActionContext, type ActionPorts, requireAgent } from '../context.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
 import { buyerKeyOf, insertOrder, orderGuard, refuseIfDaySpent, releaseHold } from './budgetGuard.ts'
+import { parseIdempotencyKey } from './createTask.ts'
 import { orderWithX402, x402Problem } from './orderWithX402.ts'
 import { CLAIM_CONFLICTS } from './refusals.ts'
 import { x402Offer } from './x402Payment.ts'
@@ -148,7 +155,14 @@ export function orderWithPaymentAction(
     const credential = isPaymentCredential(authorization)
     // Before a challenge or an x402 authorization is spent, an order the budget's day has no room for is refused.
     if (!credential) await refuseIfDaySpent(context, task, guard)
-    if (x402Payment !== null && x402) return orderWithX402(context, x402, task, request, x402Payment, guard)
+    if (x402Payment !== null && x402) {
+      const idempotencyKey = request.headers.get('idempotency-key')
+      const order = {
+        key: idempotencyKey === null ? null : parseIdempotencyKey(idempotencyKey),
+        fingerprint: hashSecret(orderText(skill.slug, input)),
+      }
+      return orderWithX402(context, x402, task, request, x402Payment, guard, order)
+    }
     // A client whose Accept-Payment refuses MPP's tempo charge gets x402's offer alone, when there is one.
     const mppRefused = !acceptsPayment(request.headers.get('accept-payment'), 'tempo', 'charge')
     if (!context.mpp || (mppRefused && x402 && !credential)) {
@@ -178,9 +192,21 @@ export function orderWithPaymentAction(
     const held = guard !== null && credential && !spent
     if (held) await insertOrder(context, task, eventsOfNewTask(task), guard)
     // A charge that throws may have moved the money: its hold stays until the order expires.
+    const mpp = context.mpp
     const outcome = spent
-      ? await recoveredOutcome(context.mpp, spent, clock.now())
-      : await context.mpp.charge(request, charge)
+      ? await recoveredOutcome(mpp, spent, clock.now())
+      : await mpp.charge(request, charge).catch(async (error: unknown) => {
+          // The broadcast (or the network's answer to it) failed: the chain says whether the money moved.
+          if (!authorization || !reference) throw error
+          const found = await mpp.afterFailedCharge(authorization, reference, charge)
+          if (found === 'unsent')
+            throw new ChainUnavailableError(
+              'The MPP network cannot be reached right now; nothing was sent and nothing changed. Retry with the same credential after Retry-After.',
+              { cause: error },
+            )
+          if (found === 'unknown') throw new PaymentOutcomeUnknownError(reference, { cause: error })
+          return recoveredOutcome(mpp, found, clock.now())
+        })
     if (!outcome.paid) {
       if (held) await releaseHold(context, task)
       return x402 ? withX402Offer(context, x402, task, outcome.challenge) : outcome.challenge

@@ -61,6 +61,24 @@ async function x402Verdict(
   return paidBy(context, { ...task, buyerWallet: settlement.payer }, txHash, settlement.nonce)
 }
 
+/** Seconds past an authorization's validBefore during which its settlement is still watched (clocks differ). */
+const AUTHORIZATION_SLACK_SECONDS = 120
+
+/**
+ * True while an x402 settlement this server sent can still be mined and pay: its authorization is still valid (a
+ * reorged or delayed transaction comes back within it). Dropping its check before then would leave a payment that
+ * lands unrecorded, and the order open to a second one.
+ */
+async function settlementMayLand(
+  context: ActionContext<KvStore>,
+  check: NonNullable<TaskRecord['pendingCheck']>,
+): Promise<boolean> {
+  if (check.signature !== null) return false
+  const settlement = await x402Settlement(context, check.txHash)
+  if (settlement?.validBefore == null) return false
+  return context.clock.now().getTime() / 1000 < settlement.validBefore + AUTHORIZATION_SLACK_SECONDS
+}
+
 /** Applies one re-check verdict (null: the chain could not be read) to its task. */
 async function settleRecheck(
   context: ActionContext<TaskStore & KvStore>,
@@ -92,7 +110,8 @@ async function settleRecheck(
   // A hash the chain has never shown mined gets a few minutes, not the whole budget.
   const unmined =
     verdict !== null && !verdict.ok && verdict.reason === 'pending' && verdict.confirmations === 0
-  if (attempts >= (unmined ? MAX_UNMINED_RECHECKS : MAX_RECHECKS)) return drop(context, task)
+  const spent = attempts >= (unmined ? MAX_UNMINED_RECHECKS : MAX_RECHECKS)
+  if (spent && !(unmined && (await settlementMayLand(context, check)))) return drop(context, task)
   const nextAt = new Date(clock.now().getTime() + recheckDelayMs(attempts))
   await store.setPendingCheck(task.id, { ...check, attempts, nextAt })
   return 'stillPending'

@@ -20,6 +20,7 @@ import type { ActionContext, ActionPorts } from '../context.ts'
 import { eventsOfNewTask } from '../newTask.ts'
 import { insertOrder, type OrderGuard, releaseHold } from './budgetGuard.ts'
 import { checkOf, judge, paymentOf, pendingVerification } from './judging.ts'
+import { claimX402Order, releaseX402Order, type X402OrderKey } from './x402Orders.ts'
 
 /** How long a settlement that did not reach its confirmations waits before the background re-check looks again. */
 const FIRST_RECHECK_MS = 10_000
@@ -39,10 +40,14 @@ export function x402Offer(context: ActionPorts, settings: X402Settings, task: Ta
   }
 }
 
-/** An x402 payment's outcome: refused (a reason to ask again with), or settled and the task paid or pending. */
+/**
+ * An x402 payment's outcome: refused (a reason to ask again with), settled and the task paid or pending, or an
+ * earlier payment of the same order (`earlier`: this authorization was not used).
+ */
 export type X402Outcome =
   | { paid: false; reason: string; settled?: SettleResponse }
   | { paid: true; task: TaskRecord; settled: SettleResponse; retryAfterSeconds: number | null }
+  | { paid: 'earlier'; task: TaskRecord }
 
 /** 409: the authorization paid an order already (or is being settled for one); nothing about that order is told. */
 const authorizationUsed = () =>
@@ -65,9 +70,11 @@ export function claimOnce(
 /**
  * Pays `task` (awaiting payment; `stored` says whether it is in the store yet) with an x402 `exact` payment: the
  * payload must accept the task's requirements and verify; its authorization (payer, nonce) is claimed once across
- * every process (a second use throws 409 `authorization_already_used`); the settlement's hash is recorded with the
- * task before the signed transaction is sent, so a crash leaves the payment to the re-check; the task is `paid` once
- * the chain shows the transfer with the market's confirmations, else it waits for the re-check (`retryAfterSeconds`).
+ * every process (a second use throws 409 `authorization_already_used`); with `order`, a retry of an order already
+ * paid or being paid gets that task and uses nothing (see claimX402Order); the settlement's hash is recorded with
+ * the task before the signed transaction is sent, so a crash leaves the payment to the re-check; the task is `paid`
+ * once the chain shows the transfer with the market's confirmations, else it waits for the re-check
+ * (`retryAfterSeconds`). A settlement that sent nothing gives every claim back (a 503 when the chain failed).
  */
 export async function payWithX402(
   context: ActionContext<TaskStore & KvStore>,
@@ -76,6 +83,7 @@ export async function payWithX402(
   decoded: { payload: PaymentPayload; authorization: Eip3009Authorization },
   stored: boolean,
   guard: OrderGuard = null,
+  order: X402OrderKey | null = null,
 ): Promise<X402Outcome> {
   const { requirements } = x402Offer(context, settings, task)
   const { payload, authorization } = decoded
@@ -93,12 +101,25 @@ export async function payWithX402(
     if ((await context.store.kvGet(key)) !== null) throw authorizationUsed()
     return { paid: false, reason: verified.invalidReason ?? 'invalid_payment' }
   }
+  // Verified: the payer signed it, so it may learn of its own earlier payment of this order.
+  const claimed = order ? await claimX402Order(context, order, authorization.from, task) : null
+  if (claimed && 'earlier' in claimed) return { paid: 'earlier', task: claimed.earlier }
+  const orderClaim = claimed?.claimed ?? []
   // A budgeted buyer's order holds its price before the authorization is claimed or anything is sent: a refusal
   // (403 budget_exceeded) leaves the authorization unused.
   const held = guard !== null && !stored
-  if (held) await insertOrder(context, task, eventsOfNewTask(task), guard)
-  if (!(await claimOnce(context, key, { task: task.id }))) {
+  /** Nothing was sent: every claim is given back, so the same payment (or the same order) may be tried again. */
+  const unsent = async () => {
     if (held) await releaseHold(context, task)
+    await releaseX402Order(context, orderClaim)
+  }
+  if (held)
+    await insertOrder(context, task, eventsOfNewTask(task), guard).catch(async (error: unknown) => {
+      await releaseX402Order(context, orderClaim)
+      throw error
+    })
+  if (!(await claimOnce(context, key, { task: task.id }))) {
+    await unsent()
     throw authorizationUsed()
   }
   // The payer is the wallet the transfer must come from: the chain is judged against it, and it credits trust.
@@ -106,9 +127,13 @@ export async function payWithX402(
   let sent: Hex | null = null
   const settled = await settle(context, settings, paying, payload, requirements, stored || held, (txHash) => {
     sent = txHash
-  }).catch((error: unknown): SettleResponse => {
+  }).catch(async (error: unknown): Promise<SettleResponse> => {
     // Once the settlement is recorded and sent, a failure to hear back is not a refusal: the chain decides below.
-    if (sent === null) throw error
+    if (sent === null) {
+      await context.store.kvDelete(key)
+      await unsent()
+      throw error
+    }
     return {
       success: false,
       errorReason: 'settlement_unconfirmed',
@@ -117,18 +142,22 @@ export async function payWithX402(
     }
   })
   if (sent === null) {
-    if (held) await releaseHold(context, task)
+    await context.store.kvDelete(key)
+    await unsent()
     return { paid: false, reason: settled.errorReason ?? 'settlement_failed', settled }
   }
   // Recorded and sent: whatever the facilitator heard (a timeout, an RPC error, a revert because another transaction
   // used the authorization first), the chain says whether the payer's money reached the seller for this order.
   const outcome = await settledOnChain(context, paying, sent, authorization.nonce)
-  if (outcome.state === 'refused')
+  if (outcome.state === 'refused') {
+    // The chain shows nothing paid: the order may be paid again.
+    await releaseX402Order(context, orderClaim)
     return {
       paid: false,
       reason: settled.errorReason ?? outcome.reason,
       settled: { ...settled, success: false },
     }
+  }
   const receipt = { ...settled, success: true, transaction: outcome.txHash, payer: authorization.from }
   if (outcome.state === 'pending')
     return { paid: true, settled: receipt, task: paying, retryAfterSeconds: outcome.retryAfterSeconds }
@@ -202,7 +231,8 @@ async function settle(
   recorded: (txHash: Hex) => void,
 ): Promise<SettleResponse> {
   const { store, clock } = context
-  const nonce = (payload.payload as { authorization: { nonce: Hex } }).authorization.nonce
+  const { nonce, validBefore } = (payload.payload as { authorization: { nonce: Hex; validBefore: string } })
+    .authorization
   return settings.facilitator.settle(payload, requirements, async (txHash) => {
     task.pendingCheck = {
       txHash,
@@ -210,7 +240,7 @@ async function settle(
       attempts: 0,
       nextAt: new Date(clock.now().getTime() + FIRST_RECHECK_MS),
     }
-    await store.kvPut(settlementKey(txHash), { payer: task.buyerWallet, nonce })
+    await store.kvPut(settlementKey(txHash), { payer: task.buyerWallet, nonce, validBefore })
     if (stored) await store.setPendingCheck(task.id, task.pendingCheck)
     else {
       const inserted = await store.insertTask(task, eventsOfNewTask(task))
@@ -230,9 +260,20 @@ export async function x402SettlementBy({ store }: ActionContext<KvStore>, txHash
   return record !== null && isAddressEqual(record.payer, from)
 }
 
-/** The x402 settlement recorded under `txHash` (its payer and authorization nonce), or null for any other hash. */
+/**
+ * The x402 settlement recorded under `txHash` (its payer, authorization nonce, and the unix second its authorization
+ * stops being valid, when recorded), or null for any other hash.
+ */
 export async function x402Settlement({ store }: Pick<ActionContext<KvStore>, 'store'>, txHash: Hex) {
-  const record = (await store.kvGet(settlementKey(txHash))) as { payer?: string; nonce?: string } | null
+  const record = (await store.kvGet(settlementKey(txHash))) as {
+    payer?: string
+    nonce?: string
+    validBefore?: string
+  } | null
   if (typeof record?.payer !== 'string') return null
-  return { payer: record.payer as Hex, nonce: (record.nonce ?? null) as Hex | null }
+  return {
+    payer: record.payer as Hex,
+    nonce: (record.nonce ?? null) as Hex | null,
+    validBefore: record.validBefore === undefined ? null : Number(record.validBefore),
+  }
 }

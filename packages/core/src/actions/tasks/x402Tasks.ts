@@ -97,6 +97,8 @@ export function x402TaskActions(context: ActionContext<AgentStore & TaskStore & 
         await context.store.kvDelete(taskPaymentKey(task.id))
         return refusedWith(agentName, taskId, task, outcome.reason)
       }
+      // Only an order's payment names an order key: a stored task's is one payment at a time (the claim above).
+      if (outcome.paid === 'earlier') throw paymentUnderWay()
       return { paid: true, task: toTaskView(outcome.task, config), receipt: outcome.settled }
     },
   }

@@ -1,0 +1,120 @@
+import type { Hex } from 'viem'
+import { ConflictError } from '../../errors.ts'
+import type { KvStore, TaskStore } from '../../ports/Store.ts'
+import type { TaskRecord } from '../../Task.ts'
+import type { ActionContext } from '../context.ts'
+
+/**
+ * Which order an x402 payment is for, so that a client retrying it never pays twice: its Idempotency-Key when it
+ * sent one (`explicit`), else the order itself (agent, skill, body) while an earlier payment of it is unresolved.
+ */
+export type X402OrderKey = { key: string | null; fingerprint: string }
+
+/** An order's claim: its task, and when it was claimed (a claim whose task was never stored goes stale). */
+type OrderClaim = { taskId: string; fingerprint: string; at: number }
+
+/** How long a claim whose task was never stored holds (the settlement stopped before its record). */
+const UNRECORDED_CLAIM_MS = 120_000
+
+/**
+ * 409 `task_not_pending` (as A2A answers a task being paid): the same order is being paid right now (its settlement
+ * not yet recorded); retry shortly, do not pay again.
+ */
+export const paymentInProgress = () =>
+  new ConflictError(
+    'task_not_pending',
+    'A payment of this very order is being settled right now. Retry shortly with the same Idempotency-Key (or the same order): you get its task; do not pay again.',
+  )
+
+/** 409: the Idempotency-Key named another order. */
+const keyReused = () =>
+  new ConflictError(
+    'idempotency_key_reused',
+    'This Idempotency-Key was already used with a different request body.',
+  )
+
+/** The store keys of an order, scoped to its payer (a fresh authorization it signed proves it is that payer). */
+function claimKeys(payer: Hex, agentName: string, order: X402OrderKey) {
+  const scope = `x402:order:${payer.toLowerCase()}:${agentName.toLowerCase()}`
+  return {
+    body: `${scope}:body:${order.fingerprint}`,
+    key: order.key === null ? null : `${scope}:key:${order.key}`,
+  }
+}
+
+/** True while a task's payment is sent and unresolved: a settlement recorded, its check not done. */
+const unresolved = (task: TaskRecord) => task.status === 'pending_payment' && task.pendingCheck !== null
+
+/** Reads a claim: the earlier task it names when `matters` says it answers this order, a stale or empty claim. */
+async function readClaim(
+  context: ActionContext<TaskStore & KvStore>,
+  key: string,
+  order: X402OrderKey,
+  agentName: string,
+  matters: (task: TaskRecord) => boolean,
+): Promise<{ earlier: TaskRecord } | { current: OrderClaim | null }> {
+  const { store, clock } = context
+  const current = (await store.kvGet(key)) as OrderClaim | null
+  if (!current) return { current }
+  if (current.fingerprint !== order.fingerprint) throw keyReused()
+  const earlier = await store.getTask(agentName, current.taskId)
+  if (earlier && matters(earlier)) return { earlier }
+  if (!earlier && clock.now().getTime() - current.at < UNRECORDED_CLAIM_MS) throw paymentInProgress()
+  return { current }
+}
+
+/** Sets `key` to `claim` if it still holds `seen` (nothing, or the stale claim read before). */
+function replaceClaim(store: KvStore, key: string, seen: OrderClaim | null, claim: OrderClaim) {
+  return store.kvUpdate(key, (stored) =>
+    (stored === null && seen === null) ||
+    (seen !== null && (stored as OrderClaim | null)?.taskId === seen.taskId)
+      ? { op: 'set', value: claim, result: true }
+      : { op: 'noop', result: false },
+  )
+}
+
+/**
+ * Claims `order` for `task` (paid by `payer`), or gives the task of an earlier payment of the same order: with an
+ * Idempotency-Key, the key's task whatever became of it (distinct keys are distinct orders); without one, the same
+ * order's task while its payment is unresolved (after that, the same body again is a new order). Throws 409
+ * `idempotency_key_reused` for a key of another body, `task_not_pending` while the earlier payment is not yet
+ * recorded. Returns the keys claimed, to give back if nothing is sent.
+ */
+export async function claimX402Order(
+  context: ActionContext<TaskStore & KvStore>,
+  order: X402OrderKey,
+  payer: Hex,
+  task: TaskRecord,
+): Promise<{ claimed: string[] } | { earlier: TaskRecord }> {
+  const { store, clock } = context
+  const keys = claimKeys(payer, task.agentName, order)
+  const claim: OrderClaim = { taskId: task.id, fingerprint: order.fingerprint, at: clock.now().getTime() }
+  const claimed: string[] = []
+  if (keys.key !== null) {
+    const read = await readClaim(context, keys.key, order, task.agentName, () => true)
+    if ('earlier' in read) return read
+    if (!(await replaceClaim(store, keys.key, read.current, claim))) throw paymentInProgress()
+    claimed.push(keys.key)
+  }
+  // The body's claim lets a retry without the key find this payment; only a retry without a key reads it.
+  const body = await readClaim(context, keys.body, order, task.agentName, (earlier) =>
+    keys.key === null ? unresolved(earlier) : false,
+  ).catch(async (error: unknown) => {
+    if (keys.key !== null) return { current: null }
+    throw error
+  })
+  if ('earlier' in body) return body
+  const taken = await replaceClaim(store, keys.body, body.current, claim)
+  if (!taken && keys.key === null) throw paymentInProgress()
+  // With a key, another order of the same body holds the body's claim: this one is still its own order.
+  if (taken) claimed.push(keys.body)
+  return { claimed }
+}
+
+/** Gives an order's claims back (its payment sent nothing, or paid nothing): the same order may be paid again. */
+export async function releaseX402Order(
+  { store }: Pick<ActionContext<KvStore>, 'store'>,
+  claimed: string[],
+): Promise<void> {
+  for (const key of claimed) await store.kvDelete(key)
+}
