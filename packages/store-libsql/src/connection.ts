@@ -1,6 +1,7 @@
 import { is, SQL, type SQLWrapper } from 'drizzle-orm'
 import { BetterSQLiteSession } from 'drizzle-orm/better-sqlite3/session'
 import { BaseSQLiteDatabase, SQLiteSyncDialect } from 'drizzle-orm/sqlite-core'
+import { isDatabaseFault } from './faults.ts'
 import { groupCommit } from './groupCommit.ts'
 
 /** What a write statement did: the rows it changed, and the last row id it inserted. */
@@ -171,8 +172,9 @@ export function connectionOver(native: NativeDatabase, cacheSize = STATEMENT_CAC
         }),
       )
     } catch (error) {
-      // The transaction could not begin or commit: the batch fails, as every write in it would.
-      if (failure === null) throw error
+      // The transaction could not begin or commit, or the database itself failed (full, locked): the batch fails, as
+      // every write in it would.
+      if (failure === null || isDatabaseFault((failure as { error: unknown }).error)) throw error
     }
     if (works.length === 1) return [{ ok: false, error: (failure as { error: unknown }).error }]
     return writeTransaction(() => works.map((work) => inSavepoint(run, work)))
