@@ -127,8 +127,13 @@ describe('libSQL faults', () => {
           60_000,
         )
         expect(log).toContain('StorageFullError')
+        // Health tells the truth: not ready while writes cannot land.
+        const health = await fetch(`${server.base}/api/community/health`)
+        expect(health.status).toBe(503)
+        expect(((await health.json()) as { database: string }).database).toBe('error')
 
         unlinkSync(filler)
+        expect((await fetch(`${server.base}/api/community/health`)).status).toBe(200)
         // The same name registers now: the refused write left nothing behind to collide with.
         expect((await register(server, 'full-a')).status).toBe(200)
         expect((await fetch(`${server.base}/api/community/agents/full-a`)).status).toBe(200)
@@ -206,6 +211,35 @@ describe('libSQL faults', () => {
     } finally {
       first.stop()
       await first.process.exited
+    }
+    // Asked for by both: they share the port.
+    const shared = await startMarketServer({
+      DATABASE_URL: `file:${join(folder, 'shared.db')}`,
+      REUSE_PORT: 'on',
+    })
+    try {
+      const port = new URL(shared.base).port
+      const sharing = Bun.spawn(['bun', 'packages/server/src/main.ts'], {
+        cwd: repoRoot,
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOST: '127.0.0.1',
+          PORT: port,
+          REUSE_PORT: 'on',
+          DATABASE_URL: `file:${join(folder, 'sharing.db')}`,
+        },
+        stdout: 'pipe',
+        stderr: 'inherit',
+      })
+      children.push(sharing)
+      const log = await readUntil(sharing.stdout, (text) => text.includes('"msg":"listening"'), 60_000)
+      expect(log).toContain('"msg":"listening"')
+      expect(sharing.exitCode).toBeNull()
+      sharing.kill()
+      await sharing.exited
+    } finally {
+      shared.stop()
+      await shared.process.exited
     }
   }, 120_000)
 })

@@ -45,6 +45,8 @@ export type Connection = {
    * (a unique key, say) undoes only its own statements and rejects only its own promise. Resolves once committed.
    */
   commitTogether<T>(work: () => T): Promise<T>
+  /** True from a write that found the disk full until a write lands again. */
+  readonly storageFull: boolean
   /** Closes the connection. */
   close(): void
 }
@@ -79,6 +81,8 @@ export type NativeDatabase = {
   prepare(sql: string): NativeStatement
   exec(sql: string): void
   readonly inTransaction: boolean
+  /** True from a write that found the disk full until a write lands again (faults.ts); absent: never noted. */
+  readonly storageFull?: boolean
   close(): void
 }
 
@@ -191,6 +195,9 @@ export function connectionOver(native: NativeDatabase, cacheSize = STATEMENT_CAC
       const outcome = await together(work)
       if (!outcome.ok) throw outcome.error
       return outcome.value as T
+    },
+    get storageFull() {
+      return native.storageFull ?? false
     },
     close: () => native.close(),
   }

@@ -40,24 +40,50 @@ function classified<Args extends unknown[], Result>(call: (...args: Args) => Res
   }
 }
 
+/** True for SQL whose success leaves a change on disk once no transaction is open (a commit, or a lone write). */
+const lands = (sql: string) => /^\s*(COMMIT|END|INSERT|UPDATE|DELETE|REPLACE)\b/i.test(sql)
+
 /**
  * `native` with every statement's errors classified: a full disk and a held lock reach the routes as 507 and 503
- * problems instead of 500s, wherever the statement was run from (a group commit, an update, a migration).
+ * problems instead of 500s, wherever the statement was run from (a group commit, an update, a migration). Its
+ * `storageFull` is true from a write that found the disk full until a write lands again.
  */
 export function withFaultsClassified(native: NativeDatabase): NativeDatabase {
+  let storageFull = false
+  const noting = <Args extends unknown[], Result>(call: (...args: Args) => Result) => {
+    const guarded = classified(call)
+    return (...args: Args): Result => {
+      try {
+        return guarded(...args)
+      } catch (error) {
+        if (error instanceof StorageFullError) storageFull = true
+        throw error
+      }
+    }
+  }
   return {
-    prepare: classified((sql: string): NativeStatement => {
+    prepare: noting((sql: string): NativeStatement => {
       const statement = native.prepare(sql)
+      const run = noting(statement.run)
       return {
-        get: classified(statement.get),
-        all: classified(statement.all),
-        values: classified(statement.values),
-        run: classified(statement.run),
+        get: noting(statement.get),
+        all: noting(statement.all),
+        values: noting(statement.values),
+        run: lands(sql)
+          ? (args) => {
+              const info = run(args)
+              if (!native.inTransaction) storageFull = false
+              return info
+            }
+          : run,
       }
     }),
-    exec: classified(native.exec),
+    exec: noting(native.exec),
     get inTransaction() {
       return native.inTransaction
+    },
+    get storageFull() {
+      return storageFull
     },
     close: () => native.close(),
   }
