@@ -3,7 +3,7 @@ import { dirname } from 'node:path'
 import { StoreUnavailableError } from '@agentmarket/core'
 import { type Connection, connectionOver, type SqlDatabase } from './connection.ts'
 import { type Driver, type Location, openNative } from './drivers.ts'
-import { isLocked } from './faults.ts'
+import { isDatabaseFault, isLocked } from './faults.ts'
 import { applyMigrations, type MigrationReport } from './migrate.ts'
 
 /** An open, migrated database, and what migrating it at this opening did. */
@@ -93,7 +93,9 @@ async function untilUnlocked<T>(step: () => T, path: string, wait: LockWait): Pr
 /** `error` from opening `path`, saying which file could not be used when the driver does not. */
 function unreadable(error: unknown, path: string): unknown {
   if (!(error instanceof Error) || error instanceof DatabaseLockedError) return error
-  return new Error(`database ${path} cannot be used: ${error.message}`, { cause: error })
+  // A classified fault (a full disk) carries the API's text; the driver's own says what happened to the file.
+  const reason = isDatabaseFault(error) && error.cause instanceof Error ? error.cause : error
+  return new Error(`database ${path} cannot be used: ${reason.message}`, { cause: error })
 }
 
 /**
