@@ -6,6 +6,7 @@ import type { Store } from '@agentmarket/core'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { openPostgres, postgresStore } from '@agentmarket/store-postgres'
 import postgres from 'postgres'
+import { isDerivedTable } from '../packages/server/src/copy/tables.ts'
 import { startPostgres } from './support/postgres.ts'
 import { runToEnd } from './support/process.ts'
 
@@ -23,14 +24,91 @@ const agentmarket = (words: string[], env: Record<string, string>) =>
     env: { PATH: process.env.PATH ?? '', ...env },
   })
 
-/** The counts `agentmarket copy` printed: table -> [rows read, rows written]. */
-function countsOf(stdout: string): Record<string, [number, number]> {
+/** The tables `agentmarket copy` reported: table -> its line's words after the name (rows read, rows written, digest, verdict). */
+function reportOf(stdout: string): Record<string, string[]> {
   const rows = stdout
     .split('\n')
-    .slice(1)
+    .filter((line) => line.startsWith('  '))
     .map((line) => line.trim().split(/\s+/))
-    .filter((words) => words.length === 3)
-  return Object.fromEntries(rows.map(([table, from, to]) => [table, [Number(from), Number(to)]]))
+  return Object.fromEntries(rows.map(([table = '', ...rest]) => [table, rest]))
+}
+
+/** The counts `agentmarket copy` printed: table -> [rows read, rows written]. */
+function countsOf(stdout: string): Record<string, [number, number]> {
+  const report = Object.entries(reportOf(stdout))
+  return Object.fromEntries(report.map(([table, [from, to]]) => [table, [Number(from), Number(to)]]))
+}
+
+/** The tables a migrated libSQL file holds (not SQLite's own, drizzle's bookkeeping, or what triggers derive). */
+async function libsqlTablesOf(url: string): Promise<string[]> {
+  const database = await openDatabase(url)
+  const rows = database.connection.values(
+    "select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like '__drizzle%'",
+  )
+  database.close()
+  return rows
+    .map(([name]) => String(name))
+    .filter((name) => !isDerivedTable(name))
+    .sort()
+}
+
+/** The tables a migrated PostgreSQL database holds in its schema (not drizzle's bookkeeping). */
+async function postgresTablesOf(url: string): Promise<string[]> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} })
+  const rows = await sql<{ name: string }[]>`select table_name as name from information_schema.tables
+    where table_schema = current_schema() and table_type = 'BASE TABLE' and table_name not like '__drizzle%'`
+  await sql.end()
+  return rows
+    .map((row) => row.name)
+    .filter((name) => !isDerivedTable(name))
+    .sort()
+}
+
+/** Adds a webhook endpoint of the demo's first agent and two deliveries to it, one delivered and one failed. */
+async function addWebhooks(store: Store) {
+  const agent = (await store.listAgents({ limit: 1, offset: 0, sort: 'activity' })).agents[0]
+  if (!agent) throw new Error('the demo market has no agent')
+  const at = new Date('2026-11-25T10:00:00Z')
+  const webhook = {
+    id: 'wh_copied',
+    agentKey: agent.name.toLowerCase(),
+    taskId: null,
+    url: 'https://receiver.example/hook',
+    events: ['task.paid' as const],
+    createdAt: at,
+    afterEventId: '0',
+    droppedDeliveries: 2,
+    addedBy: '',
+  }
+  expect(await store.insertWebhook(webhook, 10)).toBe(true)
+  const delivery = (id: string, eventId: string) => ({
+    id,
+    webhookId: webhook.id,
+    tenant: webhook.agentKey,
+    eventId,
+    url: webhook.url,
+    type: 'task.paid' as const,
+    payload: JSON.stringify({ type: 'task.paid', id }),
+    createdAt: at,
+    attempts: 0,
+    nextAttemptAt: at,
+    leasedUntil: null,
+    deliveredAt: null,
+    failedAt: null,
+    lastStatus: null,
+    lastError: null,
+    lastLatencyMs: null,
+  })
+  await store.enqueueDeliveries([delivery('msg_one', '1'), delivery('msg_two', '2')], 100)
+  await store.settleDelivery('msg_one', { outcome: 'delivered', at, status: 204, latencyMs: 12 })
+  await store.settleDelivery('msg_two', {
+    outcome: 'failed',
+    at,
+    status: 500,
+    error: 'receiver answered 500',
+    latencyMs: 30,
+    nextAttemptAt: null,
+  })
 }
 
 /** What the public reads of a market show: the agents in each order, users, the feed, and one agent's tasks. */
@@ -52,6 +130,9 @@ describe('agentmarket copy', () => {
     const file = `file:${join(folder, 'demo.db')}`
     const demo = await agentmarket(['demo'], { DATABASE_URL: file })
     expect(demo.exitCode).toBe(0)
+    const source = libsqlStore(await openDatabase(file))
+    await addWebhooks(source)
+    await source.close()
 
     // The target's password is never printed (the test server trusts local connections, so any password passes).
     const target = (await postgresServer.createDatabase()).replace('market@', 'market:hidden-pass@')
@@ -60,9 +141,16 @@ describe('agentmarket copy', () => {
     expect(copied.exitCode).toBe(0)
     expect(copied.stdout).not.toContain('hidden-pass')
     const counts = countsOf(copied.stdout)
-    for (const table of ['agents', 'skills', 'milestones', 'users', 'events', 'tasks'])
+    for (const table of ['agents', 'skills', 'milestones', 'users', 'events', 'tasks', 'webhooks'])
       expect(counts[table]?.[0], table).toBeGreaterThan(0)
+    expect(counts.webhook_deliveries).toEqual([2, 2])
     expect(Object.entries(counts).filter(([, [from, to]]) => from !== to)).toEqual([])
+    // Every table either store's schema holds is in the report, each one's content the same on both sides.
+    const report = reportOf(copied.stdout)
+    expect(Object.keys(report).sort()).toEqual(await libsqlTablesOf(file))
+    expect(Object.keys(report).sort()).toEqual(await postgresTablesOf(target))
+    expect(Object.values(report).map((words) => words[3])).toEqual(Object.values(report).map(() => 'same'))
+    expect(copied.stdout).toContain("rows and content digests (SHA-256 of each table's rows) match")
 
     const before = libsqlStore(await openDatabase(file))
     const after = await postgresStore(await openPostgres(target, { max: 2 }))
@@ -115,6 +203,25 @@ describe('agentmarket copy', () => {
     const backCounts = countsOf(returned.stdout)
     expect(backCounts.agents).toEqual([counts.agents?.[0] ?? 0, counts.agents?.[0] ?? 0])
     expect(Object.entries(backCounts).filter(([, [from, to]]) => from !== to)).toEqual([])
+    const backReport = reportOf(returned.stdout)
+    expect(Object.keys(backReport).sort()).toEqual(await libsqlTablesOf(back))
+    expect(Object.values(backReport).map((words) => words[3])).toEqual(
+      Object.values(backReport).map(() => 'same'),
+    )
+    // Tables the writes on PostgreSQL above left alone came back as they left: the digest the first copy printed.
+    for (const table of ['users', 'tasks', 'webhooks', 'webhook_deliveries'])
+      expect(backReport[table]?.[2], table).toBe(report[table]?.[2] ?? '')
+    // The endpoint and its deliveries, as the store reads them, came back whole.
+    const webhooksBack = libsqlStore(await openDatabase(back))
+    expect(await webhooksBack.listDeliveries('wh_copied', 10)).toEqual(
+      await (async () => {
+        const original = libsqlStore(await openDatabase(file))
+        const deliveries = await original.listDeliveries('wh_copied', 10)
+        await original.close()
+        return deliveries
+      })(),
+    )
+    await webhooksBack.close()
     // Back on libSQL every public read is as PostgreSQL showed it, feed ids included.
     const backStore = libsqlStore(await openDatabase(back))
     expect(await shown(backStore)).toEqual(onPostgres)

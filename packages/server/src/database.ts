@@ -50,7 +50,11 @@ async function openPostgresMarket(settings: Settings): Promise<MarketDatabase> {
 /** The libSQL store: a file, :memory:, or a remote libsql:// database. */
 async function openLibsqlMarket(settings: Settings): Promise<MarketDatabase> {
   const { libsqlRateBuckets, libsqlStore, openDatabase } = await import('@agentmarket/store-libsql')
-  const database = await openDatabase(settings.databaseUrl, settings.databaseAuthToken)
+  const database = await openDatabase(settings.databaseUrl, settings.databaseAuthToken, 'auto', {
+    ms: settings.databaseLockWaitSeconds * 1000,
+    // One plain line on stderr at once, as the start's other errors: the log may not be read until the wait is over.
+    onLocked: (message) => console.error(`agentmarket: ${message} (DATABASE_LOCK_WAIT_SECONDS)`),
+  })
   const store = libsqlStore(database)
   return {
     kind: 'libsql',

@@ -16,11 +16,15 @@ export type Settings = {
   host: string
   /** Seconds a connection may stay silent, or a request take to arrive, before it is closed. */
   idleTimeoutSeconds: number
+  /** Share PORT with other processes listening on it (REUSE_PORT=on); off: a port in use stops the start. */
+  reusePort: boolean
   baseUrl: string
   databaseUrl: string
   databaseAuthToken: string | undefined
   /** PostgreSQL only: connections in this node's pool. */
   databasePoolSize: number
+  /** libSQL files only: seconds a start waits on a database another process holds locked, then exits 1. */
+  databaseLockWaitSeconds: number
   /** PostgreSQL only: TLS to the database; undefined: as the URL's `sslmode` says. */
   databaseTls: 'off' | 'require' | 'verify-full' | undefined
   /** How long a process holds the outbox entries and payment re-checks it claimed before another may take them over. */
@@ -254,10 +258,12 @@ export function readSettings(env: Env): Settings {
     port: listenPort,
     host: read(env, 'HOST', text(255), '0.0.0.0'),
     idleTimeoutSeconds: read(env, 'IDLE_TIMEOUT_SECONDS', idleSeconds, '30'),
+    reusePort: read(env, 'REUSE_PORT', v.picklist(['on', 'off'], 'must be "on" or "off"'), 'off') === 'on',
     baseUrl,
     databaseUrl: read(env, 'DATABASE_URL', databaseUrl, 'file:./data/market.db'),
     databaseAuthToken: env.DATABASE_AUTH_TOKEN || undefined,
     databasePoolSize: read(env, 'DATABASE_POOL_SIZE', positive, '10'),
+    databaseLockWaitSeconds: read(env, 'DATABASE_LOCK_WAIT_SECONDS', positive, '30'),
     claimLeaseSeconds: read(env, 'CLAIM_LEASE_SECONDS', positive, '120'),
     databaseTls: env.DATABASE_TLS
       ? read(

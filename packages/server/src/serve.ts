@@ -130,6 +130,23 @@ async function startMail(
   }
 }
 
+/**
+ * Listens on PORT and HOST. A port another process listens on is an error naming it, unless REUSE_PORT=on asks to
+ * share it (the kernel then spreads connections across the processes; Bun's adapter would share it silently).
+ */
+function listen(app: ReturnType<typeof createApp>, settings: Settings): void {
+  const { port, host, reusePort } = settings
+  try {
+    app.listen({ port, hostname: host, idleTimeout: settings.idleTimeoutSeconds, reusePort })
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'EADDRINUSE') throw error
+    throw new Error(
+      `port ${port} on ${host} is already in use by another process; stop it or set another PORT (REUSE_PORT=on shares the port on purpose)`,
+      { cause: error },
+    )
+  }
+}
+
 /** Opens the database, builds the marketplace and starts listening. Returns a stop function. */
 export async function startServer(settings: Settings) {
   const logger = jsonLogger(settings.logLevel)
@@ -173,7 +190,13 @@ export async function startServer(settings: Settings) {
   )
   // Mail first: once HTTP answers, every channel is ready (a health check is how hosts and tests wait for us).
   const mail = await startMail(settings, market, rateLimits?.limiter ?? null, logger)
-  app.listen({ port: settings.port, hostname: settings.host, idleTimeout: settings.idleTimeoutSeconds })
+  try {
+    listen(app, settings)
+  } catch (error) {
+    await Promise.all([mail.stop(), webhooks.stop(), rechecks.stop()])
+    await store.close()
+    throw error
+  }
   return {
     app,
     logger,

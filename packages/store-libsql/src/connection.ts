@@ -1,6 +1,7 @@
 import { is, SQL, type SQLWrapper } from 'drizzle-orm'
 import { BetterSQLiteSession } from 'drizzle-orm/better-sqlite3/session'
 import { BaseSQLiteDatabase, SQLiteSyncDialect } from 'drizzle-orm/sqlite-core'
+import { isDatabaseFault } from './faults.ts'
 import { groupCommit } from './groupCommit.ts'
 
 /** What a write statement did: the rows it changed, and the last row id it inserted. */
@@ -44,6 +45,8 @@ export type Connection = {
    * (a unique key, say) undoes only its own statements and rejects only its own promise. Resolves once committed.
    */
   commitTogether<T>(work: () => T): Promise<T>
+  /** True from a write that found the disk full until a write lands again. */
+  readonly storageFull: boolean
   /** Closes the connection. */
   close(): void
 }
@@ -78,6 +81,8 @@ export type NativeDatabase = {
   prepare(sql: string): NativeStatement
   exec(sql: string): void
   readonly inTransaction: boolean
+  /** True from a write that found the disk full until a write lands again (faults.ts); absent: never noted. */
+  readonly storageFull?: boolean
   close(): void
 }
 
@@ -171,8 +176,9 @@ export function connectionOver(native: NativeDatabase, cacheSize = STATEMENT_CAC
         }),
       )
     } catch (error) {
-      // The transaction could not begin or commit: the batch fails, as every write in it would.
-      if (failure === null) throw error
+      // The transaction could not begin or commit, or the database itself failed (full, locked): the batch fails, as
+      // every write in it would.
+      if (failure === null || isDatabaseFault((failure as { error: unknown }).error)) throw error
     }
     if (works.length === 1) return [{ ok: false, error: (failure as { error: unknown }).error }]
     return writeTransaction(() => works.map((work) => inSavepoint(run, work)))
@@ -189,6 +195,9 @@ export function connectionOver(native: NativeDatabase, cacheSize = STATEMENT_CAC
       const outcome = await together(work)
       if (!outcome.ok) throw outcome.error
       return outcome.value as T
+    },
+    get storageFull() {
+      return native.storageFull ?? false
     },
     close: () => native.close(),
   }

@@ -1,4 +1,5 @@
 import type { Args, NativeDatabase, NativeStatement, RunInfo } from './connection.ts'
+import { withFaultsClassified } from './faults.ts'
 
 /** Where a database is: a file path or `:memory:` (local), or a remote URL. */
 export type Location = { path: string; local: boolean }
@@ -68,11 +69,12 @@ const onBun = () => typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined'
 /**
  * Opens `location` with `driver`: on Bun a local database uses Bun's SQLite unless `libsql` is asked for; remote URLs
  * and Node.js use libsql-js. Both write the same SQLite file format and lock it the same way, so processes using
- * either share one database.
+ * either share one database. A full disk and a lock held past the busy timeout come out as the API's 507 and 503
+ * errors (faults.ts).
  * @example const native = await openNative({ path: 'data/market.db', local: true })
  */
 export async function openNative(location: Location, authToken?: string, driver: Driver = 'auto') {
   const bun = driver === 'bun' || (driver === 'auto' && onBun() && location.local)
   if (bun && !location.local) throw new Error(`Bun's SQLite opens local databases only, not ${location.path}`)
-  return bun ? openBun(location.path) : openLibsql(location.path, authToken)
+  return withFaultsClassified(await (bun ? openBun(location.path) : openLibsql(location.path, authToken)))
 }

@@ -1,4 +1,12 @@
 export { libsqlStore } from './libsqlStore.ts'
 export { applyMigrations, type MigrationReport, migrate } from './migrate.ts'
-export { type Database, openDatabase, whileBusy } from './open.ts'
+export {
+  BUSY_TIMEOUT_MS,
+  type Database,
+  DatabaseLockedError,
+  DEFAULT_LOCK_WAIT_MS,
+  type LockWait,
+  openDatabase,
+  whileBusy,
+} from './open.ts'
 export { libsqlRateBuckets } from './rateBuckets.ts'

@@ -27,6 +27,12 @@ export function libsqlStore(database: Database): Store {
     async ping() {
       // Fixed text, prepared once: health checks poll this.
       connection.values('select 1 from agents limit 1')
+      // Reads still answer on a full disk: after a write found it full, a real commit (the change counter moved by
+      // one) tells whether writes land again, so health stays unready until they do.
+      if (connection.storageFull)
+        connection.writeTransaction(() =>
+          connection.run('update change_version set version = version + 1 where id = 1'),
+        )
     },
 
     async close() {

@@ -1,7 +1,9 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { StoreUnavailableError } from '@agentmarket/core'
 import { type Connection, connectionOver, type SqlDatabase } from './connection.ts'
 import { type Driver, type Location, openNative } from './drivers.ts'
+import { isDatabaseFault, isLocked } from './faults.ts'
 import { applyMigrations, type MigrationReport } from './migrate.ts'
 
 /** An open, migrated database, and what migrating it at this opening did. */
@@ -20,12 +22,9 @@ function location(url: string): Location {
   return { path: path.startsWith('//') ? new URL(url).pathname : path, local: true }
 }
 
-/** True for SQLite's "database is locked" family, which SQLite may return at once instead of waiting. */
+/** True for a lock another process held past the busy timeout, as the driver threw it or classified (faults.ts). */
 function isBusy(error: unknown): boolean {
-  return (
-    error instanceof Error &&
-    /SQLITE_BUSY|database is locked/i.test(`${error.message} ${(error as { code?: string }).code}`)
-  )
+  return (error instanceof StoreUnavailableError && isLocked(error.cause)) || isLocked(error)
 }
 
 /**
@@ -45,34 +44,116 @@ export async function whileBusy<T>(step: () => T | Promise<T>, attempts = 40): P
   }
 }
 
+/** How long a statement waits for another process's write lock before it fails (a 503 to the client, within 2 s). */
+export const BUSY_TIMEOUT_MS = 1_000
+/** The same at start, where a held lock is retried (see `untilUnlocked`) and must be told within a second. */
+const START_BUSY_TIMEOUT_MS = 200
+/** How long a start waits on a lock held by another process before it gives up, unless told otherwise. */
+export const DEFAULT_LOCK_WAIT_MS = 30_000
+
+/** How a start waits on a database another process holds locked: how long, and whom it tells once it is waiting. */
+export type LockWait = { ms?: number; onLocked?: (message: string) => void }
+
+/** A database another process kept locked for longer than the start would wait. */
+export class DatabaseLockedError extends Error {
+  override readonly name = 'DatabaseLockedError'
+}
+
 /**
- * A local database's settings: WAL (reading the mode takes no lock; changing it does), writers wait up to 5 s for
- * another process's lock, and every commit is synced to disk (`synchronous = FULL`: an acknowledged write survives a
- * power cut; group commits share the sync instead of relaxing it).
+ * Runs a start-up step again while another process holds a lock it needs, until `wait.ms` have passed; tells
+ * `wait.onLocked` once, when the lock has been held past a few quick retries (processes starting together on a new
+ * database take turns for a moment, which is not worth a line). The step must be safe to repeat.
+ */
+async function untilUnlocked<T>(step: () => T, path: string, wait: LockWait): Promise<T> {
+  const waitMs = wait.ms ?? DEFAULT_LOCK_WAIT_MS
+  const started = Date.now()
+  let told = false
+  for (;;) {
+    try {
+      return step()
+    } catch (error) {
+      if (!isBusy(error)) throw error
+      const waited = Date.now() - started
+      if (waited >= waitMs)
+        throw new DatabaseLockedError(
+          `database ${path} stayed locked by another process for ${waitMs / 1000} s; stop that process (or let it finish) and start again`,
+          { cause: error },
+        )
+      if (!told && waited >= 2 * START_BUSY_TIMEOUT_MS) {
+        told = true
+        wait.onLocked?.(
+          `database ${path} is locked by another process; waiting up to ${waitMs / 1000} s for it`,
+        )
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25 + Math.random() * 75))
+    }
+  }
+}
+
+/** `error` from opening `path`, saying which file could not be used when the driver does not. */
+function unreadable(error: unknown, path: string): unknown {
+  if (!(error instanceof Error) || error instanceof DatabaseLockedError) return error
+  // A classified fault (a full disk) carries the API's text; the driver's own says what happened to the file.
+  const reason = isDatabaseFault(error) && error.cause instanceof Error ? error.cause : error
+  return new Error(`database ${path} cannot be used: ${reason.message}`, { cause: error })
+}
+
+/**
+ * A local database's settings: WAL (reading the mode takes no lock; changing it does) and every commit synced to disk
+ * (`synchronous = FULL`: an acknowledged write survives a power cut; group commits share the sync instead of
+ * relaxing it). Statements wait briefly on another process's lock while starting; the caller sets the busy timeout
+ * of serving after.
  */
 function configureLocal(connection: Connection): void {
-  connection.exec('PRAGMA busy_timeout = 5000')
+  connection.exec(`PRAGMA busy_timeout = ${START_BUSY_TIMEOUT_MS}`)
   connection.exec('PRAGMA synchronous = FULL')
   const [mode] = connection.values('PRAGMA journal_mode')
   if (String(mode?.[0]).toLowerCase() !== 'wal') connection.exec('PRAGMA journal_mode = WAL')
 }
 
+/** Opens, configures and migrates; for a local file, takes the write lock once, as serving will. */
+async function openAndMigrate(
+  where: Location,
+  authToken: string | undefined,
+  driver: Driver,
+  wait: LockWait,
+) {
+  const connection = connectionOver(await openNative(where, authToken, driver))
+  try {
+    if (where.local) await untilUnlocked(() => configureLocal(connection), where.path, wait)
+    const migrations = await untilUnlocked(() => applyMigrations(connection), where.path, wait)
+    if (where.local) {
+      // Start-up writes (secrets kept in the database) come next: a lock held by another process is told here.
+      await untilUnlocked(() => connection.writeTransaction(() => undefined), where.path, wait)
+      connection.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
+    }
+    return { connection, migrations }
+  } catch (error) {
+    connection.close()
+    throw error
+  }
+}
+
 /**
  * Opens a libSQL database (`file:…`, `:memory:`, `libsql://…`), creating the data folder, setting WAL, a busy timeout
- * and full sync, and applying pending migrations (taking turns with other processes starting on it). `driver` picks
- * the SQLite binding (drivers.ts; by default Bun's own for local files on Bun, libsql-js elsewhere).
+ * and full sync, and applying pending migrations. A lock another process holds is waited on for `wait.ms` (telling
+ * `wait.onLocked` once), then a `DatabaseLockedError`; a file that is not a database fails at once, naming it.
+ * `driver` picks the SQLite binding (drivers.ts; by default Bun's own for local files on Bun, libsql-js elsewhere).
  * @example const database = await openDatabase('file:./data/market.db')
  */
 export async function openDatabase(
   url: string,
   authToken?: string,
   driver: Driver = 'auto',
+  wait: LockWait = {},
 ): Promise<Database> {
   const where = location(url)
   const { path, local } = where
   if (local && path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const connection = connectionOver(await openNative(where, authToken, driver))
-  if (local) await whileBusy(() => configureLocal(connection))
-  const migrations = await whileBusy(() => applyMigrations(connection))
-  return { connection, db: connection.db, migrations, close: () => connection.close() }
+  try {
+    const { connection, migrations } = await openAndMigrate(where, authToken, driver, wait)
+    return { connection, db: connection.db, migrations, close: () => connection.close() }
+  } catch (error) {
+    throw unreadable(error, path)
+  }
 }

@@ -1,25 +1,55 @@
+import { describeTables, sqliteKit } from '@agentmarket/store-sql'
+import { getTableName } from 'drizzle-orm'
+import { getTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core'
 import { isPostgresUrl } from '../database.ts'
 
-/**
- * The tables a market is, in an order that satisfies their foreign keys, each as both stores keep it (the same
- * columns; PostgreSQL's events also hold `xid` and `position`). Rate buckets are not copied: they refill by
- * themselves.
- */
-export const MARKET_TABLES = [
-  'agents',
-  'skills',
-  'milestones',
-  'users',
-  'events',
-  'tasks',
-  'trust_buyers',
-  'kv',
-  'order_mails',
-  'outbox',
-] as const
+/** `tables`, each after the tables its foreign keys name (so inserting in this order satisfies them). */
+function inForeignKeyOrder(tables: SQLiteTable[]): SQLiteTable[] {
+  const ordered: SQLiteTable[] = []
+  const seen = new Set<SQLiteTable>()
+  const visit = (table: SQLiteTable) => {
+    if (seen.has(table)) return
+    seen.add(table)
+    for (const key of getTableConfig(table).foreignKeys) visit(key.reference().foreignTable)
+    ordered.push(table)
+  }
+  for (const table of tables) visit(table)
+  return ordered
+}
 
-/** A market table. */
-export type MarketTable = (typeof MARKET_TABLES)[number]
+/** The stores' tables as store-sql describes them once for both (SQLite's builders: the canonical columns). */
+const DESCRIBED = inForeignKeyOrder(Object.values(describeTables(sqliteKit)) as SQLiteTable[])
+
+/**
+ * Every table of a market, in an order that satisfies their foreign keys: read from the stores' one description
+ * (store-sql schema.ts), so a table added there is copied without a change here. Both stores keep the same columns
+ * (PostgreSQL's events also hold `xid` and `position`).
+ */
+export const MARKET_TABLES: readonly string[] = DESCRIBED.map((table) => getTableName(table))
+
+/**
+ * Tables a store keeps besides the described ones, filled by its own triggers from them (libSQL: the full-text index
+ * of agents and its shadow tables, and the change counter): the copy fills them by inserting the described rows.
+ */
+export const isDerivedTable = (name: string): boolean =>
+  name === 'change_version' || name === 'agent_search' || name.startsWith('agent_search_')
+
+/** A market table's SQL name. */
+export type MarketTable = string
+
+/** A column of a market table as the description gives it: its SQL name, and whether it holds a number or text. */
+export type DescribedColumn = { name: string; number: boolean }
+
+/** The described columns of each market table, in their order. */
+export const DESCRIBED_COLUMNS: ReadonlyMap<MarketTable, DescribedColumn[]> = new Map(
+  DESCRIBED.map((table) => [
+    getTableName(table),
+    getTableConfig(table).columns.map((column) => ({
+      name: column.name,
+      number: column.dataType === 'number',
+    })),
+  ]),
+)
 
 /** A row as the database gives it: column name to value. */
 export type TableRow = Record<string, unknown>
