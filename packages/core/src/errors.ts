@@ -69,6 +69,9 @@ export const ERROR_CODES = {
   tx_already_used: 409,
   escrow_task_id_used: 409,
   idempotency_key_reused: 409,
+  idempotency_key_in_use: 409,
+  idempotency_outcome_unknown: 409,
+  idempotency_replay_expired: 409,
   task_not_pending: 409,
   authorization_already_used: 409,
   task_not_paid: 409,
@@ -251,6 +254,21 @@ export class ChainUnavailableError extends MarketError {
     options?: { cause?: unknown },
   ) {
     super('chain_unavailable', 503, 'Payment chain unavailable', detail, undefined, options)
+  }
+}
+
+/**
+ * 409: the first request under this Idempotency-Key is still under way; retry after Retry-After and get its answer.
+ */
+export class IdempotencyKeyInUseError extends MarketError {
+  override readonly name = 'IdempotencyKeyInUseError'
+  constructor(readonly retryAfterSeconds: number) {
+    super(
+      'idempotency_key_in_use',
+      409,
+      'Conflict',
+      'A request with this Idempotency-Key is still under way. Retry after Retry-After with the same key and body to get its answer.',
+    )
   }
 }
 
