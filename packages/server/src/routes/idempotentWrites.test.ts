@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { MARKET_ROUTES, type RouteRow } from '@agentmarket/core'
+import { MARKET_ROUTES } from '@agentmarket/core'
+import type { RouteRow } from '@agentmarket/core/routes'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { signedBudget } from '../testing/budgets.ts'
 import { expectProblemShape, TEST_BASE_URL, testApp } from '../testing/http.ts'
