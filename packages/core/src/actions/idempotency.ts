@@ -121,7 +121,13 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
       const bucket = dueBucket(name, hour)
       const names = await store.kvGet(bucket)
       if (!Array.isArray(names)) continue
-      for (const old of names) await store.kvDelete(`idem:${old}`)
+      // An entry freed and taken again since is listed in a later hour too: only an expired entry goes.
+      for (const old of names)
+        await store.kvUpdate(`idem:${old}`, (current) =>
+          isEntry(current) && current.forgetAt > now
+            ? { op: 'noop', result: null }
+            : { op: 'delete', result: null },
+        )
       await store.kvDelete(bucket)
     }
   }
@@ -193,7 +199,9 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
       try {
         reply = await run()
       } catch (error) {
-        if (changedNothing(error)) await store.kvDelete(`idem:${name}`)
+        // The write's own error is the answer: a key left taken by a failed delete answers "outcome unknown" later,
+        // never runs the write twice.
+        if (changedNothing(error)) await store.kvDelete(`idem:${name}`).catch(() => {})
         throw error
       }
       const answer = keep(reply)
