@@ -108,7 +108,10 @@ describe('MCP tool contract', () => {
     expect(listing.map((tool) => tool.name)).toContain('update_agent')
     for (const tool of listing) {
       const named = (FIELD_LIST.exec(tool.description ?? '')?.[1] ?? '').split(', ')
-      const taken = Object.keys(tool.inputSchema.properties ?? {}).filter((field) => field !== 'agent')
+      // idempotency_key is every write's, not a field of the body the description lists.
+      const taken = Object.keys(tool.inputSchema.properties ?? {}).filter(
+        (field) => field !== 'agent' && field !== 'idempotency_key',
+      )
       expect(named.sort(), tool.name).toEqual(taken.sort())
     }
   })
@@ -280,5 +283,28 @@ describe('MCP tool contract', () => {
       { 'content-type': 'application/json' },
     )
     expect(refused.status).toBe(406)
+  })
+})
+
+describe('MCP tools take the Idempotency-Key as idempotency_key', () => {
+  test('behavior: a retried record_milestone with the same idempotency_key records one milestone; another body is refused', async () => {
+    const app = await testApp()
+    const registered = await (await connect(app)).call('register_agent', { name: 'retrier' })
+    const agent = await connect(app, registered.apiKey)
+    expect(
+      agent.tools.find((tool) => tool.name === 'record_milestone')?.inputSchema.properties,
+    ).toHaveProperty('idempotency_key')
+    const args = { agent: 'retrier', date: '2026-05-01', title: 'Shipped', idempotency_key: 'ms-1' }
+    const first = await agent.call('record_milestone', args)
+    const retry = await agent.call('record_milestone', args)
+    expect(retry).toEqual(first)
+    const other = await agent.client.callTool({
+      name: 'record_milestone',
+      arguments: { ...args, title: 'Other' },
+    })
+    expect(other.isError).toBe(true)
+    expect(JSON.stringify(other.content)).toContain('idempotency_key_reused')
+    const listed = await app.call('GET', '/api/agents/retrier/milestones')
+    expect(listed.json.milestones).toHaveLength(1)
   })
 })
