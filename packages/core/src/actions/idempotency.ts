@@ -108,14 +108,26 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
   /** The hour bucket listing the entries that expire within `hour`, one per shard (the name's first digit). */
   const dueBucket = (name: string, hour: number) => `idem-due:${hour}:${name[0]}`
 
-  /** Lists the new entry for its expiry hour, and removes the entries of this shard that expired hours ago. */
-  async function schedule(name: string, forgetAt: number, now: number) {
-    const due = Math.floor(forgetAt / HOUR_MS)
-    await store.kvUpdate(dueBucket(name, due), (current) => ({
+  /** Lists a taken key under the hour it expires in, so a later key sweeps it even if nobody retries it. */
+  async function list(name: string, forgetAt: number) {
+    await store.kvUpdate(dueBucket(name, Math.floor(forgetAt / HOUR_MS)), (current) => ({
       op: 'set',
       value: [...(Array.isArray(current) ? current : []), name],
       result: null,
     }))
+  }
+
+  /** Frees a key whose request changed nothing: its entry and its listing go, leaving the store as it was. */
+  async function free(name: string, forgetAt: number) {
+    await store.kvDelete(`idem:${name}`)
+    await store.kvUpdate(dueBucket(name, Math.floor(forgetAt / HOUR_MS)), (current) => {
+      const rest = (Array.isArray(current) ? current : []).filter((listed) => listed !== name)
+      return rest.length ? { op: 'set', value: rest, result: null } : { op: 'delete', result: null }
+    })
+  }
+
+  /** Removes the keys of this shard that expired in the past SWEPT_HOURS hours. */
+  async function sweep(name: string, now: number) {
     const thisHour = Math.floor(now / HOUR_MS)
     for (let hour = thisHour - SWEPT_HOURS; hour < thisHour; hour++) {
       const bucket = dueBucket(name, hour)
@@ -194,19 +206,25 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
           : { op: 'set', value: running, result: null },
       )
       if (found) return answerRetry(request, name, found, now)
-      await schedule(name, forgetAt, now)
+      try {
+        await list(name, forgetAt)
+      } catch (error) {
+        // Nothing ran: the key is freed so that a retry runs.
+        await store.kvDelete(`idem:${name}`).catch(() => {})
+        throw error
+      }
       let reply: R
       try {
         reply = await run()
       } catch (error) {
         // The write's own error is the answer: a key left taken by a failed delete answers "outcome unknown" later,
         // never runs the write twice.
-        if (changedNothing(error)) await store.kvDelete(`idem:${name}`).catch(() => {})
+        if (changedNothing(error)) await free(name, forgetAt).catch(() => {})
         throw error
       }
       const answer = keep(reply)
       if (!answer) {
-        await store.kvDelete(`idem:${name}`)
+        await free(name, forgetAt)
         return reply
       }
       const done: Entry = {
@@ -219,6 +237,7 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
       // The write is done and its answer is the client's even when keeping it fails: a retry then finds the key
       // running and answers that the outcome is unknown, never runs the write twice.
       await store.kvPut(`idem:${name}`, done).catch(() => {})
+      await sweep(name, now).catch(() => {})
       return reply
     },
   }
