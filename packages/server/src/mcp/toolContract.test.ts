@@ -286,6 +286,7 @@ describe('MCP tool contract', () => {
   })
 })
 
+// Two MCP sessions over the in-process app: a loaded machine takes seconds, so the bound is wide (not the verdict).
 describe('MCP tools take the Idempotency-Key as idempotency_key', () => {
   test('behavior: a retried record_milestone with the same idempotency_key records one milestone; another body is refused', async () => {
     const app = await testApp()
@@ -306,5 +307,17 @@ describe('MCP tools take the Idempotency-Key as idempotency_key', () => {
     expect(JSON.stringify(other.content)).toContain('idempotency_key_reused')
     const listed = await app.call('GET', '/api/agents/retrier/milestones')
     expect(listed.json.milestones).toHaveLength(1)
-  })
+  }, 60_000)
+
+  test('behavior: a retried create_task with the same idempotency_key answers the same task', async () => {
+    const app = await testApp()
+    await app.register('shop', { skills: ['Ping'] })
+    const buyer = await connect(app)
+    const args = { agent: 'shop', skill: 'ping', idempotency_key: 'order-1' }
+    const first = await buyer.call('create_task', args)
+    expect((await buyer.call('create_task', args)).task_id).toBe(first.task_id)
+    expect((await buyer.call('create_task', { ...args, idempotency_key: 'order-2' })).task_id).not.toBe(
+      first.task_id,
+    )
+  }, 60_000)
 })
