@@ -39,12 +39,19 @@ function fingerprintOf(call: RouteCall): string {
   return hashSecret(`body:${text}`)
 }
 
-/** The answer a retry may get back: a JSON success (a whole Response, such as a 402 challenge, is never kept). */
+/**
+ * The answer a retry may get back: a JSON success that did something. A whole Response (a 402 challenge) and an answer
+ * that asks to retry later (a 202 with Retry-After: the payment is not final, nothing changed) are never kept, so the
+ * retry asks again.
+ */
 function keptOf(row: RouteRow) {
+  const later = new Set(
+    (row.alsoOk ?? []).filter((answer) => answer.retryAfter).map((answer) => answer.status),
+  )
   return (reply: RouteReply): KeptAnswer | null => {
     if (reply instanceof Response) return null
     const status = reply.status ?? row.ok.status
-    if (status < 200 || status > 299) return null
+    if (status < 200 || status > 299 || later.has(status)) return null
     return { status, body: reply.body, headers: reply.headers ?? {} }
   }
 }

@@ -3,6 +3,7 @@ import { MARKET_ROUTES } from '@agentmarket/core'
 import type { RouteRow } from '@agentmarket/core/routes'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { signedBudget } from '../testing/budgets.ts'
+import { PAYER, payment, SELLER, scriptedChain, TX_HASH } from '../testing/chain.ts'
 import { expectProblemShape, TEST_BASE_URL, testApp } from '../testing/http.ts'
 
 // Walks the route table: every write (each non-GET row) must honour Idempotency-Key through the real HTTP path, so a
@@ -25,7 +26,11 @@ const DAY = 24 * 3600 * 1000
 
 /** A market with a seller (`walker`, free skill `ping` reviewed for an hour) and the agents the fixtures spend. */
 async function market() {
-  const app = await testApp()
+  const { chain, script } = scriptedChain()
+  // A payment mined in block 100 under a head at 200: final.
+  script.receipts = [[payment(100n)]]
+  script.heads = [200n]
+  const app = await testApp(undefined, { chain })
   const walker = await app.register('walker', { skills: ['Ping'] })
   const agents = { walker: walker.key } as Record<string, string>
   for (const name of ['rotor', 'leaver', 'buyer', 'pairee']) {
@@ -34,7 +39,7 @@ async function market() {
     if (name === 'buyer') expect((await app.pair('owner', agent.pairingCode, owner)).status).toBe(200)
     if (name === 'pairee') agents.paireeCode = agent.pairingCode
   }
-  return { app, agents }
+  return { app, agents, script }
 }
 
 const json = (method: string, path: string, body: unknown, key?: string): Sent => ({
@@ -50,6 +55,21 @@ async function order(app: App) {
   return answer.json.task_id as string
 }
 
+/** A 1.5 USDC order of `report` from `paid-seller` (SELLER's wallet): verify-payment's request for PAYER's payment. */
+async function paidOrderCheck(app: App): Promise<Sent> {
+  const { key } = await app.register('paid-seller', {
+    skills: [{ name: 'Report', type: 'purchasable', price: 1.5 }],
+  })
+  await app.call('PUT', '/api/agents/paid-seller', { key, body: { walletAddress: SELLER } })
+  const created = await app.call('POST', '/api/agents/paid-seller/tasks', { body: { skill: 'report' } })
+  const proof = created.json.payment.payer_proof
+  const signature = await PAYER.signTypedData({ ...proof, message: { ...proof.message, txHash: TX_HASH } })
+  return json('POST', `/api/agents/paid-seller/tasks/${created.json.task_id}/verify-payment`, {
+    tx_hash: TX_HASH,
+    payer_signature: signature,
+  })
+}
+
 /** For each write, a request that succeeds once the fixture has run (each runs on a fresh market). */
 const FIXTURES: Record<string, (app: App, agents: Record<string, string>) => Promise<Sent>> = {
   registerAgent: async () => json('POST', '/api/agents/register', { name: 'newcomer' }),
@@ -59,6 +79,7 @@ const FIXTURES: Record<string, (app: App, agents: Record<string, string>) => Pro
   rotateApiKey: async (_, a) => json('POST', '/api/agents/rotor/keys/rotate', {}, a.rotor),
   recordMilestone: async (_, a) =>
     json('POST', '/api/agents/walker/milestones', { date: '2026-05-01', title: 'Shipped' }, a.walker),
+  verifyPayment: async (app) => paidOrderCheck(app),
   createTask: async () => ({
     ...json('POST', '/api/agents/walker/tasks', { skill: 'ping' }),
     other: JSON.stringify({ skill: 'ping', params: { other: true } }),
@@ -113,16 +134,10 @@ const FIXTURES: Record<string, (app: App, agents: Record<string, string>) => Pro
 }
 
 /**
- * Writes whose success needs a payment on a chain or a buyer's signed review; the walk still checks that each reads
+ * Writes whose success needs a refund on a chain, a paying wallet's rating or a buyer's signed review; the walk still checks that each reads
  * the key (a malformed one is refused before anything runs), and the mechanism they share is the one replayed above.
  */
-const WITHOUT_SUCCESS_FIXTURE = new Set([
-  'verifyPayment',
-  'recordRefund',
-  'rateTask',
-  'acceptDelivery',
-  'rejectDelivery',
-])
+const WITHOUT_SUCCESS_FIXTURE = new Set(['recordRefund', 'rateTask', 'acceptDelivery', 'rejectDelivery'])
 
 const WRITES = MARKET_ROUTES.filter((row) => row.method !== 'GET' && row.idempotency !== 'credential')
 
@@ -176,4 +191,20 @@ describe('every write of the route table honours Idempotency-Key', () => {
       expectProblemShape(other, 409, 'idempotency_key_reused')
     },
   )
+
+  test('an answer that asks to retry later (verify-payment 202, not final) is not kept: the retry checks again', async () => {
+    const { app, script } = await market()
+    const sent = await paidOrderCheck(app)
+    script.heads = [100n]
+    const pending = await send(app, sent, 'check-1')
+    expect(pending.status).toBe(202)
+    script.heads = [200n]
+    const verified = await send(app, sent, 'check-1')
+    expect(verified.status).toBe(200)
+    expect(verified.headers.get('idempotent-replayed')).toBeNull()
+    expect(verified.json.verified).toBe(true)
+    const retry = await send(app, sent, 'check-1')
+    expect(retry.headers.get('idempotent-replayed')).toBe('true')
+    expect(retry.json).toEqual(verified.json)
+  })
 })
