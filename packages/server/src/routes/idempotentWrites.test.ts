@@ -31,7 +31,7 @@ async function market() {
   script.receipts = [[payment(100n)]]
   script.heads = [200n]
   const app = await testApp(undefined, { chain })
-  const walker = await app.register('walker', { skills: ['Ping'] })
+  const walker = await app.register('walker', { skills: ['Ping', { name: 'Essay', review_seconds: 3600 }] })
   const agents = { walker: walker.key } as Record<string, string>
   for (const name of ['rotor', 'leaver', 'buyer', 'pairee']) {
     const agent = await app.register(name)
@@ -56,7 +56,7 @@ async function order(app: App) {
 }
 
 /** A 1.5 USDC order of `report` from `paid-seller` (SELLER's wallet): verify-payment's request for PAYER's payment. */
-async function paidOrderCheck(app: App): Promise<Sent> {
+async function paidOrderCheck(app: App): Promise<Sent & { sellerKey: string }> {
   const { key } = await app.register('paid-seller', {
     skills: [{ name: 'Report', type: 'purchasable', price: 1.5 }],
   })
@@ -64,10 +64,42 @@ async function paidOrderCheck(app: App): Promise<Sent> {
   const created = await app.call('POST', '/api/agents/paid-seller/tasks', { body: { skill: 'report' } })
   const proof = created.json.payment.payer_proof
   const signature = await PAYER.signTypedData({ ...proof, message: { ...proof.message, txHash: TX_HASH } })
-  return json('POST', `/api/agents/paid-seller/tasks/${created.json.task_id}/verify-payment`, {
-    tx_hash: TX_HASH,
-    payer_signature: signature,
+  return {
+    ...json('POST', `/api/agents/paid-seller/tasks/${created.json.task_id}/verify-payment`, {
+      tx_hash: TX_HASH,
+      payer_signature: signature,
+    }),
+    sellerKey: key,
+  }
+}
+
+/** A delivery of walker's `essay` (an hour's review) ordered by PAYER's wallet: the buyer's signed `decision`. */
+async function reviewOf(app: App, walkerKey: string, decision: 'accept' | 'reject'): Promise<Sent> {
+  const ordered = await app.call('POST', '/api/agents/walker/tasks', {
+    body: { skill: 'essay', buyer_wallet: PAYER.address },
   })
+  const path = `/api/agents/walker/tasks/${ordered.json.task_id}`
+  const delivered = await app.call('POST', `${path}/complete`, {
+    key: walkerKey,
+    body: { result_url: 'https://example.com/essay' },
+  })
+  const message = { ...delivered.json.review.message, decision, reason: 'because' }
+  const signature = await PAYER.signTypedData({ ...delivered.json.review, message })
+  return json('POST', `${path}/${decision}`, { reason: 'because', signature })
+}
+
+/** A paid, completed task of paid-seller: PAYER's signed rating of it. */
+async function ratingOf(app: App): Promise<Sent> {
+  const check = await paidOrderCheck(app)
+  expect((await app.call('POST', check.path, { body: check.body })).status).toBe(200)
+  const path = check.path.replace(/\/verify-payment$/, '')
+  const done = await app.call('POST', `${path}/complete`, {
+    key: check.sellerKey,
+    body: { result_url: 'https://example.com/r' },
+  })
+  const message = { ...done.json.rate.message, score: 5, comment: 'fast' }
+  const signature = await PAYER.signTypedData({ ...done.json.rate, message })
+  return json('POST', `${path}/rating`, { score: 5, comment: 'fast', signature })
 }
 
 /** For each write, a request that succeeds once the fixture has run (each runs on a fresh market). */
@@ -80,6 +112,9 @@ const FIXTURES: Record<string, (app: App, agents: Record<string, string>) => Pro
   recordMilestone: async (_, a) =>
     json('POST', '/api/agents/walker/milestones', { date: '2026-05-01', title: 'Shipped' }, a.walker),
   verifyPayment: async (app) => paidOrderCheck(app),
+  acceptDelivery: async (app, a) => reviewOf(app, a.walker as string, 'accept'),
+  rejectDelivery: async (app, a) => reviewOf(app, a.walker as string, 'reject'),
+  rateTask: async (app) => ratingOf(app),
   createTask: async () => ({
     ...json('POST', '/api/agents/walker/tasks', { skill: 'ping' }),
     other: JSON.stringify({ skill: 'ping', params: { other: true } }),
@@ -134,7 +169,7 @@ const FIXTURES: Record<string, (app: App, agents: Record<string, string>) => Pro
 }
 
 /**
- * Writes whose success needs a refund on a chain, a paying wallet's rating or a buyer's signed review; the walk still checks that each reads
+ * Writes whose success needs a refund transaction on a chain (from the seller's wallet back to the payer); the walk still checks that each reads
  * the key (a malformed one is refused before anything runs), and the mechanism they share is the one replayed above.
  */
 const WITHOUT_SUCCESS_FIXTURE = new Set(['recordRefund', 'rateTask', 'acceptDelivery', 'rejectDelivery'])
