@@ -1,7 +1,9 @@
+import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { testApp } from '../../packages/server/src/testing/http.ts'
 import { expectProblem, jsonCaller } from '../support/examples.ts'
 import { type MarketServer, startMarketServer } from '../support/process.ts'
 
@@ -63,5 +65,91 @@ describe('Idempotency-Keys are scoped per client', () => {
     expect((await orderFrom(ALICE, 'order-2')).json.task_id).toBe(real.json.task_id)
     // Within one client a key still means one request: another body under it is a conflict.
     expectProblem(await orderFrom(ALICE, 'order-2', { other: 1 }), 409, 'idempotency_key_reused')
+  })
+})
+
+// Attack: the answers that hold a secret shown once (registration's apiKey and pairingCode, a webhook's secret) are
+// replayed to a retry; a stranger tries to get them replayed to itself: the same key and body from another address,
+// the key with another body, a guessed key, the key after the replay window; and a thief of the database looks for
+// them in clear.
+
+/** A registration of `name` from the client at `address` under `key`. */
+const registerFrom = (address: string, key: string, name = 'secret-holder', bio = 'mine') =>
+  call('POST', '/api/agents/register', {
+    body: { name, bio },
+    headers: { 'idempotency-key': key, 'x-forwarded-for': address },
+  })
+
+describe('a replayed secret goes only to the client that asked for it', () => {
+  test("attack: another client replaying someone's key and body gets no secret and creates nothing", async () => {
+    const first = await registerFrom(ALICE, 'reg-1')
+    expect(first.status).toBe(200)
+    expect(first.json.apiKey).toStartWith('amk_')
+    const retry = await registerFrom(ALICE, 'reg-1')
+    expect(retry.headers.get('idempotent-replayed')).toBe('true')
+    expect(retry.json.apiKey).toBe(first.json.apiKey)
+    const stranger = await registerFrom(MALLORY, 'reg-1')
+    expectProblem(stranger, 409, 'name_taken')
+    expect(JSON.stringify(stranger.json)).not.toContain(first.json.apiKey)
+  })
+
+  test('attack: the same key with another body, and a guessed key, get no secret', async () => {
+    const first = await registerFrom(ALICE, 'reg-2', 'second-holder')
+    expect(first.status).toBe(200)
+    const otherBody = await registerFrom(ALICE, 'reg-2', 'second-holder', 'not mine')
+    expectProblem(otherBody, 409, 'idempotency_key_reused')
+    expect(JSON.stringify(otherBody.json)).not.toContain(first.json.apiKey)
+    const guessed = await registerFrom(ALICE, 'reg-3', 'second-holder')
+    expectProblem(guessed, 409, 'name_taken')
+    expect(JSON.stringify(guessed.json)).not.toContain(first.json.apiKey)
+  })
+
+  test('attack: a replay after the 10-minute window gets no secret and runs nothing again', async () => {
+    const app = await testApp()
+    const seller = await app.register('window-seller')
+    const add = () =>
+      app.call('POST', '/api/agents/window-seller/webhooks', {
+        key: seller.key,
+        body: { url: 'https://93.184.216.34/hook' },
+        headers: { 'idempotency-key': 'hook-1' },
+      })
+    const first = await add()
+    expect(first.status).toBe(201)
+    app.clock.advance(9 * 60_000)
+    expect((await add()).json.secret).toBe(first.json.secret)
+    app.clock.advance(2 * 60_000)
+    const late = await add()
+    expect(late.status).toBe(409)
+    expect(late.json.code).toBe('idempotency_replay_expired')
+    expect(JSON.stringify(late.json)).not.toContain(first.json.secret)
+    const listed = await app.call('GET', '/api/agents/window-seller/webhooks', { key: seller.key })
+    expect(listed.json.webhooks).toHaveLength(1)
+  })
+
+  test('attack: the database holds neither the secret nor the key in clear', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentmarket-idem-db-'))
+    try {
+      const app = await testApp(undefined, { databaseUrl: `file:${join(dir, 'market.db')}` })
+      const key = 'reg-key-visible-in-clear'
+      const first = await app.call('POST', '/api/agents/register', {
+        body: { name: 'stored-holder' },
+        headers: { 'idempotency-key': key },
+      })
+      expect(first.status).toBe(200)
+      const replay = await app.call('POST', '/api/agents/register', {
+        body: { name: 'stored-holder' },
+        headers: { 'idempotency-key': key },
+      })
+      expect(replay.json.apiKey).toBe(first.json.apiKey)
+      const db = new Database(join(dir, 'market.db'), { readonly: true })
+      const rows = db.query('select key, value from kv').all() as { key: string; value: string }[]
+      db.close()
+      const dump = JSON.stringify(rows)
+      expect(dump).toContain('idem:')
+      for (const secret of [first.json.apiKey, first.json.pairingCode, key])
+        expect(dump).not.toContain(secret)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

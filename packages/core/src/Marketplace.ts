@@ -2,6 +2,7 @@ import { agentActions } from './actions/agents/index.ts'
 import { budgetActions } from './actions/budgets/index.ts'
 import { type ActionContext, MILESTONE_MEMO_SIZE } from './actions/context.ts'
 import { feedActions } from './actions/feed.ts'
+import { idempotencyActions } from './actions/idempotency.ts'
 import { mailActions } from './actions/mail/index.ts'
 import { taskActions } from './actions/tasks/index.ts'
 import { userActions } from './actions/users/index.ts'
@@ -73,6 +74,7 @@ export const Marketplace = {
       ...taskActions(context),
       ...mailActions(context),
       ...webhookActions(context),
+      ...idempotencyActions(context),
       /** True when the store answers. */
       async storeIsHealthy(): Promise<boolean> {
         return ports.store.ping().then(

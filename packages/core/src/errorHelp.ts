@@ -71,6 +71,12 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
     "That escrow deposit already paid another task. Deposit again under the new task's id.",
   idempotency_key_reused:
     'This Idempotency-Key was used with another body. Use a new key for a new order, or resend the same body.',
+  idempotency_key_in_use:
+    'The first request with this Idempotency-Key is still under way. Retry after Retry-After with the same key and body to get its answer.',
+  idempotency_outcome_unknown:
+    'The first request with this Idempotency-Key ended without an answer, so whether it landed is unknown; it is never run twice under one key. Read the resource to see, then send a new key if it is missing.',
+  idempotency_replay_expired:
+    'The first request with this Idempotency-Key succeeded, and its answer held a secret shown once, replayed for 10 minutes only. Read the resource; rotate the secret if it was lost.',
   task_not_pending: 'The task is not awaiting payment any more (it is paid, completed or expired).',
   task_not_paid: 'Only a paid task can be completed.',
   task_expired: 'The task waited too long for its payment and expired. Order again.',

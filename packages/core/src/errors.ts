@@ -69,6 +69,9 @@ export const ERROR_CODES = {
   tx_already_used: 409,
   escrow_task_id_used: 409,
   idempotency_key_reused: 409,
+  idempotency_key_in_use: 409,
+  idempotency_outcome_unknown: 409,
+  idempotency_replay_expired: 409,
   task_not_pending: 409,
   authorization_already_used: 409,
   task_not_paid: 409,
@@ -273,6 +276,21 @@ export class PaymentOutcomeUnknownError extends MarketError {
       `The payment's transaction ${txHash} was sent and the network did not say whether it was mined. Send the same request with the same Authorization credential after Retry-After: it cannot pay twice, and you get your task once it is mined. Do not pay again with a new credential.`,
       undefined,
       options,
+    )
+  }
+}
+
+/**
+ * 409: the first request under this Idempotency-Key is still under way; retry after Retry-After and get its answer.
+ */
+export class IdempotencyKeyInUseError extends MarketError {
+  override readonly name = 'IdempotencyKeyInUseError'
+  constructor(readonly retryAfterSeconds: number) {
+    super(
+      'idempotency_key_in_use',
+      409,
+      'Conflict',
+      'A request with this Idempotency-Key is still under way. Retry after Retry-After with the same key and body to get its answer.',
     )
   }
 }

@@ -1,5 +1,6 @@
 import {
   ChainUnavailableError,
+  IdempotencyKeyInUseError,
   InvalidInputError,
   isUnexpected,
   MarketError,
@@ -174,7 +175,8 @@ export function problemResponse(
     error instanceof TooManyStreamsError ||
     error instanceof StoreUnavailableError ||
     error instanceof PaymentOutcomeUnknownError ||
-    error instanceof StorageFullError
+    error instanceof StorageFullError ||
+    error instanceof IdempotencyKeyInUseError
   )
     headers['retry-after'] = String(error.retryAfterSeconds)
   if (error instanceof MethodNotAllowedError) headers.allow = error.allow.join(', ')

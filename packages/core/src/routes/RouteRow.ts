@@ -141,6 +141,15 @@ export type RouteRow = {
   /** The core hands out the same object while its read cache holds it, so a host may serialize it once. */
   cachedRead?: boolean
   tool?: RouteTool
+  /**
+   * How a retry of this write under the same Idempotency-Key is kept from acting twice. `host` (the default for every
+   * non-GET row): the route layer keeps the first successful answer per client and replays it
+   * (`routes/idempotentRows.ts`); `action`: the action keeps the key with what it creates, in one transaction
+   * (orders); `credential`: the payment credential is the key (a machine payment's retry answers the same task).
+   */
+  idempotency?: 'host' | 'action' | 'credential'
+  /** The answer holds a secret shown once (an API key, a pairing code, a webhook secret): replayed 10 minutes only. */
+  shownOnce?: boolean
   /** Calls the core action. */
   call(market: MarketplaceActions, call: RouteCall): Promise<RouteReply>
 }

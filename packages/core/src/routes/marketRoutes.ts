@@ -30,6 +30,7 @@ import {
 import { PairAgentInput, UpdateUserInput } from '../User.ts'
 import { WebhookInput } from '../Webhook.ts'
 import { feedStream, wantsEventStream } from './feedStream.ts'
+import { withIdempotencyKey } from './idempotentRows.ts'
 import type { RouteCall, RouteJson, RouteRow, ToolArgument } from './RouteRow.ts'
 
 const json = (body: unknown): RouteJson => ({ body })
@@ -86,11 +87,8 @@ const fieldsOf = (body: { entries: object }) => Object.keys(body.entries).join('
 /** The problems a write with a body may answer besides its own: a bad, oversized or non-JSON body. */
 const BODY_PROBLEMS = [400, 413, 415]
 
-/**
- * Every marketplace operation, one row each (SPEC order). Hosts add their own rows (the index, health) beside
- * these; `docs/architecture.md` maps each SPEC row to its operation.
- */
-export const MARKET_ROUTES: readonly RouteRow[] = [
+/** Every marketplace operation as written, before the route layer adds Idempotency-Key to its writes. */
+const ROWS: readonly RouteRow[] = [
   {
     id: 'listAgents',
     method: 'GET',
@@ -221,6 +219,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
         'Register an agent. The answer holds its apiKey (shown only once: keep it) and a pairingCode for its owner.',
       params: {},
     },
+    shownOnce: true,
     call: async (market, call) =>
       json(
         await market.registerAgent(
@@ -283,6 +282,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     auth: 'bearer',
     ok: { status: 200, response: 'PairingCode', description: 'The new code and when it expires' },
     problems: [...BODY_PROBLEMS, 401, 403, 404, 409],
+    shownOnce: true,
     call: async (market, { params, apiKey }) =>
       json(await market.issuePairingCode(params.name ?? '', apiKey)),
   },
@@ -300,6 +300,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     rate: 'keys',
     ok: { status: 200, response: 'KeyRotation', description: 'The new key (shown once)' },
     problems: [...BODY_PROBLEMS, 401, 403, 404, 409],
+    shownOnce: true,
     call: async (market, call) =>
       json(await market.rotateApiKey(call.params.name ?? '', call.apiKey, provedRequest(call))),
   },
@@ -386,6 +387,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
         '`input` (a JSON Schema, shown by get_agent and get_agent_card), params must fit it (400 invalid_params).',
       params: { name: seller },
     },
+    idempotency: 'action',
     call: async (market, call) => {
       const name = call.params.name ?? ''
       // With a Payment credential or an x402 payment the skill is bought by machine payment, as on its own path
@@ -478,6 +480,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
         required: false,
       },
     ],
+    idempotency: 'credential',
     call: (market, call) =>
       market.orderWithPayment(call.params.name ?? '', call.params.id ?? '', call.body ?? {}, requestOf(call)),
   },
@@ -720,6 +723,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     body: WebhookInput,
     ok: { status: 201, response: 'NewWebhook', description: 'Added; keep the secret, it is not shown again' },
     problems: [...BODY_PROBLEMS, 401, 403, 404, 409],
+    shownOnce: true,
     call: async (market, { params, apiKey, body }) =>
       json(await market.addWebhook(params.name ?? '', apiKey, body ?? {})),
   },
@@ -763,6 +767,7 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     body: WebhookInput,
     ok: { status: 201, response: 'NewWebhook', description: 'Added; keep the secret, it is not shown again' },
     problems: [...BODY_PROBLEMS, 404, 409],
+    shownOnce: true,
     call: async (market, call) =>
       json(
         await market.addTaskWebhook(call.params.name ?? '', call.params.id ?? '', call.body ?? {}, {
@@ -930,3 +935,10 @@ export const MARKET_ROUTES: readonly RouteRow[] = [
     call: async (market, { query }) => json(paidOfferListing(await market.paidOffers(query))),
   },
 ]
+
+/**
+ * Every marketplace operation, one row each (SPEC order), every write honouring Idempotency-Key
+ * (`withIdempotencyKey`). Hosts add their own rows (the index, health) beside these; `docs/architecture.md` maps each
+ * SPEC row to its operation.
+ */
+export const MARKET_ROUTES: readonly RouteRow[] = ROWS.map(withIdempotencyKey)

@@ -1641,7 +1641,7 @@ export interface components {
                 resets_at: string;
             };
             /** @enum {string} */
-            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "eip712_proof_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "buyer_key_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "budget_not_found" | "webhook_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "task_overdue" | "task_not_delivered" | "no_buyer_wallet" | "refund_not_verifiable" | "seller_has_no_wallet" | "api_key_changed" | "no_proven_owner" | "agent_deleted" | "budget_superseded" | "too_many_webhooks" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "job_terms_mismatch" | "job_not_funded" | "job_funded_by_seller" | "escrow_deadline_too_late" | "tx_is_a_refund" | "decided_on_chain" | "result_committed" | "not_ratable" | "already_rated" | "rating_not_allowed" | "budget_exceeded" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable" | "database_unavailable" | "outcome_unknown" | "storage_full";
+            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "eip712_proof_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "buyer_key_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "budget_not_found" | "webhook_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_outcome_unknown" | "idempotency_replay_expired" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "task_overdue" | "task_not_delivered" | "no_buyer_wallet" | "refund_not_verifiable" | "seller_has_no_wallet" | "api_key_changed" | "no_proven_owner" | "agent_deleted" | "budget_superseded" | "too_many_webhooks" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "job_terms_mismatch" | "job_not_funded" | "job_funded_by_seller" | "escrow_deadline_too_late" | "tx_is_a_refund" | "decided_on_chain" | "result_committed" | "not_ratable" | "already_rated" | "rating_not_allowed" | "budget_exceeded" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable" | "database_unavailable" | "outcome_unknown" | "storage_full";
             detail: string;
             errors?: {
                 detail: string;
@@ -2558,7 +2558,10 @@ export interface operations {
     updateAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 name: string;
             };
@@ -2622,6 +2625,15 @@ export interface operations {
             };
             /** @description No such agent, user, task or code. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2826,7 +2838,10 @@ export interface operations {
     setBudget: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 name: string;
             };
@@ -2934,7 +2949,10 @@ export interface operations {
     heartbeat: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 name: string;
             };
@@ -2987,6 +3005,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Body over 64 KiB. */
             413: {
                 headers: {
@@ -3025,7 +3052,10 @@ export interface operations {
     rotateApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes; later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 name: string;
             };
@@ -3125,7 +3155,10 @@ export interface operations {
     withdrawListing: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 name: string;
             };
@@ -3171,6 +3204,15 @@ export interface operations {
             };
             /** @description No such agent, user, task or code. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3274,7 +3316,10 @@ export interface operations {
     recordMilestone: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 name: string;
             };
@@ -3336,6 +3381,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Body over 64 KiB. */
             413: {
                 headers: {
@@ -3374,7 +3428,10 @@ export interface operations {
     issuePairingCode: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes; later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 name: string;
             };
@@ -4008,7 +4065,10 @@ export interface operations {
     acceptDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
                 name: string;
@@ -4107,7 +4167,10 @@ export interface operations {
     completeTask: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
                 name: string;
@@ -4214,7 +4277,10 @@ export interface operations {
     rateTask: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
                 name: string;
@@ -4323,7 +4389,10 @@ export interface operations {
     recordRefund: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
                 name: string;
@@ -4460,7 +4529,10 @@ export interface operations {
     rejectDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
                 name: string;
@@ -4559,7 +4631,10 @@ export interface operations {
     verifyPayment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
                 name: string;
@@ -4734,7 +4809,10 @@ export interface operations {
     addTaskWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes; later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
                 name: string;
@@ -4825,7 +4903,10 @@ export interface operations {
     deleteTaskWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
                 name: string;
@@ -4864,6 +4945,15 @@ export interface operations {
             };
             /** @description No such agent, user, task or code. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4973,7 +5063,10 @@ export interface operations {
     addWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes; later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 name: string;
             };
@@ -5081,7 +5174,10 @@ export interface operations {
     deleteWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
                 name: string;
@@ -5135,6 +5231,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Body over 64 KiB. */
             413: {
                 headers: {
@@ -5173,7 +5278,10 @@ export interface operations {
     registerAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes; later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5487,7 +5595,10 @@ export interface operations {
     updateUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 username: string;
             };
@@ -5540,6 +5651,15 @@ export interface operations {
             };
             /** @description No such agent, user, task or code. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the current state (a taken name, a used code or tx hash, a task in another state). */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5649,7 +5769,10 @@ export interface operations {
     pairAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 username: string;
             };

@@ -108,7 +108,10 @@ describe('MCP tool contract', () => {
     expect(listing.map((tool) => tool.name)).toContain('update_agent')
     for (const tool of listing) {
       const named = (FIELD_LIST.exec(tool.description ?? '')?.[1] ?? '').split(', ')
-      const taken = Object.keys(tool.inputSchema.properties ?? {}).filter((field) => field !== 'agent')
+      // idempotency_key is every write's, not a field of the body the description lists.
+      const taken = Object.keys(tool.inputSchema.properties ?? {}).filter(
+        (field) => field !== 'agent' && field !== 'idempotency_key',
+      )
       expect(named.sort(), tool.name).toEqual(taken.sort())
     }
   })
@@ -281,4 +284,40 @@ describe('MCP tool contract', () => {
     )
     expect(refused.status).toBe(406)
   })
+})
+
+// Two MCP sessions over the in-process app: a loaded machine takes seconds, so the bound is wide (not the verdict).
+describe('MCP tools take the Idempotency-Key as idempotency_key', () => {
+  test('behavior: a retried record_milestone with the same idempotency_key records one milestone; another body is refused', async () => {
+    const app = await testApp()
+    const registered = await (await connect(app)).call('register_agent', { name: 'retrier' })
+    const agent = await connect(app, registered.apiKey)
+    expect(
+      agent.tools.find((tool) => tool.name === 'record_milestone')?.inputSchema.properties,
+    ).toHaveProperty('idempotency_key')
+    const args = { agent: 'retrier', date: '2026-05-01', title: 'Shipped', idempotency_key: 'ms-1' }
+    const first = await agent.call('record_milestone', args)
+    const retry = await agent.call('record_milestone', args)
+    expect(retry).toEqual(first)
+    const other = await agent.client.callTool({
+      name: 'record_milestone',
+      arguments: { ...args, title: 'Other' },
+    })
+    expect(other.isError).toBe(true)
+    expect(JSON.stringify(other.content)).toContain('idempotency_key_reused')
+    const listed = await app.call('GET', '/api/agents/retrier/milestones')
+    expect(listed.json.milestones).toHaveLength(1)
+  }, 60_000)
+
+  test('behavior: a retried create_task with the same idempotency_key answers the same task', async () => {
+    const app = await testApp()
+    await app.register('shop', { skills: ['Ping'] })
+    const buyer = await connect(app)
+    const args = { agent: 'shop', skill: 'ping', idempotency_key: 'order-1' }
+    const first = await buyer.call('create_task', args)
+    expect((await buyer.call('create_task', args)).task_id).toBe(first.task_id)
+    expect((await buyer.call('create_task', { ...args, idempotency_key: 'order-2' })).task_id).not.toBe(
+      first.task_id,
+    )
+  }, 60_000)
 })

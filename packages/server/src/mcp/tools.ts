@@ -83,6 +83,30 @@ function outputSchemaOf(row: RouteRow): { type: 'object' } & JsonSchema {
   return { type: 'object', anyOf: schemas }
 }
 
+/** The tool argument that carries what HTTP sends as the Idempotency-Key header. */
+const IDEMPOTENCY_ARGUMENT = 'idempotency_key'
+
+const IdempotencyArgument = v.optional(
+  v.pipe(
+    v.string(),
+    v.description(
+      'As the HTTP header Idempotency-Key (1-255 visible ASCII characters): a retry with the same key and arguments gets the first answer again instead of acting twice.',
+    ),
+  ),
+)
+
+/** A write whose tool takes the key: every one but machine payments (whose credential is the key). */
+const takesKey = (row: RouteRow) => row.method !== 'GET' && row.idempotency !== 'credential'
+
+/** The headers a tool call carries: only the Idempotency-Key, when the arguments hold one. */
+function keyHeaders(key: unknown): Headers {
+  if (key === undefined) return new Headers()
+  // Checked here: a header cannot carry every string; the core checks the same rule for HTTP's header.
+  if (typeof key !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(key))
+    throw badArgument(IDEMPOTENCY_ARGUMENT, 'must be 1-255 visible ASCII characters')
+  return new Headers({ 'idempotency-key': key })
+}
+
 /** A row as a tool: its path parameters and body (or query) fields as arguments, its core call as the run. */
 function toolOf(market: MarketplaceActions, row: RouteRow): Tool {
   const tool = row.tool as NonNullable<RouteRow['tool']>
@@ -92,8 +116,10 @@ function toolOf(market: MarketplaceActions, row: RouteRow): Tool {
       params.map(([, argument]) => [argument.name, v.pipe(v.string(), v.description(argument.description))]),
     ),
     ...(row.body ?? row.query)?.entries,
+    ...(takesKey(row) && { [IDEMPOTENCY_ARGUMENT]: IdempotencyArgument }),
   })
   const pathArgs = new Set(params.flatMap(([, argument]) => [argument.name, ...(argument.aliases ?? [])]))
+  pathArgs.add(IDEMPOTENCY_ARGUMENT)
   let output: ({ type: 'object' } & JsonSchema) | undefined
   return {
     name: tool.name,
@@ -107,7 +133,7 @@ function toolOf(market: MarketplaceActions, row: RouteRow): Tool {
         params: Object.fromEntries(params.map(([param, argument]) => [param, pathArgument(args, argument)])),
         query: rest,
         body: rest,
-        headers: new Headers(),
+        headers: keyHeaders(args[IDEMPOTENCY_ARGUMENT]),
         apiKey: context.apiKey,
         request: null,
         rawBody: undefined,

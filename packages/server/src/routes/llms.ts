@@ -50,6 +50,11 @@ Buying: find an agent with \`${call('listAgents')}?q=…\`, order a skill with
 \`${call('verifyPayment', task)}\`; or pay in one step with a machine payment (HTTP 402,
 MPP) at \`${call('orderWithPayment', { id: '{skill_slug}' })}\`. Then poll the task until it is \`completed\`.
 
+Retries: send an \`Idempotency-Key\` header (1-255 visible ASCII characters, a fresh UUID per action) with every
+write (POST, PUT, DELETE; MCP tools take \`idempotency_key\`): a retry with the same key and body answers the first
+answer again (\`Idempotent-Replayed: true\`, for 24 hours; an answer holding a secret shown once, such as
+\`apiKey\`, for 10 minutes) and never acts twice; another body under the key is 409 \`idempotency_key_reused\`.
+
 MCP: the same actions as tools over Streamable HTTP at \`POST ${baseUrl}/mcp\` (send
 \`Accept: application/json, text/event-stream\`). ${email}
 

@@ -1,14 +1,15 @@
 import type { Hex } from 'viem'
 import { hashSecret } from '../../Credentials.ts'
-import { ChainUnavailableError, ConflictError, InvalidInputError } from '../../errors.ts'
+import { ChainUnavailableError, ConflictError } from '../../errors.ts'
 import { recheckDelayMs } from '../../PaymentRechecks.ts'
 import type { AgentStore, KvStore, TaskStore } from '../../ports/Store.ts'
 import { clientKeyOf } from '../../RateLimit.ts'
 import type { IdempotentAnswer, TaskRecord } from '../../Task.ts'
-import { CreateTaskInput, IdempotencyKey } from '../../TaskInput.ts'
+import { CreateTaskInput } from '../../TaskInput.ts'
 import { toTaskView } from '../../TaskView.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
+import { parseIdempotencyKey } from '../idempotency.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
 import { type TaskAnswer, taskAnswer } from './answers.ts'
 import { insertOrder, orderGuard } from './budgetGuard.ts'
@@ -22,19 +23,6 @@ export type OrderOptions = {
   client?: string | null
   /** The API key of the agent the order names as `buyer` (needed when that buyer has a spending budget). */
   buyerKey?: string | undefined
-}
-
-/** Checks an Idempotency-Key header, or throws a 400 naming it. */
-export function parseIdempotencyKey(key: string): string {
-  try {
-    return parseInput(IdempotencyKey, key)
-  } catch {
-    throw new InvalidInputError(
-      'invalid_idempotency_key',
-      'The Idempotency-Key header must be 1-255 visible ASCII characters.',
-      [{ pointer: '', detail: 'Idempotency-Key must be 1-255 visible ASCII characters' }],
-    )
-  }
 }
 
 /** The stored first answer to a request with the same key, if the body is the same; 409 otherwise. */

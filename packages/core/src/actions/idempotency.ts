@@ -1,0 +1,244 @@
+import { bytesToHex, hexToBytes } from 'viem'
+import {
+  ConflictError,
+  IdempotencyKeyInUseError,
+  InvalidInputError,
+  MarketError,
+  StoreUnavailableError,
+} from '../errors.ts'
+import type { KvStore } from '../ports/KvStore.ts'
+import { IdempotencyKey } from '../TaskInput.ts'
+import { parseInput } from '../Validation.ts'
+import type { ActionContext } from './context.ts'
+
+/** How long a first answer is kept for retries under its Idempotency-Key (as Stripe: 24 hours). */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
+
+/** How long an answer holding a secret shown once (an API key, a webhook secret) is replayed: 10 minutes. */
+export const SECRET_REPLAY_MS = 10 * 60 * 1000
+
+/** How long a request under a key counts as still under way (longer than any request's own time bounds). */
+export const IN_FLIGHT_MS = 60 * 1000
+
+/** How many past hours of expired keys each new key sweeps (per shard), so keys nobody retries are removed. */
+const SWEPT_HOURS = 3
+
+const HOUR_MS = 60 * 60 * 1000
+const utf8 = new TextEncoder()
+
+/** One write under an Idempotency-Key: who sends it where (`scope`), the key, and a digest of what it sends. */
+export type IdempotentRequest = {
+  /** The client, its credential and the operation (method and path): keys of different scopes never meet. */
+  scope: string
+  key: string
+  /** A digest of the body: the same key with another body is a conflict. */
+  fingerprint: string
+  /** The answer holds a secret shown once: replayed for SECRET_REPLAY_MS only. */
+  shownOnce: boolean
+}
+
+/** A successful answer kept for retries. */
+export type KeptAnswer = { status: number; body: unknown; headers: Record<string, string> }
+
+/** A kept answer given back to a retry. */
+export type ReplayedAnswer = KeptAnswer & { replayed: true }
+
+/** What the store keeps under a key's name; the answer sealed (AES-GCM) under a key only the client's key opens. */
+type Entry =
+  | { state: 'running'; fingerprint: string; since: number; forgetAt: number }
+  | {
+      state: 'done'
+      fingerprint: string
+      sealed: { iv: string; data: string } | null
+      replayUntil: number
+      forgetAt: number
+    }
+
+/** Checks an Idempotency-Key header, or throws a 400 naming it. */
+export function parseIdempotencyKey(key: string): string {
+  try {
+    return parseInput(IdempotencyKey, key)
+  } catch {
+    throw new InvalidInputError(
+      'invalid_idempotency_key',
+      'The Idempotency-Key header must be 1-255 visible ASCII characters.',
+      [{ pointer: '', detail: 'Idempotency-Key must be 1-255 visible ASCII characters' }],
+    )
+  }
+}
+
+/** A failure that changed nothing: the key is released so a retry runs again. */
+function changedNothing(error: unknown): boolean {
+  if (error instanceof StoreUnavailableError) return error.outcome === 'unchanged'
+  return error instanceof MarketError
+}
+
+const isEntry = (value: unknown): value is Entry =>
+  typeof value === 'object' && value !== null && 'state' in value && 'forgetAt' in value
+
+/** The `idempotent` action: keeps the first successful answer of a write under the client's Idempotency-Key. */
+export function idempotencyActions(context: ActionContext<KvStore>) {
+  const { store, clock, pairing } = context
+
+  /** A name derived from the scope and key under the market's secret (HMAC): the store never holds the key. */
+  const derive = async (label: string, request: IdempotentRequest) =>
+    (await pairing.of(`idempotency:${label}\n${request.scope}\n${request.key}`)).slice(3)
+
+  async function sealingKey(request: IdempotentRequest): Promise<CryptoKey> {
+    const raw = new Uint8Array(hexToBytes(`0x${await derive('seal', request)}`))
+    return crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt'])
+  }
+
+  async function seal(request: IdempotentRequest, answer: KeptAnswer) {
+    const iv = crypto.getRandomValues(new Uint8Array(12))
+    const plain = utf8.encode(JSON.stringify(answer))
+    const data = await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, await sealingKey(request), plain)
+    return { iv: bytesToHex(iv), data: bytesToHex(new Uint8Array(data)) }
+  }
+
+  async function open(request: IdempotentRequest, sealed: { iv: string; data: string }) {
+    const plain = await crypto.subtle.decrypt(
+      { name: 'AES-GCM', iv: new Uint8Array(hexToBytes(sealed.iv as `0x${string}`)) },
+      await sealingKey(request),
+      new Uint8Array(hexToBytes(sealed.data as `0x${string}`)),
+    )
+    return JSON.parse(new TextDecoder().decode(plain)) as KeptAnswer
+  }
+
+  /** The hour bucket listing the entries that expire within `hour`, one per shard (the name's first digit). */
+  const dueBucket = (name: string, hour: number) => `idem-due:${hour}:${name[0]}`
+
+  /** Lists a taken key under the hour it expires in, so a later key sweeps it even if nobody retries it. */
+  async function list(name: string, forgetAt: number) {
+    await store.kvUpdate(dueBucket(name, Math.floor(forgetAt / HOUR_MS)), (current) => ({
+      op: 'set',
+      value: [...(Array.isArray(current) ? current : []), name],
+      result: null,
+    }))
+  }
+
+  /** Frees a key whose request changed nothing: its entry and its listing go, leaving the store as it was. */
+  async function free(name: string, forgetAt: number) {
+    await store.kvDelete(`idem:${name}`)
+    await store.kvUpdate(dueBucket(name, Math.floor(forgetAt / HOUR_MS)), (current) => {
+      const rest = (Array.isArray(current) ? current : []).filter((listed) => listed !== name)
+      return rest.length ? { op: 'set', value: rest, result: null } : { op: 'delete', result: null }
+    })
+  }
+
+  /** Removes the keys of this shard that expired in the past SWEPT_HOURS hours. */
+  async function sweep(name: string, now: number) {
+    const thisHour = Math.floor(now / HOUR_MS)
+    for (let hour = thisHour - SWEPT_HOURS; hour < thisHour; hour++) {
+      const bucket = dueBucket(name, hour)
+      const names = await store.kvGet(bucket)
+      if (!Array.isArray(names)) continue
+      // An entry freed and taken again since is listed in a later hour too: only an expired entry goes.
+      for (const old of names)
+        await store.kvUpdate(`idem:${old}`, (current) =>
+          isEntry(current) && current.forgetAt > now
+            ? { op: 'noop', result: null }
+            : { op: 'delete', result: null },
+        )
+      await store.kvDelete(bucket)
+    }
+  }
+
+  /** The answer to a retry that found the key already taken. */
+  async function answerRetry(
+    request: IdempotentRequest,
+    name: string,
+    entry: Entry,
+    now: number,
+  ): Promise<ReplayedAnswer> {
+    if (entry.fingerprint !== request.fingerprint)
+      throw new ConflictError(
+        'idempotency_key_reused',
+        'This Idempotency-Key was already used with a different request body.',
+      )
+    if (entry.state === 'running') {
+      const left = entry.since + IN_FLIGHT_MS - now
+      if (left > 0) throw new IdempotencyKeyInUseError(Math.ceil(left / 1000))
+      throw new ConflictError(
+        'idempotency_outcome_unknown',
+        'The first request with this Idempotency-Key ended without an answer (the server or its database failed under it), so whether it landed is unknown; it is not run again under this key. Read the resource to see whether it exists; send a new key to try again.',
+      )
+    }
+    if (entry.sealed && entry.replayUntil > now)
+      return { ...(await open(request, entry.sealed)), replayed: true }
+    if (entry.sealed) {
+      const expired = entry.sealed
+      // Past its window a secret's answer is dropped from the store, not only withheld.
+      await store.kvUpdate(`idem:${name}`, (current) =>
+        isEntry(current) && current.state === 'done' && current.sealed?.data === expired.data
+          ? { op: 'set', value: { ...current, sealed: null }, result: null }
+          : { op: 'noop', result: null },
+      )
+    }
+    throw new ConflictError(
+      'idempotency_replay_expired',
+      `The first request with this Idempotency-Key succeeded; its answer held a secret shown once and is replayed for ${SECRET_REPLAY_MS / 60_000} minutes only. It is not run again under this key: read the resource, or rotate the secret if it was lost.`,
+    )
+  }
+
+  return {
+    /**
+     * Runs a write once per client and Idempotency-Key: the first request runs `run` and its successful answer
+     * (`keep` says which) is kept, sealed, for IDEMPOTENCY_TTL_MS (SECRET_REPLAY_MS when it holds a secret); a retry
+     * with the same body gets it back (`replayed`), another body is 409 `idempotency_key_reused`, a retry while the
+     * first is under way 409 `idempotency_key_in_use`. A failure that changed nothing frees the key; one whose outcome
+     * is unknown keeps it taken, so a retry never runs the write twice.
+     * @example await market.idempotent(request, () => run(), (reply) => (reply.status < 300 ? reply : null))
+     */
+    async idempotent<R>(
+      request: IdempotentRequest,
+      run: () => Promise<R>,
+      keep: (reply: R) => KeptAnswer | null,
+    ): Promise<R | ReplayedAnswer> {
+      parseIdempotencyKey(request.key)
+      const name = await derive('entry', request)
+      const now = clock.now().getTime()
+      const forgetAt = now + IDEMPOTENCY_TTL_MS
+      const running: Entry = { state: 'running', fingerprint: request.fingerprint, since: now, forgetAt }
+      const found = await store.kvUpdate(`idem:${name}`, (current) =>
+        isEntry(current) && current.forgetAt > now
+          ? { op: 'noop', result: current }
+          : { op: 'set', value: running, result: null },
+      )
+      if (found) return answerRetry(request, name, found, now)
+      try {
+        await list(name, forgetAt)
+      } catch (error) {
+        // Nothing ran: the key is freed so that a retry runs.
+        await store.kvDelete(`idem:${name}`).catch(() => {})
+        throw error
+      }
+      let reply: R
+      try {
+        reply = await run()
+      } catch (error) {
+        // The write's own error is the answer: a key left taken by a failed delete answers "outcome unknown" later,
+        // never runs the write twice.
+        if (changedNothing(error)) await free(name, forgetAt).catch(() => {})
+        throw error
+      }
+      const answer = keep(reply)
+      if (!answer) {
+        await free(name, forgetAt)
+        return reply
+      }
+      const done: Entry = {
+        state: 'done',
+        fingerprint: request.fingerprint,
+        sealed: await seal(request, answer),
+        replayUntil: request.shownOnce ? now + SECRET_REPLAY_MS : forgetAt,
+        forgetAt,
+      }
+      // The write is done and its answer is the client's even when keeping it fails: a retry then finds the key
+      // running and answers that the outcome is unknown, never runs the write twice.
+      await store.kvPut(`idem:${name}`, done).catch(() => {})
+      await sweep(name, now).catch(() => {})
+      return reply
+    },
+  }
+}

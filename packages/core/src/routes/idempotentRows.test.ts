@@ -1,0 +1,123 @@
+import { describe, expect, test } from 'bun:test'
+import { memoryStore } from '../adapters/memoryStore.ts'
+import { defaultConfig } from '../Config.ts'
+import { StoreUnavailableError } from '../errors.ts'
+import { Marketplace } from '../Marketplace.ts'
+import { manualClock } from '../ports/Clock.ts'
+import type { Store } from '../ports/Store.ts'
+import { createFetchHandler } from './fetchHandler.ts'
+
+// A write under an Idempotency-Key when its database fails under it, driven through the fetch handler: a retry never
+// records a second milestone, whatever failed.
+
+const base = 'http://market.test'
+
+/** A market whose milestone inserts go through `insert` (the real one by default), with a clock the test moves. */
+async function market(insert?: (real: Store['insertMilestone']) => Store['insertMilestone']) {
+  const store = memoryStore()
+  const entries = new Set<string>()
+  const update = store.kvUpdate.bind(store)
+  store.kvUpdate = (key, change) => {
+    if (key.startsWith('idem:')) entries.add(key)
+    return update(key, change)
+  }
+  const real = store.insertMilestone.bind(store)
+  if (insert) store.insertMilestone = insert(real)
+  const clock = manualClock('2026-06-01T12:00:00.000Z')
+  const handler = createFetchHandler(Marketplace.create({ store, clock, config: defaultConfig(base) }))
+  const send = async (method: string, path: string, init: { body?: unknown; headers?: object } = {}) => {
+    const response = await handler.fetch(
+      new Request(`${base}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', ...init.headers },
+        ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
+      }),
+    )
+    return { status: response.status, headers: response.headers, json: await response.json() }
+  }
+  const registered = await send('POST', '/api/agents/register', { body: { name: 'scout' } })
+  const key = registered.json.apiKey as string
+  /** Records the milestone "Shipped" under the Idempotency-Key `idem`. */
+  const record = (idem: string) =>
+    send('POST', '/api/agents/scout/milestones', {
+      body: { date: '2026-05-01', title: 'Shipped' },
+      headers: { authorization: `Bearer ${key}`, 'idempotency-key': idem },
+    })
+  const count = async () =>
+    (await send('GET', '/api/agents/scout/milestones')).json.milestones.length as number
+  return { clock, record, count, store, entries }
+}
+
+describe('Idempotency-Key when the database fails under a write', () => {
+  test('a retry while the first request is still under way is 409 idempotency_key_in_use with Retry-After, then gets its answer', async () => {
+    let release = () => {}
+    let started = () => {}
+    const running = new Promise<void>((resolve) => {
+      started = resolve
+    })
+    const { record, count } = await market((real) => async (milestone, events) => {
+      started()
+      await new Promise<void>((resolve) => {
+        release = resolve
+      })
+      return real(milestone, events)
+    })
+    const first = record('m-1')
+    await running
+    const meanwhile = await record('m-1')
+    expect(meanwhile.status).toBe(409)
+    expect(meanwhile.json.code).toBe('idempotency_key_in_use')
+    expect(Number(meanwhile.headers.get('retry-after'))).toBeGreaterThan(0)
+    release()
+    const done = await first
+    expect(done.status).toBe(201)
+    const retry = await record('m-1')
+    expect(retry.headers.get('idempotent-replayed')).toBe('true')
+    expect(retry.json).toEqual(done.json)
+    expect(await count()).toBe(1)
+  })
+
+  test('a write that landed but whose answer was lost (outcome unknown) is never run again under its key', async () => {
+    let fail = true
+    const { clock, record, count } = await market((real) => async (milestone, events) => {
+      await real(milestone, events)
+      if (fail) throw new StoreUnavailableError('unknown')
+    })
+    const first = await record('m-2')
+    expect(first.status).toBe(503)
+    expect(first.json.code).toBe('outcome_unknown')
+    fail = false
+    clock.advance(61_000)
+    const retry = await record('m-2')
+    expect(retry.status).toBe(409)
+    expect(retry.json.code).toBe('idempotency_outcome_unknown')
+    expect(await count()).toBe(1)
+  })
+
+  test('a failure that changed nothing frees the key: the retry runs and is kept', async () => {
+    let fail = true
+    const { record, count } = await market((real) => async (milestone, events) => {
+      if (fail) throw new StoreUnavailableError('unchanged')
+      return real(milestone, events)
+    })
+    expect((await record('m-3')).json.code).toBe('database_unavailable')
+    fail = false
+    const retry = await record('m-3')
+    expect(retry.status).toBe(201)
+    expect(retry.headers.get('idempotent-replayed')).toBeNull()
+    expect((await record('m-3')).headers.get('idempotent-replayed')).toBe('true')
+    expect(await count()).toBe(1)
+  })
+
+  test('a key nobody retries is removed from the store after its 24 hours', async () => {
+    const { clock, record, store, entries } = await market()
+    expect((await record('old')).status).toBe(201)
+    const [old] = [...entries]
+    if (!old) throw new Error('no entry was written')
+    expect(await store.kvGet(old)).not.toBeNull()
+    clock.advance(25 * 3600_000)
+    // Each new key sweeps the expired keys of its shard (one of 16): a few hundred new keys reach every shard.
+    for (let n = 0; n < 400 && (await store.kvGet(old)) !== null; n++) await record(`new-${n}`)
+    expect(await store.kvGet(old)).toBeNull()
+  })
+})

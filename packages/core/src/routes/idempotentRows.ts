@@ -1,0 +1,90 @@
+import type { KeptAnswer } from '../actions/idempotency.ts'
+import { hashSecret } from '../Credentials.ts'
+import type { MarketplaceActions } from '../Marketplace.ts'
+import { clientKeyOf } from '../RateLimit.ts'
+import type { RouteCall, RouteHeader, RouteReply, RouteRow } from './RouteRow.ts'
+
+/** The headers that name who is asking besides the address: a retry must carry the same credential to be replayed. */
+const CREDENTIAL_HEADERS = ['authorization', 'x-wallet-address', 'x-wallet-signature', 'buyer-key']
+
+/** The row honours Idempotency-Key through the route layer: every write, unless its action or credential does. */
+export const keptByHost = (row: Pick<RouteRow, 'method' | 'idempotency'>) =>
+  row.method !== 'GET' && (row.idempotency ?? 'host') === 'host'
+
+/** The Idempotency-Key header as the OpenAPI document describes it for a row. */
+export function idempotencyHeader(row: Pick<RouteRow, 'shownOnce'>): RouteHeader {
+  return {
+    name: 'Idempotency-Key',
+    description: row.shownOnce
+      ? 'A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes; later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused.'
+      : 'A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused.',
+    required: false,
+  }
+}
+
+/** Who asks, with what credential, and where: keys of two scopes never meet. */
+function scopeOf(row: RouteRow, call: RouteCall): string {
+  const credentials = CREDENTIAL_HEADERS.map((name) => call.headers.get(name) ?? '').join('\n')
+  const path = row.path.replace(/\{(\w+)\}/g, (_, name: string) => call.params[name] ?? '')
+  return [
+    clientKeyOf(call.client()),
+    hashSecret(`${credentials}\n${call.apiKey ?? ''}`),
+    `${row.method} ${path}`,
+  ].join('\n')
+}
+
+/** A digest of what the request sends: its body bytes (over MCP, its arguments as JSON). */
+function fingerprintOf(call: RouteCall): string {
+  const text = call.rawBody ? new TextDecoder().decode(call.rawBody) : JSON.stringify(call.body ?? null)
+  return hashSecret(`body:${text}`)
+}
+
+/**
+ * The answer a retry may get back: a JSON success that did something. A whole Response (a 402 challenge) and an answer
+ * that asks to retry later (a 202 with Retry-After: the payment is not final, nothing changed) are never kept, so the
+ * retry asks again.
+ */
+function keptOf(row: RouteRow) {
+  const later = new Set(
+    (row.alsoOk ?? []).filter((answer) => answer.retryAfter).map((answer) => answer.status),
+  )
+  return (reply: RouteReply): KeptAnswer | null => {
+    if (reply instanceof Response) return null
+    const status = reply.status ?? row.ok.status
+    if (status < 200 || status > 299 || later.has(status)) return null
+    return { status, body: reply.body, headers: reply.headers ?? {} }
+  }
+}
+
+/** Runs the row's call once per client and key (`market.idempotent`), replaying the first answer to a retry. */
+async function callOnce(row: RouteRow, market: MarketplaceActions, call: RouteCall): Promise<RouteReply> {
+  const key = call.headers.get('idempotency-key')
+  if (key === null) return row.call(market, call)
+  const request = {
+    scope: scopeOf(row, call),
+    key,
+    fingerprint: fingerprintOf(call),
+    shownOnce: row.shownOnce === true,
+  }
+  const reply = await market.idempotent(request, () => row.call(market, call), keptOf(row))
+  if (reply instanceof Response || !('replayed' in reply)) return reply
+  return {
+    status: reply.status,
+    body: reply.body,
+    headers: { ...reply.headers, 'idempotent-replayed': 'true' },
+  }
+}
+
+/**
+ * A row that honours Idempotency-Key: a write kept by the host gets the header in its OpenAPI text, 409 among its
+ * problems, and a call that replays; other rows are unchanged. Every host serving the row gets the same behaviour.
+ */
+export function withIdempotencyKey(row: RouteRow): RouteRow {
+  if (!keptByHost(row)) return row
+  return {
+    ...row,
+    headers: [...(row.headers ?? []), idempotencyHeader(row)],
+    problems: [...new Set([...row.problems, 400, 409])].sort((a, b) => a - b),
+    call: (market, call) => callOnce(row, market, call),
+  }
+}
