@@ -59,7 +59,8 @@ async function payAtCreation(
   signature: Hex,
 ): Promise<TaskAnswer> {
   const { store, config, clock } = context
-  if (await store.findTaskIdByTxHash(txHash)) throw CLAIM_CONFLICTS.tx_already_used()
+  const usedBy = await store.findTaskIdByTxHash(txHash)
+  if (usedBy) throw await alreadyUsed(context, task, usedBy, txHash, signature)
   const [verdict] = await judge(context, [checkOf(context, task, txHash)])
   if (!verdict) throw new ChainUnavailableError()
   if (verdict.ok) {
@@ -81,6 +82,31 @@ async function payAtCreation(
   const { verification, retryAfterSeconds } = pendingVerification(verdict)
   const body = { ...toTaskView(task, config), verification: { ...verification, rechecked } }
   return taskAnswer('awaiting_confirmations', { body, retryAfterSeconds })
+}
+
+/**
+ * The 409 of a hash that already paid a task. When it paid a task of this seller and the signature proves that task's
+ * payer sent this order too, the order was placed before and its answer lost: the 409 names that task, so the buyer
+ * reads it instead of paying again.
+ */
+async function alreadyUsed(
+  context: ActionContext<TaskStore>,
+  task: TaskRecord,
+  usedBy: string,
+  txHash: Hex,
+  signature: Hex,
+): Promise<ConflictError> {
+  const first = await context.store.getTask(task.agentName, usedBy)
+  const from = first?.payment?.from
+  const proved =
+    first && from
+      ? await payerProved(context, first, txHash, signature, from, true).catch(() => false)
+      : false
+  if (!first || !proved) return CLAIM_CONFLICTS.tx_already_used()
+  return new ConflictError(
+    'tx_already_used',
+    `This transaction already paid task ${first.id}, and your payer_signature shows you ordered it: your earlier order went through. Do not pay again; read it at /api/agents/${encodeURIComponent(first.agentName)}/tasks/${first.id}.`,
+  )
 }
 
 /** The `createTask` action (SPEC row 8). */
