@@ -427,6 +427,59 @@ describe('escrow deposits', () => {
   })
 })
 
+describe('job escrow', () => {
+  test('behavior: a job funded while the RPC is down: verify answers 503; the follower pays the task when the chain is back', async () => {
+    const { buyer, before } = await newBuyer()
+    const jobEscrow = (await anvil.deployJobEscrow()).address
+    const chainNow = new Date(Number((await anvil.publicClient.getBlock()).timestamp) * 1000)
+    const app = await testApp(chainNow.toISOString(), {
+      chain: viemChain({ rpcUrl: rpc.url, timeoutMs: 500 }),
+      chainConfig: {
+        jobEscrowContract: jobEscrow,
+        jobEscrowStartBlock: await anvil.publicClient.getBlockNumber(),
+      },
+    })
+    const registered = await app.register('seller', {
+      skills: [{ name: 'Essay', type: 'purchasable', price: '2.5', sla_seconds: 600, review_seconds: 1800 }],
+    })
+    await app.call('PUT', '/api/agents/seller', {
+      key: registered.key,
+      body: { walletAddress: seller.address },
+    })
+    const created = await app.call('POST', '/api/agents/seller/tasks', {
+      body: { skill: 'essay', buyer_wallet: buyer.address },
+    })
+    const path = `/api/agents/seller/tasks/${created.json.task_id}`
+    const calls = (await app.call('GET', path)).json.escrow_job.calls as {
+      step: string
+      to: Address
+      data: Hex
+    }[]
+    const callOf = (step: string) => calls.find((call) => call.step === step) as { to: Address; data: Hex }
+    await pay(buyer, callOf('approve').to, callOf('approve').data)
+    const funding = await pay(buyer, callOf('fund').to, callOf('fund').data)
+    await anvil.mine(2)
+    rpc.set('down')
+    const proof = (await app.call('GET', path)).json.payment.payer_proof as ServedPayerProof
+    const answer = await app.call('POST', `${path}/verify-payment`, {
+      body: { tx_hash: funding, payer_signature: await signPayerProof(buyer, proof, funding) },
+    })
+    const followed = await app.market.followJobEscrow().then(
+      () => 'followed',
+      () => 'failed',
+    )
+    rpc.set('up')
+    await app.market.followJobEscrow()
+    await settle(
+      'job escrow: funded while the RPC is down',
+      buyer,
+      before,
+      (await app.call('GET', path)).json.status,
+    )
+    expect([answer.status, followed]).toEqual([503, 'failed'])
+  })
+})
+
 describe('a server process killed between the payment and its record', () => {
   const folder = mkdtempSync(join(tmpdir(), 'agentmarket-settle-'))
   let server: MarketServer | undefined
