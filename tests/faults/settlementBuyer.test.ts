@@ -8,7 +8,8 @@ import { type HDAccount, mnemonicToAccount } from 'viem/accounts'
 import { testApp } from '../../packages/server/src/testing/http.ts'
 import { ANVIL_MNEMONIC, type Anvil, paymentChain, USDC_ABI, USDC_ADDRESS } from '../support/anvil.ts'
 import { type ServedPayerProof, signPayerProof } from '../support/payer.ts'
-import { type MarketServer, startMarketServer } from '../support/process.ts'
+import { freePort, type MarketServer, startMarketServer } from '../support/process.ts'
+import { type CaptureRelay, captureRelay, sendMail } from '../support/smtp.ts'
 
 // The fault battery of the rails where the buyer broadcasts and the server verifies (issue 39): card-and-verify,
 // escrow deposits, the job escrow and e-mail orders. Each case is one buyer's order under one fault, driven through
@@ -478,6 +479,87 @@ describe('job escrow', () => {
     )
     expect([answer.status, followed]).toEqual([503, 'failed'])
   })
+})
+
+describe('e-mail orders (real SMTP on loopback, bun start)', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'agentmarket-settle-mail-'))
+  let server: MarketServer | undefined
+  let relay: CaptureRelay | undefined
+  afterAll(async () => {
+    server?.stop()
+    await relay?.stop()
+    rmSync(folder, { recursive: true, force: true })
+  })
+
+  test('behavior: an order mailed twice (a redelivery) and paid, verified while the RPC is down: one task, paid by the re-check', async () => {
+    relay = await captureRelay(freePort())
+    const smtpPort = freePort()
+    server = await startMarketServer({
+      HOME: folder,
+      DATABASE_URL: `file:${join(folder, 'market.db')}`,
+      CHAIN_RPC_URL: rpc.url,
+      ORDER_MAILBOX: 'orders@market.test',
+      SMTP_INBOUND_PORT: String(smtpPort),
+      SMTP_OUTBOUND_URL: relay.url,
+      MAIL_AUTH: 'off',
+    })
+    const base = server.base
+    const registered = (await (
+      await fetch(`${base}/api/agents/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          name: 'mailed',
+          skills: [{ name: 'Deep Search', type: 'purchasable', price: '2.5' }],
+        }),
+      })
+    ).json()) as { apiKey: string }
+    await fetch(`${base}/api/agents/mailed`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${registered.apiKey}` },
+      body: JSON.stringify({ walletAddress: seller.address }),
+    })
+    const message = {
+      from: 'Ann Buyer <ann@buyer.test>',
+      to: 'orders@market.test',
+      subject: 'mailed/deep-search',
+      text: '{"topic": "solar"}',
+      messageId: '<settle-1@buyer.test>',
+    }
+    await sendMail(smtpPort, message)
+    // The buyer's mail server did not see the answer and delivers the same message again.
+    await sendMail(smtpPort, message)
+    const reply = await relay.waitFor((email) => email.inReplyTo === message.messageId, 120_000)
+    const id = reply.headers.find((item) => item.key === 'x-agentmarket-task')?.value ?? ''
+    const read = async () =>
+      (await (await fetch(`${base}/api/agents/mailed/tasks/${id}`)).json()) as never as {
+        status: string
+        payment: { payer_proof: ServedPayerProof }
+      }
+    const { buyer, before } = await newBuyer()
+    const proof = (await read()).payment.payer_proof
+    const hash = await pay(buyer, seller.address)
+    await anvil.mine(2)
+    rpc.set('down')
+    const answer = await fetch(`${base}/api/agents/mailed/tasks/${id}/verify-payment`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ tx_hash: hash, payer_signature: await signPayerProof(buyer, proof, hash) }),
+    })
+    rpc.set('up')
+    let status = ''
+    await waitFor(async () => {
+      status = (await read()).status
+      return status === 'paid'
+    }).catch(() => undefined)
+    await settle('mail: order redelivered, verify with the RPC down', buyer, before, status)
+    const tasks = (await (
+      await fetch(`${base}/api/agents/mailed/tasks?status=all`, {
+        headers: { authorization: `Bearer ${registered.apiKey}` },
+      })
+    ).json()) as { total: number }
+    expect([answer.status, tasks.total]).toEqual([503, 1])
+  }, 200_000)
 })
 
 describe('a server process killed between the payment and its record', () => {
