@@ -356,6 +356,24 @@ describe('card-and-verify: the buyer pays, then asks the market to verify', () =
     expect(retried.json.detail).toContain('Do not pay again')
   })
 
+  test('behavior: an order with a hash not final yet whose 202 is lost, retried without a key: the same task, paid by the re-check', async () => {
+    const { buyer, before } = await newBuyer()
+    const app = await market()
+    const hash = await pay(buyer, seller.address)
+    const lost = await app.order(buyer, hash)
+    const retried = await app.order(buyer, hash)
+    await anvil.mine(2)
+    await app.recheckUntilIdle()
+    // The buyer holds the task of the answer it got: the retry's.
+    await settle(
+      'card: pending order retried without a key',
+      buyer,
+      before,
+      (await app.read(retried.json.task_id)).status,
+    )
+    expect([lost.status, retried.status, retried.json.task_id]).toEqual([202, 202, lost.json.task_id])
+  })
+
   test('behavior: a verify whose 200 is lost, retried: 409 task_not_pending and the task reads paid', async () => {
     const { buyer, before } = await newBuyer()
     const app = await market()

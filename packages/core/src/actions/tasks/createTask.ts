@@ -109,6 +109,36 @@ async function alreadyUsed(
   )
 }
 
+/** The kv key of the first 202 answer to an order sent with a hash not final yet. */
+const pendingOrderKey = (txHash: Hex) => `order:pending-tx:${txHash.toLowerCase()}`
+
+/** The first 202 answer to an order paid by a hash not final yet, kept for its retries. */
+type PendingOrder = { agentName: string; taskId: string; signature: Hex | null; body: unknown }
+
+/**
+ * The first answer to an order that sent this hash with the same payer signature while the hash was not final, when
+ * that task still waits on it: a retry without its Idempotency-Key (its answer lost) gets that task again instead of
+ * a second one that the payment can never pay.
+ */
+async function earlierPendingOrder(
+  context: ActionContext<TaskStore & KvStore>,
+  agentName: string,
+  txHash: Hex,
+  signature: Hex,
+): Promise<TaskAnswer | null> {
+  const earlier = (await context.store.kvGet(pendingOrderKey(txHash))) as PendingOrder | null
+  if (
+    !earlier ||
+    earlier.agentName !== agentName ||
+    earlier.signature?.toLowerCase() !== signature.toLowerCase()
+  )
+    return null
+  const task = await context.store.getTask(agentName, earlier.taskId)
+  if (task?.status !== 'pending_payment' || task.pendingCheck?.txHash.toLowerCase() !== txHash.toLowerCase())
+    return null
+  return { outcome: 'replayed', status: 202, body: earlier.body, replayed: true }
+}
+
 /** The `createTask` action (SPEC row 8). */
 export function createTaskAction(context: ActionContext<AgentStore & TaskStore & KvStore>) {
   const { store, config, feed } = context
@@ -133,6 +163,10 @@ export function createTaskAction(context: ActionContext<AgentStore & TaskStore &
       const first = await store.findIdempotentAnswer(agent.name, clientKey, key)
       if (first) return replay(first, fingerprint)
     }
+    if (input.tx_hash && input.payer_signature) {
+      const earlier = await earlierPendingOrder(context, agent.name, input.tx_hash, input.payer_signature)
+      if (earlier) return earlier
+    }
     const task = newTaskRecord(context, agent, input, clientKey)
     const guard = await orderGuard(context, agent, task, options.buyerKey)
     const paysNow = input.tx_hash && task.status === 'pending_payment'
@@ -145,6 +179,13 @@ export function createTaskAction(context: ActionContext<AgentStore & TaskStore &
     const stored = await insertOrder(context, task, eventsOfNewTask(task), guard)
     if (stored.outcome === 'replay') return replay(stored.answer, fingerprint)
     if (stored.outcome !== 'inserted') throw CLAIM_CONFLICTS[stored.outcome]()
+    if (answer.outcome === 'awaiting_confirmations' && task.pendingCheck)
+      await store.kvPut(pendingOrderKey(task.pendingCheck.txHash), {
+        agentName: task.agentName,
+        taskId: task.id,
+        signature: task.pendingCheck.signature,
+        body: answer.body,
+      } satisfies PendingOrder)
     feed.nudge()
     return answer
   }
