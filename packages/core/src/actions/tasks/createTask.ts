@@ -50,7 +50,8 @@ function replay(answer: IdempotentAnswer, fingerprint: string): TaskAnswer {
 
 /**
  * Applies a tx hash sent with the order: paid at once, pending (re-checked in the background within the client's
- * budget), or refused. The payer proves with `signature` that it pays this order.
+ * budget), a replay of the same order still pending, or refused. The payer proves with `signature` that it pays
+ * this order.
  */
 async function payAtCreation(
   context: ActionContext<TaskStore & KvStore>,
@@ -71,6 +72,8 @@ async function payAtCreation(
     return taskAnswer('created', { body: toTaskView(task, config) })
   }
   if (verdict.reason !== 'pending') throw refusal(verdict.reason)
+  const earlier = await earlierPendingOrder(context, task.agentName, txHash, signature)
+  if (earlier) return earlier
   const rechecked = await withinRecheckBudget(context, task.clientKey)
   if (rechecked)
     task.pendingCheck = {
@@ -117,8 +120,8 @@ type PendingOrder = { agentName: string; taskId: string; signature: Hex | null; 
 
 /**
  * The first answer to an order that sent this hash with the same payer signature while the hash was not final, when
- * that task still waits on it: a retry without its Idempotency-Key (its answer lost) gets that task again instead of
- * a second one that the payment can never pay.
+ * that task still waits on it and the hash is still not final: a retry without its Idempotency-Key (its answer lost)
+ * gets that task again instead of a second one that the payment can never pay. (Once final, a retry is judged anew.)
  */
 async function earlierPendingOrder(
   context: ActionContext<TaskStore & KvStore>,
@@ -163,10 +166,6 @@ export function createTaskAction(context: ActionContext<AgentStore & TaskStore &
       const first = await store.findIdempotentAnswer(agent.name, clientKey, key)
       if (first) return replay(first, fingerprint)
     }
-    if (input.tx_hash && input.payer_signature) {
-      const earlier = await earlierPendingOrder(context, agent.name, input.tx_hash, input.payer_signature)
-      if (earlier) return earlier
-    }
     const task = newTaskRecord(context, agent, input, clientKey)
     const guard = await orderGuard(context, agent, task, options.buyerKey)
     const paysNow = input.tx_hash && task.status === 'pending_payment'
@@ -175,6 +174,7 @@ export function createTaskAction(context: ActionContext<AgentStore & TaskStore &
       input.tx_hash && input.payer_signature && task.status === 'pending_payment'
         ? await payAtCreation(context, task, input.tx_hash, input.payer_signature)
         : taskAnswer('created', { body: toTaskView(task, config) })
+    if (answer.outcome === 'replayed') return answer
     if (key !== null) task.idempotency = { key, fingerprint, status: answer.status, body: answer.body }
     const stored = await insertOrder(context, task, eventsOfNewTask(task), guard)
     if (stored.outcome === 'replay') return replay(stored.answer, fingerprint)
