@@ -112,7 +112,13 @@ describe('card-and-verify on a real chain', () => {
 
     const early = await verify(path, hash)
     expect(early.status).toBe(202)
-    expect(early.json).toEqual({ verified: false, state: 'pending', confirmations: 1, required: 3 })
+    expect(early.json).toEqual({
+      verified: false,
+      state: 'pending',
+      confirmations: 1,
+      required: 3,
+      rechecked: true,
+    })
     expect(Number(early.headers.get('retry-after'))).toBeGreaterThan(0)
     expect((await call('GET', path)).json.status).toBe('pending_payment')
 

@@ -166,7 +166,13 @@ describe('problemResponse', () => {
 
 describe('answerResponse', () => {
   test('behavior: status, body and Retry-After of a pending answer; the replay mark of a replayed one', async () => {
-    const body = { verified: false, state: 'pending', confirmations: 1, required: 3 } as const
+    const body = {
+      verified: false,
+      state: 'pending',
+      confirmations: 1,
+      required: 3,
+      rechecked: true,
+    } as const
     const pending = answerResponse({ outcome: 'pending', status: 202, body, retryAfterSeconds: 4 })
     expect(pending.status).toBe(202)
     expect(pending.headers.get('retry-after')).toBe('4')

@@ -372,7 +372,7 @@ const PendingVerification = v.strictObject({
   state: v.literal('pending'),
   confirmations: v.number(),
   required: v.number(),
-  /** On orders sent with tx_hash: whether the server re-checks it in the background (else call verify-payment). */
+  /** On orders sent with tx_hash and on verify-payment: whether the server re-checks it in the background. */
   rechecked: v.optional(v.boolean()),
   /** On x402 orders: the settlement transaction sent, whose outcome is not known yet (do not pay again). */
   tx_hash: v.optional(v.nullable(txHash)),

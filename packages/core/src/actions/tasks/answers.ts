@@ -31,7 +31,12 @@ export type TaskAnswer =
       retryAfterSeconds: number
     }
   | { outcome: 'verified'; status: 200; body: { verified: true; task: TaskView } }
-  | { outcome: 'pending'; status: 202; body: PendingVerification; retryAfterSeconds: number }
+  | {
+      outcome: 'pending'
+      status: 202
+      body: PendingVerification & { rechecked: boolean }
+      retryAfterSeconds: number
+    }
   | { outcome: 'replayed'; status: number; body: unknown; replayed: true }
 
 /** The answer of one outcome, its status from the table. */

@@ -38,7 +38,8 @@ function replay(answer: IdempotentAnswer, fingerprint: string): TaskAnswer {
 
 /**
  * Applies a tx hash sent with the order: paid at once, pending (re-checked in the background within the client's
- * budget), or refused. The payer proves with `signature` that it pays this order.
+ * budget), a replay of the same order still pending, or refused. The payer proves with `signature` that it pays
+ * this order.
  */
 async function payAtCreation(
   context: ActionContext<TaskStore & KvStore>,
@@ -47,7 +48,8 @@ async function payAtCreation(
   signature: Hex,
 ): Promise<TaskAnswer> {
   const { store, config, clock } = context
-  if (await store.findTaskIdByTxHash(txHash)) throw CLAIM_CONFLICTS.tx_already_used()
+  const usedBy = await store.findTaskIdByTxHash(txHash)
+  if (usedBy) throw await alreadyUsed(context, task, usedBy, txHash, signature)
   const [verdict] = await judge(context, [checkOf(context, task, txHash)])
   if (!verdict) throw new ChainUnavailableError()
   if (verdict.ok) {
@@ -58,6 +60,8 @@ async function payAtCreation(
     return taskAnswer('created', { body: toTaskView(task, config) })
   }
   if (verdict.reason !== 'pending') throw refusal(verdict.reason)
+  const earlier = await earlierPendingOrder(context, task.agentName, txHash, signature)
+  if (earlier) return earlier
   const rechecked = await withinRecheckBudget(context, task.clientKey)
   if (rechecked)
     task.pendingCheck = {
@@ -69,6 +73,61 @@ async function payAtCreation(
   const { verification, retryAfterSeconds } = pendingVerification(verdict)
   const body = { ...toTaskView(task, config), verification: { ...verification, rechecked } }
   return taskAnswer('awaiting_confirmations', { body, retryAfterSeconds })
+}
+
+/**
+ * The 409 of a hash that already paid a task. When it paid a task of this seller and the signature proves that task's
+ * payer sent this order too, the order was placed before and its answer lost: the 409 names that task, so the buyer
+ * reads it instead of paying again.
+ */
+async function alreadyUsed(
+  context: ActionContext<TaskStore>,
+  task: TaskRecord,
+  usedBy: string,
+  txHash: Hex,
+  signature: Hex,
+): Promise<ConflictError> {
+  const first = await context.store.getTask(task.agentName, usedBy)
+  const from = first?.payment?.from
+  const proved =
+    first && from
+      ? await payerProved(context, first, txHash, signature, from, true).catch(() => false)
+      : false
+  if (!first || !proved) return CLAIM_CONFLICTS.tx_already_used()
+  return new ConflictError(
+    'tx_already_used',
+    `This transaction already paid task ${first.id}, and your payer_signature shows you ordered it: your earlier order went through. Do not pay again; read it at /api/agents/${encodeURIComponent(first.agentName)}/tasks/${first.id}.`,
+  )
+}
+
+/** The kv key of the first 202 answer to an order sent with a hash not final yet. */
+const pendingOrderKey = (txHash: Hex) => `order:pending-tx:${txHash.toLowerCase()}`
+
+/** The first 202 answer to an order paid by a hash not final yet, kept for its retries. */
+type PendingOrder = { agentName: string; taskId: string; signature: Hex | null; body: unknown }
+
+/**
+ * The first answer to an order that sent this hash with the same payer signature while the hash was not final, when
+ * that task still waits on it and the hash is still not final: a retry without its Idempotency-Key (its answer lost)
+ * gets that task again instead of a second one that the payment can never pay. (Once final, a retry is judged anew.)
+ */
+async function earlierPendingOrder(
+  context: ActionContext<TaskStore & KvStore>,
+  agentName: string,
+  txHash: Hex,
+  signature: Hex,
+): Promise<TaskAnswer | null> {
+  const earlier = (await context.store.kvGet(pendingOrderKey(txHash))) as PendingOrder | null
+  if (
+    !earlier ||
+    earlier.agentName !== agentName ||
+    earlier.signature?.toLowerCase() !== signature.toLowerCase()
+  )
+    return null
+  const task = await context.store.getTask(agentName, earlier.taskId)
+  if (task?.status !== 'pending_payment' || task.pendingCheck?.txHash.toLowerCase() !== txHash.toLowerCase())
+    return null
+  return { outcome: 'replayed', status: 202, body: earlier.body, replayed: true }
 }
 
 /** The `createTask` action (SPEC row 8). */
@@ -103,10 +162,18 @@ export function createTaskAction(context: ActionContext<AgentStore & TaskStore &
       input.tx_hash && input.payer_signature && task.status === 'pending_payment'
         ? await payAtCreation(context, task, input.tx_hash, input.payer_signature)
         : taskAnswer('created', { body: toTaskView(task, config) })
+    if (answer.outcome === 'replayed') return answer
     if (key !== null) task.idempotency = { key, fingerprint, status: answer.status, body: answer.body }
     const stored = await insertOrder(context, task, eventsOfNewTask(task), guard)
     if (stored.outcome === 'replay') return replay(stored.answer, fingerprint)
     if (stored.outcome !== 'inserted') throw CLAIM_CONFLICTS[stored.outcome]()
+    if (answer.outcome === 'awaiting_confirmations' && task.pendingCheck)
+      await store.kvPut(pendingOrderKey(task.pendingCheck.txHash), {
+        agentName: task.agentName,
+        taskId: task.id,
+        signature: task.pendingCheck.signature,
+        body: answer.body,
+      } satisfies PendingOrder)
     feed.nudge()
     return answer
   }

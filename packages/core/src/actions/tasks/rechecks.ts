@@ -91,9 +91,11 @@ async function settleRecheck(
   const { txHash, verdict } = await x402Verdict(context, task, check.txHash, judged)
   if (verdict?.ok) {
     // A payer signature sent with the hash, or (no signature) an x402 settlement this server sent for that payer.
+    // The signature came with the order (its claim names no task) or with verify-payment (it names this task).
     const proved =
       check.signature !== null
-        ? await payerProved(context, task, check.txHash, check.signature, verdict.from, true)
+        ? (await payerProved(context, task, check.txHash, check.signature, verdict.from, true)) ||
+          (await payerProved(context, task, check.txHash, check.signature, verdict.from, false))
         : await x402SettlementBy(context, check.txHash, verdict.from)
     if (!proved) return drop(context, task)
     const payment = {
@@ -106,7 +108,8 @@ async function settleRecheck(
     return outcome === 'paid' ? 'paid' : drop(context, task)
   }
   if (verdict && verdict.reason !== 'pending') return drop(context, task)
-  const attempts = check.attempts + 1
+  // A chain that could not be read says nothing about the payment: the pass spends none of the check's attempts.
+  const attempts = verdict === null ? check.attempts : check.attempts + 1
   // A hash the chain has never shown mined gets a few minutes, not the whole budget.
   const unmined =
     verdict !== null && !verdict.ok && verdict.reason === 'pending' && verdict.confirmations === 0
