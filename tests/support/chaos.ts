@@ -22,6 +22,8 @@ export type LoadTally = {
   unexpected5xx: number
   /** The slowest answer, in milliseconds (a figure, not a verdict: the machine may be busy). */
   slowestMs: number
+  /** Writes whose first outcome the server could not know (409 idempotency_outcome_unknown): the client read them. */
+  readBack: number
 }
 
 /** The ledger's verdict: acknowledged writes not found, and writes found more than once. */
@@ -54,6 +56,7 @@ export function steadyLoad(options: {
   let acknowledged = 0
   let unexpected5xx = 0
   let slowestMs = 0
+  let readBack = 0
   let next = 0
   let running = true
   const inFlight = new Set<Promise<void>>()
@@ -70,8 +73,11 @@ export function steadyLoad(options: {
     }
   }
 
-  /** One attempt: true when acknowledged; the wait the answer asked for otherwise. */
-  const attempt = async (write: Sent): Promise<true | number> => {
+  /**
+   * One attempt: true when acknowledged, 'unknown' when the server cannot know whether a first attempt under this key
+   * landed (its node died mid-write), else the wait the answer asked for.
+   */
+  const attempt = async (write: Sent): Promise<true | 'unknown' | number> => {
     const bases = options.targets()
     const base = bases[(next++ + write.attempts) % bases.length]
     write.attempts++
@@ -87,10 +93,11 @@ export function steadyLoad(options: {
         body: JSON.stringify({ date: '2026-11-28', title: write.title }),
         signal: AbortSignal.timeout(ANSWER_WAIT_MS),
       })
-      await response.arrayBuffer()
+      const text = await response.text()
       slowestMs = Math.max(slowestMs, performance.now() - started)
       count(String(response.status))
       if (response.status < 300) return true
+      if (response.status === 409 && text.includes('idempotency_outcome_unknown')) return 'unknown'
       if (response.status >= 500 && !FAULT_REFUSALS.has(response.status)) unexpected5xx++
       return Math.min(Number(response.headers.get('retry-after') ?? 1), 2) * 1000
     } catch (error) {
@@ -99,11 +106,25 @@ export function steadyLoad(options: {
     }
   }
 
-  /** Sends one write until it is acknowledged (or the load is stopped and it is still being retried). */
+  /**
+   * Sends one write until it is acknowledged. When the server says the first attempt's outcome is unknown, the client
+   * does what the problem says: reads the milestones, and sends it again under a new key only if it is not there.
+   */
   const send = async (write: Sent) => {
     for (;;) {
       const outcome = await attempt(write)
       if (outcome === true) return acknowledge(write)
+      if (outcome === 'unknown') {
+        readBack++
+        const bases = options.targets()
+        const landed = await milestoneTitles(bases[write.attempts % bases.length] ?? '', write.agent).then(
+          (titles) => titles.includes(write.title),
+          () => null,
+        )
+        if (landed) return acknowledge(write)
+        if (landed === false) write.key = `${write.title}-again-${write.attempts}`
+        continue
+      }
       await Bun.sleep(outcome)
     }
   }
@@ -129,7 +150,7 @@ export function steadyLoad(options: {
       running = false
       clearInterval(timer)
       await Promise.all(inFlight)
-      return { sent: writes.length, acknowledged, answers, unexpected5xx, slowestMs, writes }
+      return { sent: writes.length, acknowledged, answers, unexpected5xx, slowestMs, readBack, writes }
     },
   }
 }
@@ -191,7 +212,8 @@ export function chaosLine(
     .map(([answer, times]) => `${answer}×${times}`)
     .join(' ')
   const recovery = recoveryMs === undefined ? '' : `, recovered in ${(recoveryMs / 1000).toFixed(1)} s`
-  return `chaos ${fault}: ${tally.sent} writes, ${tally.acknowledged} acknowledged, lost ${verdict.lost}, duplicated ${verdict.duplicated}, unexpected 5xx ${tally.unexpected5xx} (${answers}); slowest answer ${(tally.slowestMs / 1000).toFixed(1)} s${recovery}`
+  const readBack = tally.readBack ? `, ${tally.readBack} read back after an unknown outcome` : ''
+  return `chaos ${fault}: ${tally.sent} writes, ${tally.acknowledged} acknowledged${readBack}, lost ${verdict.lost}, duplicated ${verdict.duplicated}, unexpected 5xx ${tally.unexpected5xx} (${answers}); slowest answer ${(tally.slowestMs / 1000).toFixed(1)} s${recovery}`
 }
 
 /** A TCP link to a dependency that a test can freeze (bytes held, connections open) or take down (refused). */
