@@ -33,15 +33,18 @@ export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.te
 async function openPostgresMarket(settings: Settings): Promise<MarketDatabase> {
   const { openPostgres, postgresRateBuckets, postgresStore } = await import('@agentmarket/store-postgres')
   const tls = settings.databaseTls
+  const { connectMs, requestMs, searchMs, backgroundMs, migrationMs } = settings.databaseTimeouts
   const database = await openPostgres(settings.databaseUrl, {
     max: settings.databasePoolSize,
     ...(tls === undefined ? {} : { ssl: tls === 'off' ? false : tls }),
+    // PostgreSQL ends a statement past the longest deadline; the store answers each kind's own sooner (faults.ts).
+    timeouts: { connectMs, statementMs: Math.max(requestMs, searchMs, backgroundMs), migrationMs },
   })
-  const store = await postgresStore(database)
+  const store = await postgresStore(database, { deadlines: { requestMs, searchMs, backgroundMs } })
   return {
     kind: 'postgres',
     store,
-    rateBuckets: postgresRateBuckets(database),
+    rateBuckets: postgresRateBuckets(database, { deadlineMs: requestMs }),
     migrations: database.migrations,
     close: () => store.close(),
   }

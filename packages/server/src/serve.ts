@@ -160,6 +160,7 @@ export async function startServer(settings: Settings) {
     streamLimits: settings.feedStreams,
     corsOrigins: settings.corsOrigins,
     logger,
+    healthProbes: { timeoutMs: settings.healthProbeTimeoutMs, chain: () => chain.headBlock() },
   })
   const rechecks = startPaymentRechecks(market, {
     intervalMs: RECHECK_INTERVAL_MS,
