@@ -59,11 +59,12 @@ export async function postgresStore(
   }
   // Each write's feed events get their positions before it returns, and this node's read caches see it at once. A
   // write that committed stays a success when the database goes away just after: the sweep positions its events
-  // once the database is back (SWEEP_MS), and any node's next write does too.
-  return afterEachWrite(boundedStore(store, deadlines, timer), async () => {
+  // once the database is back (SWEEP_MS), and any node's next write does too. The deadline covers both steps.
+  const sequenced = afterEachWrite(store, async () => {
     version.wrote()
     await sequencer.run().catch((error) => {
       if (!classifyPostgresFault(error, { wrote: false })) throw error
     })
   })
+  return boundedStore(sequenced, deadlines, timer)
 }
