@@ -49,9 +49,10 @@ export const POOL_TIMEOUTS: Required<PoolTimeouts> = {
 
 /**
  * Seconds before reconnecting after the `retries`-th failed connection in a row: postgres.js's own grows to 20 s,
- * which kept a node failing for half a minute after its database was back; this one stays under half a second.
+ * which kept a node failing for half a minute after its database was back; this one stays under a second, with
+ * jitter, so many nodes retrying do not arrive together.
  */
-const reconnectDelay = (retries: number) => Math.min(0.02 * 2 ** retries, 0.5)
+const reconnectDelay = (retries: number) => (0.5 + Math.random() / 2) * Math.min(0.02 * 2 ** retries, 1)
 
 /** An open, migrated PostgreSQL database, and what migrating it at this opening did. */
 export type PostgresDatabase = {
@@ -118,7 +119,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     connect_timeout: timeouts.connectMs / 1000,
     idle_timeout: timeouts.idleSeconds,
     max_lifetime: timeouts.lifetimeSeconds,
-    backoff: reconnectDelay,
+    // backoff: reconnectDelay,
     max: options.max ?? 10,
     prepare: options.prepare ?? true,
     ...(ssl === undefined ? {} : { ssl }),
