@@ -119,7 +119,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     connect_timeout: timeouts.connectMs / 1000,
     idle_timeout: timeouts.idleSeconds,
     max_lifetime: timeouts.lifetimeSeconds,
-    // backoff: reconnectDelay,
+    backoff: reconnectDelay,
     max: options.max ?? 10,
     prepare: options.prepare ?? true,
     ...(ssl === undefined ? {} : { ssl }),
