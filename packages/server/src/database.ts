@@ -10,6 +10,11 @@ export type MarketDatabase = {
   rateBuckets: RateBuckets
   /** What migrating it at this opening did: the migrations applied (their numbers) and how many are known. */
   migrations: { applied: number[]; known: number }
+  /**
+   * Whether `error` (thrown outside any call, from the driver's own timers or sockets) is a fault of the database's
+   * connection, which the pool recovers from: the process logs it and lives on.
+   */
+  isDriverFault(error: unknown): boolean
   /** Closes the store and its connections. */
   close(): Promise<void>
 }
@@ -31,7 +36,9 @@ export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.te
 
 /** The PostgreSQL store, its module loaded only for a PostgreSQL URL. */
 async function openPostgresMarket(settings: Settings): Promise<MarketDatabase> {
-  const { openPostgres, postgresRateBuckets, postgresStore } = await import('@agentmarket/store-postgres')
+  const { classifyPostgresFault, openPostgres, postgresRateBuckets, postgresStore } = await import(
+    '@agentmarket/store-postgres'
+  )
   const tls = settings.databaseTls
   const { connectMs, requestMs, searchMs, backgroundMs, migrationMs } = settings.databaseTimeouts
   const database = await openPostgres(settings.databaseUrl, {
@@ -46,6 +53,7 @@ async function openPostgresMarket(settings: Settings): Promise<MarketDatabase> {
     store,
     rateBuckets: postgresRateBuckets(database, { deadlineMs: requestMs }),
     migrations: database.migrations,
+    isDriverFault: (error) => classifyPostgresFault(error, { wrote: false }) !== null,
     close: () => store.close(),
   }
 }
@@ -60,6 +68,7 @@ async function openLibsqlMarket(settings: Settings): Promise<MarketDatabase> {
     store,
     rateBuckets: libsqlRateBuckets(database),
     migrations: database.migrations,
+    isDriverFault: () => false,
     close: () => store.close(),
   }
 }
