@@ -17,6 +17,10 @@ export type TempPostgres = {
   createDatabase(template?: string): Promise<string>
   /** Stops the server (a fast shutdown by its PID) and removes its folder; safe to call twice. */
   stop(): Promise<void>
+  /** Stops the server as an operator's restart does (a fast shutdown), keeping its data; resolves once it exited. */
+  halt(): Promise<void>
+  /** Starts the halted server again on the same port; resolves once it takes connections. */
+  resume(): Promise<void>
 }
 
 /** The folder of Debian's newest PostgreSQL server binaries (`/usr/lib/postgresql/<version>/bin`). */
@@ -118,17 +122,23 @@ export async function startPostgres(options: { tls?: boolean } = {}): Promise<Te
     join(bin, 'postgres'),
     ...['-D', data, '-p', String(port), '-k', folder, '-c', 'listen_addresses=127.0.0.1', ...tls],
   ])
-  const server = spawn(command as string, args, { stdio: 'ignore' })
-  let exited = false
-  const stoppedServer = new Promise<void>((resolve) =>
-    server.once('exit', () => {
-      exited = true
-      resolve()
-    }),
-  )
+  // One running server process at a time: started here, and again by resume() after a halt().
+  const launch = () => {
+    const child = spawn(command as string, args, { stdio: 'ignore' })
+    const state = { exited: false, child, stopped: Promise.resolve() }
+    state.stopped = new Promise<void>((resolve) =>
+      child.once('exit', () => {
+        state.exited = true
+        resolve()
+      }),
+    )
+    return state
+  }
+  let server = launch()
+  const exited = () => server.exited
   const urlOf = (name: string) => `postgres://market@127.0.0.1:${port}/${name}`
   const adminUrl = urlOf('postgres')
-  await waitForServer(adminUrl, () => exited)
+  await waitForServer(adminUrl, exited)
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
   let databases = 0
   let stopped = false
@@ -145,10 +155,20 @@ export async function startPostgres(options: { tls?: boolean } = {}): Promise<Te
       if (stopped) return
       stopped = true
       await admin.end({ timeout: 1 })
-      // SIGINT is PostgreSQL's fast shutdown: open sessions are ended, nothing waits for clients.
-      if (!exited) server.kill('SIGINT')
-      await stoppedServer
+      // SIGQUIT is PostgreSQL's immediate shutdown: its data is removed next, and a fast shutdown waited minutes here
+      // while dozens of pools the tests left open kept reconnecting.
+      if (!exited()) server.child.kill('SIGQUIT')
+      await server.stopped
       rmSync(folder, { recursive: true, force: true })
+    },
+    async halt() {
+      if (!exited()) server.child.kill('SIGINT')
+      await server.stopped
+    },
+    async resume() {
+      if (!exited()) return
+      server = launch()
+      await waitForServer(adminUrl, exited)
     },
   }
 }

@@ -29,7 +29,7 @@ import {
 import { requestLog } from './plugins/requestLog.ts'
 import { catalogRoutes } from './routes/catalog.ts'
 import type { RouteDeps } from './routes/deps.ts'
-import { serverRoutes } from './routes/discovery.ts'
+import { type HealthProbes, serverRoutes } from './routes/discovery.ts'
 import { jsonWithETag, type Reply } from './routes/etag.ts'
 import { llmsGuide, llmsRoutes } from './routes/llms.ts'
 import { tableRoutes } from './routes/table.ts'
@@ -57,6 +57,8 @@ export type AppDeps = {
   trustedProxies?: number
   /** Live feed streams open at once, per client address and in all (default DEFAULT_STREAM_LIMITS). */
   streamLimits?: StreamLimits
+  /** How health and readiness probe the database and chain (default: the database within 1 s, no chain). */
+  healthProbes?: HealthProbes
 }
 
 /** Every API route group, mounted under one prefix. */
@@ -82,6 +84,7 @@ export function createApp(deps: AppDeps) {
     clientOf: (request, server) =>
       clientAddress(request, server, deps.trustedProxies ?? deps.rateLimits?.trustedProxies ?? 0),
     streams: streamSlots(deps.streamLimits),
+    healthProbes: deps.healthProbes,
     charge: deps.rateLimits
       ? (rateClass, request, server, headers, tokens) =>
           chargeRequest(deps.rateLimits as RateLimitSettings, rateClass, request, server, headers, tokens)

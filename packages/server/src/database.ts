@@ -10,6 +10,11 @@ export type MarketDatabase = {
   rateBuckets: RateBuckets
   /** What migrating it at this opening did: the migrations applied (their numbers) and how many are known. */
   migrations: { applied: number[]; known: number }
+  /**
+   * Whether `error` (thrown outside any call, from the driver's own timers or sockets) is a fault of the database's
+   * connection, which the pool recovers from: the process logs it and lives on.
+   */
+  isDriverFault(error: unknown): boolean
   /** Closes the store and its connections. */
   close(): Promise<void>
 }
@@ -31,18 +36,24 @@ export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.te
 
 /** The PostgreSQL store, its module loaded only for a PostgreSQL URL. */
 async function openPostgresMarket(settings: Settings): Promise<MarketDatabase> {
-  const { openPostgres, postgresRateBuckets, postgresStore } = await import('@agentmarket/store-postgres')
+  const { classifyPostgresFault, openPostgres, postgresRateBuckets, postgresStore } = await import(
+    '@agentmarket/store-postgres'
+  )
   const tls = settings.databaseTls
+  const { connectMs, requestMs, searchMs, backgroundMs, migrationMs } = settings.databaseTimeouts
   const database = await openPostgres(settings.databaseUrl, {
     max: settings.databasePoolSize,
     ...(tls === undefined ? {} : { ssl: tls === 'off' ? false : tls }),
+    // PostgreSQL ends a statement past the longest deadline; the store answers each kind's own sooner (faults.ts).
+    timeouts: { connectMs, statementMs: Math.max(requestMs, searchMs, backgroundMs), migrationMs },
   })
-  const store = await postgresStore(database)
+  const store = await postgresStore(database, { deadlines: { requestMs, searchMs, backgroundMs } })
   return {
     kind: 'postgres',
     store,
-    rateBuckets: postgresRateBuckets(database),
+    rateBuckets: postgresRateBuckets(database, { deadlineMs: requestMs }),
     migrations: database.migrations,
+    isDriverFault: (error) => classifyPostgresFault(error, { wrote: false }) !== null,
     close: () => store.close(),
   }
 }
@@ -61,6 +72,7 @@ async function openLibsqlMarket(settings: Settings): Promise<MarketDatabase> {
     store,
     rateBuckets: libsqlRateBuckets(database),
     migrations: database.migrations,
+    isDriverFault: () => false,
     close: () => store.close(),
   }
 }

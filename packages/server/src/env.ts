@@ -27,6 +27,10 @@ export type Settings = {
   databaseLockWaitSeconds: number
   /** PostgreSQL only: TLS to the database; undefined: as the URL's `sslmode` says. */
   databaseTls: 'off' | 'require' | 'verify-full' | undefined
+  /** PostgreSQL only: how long each kind of work waits for the database (milliseconds). */
+  databaseTimeouts: DatabaseTimeouts
+  /** How long a health or readiness check waits for the database before it says it is down (milliseconds). */
+  healthProbeTimeoutMs: number
   /** How long a process holds the outbox entries and payment re-checks it claimed before another may take them over. */
   claimLeaseSeconds: number
   chainRpcUrl: string
@@ -75,6 +79,20 @@ export type Settings = {
   corsOrigins: string[]
   /** `info`: a JSON line per request; `warn`: only failures; `off`: none. */
   logLevel: 'info' | 'warn' | 'off'
+}
+
+/** PostgreSQL's timeouts by kind of work, in milliseconds (README's settings table). */
+export type DatabaseTimeouts = {
+  /** Opening a connection. */
+  connectMs: number
+  /** A request's reads and writes; past it the request answers 503. */
+  requestMs: number
+  /** Searches (the agents' and users' lists, paid offers). */
+  searchMs: number
+  /** The background passes (payment re-checks, outbox, webhooks, expiry). */
+  backgroundMs: number
+  /** Each statement of a migration (at start and `agentmarket migrate`). */
+  migrationMs: number
 }
 
 /** A malformed environment variable; `message` is the one line the server prints before exiting 1. */
@@ -272,6 +290,14 @@ export function readSettings(env: Env): Settings {
           v.picklist(['off', 'require', 'verify-full'], 'must be off, require or verify-full'),
         )
       : undefined,
+    databaseTimeouts: {
+      connectMs: read(env, 'DATABASE_CONNECT_TIMEOUT_MS', positive, '1000'),
+      requestMs: read(env, 'DATABASE_REQUEST_TIMEOUT_MS', positive, '1500'),
+      searchMs: read(env, 'DATABASE_SEARCH_TIMEOUT_MS', positive, '1500'),
+      backgroundMs: read(env, 'DATABASE_BACKGROUND_TIMEOUT_MS', positive, '10000'),
+      migrationMs: read(env, 'DATABASE_MIGRATION_TIMEOUT_MS', positive, '300000'),
+    },
+    healthProbeTimeoutMs: read(env, 'HEALTH_PROBE_TIMEOUT_MS', positive, '1000'),
     chainRpcUrl: read(
       env,
       'CHAIN_RPC_URL',

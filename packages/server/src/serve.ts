@@ -177,6 +177,7 @@ export async function startServer(settings: Settings) {
     streamLimits: settings.feedStreams,
     corsOrigins: settings.corsOrigins,
     logger,
+    healthProbes: { timeoutMs: settings.healthProbeTimeoutMs, chain: () => chain.headBlock() },
   })
   const rechecks = startPaymentRechecks(market, {
     intervalMs: RECHECK_INTERVAL_MS,
@@ -200,6 +201,8 @@ export async function startServer(settings: Settings) {
   return {
     app,
     logger,
+    /** Whether an uncaught error is a database connection's fault, which the pool recovers from. */
+    isDriverFault: database.isDriverFault,
     /** The port of the order mailbox, when it is on. */
     mailPort: mail.port,
     /**
@@ -245,4 +248,18 @@ export async function serve(settings: Settings) {
   }
   process.once('SIGINT', shutdown)
   process.once('SIGTERM', shutdown)
+  // The database driver may throw from its own socket events when the database goes away (an ECONNRESET with no
+  // query to fail): the pool reconnects by itself, so such a fault is logged with an id and the node serves on.
+  // Anything else stays fatal.
+  const contain = (error: unknown) => {
+    if (server.isDriverFault(error)) {
+      logger.error('database driver fault contained', { faultId: crypto.randomUUID() }, error)
+      return
+    }
+    logger.error('uncaught exception', {}, error)
+    logger.flush(true)
+    process.exit(1)
+  }
+  process.on('uncaughtException', contain)
+  process.on('unhandledRejection', contain)
 }

@@ -1,5 +1,17 @@
+export {
+  boundedStore,
+  type CallDeadlines,
+  classifyPostgresFault,
+  type DeadlineTimer,
+} from './faults.ts'
 export { feedSequencer } from './feedSequencer.ts'
 export { applyMigrations, type MigrationReport } from './migrate.ts'
-export { openPostgres, type PostgresDatabase, type PostgresOptions } from './open.ts'
-export { postgresStore } from './postgresStore.ts'
+export {
+  openPostgres,
+  POOL_TIMEOUTS,
+  type PoolTimeouts,
+  type PostgresDatabase,
+  type PostgresOptions,
+} from './open.ts'
+export { CALL_DEADLINES, postgresStore } from './postgresStore.ts'
 export { postgresRateBuckets } from './rateBuckets.ts'

@@ -18,10 +18,15 @@ export type MigrationReport = { applied: number[]; known: number }
 /**
  * Applies the embedded migrations that the database has not seen, all in one transaction (PostgreSQL's DDL is
  * transactional: a failed migration leaves nothing behind), under an advisory lock so nodes migrate one at a time.
- * @example const { applied } = await applyMigrations(sql)
+ * Each statement may run `statementMs` (default 5 minutes; 0 for no limit), whatever the pool's own limit.
+ * @example const { applied } = await applyMigrations(sql, { statementMs: 60_000 })
  */
-export async function applyMigrations(sql: Sql): Promise<MigrationReport> {
+export async function applyMigrations(
+  sql: Sql,
+  { statementMs = 300_000 }: { statementMs?: number } = {},
+): Promise<MigrationReport> {
   return sql.begin(async (tx) => {
+    await tx.unsafe(`set local statement_timeout = ${Math.max(0, Math.floor(statementMs))}`)
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK})`
     await tx.unsafe(
       `CREATE TABLE IF NOT EXISTS ${TABLE} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`,

@@ -17,7 +17,42 @@ export type PostgresOptions = {
    * which cannot keep them.
    */
   prepare?: boolean
+  /** How long this pool waits for the database: connecting, each statement, idle and lifetime of a connection. */
+  timeouts?: PoolTimeouts
 }
+
+/** The pool's timeouts; each has a default fit for a server's requests (POOL_TIMEOUTS). */
+export type PoolTimeouts = {
+  /** Milliseconds to open a connection (TCP, TLS and startup) before the call fails with CONNECT_TIMEOUT. */
+  connectMs?: number
+  /** Milliseconds PostgreSQL lets one statement run (its statement_timeout); 0 for no limit. */
+  statementMs?: number
+  /** Seconds an unused connection stays open: a connection that outlived a database restart is dropped soon. */
+  idleSeconds?: number
+  /** Seconds any connection lives at most before it is replaced. */
+  lifetimeSeconds?: number
+  /** Milliseconds each migration statement may run at this opening (statement_timeout in its transaction). */
+  migrationMs?: number
+}
+
+/**
+ * The timeouts a pool gets unless told otherwise: no statement limit (a copy of a large market runs long); the server
+ * passes its own, per kind of work (DATABASE_*_TIMEOUT_MS).
+ */
+export const POOL_TIMEOUTS: Required<PoolTimeouts> = {
+  connectMs: 10_000,
+  statementMs: 0,
+  idleSeconds: 60,
+  lifetimeSeconds: 600,
+  migrationMs: 300_000,
+}
+
+/**
+ * Seconds before reconnecting after the `retries`-th failed connection in a row: postgres.js's own grows to 20 s,
+ * which kept a node failing for half a minute after its database was back; this one stays under a second, with
+ * jitter, so many nodes retrying do not arrive together.
+ */
+const reconnectDelay = (retries: number) => (0.5 + Math.random() / 2) * Math.min(0.02 * 2 ** retries, 1)
 
 /** An open, migrated PostgreSQL database, and what migrating it at this opening did. */
 export type PostgresDatabase = {
@@ -78,8 +113,13 @@ function tlsOf(ssl: PostgresOptions['ssl']) {
 export async function openPostgres(url: string, options: PostgresOptions = {}): Promise<PostgresDatabase> {
   const ssl = tlsOf(options.ssl)
   const nodeId = `agentmarket-${crypto.randomUUID()}`
+  const timeouts = { ...POOL_TIMEOUTS, ...options.timeouts }
   const sql = postgres(url, {
-    connection: { application_name: nodeId },
+    connection: { application_name: nodeId, statement_timeout: timeouts.statementMs },
+    connect_timeout: timeouts.connectMs / 1000,
+    idle_timeout: timeouts.idleSeconds,
+    max_lifetime: timeouts.lifetimeSeconds,
+    backoff: reconnectDelay,
     max: options.max ?? 10,
     prepare: options.prepare ?? true,
     ...(ssl === undefined ? {} : { ssl }),
@@ -89,7 +129,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
     },
   })
   try {
-    const migrations = await applyMigrations(sql)
+    const migrations = await applyMigrations(sql, { statementMs: timeouts.migrationMs })
     return { sql, db: drizzle(preparing(sql)), nodeId, migrations, close: () => sql.end({ timeout: 5 }) }
   } catch (error) {
     await sql.end({ timeout: 1 })

@@ -2,6 +2,13 @@ import type { Store } from '@agentmarket/core'
 import { afterEachWrite } from '@agentmarket/core/rows'
 import { agentStore } from './agentStore.ts'
 import { changeVersion } from './changeVersion.ts'
+import {
+  boundedStore,
+  type CallDeadlines,
+  classifyPostgresFault,
+  type DeadlineTimer,
+  systemTimer,
+} from './faults.ts'
 import { EVENTS_CHANNEL, feedSequencer } from './feedSequencer.ts'
 import { kvStore } from './kvStore.ts'
 import { mailStore } from './mailStore.ts'
@@ -10,13 +17,23 @@ import { taskStore } from './taskStore.ts'
 import { userStore } from './userStore.ts'
 import { webhookStore } from './webhookStore.ts'
 
+/** How long each kind of store call may take unless told otherwise (faults.ts). */
+export const CALL_DEADLINES: CallDeadlines = { requestMs: 1_500, searchMs: 1_500, backgroundMs: 10_000 }
+
 /**
  * The Store over PostgreSQL, for many server nodes on one database: each write is one transaction whose conditions
  * are in its statements, claims are unique keys, queues are claimed with FOR UPDATE SKIP LOCKED, feed events are
  * positioned in commit order (feedSequencer.ts), and read caches and feeds follow other nodes' writes by LISTEN/NOTIFY.
+ * Every call answers within its kind's deadline, and a database that is down answers StoreUnavailableError (faults.ts).
  * @example const store = await postgresStore(await openPostgres(process.env.DATABASE_URL))
  */
-export async function postgresStore(database: PostgresDatabase): Promise<Store> {
+export async function postgresStore(
+  database: PostgresDatabase,
+  {
+    deadlines = CALL_DEADLINES,
+    timer = systemTimer,
+  }: { deadlines?: CallDeadlines; timer?: DeadlineTimer } = {},
+): Promise<Store> {
   const sequencer = feedSequencer(database)
   const version = await changeVersion(database)
   const store: Store = {
@@ -40,9 +57,14 @@ export async function postgresStore(database: PostgresDatabase): Promise<Store> 
       await database.close()
     },
   }
-  // Each write's feed events get their positions before it returns, and this node's read caches see it at once.
-  return afterEachWrite(store, async () => {
+  // Each write's feed events get their positions before it returns, and this node's read caches see it at once. A
+  // write that committed stays a success when the database goes away just after: the sweep positions its events
+  // once the database is back (SWEEP_MS), and any node's next write does too. The deadline covers both steps.
+  const sequenced = afterEachWrite(store, async () => {
     version.wrote()
-    await sequencer.run()
+    await sequencer.run().catch((error) => {
+      if (!classifyPostgresFault(error, { wrote: false })) throw error
+    })
   })
+  return boundedStore(sequenced, deadlines, timer)
 }

@@ -65,6 +65,8 @@ export const ACCESS: Record<string, Record<Principal, Cell>> = {
   //                         anonymous     seller        otherSeller  buyer         otherBuyer    ownerWallet        ownerLegacyProof   strangerWallet
   apiIndex:             cells(OK,           OK,           OK,          OK,           OK,           OK,                OK,                OK),
   health:               cells(OK,           OK,           OK,          OK,           OK,           OK,                OK,                OK),
+  live:                 cells(OK,           OK,           OK,          OK,           OK,           OK,                OK,                OK),
+  ready:                cells(OK,           OK,           OK,          OK,           OK,           OK,                OK,                OK),
   listAgents:           cells(OK,           OK,           OK,          OK,           OK,           OK,                OK,                OK),
   getAgent:             cells(OK,           OK,           OK,          OK,           OK,           OK,                OK,                OK),
   getAgentCard:         cells(OK,           OK,           OK,          OK,           OK,           OK,                OK,                OK),

@@ -69,6 +69,8 @@ const deleteHook = (world: World, path: string, key?: string) => async () => {
 export const BUILDERS: Record<string, Builder> = {
   apiIndex: async () => ({}),
   health: async () => ({}),
+  live: async () => ({}),
+  ready: async () => ({}),
   listAgents: async () => ({ query: { limit: '50' } }),
   getAgent: async (world) => ({ params: sellerPath(world) }),
   getAgentCard: async (world) => ({ params: sellerPath(world) }),

@@ -563,6 +563,14 @@ export const RESPONSE_SCHEMAS = {
     version: text,
     uptimeSeconds: v.number(),
   }),
+  // A balancer's probes (server routes/discovery.ts): the process answers; it can serve (its database answers).
+  Liveness: v.strictObject({ status: v.literal('live'), version: text, uptimeSeconds: v.number() }),
+  Readiness: v.strictObject({
+    status: v.picklist(['ready', 'unready']),
+    database: v.picklist(['ok', 'error']),
+    chain: v.picklist(['ok', 'degraded', 'unchecked']),
+    version: text,
+  }),
   Index: v.strictObject({
     name: text,
     version: text,

@@ -688,6 +688,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/health/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness: the process answers (for a balancer or orchestrator)
+         * @description Public, never rate-limited. 200 while the process can answer at all; it reads no dependency, so a database or chain outage never restarts a node.
+         */
+        get: operations["live"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness: whether this node can serve (503 while its database does not answer)
+         * @description Public, never rate-limited. 200 when the database answers within HEALTH_PROBE_TIMEOUT_MS, else 503 with the same body. A chain that does not answer shows as `chain: degraded` with 200: it would take every node out at once, and only payment checks need it.
+         */
+        get: operations["ready"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/paid-offers": {
         parameters: {
             query?: never;
@@ -1251,6 +1291,12 @@ export interface components {
             /** Format: date-time */
             rotatedAt: string;
         };
+        Liveness: {
+            /** @constant */
+            status: "live";
+            uptimeSeconds: number;
+            version: string;
+        };
         Milestone: {
             /** Format: date-time */
             createdAt: string;
@@ -1688,6 +1734,15 @@ export interface components {
                 wallet: string;
             }[];
             total: number;
+        };
+        Readiness: {
+            /** @enum {string} */
+            chain: "ok" | "degraded" | "unchecked";
+            /** @enum {string} */
+            database: "ok" | "error";
+            /** @enum {string} */
+            status: "ready" | "unready";
+            version: string;
         };
         Registration: {
             agentId: string;
@@ -5907,6 +5962,76 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    live: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process is alive */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Liveness"];
+                };
+            };
+            /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */
+            429: {
+                headers: {
+                    /** @description What is left: `"name";r=remaining;t=seconds until full` (IETF draft). */
+                    RateLimit?: string;
+                    /** @description The quota: `"name";q=requests;w=seconds` (IETF draft). */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds until the request would be allowed. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    ready: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready to serve */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             /** @description Too many requests of this kind from this address or API key; nothing changed. See Retry-After. */

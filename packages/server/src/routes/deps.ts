@@ -2,6 +2,7 @@ import type { MarketplaceActions } from '@agentmarket/core'
 import type { RateClass, StreamSlots } from '@agentmarket/core/routes'
 import type { PeerSource } from '../plugins/rateLimits.ts'
 import type { ApiVersion } from '../versions.ts'
+import type { HealthProbes } from './discovery.ts'
 
 /** What every route group needs from the host. */
 export type RouteDeps = {
@@ -16,6 +17,8 @@ export type RouteDeps = {
   clientOf(request: Request, server: PeerSource): string
   /** Admission of live feed streams: at most so many per client address and in all. */
   streams: StreamSlots
+  /** How health checks probe the database and chain; absent: the database within 1 s, the chain unchecked. */
+  healthProbes?: HealthProbes | undefined
   /**
    * Spends one more token (or `tokens`) of `rateClass` for the request's client, its headers shown in `headers`;
    * absent: no limits.

@@ -24,7 +24,7 @@ const INDEX_AUTH: Record<RouteAuth, EndpointAuth> = {
 }
 
 /** The server's own operations, besides the marketplace's: the index and health (their calls need the host). */
-export const HOST_FACTS: Record<'apiIndex' | 'health', Omit<RouteRow, 'call'>> = {
+export const HOST_FACTS: Record<'apiIndex' | 'health' | 'live' | 'ready', Omit<RouteRow, 'call'>> = {
   apiIndex: {
     id: 'apiIndex',
     method: 'GET',
@@ -48,6 +48,32 @@ export const HOST_FACTS: Record<'apiIndex' | 'health', Omit<RouteRow, 'call'>> =
     ok: { status: 200, response: 'Health', description: 'Healthy' },
     problems: [],
   },
+  live: {
+    id: 'live',
+    method: 'GET',
+    path: '/health/live',
+    summary: 'Liveness: the process answers (for a balancer or orchestrator)',
+    tag: 'Discovery',
+    description:
+      'Public, never rate-limited. 200 while the process can answer at all; it reads no dependency, so a database or chain outage never restarts a node.',
+    auth: 'none',
+    rate: 'none',
+    ok: { status: 200, response: 'Liveness', description: 'The process is alive' },
+    problems: [],
+  },
+  ready: {
+    id: 'ready',
+    method: 'GET',
+    path: '/health/ready',
+    summary: 'Readiness: whether this node can serve (503 while its database does not answer)',
+    tag: 'Discovery',
+    description:
+      'Public, never rate-limited. 200 when the database answers within HEALTH_PROBE_TIMEOUT_MS, else 503 with the same body. A chain that does not answer shows as `chain: degraded` with 200: it would take every node out at once, and only payment checks need it.',
+    auth: 'none',
+    rate: 'none',
+    ok: { status: 200, response: 'Readiness', description: 'Ready to serve' },
+    problems: [],
+  },
 }
 
 /** The documents served beside the operations. */
@@ -58,11 +84,13 @@ const DOCUMENTS = [
 
 /** Every public endpoint, unversioned, from the route table; each is also served under /api/v1. */
 export const ENDPOINTS: ReadonlyArray<{ method: string; path: string; auth: EndpointAuth }> = [
-  ...[HOST_FACTS.apiIndex, ...MARKET_ROUTES, HOST_FACTS.health].map((row) => ({
-    method: row.method,
-    path: apiPathOf(row),
-    auth: INDEX_AUTH[row.auth],
-  })),
+  ...[HOST_FACTS.apiIndex, ...MARKET_ROUTES, HOST_FACTS.health, HOST_FACTS.live, HOST_FACTS.ready].map(
+    (row) => ({
+      method: row.method,
+      path: apiPathOf(row),
+      auth: INDEX_AUTH[row.auth],
+    }),
+  ),
   ...DOCUMENTS,
 ]
 
@@ -98,27 +126,87 @@ function apiIndex({ baseUrl, version, versions, orderMailbox }: RouteDeps) {
   }
 }
 
-/** The server's rows (index, health), their calls bound to the host's facts. */
-export function hostRoutes(deps: RouteDeps): RouteRow[] {
-  const index = apiIndex(deps)
+/** A timer a probe races against; a test gives its own to see which path answered. */
+export type ProbeTimer = { start(ms: number, fire: () => void): () => void }
+
+/** How health checks probe the dependencies: each within `timeoutMs`; `chain` absent: the chain is not checked. */
+export type HealthProbes = { timeoutMs: number; timer?: ProbeTimer; chain?: () => Promise<unknown> }
+
+const systemProbeTimer: ProbeTimer = {
+  start(ms, fire) {
+    const timer = setTimeout(fire, ms)
+    return () => clearTimeout(timer)
+  },
+}
+
+/** Whether `check` answers within the probe's time; false when it fails or the timer fires first. */
+function probe(check: () => Promise<unknown>, { timeoutMs, timer = systemProbeTimer }: HealthProbes) {
+  return new Promise<boolean>((resolve) => {
+    const cancel = timer.start(timeoutMs, () => resolve(false))
+    check().then(
+      (answer) => {
+        cancel()
+        resolve(answer !== false)
+      },
+      () => {
+        cancel()
+        resolve(false)
+      },
+    )
+  })
+}
+
+/** The health rows' calls: SPEC's health, liveness and readiness, each probe bounded by `probes.timeoutMs`. */
+function healthRoutes(deps: RouteDeps): RouteRow[] {
+  const probes = deps.healthProbes ?? { timeoutMs: 1_000 }
+  const uptimeSeconds = () => Math.floor((Date.now() - deps.startedAt.getTime()) / 1000)
+  const database = (market: RouteDeps['market']) => probe(() => market.storeIsHealthy(), probes)
+  const { chain } = probes
   return [
-    { ...HOST_FACTS.apiIndex, call: async () => ({ body: index }) },
     {
       ...HOST_FACTS.health,
       call: async (market) => {
-        const healthy = await market.storeIsHealthy()
+        const healthy = await database(market)
         return {
           status: healthy ? 200 : 503,
           body: {
             status: healthy ? 'ok' : 'error',
             database: healthy ? 'ok' : 'error',
             version: deps.version,
-            uptimeSeconds: Math.floor((Date.now() - deps.startedAt.getTime()) / 1000),
+            uptimeSeconds: uptimeSeconds(),
+          },
+        }
+      },
+    },
+    {
+      ...HOST_FACTS.live,
+      call: async () => ({ body: { status: 'live', version: deps.version, uptimeSeconds: uptimeSeconds() } }),
+    },
+    {
+      ...HOST_FACTS.ready,
+      call: async (market) => {
+        const [healthy, chainUp] = await Promise.all([
+          database(market),
+          chain ? probe(chain, probes) : Promise.resolve(null),
+        ])
+        return {
+          status: healthy ? 200 : 503,
+          body: {
+            status: healthy ? 'ready' : 'unready',
+            database: healthy ? 'ok' : 'error',
+            chain: chainUp === null ? 'unchecked' : chainUp ? 'ok' : 'degraded',
+            version: deps.version,
           },
         }
       },
     },
   ]
+}
+
+/** The server's rows (index, health, liveness, readiness), their calls bound to the host's facts. */
+export function hostRoutes(deps: RouteDeps): RouteRow[] {
+  const index = apiIndex(deps)
+  return [{ ...HOST_FACTS.apiIndex, call: async () => ({ body: index }) }, ...healthRoutes(deps)]
 }
 
 /** Every row the server serves under /api and /api/v1: its own and the marketplace's. */

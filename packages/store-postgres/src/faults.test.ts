@@ -1,0 +1,152 @@
+import { afterAll, describe, expect, test } from 'bun:test'
+import { StoreUnavailableError } from '@agentmarket/core'
+import { sampleAgent } from '@agentmarket/core/testing'
+import postgres from 'postgres'
+import { startMigratedPostgres } from '../../../tests/support/postgres.ts'
+import { type DeadlineTimer, deadlineOf } from './faults.ts'
+import { openPostgres } from './open.ts'
+import { postgresStore } from './postgresStore.ts'
+
+const server = await startMigratedPostgres()
+afterAll(() => server.stop())
+
+/** A timer the test fires by hand: the deadlines asked for, and each one's fire. */
+function manualTimer() {
+  const started: { ms: number; fire: () => void }[] = []
+  const timer: DeadlineTimer = {
+    start(ms, fire) {
+      started.push({ ms, fire })
+      return () => {}
+    },
+  }
+  return { timer, started }
+}
+
+/** The StoreUnavailableError `promise` rejects with (fails the test on anything else). */
+async function unavailable(promise: Promise<unknown>): Promise<StoreUnavailableError> {
+  const error = await promise.then(
+    () => null,
+    (thrown: unknown) => thrown,
+  )
+  expect(error).toBeInstanceOf(StoreUnavailableError)
+  return error as StoreUnavailableError
+}
+
+describe('PostgreSQL faults', () => {
+  test('behavior: a database that refuses connections answers database_unavailable for a read and for a write, never a driver error', async () => {
+    const own = await startMigratedPostgres()
+    const store = await postgresStore(await openPostgres(await own.freshUrl(), { max: 2 }))
+    await store.getAgent('warm')
+    await own.halt()
+    const read = await unavailable(store.getAgent('nobody'))
+    expect(read.code).toBe('database_unavailable')
+    const write = await unavailable(store.insertAgent(sampleAgent({ name: 'refused' }), []))
+    // Nothing could be sent: the write did not happen.
+    expect(write.code).toBe('database_unavailable')
+    expect(write.retryAfterSeconds).toBeGreaterThan(0)
+    await store.close()
+    await own.stop()
+  })
+
+  test('behavior: a write cut off by the server ending its session answers outcome_unknown; a read database_unavailable', async () => {
+    const url = await server.freshUrl()
+    const database = await openPostgres(url, { max: 1 })
+    const store = await postgresStore(database)
+    const killer = postgres(url, { max: 1, onnotice: () => {} })
+    const [{ pid }] = (await database.sql`select pg_backend_pid() as pid`) as unknown as [{ pid: number }]
+    // Hold the only connection in a statement, end its session from outside (admin_shutdown, 57P01), and see the
+    // write queued behind it fail as one that may have been sent.
+    const held = database.sql`select pg_sleep(5)`.catch(() => null)
+    const write = store.insertAgent(sampleAgent({ name: 'cut-off' }), [])
+    await killer`select pg_terminate_backend(${pid})`
+    await held
+    const answer = await unavailable(write)
+    expect(['outcome_unknown', 'database_unavailable']).toContain(answer.code)
+    expect(answer.outcome).toBe(answer.code === 'outcome_unknown' ? 'unknown' : 'unchanged')
+    await killer.end()
+    await store.close()
+  })
+
+  test('behavior: a call that outlives its deadline answers 503 from the deadline path: unchanged for a read, unknown for a write', async () => {
+    const url = await server.freshUrl()
+    const { timer, started } = manualTimer()
+    const database = await openPostgres(url, { max: 1 })
+    const deadlines = { requestMs: 1_001, searchMs: 1_002, backgroundMs: 1_003 }
+    const store = await postgresStore(database, { timer, deadlines })
+    // The pool's only connection is busy: every call waits in the driver's queue (a pool exhausted).
+    let release = () => {}
+    let holding = () => {}
+    const inside = new Promise<void>((resolve) => (holding = resolve))
+    const busy = database.sql.begin(
+      () =>
+        new Promise<void>((resolve) => {
+          release = resolve
+          holding()
+        }),
+    )
+    await inside
+    const read = store.getAgent('queued')
+    const write = store.insertAgent(sampleAgent({ name: 'queued' }), [])
+    const background = store.countPendingChecks('a-client')
+    // Each call asked for its kind's deadline; firing them answers at once, the calls still queued.
+    expect(started.map((deadline) => deadline.ms)).toEqual([
+      deadlines.requestMs,
+      deadlines.requestMs,
+      deadlines.backgroundMs,
+    ])
+    const answers = Promise.all([read, write, background].map((call) => unavailable(call)))
+    for (const deadline of started) deadline.fire()
+    expect((await answers).map((answer) => answer.code)).toEqual([
+      'database_unavailable',
+      'outcome_unknown',
+      'database_unavailable',
+    ])
+    release()
+    await busy
+    await store.close()
+  })
+
+  test('behavior: each kind of work has its own deadline: requests, searches, background passes', () => {
+    const deadlines = { requestMs: 1, searchMs: 2, backgroundMs: 3 }
+    expect(deadlineOf('insertAgent', deadlines)).toBe(1)
+    expect(deadlineOf('listAgents', deadlines)).toBe(2)
+    expect(deadlineOf('claimDueDeliveries', deadlines)).toBe(3)
+  })
+
+  test('behavior: the pool and migrations run under the timeouts they are given (connect, statement, migration)', async () => {
+    const url = await server.freshUrl()
+    const database = await openPostgres(url, { max: 1, timeouts: { statementMs: 1234, connectMs: 500 } })
+    const [row] = await database.sql`show statement_timeout`
+    expect(row?.statement_timeout).toBe('1234ms')
+    expect(database.sql.options.connect_timeout).toBe(0.5)
+    await database.close()
+  })
+
+  test('behavior: the driver survives its session being ended mid-transaction (no uncaught TypeError from socket.write)', async () => {
+    const url = await server.freshUrl()
+    const sql = postgres(url, { max: 2, onnotice: () => {} })
+    const killer = postgres(url, { max: 1, onnotice: () => {} })
+    let pid: number | null = null
+    let holding = () => {}
+    const inside = new Promise<void>((resolve) => (holding = resolve))
+    // postgres.js sends its own ROLLBACK after the failed statement: before the patch (patches/postgres@3.4.9.patch)
+    // that write landed on the closed socket and threw from a setImmediate, ending the process.
+    const transaction = sql.begin(async (tx) => {
+      const [row] = await tx`select pg_backend_pid() as pid`
+      pid = Number(row?.pid)
+      holding()
+      await tx`select pg_sleep(5)`
+    })
+    await inside
+    await killer`select pg_terminate_backend(${pid})`
+    const failed = await transaction.then(
+      () => null,
+      (error: { code?: string }) => error.code,
+    )
+    expect(failed).toBe('CONNECTION_CLOSED')
+    // The pool serves again after it.
+    const [again] = await sql`select 1 as one`
+    expect(again?.one).toBe(1)
+    await Promise.all([sql.end({ timeout: 1 }), killer.end({ timeout: 1 })])
+  })
+})

@@ -1,0 +1,193 @@
+import { type Store, StoreUnavailableError } from '@agentmarket/core'
+import { STORE_READ_METHODS } from '@agentmarket/core/rows'
+
+/**
+ * Faults met before a statement could reach the database (no connection could be had): nothing was sent, so
+ * nothing changed. Node's socket codes, postgres.js's CONNECT_TIMEOUT and CONNECTION_ENDED (the pool is closing),
+ * and PostgreSQL's cannot_connect_now (57P03, starting up or shutting down) and too_many_connections (53300).
+ */
+const NEVER_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_ENDED',
+  '57P03',
+  '53300',
+])
+
+/**
+ * Faults met on a connection that may have carried a statement: the connection closed or was reset, the server shut
+ * down (admin_shutdown 57P01, crash_shutdown 57P02), any connection exception (class 08), or the statement timed out
+ * (query_canceled 57014, statement_timeout). A write that met one may have committed.
+ */
+const MAYBE_SENT = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_DESTROYED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  '57P01',
+  '57P02',
+  '57014',
+])
+
+/** The error and its causes, outermost first (drizzle wraps the driver's error in a DrizzleQueryError). */
+function* causes(error: unknown): Generator<unknown> {
+  for (let at = error, depth = 0; at !== undefined && at !== null && depth < 5; depth++) {
+    yield at
+    at = (at as { cause?: unknown }).cause
+  }
+}
+
+/** The driver's code in `error` or its causes, when one is a known dependency fault. */
+function faultCode(error: unknown): { code: string; sent: boolean } | null {
+  for (const at of causes(error)) {
+    const code = (at as { code?: unknown }).code
+    if (typeof code !== 'string') continue
+    if (NEVER_SENT.has(code)) return { code, sent: false }
+    if (MAYBE_SENT.has(code) || code.startsWith('08')) return { code, sent: true }
+  }
+  return null
+}
+
+/**
+ * A PostgreSQL dependency fault as the store's answer: StoreUnavailableError('unchanged') when no statement could
+ * have reached the database or the call only read, StoreUnavailableError('unknown') when a write may have landed;
+ * null for anything else (a bug stays a bug: a 500).
+ * @example const fault = classifyPostgresFault(error, { wrote: true }); if (fault) throw fault
+ */
+export function classifyPostgresFault(
+  error: unknown,
+  { wrote }: { wrote: boolean },
+): StoreUnavailableError | null {
+  if (error instanceof StoreUnavailableError) return error
+  const fault = faultCode(error)
+  if (!fault) return null
+  return new StoreUnavailableError(wrote && fault.sent ? 'unknown' : 'unchanged', { cause: error })
+}
+
+/** How long each kind of call may take before the store answers 503 (the statement may still end later). */
+export type CallDeadlines = {
+  /** A request's reads and writes. */
+  requestMs: number
+  /** The searches: the agents' list, its text match, the users' list, the paid offers. */
+  searchMs: number
+  /** The background passes' claims, settlements and sweeps. */
+  backgroundMs: number
+}
+
+/** The Store methods that search (read many rows by filters and text). */
+const SEARCH_METHODS: ReadonlySet<string> = new Set([
+  'listAgents',
+  'syncAgents',
+  'listUsers',
+  'listPaidOffers',
+  'findSkillSellers',
+])
+
+/** The Store methods only the background passes call (re-checks, outbox, webhooks, expiry). */
+const BACKGROUND_METHODS: ReadonlySet<string> = new Set([
+  'claimDueRechecks',
+  'listDueRechecks',
+  'listDueJobs',
+  'countPendingChecks',
+  'expireTasks',
+  'claimDueMail',
+  'settleMail',
+  'enqueueDeliveries',
+  'claimDueDeliveries',
+  'settleDelivery',
+])
+
+/** Methods that never get a deadline: closing, the change version (no round trip), the live feed's subscription. */
+const UNBOUNDED = new Set(['close', 'changeVersion', 'watchEvents'])
+
+/** The deadline of method `name` under `deadlines`. */
+export function deadlineOf(name: string, deadlines: CallDeadlines): number {
+  if (SEARCH_METHODS.has(name)) return deadlines.searchMs
+  if (BACKGROUND_METHODS.has(name)) return deadlines.backgroundMs
+  return deadlines.requestMs
+}
+
+/** A timer port, so a test can count which path answered (the deadline or the call) without a wall clock. */
+export type DeadlineTimer = {
+  /** Calls `fire` after `ms` unless cancelled. */
+  start(ms: number, fire: () => void): () => void
+}
+
+/** The process's timers. */
+export const systemTimer: DeadlineTimer = {
+  start(ms, fire) {
+    const timer = setTimeout(fire, ms)
+    return () => clearTimeout(timer)
+  },
+}
+
+/** Runs `call`, failing with `onLate()`'s error once `ms` pass first (the call itself runs on, unobserved). */
+function withDeadline<T>(
+  call: Promise<T>,
+  ms: number,
+  timer: DeadlineTimer,
+  onLate: () => Error,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const cancel = timer.start(ms, () => reject(onLate()))
+    call.then(
+      (value) => {
+        cancel()
+        resolve(value)
+      },
+      (error) => {
+        cancel()
+        reject(error)
+      },
+    )
+  })
+}
+
+/**
+ * Runs `call` within `ms`, its dependency faults as StoreUnavailableError (classifyPostgresFault); past `ms` it fails
+ * with StoreUnavailableError, 'unknown' when `wrote` (the statement may still commit), else 'unchanged'.
+ * @example await boundedCall(() => sql`select 1`, { ms: 1500, wrote: false })
+ */
+export async function boundedCall<T>(
+  call: () => Promise<T>,
+  { ms, wrote, timer = systemTimer }: { ms: number; wrote: boolean; timer?: DeadlineTimer },
+): Promise<T> {
+  try {
+    return await withDeadline(
+      call(),
+      ms,
+      timer,
+      () => new StoreUnavailableError(wrote ? 'unknown' : 'unchanged'),
+    )
+  } catch (error) {
+    throw classifyPostgresFault(error, { wrote }) ?? error
+  }
+}
+
+/**
+ * `store` whose every method answers within its kind's deadline and turns PostgreSQL's dependency faults into
+ * StoreUnavailableError (boundedCall), so a request never hangs on a database that is down, restarting or out of
+ * connections, and never answers 500 for it.
+ * @example const bounded = boundedStore(store, { requestMs: 1500, searchMs: 1500, backgroundMs: 10_000 })
+ */
+export function boundedStore(
+  store: Store,
+  deadlines: CallDeadlines,
+  timer: DeadlineTimer = systemTimer,
+): Store {
+  const wrapped = { ...store }
+  for (const [name, method] of Object.entries(store) as [string, unknown][]) {
+    if (typeof method !== 'function' || UNBOUNDED.has(name)) continue
+    const limits = { ms: deadlineOf(name, deadlines), wrote: !STORE_READ_METHODS.has(name), timer }
+    const run = method as (...values: unknown[]) => Promise<unknown>
+    Object.assign(wrapped, {
+      [name]: (...args: unknown[]) => boundedCall(() => run.apply(store, args), limits),
+    })
+  }
+  return wrapped
+}
