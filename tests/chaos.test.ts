@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, unlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { payerProofTypedData } from '@agentmarket/core'
@@ -19,6 +19,7 @@ import {
 import { startMigratedPostgres } from './support/postgres.ts'
 import { freePort } from './support/process.ts'
 import { sharedPostgres } from './support/sharedDatabase.ts'
+import { fillDisk, mountSmallDisk } from './support/smallDisk.ts'
 import { captureRelay, sendMail } from './support/smtp.ts'
 
 // The compact chaos suite: each fault once, under a steady write load, judged by the ledger (0 acknowledged writes
@@ -110,6 +111,70 @@ describe('chaos (compact): faults under a steady write load', () => {
       recoveryMs,
     )
   })
+
+  test('attack: PostgreSQL restarted under load with three nodes: every node survives and serves again; nothing lost or duplicated', async () => {
+    const postgres = await startMigratedPostgres()
+    cleanups.push(() => postgres.stop())
+    const database = await sharedPostgres(postgres)
+    await database.close()
+    const nodes = [
+      await node({ DATABASE_URL: database.url }),
+      await node({ DATABASE_URL: database.url }),
+      await node({ DATABASE_URL: database.url }),
+    ]
+    const agents = await loadAgents((nodes[0] as ChaosNode).base, 'restart', 6)
+    const load = steadyLoad({
+      targets: () => nodes.map((n) => n.base),
+      agents,
+      perSecond: 30,
+      label: 'restart',
+    })
+    let slowest = 0
+    for (let round = 0; round < ROUNDS; round++) {
+      await load.acknowledgedMore(40)
+      await postgres.halt()
+      await load.seen('503', 10 * (round + 1))
+      await postgres.resume()
+      const resumed = performance.now()
+      await load.acknowledgedMore(40)
+      slowest = Math.max(slowest, performance.now() - resumed)
+    }
+    const tally = await load.stop()
+    expect(nodes.map((n) => n.alive())).toEqual([true, true, true])
+    expectClean(
+      'PostgreSQL restart',
+      tally,
+      await ledgerVerdict((nodes[0] as ChaosNode).base, tally.writes),
+      slowest,
+    )
+  })
+
+  const disk = mountSmallDisk('16m')
+  test.skipIf('refused' in disk)(
+    'attack: the libSQL disk full under load: writes answer 507 and resume once space is freed; nothing lost or duplicated',
+    async () => {
+      if (!('path' in disk)) return
+      cleanups.push(() => {
+        Bun.spawnSync(['umount', disk.path])
+        rmSync(disk.path, { recursive: true, force: true })
+      })
+      const server = await node({ DATABASE_URL: `file:${join(disk.path, 'market.db')}` })
+      const agents = await loadAgents(server.base, 'disk', 3)
+      const load = steadyLoad({ targets: () => [server.base], agents, perSecond: 20, label: 'disk' })
+      let slowest = 0
+      for (let round = 0; round < ROUNDS; round++) {
+        await load.acknowledgedMore(20)
+        const filler = fillDisk(disk.path)
+        await load.seen('507', 10 * (round + 1))
+        unlinkSync(filler)
+        const freed = performance.now()
+        await load.acknowledgedMore(20)
+        slowest = Math.max(slowest, performance.now() - freed)
+      }
+      const tally = await load.stop()
+      expectClean('libSQL disk full', tally, await ledgerVerdict(server.base, tally.writes), slowest)
+    },
+  )
 
   test('attack: the outgoing SMTP relay down under load: every order mail is answered once when it returns', async () => {
     const relay = await captureRelay(freePort())

@@ -1,10 +1,11 @@
 import { afterAll, describe, expect, test } from 'bun:test'
-import { closeSync, mkdtempSync, openSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '@agentmarket/store-libsql'
 import type { Subprocess } from 'bun'
 import { freePort, type MarketServer, readUntil, startMarketServer } from './support/process.ts'
+import { fillDisk, mountSmallDisk } from './support/smallDisk.ts'
 
 // The default libSQL file store under the faults of its disk and its lock (issue 39): a full disk answers 507 and
 // frees itself, a lock held by another process answers 503 while serving and is told, waited on and given up at start.
@@ -15,32 +16,6 @@ afterAll(() => {
   for (const child of children) child.kill()
   rmSync(folder, { recursive: true, force: true })
 })
-
-/** A small tmpfs mounted at a new folder, or why it could not be (not root, no mount in this container). */
-function mountSmallDisk(size: string): { path: string } | { refused: string } {
-  const path = mkdtempSync(join(tmpdir(), 'agentmarket-full-disk-'))
-  const mounted = Bun.spawnSync(['mount', '-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', path], {
-    stderr: 'pipe',
-  })
-  if (mounted.exitCode === 0) return { path }
-  rmSync(path, { recursive: true, force: true })
-  return { refused: mounted.stderr.toString().trim() || `mount exited ${mounted.exitCode}` }
-}
-
-/** Fills the disk under `folder` with one file until the kernel says there is no room left; the file's path. */
-function fillDisk(folder: string): string {
-  const path = join(folder, 'filler')
-  const file = openSync(path, 'w')
-  // Big pieces first, then ever smaller ones: the last bytes the disk had are taken too.
-  for (const size of [1 << 20, 1 << 16, 1 << 12, 1 << 9, 1])
-    try {
-      for (;;) writeSync(file, Buffer.alloc(size))
-    } catch (error) {
-      if ((error as { code?: string }).code !== 'ENOSPC') throw error
-    }
-  closeSync(file)
-  return path
-}
 
 /** Registers agent `name` with a long bio (each one needs fresh pages on disk). */
 const register = (server: MarketServer, name: string) =>

@@ -39,6 +39,8 @@ const ANSWER_WAIT_MS = 30_000
 export type SteadyLoad = {
   /** Resolves once `count` more writes have been acknowledged after the call (the load is serving again). */
   acknowledgedMore(count: number): Promise<void>
+  /** Resolves once the load has seen `count` answers of `answer` (a status, 'network' or 'timeout') in all. */
+  seen(answer: string, count: number): Promise<void>
   /** Stops sending new writes, retries every unacknowledged one until it is acknowledged, and tallies. */
   stop(): Promise<LoadTally & { writes: Sent[] }>
 }
@@ -145,6 +147,9 @@ export function steadyLoad(options: {
   return {
     acknowledgedMore(more) {
       return new Promise((resolve) => waiters.push({ target: acknowledged + more, resolve }))
+    },
+    async seen(answer, times) {
+      while ((answers[answer] ?? 0) < times) await Bun.sleep(20)
     },
     async stop() {
       running = false
