@@ -63,6 +63,8 @@ ${table(
 
 ${results.map((result) => result.markdown.trim()).join('\n\n')}
 
+${readFileSync(join(root, 'bench/FAULTS.md'), 'utf8').trim()}
+
 ${readFileSync(join(root, 'bench/CHANGES.md'), 'utf8').trim()}
 `
 const out = join(root, 'bench', quick ? 'RESULTS.quick.md' : 'RESULTS.md')

@@ -138,7 +138,7 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
   mpp_unavailable: 'This marketplace takes no machine payments. Order with POST /api/agents/{name}/tasks.',
   database_unavailable: 'The database cannot be reached right now; nothing changed. Retry after Retry-After.',
   outcome_unknown:
-    'The write (or the payment) may or may not have landed. Retry after Retry-After with the same Idempotency-Key (for a machine payment, the same Authorization credential): one that landed is replayed, not repeated.',
+    'The write (or the payment) may or may not have landed. Retry after Retry-After with the same Idempotency-Key (for a machine payment, the same Authorization credential): it never runs twice. A retry gets the first answer when it was kept; on 409 idempotency_outcome_unknown, read the resource and send it again under a new key only if it is not there.',
   storage_full:
     "The server's disk is full; nothing changed. Retry after Retry-After, once the operator frees space.",
 }

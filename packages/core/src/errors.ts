@@ -298,7 +298,7 @@ export class IdempotencyKeyInUseError extends MarketError {
 /**
  * 503: the database cannot be reached, its pool has no connection free in time, or it is locked. `outcome` says
  * whether the write can have landed: `unchanged` (it never reached the database: retry freely) or `unknown` (it was
- * sent and may still commit: retry with the same Idempotency-Key, which replays it if it did).
+ * sent and may still commit: retry with the same Idempotency-Key, under which it never runs twice).
  */
 export class StoreUnavailableError extends MarketError {
   override readonly name = 'StoreUnavailableError'
@@ -313,7 +313,7 @@ export class StoreUnavailableError extends MarketError {
       503,
       unknown ? 'Outcome unknown' : 'Database unavailable',
       unknown
-        ? 'The database stopped answering while this write was under way; it may or may not have landed. Retry after Retry-After with the same Idempotency-Key: a write that landed is replayed, not repeated.'
+        ? 'The database stopped answering while this write was under way; it may or may not have landed. Retry after Retry-After with the same Idempotency-Key: it never runs twice under it. A retry gets the first answer when it was kept, or 409 idempotency_outcome_unknown: then read the resource, and send the write again under a new key only if it is not there.'
         : 'The database cannot be reached right now; nothing changed. Retry after Retry-After.',
       undefined,
       options,
