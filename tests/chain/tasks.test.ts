@@ -131,7 +131,9 @@ describe('card-and-verify on a real chain', () => {
       payment: { method: 'transfer', tx_hash: hash, paid_amount: 2.5, from: buyer.address },
     })
     expect((await call('GET', path)).json.status).toBe('paid')
-    expectProblemShape(await verify(path, hash), 409, 'task_not_pending')
+    // The same hash again (a retry whose 200 was lost) gets the same 200; it changes nothing.
+    const again = await verify(path, hash)
+    expect([again.status, again.json]).toEqual([200, paid.json])
     const feed = (await call('GET', '/api/feed/live')).json.events
     expect(feed[0]).toMatchObject({ kind: 'task.paid', task: { tx_hash: hash } })
   })
@@ -199,13 +201,17 @@ describe('card-and-verify on a real chain', () => {
     expect(statuses.filter((status) => status === 409)).toHaveLength(19)
   })
 
-  test('error: an unreachable RPC answers 503 with Retry-After and leaves the task untouched', async () => {
+  test('error: an unreachable RPC answers 503 with Retry-After; the task stays unpaid, its hash kept for the re-check (pay nothing more)', async () => {
     const { order, verify, call } = await market({ rpcUrl: `http://127.0.0.1:${freePort()}` })
     const { path, created } = await order()
-    const answer = await verify(path, `0x${'c'.repeat(64)}`)
+    const hash = `0x${'c'.repeat(64)}`
+    const answer = await verify(path, hash)
     expectProblemShape(answer, 503, 'chain_unavailable')
     expect(answer.headers.get('retry-after')).toBeTruthy()
-    expect((await call('GET', path)).json).toEqual(created.json)
+    const after = (await call('GET', path)).json
+    expect({ ...after, next_steps: null }).toEqual({ ...created.json, next_steps: null })
+    expect(after.next_steps.pay).toContain(hash)
+    expect(after.next_steps.pay).toContain('do not pay again')
     const withHash = await order({ tx_hash: `0x${'d'.repeat(64)}` })
     expectProblemShape(withHash.created, 503, 'chain_unavailable')
     expect((await call('GET', '/api/agents/seller/tasks?status=all')).json.total).toBe(1)

@@ -401,14 +401,19 @@ describe('card-and-verify: the buyer pays, then asks the market to verify', () =
     expect([lost.status, retried.status, retried.json.task_id]).toEqual([202, 202, lost.json.task_id])
   })
 
-  test('behavior: a verify whose 200 is lost, retried: 409 task_not_pending and the task reads paid', async () => {
+  test('behavior: a verify whose 200 is lost, retried: the same 200 with the paid task; another hash is 409 task_not_pending', async () => {
     const { buyer, before } = await newBuyer()
     const app = await market()
     const id = (await app.order(buyer)).json.task_id
     const hash = await pay(buyer, seller.address)
     await anvil.mine(2)
     await app.verify(buyer, id, hash)
-    expect((await app.verify(buyer, id, hash)).json.code).toBe('task_not_pending')
+    const retried = await app.verify(buyer, id, hash)
+    expect(retried.status).toBe(200)
+    expect(retried.json).toMatchObject({ verified: true, task: { task_id: id, status: 'paid' } })
+    // Another hash (none sent: the buyer pays once) is refused before the chain is read.
+    const other = keccak256(toHex(`another-${id}`))
+    expect((await app.verify(buyer, id, other)).json.code).toBe('task_not_pending')
     await settle('card: verify retried after a lost 200', buyer, before, (await app.read(id)).status)
   })
 })

@@ -66,6 +66,10 @@ export function verifyPaymentAction(context: ActionContext<AgentStore & UserStor
     const agent = await requireAgent(context, agentName)
     const task = await requireTask(context, agent, id)
     if (task.status === 'expired') throw expired(task)
+    // The same hash again on a task it paid (a retry whose 200 was lost, or a hash the re-check settled since its 202):
+    // the answer the first call got or would have got. The task's id already lets its holder read all of it.
+    if (task.payment?.txHash && task.payment.txHash.toLowerCase() === txHash.toLowerCase())
+      return taskAnswer('verified', { body: { verified: true, task: toTaskView(task, config) } })
     if (task.status !== 'pending_payment') throw notPending(task)
     if (!signature) throw signatureRequired()
     const usedBy = await store.findTaskIdByTxHash(txHash)
@@ -73,7 +77,7 @@ export function verifyPaymentAction(context: ActionContext<AgentStore & UserStor
     const [verdict] = await judge(context, [checkOf(context, task, txHash)]).catch(async (error: unknown) => {
       // The payment may have landed: its hash is kept and re-checked, so the buyer is never asked to pay again.
       if (error instanceof ChainUnavailableError && (await keepForRecheck(context, task, txHash, signature)))
-        throw new ChainUnavailableError(CHAIN_DOWN_HASH_KEPT, { cause: error })
+        throw new ChainUnavailableError(CHAIN_DOWN_HASH_KEPT, { cause: error.cause ?? error })
       throw error
     })
     if (!verdict) throw new ChainUnavailableError()
