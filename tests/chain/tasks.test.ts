@@ -204,7 +204,7 @@ describe('card-and-verify on a real chain', () => {
   test('error: an unreachable RPC answers 503 with Retry-After; the task stays unpaid, its hash kept for the re-check (pay nothing more)', async () => {
     const { order, verify, call } = await market({ rpcUrl: `http://127.0.0.1:${freePort()}` })
     const { path, created } = await order()
-    const hash = `0x${'c'.repeat(64)}`
+    const hash: Hex = `0x${'c'.repeat(64)}`
     const answer = await verify(path, hash)
     expectProblemShape(answer, 503, 'chain_unavailable')
     expect(answer.headers.get('retry-after')).toBeTruthy()
