@@ -3,7 +3,7 @@ import { StoreUnavailableError } from '@agentmarket/core'
 import { sampleAgent } from '@agentmarket/core/testing'
 import postgres from 'postgres'
 import { startMigratedPostgres } from '../../../tests/support/postgres.ts'
-import { type DeadlineTimer, deadlineOf } from './faults.ts'
+import { boundedCall, type DeadlineTimer, deadlineOf } from './faults.ts'
 import { openPostgres } from './open.ts'
 import { postgresStore } from './postgresStore.ts'
 
@@ -104,6 +104,37 @@ describe('PostgreSQL faults', () => {
     release()
     await busy
     await store.close()
+  })
+
+  test('attack: under load (other calls completing) a waiting call is not refused at its deadline, so goodput never falls to zero; with none completing it is', async () => {
+    const { timer, started } = manualTimer()
+    const progress = { completed: 0 }
+    let finishWaiting = (_: string) => {}
+    const waiting = boundedCall(() => new Promise<string>((resolve) => (finishWaiting = resolve)), {
+      ms: 1_500,
+      wrote: true,
+      timer,
+      progress,
+    })
+    // Another call of the same store completes before the deadline fires: the database is busy, not gone.
+    await boundedCall(async () => 'other', { ms: 1_500, wrote: false, timer, progress })
+    started[0]?.fire()
+    expect(started).toHaveLength(3)
+    finishWaiting('served')
+    expect(await waiting).toBe('served')
+
+    // Nothing completes between two firings: the database is gone, and the call is refused.
+    const stuck = boundedCall(() => new Promise<never>(() => {}), { ms: 1_500, wrote: true, timer, progress })
+    const stuckDeadline = started.at(-1)
+    stuckDeadline?.fire()
+    expect((await unavailable(stuck)).code).toBe('outcome_unknown')
+    // And a busy database never holds a call for more than 20 extensions of its deadline.
+    const slow = boundedCall(() => new Promise<never>(() => {}), { ms: 1_500, wrote: false, timer, progress })
+    for (let round = 0; round <= 20; round++) {
+      progress.completed++
+      started.at(-1)?.fire()
+    }
+    expect((await unavailable(slow)).code).toBe('database_unavailable')
   })
 
   test('behavior: each kind of work has its own deadline: requests, searches, background passes', () => {

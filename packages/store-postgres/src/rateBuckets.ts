@@ -35,11 +35,14 @@ export function postgresRateBuckets(
       ? { ...decision, allowed: false, retryAfterSeconds: 1, retryAfterMs: 1 }
       : decision
   }
+  // One count for all takes: a take waiting while others complete waits on (the database is busy, not gone).
+  const progress = { completed: 0 }
   return {
     take: (key, policy, cost, nowMs) =>
       boundedCall(() => take(key, policy, cost, nowMs), {
         ms: deadlineMs,
         wrote: false,
+        progress,
         ...(timer ? { timer } : {}),
       }),
   }
