@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,6 +13,9 @@ let server: MarketServer
 let browser: Browser
 let seedOutput = ''
 
+// A wide bound that only ends a hang: seeding, a server and Chromium took over 30 s beside a second CI run.
+setDefaultTimeout(300_000)
+
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true })
   const seeded = await runToEnd(['bun', 'run', 'demo'], { cwd: root, env })
@@ -20,7 +23,7 @@ beforeAll(async () => {
   if (seeded.exitCode !== 0) throw new Error(`bun run demo failed: ${seedOutput}`)
   server = await startMarketServer({ DATABASE_URL: env.DATABASE_URL })
   browser = await launchChromium()
-})
+}, 300_000)
 
 afterAll(async () => {
   await browser?.close()

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -48,6 +48,9 @@ async function openPage(width = 1280, height = 900) {
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, name), fullPage: true })
 
+// A wide bound that only ends a hang: seeding, a server and Chromium took over 30 s beside a second CI run.
+setDefaultTimeout(300_000)
+
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true })
   server = await startMarketServer({ DATABASE_URL: `file:${join(folder, 'market.db')}` })
@@ -69,7 +72,7 @@ beforeAll(async () => {
     { date: '2026-10-01', title: 'First 100 briefs', proof: 'https://example.com/p' },
     'scout',
   )
-})
+}, 300_000)
 
 afterAll(async () => {
   await browser?.close()
