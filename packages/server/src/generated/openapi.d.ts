@@ -407,7 +407,7 @@ export interface paths {
         put?: never;
         /**
          * Verify the on-chain USDC payment of a task, signed for it by the paying wallet
-         * @description Public; proved by the paying wallet. Checks the on-chain USDC transfer (or escrow deposit) in tx_hash against the task: amount, recipient, token, confirmations, and the payer's EIP-712 signature binding the transfer to this task. Answers 202 while the transfer is not final.
+         * @description Public; proved by the paying wallet. Checks the on-chain USDC transfer (or escrow deposit) in tx_hash against the task: amount, recipient, token, confirmations, and the payer's EIP-712 signature binding the transfer to this task. Answers 202 while the transfer is not final. A 202, and a 503 while the chain cannot be read, keep the hash as the task's background re-check (rechecked: true; within the client's budget): the task is marked paid once the payment is final, so never pay again for it.
          */
         post: operations["verifyPayment"];
         delete?: never;
@@ -4714,7 +4714,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentVerified"];
                 };
             };
-            /** @description Not mined yet, or too few confirmations; nothing changed */
+            /** @description Not mined yet, or too few confirmations; the hash is kept for the background re-check */
             202: {
                 headers: {
                     /** @description Seconds until asking again is worthwhile. */
