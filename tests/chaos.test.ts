@@ -46,6 +46,17 @@ async function node(env: Record<string, string>): Promise<ChaosNode> {
   return started
 }
 
+/** A PostgreSQL server of the test's own and three nodes on one database of it. */
+async function threeNodesOnPostgres() {
+  const postgres = await startMigratedPostgres()
+  cleanups.push(() => postgres.stop())
+  const database = await sharedPostgres(postgres)
+  await database.close()
+  const nodes: ChaosNode[] = []
+  for (let index = 0; index < 3; index++) nodes.push(await node({ DATABASE_URL: database.url }))
+  return { postgres, nodes }
+}
+
 /** The verdict every fault must meet. */
 function expectClean(fault: string, tally: LoadTally, verdict: LedgerVerdict, recoveryMs?: number) {
   console.log(chaosLine(fault, tally, verdict, recoveryMs))
@@ -85,15 +96,7 @@ describe('chaos (compact): faults under a steady write load', () => {
   })
 
   test('attack: one of three nodes on PostgreSQL SIGKILLed under load: the others serve, nothing lost or duplicated', async () => {
-    const postgres = await startMigratedPostgres()
-    cleanups.push(() => postgres.stop())
-    const database = await sharedPostgres(postgres)
-    await database.close()
-    const nodes = [
-      await node({ DATABASE_URL: database.url }),
-      await node({ DATABASE_URL: database.url }),
-      await node({ DATABASE_URL: database.url }),
-    ]
+    const { nodes } = await threeNodesOnPostgres()
     const [survivor, , victim] = nodes as [ChaosNode, ChaosNode, ChaosNode]
     const agents = await loadAgents(survivor.base, 'nodes', 6)
     const load = steadyLoad({
@@ -113,15 +116,7 @@ describe('chaos (compact): faults under a steady write load', () => {
   })
 
   test('attack: PostgreSQL restarted under load with three nodes: every node survives and serves again; nothing lost or duplicated', async () => {
-    const postgres = await startMigratedPostgres()
-    cleanups.push(() => postgres.stop())
-    const database = await sharedPostgres(postgres)
-    await database.close()
-    const nodes = [
-      await node({ DATABASE_URL: database.url }),
-      await node({ DATABASE_URL: database.url }),
-      await node({ DATABASE_URL: database.url }),
-    ]
+    const { postgres, nodes } = await threeNodesOnPostgres()
     const agents = await loadAgents((nodes[0] as ChaosNode).base, 'restart', 6)
     const load = steadyLoad({
       targets: () => nodes.map((n) => n.base),
