@@ -6,7 +6,14 @@ import { viemChain } from '@agentmarket/core/viem'
 import { type Address, encodeFunctionData, type Hex, keccak256, toHex } from 'viem'
 import { type HDAccount, mnemonicToAccount } from 'viem/accounts'
 import { testApp } from '../../packages/server/src/testing/http.ts'
-import { ANVIL_MNEMONIC, type Anvil, paymentChain, USDC_ABI, USDC_ADDRESS } from '../support/anvil.ts'
+import {
+  ANVIL_MNEMONIC,
+  type Anvil,
+  ESCROW_ABI,
+  paymentChain,
+  USDC_ABI,
+  USDC_ADDRESS,
+} from '../support/anvil.ts'
 import { type ServedPayerProof, signPayerProof } from '../support/payer.ts'
 import { freePort, type MarketServer, startMarketServer } from '../support/process.ts'
 import { type CaptureRelay, captureRelay, sendMail } from '../support/smtp.ts'
@@ -423,20 +430,7 @@ describe('escrow deposits', () => {
   async function deposit(buyer: HDAccount) {
     await anvil.approveUsdc(buyer, escrow, PRICE)
     const data = encodeFunctionData({
-      abi: [
-        {
-          type: 'function',
-          name: 'deposit',
-          stateMutability: 'nonpayable',
-          inputs: [
-            { name: 'taskId', type: 'bytes32' },
-            { name: 'seller', type: 'address' },
-            { name: 'amount', type: 'uint256' },
-            { name: 'slaDeadline', type: 'uint256' },
-          ],
-          outputs: [],
-        },
-      ],
+      abi: ESCROW_ABI,
       functionName: 'deposit',
       args: [
         keccak256(toHex(`deposit-${buyer.address}`)),
