@@ -81,6 +81,7 @@ const FILES: Record<string, Layer> = {
   'ports/Mailer.ts': 'store',
   'ports/Store.ts': 'store',
   'ports/storeReads.ts': 'store',
+  'ports/writeScope.ts': 'store',
   // documents: what a client reads of the concepts (cards, registration files, views)
   'A2aCard.ts': 'documents',
   'AgentCard.ts': 'documents',

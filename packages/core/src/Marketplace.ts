@@ -18,6 +18,7 @@ import type { ChainReader } from './ports/Chain.ts'
 import { type Clock, systemClock } from './ports/Clock.ts'
 import { cryptoRandom, type Random } from './ports/Random.ts'
 import type { Store } from './ports/Store.ts'
+import { countWrites } from './ports/writeScope.ts'
 import { readCache } from './ReadCache.ts'
 
 /** What a host hands the core. Clock and randomness default to the real ones. */
@@ -51,7 +52,7 @@ export const Marketplace = {
   create(ports: MarketplacePorts) {
     const random = ports.random ?? cryptoRandom()
     const context: ActionContext<Store> = {
-      store: ports.store,
+      store: countWrites(ports.store),
       config: ports.config,
       clock: ports.clock ?? systemClock(),
       random,

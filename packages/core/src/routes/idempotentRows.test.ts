@@ -12,11 +12,17 @@ import { createFetchHandler } from './fetchHandler.ts'
 
 const base = 'http://market.test'
 
-/** A market whose milestone inserts go through `insert` (the real one by default), with a clock the test moves. */
-async function market(insert?: (real: Store['insertMilestone']) => Store['insertMilestone']) {
+/**
+ * A market whose milestone inserts go through `insert` (the real one by default) and whose kv updates through
+ * `kvUpdate`, with a clock the test moves.
+ */
+async function market(
+  insert?: (real: Store['insertMilestone']) => Store['insertMilestone'],
+  kvUpdate?: (real: Store['kvUpdate']) => Store['kvUpdate'],
+) {
   const store = memoryStore()
   const entries = new Set<string>()
-  const update = store.kvUpdate.bind(store)
+  const update = kvUpdate ? kvUpdate(store.kvUpdate.bind(store)) : store.kvUpdate.bind(store)
   store.kvUpdate = (key, change) => {
     if (key.startsWith('idem:')) entries.add(key)
     return update(key, change)
@@ -45,7 +51,7 @@ async function market(insert?: (real: Store['insertMilestone']) => Store['insert
     })
   const count = async () =>
     (await send('GET', '/api/agents/scout/milestones')).json.milestones.length as number
-  return { clock, record, count, store, entries }
+  return { clock, record, count, store, entries, send, key }
 }
 
 describe('Idempotency-Key when the database fails under a write', () => {
@@ -107,6 +113,33 @@ describe('Idempotency-Key when the database fails under a write', () => {
     expect(retry.headers.get('idempotent-replayed')).toBeNull()
     expect((await record('m-3')).headers.get('idempotent-replayed')).toBe('true')
     expect(await count()).toBe(1)
+  })
+
+  test('a store fault after an earlier write of the same request landed is an unknown outcome, never "nothing changed"', async () => {
+    // Adding a webhook writes the endpoint, then the fan-out cursor: the database goes away between the two.
+    let fail = true
+    const { clock, send, key } = await market(undefined, (real) => (name, change) => {
+      if (fail && name.startsWith('webhooks:')) throw new StoreUnavailableError('unchanged')
+      return real(name, change)
+    })
+    const add = () =>
+      send('POST', '/api/agents/scout/webhooks', {
+        body: { url: 'https://hooks.example/in' },
+        headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'w-1' },
+      })
+    const first = await add()
+    expect(first.status).toBe(503)
+    expect(first.json.code).toBe('outcome_unknown')
+    fail = false
+    // Before: "nothing changed" freed the key, and this retry added a second endpoint.
+    clock.advance(61_000)
+    const retry = await add()
+    expect(retry.status).toBe(409)
+    expect(retry.json.code).toBe('idempotency_outcome_unknown')
+    const listed = await send('GET', '/api/agents/scout/webhooks', {
+      headers: { authorization: `Bearer ${key}` },
+    })
+    expect(listed.json.webhooks).toHaveLength(1)
   })
 
   test('a key nobody retries is removed from the store after its 24 hours', async () => {

@@ -1,6 +1,7 @@
 import type { KeptAnswer } from '../actions/idempotency.ts'
 import { hashSecret } from '../Credentials.ts'
 import type { MarketplaceActions } from '../Marketplace.ts'
+import { inWriteScope } from '../ports/writeScope.ts'
 import { clientKeyOf } from '../RateLimit.ts'
 import type { RouteCall, RouteHeader, RouteReply, RouteRow } from './RouteRow.ts'
 
@@ -77,14 +78,18 @@ async function callOnce(row: RouteRow, market: MarketplaceActions, call: RouteCa
 
 /**
  * A row that honours Idempotency-Key: a write kept by the host gets the header in its OpenAPI text, 409 among its
- * problems, and a call that replays; other rows are unchanged. Every host serving the row gets the same behaviour.
+ * problems, and a call that replays. Every write runs as one write scope (a store fault after one of its writes landed
+ * is an unknown outcome, not "nothing changed"); reads are unchanged. Every host serving the row gets the same
+ * behaviour.
  */
 export function withIdempotencyKey(row: RouteRow): RouteRow {
-  if (!keptByHost(row)) return row
+  if (row.method === 'GET') return row
+  const scoped: RouteRow = { ...row, call: (market, call) => inWriteScope(() => row.call(market, call)) }
+  if (!keptByHost(row)) return scoped
   return {
-    ...row,
+    ...scoped,
     headers: [...(row.headers ?? []), idempotencyHeader(row)],
     problems: [...new Set([...row.problems, 400, 409])].sort((a, b) => a - b),
-    call: (market, call) => callOnce(row, market, call),
+    call: (market, call) => callOnce(scoped, market, call),
   }
 }
