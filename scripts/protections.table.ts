@@ -19,6 +19,10 @@ const A2A = 'packages/server/src/a2a/handler.ts'
 const SCHEMA = 'packages/core/src/SkillInputSchema.ts'
 const PROOF = 'packages/core/src/WalletProof.ts'
 const ADDRESS_SLOTS = 'packages/core/src/AddressSlots.ts'
+const WRITE_SCOPE = 'packages/core/src/ports/writeScope.ts'
+const IDEMPOTENCY = 'packages/core/src/actions/idempotency.ts'
+const IDEMPOTENT_ROWS = 'packages/core/src/routes/idempotentRows.ts'
+const PG_FAULTS = 'packages/store-postgres/src/faults.ts'
 
 /** Every protection `scripts/protections.ts` removes in turn (issue 37: each must have a test that notices). */
 export const PROTECTIONS: Protection[] = [
@@ -657,5 +661,105 @@ export const PROTECTIONS: Protection[] = [
     ],
     test: 'tests/security/webhookFairness.test.ts',
     name: 'ten sellers of one client',
+  },
+  // Issue 39: faults answered honestly, no duplicate on retry.
+  {
+    id: 'write-scope-unknown',
+    what: 'a store fault after a write of the same request landed is outcome_unknown, never "nothing changed"',
+    edits: [
+      { file: WRITE_SCOPE, find: 'throw scope.wrote ? afterAWrite(error) : error', replace: 'throw error' },
+      {
+        file: WRITE_SCOPE,
+        find: 'const answer = scope.wrote ? afterAWrite(error) : error',
+        replace: 'const answer = error',
+      },
+    ],
+    test: 'packages/core/src/routes/idempotentRows.test.ts',
+    name: 'earlier write',
+  },
+  {
+    id: 'idempotency-unknown-kept',
+    what: 'a write whose outcome is unknown keeps its Idempotency-Key taken, so a retry never runs it twice',
+    edits: [
+      {
+        file: IDEMPOTENCY,
+        find: 'if (changedNothing(error)) await free(name, forgetAt).catch(() => {})',
+        replace: 'await free(name, forgetAt).catch(() => {})',
+      },
+    ],
+    test: 'packages/core/src/routes/idempotentRows.test.ts',
+    name: 'outcome unknown',
+  },
+  {
+    id: 'idempotency-in-use',
+    what: 'a retry while the first request under a key is under way waits (409 idempotency_key_in_use), never runs',
+    edits: [
+      {
+        file: IDEMPOTENCY,
+        find: 'if (left > 0) throw new IdempotencyKeyInUseError(Math.ceil(left / 1000))',
+        replace: '',
+      },
+    ],
+    test: 'packages/core/src/routes/idempotentRows.test.ts',
+    name: 'under way',
+  },
+  {
+    id: 'idempotency-body',
+    what: 'a key sent with another body is 409 idempotency_key_reused, never the first answer (or its secret)',
+    edits: [
+      {
+        file: IDEMPOTENCY,
+        find: 'if (entry.fingerprint !== request.fingerprint)',
+        replace: "if (entry.fingerprint === '')",
+      },
+    ],
+    test: 'tests/security/idempotency.test.ts',
+    name: 'another body',
+  },
+  {
+    id: 'idempotency-scope',
+    what: "keys are scoped by client and credential: a stranger's same key and body never gets the first answer",
+    edits: [{ file: IDEMPOTENT_ROWS, find: 'scope: scopeOf(row, call),', replace: 'scope: row.path,' }],
+    test: 'tests/security/idempotency.test.ts',
+    name: 'replaying',
+  },
+  {
+    id: 'idempotency-secret-window',
+    what: 'an answer holding a secret shown once is replayed for 10 minutes only',
+    edits: [
+      {
+        file: IDEMPOTENCY,
+        find: 'replayUntil: request.shownOnce ? now + SECRET_REPLAY_MS : forgetAt,',
+        replace: 'replayUntil: forgetAt,',
+      },
+    ],
+    test: 'tests/security/idempotency.test.ts',
+    name: '10-minute window',
+  },
+  {
+    id: 'postgres-maybe-sent',
+    what: 'a PostgreSQL write cut off after it was sent answers outcome_unknown, never "nothing changed"',
+    edits: [
+      {
+        file: PG_FAULTS,
+        find: "return new StoreUnavailableError(wrote && fault.sent ? 'unknown' : 'unchanged', { cause: error })",
+        replace: "return new StoreUnavailableError('unchanged', { cause: error })",
+      },
+    ],
+    test: 'packages/store-postgres/src/faults.test.ts',
+    name: 'already sent',
+  },
+  {
+    id: 'postgres-deadline-unknown',
+    what: 'a PostgreSQL write past its deadline answers outcome_unknown (it may still commit)',
+    edits: [
+      {
+        file: PG_FAULTS,
+        find: "() => new StoreUnavailableError(wrote ? 'unknown' : 'unchanged'),",
+        replace: "() => new StoreUnavailableError('unchanged'),",
+      },
+    ],
+    test: 'packages/store-postgres/src/faults.test.ts',
+    name: 'deadline path',
   },
 ]

@@ -67,6 +67,35 @@ describe('PostgreSQL faults', () => {
     await store.close()
   })
 
+  test('behavior: a write already sent when its session is ended answers outcome_unknown, exactly', async () => {
+    const url = await server.freshUrl()
+    const database = await openPostgres(url, { max: 1 })
+    // Deadlines that never fire: the answer comes from the driver's error alone.
+    const store = await postgresStore(database, { timer: manualTimer().timer })
+    const other = postgres(url, { max: 2, onnotice: () => {} })
+    const [{ pid }] = (await database.sql`select pg_backend_pid() as pid`) as unknown as [{ pid: number }]
+    let write: Promise<unknown> = Promise.resolve()
+    // Another session holds the agents table, so the insert reaches the server and waits there; its session is then
+    // ended (admin_shutdown, 57P01) with the statement sent.
+    await other.begin(async (locked) => {
+      await locked`lock table agents in access exclusive mode`
+      write = store.insertAgent(sampleAgent({ name: 'sent-then-cut' }), [])
+      write.catch(() => {})
+      for (;;) {
+        const waiting =
+          await other`select 1 from pg_stat_activity where pid = ${pid} and wait_event_type = 'Lock'`
+        if (waiting.length > 0) break
+        await Bun.sleep(10)
+      }
+      await other`select pg_terminate_backend(${pid})`
+    })
+    const answer = await unavailable(write)
+    expect(answer.code).toBe('outcome_unknown')
+    expect(answer.outcome).toBe('unknown')
+    await other.end()
+    await store.close()
+  })
+
   test('behavior: a call that outlives its deadline answers 503 from the deadline path: unchanged for a read, unknown for a write', async () => {
     const url = await server.freshUrl()
     const { timer, started } = manualTimer()
