@@ -4,9 +4,10 @@ import { type MarketServer, readUntil, startMarketServer } from './support/proce
 
 // serve.ts's containment of the database driver's uncaught errors (issue 39), in a `bun start` node on PostgreSQL. The
 // driver's one known error outside any call (postgres.js's `socket.write` on a closed socket) is patched away
-// (patches/postgres@3.4.9.patch) and terminating, killing or restarting the node's backends raises none, so the error
-// is thrown by a module preloaded into the real process (tests/support/driverFaultPreload.ts): an ECONNRESET, as a
-// reset socket raises it, from a setImmediate outside any request.
+// (patches/postgres@3.4.9.patch), and no way is known to make the patched driver throw one on demand (it handles its
+// sockets' errors, and an ErrorResponse with no query, itself). So the error is thrown by a module preloaded into the
+// real process (tests/support/driverFaultPreload.ts): an ECONNRESET, as a reset socket raises it, from a setImmediate
+// outside any request.
 const PRELOAD = new URL('./support/driverFaultPreload.ts', import.meta.url).pathname
 const postgresServer = await startMigratedPostgres()
 afterAll(() => postgresServer.stop())
