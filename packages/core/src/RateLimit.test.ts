@@ -94,12 +94,15 @@ describe('fallbackRateBuckets', () => {
 
   test('behavior: after a fault the shared store is passed over for retryMs, then tried again', async () => {
     const { failing, counted, shared } = faultyShared(new StorageFullError())
-    const buckets = fallbackRateBuckets(shared, { retryMs: 1000 })
-    expect((await buckets.take('k', reads, 1, T0)).allowed).toBe(true)
+    let clock = T0
+    const buckets = fallbackRateBuckets(shared, { retryMs: 1000, now: () => clock })
+    expect((await buckets.take('k', reads, 1, clock)).allowed).toBe(true)
     failing.on = false
-    expect((await buckets.take('k', reads, 1, T0 + 999)).allowed).toBe(true)
+    clock += 999
+    expect((await buckets.take('k', reads, 1, clock)).allowed).toBe(true)
     expect(counted.takes).toBe(0)
-    expect((await buckets.take('k', reads, 1, T0 + 1000)).allowed).toBe(true)
+    clock += 1
+    expect((await buckets.take('k', reads, 1, clock)).allowed).toBe(true)
     expect(counted.takes).toBe(1)
   })
 })

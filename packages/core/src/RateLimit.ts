@@ -201,22 +201,23 @@ const SHARED_RETRY_MS = 1_000
  * a database that is down): a request is then limited by this process alone instead of failing with the store, so a
  * full disk still serves reads and an outage still answers quickly. The limit still holds: in a window a client gets
  * at most the limit from the local buckets besides what the shared ones gave, per process. After a fault the shared
- * store is passed over for `retryMs`, then tried again. Any other error (a bug) is thrown.
+ * store is passed over for `retryMs` (by `now`), then tried again. Any other error (a bug) is thrown.
  * @example const buckets = leasedRateBuckets(fallbackRateBuckets(libsqlRateBuckets(database)))
  */
 export function fallbackRateBuckets(
   shared: RateBuckets,
-  { local = memoryRateBuckets(), retryMs = SHARED_RETRY_MS } = {},
+  { local = memoryRateBuckets(), retryMs = SHARED_RETRY_MS, now = Date.now } = {},
 ): RateBuckets {
   let passedOverUntil = Number.NEGATIVE_INFINITY
   return {
     async take(key, policy, cost, nowMs) {
-      if (nowMs < passedOverUntil) return local.take(key, policy, cost, nowMs)
+      if (now() < passedOverUntil) return local.take(key, policy, cost, nowMs)
       try {
         return await shared.take(key, policy, cost, nowMs)
       } catch (error) {
         if (!(error instanceof StorageFullError || error instanceof StoreUnavailableError)) throw error
-        passedOverUntil = nowMs + retryMs
+        // From when the fault was known: a take that met a deadline started that long ago.
+        passedOverUntil = now() + retryMs
         return local.take(key, policy, cost, nowMs)
       }
     },
