@@ -6,7 +6,7 @@ import type { Store } from '@agentmarket/core'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { openPostgres, postgresStore } from '@agentmarket/store-postgres'
 import postgres from 'postgres'
-import { isDerivedTable } from '../packages/server/src/copy/tables.ts'
+import { isDerivedTable, MARKET_TABLES } from '../packages/server/src/copy/tables.ts'
 import { startPostgres } from './support/postgres.ts'
 import { runToEnd } from './support/process.ts'
 
@@ -136,7 +136,15 @@ describe('agentmarket copy', () => {
 
     // The target's password is never printed (the test server trusts local connections, so any password passes).
     const target = (await postgresServer.createDatabase()).replace('market@', 'market:hidden-pass@')
-    const copied = await agentmarket(['copy', target], { DATABASE_URL: file })
+    // The server's deadlines (here 1 ms) never apply to a copy: it runs under DATABASE_COPY_TIMEOUT_MS alone.
+    const serverDeadlines = ['REQUEST', 'SEARCH', 'BACKGROUND'].map((kind) => [
+      `DATABASE_${kind}_TIMEOUT_MS`,
+      '1',
+    ])
+    const copied = await agentmarket(['copy', target], {
+      DATABASE_URL: file,
+      ...Object.fromEntries(serverDeadlines),
+    })
     expect(copied.stderr).toBe('')
     expect(copied.exitCode).toBe(0)
     expect(copied.stdout).not.toContain('hidden-pass')
@@ -226,6 +234,60 @@ describe('agentmarket copy', () => {
     const backStore = libsqlStore(await openDatabase(back))
     expect(await shown(backStore)).toEqual(onPostgres)
     await backStore.close()
+  })
+
+  test('error: a copy into a PostgreSQL that stops answering (its processes stopped) exits 1 within DATABASE_COPY_TIMEOUT_MS with one line naming the database and the step', async () => {
+    const target = await postgresServer.createDatabase()
+    await (await openPostgres(target, { max: 1 })).close()
+    const table = MARKET_TABLES[0] as string
+    // A lock on the target's first table holds the copy at its first count, so the server is frozen mid-copy.
+    const holder = postgres(target, { max: 1, onnotice: () => {} })
+    const admin = postgres(postgresServer.adminUrl, { max: 1, onnotice: () => {} })
+    let release = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let locked = () => {}
+    const lockTaken = new Promise<void>((resolve) => {
+      locked = resolve
+    })
+    const holding = holder.begin(async (tx) => {
+      await tx.unsafe(`lock table ${table} in access exclusive mode`)
+      locked()
+      await held
+    })
+    await lockTaken
+    const copy = Bun.spawn(['bun', 'packages/server/src/main.ts', 'copy', target], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: `file:${join(folder, 'frozen-source.db')}`,
+        DATABASE_COPY_TIMEOUT_MS: '2000',
+      },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    try {
+      const database = new URL(target).pathname.slice(1)
+      for (;;) {
+        if (copy.exitCode !== null) throw new Error(`the copy exited ${copy.exitCode} before it waited`)
+        const [waiting] = await admin<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
+          where datname = ${database} and wait_event_type = 'Lock'`
+        if ((waiting?.n ?? 0) > 0) break
+        await Bun.sleep(10)
+      }
+      postgresServer.freeze()
+      const [stderr, exitCode] = await Promise.all([new Response(copy.stderr).text(), copy.exited])
+      expect(exitCode).toBe(1)
+      expect(stderr.trim()).toBe(
+        `agentmarket: cannot copy: the target database ${target} did not finish counting the rows of ${table} within 2000 ms (DATABASE_COPY_TIMEOUT_MS): the copy stopped there; copy again into a new, empty database once it answers`,
+      )
+    } finally {
+      postgresServer.thaw()
+      copy.kill()
+      release()
+      await holding
+      await Promise.all([holder.end(), admin.end()])
+    }
   })
 
   test('error: copy without a target, or with two, is a usage error (exit 2)', async () => {

@@ -122,6 +122,61 @@ describe('libSQL faults', () => {
     120_000,
   )
 
+  test.skipIf('refused' in disk)(
+    'behavior: with RATE_LIMITS on, a full disk still serves reads (the buckets fall back to the process), still limits them, refuses writes 507 with Retry-After, and writes resume once space is freed',
+    async () => {
+      const small = mountSmallDisk('16m')
+      if (!('path' in small)) throw new Error(`cannot mount a second small tmpfs: ${small.refused}`)
+      // Reads are limited to 20 an hour, so each read takes from the shared bucket (a lease of one token) and the
+      // limit is reached in a few requests; registrations are left generous: the disk is filled by registering.
+      const readLimit = 20
+      const server = await startMarketServer({
+        DATABASE_URL: `file:${join(small.path, 'market.db')}`,
+        RATE_LIMITS: 'on',
+        RATE_LIMIT_POLICIES: `read=${readLimit}/3600,register=100000/3600,register_attempt=100000/3600`,
+      })
+      const read = () => fetch(`${server.base}/api/community/agents/before-full`)
+      try {
+        expect((await register(server, 'before-full')).status).toBe(200)
+        expect((await read()).status).toBe(200)
+        const filler = fillDisk(small.path)
+        let refused: Response | undefined
+        for (let attempt = 0; attempt < 5_000 && !refused; attempt++) {
+          const answer = await register(server, `while-full-${attempt}`)
+          if (answer.status !== 200) refused = answer
+        }
+        expect(refused?.status).toBe(507)
+        // Reads answer while the disk is full, and the read limit still holds: at most the limit from this process's
+        // own buckets besides what the shared one had left, then 429.
+        const statuses: number[] = []
+        let limited: Response | undefined
+        while (!limited && statuses.length <= 2 * readLimit) {
+          const answer = await read()
+          statuses.push(answer.status)
+          if (answer.status === 429) limited = answer
+        }
+        expect(statuses.slice(0, -1).every((status) => status === 200)).toBe(true)
+        expect(statuses.length).toBeGreaterThan(1)
+        expect(limited?.status).toBe(429)
+        expect(Number(limited?.headers.get('retry-after'))).toBeGreaterThan(0)
+        // Writes are refused as the disk is full, not by a limit.
+        const write = await register(server, 'full-a')
+        expect(write.status).toBe(507)
+        expect(write.headers.get('retry-after')).toBe('30')
+        expect(((await write.json()) as { code: string }).code).toBe('storage_full')
+
+        unlinkSync(filler)
+        expect((await register(server, 'full-a')).status).toBe(200)
+      } finally {
+        server.stop()
+        await server.process.exited
+        Bun.spawnSync(['umount', small.path])
+        rmSync(small.path, { recursive: true, force: true })
+      }
+    },
+    120_000,
+  )
+
   test('behavior: a write while another process holds the database locked answers 503 database_unavailable with Retry-After; reads answer; writes resume when it lets go', async () => {
     const path = await migratedFile('busy.db')
     const server = await startMarketServer({ DATABASE_URL: `file:${path}` })

@@ -21,6 +21,13 @@ export type TempPostgres = {
   halt(): Promise<void>
   /** Starts the halted server again on the same port; resolves once it takes connections. */
   resume(): Promise<void>
+  /**
+   * Stops the server and every process of it with SIGSTOP: it keeps its connections and answers nothing (a database
+   * host that hangs). `thaw` (and `stop`) send SIGCONT.
+   */
+  freeze(): void
+  /** Lets a frozen server run again. */
+  thaw(): void
 }
 
 /** The folder of Debian's newest PostgreSQL server binaries (`/usr/lib/postgresql/<version>/bin`). */
@@ -142,6 +149,12 @@ export async function startPostgres(options: { tls?: boolean } = {}): Promise<Te
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
   let databases = 0
   let stopped = false
+  // The processes a freeze stopped: the postmaster and its children (backends, checkpointer, …) at that moment.
+  let frozen: number[] = []
+  const thaw = () => {
+    for (const pid of frozen) process.kill(pid, 'SIGCONT')
+    frozen = []
+  }
   return {
     adminUrl,
     port,
@@ -154,6 +167,7 @@ export async function startPostgres(options: { tls?: boolean } = {}): Promise<Te
     async stop() {
       if (stopped) return
       stopped = true
+      thaw()
       await admin.end({ timeout: 1 })
       // SIGQUIT is PostgreSQL's immediate shutdown: its data is removed next, and a fast shutdown waited minutes here
       // while dozens of pools the tests left open kept reconnecting.
@@ -161,6 +175,19 @@ export async function startPostgres(options: { tls?: boolean } = {}): Promise<Te
       await server.stopped
       rmSync(folder, { recursive: true, force: true })
     },
+    freeze() {
+      const postmaster = server.child.pid
+      if (postmaster === undefined || exited()) throw new Error('postgres is not running')
+      // The postmaster first, so it starts no new child after its children are listed.
+      process.kill(postmaster, 'SIGSTOP')
+      frozen = [postmaster]
+      const children = spawnSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).stdout
+      for (const pid of children.split('\n').filter(Boolean).map(Number)) {
+        process.kill(pid, 'SIGSTOP')
+        frozen.push(pid)
+      }
+    },
+    thaw,
     async halt() {
       if (!exited()) server.child.kill('SIGINT')
       await server.stopped

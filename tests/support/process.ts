@@ -41,7 +41,7 @@ export type MarketServer = { base: string; process: Subprocess; stop(): void }
  * so `process` is the server: killing it kills the server, with no orphan left holding its ports. Rate limits are off
  * (every test client is 127.0.0.1) unless `env` sets RATE_LIMITS. With `stdout: 'pipe'` its log is kept for the test;
  * `cwd` runs another checkout's server (bench/ab.ts);
- * `port` starts it again where a killed one listened.
+ * `port` starts it again where a killed one listened; `preload` is a module Bun loads before the server (`--preload`).
  */
 export async function startMarketServer(
   env: Record<string, string>,
@@ -49,9 +49,11 @@ export async function startMarketServer(
     stdout = 'ignore',
     cwd = repoRoot,
     port = freePort(),
-  }: { stdout?: 'ignore' | 'pipe'; cwd?: string; port?: number } = {},
+    preload,
+  }: { stdout?: 'ignore' | 'pipe'; cwd?: string; port?: number; preload?: string } = {},
 ): Promise<MarketServer> {
-  const child = Bun.spawn(['bun', 'packages/server/src/main.ts'], {
+  const preloading = preload ? ['--preload', preload] : []
+  const child = Bun.spawn(['bun', ...preloading, 'packages/server/src/main.ts'], {
     cwd,
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',

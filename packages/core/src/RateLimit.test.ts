@@ -1,7 +1,9 @@
 import { describe, expect, test } from 'bun:test'
+import { StorageFullError, StoreUnavailableError } from './errors.ts'
 import { problemResponse } from './http.ts'
 import {
   addressBucket,
+  fallbackRateBuckets,
   leasedRateBuckets,
   memoryRateBuckets,
   NETWORK_CEILING_FACTOR,
@@ -66,6 +68,42 @@ describe('leasedRateBuckets', () => {
     expect(again).toMatchObject({ allowed: false, retryAfterSeconds: 20 })
     expect(counted.takes).toBe(takesAfterRefusal)
     expect((await leased.take('r', policy, 1, T0 + 30_000)).allowed).toBe(true)
+  })
+})
+
+describe('fallbackRateBuckets', () => {
+  /** A shared store that throws `fault` while `failing.on`, counting the takes that reach it. */
+  function faultyShared(fault: Error) {
+    const failing = { on: true }
+    const counted = countingBuckets(memoryRateBuckets())
+    const shared: RateBuckets = {
+      take: (...args) => (failing.on ? Promise.reject(fault) : counted.take(...args)),
+    }
+    return { failing, counted, shared }
+  }
+
+  test('behavior: while the shared store is full or down the limit is kept by this process, and a bug is still thrown', async () => {
+    for (const fault of [new StorageFullError(), new StoreUnavailableError('unchanged')]) {
+      const { shared } = faultyShared(fault)
+      const buckets = leasedRateBuckets(fallbackRateBuckets(shared))
+      expect(await spend(buckets, 1300)).toBe(1200)
+    }
+    const bug = new TypeError('a bug')
+    await expect(fallbackRateBuckets(faultyShared(bug).shared).take('k', reads, 1, T0)).rejects.toBe(bug)
+  })
+
+  test('behavior: after a fault the shared store is passed over for retryMs, then tried again', async () => {
+    const { failing, counted, shared } = faultyShared(new StorageFullError())
+    let clock = T0
+    const buckets = fallbackRateBuckets(shared, { retryMs: 1000, now: () => clock })
+    expect((await buckets.take('k', reads, 1, clock)).allowed).toBe(true)
+    failing.on = false
+    clock += 999
+    expect((await buckets.take('k', reads, 1, clock)).allowed).toBe(true)
+    expect(counted.takes).toBe(0)
+    clock += 1
+    expect((await buckets.take('k', reads, 1, clock)).allowed).toBe(true)
+    expect(counted.takes).toBe(1)
   })
 })
 

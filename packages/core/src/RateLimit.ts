@@ -1,5 +1,5 @@
 import { hashSecret } from './Credentials.ts'
-import { MarketError } from './errors.ts'
+import { MarketError, StorageFullError, StoreUnavailableError } from './errors.ts'
 import type { RateBuckets, RateDecision, RatePolicy } from './ports/RateBuckets.ts'
 
 export type { RateBuckets, RateDecision, RatePolicy } from './ports/RateBuckets.ts'
@@ -191,6 +191,37 @@ export function leasedRateBuckets(
     }
   }
   return { takeHeld, take }
+}
+
+/** How long a shared store that failed a take is passed over for this process's own buckets before it is tried again. */
+const SHARED_RETRY_MS = 1_000
+
+/**
+ * Shared buckets that fall back to buckets in this process's memory while the shared store cannot take (a full disk,
+ * a database that is down): a request is then limited by this process alone instead of failing with the store, so a
+ * full disk still serves reads and an outage still answers quickly. The limit still holds: in a window a client gets
+ * at most the limit from the local buckets besides what the shared ones gave, per process. After a fault the shared
+ * store is passed over for `retryMs` (by `now`), then tried again. Any other error (a bug) is thrown.
+ * @example const buckets = leasedRateBuckets(fallbackRateBuckets(libsqlRateBuckets(database)))
+ */
+export function fallbackRateBuckets(
+  shared: RateBuckets,
+  { local = memoryRateBuckets(), retryMs = SHARED_RETRY_MS, now = Date.now } = {},
+): RateBuckets {
+  let passedOverUntil = Number.NEGATIVE_INFINITY
+  return {
+    async take(key, policy, cost, nowMs) {
+      if (now() < passedOverUntil) return local.take(key, policy, cost, nowMs)
+      try {
+        return await shared.take(key, policy, cost, nowMs)
+      } catch (error) {
+        if (!(error instanceof StorageFullError || error instanceof StoreUnavailableError)) throw error
+        // From when the fault was known: a take that met a deadline started that long ago.
+        passedOverUntil = now() + retryMs
+        return local.take(key, policy, cost, nowMs)
+      }
+    },
+  }
 }
 
 /** 429: too many requests of one kind from one client address or API key. */

@@ -93,6 +93,8 @@ export type DatabaseTimeouts = {
   backgroundMs: number
   /** Each statement of a migration (at start and `agentmarket migrate`). */
   migrationMs: number
+  /** Each step of `agentmarket copy` (a count, a page of rows read or written); past it the copy exits 1. */
+  copyMs: number
 }
 
 /** A malformed environment variable; `message` is the one line the server prints before exiting 1. */
@@ -296,6 +298,7 @@ export function readSettings(env: Env): Settings {
       searchMs: read(env, 'DATABASE_SEARCH_TIMEOUT_MS', positive, '1500'),
       backgroundMs: read(env, 'DATABASE_BACKGROUND_TIMEOUT_MS', positive, '10000'),
       migrationMs: read(env, 'DATABASE_MIGRATION_TIMEOUT_MS', positive, '300000'),
+      copyMs: read(env, 'DATABASE_COPY_TIMEOUT_MS', positive, '300000'),
     },
     healthProbeTimeoutMs: read(env, 'HEALTH_PROBE_TIMEOUT_MS', positive, '1000'),
     chainRpcUrl: read(

@@ -8,7 +8,12 @@ import {
   type Store,
   type X402Settings,
 } from '@agentmarket/core'
-import { leasedRateBuckets, type RateLimiter, rateLimiter } from '@agentmarket/core/routes'
+import {
+  fallbackRateBuckets,
+  leasedRateBuckets,
+  type RateLimiter,
+  rateLimiter,
+} from '@agentmarket/core/routes'
 import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import { whileBusy } from '@agentmarket/store-libsql'
 import { type Client, createClient, defineChain, http } from 'viem'
@@ -74,11 +79,14 @@ function x402Settings(settings: Settings): X402Settings | undefined {
   }
 }
 
-/** Rate limits kept in the database, so every process on it shares them; null when RATE_LIMITS=off. */
+/**
+ * Rate limits kept in the database, so every process on it shares them; null when RATE_LIMITS=off. While the database
+ * cannot take (a full disk, an outage) they are kept in this process, so reads still answer and limits still hold.
+ */
 function rateLimitSettings(settings: Settings, buckets: RateBuckets) {
   if (!settings.rateLimits) return null
   return {
-    limiter: rateLimiter(leasedRateBuckets(buckets), {
+    limiter: rateLimiter(leasedRateBuckets(fallbackRateBuckets(buckets)), {
       policies: settings.ratePolicies,
       // Bun's native 64-bit hash: a bucket name per key at a fraction of SHA-256's cost on every write.
       keyBucket: (apiKey) => Bun.hash(apiKey).toString(36),

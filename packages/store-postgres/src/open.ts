@@ -36,8 +36,8 @@ export type PoolTimeouts = {
 }
 
 /**
- * The timeouts a pool gets unless told otherwise: no statement limit (a copy of a large market runs long); the server
- * passes its own, per kind of work (DATABASE_*_TIMEOUT_MS).
+ * The timeouts a pool gets unless told otherwise: no statement limit; the server and `agentmarket copy` pass their
+ * own, per kind of work (DATABASE_*_TIMEOUT_MS).
  */
 export const POOL_TIMEOUTS: Required<PoolTimeouts> = {
   connectMs: 10_000,

@@ -22,6 +22,7 @@ export {
   addressBucket,
   clientKeyOf,
   DEFAULT_RATE_POLICIES,
+  fallbackRateBuckets,
   leasedRateBuckets,
   NETWORK_CEILING_FACTOR,
   networkBucket,

@@ -14,6 +14,51 @@ import {
 /** Rows read and written at a time. */
 const PAGE = 1_000
 
+/** A step of a copy that one database did not finish within DATABASE_COPY_TIMEOUT_MS. */
+export class CopyTimeoutError extends Error {
+  override readonly name = 'CopyTimeoutError'
+}
+
+/** True for PostgreSQL's 57014 query_canceled: the copy's own statement_timeout ended a statement. */
+const isStatementTimeout = (error: unknown) => (error as { code?: unknown }).code === '57014'
+
+/**
+ * `store` with every step bounded by `ms`: a step past it (a database that stopped answering, where no statement
+ * timeout can fire, or one PostgreSQL ended by the same bound) fails with a CopyTimeoutError naming the database and
+ * the step, so the copy ends instead of hanging.
+ */
+export function boundedTables(store: TableStore, ms: number, database: string): TableStore {
+  const bounded = <T>(step: string, work: () => Promise<T>): Promise<T> => {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const timeout = () =>
+      new CopyTimeoutError(
+        `${database} did not finish ${step} within ${ms} ms (DATABASE_COPY_TIMEOUT_MS): the copy stopped there; copy again into a new, empty database once it answers`,
+      )
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(timeout()), ms)
+    })
+    const done = work().catch((error: unknown) => {
+      throw isStatementTimeout(error) ? timeout() : error
+    })
+    return Promise.race([done, expired]).finally(() => clearTimeout(timer))
+  }
+  return {
+    columns: (table) => bounded(`reading the columns of ${table}`, () => store.columns(table)),
+    count: (table) => bounded(`counting the rows of ${table}`, () => store.count(table)),
+    async *pages(table, size) {
+      const pages = store.pages(table, size)
+      for (;;) {
+        const page = await bounded(`reading a page of ${table}`, () => pages.next())
+        if (page.done) return
+        yield page.value
+      }
+    },
+    insert: (table, rows) => bounded(`writing a page of ${table}`, () => store.insert(table, rows)),
+    finish: () => bounded('setting the sequences after the copy', () => store.finish()),
+    close: () => store.close(),
+  }
+}
+
 /** One table after a copy: its rows and its content digest on each side. */
 export type CopiedTable = {
   table: MarketTable
@@ -94,15 +139,22 @@ function reportLine({ table, from, to, fromDigest, toDigest }: CopiedTable): str
  * @example process.exitCode = await runCopy(readSettings(process.env), 'postgres://market@db/market')
  */
 export async function runCopy(settings: Settings, targetUrl: string): Promise<number> {
-  const source = await openTables(settings.databaseUrl, settings.databaseAuthToken)
-  const target = await openTables(targetUrl).catch(async (error: unknown) => {
+  const { connectMs, migrationMs, copyMs } = settings.databaseTimeouts
+  // The copy's own deadline, never a request's: a healthy large copy takes as many steps as it needs.
+  const timeouts = { connectMs, statementMs: copyMs, migrationMs }
+  const from = printableDatabaseUrl(settings.databaseUrl)
+  const to = printableDatabaseUrl(targetUrl)
+  const source = await openTables(settings.databaseUrl, settings.databaseAuthToken, timeouts)
+  const target = await openTables(targetUrl, undefined, timeouts).catch(async (error: unknown) => {
     await source.close()
     throw error
   })
   try {
-    const report = await copyMarket(source, target)
-    const from = printableDatabaseUrl(settings.databaseUrl)
-    console.log(`agentmarket copy: ${from} -> ${printableDatabaseUrl(targetUrl)}`)
+    const report = await copyMarket(
+      boundedTables(source, copyMs, `the source database ${from}`),
+      boundedTables(target, copyMs, `the target database ${to}`),
+    )
+    console.log(`agentmarket copy: ${from} -> ${to}`)
     for (const row of report) console.log(reportLine(row))
     const differing = report.filter((row) => row.from !== row.to || row.fromDigest !== row.toDigest)
     if (differing.length > 0) {

@@ -114,10 +114,13 @@ async function libsqlTables(url: string, authToken: string | undefined): Promise
   }
 }
 
-/** A PostgreSQL database, migrated on opening. */
-async function postgresTables(url: string): Promise<TableStore> {
+/** How long a copy waits for PostgreSQL: connecting, each statement, each migration statement (milliseconds). */
+export type CopyTimeouts = { connectMs: number; statementMs: number; migrationMs: number }
+
+/** A PostgreSQL database, migrated on opening; PostgreSQL ends a statement of the copy past `timeouts.statementMs`. */
+async function postgresTables(url: string, timeouts?: CopyTimeouts): Promise<TableStore> {
   const { feedSequencer, openPostgres } = await import('@agentmarket/store-postgres')
-  const database = await openPostgres(url, { max: 2 })
+  const database = await openPostgres(url, { max: 2, ...(timeouts ? { timeouts } : {}) })
   const { sql, close } = database
   // Feed events' public ids are their positions: every finished write's events get theirs before the copy reads them.
   const sequencer = feedSequencer(database)
@@ -168,6 +171,6 @@ async function postgresTables(url: string): Promise<TableStore> {
  * Opens the database `url` names for copying (PostgreSQL for postgres://, else libSQL), migrated.
  * @example const source = await openTables('file:./data/market.db')
  */
-export function openTables(url: string, authToken?: string): Promise<TableStore> {
-  return isPostgresUrl(url) ? postgresTables(url) : libsqlTables(url, authToken)
+export function openTables(url: string, authToken?: string, timeouts?: CopyTimeouts): Promise<TableStore> {
+  return isPostgresUrl(url) ? postgresTables(url, timeouts) : libsqlTables(url, authToken)
 }
