@@ -73,6 +73,8 @@ export type ScriptedTempo = {
   dropNextBroadcast(): void
   /** The next eth_getTransactionReceipt fails with -32000, as a node that stopped answering. */
   failNextReceipt(): void
+  /** Moves the node's block time on by `seconds` (a signed transfer past its validBefore can never be mined). */
+  advanceTime(seconds: number): void
   /** The hashes of every transaction mined, once each. */
   mined(): Hex[]
   /** The receipt of a mined tx, or undefined. */
@@ -124,6 +126,7 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
   let failBroadcast = options.failNextBroadcast ?? false
   let dropBroadcast = false
   let failReceipt = false
+  let timeOffsetSeconds = 0
 
   const blockHash = (n: bigint) => keccak256(numberToHex(n, { size: 32 }))
 
@@ -223,7 +226,7 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
           hash: blockHash(block),
           parentHash: blockHash(block - 1n),
           baseFeePerGas: BASE_FEE,
-          timestamp: numberToHex(Math.floor(Date.now() / 1000)),
+          timestamp: numberToHex(Math.floor(Date.now() / 1000) + timeOffsetSeconds),
           gasLimit: '0x1c9c380',
           gasUsed: '0x0',
           transactions: [],
@@ -327,6 +330,9 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
     failNextReceipt() {
       failReceipt = true
     },
+    advanceTime(seconds) {
+      timeOffsetSeconds += seconds
+    },
     mined: () => [...receipts.keys()] as Hex[],
     receipt: (hash) => receipts.get(hash.toLowerCase()),
     serve,
@@ -339,6 +345,7 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
       failBroadcast = options.failNextBroadcast ?? false
       dropBroadcast = false
       failReceipt = false
+      timeOffsetSeconds = 0
     },
   }
 }
