@@ -651,11 +651,13 @@ describe('MPP broadcast under faults (the market broadcasts the signed transfer)
         onUnknown: 'afresh',
       })
       expect(answers.map((answer) => answer.status)).toEqual([503, 201])
-      // Another node of the network had the first transfer in its pool and mines it late.
-      await node.client('network').request({
+      // Another node of the network had the first transfer in its pool and sends it late: mined already, it moves
+      // nothing more.
+      const late = node.client('network').request({
         method: 'eth_sendRawTransaction',
         params: [signedTransferOf(credentials[0] ?? '')],
       } as never)
+      await expect(late).rejects.toThrow(/already mined/)
       expect(node.mined()).toEqual([keccak256(signedTransferOf(credentials[0] ?? ''))])
       tally(`mpp: dropped unmined, new credential ${idempotencyKey ? 'with' : 'without'} key`, {
         charged: mppCharges(node),
@@ -676,6 +678,26 @@ describe('MPP broadcast under faults (the market broadcasts the signed transfer)
     expect(node.mined()).toEqual([keccak256(signedTransferOf(again.credentials[0] ?? ''))])
     tally('mpp: dropped, first transfer expired, new credential', {
       charged: mppCharges(node),
+      served: await market.paidTasks(),
+    })
+  })
+
+  test("fault: the first transfer is mined reverted (it moved nothing) and its answer lost (503 outcome_unknown): a new credential with the same Idempotency-Key is then the order's payment, once", async () => {
+    const node = scriptedTempo()
+    const market = await mppMarket(node)
+    // Mined reverted, and the broadcast's answer lost: the market cannot tell it paid nothing until it reads it.
+    node.revertNextBroadcast()
+    node.failNextBroadcast()
+    const first = await mppOrder(node, market.handle, 1, { idempotencyKey: 'mpp-reverted' })
+    expect(first.answers).toMatchObject([{ status: 503, code: 'outcome_unknown' }])
+    const again = await mppOrder(node, market.handle, 1, { idempotencyKey: 'mpp-reverted' })
+    expect(again.answers.map((answer) => answer.status)).toEqual([201])
+    const paidBy = keccak256(signedTransferOf(again.credentials[0] ?? ''))
+    // The reverted transfer took nothing: the charges are the transfers mined with success.
+    const charged = node.mined().filter((hash) => node.receipt(hash)?.status === '0x1')
+    expect(charged).toEqual([paidBy])
+    tally('mpp: first transfer reverted, new credential', {
+      charged: charged.length,
       served: await market.paidTasks(),
     })
   })

@@ -73,6 +73,8 @@ export type ScriptedTempo = {
   dropNextBroadcast(): void
   /** The next eth_getTransactionReceipt fails with -32000, as a node that stopped answering. */
   failNextReceipt(): void
+  /** The next broadcast is mined reverted (status 0x0, no logs), as a transfer whose payer's balance moved meanwhile. */
+  revertNextBroadcast(): void
   /** Moves the node's block time on by `seconds` (a signed transfer past its validBefore can never be mined). */
   advanceTime(seconds: number): void
   /** The hashes of every transaction mined, once each. */
@@ -127,6 +129,7 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
   let dropBroadcast = false
   let failReceipt = false
   let timeOffsetSeconds = 0
+  let revertBroadcast = false
 
   const blockHash = (n: bigint) => keccak256(numberToHex(n, { size: 32 }))
 
@@ -202,7 +205,14 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
       dropBroadcast = false
       throw new RpcError(-32000, 'scripted tempo: node went away before taking the transaction')
     }
+    // A node refuses a transaction it already mined (its nonce is spent): sending it again moves nothing.
+    if (receipts.has(decodeSigned(raw).hash.toLowerCase()))
+      throw new RpcError(-32000, 'scripted tempo: transaction already mined (nonce too low)')
     const receipt = mine(raw)
+    if (revertBroadcast) {
+      revertBroadcast = false
+      Object.assign(receipt, { status: '0x0', logs: [] })
+    }
     if (failBroadcast) {
       failBroadcast = false
       throw new RpcError(-32000, 'scripted tempo: node went away after broadcast')
@@ -330,6 +340,9 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
     failNextReceipt() {
       failReceipt = true
     },
+    revertNextBroadcast() {
+      revertBroadcast = true
+    },
     advanceTime(seconds) {
       timeOffsetSeconds += seconds
     },
@@ -346,6 +359,7 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
       dropBroadcast = false
       failReceipt = false
       timeOffsetSeconds = 0
+      revertBroadcast = false
     },
   }
 }

@@ -144,11 +144,14 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
       return (await settledFor(settings, reference, challenge.id, charge)) ? reference : null
     },
     /**
-     * True when the signed transfer `reference` can never be mined: it is not mined and the network's latest block
-     * is at or past its `validBefore` (a transfer without one may always be mined). Throws when the network fails.
+     * True when the signed transfer `reference` can never pay: mined and reverted, or not mined and the network's
+     * latest block is at or past its `validBefore` (a transfer without one may always be mined). Throws when the
+     * network fails.
      */
     async expired(reference: Hex, validBefore: number | null): Promise<boolean> {
-      if (validBefore === null || (await receiptOf(settings, reference)) !== null) return false
+      const receipt = await receiptOf(settings, reference)
+      if (receipt !== null) return receipt.status !== '0x1'
+      if (validBefore === null) return false
       const client = await settings.getClient({})
       const latest = (await client.request({
         method: 'eth_getBlockByNumber',
