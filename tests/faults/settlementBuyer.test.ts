@@ -503,10 +503,12 @@ describe('job escrow', () => {
       ((await read(id)).escrow_job.calls as { step: string; to: Address; data: Hex }[]).find(
         (call) => call.step === step,
       ) as { to: Address; data: Hex }
+    /** The hashes of the approvals sent, in order. */
+    const approvals: Hex[] = []
     /** Approves the escrow and funds the task's job: the funding's hash. */
     const fund = async (buyer: HDAccount, id: string, beforeFunding: () => void = () => {}) => {
       const approve = await callOf(id, 'approve')
-      await pay(buyer, approve.to, approve.data)
+      approvals.push(await pay(buyer, approve.to, approve.data))
       const funding = await callOf(id, 'fund')
       beforeFunding()
       return pay(buyer, funding.to, funding.data)
@@ -530,7 +532,7 @@ describe('job escrow', () => {
         if (report.checked === 0) return
       }
     }
-    return { ...app, order, read, fund, verify, settleChecks }
+    return { ...app, order, read, fund, approvals, verify, settleChecks }
   }
 
   test('behavior: a job funded while the RPC is down: verify answers 503; the follower pays the task when the chain is back', async () => {
@@ -621,6 +623,36 @@ describe('job escrow', () => {
     await anvil.mine(2)
     expect((await app.verify(buyer, id, funding)).status).toBe(200)
     await settle('job escrow: reorged funding, funded again', buyer, before, (await app.read(id)).status)
+  })
+
+  test('behavior: the funding block is reorged out and the network mines the same funding again: the task is paid once, from it', async () => {
+    const { buyer, before } = await newBuyer()
+    const app = await jobMarket()
+    const id = (await app.order(buyer)).json.task_id
+    const snapshot = await anvil.testClient.snapshot()
+    const funding = await app.fund(buyer, id)
+    expect((await app.verify(buyer, id, funding)).status).toBe(202)
+    await app.settleChecks()
+    const sent = [app.approvals.at(-1) ?? '0x', funding]
+    const raws = await Promise.all(
+      sent.map(
+        async (hash) =>
+          (await anvil.publicClient.request({
+            method: 'eth_getRawTransactionByHash' as never,
+            params: [hash] as never,
+          })) as Hex,
+      ),
+    )
+    await anvil.testClient.revert({ id: snapshot })
+    expect(await receiptOf(funding)).toBeNull()
+    await app.settleChecks()
+    expect((await app.read(id)).status).toBe('pending_payment')
+    // A node re-includes both transactions from its pool, in order; the buyer did nothing more.
+    for (const raw of raws)
+      await anvil.publicClient.request({ method: 'eth_sendRawTransaction', params: [raw] })
+    await anvil.mine(3)
+    await app.settleChecks()
+    await settle('job escrow: reorged funding mined again', buyer, before, (await app.read(id)).status)
   })
 
   test('behavior: a job order whose answer is lost, retried with its Idempotency-Key: the same task, funded once and paid', async () => {
