@@ -28,7 +28,7 @@ import { type ActionContext, type ActionPorts, requireAgent } from '../context.t
 import { parseIdempotencyKey } from '../idempotency.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
 import { buyerKeyOf, insertOrder, orderGuard, refuseIfDaySpent, releaseHold } from './budgetGuard.ts'
-import { claimMppOrder, earlierMppCredential, releaseMppOrder } from './mppOrders.ts'
+import { claimMppOrder, earlierMppCredential, type MppOrderKey, releaseMppOrder } from './mppOrders.ts'
 import { orderWithX402, x402Problem } from './orderWithX402.ts'
 import { CLAIM_CONFLICTS } from './refusals.ts'
 import { x402Offer } from './x402Payment.ts'
@@ -50,6 +50,31 @@ function withAuthorization(request: Request, authorization: string): Request {
   const headers = new Headers(request.headers)
   headers.set('authorization', authorization)
   return new Request(request.url, { method: request.method, headers })
+}
+
+/**
+ * The credential an MPP order pays with: the one sent, or (see earlierMppCredential) the order's first credential
+ * when its payer sent one that paid it or may still be mined, in a copy of the request (`paying`); with the claims
+ * to take for a credential sent anew. A new credential is never broadcast in place of such a first one.
+ */
+async function credentialOfOrder(
+  context: ActionContext<TaskStore & KvStore>,
+  mpp: MppCharger,
+  order: MppOrderKey,
+  request: Request,
+  agentName: string,
+) {
+  const authorization = request.headers.get('authorization')
+  const transfer = await signedTransferOf(authorization)
+  const read = transfer ? await earlierMppCredential(context, mpp, order, transfer, agentName) : null
+  if (read && 'earlier' in read) {
+    const { earlier } = read
+    const paying = withAuthorization(request, earlier.authorization)
+    return { used: earlier.authorization, paying, reference: earlier.reference, earlier, claims: null }
+  }
+  const claims = read && transfer && authorization ? { seen: read.claims, transfer, authorization } : null
+  const reference = await paymentReferenceOf(authorization)
+  return { used: authorization, paying: request, reference, earlier: null, claims }
 }
 
 /** The outcome of a payment recovered after a crash: paid, its receipt stamped on the answer. */
@@ -193,21 +218,17 @@ export function orderWithPaymentAction(
       scope: `${agent.name.toLowerCase()}/${skill.slug}`,
       bodyDigest: await context.mpp.bodyDigest(orderText(skill.slug, input)),
     }
-    // A new credential of an order its payer already sent one for is never broadcast while that first one paid it
-    // or may still be mined: the first credential is used instead (see mppOrders.ts).
-    const order = {
-      key: idempotencyKeyOf(request),
-      fingerprint: hashSecret(orderText(skill.slug, input)),
-    }
     const mpp = context.mpp
-    const transfer = await signedTransferOf(authorization)
-    const read = transfer ? await earlierMppCredential(context, mpp, order, transfer, agent.name) : null
-    const earlier = read && 'earlier' in read ? read.earlier : null
-    const used = earlier?.authorization ?? authorization
-    const paying = earlier ? withAuthorization(request, earlier.authorization) : request
+    const order = { key: idempotencyKeyOf(request), fingerprint: hashSecret(orderText(skill.slug, input)) }
+    const { used, paying, reference, earlier, claims } = await credentialOfOrder(
+      context,
+      mpp,
+      order,
+      request,
+      agent.name,
+    )
     // Nothing about a task is answered before the credential is ours, for this order, and its settlement's memo
     // binds its challenge: a transaction hash alone (public) opens nothing.
-    const reference = earlier?.reference ?? (await paymentReferenceOf(authorization))
     const spent =
       used && reference
         ? earlier
@@ -219,8 +240,8 @@ export function orderWithPaymentAction(
     const held = guard !== null && credential && !spent
     if (held) await insertOrder(context, task, eventsOfNewTask(task), guard)
     const claimed =
-      read && 'claims' in read && transfer && authorization && !spent
-        ? await claimMppOrder(context, read.claims, order, transfer, authorization).catch(
+      claims && !spent
+        ? await claimMppOrder(context, claims.seen, order, claims.transfer, claims.authorization).catch(
             async (error: unknown) => {
               if (held) await releaseHold(context, task)
               throw error
