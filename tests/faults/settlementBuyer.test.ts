@@ -98,7 +98,7 @@ beforeAll(async () => {
   ;({ anvil, escrow } = chain)
   seller = chain.accounts.seller
   // Past anvil's ten accounts: derived from the same mnemonic, given gas money and USDC.
-  buyers = Array.from({ length: 16 }, (_, index) =>
+  buyers = Array.from({ length: 24 }, (_, index) =>
     mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: 20 + index }),
   )
   for (const buyer of buyers) {
@@ -473,8 +473,8 @@ describe('escrow deposits', () => {
 })
 
 describe('job escrow', () => {
-  test('behavior: a job funded while the RPC is down: verify answers 503; the follower pays the task when the chain is back', async () => {
-    const { buyer, before } = await newBuyer()
+  /** A market following a fresh job escrow, its clock at the chain's, with a seller of a 2.5 USDC job skill. */
+  async function jobMarket() {
     const jobEscrow = (await anvil.deployJobEscrow()).address
     const chainNow = new Date(Number((await anvil.publicClient.getBlock()).timestamp) * 1000)
     const app = await testApp(chainNow.toISOString(), {
@@ -491,37 +491,196 @@ describe('job escrow', () => {
       key: registered.key,
       body: { walletAddress: seller.address },
     })
-    const created = await app.call('POST', '/api/agents/seller/tasks', {
-      body: { skill: 'essay', buyer_wallet: buyer.address },
-    })
-    const path = `/api/agents/seller/tasks/${created.json.task_id}`
-    const calls = (await app.call('GET', path)).json.escrow_job.calls as {
-      step: string
-      to: Address
-      data: Hex
-    }[]
-    const callOf = (step: string) => calls.find((call) => call.step === step) as { to: Address; data: Hex }
-    await pay(buyer, callOf('approve').to, callOf('approve').data)
-    const funding = await pay(buyer, callOf('fund').to, callOf('fund').data)
+    /** Orders the job for `buyer` (with an Idempotency-Key when given). */
+    const order = (buyer: HDAccount, key?: string) =>
+      app.call('POST', '/api/agents/seller/tasks', {
+        body: { skill: 'essay', buyer_wallet: buyer.address },
+        ...(key && { headers: { 'idempotency-key': key } }),
+      })
+    const read = async (id: string) => (await app.call('GET', `/api/agents/seller/tasks/${id}`)).json
+    /** The escrow call of a task's job for `step` (approve, fund), as the task shows it. */
+    const callOf = async (id: string, step: string) =>
+      ((await read(id)).escrow_job.calls as { step: string; to: Address; data: Hex }[]).find(
+        (call) => call.step === step,
+      ) as { to: Address; data: Hex }
+    /** The hashes of the approvals sent, in order. */
+    const approvals: Hex[] = []
+    /** Approves the escrow and funds the task's job: the funding's hash. */
+    const fund = async (buyer: HDAccount, id: string, beforeFunding: () => void = () => {}) => {
+      const approve = await callOf(id, 'approve')
+      approvals.push(await pay(buyer, approve.to, approve.data))
+      const funding = await callOf(id, 'fund')
+      beforeFunding()
+      return pay(buyer, funding.to, funding.data)
+    }
+    const proofs = new Map<string, ServedPayerProof>()
+    const verify = async (buyer: HDAccount, id: string, txHash: Hex) => {
+      // A paid task shows no payer_proof any more: a retry signs what the first call was shown.
+      const proof = (await read(id)).payment.payer_proof ?? proofs.get(id)
+      proofs.set(id, proof)
+      return app.call('POST', `/api/agents/seller/tasks/${id}/verify-payment`, {
+        body: { tx_hash: txHash, payer_signature: await signPayerProof(buyer, proof, txHash) },
+      })
+    }
+    /** The follower's and the re-check's passes until no check is due, the clock moved past each delay. */
+    const settleChecks = async () => {
+      await app.market.followJobEscrow()
+      for (let pass = 0; pass < 40; pass++) {
+        app.clock.advance(300_000)
+        const report = await app.market.recheckPendingPayments()
+        await app.market.followJobEscrow()
+        if (report.checked === 0) return
+      }
+    }
+    return { ...app, order, read, fund, approvals, verify, settleChecks }
+  }
+
+  test('behavior: a job funded while the RPC is down: verify answers 503; the follower pays the task when the chain is back', async () => {
+    const { buyer, before } = await newBuyer()
+    const app = await jobMarket()
+    const id = (await app.order(buyer)).json.task_id
+    const funding = await app.fund(buyer, id)
     await anvil.mine(2)
     rpc.set('down')
-    const proof = (await app.call('GET', path)).json.payment.payer_proof as ServedPayerProof
-    const answer = await app.call('POST', `${path}/verify-payment`, {
-      body: { tx_hash: funding, payer_signature: await signPayerProof(buyer, proof, funding) },
-    })
+    const answer = await app.verify(buyer, id, funding)
     const followed = await app.market.followJobEscrow().then(
       () => 'followed',
       () => 'failed',
     )
     rpc.set('up')
     await app.market.followJobEscrow()
+    await settle('job escrow: funded while the RPC is down', buyer, before, (await app.read(id)).status)
+    expect([answer.status, followed]).toEqual([503, 'failed'])
+  })
+
+  test('behavior: the RPC frozen past the timeout during a job verify: 503 with Retry-After; the retry is paid', async () => {
+    const { buyer, before } = await newBuyer()
+    const app = await jobMarket()
+    const id = (await app.order(buyer)).json.task_id
+    const funding = await app.fund(buyer, id)
+    await anvil.mine(2)
+    rpc.set('frozen')
+    const frozen = await app.verify(buyer, id, funding)
+    rpc.set('up')
+    expect(frozen.status).toBe(503)
+    expect(frozen.headers.get('retry-after')).toBeTruthy()
+    expect((await app.verify(buyer, id, funding)).status).toBe(200)
+    await settle('job escrow: RPC frozen during verify, retried', buyer, before, (await app.read(id)).status)
+  })
+
+  test("behavior: the funding broadcast's answer is lost and the job verify's answer too: the same bytes again, the verify retried, one funding, paid", async () => {
+    const { buyer, before } = await newBuyer()
+    const app = await jobMarket()
+    const id = (await app.order(buyer)).json.task_id
+    const funding = await app.fund(buyer, id, () => rpc.loseNextSendAnswer())
+    await anvil.mine(2)
+    const lost = await app.verify(buyer, id, funding)
+    const retried = await app.verify(buyer, id, funding)
+    expect([lost.status, retried.status]).toEqual([200, 200])
+    expect(retried.json).toMatchObject({ verified: true, task: { task_id: id, status: 'paid' } })
     await settle(
-      'job escrow: funded while the RPC is down',
+      'job escrow: funding answer lost, verify retried',
       buyer,
       before,
-      (await app.call('GET', path)).json.status,
+      (await app.read(id)).status,
     )
-    expect([answer.status, followed]).toEqual([503, 'failed'])
+  })
+
+  test('behavior: confirmations slower than the client: the job verify answers 202 keeping the hash, the client gives up, the follower and re-check pay it', async () => {
+    const { buyer, before } = await newBuyer()
+    const app = await jobMarket()
+    const id = (await app.order(buyer)).json.task_id
+    const funding = await app.fund(buyer, id)
+    const answers = []
+    for (let attempt = 0; attempt < 3; attempt++) answers.push(await app.verify(buyer, id, funding))
+    expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202])
+    expect(answers[0]?.json).toMatchObject({ rechecked: true })
+    // The client gave up; the blocks come after every timeout it had.
+    await anvil.mine(2)
+    await app.settleChecks()
+    await settle(
+      'job escrow: confirmations slower than the client',
+      buyer,
+      before,
+      (await app.read(id)).status,
+    )
+  })
+
+  test('behavior: the funding block is reorged out before its confirmations: never paid from it; the buyer funds again once and is paid', async () => {
+    const { buyer, before } = await newBuyer()
+    const app = await jobMarket()
+    const id = (await app.order(buyer)).json.task_id
+    const snapshot = await anvil.testClient.snapshot()
+    const dropped = await app.fund(buyer, id)
+    expect((await app.verify(buyer, id, dropped)).status).toBe(202)
+    await anvil.testClient.revert({ id: snapshot })
+    expect(await receiptOf(dropped)).toBeNull()
+    await anvil.mine(3)
+    await app.settleChecks()
+    // The market never said paid and the funding is gone from the chain: funding again is right.
+    expect((await app.read(id)).status).toBe('pending_payment')
+    const funding = await app.fund(buyer, id)
+    await anvil.mine(2)
+    expect((await app.verify(buyer, id, funding)).status).toBe(200)
+    await settle('job escrow: reorged funding, funded again', buyer, before, (await app.read(id)).status)
+  })
+
+  test('behavior: the funding block is reorged out and the network mines the same funding again: the task is paid once, from it', async () => {
+    const { buyer, before } = await newBuyer()
+    const app = await jobMarket()
+    const id = (await app.order(buyer)).json.task_id
+    const snapshot = await anvil.testClient.snapshot()
+    const funding = await app.fund(buyer, id)
+    expect((await app.verify(buyer, id, funding)).status).toBe(202)
+    await app.settleChecks()
+    const sent = [app.approvals.at(-1) ?? '0x', funding]
+    const raws = await Promise.all(
+      sent.map(
+        async (hash) =>
+          (await anvil.publicClient.request({
+            method: 'eth_getRawTransactionByHash' as never,
+            params: [hash] as never,
+          })) as Hex,
+      ),
+    )
+    await anvil.testClient.revert({ id: snapshot })
+    expect(await receiptOf(funding)).toBeNull()
+    await app.settleChecks()
+    expect((await app.read(id)).status).toBe('pending_payment')
+    // A node re-includes both transactions from its pool, in order; the buyer did nothing more.
+    for (const raw of raws)
+      await anvil.publicClient.request({ method: 'eth_sendRawTransaction', params: [raw] })
+    await anvil.mine(3)
+    await app.settleChecks()
+    await settle('job escrow: reorged funding mined again', buyer, before, (await app.read(id)).status)
+  })
+
+  test('behavior: a job order whose answer is lost, retried with its Idempotency-Key: the same task, funded once and paid', async () => {
+    const { buyer, before } = await newBuyer()
+    const app = await jobMarket()
+    const lost = await app.order(buyer, 'job-order-1')
+    const retried = await app.order(buyer, 'job-order-1')
+    expect(retried.json.task_id).toBe(lost.json.task_id)
+    const id = retried.json.task_id
+    const funding = await app.fund(buyer, id)
+    await anvil.mine(2)
+    expect((await app.verify(buyer, id, funding)).status).toBe(200)
+    await settle('job escrow: order retried with its key', buyer, before, (await app.read(id)).status)
+  })
+
+  test('behavior: a job order whose answer is lost, retried without a key: the buyer funds the task it holds, once; the lost one is never paid', async () => {
+    const { buyer, before } = await newBuyer()
+    const app = await jobMarket()
+    const lost = await app.order(buyer)
+    const retried = await app.order(buyer)
+    const id = retried.json.task_id
+    const funding = await app.fund(buyer, id)
+    await anvil.mine(2)
+    expect((await app.verify(buyer, id, funding)).status).toBe(200)
+    await app.settleChecks()
+    // The funding names its own job: it pays the task the buyer holds and nothing else.
+    expect((await app.read(lost.json.task_id)).status).toBe('pending_payment')
+    await settle('job escrow: order retried without a key', buyer, before, (await app.read(id)).status)
   })
 })
 

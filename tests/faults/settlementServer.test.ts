@@ -13,8 +13,9 @@ import type { X402Facilitator } from '@agentmarket/core'
 import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import type { PaymentRequired } from '@x402/core/types'
 import { wrapFetchWithPayment } from '@x402/fetch'
+import { Credential } from 'mppx'
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
-import { type Hex, toHex } from 'viem'
+import { type Hex, keccak256, toHex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { testApp } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain } from '../support/anvil.ts'
@@ -512,11 +513,19 @@ async function mppMarket(node: ScriptedTempo) {
   return { ...app, handle, paidTasks }
 }
 
+/** How a buyer's client retries an MPP order: its Idempotency-Key, and what it does on 503 outcome_unknown. */
+type MppRetry = {
+  idempotencyKey?: string
+  /** `resend` the same credential as told (default), or order `afresh` (a new credential, as a client that lost it). */
+  onUnknown?: 'resend' | 'afresh'
+}
+
 /**
  * The buyer's real mppx client (pull mode: it signs, the market broadcasts) acting as a client does on an answer:
- * 503 outcome_unknown, resend the same credential as told; any other failure, order afresh (a new credential).
+ * 503 outcome_unknown, resend the same credential as told (or sign a new one, `onUnknown: 'afresh'`); any other
+ * failure, order afresh (a new credential).
  */
-async function mppOrder(node: ScriptedTempo, handle: typeof fetch, attempts = 3) {
+async function mppOrder(node: ScriptedTempo, handle: typeof fetch, attempts = 3, retry: MppRetry = {}) {
   const credentials: string[] = []
   const client = MppxClient.create({
     polyfill: false,
@@ -530,21 +539,33 @@ async function mppOrder(node: ScriptedTempo, handle: typeof fetch, attempts = 3)
   // A fresh init each time: the client may change the one it is given.
   const init = (authorization?: string) => ({
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      ...(authorization ? { authorization } : {}),
+      ...(retry.idempotencyKey ? { 'idempotency-key': retry.idempotencyKey } : {}),
+    },
     body: JSON.stringify(ORDER),
   })
-  const answers: { status: number; code?: string }[] = []
+  const answers: { status: number; code?: string; task_id?: string }[] = []
   let answer = await client.fetch(url, init())
   for (let attempt = 1; ; attempt++) {
-    const body = (await answer.json().catch(() => ({}))) as { code?: string }
-    answers.push({ status: answer.status, code: body.code })
+    const body = (await answer.json().catch(() => ({}))) as { code?: string; task_id?: string }
+    answers.push({ status: answer.status, code: body.code, task_id: body.task_id })
     if (answer.status < 300 || attempt >= attempts) break
     answer =
-      body.code === 'outcome_unknown'
+      body.code === 'outcome_unknown' && retry.onUnknown !== 'afresh'
         ? await handle(url, init(credentials.at(-1)))
         : await client.fetch(url, init())
   }
-  return answers
+  return { answers, credentials }
+}
+
+/** The signed transaction a pull-mode MPP credential carries (what any node holding it can mine). */
+function signedTransferOf(credential: string): Hex {
+  const payload = Credential.deserialize(Credential.extractPaymentScheme(credential) ?? '').payload as {
+    signature: Hex
+  }
+  return payload.signature
 }
 
 /** Transfers the scripted node mined to the seller: one per charge. */
@@ -555,7 +576,7 @@ describe('MPP broadcast under faults (the market broadcasts the signed transfer)
     const node = scriptedTempo()
     const market = await mppMarket(node)
     node.failNextBroadcast()
-    const answers = await mppOrder(node, market.handle)
+    const { answers } = await mppOrder(node, market.handle)
     expect(answers[0]?.status).toBe(201)
     tally('mpp: mined, answer lost', { charged: mppCharges(node), served: await market.paidTasks() })
   })
@@ -564,7 +585,7 @@ describe('MPP broadcast under faults (the market broadcasts the signed transfer)
     const node = scriptedTempo()
     const market = await mppMarket(node)
     node.dropNextBroadcast()
-    const answers = await mppOrder(node, market.handle)
+    const { answers } = await mppOrder(node, market.handle)
     expect(answers.map((answer) => answer.status)).toEqual([503, 201])
     expect(answers[0]?.code).toBe('outcome_unknown')
     tally('mpp: dropped unmined, same credential resent', {
@@ -578,10 +599,105 @@ describe('MPP broadcast under faults (the market broadcasts the signed transfer)
     const market = await mppMarket(node)
     node.failNextBroadcast()
     node.failNextReceipt()
-    const answers = await mppOrder(node, market.handle)
+    const { answers } = await mppOrder(node, market.handle)
     expect(answers.map((answer) => answer.status)).toEqual([503, 201])
     tally('mpp: mined, answer and receipt lost', {
       charged: mppCharges(node),
+      served: await market.paidTasks(),
+    })
+  })
+
+  test('fault: the order is paid and its answer lost on the way to the buyer; a retry with its Idempotency-Key and a new credential gets that task, the new credential is never broadcast', async () => {
+    const node = scriptedTempo()
+    const market = await mppMarket(node)
+    const first = await mppOrder(node, market.handle, 3, { idempotencyKey: 'mpp-answer-lost' })
+    expect(first.answers.map((answer) => answer.status)).toEqual([201])
+    // The buyer never read that 201: it orders again with the same key, signing a new transfer.
+    const retry = await mppOrder(node, market.handle, 3, { idempotencyKey: 'mpp-answer-lost' })
+    expect(retry.answers.map((answer) => answer.status)).toEqual([200])
+    expect(retry.answers[0]?.task_id).toBe(first.answers[0]?.task_id)
+    tally('mpp: paid, answer lost, new credential with key', {
+      charged: mppCharges(node),
+      served: await market.paidTasks(),
+    })
+  })
+
+  for (const idempotencyKey of ['mpp-unknown-mined', undefined])
+    test(`fault: the node mines, the broadcast answer and the receipt read fail (503 outcome_unknown); the buyer signs a new credential ${idempotencyKey ? 'with its Idempotency-Key' : 'without a key'}: the first transfer is found and serves the order, the new one is never broadcast`, async () => {
+      const node = scriptedTempo()
+      const market = await mppMarket(node)
+      node.failNextBroadcast()
+      node.failNextReceipt()
+      const { answers, credentials } = await mppOrder(node, market.handle, 3, {
+        idempotencyKey,
+        onUnknown: 'afresh',
+      })
+      expect(answers.map((answer) => answer.status)).toEqual([503, 201])
+      expect(credentials).toHaveLength(2)
+      expect(node.mined()).toEqual([keccak256(signedTransferOf(credentials[0] ?? ''))])
+      tally(`mpp: mined, outcome unknown, new credential ${idempotencyKey ? 'with' : 'without'} key`, {
+        charged: mppCharges(node),
+        served: await market.paidTasks(),
+      })
+    })
+
+  for (const idempotencyKey of ['mpp-unknown-dropped', undefined])
+    test(`fault: the node drops the broadcast unmined (503 outcome_unknown) but keeps it in its pool; the buyer signs a new credential ${idempotencyKey ? 'with its Idempotency-Key' : 'without a key'}: the market sends the first transfer again, never the new one, and the pool's late copy takes nothing more`, async () => {
+      const node = scriptedTempo()
+      const market = await mppMarket(node)
+      node.dropNextBroadcast()
+      const { answers, credentials } = await mppOrder(node, market.handle, 3, {
+        idempotencyKey,
+        onUnknown: 'afresh',
+      })
+      expect(answers.map((answer) => answer.status)).toEqual([503, 201])
+      // Another node of the network had the first transfer in its pool and sends it late: mined already, it moves
+      // nothing more.
+      const late = node.client('network').request({
+        method: 'eth_sendRawTransaction',
+        params: [signedTransferOf(credentials[0] ?? '')],
+      } as never)
+      await expect(late).rejects.toThrow(/already mined/)
+      expect(node.mined()).toEqual([keccak256(signedTransferOf(credentials[0] ?? ''))])
+      tally(`mpp: dropped unmined, new credential ${idempotencyKey ? 'with' : 'without'} key`, {
+        charged: mppCharges(node),
+        served: await market.paidTasks(),
+      })
+    })
+
+  test('fault: the node drops the broadcast (503 outcome_unknown) and the first transfer expires unmined: a new credential of the same order is then its payment, once', async () => {
+    const node = scriptedTempo()
+    const market = await mppMarket(node)
+    node.dropNextBroadcast()
+    const first = await mppOrder(node, market.handle, 1)
+    expect(first.answers.map((answer) => answer.status)).toEqual([503])
+    // The network's time passes the first transfer's validBefore (mppx signs at most 25 s ahead): it can never be mined.
+    node.advanceTime(3_600)
+    const again = await mppOrder(node, market.handle, 1)
+    expect(again.answers.map((answer) => answer.status)).toEqual([201])
+    expect(node.mined()).toEqual([keccak256(signedTransferOf(again.credentials[0] ?? ''))])
+    tally('mpp: dropped, first transfer expired, new credential', {
+      charged: mppCharges(node),
+      served: await market.paidTasks(),
+    })
+  })
+
+  test("fault: the first transfer is mined reverted (it moved nothing) and its answer lost (503 outcome_unknown): a new credential with the same Idempotency-Key is then the order's payment, once", async () => {
+    const node = scriptedTempo()
+    const market = await mppMarket(node)
+    // Mined reverted, and the broadcast's answer lost: the market cannot tell it paid nothing until it reads it.
+    node.revertNextBroadcast()
+    node.failNextBroadcast()
+    const first = await mppOrder(node, market.handle, 1, { idempotencyKey: 'mpp-reverted' })
+    expect(first.answers).toMatchObject([{ status: 503, code: 'outcome_unknown' }])
+    const again = await mppOrder(node, market.handle, 1, { idempotencyKey: 'mpp-reverted' })
+    expect(again.answers.map((answer) => answer.status)).toEqual([201])
+    const paidBy = keccak256(signedTransferOf(again.credentials[0] ?? ''))
+    // The reverted transfer took nothing: the charges are the transfers mined with success.
+    const charged = node.mined().filter((hash) => node.receipt(hash)?.status === '0x1')
+    expect(charged).toEqual([paidBy])
+    tally('mpp: first transfer reverted, new credential', {
+      charged: charged.length,
       served: await market.paidTasks(),
     })
   })

@@ -93,8 +93,12 @@ describe('budgets and machine payments (MPP, real mppx client, pull mode)', () =
   test('attack: 6 racing paid orders against a budget of 2: exactly 2 paid and broadcast, 4 refused with nothing sent', async () => {
     const { node, handle, order, url, buyerKey, budget } = await mppMarket()
     const client = mppClient(node, handle as typeof fetch)
+    // Six orders, not six tries of one: each with its own Idempotency-Key (the same body without keys, sent while
+    // the first is being paid, would be taken as retries of it, as with x402).
     const answers = await Promise.all(
-      Array.from({ length: 6 }, () => client.fetch(url, post(order, { 'buyer-key': buyerKey }))),
+      Array.from({ length: 6 }, (_, index) =>
+        client.fetch(url, post(order, { 'buyer-key': buyerKey, 'idempotency-key': `order-${index}` })),
+      ),
     )
     const statuses = answers.map((answer) => answer.status).sort()
     expect(statuses).toEqual([201, 201, 403, 403, 403, 403])

@@ -216,6 +216,64 @@ describe('MPP credentials (attacks 1 and 3)', () => {
   })
 })
 
+// Attack: another payer knows the victim's order (its body, its Idempotency-Key) and sends its own new credential
+// while the victim's first answer was lost or its outcome is unknown, hoping to be handed the victim's task or to have
+// the market send the victim's signed transfer for it. An order's first credential is found only by its own payer
+// (the signer of the transfer, recovered from its signature).
+describe('MPP order keys are the payer’s own', () => {
+  /** The attacker's real mppx client (anvil key 3), pull mode, and the credentials it signs. */
+  function attackerClient() {
+    const signed: string[] = []
+    const client = MppxClient.create({
+      polyfill: false,
+      methods: [tempoClient.charge({ account: tempoPayer(3), getClient: () => node.client('attacker') })],
+    })
+    client.onCredentialCreated(({ credential }) => {
+      signed.push(credential)
+    })
+    return { client, signed }
+  }
+  /** The hash of the transfer a pull-mode credential carries. */
+  const referenceOf = (credential: string) =>
+    keccak256(
+      (
+        Credential.deserialize(Credential.extractPaymentScheme(credential) ?? '').payload as {
+          signature: Hex
+        }
+      ).signature,
+    )
+
+  test('attack: the victim’s Idempotency-Key and body with another payer’s new credential get no task of the victim: the attacker pays its own order', async () => {
+    const body = victimOrder()
+    const key = { 'idempotency-key': `victim-key-${serial}` }
+    const paid = await victimClient('pull').fetch(row12(), json(body, key))
+    expect(paid.status).toBe(201)
+    const task = (await paid.json()) as { task_id: string }
+    const attacker = attackerClient()
+    const answer = await attacker.client.fetch(row12(), json(body, key))
+    expect(answer.status).toBe(201)
+    const own = (await answer.json()) as { task_id: string; payment: { tx_hash: Hex } }
+    expect(own.task_id).not.toBe(task.task_id)
+    expect(own.payment.tx_hash).toBe(referenceOf(attacker.signed[0] ?? ''))
+  })
+
+  test('attack: while the victim’s first transfer is unknown, another payer’s credential for the same body never makes the market send the victim’s transfer', async () => {
+    const body = victimOrder()
+    const challenge = await fetch(row12(), json(body))
+    const credential = await victimClient('pull').createCredential(challenge)
+    node.dropNextBroadcast()
+    const failed = await fetch(row12(), json(body, { authorization: credential }))
+    expect(((await failed.json()) as { code: string }).code).toBe('outcome_unknown')
+    const victimTransfer = referenceOf(credential)
+    const attacker = attackerClient()
+    const answer = await attacker.client.fetch(row12(), json(body))
+    expect(answer.status).toBe(201)
+    const own = (await answer.json()) as { payment: { tx_hash: Hex } }
+    expect(own.payment.tx_hash).toBe(referenceOf(attacker.signed[0] ?? ''))
+    expect(node.receipt(victimTransfer)).toBeUndefined()
+  })
+})
+
 // Attack: a payer signs a transfer for less than the price, or to another wallet, and sends it under the genuine
 // challenge its memo names (so the HMAC, the order binding and the memo all check out). Only the transaction's own
 // calls tell; mppx validates them once, inside its broadcast, before it claims or sends anything.

@@ -73,6 +73,10 @@ export type ScriptedTempo = {
   dropNextBroadcast(): void
   /** The next eth_getTransactionReceipt fails with -32000, as a node that stopped answering. */
   failNextReceipt(): void
+  /** The next broadcast is mined reverted (status 0x0, no logs), as a transfer whose payer's balance moved meanwhile. */
+  revertNextBroadcast(): void
+  /** Moves the node's block time on by `seconds` (a signed transfer past its validBefore can never be mined). */
+  advanceTime(seconds: number): void
   /** The hashes of every transaction mined, once each. */
   mined(): Hex[]
   /** The receipt of a mined tx, or undefined. */
@@ -124,6 +128,8 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
   let failBroadcast = options.failNextBroadcast ?? false
   let dropBroadcast = false
   let failReceipt = false
+  let timeOffsetSeconds = 0
+  let revertBroadcast = false
 
   const blockHash = (n: bigint) => keccak256(numberToHex(n, { size: 32 }))
 
@@ -199,7 +205,14 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
       dropBroadcast = false
       throw new RpcError(-32000, 'scripted tempo: node went away before taking the transaction')
     }
+    // A node refuses a transaction it already mined (its nonce is spent): sending it again moves nothing.
+    if (receipts.has(decodeSigned(raw).hash.toLowerCase()))
+      throw new RpcError(-32000, 'scripted tempo: transaction already mined (nonce too low)')
     const receipt = mine(raw)
+    if (revertBroadcast) {
+      revertBroadcast = false
+      Object.assign(receipt, { status: '0x0', logs: [] })
+    }
     if (failBroadcast) {
       failBroadcast = false
       throw new RpcError(-32000, 'scripted tempo: node went away after broadcast')
@@ -223,7 +236,7 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
           hash: blockHash(block),
           parentHash: blockHash(block - 1n),
           baseFeePerGas: BASE_FEE,
-          timestamp: numberToHex(Math.floor(Date.now() / 1000)),
+          timestamp: numberToHex(Math.floor(Date.now() / 1000) + timeOffsetSeconds),
           gasLimit: '0x1c9c380',
           gasUsed: '0x0',
           transactions: [],
@@ -327,6 +340,12 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
     failNextReceipt() {
       failReceipt = true
     },
+    revertNextBroadcast() {
+      revertBroadcast = true
+    },
+    advanceTime(seconds) {
+      timeOffsetSeconds += seconds
+    },
     mined: () => [...receipts.keys()] as Hex[],
     receipt: (hash) => receipts.get(hash.toLowerCase()),
     serve,
@@ -339,6 +358,8 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
       failBroadcast = options.failNextBroadcast ?? false
       dropBroadcast = false
       failReceipt = false
+      timeOffsetSeconds = 0
+      revertBroadcast = false
     },
   }
 }

@@ -134,6 +134,31 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
       await store.kvDelete(replayKey(reference))
       return 'unknown'
     },
+    /**
+     * The payment a credential made for this order when its transfer is mined, whether or not its replay marker is
+     * still there (an order's first credential, held by the market after an unknown outcome): null otherwise.
+     */
+    async minedFor(authorization: string, reference: Hex, charge: ChargeRequest): Promise<Hex | null> {
+      const challenge = await ourChallengeFor(settings, authorization, charge)
+      if (!challenge) return null
+      return (await settledFor(settings, reference, challenge.id, charge)) ? reference : null
+    },
+    /**
+     * True when the signed transfer `reference` can never pay: mined and reverted, or not mined and the network's
+     * latest block is at or past its `validBefore` (a transfer without one may always be mined). Throws when the
+     * network fails.
+     */
+    async expired(reference: Hex, validBefore: number | null): Promise<boolean> {
+      const receipt = await receiptOf(settings, reference)
+      if (receipt !== null) return receipt.status !== '0x1'
+      if (validBefore === null) return false
+      const client = await settings.getClient({})
+      const latest = (await client.request({
+        method: 'eth_getBlockByNumber',
+        params: ['latest', false],
+      } as never)) as { timestamp: Hex } | null
+      return latest !== null && BigInt(latest.timestamp) >= BigInt(validBefore)
+    },
     /** A Payment-Receipt header value for a payment settled earlier. */
     async receiptHeader(reference: Hex, at: Date): Promise<string> {
       const [{ Receipt }] = await loadMppx()
@@ -281,6 +306,37 @@ export async function paymentReferenceOf(authorization: string | null | undefine
     if (payload.type === 'hash' && payload.hash) return payload.hash.toLowerCase() as Hex
     if (payload.type === 'transaction' && payload.signature) return keccak256(payload.signature as Hex)
     return null
+  } catch {
+    return null
+  }
+}
+
+/** A pull-mode credential's signed transfer: its hash, its signer (recovered: the payer), when it stops being valid. */
+export type SignedTransfer = { reference: Hex; payer: Address; validBefore: number | null }
+
+/**
+ * The signed transfer a pull-mode Payment credential carries (the market broadcasts it), or null for any other
+ * header (a push-mode hash: the buyer broadcast it itself). Its payer is recovered from the signature.
+ */
+export async function signedTransferOf(authorization: string | null): Promise<SignedTransfer | null> {
+  if (!authorization) return null
+  const [[{ Credential }], { Transaction }] = await Promise.all([loadMppx(), import('viem/tempo')])
+  try {
+    const encoded = Credential.extractPaymentScheme(authorization)
+    if (!encoded) return null
+    const payload = Credential.deserialize(encoded).payload as { type?: string; signature?: string }
+    if (payload.type !== 'transaction' || !payload.signature) return null
+    const signed = payload.signature as Hex
+    const transaction = Transaction.deserialize(signed as never) as {
+      from?: Address
+      validBefore?: number
+    }
+    if (!transaction.from) return null
+    return {
+      reference: keccak256(signed),
+      payer: transaction.from,
+      validBefore: transaction.validBefore ?? null,
+    }
   } catch {
     return null
   }

@@ -287,7 +287,7 @@ export interface paths {
         put?: never;
         /**
          * Order a skill by its slug (the {id} segment), paid by machine payment: HTTP 402, MPP tempo charge or x402 exact
-         * @description Machine payment (HTTP 402). Without a credential the answer is 402 offering the skill's price two ways: an MPP challenge (WWW-Authenticate: Payment, USDC.e on Tempo) and, when the market takes x402, an x402 v2 offer (PAYMENT-REQUIRED: scheme exact, USDC on the payment chain by EIP-3009). Pay either and send the same request with its credential (Authorization: Payment, or PAYMENT-SIGNATURE) to get the task, already paid. A retry of the same MPP credential answers the same task (after 503 outcome_unknown, resend that credential, never a new one); an x402 authorization pays one order (a second use is 409 authorization_already_used). An x402 retry with a fresh authorization never pays twice: with the first order's Idempotency-Key it gets that task, and without one so does the same order by the same payer while its payment is unresolved (202 with verification.tx_hash).
+         * @description Machine payment (HTTP 402). Without a credential the answer is 402 offering the skill's price two ways: an MPP challenge (WWW-Authenticate: Payment, USDC.e on Tempo) and, when the market takes x402, an x402 v2 offer (PAYMENT-REQUIRED: scheme exact, USDC on the payment chain by EIP-3009). Pay either and send the same request with its credential (Authorization: Payment, or PAYMENT-SIGNATURE) to get the task, already paid. A retry of the same MPP credential answers the same task (after 503 outcome_unknown, resend that credential). A new MPP credential never pays an order twice either: with the first order's Idempotency-Key it gets that task, and without one so does the same order (agent, skill, body) by the same payer (the signer of the transfer) while the first transfer may still be mined; the market then sends the first signed transfer again, never the new one. An x402 authorization pays one order (a second use is 409 authorization_already_used). An x402 retry with a fresh authorization never pays twice: with the first order's Idempotency-Key it gets that task, and without one so does the same order by the same payer while its payment is unresolved (202 with verification.tx_hash).
          */
         post: operations["orderWithPayment"];
         delete?: never;
@@ -3966,7 +3966,7 @@ export interface operations {
                 Authorization?: string;
                 /** @description The API key of the agent named as buyer, needed when its owner set it a spending budget (else Authorization: Bearer with that key); an order outside the budget is 403 budget_exceeded */
                 "Buyer-Key"?: string;
-                /** @description With PAYMENT-SIGNATURE: a retry with the same key and body (and a fresh authorization) gets the first order's task and pays nothing; scoped to the payer */
+                /** @description With PAYMENT-SIGNATURE or an MPP credential: a retry with the same key and body (and a fresh authorization or credential) gets the first order's task and pays nothing; scoped to the payer */
                 "Idempotency-Key"?: string;
                 /** @description An x402 v2 payment (base64 JSON PaymentPayload, scheme exact): an EIP-3009 authorization of the 402's PAYMENT-REQUIRED offer */
                 "PAYMENT-SIGNATURE"?: string;

@@ -15,6 +15,7 @@ import {
   isPaymentCredential,
   type MppCharger,
   paymentReferenceOf,
+  signedTransferOf,
 } from '../../payments/Mpp.ts'
 import { paymentRequiredHeader, X402_HEADERS, type X402Settings } from '../../payments/X402.ts'
 import type { AgentStore, KvStore, StoreLifecycle, TaskStore } from '../../ports/Store.ts'
@@ -27,6 +28,7 @@ import { type ActionContext, type ActionPorts, requireAgent } from '../context.t
 import { parseIdempotencyKey } from '../idempotency.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
 import { buyerKeyOf, insertOrder, orderGuard, refuseIfDaySpent, releaseHold } from './budgetGuard.ts'
+import { claimMppOrder, earlierMppCredential, type MppOrderKey, releaseMppOrder } from './mppOrders.ts'
 import { orderWithX402, x402Problem } from './orderWithX402.ts'
 import { CLAIM_CONFLICTS } from './refusals.ts'
 import { x402Offer } from './x402Payment.ts'
@@ -35,6 +37,44 @@ import { x402Offer } from './x402Payment.ts'
 function orderText(slug: string, input: PaidOrderInput): string {
   const { params, buyer, buyer_email, buyer_wallet } = input
   return JSON.stringify([slug, params ?? null, buyer ?? null, buyer_email ?? null, buyer_wallet ?? null])
+}
+
+/** The order's Idempotency-Key, when the request sent one (400 when it is not a valid key). */
+function idempotencyKeyOf(request: Request): string | null {
+  const key = request.headers.get('idempotency-key')
+  return key === null ? null : parseIdempotencyKey(key)
+}
+
+/** The request with another credential in its Authorization header (an order's first credential, sent again). */
+function withAuthorization(request: Request, authorization: string): Request {
+  const headers = new Headers(request.headers)
+  headers.set('authorization', authorization)
+  return new Request(request.url, { method: request.method, headers })
+}
+
+/**
+ * The credential an MPP order pays with: the one sent, or (see earlierMppCredential) the order's first credential
+ * when its payer sent one that paid it or may still be mined, in a copy of the request (`paying`); with the claims
+ * to take for a credential sent anew. A new credential is never broadcast in place of such a first one.
+ */
+async function credentialOfOrder(
+  context: ActionContext<TaskStore & KvStore>,
+  mpp: MppCharger,
+  order: MppOrderKey,
+  request: Request,
+  agentName: string,
+) {
+  const authorization = request.headers.get('authorization')
+  const transfer = await signedTransferOf(authorization)
+  const read = transfer ? await earlierMppCredential(context, mpp, order, transfer, agentName) : null
+  if (read && 'earlier' in read) {
+    const { earlier } = read
+    const paying = withAuthorization(request, earlier.authorization)
+    return { used: earlier.authorization, paying, reference: earlier.reference, earlier, claims: null }
+  }
+  const claims = read && transfer && authorization ? { seen: read.claims, transfer, authorization } : null
+  const reference = await paymentReferenceOf(authorization)
+  return { used: authorization, paying: request, reference, earlier: null, claims }
 }
 
 /** The outcome of a payment recovered after a crash: paid, its receipt stamped on the answer. */
@@ -156,11 +196,7 @@ export function orderWithPaymentAction(
     // Before a challenge or an x402 authorization is spent, an order the budget's day has no room for is refused.
     if (!credential) await refuseIfDaySpent(context, task, guard)
     if (x402Payment !== null && x402) {
-      const idempotencyKey = request.headers.get('idempotency-key')
-      const order = {
-        key: idempotencyKey === null ? null : parseIdempotencyKey(idempotencyKey),
-        fingerprint: hashSecret(orderText(skill.slug, input)),
-      }
+      const order = { key: idempotencyKeyOf(request), fingerprint: hashSecret(orderText(skill.slug, input)) }
       return orderWithX402(context, x402, task, request, x402Payment, guard, order)
     }
     // A client whose Accept-Payment refuses MPP's tempo charge gets x402's offer alone, when there is one.
@@ -182,33 +218,56 @@ export function orderWithPaymentAction(
       scope: `${agent.name.toLowerCase()}/${skill.slug}`,
       bodyDigest: await context.mpp.bodyDigest(orderText(skill.slug, input)),
     }
+    const mpp = context.mpp
+    const order = { key: idempotencyKeyOf(request), fingerprint: hashSecret(orderText(skill.slug, input)) }
+    const { used, paying, reference, earlier, claims } = await credentialOfOrder(
+      context,
+      mpp,
+      order,
+      request,
+      agent.name,
+    )
     // Nothing about a task is answered before the credential is ours, for this order, and its settlement's memo
     // binds its challenge: a transaction hash alone (public) opens nothing.
-    const reference = await paymentReferenceOf(authorization)
     const spent =
-      authorization && reference ? await context.mpp.spent(authorization, reference, charge) : null
+      used && reference
+        ? earlier
+          ? await mpp.minedFor(used, reference, charge)
+          : await mpp.spent(used, reference, charge)
+        : null
     // A budgeted buyer's order holds its price (stored awaiting payment, within the day's cap) before the payment is
     // taken, so that racing orders never take more than the budget.
     const held = guard !== null && credential && !spent
     if (held) await insertOrder(context, task, eventsOfNewTask(task), guard)
+    const claimed =
+      claims && !spent
+        ? await claimMppOrder(context, claims.seen, order, claims.transfer, claims.authorization).catch(
+            async (error: unknown) => {
+              if (held) await releaseHold(context, task)
+              throw error
+            },
+          )
+        : []
     // A charge that throws may have moved the money: its hold stays until the order expires.
-    const mpp = context.mpp
     const outcome = spent
       ? await recoveredOutcome(mpp, spent, clock.now())
-      : await mpp.charge(request, charge).catch(async (error: unknown) => {
+      : await mpp.charge(paying, charge).catch(async (error: unknown) => {
           // The broadcast (or the network's answer to it) failed: the chain says whether the money moved.
-          if (!authorization || !reference) throw error
-          const found = await mpp.afterFailedCharge(authorization, reference, charge)
-          if (found === 'unsent')
+          if (!used || !reference) throw error
+          const found = await mpp.afterFailedCharge(used, reference, charge)
+          if (found === 'unsent') {
+            await releaseMppOrder(context, claimed)
             throw new ChainUnavailableError(
               'The MPP network cannot be reached right now; nothing was sent and nothing changed. Retry with the same credential after Retry-After.',
               { cause: error },
             )
+          }
           if (found === 'unknown') throw new PaymentOutcomeUnknownError(reference, { cause: error })
           return recoveredOutcome(mpp, found, clock.now())
         })
     if (!outcome.paid) {
       if (held) await releaseHold(context, task)
+      await releaseMppOrder(context, claimed)
       return x402 ? withX402Offer(context, x402, task, outcome.challenge) : outcome.challenge
     }
     const replayed = spent ? await alreadyPaid(context, agent, spent) : null

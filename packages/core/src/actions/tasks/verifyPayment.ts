@@ -3,7 +3,7 @@ import { ChainUnavailableError } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
 import { recheckDelayMs } from '../../PaymentRechecks.ts'
 import type { AgentStore, KvStore, TaskStore, UserStore } from '../../ports/Store.ts'
-import type { TaskRecord } from '../../Task.ts'
+import { paymentTxHash, type TaskRecord } from '../../Task.ts'
 import { VerifyPaymentInput } from '../../TaskInput.ts'
 import { toTaskView } from '../../TaskView.ts'
 import { parseInput } from '../../Validation.ts'
@@ -68,7 +68,8 @@ export function verifyPaymentAction(context: ActionContext<AgentStore & UserStor
     if (task.status === 'expired') throw expired(task)
     // The same hash again on a task it paid (a retry whose 200 was lost, or a hash the re-check settled since its 202):
     // the answer the first call got or would have got. The task's id already lets its holder read all of it.
-    if (task.payment?.txHash && task.payment.txHash.toLowerCase() === txHash.toLowerCase())
+    // A job's funding is its payment's transaction too (a job claims its key, not its hash: see paymentTxHash).
+    if (paymentTxHash(task.payment)?.toLowerCase() === txHash.toLowerCase())
       return taskAnswer('verified', { body: { verified: true, task: toTaskView(task, config) } })
     if (task.status !== 'pending_payment') throw notPending(task)
     if (!signature) throw signatureRequired()
