@@ -17,7 +17,7 @@ beforeAll(async () => {
     env: { PATH: process.env.PATH ?? '' },
   })
   if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr}`)
-}, 120_000)
+}, 300_000)
 
 afterAll(() => {
   rmSync(buildFolder, { recursive: true, force: true })
@@ -148,7 +148,7 @@ describe('the single binary', () => {
     const demo = await run(['demo'], { DATABASE_URL: 'file:./demo/market.db' })
     expect(demo.exitCode).toBe(0)
     expect(demo.stdout).toContain(`\n  DATABASE_URL=file:./demo/market.db ${binary}\n`)
-  }, 30_000)
+  }, 300_000)
   test('behavior: bench verify runs on the anvil of the PATH, and without one says how to get it, exit 2', async () => {
     const folder = mkdtempSync(join(buildFolder, 'bench-'))
     const bench = (path: string) =>
@@ -168,5 +168,5 @@ describe('the single binary', () => {
       'agentmarket: bench verify --generate needs anvil, which was not found: install it with npm i -g @foundry-rs/anvil, or pass --rpc URL of an anvil you run\n',
     )
     expect(readdirSync(folder)).toEqual([])
-  }, 30_000)
+  }, 300_000)
 })

@@ -129,5 +129,5 @@ describe('budgets on orders by e-mail', () => {
       authorization: `Bearer ${buyerKey}`,
     })
     expect(budget.json).toMatchObject({ held_today: 100, remaining_today: 0 })
-  }, 30_000)
+  }, 300_000)
 })

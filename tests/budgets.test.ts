@@ -132,7 +132,7 @@ describe('a budget held across processes, nodes and restarts', () => {
     }
     await Bun.sleep(100)
     await afterRestart(env, key)
-  }, 60_000)
+  }, 300_000)
 
   test('attack: the same race on two PostgreSQL nodes: exactly 3', async () => {
     const database = await sharedPostgres(postgresServer)
@@ -151,5 +151,5 @@ describe('a budget held across processes, nodes and restarts', () => {
       second.stop()
     }
     await afterRestart(env, key)
-  }, 60_000)
+  }, 300_000)
 })

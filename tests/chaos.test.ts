@@ -26,7 +26,7 @@ import { captureRelay, sendMail } from './support/smtp.ts'
 // lost, 0 duplicated, no 5xx but the 503/507 refusals). Times are figures printed beside the verdict, never verdicts:
 // `bun scripts/chaos.ts` runs the same faults many times and prints the recovery times kept in docs/reliability.md.
 // Every wait is on a condition (so many acknowledgements, a node's health); the bounds only turn a hang into a failure.
-setDefaultTimeout(240_000)
+setDefaultTimeout(600_000)
 /** How many times each fault is repeated within its load: 1 in CI; `bun scripts/chaos.ts --rounds N` sets more. */
 const ROUNDS = Math.max(1, Number(process.env.CHAOS_ROUNDS ?? 1))
 

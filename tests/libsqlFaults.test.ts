@@ -195,7 +195,7 @@ describe('libSQL faults', () => {
       server.stop()
       await server.process.exited
     }
-  }, 120_000)
+  }, 300_000)
 
   test('behavior: a start on a database another process holds locked says so in one line, waits DATABASE_LOCK_WAIT_SECONDS, then exits 1', async () => {
     const path = await migratedFile('locked.db')
@@ -214,7 +214,7 @@ describe('libSQL faults', () => {
     expect(lines.at(-1)).toBe(
       `agentmarket: cannot start: database ${path} stayed locked by another process for 1 s; stop that process (or let it finish) and start again`,
     )
-  }, 120_000)
+  }, 300_000)
 
   test('behavior: a start on a file that is not a database exits 1 with one line naming the file', async () => {
     const path = join(folder, 'not-a-database.db')
@@ -227,7 +227,7 @@ describe('libSQL faults', () => {
     expect(stderr.trim()).toBe(
       `agentmarket: cannot start: database ${path} cannot be used: file is not a database`,
     )
-  }, 120_000)
+  }, 300_000)
 
   test('behavior: a second server on a port in use exits 1 with one line naming the port, unless both set REUSE_PORT=on', async () => {
     const first = await startMarketServer({ DATABASE_URL: `file:${join(folder, 'first.db')}` })
@@ -271,5 +271,5 @@ describe('libSQL faults', () => {
       shared.stop()
       await shared.process.exited
     }
-  }, 120_000)
+  }, 300_000)
 })

@@ -173,7 +173,7 @@ describe('slow clients', () => {
     const text = await readUntil(events, (seen) => seen.includes('"patient"'))
     expect(text).toContain('agent.registered')
     await events.cancel()
-  }, 30_000)
+  }, 300_000)
 })
 
 describe('IDLE_TIMEOUT_SECONDS', () => {

@@ -236,7 +236,7 @@ describe('structured logs (bun start)', () => {
       expect(output).not.toContain(secret)
       expect(row.lastError).not.toContain(secret)
     }
-  }, 180_000)
+  }, 300_000)
 
   test('attack: a malformed setting is refused at start naming the variable, never its secret or the password in its URL', async () => {
     const entry = join(import.meta.dir, '../packages/server/src/main.ts')
@@ -270,7 +270,7 @@ describe('structured logs (bun start)', () => {
       expect(printed).toContain(named)
       expect(printed).not.toMatch(/secret/)
     }
-  }, 120_000)
+  }, 300_000)
 
   test('behavior: LOG_LEVEL=off writes nothing and sends no X-Request-Id', async () => {
     const server = await loggingServer('quiet.db', 'off')

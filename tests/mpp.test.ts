@@ -351,5 +351,5 @@ describe('bun start with machine payments', () => {
       await rpc.stop()
       rmSync(folder, { recursive: true, force: true })
     }
-  }, 30_000)
+  }, 300_000)
 })

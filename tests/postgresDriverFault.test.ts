@@ -63,4 +63,4 @@ test('behavior: a driver error thrown outside any request is logged with a fault
     server.stop()
     await server.process.exited
   }
-}, 120_000)
+}, 300_000)

@@ -23,7 +23,7 @@ beforeAll(async () => {
     nodes.push(
       await startMarketServer({ DATABASE_URL: database.url, BASE_URL: 'https://restarts.market.test' }),
     )
-}, 120_000)
+}, 300_000)
 
 afterAll(async () => {
   for (const node of nodes) node.stop()
@@ -143,5 +143,5 @@ describe('PostgreSQL restarted under load, three nodes', () => {
     expect(lost).toEqual([])
     expect(doubled).toEqual([])
     expect(answers.length).toBeGreaterThan(0)
-  }, 180_000)
+  }, 300_000)
 })

@@ -17,7 +17,7 @@ beforeAll(async () => {
     startMarketServer({ ...common, DATABASE_URL: `file:${join(folder, 'direct.db')}` }),
   ])
   // Two servers migrating on a busy machine: a generous bound, so the verdict never depends on its speed.
-}, 60_000)
+}, 300_000)
 afterAll(() => {
   behindProxy.stop()
   direct.stop()

@@ -117,13 +117,13 @@ describe('webhooks from server processes', () => {
 
   test('behavior: two processes on one libSQL file share the outbox: 20 completions arrive once each, signed', async () => {
     await onceEach(`file:${join(folder, 'once.db')}`, '2 processes, libSQL')
-  }, 60_000)
+  }, 300_000)
 
   test('behavior: two PostgreSQL nodes share the outbox: 20 completions arrive once each, signed', async () => {
     const database = await sharedPostgres(postgresServer)
     await database.close()
     await onceEach(database.url, '2 PostgreSQL nodes')
-  }, 60_000)
+  }, 300_000)
 
   test('behavior: a receiver that fails then recovers gets the event on the retry, under the same webhook-id', async () => {
     const server = await startMarketServer({
@@ -161,5 +161,5 @@ describe('webhooks from server processes', () => {
       server.stop()
       side.stop()
     }
-  }, 30_000)
+  }, 300_000)
 })

@@ -185,10 +185,19 @@ describe('x402 v2 beside MPP on the per-skill endpoints', () => {
       payWith(second, payload),
       payWith(first, payload),
     ])
-    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 409, 409])
+    // The winner is 201, or 202 when the chain answered slower than the market's 2 s read bound (a busy machine): its
+    // settlement is then paid by the re-check. Either way one task is paid, once.
+    const statuses = answers.map((answer) => answer.status).sort()
+    expect(statuses.slice(1)).toEqual([409, 409])
+    expect([201, 202]).toContain(statuses[0] as number)
+    const paid = async () =>
+      (await first.queue()).tasks.filter((task: { status: string }) => task.status === 'paid').length
+    for (let round = 0; round < 20 && (await paid()) === 0; round++) {
+      first.clock.advance(60_000)
+      await first.market.recheckPendingPayments()
+    }
+    expect(await paid()).toBe(1)
     expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
-    const queue = await first.queue()
-    expect(queue.tasks.filter((task: { status: string }) => task.status === 'paid').length).toBe(1)
   })
 
   test('attack: an expired authorization, a lower amount, another recipient, or an edited offer pay nothing', async () => {
@@ -326,5 +335,5 @@ describe('x402 v2 beside MPP on the per-skill endpoints', () => {
     } finally {
       for (const server of servers) server.stop()
     }
-  }, 60_000)
+  }, 300_000)
 })

@@ -51,7 +51,7 @@ async function register(name: string): Promise<string> {
 beforeAll(async () => {
   await ensurePackagesBuilt()
   server = await startServer()
-}, 120_000)
+}, 300_000)
 
 afterAll(() => {
   server?.kill()

@@ -75,7 +75,7 @@ beforeAll(async () => {
   })
   await waitForOk(`${base}/api/feed/live`, server)
   startupLine = (await readUntil(server.stdout, (text) => text.includes('\n'))).trim()
-}, 120_000)
+}, 300_000)
 
 afterAll(() => {
   server?.kill()
@@ -190,7 +190,7 @@ describe('examples/node-http', () => {
       expect(peakMiB() - before).toBeLessThan(120)
     }
     expect((await call('GET', '/api/feed/live')).status).toBe(200)
-  }, 120_000)
+  }, 300_000)
 
   test('attack: event streams whose clients never read are dropped past their limit instead of growing the server', async () => {
     const sockets = Array.from({ length: 20 }, () => {
@@ -214,7 +214,7 @@ describe('examples/node-http', () => {
     // Queued for 20 clients that never read, the 2,000 registrations' events would take about 250 MiB.
     expect(peakMiB() - before).toBeLessThan(120)
     for (const socket of sockets) socket.destroy()
-  }, 120_000)
+  }, 300_000)
 
   test('behavior: SIGTERM stops the server cleanly, even with an event stream open', async () => {
     const stream = await fetch(`${base}/api/feed/live`, { headers: { accept: 'text/event-stream' } })

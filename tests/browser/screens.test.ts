@@ -150,7 +150,7 @@ beforeAll(async () => {
       open_source: { projects: 12, stars: 1200, maintained: true },
     },
   })
-}, 120_000)
+}, 300_000)
 
 afterAll(async () => {
   await browser?.close()

@@ -157,7 +157,7 @@ describe('crash: the job escrow follower under SIGKILL', () => {
       count('task.refunded'),
     ]).toEqual([12, 12, 6, 6, 6])
     server.process.kill('SIGKILL')
-  }, 120_000)
+  }, 300_000)
 
   test('behavior: two server processes on one PostgreSQL database follow the escrow together: each event lands once', async () => {
     const env = {
@@ -241,5 +241,5 @@ describe('crash: the job escrow follower under SIGKILL', () => {
     } finally {
       for (const node of nodes) node.process.kill('SIGKILL')
     }
-  }, 120_000)
+  }, 300_000)
 })

@@ -349,5 +349,5 @@ describe('two server processes on one database', () => {
       status: string
     }
     expect(read.status).toBe('paid')
-  }, 30_000)
+  }, 300_000)
 })

@@ -25,7 +25,7 @@ import { type CaptureRelay, captureRelay, sendMail } from '../support/smtp.ts'
 
 const PRICE = 2_500_000n // 2.5 USDC
 // Every wait below is on a condition or a counted number of polls; this only bounds a hung case.
-setDefaultTimeout(60_000)
+setDefaultTimeout(300_000)
 const MARKET_START = '2026-06-01T12:00:00.000Z'
 
 let anvil: Anvil
@@ -762,7 +762,7 @@ describe('e-mail orders (real SMTP on loopback, bun start)', () => {
       })
     ).json()) as { total: number }
     expect([answer.status, tasks.total]).toEqual([503, 1])
-  }, 200_000)
+  }, 300_000)
 })
 
 describe('a server process killed between the payment and its record', () => {
@@ -823,5 +823,5 @@ describe('a server process killed between the payment and its record', () => {
       return status === 'paid'
     }).catch(() => undefined)
     await settle('card: node SIGKILLed after a 503, restarted', buyer, before, status)
-  }, 90_000)
+  }, 300_000)
 })

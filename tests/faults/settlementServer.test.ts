@@ -29,7 +29,7 @@ import { type FaultyRpc, faultyRpc } from './faultyRpc.ts'
 // must then be charged at most once per order it meant, and served for every charge.
 
 // Each case waits on conditions (a frozen call reached, a check done), never on a clock; this bound only ends a hang.
-setDefaultTimeout(60_000)
+setDefaultTimeout(300_000)
 
 const PRICE = 500_000n
 const SKILL = { name: 'Deep Search', type: 'purchasable', price: '0.5' }

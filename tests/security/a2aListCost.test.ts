@@ -86,7 +86,7 @@ beforeAll(async () => {
     contextId = answer.json.result.task.contextId
   }
   // 100 orders take a few seconds on a busy machine: a bound, not a measure.
-}, 120_000)
+}, 300_000)
 
 describe('ListTasks costs what its page holds', () => {
   test('attack: pageSize 1 on a 100-order conversation reads and builds one task, over both bindings, and spends one read', async () => {

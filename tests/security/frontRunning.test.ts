@@ -173,7 +173,7 @@ describe("a chain observer cannot make a buyer's card-and-verify transfer pay it
       status: 'paid',
       payment: { tx_hash: hash, from: victim.address },
     })
-  }, 20_000)
+  }, 300_000)
 })
 
 describe('a mint to the seller (Transfer from the zero address) pays no task', () => {

@@ -291,7 +291,7 @@ function expectedTrust(
 let postgresServer: MigratedPostgres | null = null
 beforeAll(async () => {
   postgresServer = await startMigratedPostgres()
-}, 60_000)
+}, 300_000)
 afterAll(async () => {
   await postgresServer?.stop()
 })
@@ -926,7 +926,7 @@ describe('attacks on refund records (anvil)', () => {
     })
     ;({ anvil } = chain)
     ;({ buyer: chainBuyer, seller: chainSeller, stranger: chainStranger } = chain.accounts)
-  }, 60_000)
+  }, 300_000)
   afterAll(() => anvil?.stop())
 
   /** A market on anvil (one process, or two over one libSQL file) whose seller sells a 2 USDC skill. */

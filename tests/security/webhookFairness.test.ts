@@ -184,7 +184,7 @@ describe('webhooks: fair shares', () => {
       for (const stop of stops.splice(0)) stop()
       await delivery.stop()
     }
-  }, 60_000)
+  }, 300_000)
 
   test('attack: a seller adding tarpit endpoints to its buyers’ tasks spends its own share, never the buyer’s', async () => {
     // Found by the independent attack: anyone holding a task id may add endpoints to it, the seller holds every one of

@@ -283,7 +283,7 @@ describe('the access matrix covers every operation and principal', () => {
       )
       await client.close()
     }
-  }, 120_000)
+  }, 300_000)
 })
 
 for (const face of INTERFACES)

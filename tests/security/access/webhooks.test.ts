@@ -211,7 +211,7 @@ beforeAll(async () => {
   const chain = await paymentChain(['buyer', 'seller', 'rival'], { funded: ['buyer'] })
   anvil = chain.anvil
   world = await buildWebhookWorld(chain.accounts)
-}, 120_000)
+}, 300_000)
 
 afterAll(() => {
   world?.stop()

@@ -307,7 +307,7 @@ describe('MCP tools take the Idempotency-Key as idempotency_key', () => {
     expect(JSON.stringify(other.content)).toContain('idempotency_key_reused')
     const listed = await app.call('GET', '/api/agents/retrier/milestones')
     expect(listed.json.milestones).toHaveLength(1)
-  }, 60_000)
+  }, 300_000)
 
   test('behavior: a retried create_task with the same idempotency_key answers the same task', async () => {
     const app = await testApp()
@@ -319,5 +319,5 @@ describe('MCP tools take the Idempotency-Key as idempotency_key', () => {
     expect((await buyer.call('create_task', { ...args, idempotency_key: 'order-2' })).task_id).not.toBe(
       first.task_id,
     )
-  }, 60_000)
+  }, 300_000)
 })

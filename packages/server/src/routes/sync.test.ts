@@ -95,7 +95,7 @@ describe('sync and the listing lifecycle', () => {
     for (const page of next)
       for (const agent of page.agents)
         if (agent.bio?.startsWith('edit')) expect(changed.has(agent.name)).toBe(true)
-  }, 120_000)
+  }, 300_000)
 
   test('error: a sync takes cursor or updated_since alone; a forged cursor is a 400', async () => {
     const { call } = await testApp()
