@@ -288,6 +288,23 @@ describe('card-and-verify: the buyer pays, then asks the market to verify', () =
     expect(answers[0]?.json).toMatchObject({ confirmations: 1, required: 3, rechecked: true })
   })
 
+  test('behavior: a payment under re-check when the 24 h expiry comes holds the task: the expiry pass skips it, the re-check that confirms later pays it', async () => {
+    const { buyer, before } = await newBuyer()
+    const app = await market()
+    const id = (await app.order(buyer)).json.task_id
+    // The buyer pays a minute before the unpaid order's 24 hours are up; the confirmations come after them.
+    app.clock.advance(24 * 60 * 60 * 1000 - 60_000)
+    const hash = await pay(buyer, seller.address)
+    expect((await app.verify(buyer, id, hash)).status).toBe(202)
+    app.clock.advance(120_000)
+    await app.market.expireUnpaidTasks()
+    // Charged, so never expired while its payment may still land: it waits for its re-check.
+    expect((await app.read(id)).status).toBe('pending_payment')
+    await anvil.mine(2)
+    await app.recheckUntilIdle()
+    await settle('card: payment under re-check at the expiry', buyer, before, (await app.read(id)).status)
+  })
+
   test('behavior: a buyer back a day after a 202 does what the answers say: a task still unpaid is ordered and paid again', async () => {
     const { buyer, before } = await newBuyer()
     const app = await market()
