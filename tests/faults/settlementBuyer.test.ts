@@ -425,6 +425,37 @@ describe('card-and-verify: the buyer pays, then asks the market to verify', () =
     expect([lost.status, retried.status, retried.json.task_id]).toEqual([202, 202, lost.json.task_id])
   })
 
+  test('attack: the kept 202 of an order paid by a hash not final yet is removed once the re-check pays it; the same hash and signature sent again still order nothing', async () => {
+    const { buyer, before } = await newBuyer()
+    const app = await market()
+    const hash = await pay(buyer, seller.address)
+    const signature = await signPayerProof(
+      buyer,
+      (await app.call('GET', '/api/agents/seller/agent-card.json')).json._extensions.commerce.payer_proof,
+      hash,
+    )
+    const first = await app.order(buyer, hash)
+    expect(first.status).toBe(202)
+    const row = `order:pending-tx:${hash.toLowerCase()}`
+    expect(await app.store.kvGet(row)).not.toBeNull()
+    await anvil.mine(2)
+    await app.recheckUntilIdle()
+    expect(await app.store.kvGet(row)).toBeNull()
+    // The replay after the row is gone: the paid task's claim on the hash refuses it, naming the buyer's task.
+    const replay = await app.call('POST', '/api/agents/seller/tasks', {
+      body: { skill: 'deep-search', tx_hash: hash, payer_signature: signature },
+    })
+    expect(replay.status).toBe(409)
+    expect(replay.json.code).toBe('tx_already_used')
+    expect(replay.json.detail).toContain(first.json.task_id)
+    await settle(
+      'card: replay after the kept answer is removed',
+      buyer,
+      before,
+      (await app.read(first.json.task_id)).status,
+    )
+  })
+
   test('behavior: a verify whose 200 is lost, retried: the same 200 with the paid task; another hash is 409 task_not_pending', async () => {
     const { buyer, before } = await newBuyer()
     const app = await market()

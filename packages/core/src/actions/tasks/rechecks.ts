@@ -11,6 +11,7 @@ import type { Verdict } from '../../payments/Verifier.ts'
 import type { AgentStore, KvStore, TaskStore, UserStore } from '../../ports/Store.ts'
 import { EXPIRED_TASK_RETENTION_MS, type TaskRecord } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
+import { pendingOrderKey } from './createTask.ts'
 import { stepOfTime } from './jobSteps.ts'
 import { checkOf, judge, payerProved, paymentOf } from './judging.ts'
 import { paidBy, x402Settlement, x402SettlementBy } from './x402Payment.ts'
@@ -153,6 +154,10 @@ export function recheckActions(context: ActionContext<AgentStore & UserStore & T
       for (const [index, task] of due.entries()) {
         const outcome = await settleRecheck(context, task, verdicts?.[index] ?? null)
         report[outcome] += 1
+        // The order's kept 202 answers a retry only while its task waits on the hash: once paid or dropped it is dead
+        // weight. Replays stay refused by the paid task's claim on the hash (the tasks table), not by this row.
+        if (outcome !== 'stillPending' && task.pendingCheck?.signature)
+          await store.kvDelete(pendingOrderKey(task.pendingCheck.txHash))
       }
       if (report.paid > 0) feed.nudge()
       return report
