@@ -436,6 +436,38 @@ describe('x402 inside A2A under faults (the market broadcasts)', () => {
   })
 })
 
+describe('x402 rows kept while a payment waits for the chain', () => {
+  test('attack: once the re-check pays an A2A payment that waited for the chain, its settlement record and "payment under way" marker are removed; the same authorization sent again (to the paid task or a new order) is still refused', async () => {
+    const market = await x402Market({ receiptTimeoutMs: 1 })
+    const a2a = await a2aBuyer(market)
+    const before = await balance()
+    const payload = await x402Payer(buyer).createPaymentPayload(a2a.required)
+    const frozen = rpc.freeze('eth_sendRawTransaction')
+    const answer = a2a.pay(payload)
+    await frozen.reached
+    rpc.down(true)
+    frozen.release(null)
+    await answer
+    rpc.down(false)
+    const hash = (await market.store.getTask('seller', a2a.ordered.id))?.pendingCheck?.txHash
+    if (!hash) throw new Error('the payment is not waiting for the chain')
+    const rows = async () => ({
+      settlement: (await market.store.kvGet(`x402:settlement:${hash.toLowerCase()}`)) !== null,
+      underWay: (await market.store.kvGet(`x402:task:${a2a.ordered.id}`)) !== null,
+    })
+    expect(await rows()).toEqual({ settlement: true, underWay: true })
+    await market.resolve()
+    expect(await a2a.state()).toBe('TASK_STATE_WORKING')
+    expect(await rows()).toEqual({ settlement: false, underWay: false })
+    // The attacker replays the spent authorization after its rows are gone: the authorization marker still refuses it.
+    await expect(a2a.pay(payload)).rejects.toThrow(/task_not_pending|already/)
+    const another = await a2aBuyer(market)
+    await expect(another.pay(payload)).rejects.toThrow(/authorization_already_used/)
+    expect(await another.state()).toBe('TASK_STATE_INPUT_REQUIRED')
+    tally('x402 A2A: replay after the settlement rows are removed', await x402End(market, before))
+  })
+})
+
 describe('x402 on the real server under an RPC fault', () => {
   test('fault: the RPC fails during verification on a `bun start` node: it answers 503 and keeps running (a half-read verdict no longer ends the process), then takes the payment once', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'settle-server-node-'))

@@ -8,6 +8,7 @@ import {
   recheckDelayMs,
 } from '../../PaymentRechecks.ts'
 import type { Verdict } from '../../payments/Verifier.ts'
+import { settlementKey } from '../../payments/X402.ts'
 import type { AgentStore, KvStore, TaskStore, UserStore } from '../../ports/Store.ts'
 import { EXPIRED_TASK_RETENTION_MS, type TaskRecord } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
@@ -15,6 +16,7 @@ import { pendingOrderKey } from './createTask.ts'
 import { stepOfTime } from './jobSteps.ts'
 import { checkOf, judge, payerProved, paymentOf } from './judging.ts'
 import { paidBy, x402Settlement, x402SettlementBy } from './x402Payment.ts'
+import { taskPaymentKey } from './x402Tasks.ts'
 
 /**
  * How long a re-check pass holds the tasks it claimed, unless the host says otherwise: far more than a pass takes
@@ -121,6 +123,19 @@ async function settleRecheck(
   return 'stillPending'
 }
 
+/**
+ * Removes the key-value rows that served a payment's wait once its re-check paid or dropped it: an order's kept 202
+ * (card rails), or an x402 settlement's record and its task's "payment under way" marker. None guards a replay: the
+ * paid task's claim on the hash (tasks table) and the x402 authorization marker (kept) do.
+ */
+async function forgetCheckRows({ store }: ActionContext<KvStore>, task: TaskRecord) {
+  const check = task.pendingCheck
+  if (!check) return
+  if (check.signature !== null) return store.kvDelete(pendingOrderKey(check.txHash))
+  await store.kvDelete(settlementKey(check.txHash))
+  await store.kvDelete(taskPaymentKey(task.id))
+}
+
 /** The background actions hosts call on a timer: payment re-checks and the expiry of unpaid tasks. */
 export function recheckActions(context: ActionContext<AgentStore & UserStore & TaskStore & KvStore>) {
   const { store, clock, feed } = context
@@ -154,10 +169,7 @@ export function recheckActions(context: ActionContext<AgentStore & UserStore & T
       for (const [index, task] of due.entries()) {
         const outcome = await settleRecheck(context, task, verdicts?.[index] ?? null)
         report[outcome] += 1
-        // The order's kept 202 answers a retry only while its task waits on the hash: once paid or dropped it is dead
-        // weight. Replays stay refused by the paid task's claim on the hash (the tasks table), not by this row.
-        if (outcome !== 'stillPending' && task.pendingCheck?.signature)
-          await store.kvDelete(pendingOrderKey(task.pendingCheck.txHash))
+        if (outcome !== 'stillPending' && task.pendingCheck) await forgetCheckRows(context, task)
       }
       if (report.paid > 0) feed.nudge()
       return report

@@ -18,7 +18,8 @@ export type X402TaskPayment =
   | { paid: false; reason: string; required: PaymentRequired }
 
 /** The key that holds one stored task's x402 payment while it is under way: one payment per task, across nodes. */
-const taskPaymentKey = (taskId: string) => `x402:task:${taskId}`
+/** The kv key saying a stored task's x402 payment is under way; the re-check that ends its wait removes it. */
+export const taskPaymentKey = (taskId: string) => `x402:task:${taskId}`
 
 /** 409: a payment of this task is already on its way; paying again would pay twice. */
 const paymentUnderWay = () =>
