@@ -98,7 +98,7 @@ beforeAll(async () => {
   ;({ anvil, escrow } = chain)
   seller = chain.accounts.seller
   // Past anvil's ten accounts: derived from the same mnemonic, given gas money and USDC.
-  buyers = Array.from({ length: 16 }, (_, index) =>
+  buyers = Array.from({ length: 20 }, (_, index) =>
     mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: 20 + index }),
   )
   for (const buyer of buyers) {

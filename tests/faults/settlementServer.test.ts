@@ -468,6 +468,39 @@ describe('x402 rows kept while a payment waits for the chain', () => {
   })
 })
 
+describe('x402 rows of a payment paid at once', () => {
+  test('attack: an order and an A2A payment paid at once keep no settlement record or payment marker; the spent authorization sent again with another order is still refused', async () => {
+    const market = await x402Market()
+    const client = x402Buyer(market)
+    const before = await balance()
+    const paid = await client.order()
+    expect(paid.status).toBe(201)
+    const a2a = await a2aBuyer(market)
+    const payload = await x402Payer(buyer).createPaymentPayload(a2a.required)
+    expect(taskStateToJSON((await a2a.pay(payload)).status?.state ?? 0)).toBe('TASK_STATE_WORKING')
+    const hashes = await Promise.all(
+      [paid.json.task_id, a2a.ordered.id].map(
+        async (id: string) => (await market.store.getTask('seller', id))?.payment?.txHash ?? '',
+      ),
+    )
+    for (const hash of hashes)
+      expect(await market.store.kvGet(`x402:settlement:${hash.toLowerCase()}`)).toBeNull()
+    expect(await market.store.kvGet(`x402:task:${a2a.ordered.id}`)).toBeNull()
+    // The spent authorizations sent again with other orders: refused by the authorization marker, nothing settled.
+    const replay = await market.call('POST', PATH, {
+      body: { ...ORDER, params: { q: 'another order' } },
+      headers: { 'payment-signature': client.sent.at(-1) ?? '' },
+    })
+    expect(replay.status).toBe(409)
+    expect(replay.json.code).toBe('authorization_already_used')
+    await expect((await a2aBuyer(market)).pay(payload)).rejects.toThrow(/authorization_already_used/)
+    tally('x402: replays after the rows of payments paid at once are removed', {
+      ...(await x402End(market, before)),
+      meant: 2,
+    })
+  })
+})
+
 describe('x402 on the real server under an RPC fault', () => {
   test('fault: the RPC fails during verification on a `bun start` node: it answers 503 and keeps running (a half-read verdict no longer ends the process), then takes the payment once', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'settle-server-node-'))

@@ -184,6 +184,9 @@ async function settledOnChain(
     ])
     if (marked === 'paid') {
       feed.nudge()
+      // The record served the wait for the chain; the paid task's claim on the hash and the authorization marker guard
+      // replays. A delete that fails leaves a harmless row, never turns the payment into an error.
+      await store.kvDelete(settlementKey(sent)).catch(() => {})
       const paid = { ...task, status: 'paid' as const, payment, pendingCheck: null }
       return { state: 'paid' as const, txHash: found.txHash, task: paid }
     }

@@ -100,6 +100,10 @@ export function x402TaskActions(context: ActionContext<AgentStore & TaskStore & 
       }
       // Only an order's payment names an order key: a stored task's is one payment at a time (the claim above).
       if (outcome.paid === 'earlier') throw paymentUnderWay()
+      // Paid now: the marker has nothing left to guard (the task is no longer pending). A payment still waiting for the
+      // chain keeps it until its re-check ends (rechecks.ts).
+      if (outcome.retryAfterSeconds === null)
+        await context.store.kvDelete(taskPaymentKey(task.id)).catch(() => {})
       return { paid: true, task: toTaskView(outcome.task, config), receipt: outcome.settled }
     },
   }
