@@ -501,6 +501,32 @@ describe('x402 rows of a payment paid at once', () => {
   })
 })
 
+describe('x402 authorization markers after their authorization expires', () => {
+  test("attack: the spent authorization's marker is removed by the expiry pass once validBefore has passed; the authorization replayed after that still pays nothing", async () => {
+    const market = await x402Market()
+    const a2a = await a2aBuyer(market)
+    const before = await balance()
+    const payload = await x402Payer(buyer).createPaymentPayload(a2a.required)
+    expect(taskStateToJSON((await a2a.pay(payload)).status?.state ?? 0)).toBe('TASK_STATE_WORKING')
+    const { from, nonce, validBefore } = (
+      payload.payload as { authorization: { from: string; nonce: string; validBefore: string } }
+    ).authorization
+    const marker = `x402:authorization:${from.toLowerCase()}:${nonce.toLowerCase()}`
+    await market.market.expireUnpaidTasks()
+    expect(await market.store.kvGet(marker)).not.toBeNull()
+    // The market's clock passes validBefore (and the slack) by a little more than an hour: the next passes remove it.
+    market.clock.set(new Date((Number(validBefore) + 120) * 1000 + 3_600_000 + 1))
+    for (let pass = 0; pass < 20 && (await market.store.kvGet(marker)) !== null; pass++)
+      await market.market.expireUnpaidTasks()
+    expect(await market.store.kvGet(marker)).toBeNull()
+    // The attacker replays the authorization with a new order: the chain has its nonce used, so nothing is settled.
+    const another = await a2aBuyer(market)
+    await another.pay(payload).catch(() => null)
+    expect(await another.state()).toBe('TASK_STATE_INPUT_REQUIRED')
+    tally('x402: authorization replayed after its marker expired', await x402End(market, before))
+  })
+})
+
 describe('x402 on the real server under an RPC fault', () => {
   test('fault: the RPC fails during verification on a `bun start` node: it answers 503 and keeps running (a half-read verdict no longer ends the process), then takes the payment once', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'settle-server-node-'))

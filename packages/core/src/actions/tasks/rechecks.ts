@@ -8,10 +8,11 @@ import {
   recheckDelayMs,
 } from '../../PaymentRechecks.ts'
 import type { Verdict } from '../../payments/Verifier.ts'
-import { settlementKey } from '../../payments/X402.ts'
+import { AUTHORIZATION_SLACK_SECONDS, settlementKey } from '../../payments/X402.ts'
 import type { AgentStore, KvStore, TaskStore, UserStore } from '../../ports/Store.ts'
 import { EXPIRED_TASK_RETENTION_MS, type TaskRecord } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
+import { sweepForgotten } from '../kvRetention.ts'
 import { pendingOrderKey } from './createTask.ts'
 import { stepOfTime } from './jobSteps.ts'
 import { checkOf, judge, payerProved, paymentOf } from './judging.ts'
@@ -63,9 +64,6 @@ async function x402Verdict(
   if (!settlement?.nonce) return { txHash, verdict }
   return paidBy(context, { ...task, buyerWallet: settlement.payer }, txHash, settlement.nonce)
 }
-
-/** Seconds past an authorization's validBefore during which its settlement is still watched (clocks differ). */
-const AUTHORIZATION_SLACK_SECONDS = 120
 
 /**
  * True while an x402 settlement this server sent can still be mined and pay: its authorization is still valid (a
@@ -177,11 +175,14 @@ export function recheckActions(context: ActionContext<AgentStore & UserStore & T
 
     /**
      * Moves unpaid tasks past their `expires_at` to `expired`, and deletes those expired for longer than the
-     * retention (EXPIRED_TASK_RETENTION_MS). Hosts call it on a timer, beside the re-checks.
+     * retention (EXPIRED_TASK_RETENTION_MS), then the key-value rows whose time is up (kvRetention.ts: spent x402
+     * authorizations' markers). Hosts call it on a timer, beside the re-checks.
      */
     async expireUnpaidTasks(limit = 500): Promise<{ expired: number; purged: number }> {
       const now = clock.now()
-      return store.expireTasks(now, new Date(now.getTime() - EXPIRED_TASK_RETENTION_MS), limit)
+      const report = await store.expireTasks(now, new Date(now.getTime() - EXPIRED_TASK_RETENTION_MS), limit)
+      await sweepForgotten(store, now)
+      return report
     },
 
     /**

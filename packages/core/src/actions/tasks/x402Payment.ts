@@ -4,6 +4,7 @@ import { feedEvents } from '../../events.ts'
 import { formatAmount } from '../../Money.ts'
 import type { Verdict } from '../../payments/Verifier.ts'
 import {
+  AUTHORIZATION_SLACK_SECONDS,
   acceptsOrder,
   authorizationKey,
   type Eip3009Authorization,
@@ -17,6 +18,7 @@ import {
 import type { KvStore, TaskStore } from '../../ports/Store.ts'
 import type { TaskRecord } from '../../Task.ts'
 import type { ActionContext, ActionPorts } from '../context.ts'
+import { forgetAt } from '../kvRetention.ts'
 import { eventsOfNewTask } from '../newTask.ts'
 import { insertOrder, type OrderGuard, releaseHold } from './budgetGuard.ts'
 import { checkOf, judge, paymentOf, pendingVerification } from './judging.ts'
@@ -146,6 +148,9 @@ export async function payWithX402(
     await unsent()
     return { paid: false, reason: settled.errorReason ?? 'settlement_failed', settled }
   }
+  // Sent: the marker refuses the authorization until the chain itself would (past validBefore), then it goes.
+  const spentUntil = new Date((Number(authorization.validBefore) + AUTHORIZATION_SLACK_SECONDS) * 1000)
+  await forgetAt(context.store, key, spentUntil, context.clock.now()).catch(() => {})
   // Recorded and sent: whatever the facilitator heard (a timeout, an RPC error, a revert because another transaction
   // used the authorization first), the chain says whether the payer's money reached the seller for this order.
   const outcome = await settledOnChain(context, paying, sent, authorization.nonce)
