@@ -471,10 +471,34 @@ describe('x402 rows kept while a payment waits for the chain', () => {
 describe('x402 rows of a payment paid at once', () => {
   test('attack: an order and an A2A payment paid at once keep no settlement record or payment marker; the spent authorization sent again with another order is still refused', async () => {
     const market = await x402Market()
+    // The order claims the market writes (the order's body, an Idempotency-Key), recorded to look them up after.
+    const claims = new Set<string>()
+    const update = market.store.kvUpdate.bind(market.store)
+    market.store.kvUpdate = (key, change) => {
+      if (key.startsWith('x402:order:')) claims.add(key)
+      return update(key, change)
+    }
     const client = x402Buyer(market)
     const before = await balance()
     const paid = await client.order()
     expect(paid.status).toBe(201)
+    const keyed = await client.order('order-keyed')
+    expect(keyed.status).toBe(201)
+    const claimed = async () =>
+      (
+        await Promise.all(
+          [...claims].map(async (key) =>
+            (await market.store.kvGet(key)) === null ? [] : [key.split(':')[4]],
+          ),
+        )
+      ).flat()
+    // Paid: the body's claim (read by retries without a key while unresolved) is gone; the key's claim stays its 24 h.
+    expect(await claimed()).toEqual(['key'])
+    expect((await client.order('order-keyed')).json.task_id).toBe(keyed.json.task_id)
+    await market.market.expireUnpaidTasks()
+    market.clock.advance(26 * 3_600_000)
+    await market.market.expireUnpaidTasks()
+    expect(await claimed()).toEqual([])
     const a2a = await a2aBuyer(market)
     const payload = await x402Payer(buyer).createPaymentPayload(a2a.required)
     expect(taskStateToJSON((await a2a.pay(payload)).status?.state ?? 0)).toBe('TASK_STATE_WORKING')
@@ -489,14 +513,14 @@ describe('x402 rows of a payment paid at once', () => {
     // The spent authorizations sent again with other orders: refused by the authorization marker, nothing settled.
     const replay = await market.call('POST', PATH, {
       body: { ...ORDER, params: { q: 'another order' } },
-      headers: { 'payment-signature': client.sent.at(-1) ?? '' },
+      headers: { 'payment-signature': client.sent[0] ?? '' },
     })
     expect(replay.status).toBe(409)
     expect(replay.json.code).toBe('authorization_already_used')
     await expect((await a2aBuyer(market)).pay(payload)).rejects.toThrow(/authorization_already_used/)
     tally('x402: replays after the rows of payments paid at once are removed', {
       ...(await x402End(market, before)),
-      meant: 2,
+      meant: 3,
     })
   })
 })

@@ -123,13 +123,17 @@ async function settleRecheck(
 
 /**
  * Removes the key-value rows that served a payment's wait once its re-check paid or dropped it: an order's kept 202
- * (card rails), or an x402 settlement's record and its task's "payment under way" marker. None guards a replay: the
+ * (card rails), or an x402 settlement's record, the order's claim that waited with it and its task's "payment under
+ * way" marker. None guards a replay: the
  * paid task's claim on the hash (tasks table) and the x402 authorization marker (kept) do.
  */
 async function forgetCheckRows({ store }: ActionContext<KvStore>, task: TaskRecord) {
   const check = task.pendingCheck
   if (!check) return
   if (check.signature !== null) return store.kvDelete(pendingOrderKey(check.txHash))
+  // The order's claim answered retries without a key while the payment waited: it has nothing left to answer.
+  const settlement = await x402Settlement({ store }, check.txHash)
+  for (const key of settlement?.waits ?? []) await store.kvDelete(key)
   await store.kvDelete(settlementKey(check.txHash))
   await store.kvDelete(taskPaymentKey(task.id))
 }
