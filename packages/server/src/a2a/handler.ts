@@ -19,8 +19,10 @@ import type { A2ARequestHandler } from '@a2a-js/sdk/server'
 import {
   hashSecret,
   MARKET_SKILLS,
+  MAX_PARAMS_DEPTH,
   MarketError,
   type MarketplaceActions,
+  nestsDeeperThan,
   type TaskView,
   type ThreadTask,
 } from '@agentmarket/core'
@@ -150,15 +152,22 @@ export class MarketA2aHandler implements A2ARequestHandler {
     return 'replayed' in answer ? Task.fromJSON(answer.body) : answer
   }
 
-  /** How a retry of `message` is known: the Idempotency-Key header when sent, else its messageId (none: no key). */
+  /**
+   * How a retry of `message` is known: the Idempotency-Key header when sent, else its messageId (none: no key); the
+   * same key with another order (skill, params, buyer fields, contextId) is refused.
+   */
   private retryRequest(message: A2aMessage): IdempotentRequest | null {
     const header = this.caller.idempotencyKey
     if (header === null && !message.messageId) return null
+    // What the message orders (as the order sees it) is its fingerprint. An order nested deeper than any the checks
+    // take is refused by them and creates nothing: it is not fingerprinted (writing it out costs what its sender sets).
+    const order = orderOf(message)
+    if (nestsDeeperThan(order, MAX_PARAMS_DEPTH + 4)) return null
     return {
       scope: `${this.caller.scope}\n${header === null ? 'messageId' : 'Idempotency-Key'}`,
       // A messageId is any string the client chose: its digest is a valid key of any length or alphabet.
       key: header ?? hashSecret(`a2a-message-id:${message.messageId}`),
-      fingerprint: hashSecret(`a2a-message:${JSON.stringify(Message.toJSON(message))}`),
+      fingerprint: hashSecret(`a2a-message:${JSON.stringify({ order, contextId: message.contextId })}`),
       shownOnce: false,
     }
   }
