@@ -98,7 +98,7 @@ beforeAll(async () => {
   ;({ anvil, escrow } = chain)
   seller = chain.accounts.seller
   // Past anvil's ten accounts: derived from the same mnemonic, given gas money and USDC.
-  buyers = Array.from({ length: 24 }, (_, index) =>
+  buyers = Array.from({ length: 30 }, (_, index) =>
     mnemonicToAccount(ANVIL_MNEMONIC, { addressIndex: 20 + index }),
   )
   for (const buyer of buyers) {
@@ -288,6 +288,23 @@ describe('card-and-verify: the buyer pays, then asks the market to verify', () =
     expect(answers[0]?.json).toMatchObject({ confirmations: 1, required: 3, rechecked: true })
   })
 
+  test('behavior: a payment under re-check when the 24 h expiry comes holds the task: the expiry pass skips it, the re-check that confirms later pays it', async () => {
+    const { buyer, before } = await newBuyer()
+    const app = await market()
+    const id = (await app.order(buyer)).json.task_id
+    // The buyer pays a minute before the unpaid order's 24 hours are up; the confirmations come after them.
+    app.clock.advance(24 * 60 * 60 * 1000 - 60_000)
+    const hash = await pay(buyer, seller.address)
+    expect((await app.verify(buyer, id, hash)).status).toBe(202)
+    app.clock.advance(120_000)
+    await app.market.expireUnpaidTasks()
+    // Charged, so never expired while its payment may still land: it waits for its re-check.
+    expect((await app.read(id)).status).toBe('pending_payment')
+    await anvil.mine(2)
+    await app.recheckUntilIdle()
+    await settle('card: payment under re-check at the expiry', buyer, before, (await app.read(id)).status)
+  })
+
   test('behavior: a buyer back a day after a 202 does what the answers say: a task still unpaid is ordered and paid again', async () => {
     const { buyer, before } = await newBuyer()
     const app = await market()
@@ -406,6 +423,37 @@ describe('card-and-verify: the buyer pays, then asks the market to verify', () =
       (await app.read(retried.json.task_id)).status,
     )
     expect([lost.status, retried.status, retried.json.task_id]).toEqual([202, 202, lost.json.task_id])
+  })
+
+  test('attack: the kept 202 of an order paid by a hash not final yet is removed once the re-check pays it; the same hash and signature sent again still order nothing', async () => {
+    const { buyer, before } = await newBuyer()
+    const app = await market()
+    const hash = await pay(buyer, seller.address)
+    const signature = await signPayerProof(
+      buyer,
+      (await app.call('GET', '/api/agents/seller/agent-card.json')).json._extensions.commerce.payer_proof,
+      hash,
+    )
+    const first = await app.order(buyer, hash)
+    expect(first.status).toBe(202)
+    const row = `order:pending-tx:${hash.toLowerCase()}`
+    expect(await app.store.kvGet(row)).not.toBeNull()
+    await anvil.mine(2)
+    await app.recheckUntilIdle()
+    expect(await app.store.kvGet(row)).toBeNull()
+    // The replay after the row is gone: the paid task's claim on the hash refuses it, naming the buyer's task.
+    const replay = await app.call('POST', '/api/agents/seller/tasks', {
+      body: { skill: 'deep-search', tx_hash: hash, payer_signature: signature },
+    })
+    expect(replay.status).toBe(409)
+    expect(replay.json.code).toBe('tx_already_used')
+    expect(replay.json.detail).toContain(first.json.task_id)
+    await settle(
+      'card: replay after the kept answer is removed',
+      buyer,
+      before,
+      (await app.read(first.json.task_id)).status,
+    )
   })
 
   test('behavior: a verify whose 200 is lost, retried: the same 200 with the paid task; another hash is 409 task_not_pending', async () => {

@@ -437,6 +437,121 @@ describe('x402 inside A2A under faults (the market broadcasts)', () => {
   })
 })
 
+describe('x402 rows kept while a payment waits for the chain', () => {
+  test('attack: once the re-check pays an A2A payment that waited for the chain, its settlement record and "payment under way" marker are removed; the same authorization sent again (to the paid task or a new order) is still refused', async () => {
+    const market = await x402Market({ receiptTimeoutMs: 1 })
+    const a2a = await a2aBuyer(market)
+    const before = await balance()
+    const payload = await x402Payer(buyer).createPaymentPayload(a2a.required)
+    const frozen = rpc.freeze('eth_sendRawTransaction')
+    const answer = a2a.pay(payload)
+    await frozen.reached
+    rpc.down(true)
+    frozen.release(null)
+    await answer
+    rpc.down(false)
+    const hash = (await market.store.getTask('seller', a2a.ordered.id))?.pendingCheck?.txHash
+    if (!hash) throw new Error('the payment is not waiting for the chain')
+    const rows = async () => ({
+      settlement: (await market.store.kvGet(`x402:settlement:${hash.toLowerCase()}`)) !== null,
+      underWay: (await market.store.kvGet(`x402:task:${a2a.ordered.id}`)) !== null,
+    })
+    expect(await rows()).toEqual({ settlement: true, underWay: true })
+    await market.resolve()
+    expect(await a2a.state()).toBe('TASK_STATE_WORKING')
+    expect(await rows()).toEqual({ settlement: false, underWay: false })
+    // The attacker replays the spent authorization after its rows are gone: the authorization marker still refuses it.
+    await expect(a2a.pay(payload)).rejects.toThrow(/task_not_pending|already/)
+    const another = await a2aBuyer(market)
+    await expect(another.pay(payload)).rejects.toThrow(/authorization_already_used/)
+    expect(await another.state()).toBe('TASK_STATE_INPUT_REQUIRED')
+    tally('x402 A2A: replay after the settlement rows are removed', await x402End(market, before))
+  })
+})
+
+describe('x402 rows of a payment paid at once', () => {
+  test('attack: an order and an A2A payment paid at once keep no settlement record or payment marker; the spent authorization sent again with another order is still refused', async () => {
+    const market = await x402Market()
+    // The order claims the market writes (the order's body, an Idempotency-Key), recorded to look them up after.
+    const claims = new Set<string>()
+    const update = market.store.kvUpdate.bind(market.store)
+    market.store.kvUpdate = (key, change) => {
+      if (key.startsWith('x402:order:')) claims.add(key)
+      return update(key, change)
+    }
+    const client = x402Buyer(market)
+    const before = await balance()
+    const paid = await client.order()
+    expect(paid.status).toBe(201)
+    const keyed = await client.order('order-keyed')
+    expect(keyed.status).toBe(201)
+    const claimed = async () =>
+      (
+        await Promise.all(
+          [...claims].map(async (key) =>
+            (await market.store.kvGet(key)) === null ? [] : [key.split(':')[4]],
+          ),
+        )
+      ).flat()
+    // Paid: the body's claim (read by retries without a key while unresolved) is gone; the key's claim stays its 24 h.
+    expect(await claimed()).toEqual(['key'])
+    expect((await client.order('order-keyed')).json.task_id).toBe(keyed.json.task_id)
+    await market.market.expireUnpaidTasks()
+    market.clock.advance(26 * 3_600_000)
+    await market.market.expireUnpaidTasks()
+    expect(await claimed()).toEqual([])
+    const a2a = await a2aBuyer(market)
+    const payload = await x402Payer(buyer).createPaymentPayload(a2a.required)
+    expect(taskStateToJSON((await a2a.pay(payload)).status?.state ?? 0)).toBe('TASK_STATE_WORKING')
+    const hashes = await Promise.all(
+      [paid.json.task_id, a2a.ordered.id].map(
+        async (id: string) => (await market.store.getTask('seller', id))?.payment?.txHash ?? '',
+      ),
+    )
+    for (const hash of hashes)
+      expect(await market.store.kvGet(`x402:settlement:${hash.toLowerCase()}`)).toBeNull()
+    expect(await market.store.kvGet(`x402:task:${a2a.ordered.id}`)).toBeNull()
+    // The spent authorizations sent again with other orders: refused by the authorization marker, nothing settled.
+    const replay = await market.call('POST', PATH, {
+      body: { ...ORDER, params: { q: 'another order' } },
+      headers: { 'payment-signature': client.sent[0] ?? '' },
+    })
+    expect(replay.status).toBe(409)
+    expect(replay.json.code).toBe('authorization_already_used')
+    await expect((await a2aBuyer(market)).pay(payload)).rejects.toThrow(/authorization_already_used/)
+    tally('x402: replays after the rows of payments paid at once are removed', {
+      ...(await x402End(market, before)),
+      meant: 3,
+    })
+  })
+})
+
+describe('x402 authorization markers after their authorization expires', () => {
+  test("attack: the spent authorization's marker is removed by the expiry pass once validBefore has passed; the authorization replayed after that still pays nothing", async () => {
+    const market = await x402Market()
+    const a2a = await a2aBuyer(market)
+    const before = await balance()
+    const payload = await x402Payer(buyer).createPaymentPayload(a2a.required)
+    expect(taskStateToJSON((await a2a.pay(payload)).status?.state ?? 0)).toBe('TASK_STATE_WORKING')
+    const { from, nonce, validBefore } = (
+      payload.payload as { authorization: { from: string; nonce: string; validBefore: string } }
+    ).authorization
+    const marker = `x402:authorization:${from.toLowerCase()}:${nonce.toLowerCase()}`
+    await market.market.expireUnpaidTasks()
+    expect(await market.store.kvGet(marker)).not.toBeNull()
+    // The market's clock passes validBefore (and the slack) by a little more than an hour: the next passes remove it.
+    market.clock.set(new Date((Number(validBefore) + 120) * 1000 + 3_600_000 + 1))
+    for (let pass = 0; pass < 20 && (await market.store.kvGet(marker)) !== null; pass++)
+      await market.market.expireUnpaidTasks()
+    expect(await market.store.kvGet(marker)).toBeNull()
+    // The attacker replays the authorization with a new order: the chain has its nonce used, so nothing is settled.
+    const another = await a2aBuyer(market)
+    await another.pay(payload).catch(() => null)
+    expect(await another.state()).toBe('TASK_STATE_INPUT_REQUIRED')
+    tally('x402: authorization replayed after its marker expired', await x402End(market, before))
+  })
+})
+
 describe('x402 on the real server under an RPC fault', () => {
   test('fault: the RPC fails during verification on a `bun start` node: it answers 503 and keeps running (a half-read verdict no longer ends the process), then takes the payment once', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'settle-server-node-'))

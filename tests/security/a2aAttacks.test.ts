@@ -609,17 +609,18 @@ describe('A2A: protocol edges, paths and resources', () => {
     const app = await market()
     const nested = `${'['.repeat(30_000)}${']'.repeat(30_000)}`
     const started = performance.now()
+    // Each message has its own messageId: a second message under one id would be refused as a reused id.
     const inMetadata = await app.call('POST', '/a2a/agents/seller', {
-      body: `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"data":{"skill":"echo"}}],"metadata":{"x":${nested}}}}}`,
+      body: `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"data":{"skill":"echo"}}],"metadata":{"x":${nested}}}}}`,
       headers: { ...A2A_HEADERS, 'content-type': 'application/json' },
     })
     const inParams = await app.call('POST', '/a2a/agents/seller/rest/message:send', {
-      body: `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"data":{"skill":"echo","params":{"x":${nested}}}}]}}`,
+      body: `{"message":{"messageId":"m-2","role":"ROLE_USER","parts":[{"data":{"skill":"echo","params":{"x":${nested}}}}]}}`,
       headers: { ...A2A_HEADERS, 'content-type': 'application/json' },
     })
     const parts = await rpc(app, '/a2a/agents/seller', 'SendMessage', {
       message: {
-        messageId: 'm',
+        messageId: 'm-3',
         role: 'ROLE_USER',
         parts: [...Array.from({ length: 5_000 }, () => ({ text: 'x' })), { data: { skill: 'echo' } }],
       },

@@ -121,7 +121,8 @@ export function taskAt(task: TaskRecord, now: Date): TaskRecord {
   // A job in escrow moves by the chain's events only (the job follower), never by the clock.
   if (task.payment?.job) return task
   const past = (when: Date | null) => when !== null && when <= now
-  if (task.status === 'pending_payment' && past(task.expiresAt))
+  // A payment sent in time and still under re-check holds its task until the re-check decides (paid or dropped).
+  if (task.status === 'pending_payment' && past(task.expiresAt) && !task.pendingCheck)
     return { ...task, status: 'expired', pendingCheck: null }
   if (task.status === 'paid' && past(taskDueAt(task))) return { ...task, status: 'expired', outcome: 'late' }
   const reviewUntil = taskReviewUntil(task)

@@ -173,6 +173,9 @@ function walkJson(value: unknown, maxDepth: number): { tooDeep: boolean; nonFini
   return { tooDeep: false, nonFinite }
 }
 
+/** True when `value` nests objects or arrays more than `maxDepth` levels deep (read in a loop, stopping there). */
+export const nestsDeeperThan = (value: unknown, maxDepth: number) => walkJson(value, maxDepth).tooDeep
+
 /**
  * A JSON object (not an array, not null) whose UTF-8 JSON text is at most `maxBytes` and which nests at most
  * `maxDepth` levels (the object itself is level 1): deep nesting breaks the JSON parsers of many clients.

@@ -162,7 +162,7 @@ export {
   type TaskStatus,
   UNPAID_TASK_TTL_MS,
 } from './Task.ts'
-export { PaidOrderInput } from './TaskInput.ts'
+export { MAX_PARAMS_DEPTH, PaidOrderInput } from './TaskInput.ts'
 export type { NextSteps } from './TaskSteps.ts'
 export type {
   BuyerDecisionsView,
@@ -173,7 +173,7 @@ export type {
 } from './TaskView.ts'
 export { withoutTrailing } from './Trim.ts'
 export type { UserRecord, UserSummary, UserView } from './User.ts'
-export { closestName } from './Validation.ts'
+export { closestName, nestsDeeperThan } from './Validation.ts'
 export {
   WALLET_PROOF_SCHEME,
   type WalletProof,

@@ -98,7 +98,7 @@ export function taskStore(database: Database): TaskStore {
       // The single UPDATE is the compare-and-set; its unique keys claim the hash and the escrow task id.
       try {
         const [update] = await writeBatch([
-          db.update(tasks).set(paidColumns(payment)).where(payable(id, payment.at)),
+          db.update(tasks).set(paidColumns(payment)).where(payable(id, payment)),
           ...eventsIfChanged(newEvents),
         ])
         return (update?.changes ?? 0) === 1 ? 'paid' : 'not_pending'
@@ -177,7 +177,7 @@ export function taskStore(database: Database): TaskStore {
         sql`update ${tasks} set status = 'expired', pending_tx_hash = null, pending_signature = null,
               recheck_attempts = null, next_recheck_at = null
             where id in (select id from ${tasks} where status = 'pending_payment' and expires_at <= ${now.getTime()}
-              limit ${limit})`,
+              and pending_tx_hash is null limit ${limit})`,
         sql`delete from ${tasks} where id in (select id from ${tasks}
               where status = 'expired' and paid_at is null and expires_at <= ${purgeBefore.getTime()}
               limit ${limit})`,

@@ -123,7 +123,7 @@ export function taskStore(database: PostgresDatabase): TaskStore {
           const paid = await tx
             .update(tasks)
             .set(paidColumns(payment))
-            .where(payable(id, payment.at))
+            .where(payable(id, payment))
             .returning({ id: tasks.id })
           if (paid.length === 0) return 'not_pending'
           await insertEvents(tx, newEvents)
@@ -217,7 +217,7 @@ export function taskStore(database: PostgresDatabase): TaskStore {
       const expired = await db.execute(sql`update tasks set status = 'expired', pending_tx_hash = null,
           pending_signature = null, recheck_attempts = null, next_recheck_at = null
         where id in (select id from tasks where status = 'pending_payment' and expires_at <= ${now.getTime()}::bigint
-          limit ${limit} for update skip locked)
+          and pending_tx_hash is null limit ${limit} for update skip locked)
         returning 1`)
       const purged = await db.execute(sql`delete from tasks where id in (select id from tasks
           where status = 'expired' and paid_at is null and expires_at <= ${purgeBefore.getTime()}::bigint

@@ -58,12 +58,19 @@ export function taskWrites({ tables, sql: dialect }: Executor) {
         ? null
         : sql`${dialect.long(payment.at.getTime())} + ${dialect.widened(tasks.slaSeconds)} * 1000`,
     }),
-    /** The task `id` while it awaits payment and its order has not expired at `at`: a payment's compare-and-set. */
-    payable: (id: string, at: Date) =>
+    /**
+     * The task `id` while it awaits payment and its order has not expired when `payment` is recorded, or the payment is
+     * the one whose hash the task keeps under re-check (sent in time; its task waits for it): a payment's compare-and-set.
+     */
+    payable: (id: string, payment: Pick<TaskPayment, 'at' | 'txHash'>) =>
       and(
         eq(tasks.id, id),
         eq(tasks.status, 'pending_payment'),
-        or(isNull(tasks.expiresAt), gt(tasks.expiresAt, at.getTime())),
+        or(
+          isNull(tasks.expiresAt),
+          gt(tasks.expiresAt, payment.at.getTime()),
+          payment.txHash === null ? undefined : eq(tasks.pendingTxHash, payment.txHash),
+        ),
       ),
     /** The task `id` while it is finished, paid and not yet rated: a rating's compare-and-set. */
     ratable: (id: string) =>

@@ -515,7 +515,8 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     async markTaskPaid(id, payment, newEvents) {
       const task = tasks.get(id)
       if (task?.status !== 'pending_payment') return 'not_pending'
-      if (task.expiresAt && task.expiresAt <= payment.at) return 'not_pending'
+      const awaited = payment.txHash !== null && task.pendingCheck?.txHash === payment.txHash
+      if (task.expiresAt && task.expiresAt <= payment.at && !awaited) return 'not_pending'
       const claim = claimConflict(id, payment)
       if (claim) return claim
       Object.assign(task, { status: 'paid', payment: structuredClone(payment), pendingCheck: null })
@@ -612,6 +613,8 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       for (const task of tasks.values()) {
         if (expired >= limit) break
         if (task.status !== 'pending_payment' || !task.expiresAt || task.expiresAt > now) continue
+        // A payment sent in time and still under re-check holds its task until the re-check decides.
+        if (task.pendingCheck) continue
         Object.assign(task, { status: 'expired', pendingCheck: null })
         expired++
       }

@@ -189,7 +189,13 @@ export function acceptsOrder(accepted: PaymentRequirements, required: PaymentReq
   )
 }
 
-/** The key that claims one authorization (its payer and nonce) for one task, across every process. */
+/** Seconds past an authorization's validBefore during which its settlement is still watched (clocks differ). */
+export const AUTHORIZATION_SLACK_SECONDS = 120
+
+/**
+ * The key that claims one authorization (its payer and nonce) for one task, across every process. Kept until the
+ * authorization can no longer be settled (validBefore and AUTHORIZATION_SLACK_SECONDS past); the chain refuses it then.
+ */
 export const authorizationKey = (authorization: Eip3009Authorization) =>
   `x402:authorization:${authorization.from.toLowerCase()}:${authorization.nonce.toLowerCase()}`
 

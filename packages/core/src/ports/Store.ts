@@ -247,7 +247,8 @@ export type TaskStore = {
   /** The first answer under a client's Idempotency-Key for an agent, if any. */
   findIdempotentAnswer(agentName: string, clientKey: string, key: string): Promise<IdempotentAnswer | null>
   /**
-   * Compare-and-set `pending_payment` (not expired at `payment.at`) -> `paid`, claiming the tx hash (and the escrow
+   * Compare-and-set `pending_payment` (not expired at `payment.at`, or paid by the hash its pending check keeps: a
+   * payment sent in time waits for its re-check) -> `paid`, claiming the tx hash (and the escrow
    * deposit: its buyer `payment.from` and on-chain task id) in the same transaction: a hash pays one task and a task
    * is paid once, whatever races. Clears the pending check. Events land only on success.
    */
@@ -301,8 +302,8 @@ export type TaskStore = {
   /** How many tasks awaiting payment of this client have a pending check. */
   countPendingChecks(clientKey: string): Promise<number>
   /**
-   * Moves up to `limit` tasks awaiting payment whose `expiresAt` is at or before `now` to `expired` (dropping their
-   * checks), and deletes up to `limit` expired tasks never paid that expired at or before `purgeBefore` (a paid task,
+   * Moves up to `limit` tasks awaiting payment whose `expiresAt` is at or before `now` to `expired`, except a task
+   * whose payment is still under re-check (a pending check: it waits until the check pays it or is dropped), and deletes up to `limit` expired tasks never paid that expired at or before `purgeBefore` (a paid task,
    * and its records, is kept).
    */
   expireTasks(now: Date, purgeBefore: Date, limit: number): Promise<{ expired: number; purged: number }>

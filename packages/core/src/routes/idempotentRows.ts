@@ -23,15 +23,25 @@ export function idempotencyHeader(row: Pick<RouteRow, 'shownOnce'>): RouteHeader
   }
 }
 
-/** Who asks, with what credential, and where: keys of two scopes never meet. */
+/**
+ * The scope of an Idempotency-Key (or of A2A's messageId): who asks (the client address), with what credential
+ * (its credential headers and API key, hashed), and where (`operation`): keys of two scopes never meet.
+ */
+export function idempotencyScope(
+  caller: { client: string | null; headers: Headers; apiKey: string | undefined },
+  operation: string,
+): string {
+  const credentials = CREDENTIAL_HEADERS.map((name) => caller.headers.get(name) ?? '').join('\n')
+  return [clientKeyOf(caller.client), hashSecret(`${credentials}\n${caller.apiKey ?? ''}`), operation].join(
+    '\n',
+  )
+}
+
+/** The scope of a row's call: its client and credential, and the method and path it writes. */
 function scopeOf(row: RouteRow, call: RouteCall): string {
-  const credentials = CREDENTIAL_HEADERS.map((name) => call.headers.get(name) ?? '').join('\n')
   const path = row.path.replace(/\{(\w+)\}/g, (_, name: string) => call.params[name] ?? '')
-  return [
-    clientKeyOf(call.client()),
-    hashSecret(`${credentials}\n${call.apiKey ?? ''}`),
-    `${row.method} ${path}`,
-  ].join('\n')
+  const caller = { client: call.client(), headers: call.headers, apiKey: call.apiKey }
+  return idempotencyScope(caller, `${row.method} ${path}`)
 }
 
 /** A digest of what the request sends: its body bytes (over MCP, its arguments as JSON). */

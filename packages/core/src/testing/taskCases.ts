@@ -149,7 +149,7 @@ export function taskStoreCases(test: StoreTest, withStore: WithStore): void {
   )
 
   test(
-    'behavior: unpaid tasks expire at expiresAt (never paid after it), drop their checks, and are purged after retention',
+    'behavior: unpaid tasks expire at expiresAt (never paid after it, unless by the hash kept under re-check), once their check is dropped, and are purged after retention',
     withStore(async (store) => {
       await store.insertAgent(sampleAgent(), [])
       const check = { txHash: hex32(40), signature: null, attempts: 0, nextAt: at(1) }
@@ -160,6 +160,10 @@ export function taskStoreCases(test: StoreTest, withStore: WithStore): void {
       equal(await store.countPendingChecks('c'), 1)
       equal(await store.countPendingChecks('other'), 0)
       equal(await store.markTaskPaid(early.id, samplePayment(42, { at: at(10) }), []), 'not_pending')
+      // A payment sent in time and still under re-check holds its task past expiresAt; dropping the check frees it.
+      same(await store.expireTasks(at(10), at(0), 100), { expired: 0, purged: 0 })
+      equal((await store.getTask('sample-agent', early.id))?.status, 'pending_payment')
+      await store.setPendingCheck(early.id, null)
       same(await store.expireTasks(at(10), at(0), 100), { expired: 1, purged: 0 })
       const expired = await store.getTask('sample-agent', early.id)
       equal(expired?.status, 'expired')
@@ -171,6 +175,23 @@ export function taskStoreCases(test: StoreTest, withStore: WithStore): void {
       equal((await store.getTask('sample-agent', late.id))?.status, 'expired')
       equal((await store.getTask('sample-agent', paid.id))?.status, 'paid')
       equal(await store.markTaskPaid(late.id, samplePayment(43, { at: at(19) }), []), 'not_pending')
+    }),
+  )
+
+  test(
+    'behavior: a task whose payment is under re-check at its expiresAt waits for it: the kept hash pays it after expiresAt, another hash does not',
+    withStore(async (store) => {
+      await store.insertAgent(sampleAgent(), [])
+      const check = { txHash: hex32(50), signature: null, attempts: 2, nextAt: at(11) }
+      const waiting = sampleTask({ expiresAt: at(10), pendingCheck: check, clientKey: 'c' })
+      await store.insertTask(waiting, [])
+      same(await store.expireTasks(at(12), at(0), 100), { expired: 0, purged: 0 })
+      equal(await store.markTaskPaid(waiting.id, samplePayment(51, { at: at(12) }), []), 'not_pending')
+      equal(await store.markTaskPaid(waiting.id, samplePayment(50, { at: at(12) }), []), 'paid')
+      const stored = await store.getTask('sample-agent', waiting.id)
+      equal(stored?.status, 'paid')
+      equal(stored?.pendingCheck, null)
+      same(await store.expireTasks(at(13), at(12), 100), { expired: 0, purged: 0 })
     }),
   )
 

@@ -17,9 +17,12 @@ import {
 } from '@a2a-js/sdk/errors'
 import type { A2ARequestHandler } from '@a2a-js/sdk/server'
 import {
+  hashSecret,
   MARKET_SKILLS,
+  MAX_PARAMS_DEPTH,
   MarketError,
   type MarketplaceActions,
+  nestsDeeperThan,
   type TaskView,
   type ThreadTask,
 } from '@agentmarket/core'
@@ -27,6 +30,8 @@ import { A2A_PAGE_MAX, a2aPageSize } from './methods.ts'
 import { A2A_X402, a2aStateOf, a2aTaskOf } from './taskMapping.ts'
 
 type A2aMessage = NonNullable<SendMessageRequest['message']>
+/** A write under a key, as `market.idempotent` takes it. */
+type IdempotentRequest = Parameters<MarketplaceActions['idempotent']>[0]
 
 /** A task ListTasks looks at, not read yet: its seller, its id and the contextId it is shown under. */
 type ListedEntry = ThreadTask & { contextId: string }
@@ -58,6 +63,25 @@ function a2aErrorOf(error: unknown): unknown {
   return new RequestMalformedError(`${error.code}: ${error.message}`)
 }
 
+/** Who sends a message, as retries are told apart: the caller's scope, and the Idempotency-Key header if sent. */
+export type A2aCaller = { scope: string; idempotencyKey: string | null }
+
+/** What a retry of a message hears when the first one with its messageId is not replayed, in A2A's words. */
+const RETRY_REFUSALS: Record<string, string> = {
+  idempotency_key_reused:
+    'This messageId (or Idempotency-Key) was already sent with a different message: a new message needs a new messageId.',
+  idempotency_key_in_use:
+    'The first message with this messageId is still being handled: retry the same message shortly to get its task.',
+  idempotency_outcome_unknown:
+    'The first message with this messageId ended without an answer (the server or its database failed under it), so whether its order landed is unknown; it is not run again under this messageId. List your conversation (ListTasks with its contextId) to see it; send a new messageId to order again.',
+}
+
+/** A refusal of a retried message as an A2A error (the code first, as other refusals), or the error as it was. */
+function retryErrorOf(error: unknown): unknown {
+  if (!(error instanceof MarketError) || !(error.code in RETRY_REFUSALS)) return error
+  return new RequestMalformedError(`${error.code}: ${RETRY_REFUSALS[error.code]}`)
+}
+
 /** The x402 extension's error code for a refusal reason (a2a-x402 v0.2's list). */
 function x402ErrorCode(reason: string): string {
   if (/signature/.test(reason)) return 'INVALID_SIGNATURE'
@@ -84,6 +108,8 @@ export class MarketA2aHandler implements A2ARequestHandler {
     private readonly card: AgentCard,
     /** The seller's API key when the request carries one (ListTasks without a context lists its queue). */
     private readonly apiKey: string | undefined,
+    /** Who sends: a retried message (same messageId, or Idempotency-Key) is answered once per caller. */
+    private readonly caller: A2aCaller = { scope: '', idempotencyKey: null },
   ) {}
 
   async getAgentCard() {
@@ -99,11 +125,50 @@ export class MarketA2aHandler implements A2ARequestHandler {
     if (!message) throw new RequestMalformedError('SendMessage needs a message.')
     try {
       if (message.taskId) return await this.continueTask(message)
-      const order = orderOf(message)
-      if (this.agent !== null) return await this.order(this.agent, order, message.contextId)
-      return await this.marketSkill(order, message.contextId)
+      return await this.once(message, () => this.newMessage(message))
     } catch (error) {
-      throw a2aErrorOf(error)
+      throw a2aErrorOf(retryErrorOf(error))
+    }
+  }
+
+  /** A message outside a task: an order (a task) or a question to the marketplace's agent (a message). */
+  private newMessage(message: A2aMessage): Promise<Message | Task> {
+    const order = orderOf(message)
+    if (this.agent !== null) return this.order(this.agent, order, message.contextId)
+    return this.marketSkill(order, message.contextId)
+  }
+
+  /**
+   * Runs a new message once per caller and messageId (`market.idempotent`, as Idempotency-Key on the HTTP API): the
+   * task it created is kept for 24 hours and a retry gets that first answer, never a second order. Answers that
+   * created nothing (a search, a read) are not kept.
+   */
+  private async once(message: A2aMessage, run: () => Promise<Message | Task>): Promise<Message | Task> {
+    const request = this.retryRequest(message)
+    if (request === null) return run()
+    const answer = await this.market.idempotent(request, run, (reply) =>
+      'messageId' in reply ? null : { status: 200, body: Task.toJSON(reply), headers: {} },
+    )
+    return 'replayed' in answer ? Task.fromJSON(answer.body) : answer
+  }
+
+  /**
+   * How a retry of `message` is known: the Idempotency-Key header when sent, else its messageId (none: no key); the
+   * same key with another order (skill, params, buyer fields, contextId) is refused.
+   */
+  private retryRequest(message: A2aMessage): IdempotentRequest | null {
+    const header = this.caller.idempotencyKey
+    if (header === null && !message.messageId) return null
+    // What the message orders (as the order sees it) is its fingerprint. An order nested deeper than any the checks
+    // take is refused by them and creates nothing: it is not fingerprinted (writing it out costs what its sender sets).
+    const order = orderOf(message)
+    if (nestsDeeperThan(order, MAX_PARAMS_DEPTH + 4)) return null
+    return {
+      scope: `${this.caller.scope}\n${header === null ? 'messageId' : 'Idempotency-Key'}`,
+      // A messageId is any string the client chose: its digest is a valid key of any length or alphabet.
+      key: header ?? hashSecret(`a2a-message-id:${message.messageId}`),
+      fingerprint: hashSecret(`a2a-message:${JSON.stringify({ order, contextId: message.contextId })}`),
+      shownOnce: false,
     }
   }
 

@@ -1,5 +1,5 @@
 import { A2A_JWKS_PATH, a2aCardView, buildMarketCard, wantsA2aMediaType } from '@agentmarket/core'
-import { bearerKey } from '@agentmarket/core/routes'
+import { bearerKey, idempotencyScope } from '@agentmarket/core/routes'
 import { Elysia } from 'elysia'
 import { RATE_EXTENSION } from '../openapi/operation.ts'
 import type { PeerSource } from '../plugins/rateLimits.ts'
@@ -26,17 +26,26 @@ const restPath = (params: Record<string, string>) => `/${params['*'] ?? ''}`
  * and the marketplace's own (`/a2a`, `/a2a/rest`), with the marketplace's card at `/.well-known/agent-card.json`.
  * Each request spends the rate class the A2A table (`methods.ts`) gives its operation.
  */
-export function a2aRoutes({ market, version, charge }: RouteDeps) {
+export function a2aRoutes({ market, version, charge, clientOf }: RouteDeps) {
   /** The A2A operations of one agent (`name` null: the marketplace's own) for one request, over either binding. */
-  const agentFor = async (name: string | null, request: Request) => {
+  const agentFor = async (name: string | null, request: Request, server: PeerSource) => {
     const [{ AgentCard }, { MarketA2aHandler }, { jsonRpcAnswer, restAnswer }] = await loadA2a()
     const json =
       name === null ? buildMarketCard(market.config, version) : a2aCardView(await market.agentCard(name))
     const card = AgentCard.fromJSON(json)
-    const handler = new MarketA2aHandler(market, name, card, bearerKey(request))
+    const apiKey = bearerKey(request)
+    // A retried SendMessage is known by its messageId within this scope: the same client, credential and interface.
+    const scope = idempotencyScope(
+      { client: clientOf(request, server), headers: request.headers, apiKey },
+      `A2A SendMessage ${name?.toLowerCase() ?? ''}`,
+    )
+    const handler = (idempotencyKey: string | null) =>
+      new MarketA2aHandler(market, name, card, apiKey, { scope, idempotencyKey })
     return {
-      jsonRpc: (body: unknown) => jsonRpcAnswer(request, body, card, handler),
-      rest: (body: unknown, path: string) => restAnswer(request, body, path, card, handler),
+      jsonRpc: (body: unknown) => jsonRpcAnswer(request, body, card, handler(null)),
+      // HTTP+JSON is plain HTTP: an Idempotency-Key header, when sent, names the retry instead of the messageId.
+      rest: (body: unknown, path: string) =>
+        restAnswer(request, body, path, card, handler(request.headers.get('idempotency-key'))),
     }
   }
   // Each A2A request is charged below by its operation (the A2A table's rate class), not by its HTTP method.
@@ -58,13 +67,13 @@ export function a2aRoutes({ market, version, charge }: RouteDeps) {
   /** One interface's JSON-RPC binding (`name` null: the marketplace's), charged first. */
   const jsonRpc = (name: (call: Call) => string | null) => async (call: Call) => {
     await charged(call, null)
-    return (await agentFor(name(call), call.request)).jsonRpc(call.body)
+    return (await agentFor(name(call), call.request, call.server)).jsonRpc(call.body)
   }
   /** One interface's HTTP+JSON binding, charged first. */
   const rest = (name: (call: Call) => string | null) => async (call: Call) => {
     const path = restPath(call.params)
     await charged(call, path)
-    return (await agentFor(name(call), call.request)).rest(call.body, path)
+    return (await agentFor(name(call), call.request, call.server)).rest(call.body, path)
   }
   // The router has decoded the name once already; decoding again would make aliases (`%2525`) and throw on `%`.
   const agentOf = (call: Call) => call.params.name ?? ''

@@ -100,8 +100,11 @@ async function alreadyUsed(
   )
 }
 
-/** The kv key of the first 202 answer to an order sent with a hash not final yet. */
-const pendingOrderKey = (txHash: Hex) => `order:pending-tx:${txHash.toLowerCase()}`
+/**
+ * The kv key of the first 202 answer to an order sent with a hash not final yet. It only answers a retry while its task
+ * still waits on that hash (earlierPendingOrder), so the re-check that ends the wait removes it (rechecks.ts).
+ */
+export const pendingOrderKey = (txHash: Hex) => `order:pending-tx:${txHash.toLowerCase()}`
 
 /** The first 202 answer to an order paid by a hash not final yet, kept for its retries. */
 type PendingOrder = { agentName: string; taskId: string; signature: Hex | null; body: unknown }

@@ -8,12 +8,16 @@ import {
   recheckDelayMs,
 } from '../../PaymentRechecks.ts'
 import type { Verdict } from '../../payments/Verifier.ts'
+import { AUTHORIZATION_SLACK_SECONDS, settlementKey } from '../../payments/X402.ts'
 import type { AgentStore, KvStore, TaskStore, UserStore } from '../../ports/Store.ts'
 import { EXPIRED_TASK_RETENTION_MS, type TaskRecord } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
+import { sweepForgotten } from '../kvRetention.ts'
+import { pendingOrderKey } from './createTask.ts'
 import { stepOfTime } from './jobSteps.ts'
 import { checkOf, judge, payerProved, paymentOf } from './judging.ts'
 import { paidBy, x402Settlement, x402SettlementBy } from './x402Payment.ts'
+import { taskPaymentKey } from './x402Tasks.ts'
 
 /**
  * How long a re-check pass holds the tasks it claimed, unless the host says otherwise: far more than a pass takes
@@ -60,9 +64,6 @@ async function x402Verdict(
   if (!settlement?.nonce) return { txHash, verdict }
   return paidBy(context, { ...task, buyerWallet: settlement.payer }, txHash, settlement.nonce)
 }
-
-/** Seconds past an authorization's validBefore during which its settlement is still watched (clocks differ). */
-const AUTHORIZATION_SLACK_SECONDS = 120
 
 /**
  * True while an x402 settlement this server sent can still be mined and pay: its authorization is still valid (a
@@ -120,6 +121,23 @@ async function settleRecheck(
   return 'stillPending'
 }
 
+/**
+ * Removes the key-value rows that served a payment's wait once its re-check paid or dropped it: an order's kept 202
+ * (card rails), or an x402 settlement's record, the order's claim that waited with it and its task's "payment under
+ * way" marker. None guards a replay: the
+ * paid task's claim on the hash (tasks table) and the x402 authorization marker (kept) do.
+ */
+async function forgetCheckRows({ store }: ActionContext<KvStore>, task: TaskRecord) {
+  const check = task.pendingCheck
+  if (!check) return
+  if (check.signature !== null) return store.kvDelete(pendingOrderKey(check.txHash))
+  // The order's claim answered retries without a key while the payment waited: it has nothing left to answer.
+  const settlement = await x402Settlement({ store }, check.txHash)
+  for (const key of settlement?.waits ?? []) await store.kvDelete(key)
+  await store.kvDelete(settlementKey(check.txHash))
+  await store.kvDelete(taskPaymentKey(task.id))
+}
+
 /** The background actions hosts call on a timer: payment re-checks and the expiry of unpaid tasks. */
 export function recheckActions(context: ActionContext<AgentStore & UserStore & TaskStore & KvStore>) {
   const { store, clock, feed } = context
@@ -153,6 +171,7 @@ export function recheckActions(context: ActionContext<AgentStore & UserStore & T
       for (const [index, task] of due.entries()) {
         const outcome = await settleRecheck(context, task, verdicts?.[index] ?? null)
         report[outcome] += 1
+        if (outcome !== 'stillPending' && task.pendingCheck) await forgetCheckRows(context, task)
       }
       if (report.paid > 0) feed.nudge()
       return report
@@ -160,11 +179,14 @@ export function recheckActions(context: ActionContext<AgentStore & UserStore & T
 
     /**
      * Moves unpaid tasks past their `expires_at` to `expired`, and deletes those expired for longer than the
-     * retention (EXPIRED_TASK_RETENTION_MS). Hosts call it on a timer, beside the re-checks.
+     * retention (EXPIRED_TASK_RETENTION_MS), then the key-value rows whose time is up (kvRetention.ts: spent x402
+     * authorizations' markers). Hosts call it on a timer, beside the re-checks.
      */
     async expireUnpaidTasks(limit = 500): Promise<{ expired: number; purged: number }> {
       const now = clock.now()
-      return store.expireTasks(now, new Date(now.getTime() - EXPIRED_TASK_RETENTION_MS), limit)
+      const report = await store.expireTasks(now, new Date(now.getTime() - EXPIRED_TASK_RETENTION_MS), limit)
+      await sweepForgotten(store, now)
+      return report
     },
 
     /**

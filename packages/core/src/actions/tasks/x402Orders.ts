@@ -3,6 +3,8 @@ import { ConflictError } from '../../errors.ts'
 import type { KvStore, TaskStore } from '../../ports/Store.ts'
 import type { TaskRecord } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
+import { IDEMPOTENCY_TTL_MS } from '../idempotency.ts'
+import { forgetAt } from '../kvRetention.ts'
 
 /**
  * Which order an x402 payment is for, so that a client retrying it never pays twice: its Idempotency-Key when it
@@ -109,6 +111,16 @@ export async function claimX402Order(
   // With a key, another order of the same body holds the body's claim: this one is still its own order.
   if (taken) claimed.push(keys.body)
   return { claimed }
+}
+
+/** True for the claim of an order's body (read by retries without a key while its payment is unresolved). */
+export const isBodyClaim = (key: string) => /^x402:order:[^:]+:[^:]+:body:/.test(key)
+
+/** Lists the Idempotency-Key claims among `claimed` to go after the key's 24 hours, as Idempotency-Keys do. */
+export async function keepKeyClaims(context: ActionContext<KvStore>, claimed: string[]): Promise<void> {
+  const now = context.clock.now()
+  const until = new Date(now.getTime() + IDEMPOTENCY_TTL_MS)
+  for (const key of claimed) if (!isBodyClaim(key)) await forgetAt(context.store, key, until, now)
 }
 
 /** Gives an order's claims back (its payment sent nothing, or paid nothing): the same order may be paid again. */

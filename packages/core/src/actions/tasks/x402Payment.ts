@@ -4,6 +4,7 @@ import { feedEvents } from '../../events.ts'
 import { formatAmount } from '../../Money.ts'
 import type { Verdict } from '../../payments/Verifier.ts'
 import {
+  AUTHORIZATION_SLACK_SECONDS,
   acceptsOrder,
   authorizationKey,
   type Eip3009Authorization,
@@ -17,10 +18,17 @@ import {
 import type { KvStore, TaskStore } from '../../ports/Store.ts'
 import type { TaskRecord } from '../../Task.ts'
 import type { ActionContext, ActionPorts } from '../context.ts'
+import { forgetAt } from '../kvRetention.ts'
 import { eventsOfNewTask } from '../newTask.ts'
 import { insertOrder, type OrderGuard, releaseHold } from './budgetGuard.ts'
 import { checkOf, judge, paymentOf, pendingVerification } from './judging.ts'
-import { claimX402Order, releaseX402Order, type X402OrderKey } from './x402Orders.ts'
+import {
+  claimX402Order,
+  isBodyClaim,
+  keepKeyClaims,
+  releaseX402Order,
+  type X402OrderKey,
+} from './x402Orders.ts'
 
 /** How long a settlement that did not reach its confirmations waits before the background re-check looks again. */
 const FIRST_RECHECK_MS = 10_000
@@ -125,9 +133,17 @@ export async function payWithX402(
   // The payer is the wallet the transfer must come from: the chain is judged against it, and it credits trust.
   const paying = { ...task, buyerWallet: authorization.from }
   let sent: Hex | null = null
-  const settled = await settle(context, settings, paying, payload, requirements, stored || held, (txHash) => {
-    sent = txHash
-  }).catch(async (error: unknown): Promise<SettleResponse> => {
+  const waits = orderClaim.filter(isBodyClaim)
+  const settled = await settle(
+    context,
+    settings,
+    paying,
+    { payload, requirements, waits },
+    stored || held,
+    (txHash) => {
+      sent = txHash
+    },
+  ).catch(async (error: unknown): Promise<SettleResponse> => {
     // Once the settlement is recorded and sent, a failure to hear back is not a refusal: the chain decides below.
     if (sent === null) {
       await context.store.kvDelete(key)
@@ -146,6 +162,9 @@ export async function payWithX402(
     await unsent()
     return { paid: false, reason: settled.errorReason ?? 'settlement_failed', settled }
   }
+  // Sent: the marker refuses the authorization until the chain itself would (past validBefore), then it goes.
+  const spentUntil = new Date((Number(authorization.validBefore) + AUTHORIZATION_SLACK_SECONDS) * 1000)
+  await forgetAt(context.store, key, spentUntil, context.clock.now()).catch(() => {})
   // Recorded and sent: whatever the facilitator heard (a timeout, an RPC error, a revert because another transaction
   // used the authorization first), the chain says whether the payer's money reached the seller for this order.
   const outcome = await settledOnChain(context, paying, sent, authorization.nonce)
@@ -158,6 +177,9 @@ export async function payWithX402(
       settled: { ...settled, success: false },
     }
   }
+  // An Idempotency-Key's claim answers retries for the key's 24 hours; the order's own claim only while it waits.
+  await keepKeyClaims(context, orderClaim).catch(() => {})
+  if (outcome.state === 'paid') await releaseX402Order(context, waits).catch(() => {})
   const receipt = { ...settled, success: true, transaction: outcome.txHash, payer: authorization.from }
   if (outcome.state === 'pending')
     return { paid: true, settled: receipt, task: paying, retryAfterSeconds: outcome.retryAfterSeconds }
@@ -184,6 +206,9 @@ async function settledOnChain(
     ])
     if (marked === 'paid') {
       feed.nudge()
+      // The record served the wait for the chain; the paid task's claim on the hash and the authorization marker guard
+      // replays. A delete that fails leaves a harmless row, never turns the payment into an error.
+      await store.kvDelete(settlementKey(sent)).catch(() => {})
       const paid = { ...task, status: 'paid' as const, payment, pendingCheck: null }
       return { state: 'paid' as const, txHash: found.txHash, task: paid }
     }
@@ -220,17 +245,20 @@ export async function paidBy(
   return { txHash: other, verdict: theirs ?? null }
 }
 
-/** Settles the payment, recording the task's pending check (storing a new task) before the transaction is sent. */
+/**
+ * Settles the payment, recording the task's pending check (storing a new task) before the transaction is sent. The
+ * settlement's record names the order's claims that wait with it (`waits`), removed when its re-check ends.
+ */
 async function settle(
   context: ActionContext<TaskStore & KvStore>,
   settings: X402Settings,
   task: TaskRecord,
-  payload: PaymentPayload,
-  requirements: PaymentRequirements,
+  offer: { payload: PaymentPayload; requirements: PaymentRequirements; waits: string[] },
   stored: boolean,
   recorded: (txHash: Hex) => void,
 ): Promise<SettleResponse> {
   const { store, clock } = context
+  const { payload, requirements, waits } = offer
   const { nonce, validBefore } = (payload.payload as { authorization: { nonce: Hex; validBefore: string } })
     .authorization
   return settings.facilitator.settle(payload, requirements, async (txHash) => {
@@ -240,7 +268,7 @@ async function settle(
       attempts: 0,
       nextAt: new Date(clock.now().getTime() + FIRST_RECHECK_MS),
     }
-    await store.kvPut(settlementKey(txHash), { payer: task.buyerWallet, nonce, validBefore })
+    await store.kvPut(settlementKey(txHash), { payer: task.buyerWallet, nonce, validBefore, waits })
     if (stored) await store.setPendingCheck(task.id, task.pendingCheck)
     else {
       const inserted = await store.insertTask(task, eventsOfNewTask(task))
@@ -269,9 +297,11 @@ export async function x402Settlement({ store }: Pick<ActionContext<KvStore>, 'st
     payer?: string
     nonce?: string
     validBefore?: string
+    waits?: unknown[]
   } | null
   if (typeof record?.payer !== 'string') return null
   return {
+    waits: Array.isArray(record.waits) ? record.waits.filter((key) => typeof key === 'string') : [],
     payer: record.payer as Hex,
     nonce: (record.nonce ?? null) as Hex | null,
     validBefore: record.validBefore === undefined ? null : Number(record.validBefore),

@@ -18,7 +18,8 @@ export type X402TaskPayment =
   | { paid: false; reason: string; required: PaymentRequired }
 
 /** The key that holds one stored task's x402 payment while it is under way: one payment per task, across nodes. */
-const taskPaymentKey = (taskId: string) => `x402:task:${taskId}`
+/** The kv key saying a stored task's x402 payment is under way; the re-check that ends its wait removes it. */
+export const taskPaymentKey = (taskId: string) => `x402:task:${taskId}`
 
 /** 409: a payment of this task is already on its way; paying again would pay twice. */
 const paymentUnderWay = () =>
@@ -99,6 +100,10 @@ export function x402TaskActions(context: ActionContext<AgentStore & TaskStore & 
       }
       // Only an order's payment names an order key: a stored task's is one payment at a time (the claim above).
       if (outcome.paid === 'earlier') throw paymentUnderWay()
+      // Paid now: the marker has nothing left to guard (the task is no longer pending). A payment still waiting for the
+      // chain keeps it until its re-check ends (rechecks.ts).
+      if (outcome.retryAfterSeconds === null)
+        await context.store.kvDelete(taskPaymentKey(task.id)).catch(() => {})
       return { paid: true, task: toTaskView(outcome.task, config), receipt: outcome.settled }
     },
   }

@@ -1,0 +1,205 @@
+import { describe, expect, test } from 'bun:test'
+import { type Message, type Part, Role, type Task } from '@a2a-js/sdk'
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+} from '@a2a-js/sdk/client'
+import { StoreUnavailableError } from '@agentmarket/core'
+import { testApp } from '../../packages/server/src/testing/http.ts'
+
+// A client that retries a SendMessage after a timeout sends the same message again, with the same messageId (A2A's
+// client-generated id of a message). The retry gets the task the first one created, never a second order; the same
+// messageId with another message is refused; a store that fails under the first message never leads to a second task.
+
+const SELLER_URL = 'http://localhost:3000/api/agents/seller/'
+const BINDINGS = ['JSONRPC', 'HTTP+JSON'] as const
+
+/** A market with one seller of a free skill. */
+async function market() {
+  const app = await testApp()
+  const { key } = await app.register('seller', { skills: ['Echo'] })
+  const { key: otherKey } = await app.register('other', { skills: ['Echo'] })
+  /** How many orders the seller has, whatever their state. */
+  const orders = async () => (await app.market.listTasks('seller', key, { status: 'all' })).total
+  return { ...app, key, otherKey, orders }
+}
+
+type Market = Awaited<ReturnType<typeof market>>
+
+/** The official A2A client of the seller's card over `binding`, sending `headers` on every request. */
+function sdkClient(app: Market, binding: (typeof BINDINGS)[number], headers: Record<string, string> = {}) {
+  const fetchImpl = ((input: RequestInfo | URL, init?: RequestInit) => {
+    const request = new Request(input, init)
+    for (const [name, value] of Object.entries(headers)) request.headers.set(name, value)
+    return app.app.handle(request)
+  }) as typeof fetch
+  return new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+      preferredTransports: [binding],
+    }),
+  ).createFromUrl(SELLER_URL)
+}
+
+type SdkClient = Awaited<ReturnType<typeof sdkClient>>
+
+const dataPart = (data: unknown): Part => ({
+  content: { $case: 'data', value: data },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'application/json',
+})
+
+/** An order of the free skill as a user message, with the messageId `messageId`. */
+const orderMessage = (messageId: string, q = 'rust'): Message => ({
+  messageId,
+  contextId: '',
+  taskId: '',
+  role: Role.ROLE_USER,
+  parts: [dataPart({ skill: 'echo', params: { q } })],
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: [],
+})
+
+/** Sends `message` and expects a task back. */
+async function send(client: SdkClient, message: Message): Promise<Task> {
+  const answer = await client.sendMessage({
+    tenant: '',
+    message,
+    configuration: undefined,
+    metadata: undefined,
+  })
+  if (!('id' in answer) || !('status' in answer))
+    throw new Error(`expected a task: ${JSON.stringify(answer)}`)
+  return answer as Task
+}
+
+/** The error `promise` fails with (the test fails when it succeeds). */
+async function refusal(promise: Promise<unknown>): Promise<Error> {
+  const outcome = await promise.then(
+    () => null,
+    (error: Error) => error,
+  )
+  if (outcome === null) throw new Error('expected a refusal, got an answer')
+  return outcome
+}
+
+describe('A2A SendMessage: a retry with the same messageId never orders twice', () => {
+  for (const binding of BINDINGS) {
+    test(`behavior (${binding}, SDK client): a retried SendMessage gets the first task back, one order in all`, async () => {
+      const app = await market()
+      const client = await sdkClient(app, binding)
+      const message = orderMessage(crypto.randomUUID())
+      const first = await send(client, message)
+      const retry = await send(client, message)
+      expect(retry.id).toBe(first.id)
+      expect(retry.contextId).toBe(first.contextId)
+      expect(await app.orders()).toBe(1)
+      // A new message (a new messageId) is a new order.
+      const next = await send(client, orderMessage(crypto.randomUUID()))
+      expect(next.id).not.toBe(first.id)
+      expect(await app.orders()).toBe(2)
+    })
+
+    test(`behavior (${binding}, SDK client): the same messageId with another message is refused, saying so, and orders nothing`, async () => {
+      const app = await market()
+      const client = await sdkClient(app, binding)
+      const messageId = crypto.randomUUID()
+      await send(client, orderMessage(messageId, 'rust'))
+      const error = await refusal(send(client, orderMessage(messageId, 'go')))
+      expect(error.message).toContain('idempotency_key_reused')
+      expect(error.message).toContain('messageId')
+      expect(await app.orders()).toBe(1)
+    })
+
+    test(`attack (${binding}, SDK client): another caller sending a buyer's messageId gets its own order, never the buyer's task or conversation`, async () => {
+      const app = await market()
+      const buyer = await sdkClient(app, binding)
+      const intruder = await sdkClient(app, binding, { authorization: `Bearer ${app.otherKey}` })
+      const message = orderMessage(crypto.randomUUID())
+      const first = await send(buyer, message)
+      const theirs = await send(intruder, message)
+      expect(theirs.id).not.toBe(first.id)
+      expect(theirs.contextId).not.toBe(first.contextId)
+      expect(await app.orders()).toBe(2)
+    })
+
+    test(`fault (${binding}, SDK client): the store fails with an unknown outcome under the first SendMessage; its retries never order a second task`, async () => {
+      const app = await market()
+      const client = await sdkClient(app, binding)
+      const insert = app.store.insertTask.bind(app.store)
+      let failing = true
+      app.store.insertTask = async (...args) => {
+        const stored = await insert(...args)
+        // The order committed but its answer was lost: the client cannot tell whether it landed.
+        if (failing) throw new StoreUnavailableError('unknown')
+        return stored
+      }
+      const message = orderMessage(crypto.randomUUID())
+      expect((await refusal(send(client, message))).message).toContain('outcome_unknown')
+      failing = false
+      expect(await app.orders()).toBe(1)
+      // A retry at once finds the first still counted as under way; one after that learns its outcome is unknown.
+      expect((await refusal(send(client, message))).message).toContain('idempotency_key_in_use')
+      app.clock.advance(61_000)
+      const late = await refusal(send(client, message))
+      expect(late.message).toContain('idempotency_outcome_unknown')
+      expect(late.message).toContain('ListTasks')
+      expect(await app.orders()).toBe(1)
+    })
+  }
+
+  test('behavior (HTTP+JSON): an Idempotency-Key header names the retry (the same key and body: the first task; another body: refused)', async () => {
+    const app = await market()
+    const path = '/a2a/agents/seller/rest/message:send'
+    const headers = { 'a2a-version': '1.0', 'idempotency-key': 'order-7' }
+    const body = (messageId: string, q = 'rust') => ({
+      message: { messageId, role: 'ROLE_USER', parts: [{ data: { skill: 'echo', params: { q } } }] },
+    })
+    const first = await app.call('POST', path, { headers, body: body('m-1') })
+    expect(first.status).toBe(200)
+    const retry = await app.call('POST', path, { headers, body: body('m-1') })
+    expect(retry.json.task.id).toBe(first.json.task.id)
+    // Another message under the same key is refused: 400 (the binding's status for a malformed request).
+    const reused = await app.call('POST', path, { headers, body: body('m-1', 'go') })
+    expect(reused.status).toBe(400)
+    expect(reused.text).toContain('idempotency_key_reused')
+    const badKey = await app.call('POST', path, {
+      headers: { ...headers, 'idempotency-key': 'é'.repeat(3) },
+      body: body('m-2'),
+    })
+    expect(badKey.status).toBe(400)
+    expect(badKey.text).toContain('invalid_idempotency_key')
+    expect(await app.orders()).toBe(1)
+  })
+
+  test('behavior (JSON-RPC): the same messageId with another message is the binding’s invalid-params error', async () => {
+    const app = await market()
+    const call = (q: string) =>
+      app.call('POST', '/a2a/agents/seller', {
+        headers: { 'a2a-version': '1.0' },
+        body: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendMessage',
+          params: {
+            message: {
+              messageId: 'm-1',
+              role: 'ROLE_USER',
+              parts: [{ data: { skill: 'echo', params: { q } } }],
+            },
+          },
+        },
+      })
+    expect((await call('rust')).json.result.task.id).toBeString()
+    const reused = await call('go')
+    expect(reused.json.error.code).toBe(-32602)
+    expect(reused.json.error.message).toContain('idempotency_key_reused')
+    expect(await app.orders()).toBe(1)
+  })
+})
