@@ -178,6 +178,34 @@ describe('A2A SendMessage: a retry with the same messageId never orders twice', 
     expect(await app.orders()).toBe(1)
   })
 
+  test('fault: a database outage under SendMessage is the binding’s internal error (JSON-RPC -32603; HTTP+JSON 503 UNAVAILABLE with Retry-After), never a malformed request', async () => {
+    const app = await market()
+    const insert = app.store.insertTask.bind(app.store)
+    app.store.insertTask = async () => {
+      throw new StoreUnavailableError('unchanged')
+    }
+    const message = (id: string) => ({
+      messageId: id,
+      role: 'ROLE_USER',
+      parts: [{ data: { skill: 'echo', params: { q: 'down' } } }],
+    })
+    const rpc = await app.call('POST', '/a2a/agents/seller', {
+      headers: { 'a2a-version': '1.0' },
+      body: { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: message('d-1') } },
+    })
+    expect(rpc.json.error.code).toBe(-32603)
+    expect(rpc.json.error.message).toContain('database_unavailable')
+    const rest = await app.call('POST', '/a2a/agents/seller/rest/message:send', {
+      headers: { 'a2a-version': '1.0' },
+      body: { message: message('d-2') },
+    })
+    expect(rest.status).toBe(503)
+    expect(rest.headers.get('retry-after')).toBe('2')
+    expect(rest.json.error.status).toBe('UNAVAILABLE')
+    app.store.insertTask = insert
+    expect(await app.orders()).toBe(0)
+  })
+
   test('behavior (JSON-RPC): the same messageId with another message is the binding’s invalid-params error', async () => {
     const app = await market()
     const call = (q: string) =>

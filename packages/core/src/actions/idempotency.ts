@@ -7,6 +7,7 @@ import {
   StoreUnavailableError,
 } from '../errors.ts'
 import type { KvStore } from '../ports/KvStore.ts'
+import { inWriteScope } from '../ports/writeScope.ts'
 import { IdempotencyKey } from '../TaskInput.ts'
 import { parseInput } from '../Validation.ts'
 import type { ActionContext } from './context.ts'
@@ -215,7 +216,8 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
       }
       let reply: R
       try {
-        reply = await run()
+        // One write scope: a fault after one of the run's writes landed is an unknown outcome and keeps the key.
+        reply = await inWriteScope(run)
       } catch (error) {
         // The write's own error is the answer: a key left taken by a failed delete answers "outcome unknown" later,
         // never runs the write twice.

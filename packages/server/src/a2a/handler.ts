@@ -56,10 +56,31 @@ function orderOf(message: A2aMessage): Record<string, unknown> {
   return fields
 }
 
-/** A marketplace problem as an A2A error: unknown tasks are TaskNotFound, the rest malformed requests saying why. */
+/**
+ * A dependency fault (the database or the chain unavailable, an unknown outcome) as A2A shows it: the binding's
+ * internal error (JSON-RPC -32603), and over HTTP+JSON 503 UNAVAILABLE with Retry-After, never a malformed request,
+ * which a client would not retry.
+ */
+export class A2aUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * A marketplace problem as an A2A error: unknown tasks are TaskNotFound, dependency faults A2aUnavailableError, the
+ * rest malformed requests saying why.
+ */
 function a2aErrorOf(error: unknown): unknown {
   if (!(error instanceof MarketError)) return error
   if (error.code === 'task_not_found') return new TaskNotFoundError(error.message)
+  if (error.status >= 500) {
+    const retryAfter = (error as { retryAfterSeconds?: number }).retryAfterSeconds ?? 2
+    return new A2aUnavailableError(`${error.code}: ${error.message}`, retryAfter)
+  }
   return new RequestMalformedError(`${error.code}: ${error.message}`)
 }
 

@@ -27,6 +27,7 @@ import {
   UnauthenticatedUser,
   validateVersion,
 } from '@a2a-js/sdk/server'
+import { A2aUnavailableError } from './handler.ts'
 import { type A2aMethod, a2aRestMethod } from './methods.ts'
 
 /** The SDK's call context of a request: its extensions, headers and A2A version (checked against the card). */
@@ -75,6 +76,14 @@ const restJson = (body: unknown, status = 200) =>
   Response.json(body, { status, headers: { 'content-type': A2A_CONTENT_TYPE } })
 
 const restError = (error: unknown) => {
+  if (error instanceof A2aUnavailableError)
+    return Response.json(
+      { error: { code: 503, status: 'UNAVAILABLE', message: error.message, details: [] } },
+      {
+        status: 503,
+        headers: { 'content-type': A2A_CONTENT_TYPE, 'retry-after': String(error.retryAfterSeconds) },
+      },
+    )
   const status = restStatusFor(error)
   return restJson(toRestErrorBody(error, status), status)
 }
