@@ -34,7 +34,7 @@ afterAll(() => anvil?.stop())
 /** A market on anvil taking x402, with a seller of a paid and a free skill; `client(binding)` is the A2A SDK's. */
 async function market() {
   const app = await testApp('2026-06-01T12:00:00.000Z', {
-    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
+    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
     chainConfig: { minConfirmations: 1 },
     x402: {
       facilitator: viemX402Facilitator({ rpcUrl: anvil.rpcUrl, chain: anvil.chain, account: settler }),

@@ -49,7 +49,7 @@ const facilitator = () => viemX402Facilitator({ rpcUrl: anvil.rpcUrl, chain: anv
 /** A market taking x402 on anvil (one confirmation), a seller selling a 0.5 USDC skill; `databaseUrl` shares one file. */
 async function market(options: { databaseUrl?: string; register?: boolean; x402?: X402Facilitator } = {}) {
   const app = await testApp('2026-06-01T12:00:00.000Z', {
-    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
+    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
     chainConfig: { minConfirmations: 1 },
     databaseUrl: options.databaseUrl,
     x402: { facilitator: options.x402 ?? facilitator() },

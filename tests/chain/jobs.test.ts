@@ -56,7 +56,7 @@ async function wait(seconds: number) {
 /** A market following the job escrow, with one order of the essay naming `buyerWallet` (null: none). */
 async function market(review = REVIEW, buyerWallet: Address | null = buyer.address) {
   const app = await testApp((await chainNow()).toISOString(), {
-    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
+    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
     chainConfig: {
       jobEscrowContract: jobEscrow,
       jobEscrowStartBlock: await anvil.publicClient.getBlockNumber(),

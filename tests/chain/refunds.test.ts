@@ -23,7 +23,7 @@ afterAll(() => anvil?.stop())
 /** A market on anvil whose seller sells a 2 USDC skill, and a task the buyer paid by transfer (verified). */
 async function paidTask() {
   const app = await testApp('2026-06-01T12:00:00.000Z', {
-    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
+    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
   })
   const registered = await app.register('seller', {
     skills: [{ name: 'Essay', type: 'purchasable', price: '2' }],

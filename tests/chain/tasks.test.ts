@@ -46,7 +46,7 @@ afterAll(() => anvil?.stop())
 /** An app on the anvil chain (optionally with the escrow on) with a seller selling a 2.5 USDC skill. */
 async function market(options: { escrow?: boolean; rpcUrl?: string } = {}) {
   const app = await testApp(MARKET_START, {
-    chain: viemChain({ rpcUrl: options.rpcUrl ?? anvil.rpcUrl, timeoutMs: 1_000 }),
+    chain: viemChain({ rpcUrl: options.rpcUrl ?? anvil.rpcUrl, timeoutMs: 10_000 }),
     chainConfig: { escrowContract: options.escrow ? escrow : null },
   })
   const registered = await app.register('seller', {

@@ -28,7 +28,7 @@ beforeAll(async () => {
   const [, buyer] = anvil.accounts
   if (!buyer) throw new Error('no buyer account')
   await anvil.mintUsdc(buyer.address, 1_000_000_000n)
-  chain = viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 })
+  chain = viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 })
 })
 
 afterAll(() => anvil?.stop())

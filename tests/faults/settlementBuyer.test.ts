@@ -187,7 +187,7 @@ async function settle(name: string, buyer: HDAccount, before: bigint, status: st
 /** A test market on the proxied chain, with a seller of a 2.5 USDC skill; `escrow` turns the escrow on. */
 async function market(options: { escrow?: boolean } = {}) {
   const app = await testApp(MARKET_START, {
-    chain: viemChain({ rpcUrl: rpc.url, timeoutMs: 500 }),
+    chain: viemChain({ rpcUrl: rpc.url, timeoutMs: 5_000 }),
     chainConfig: { escrowContract: options.escrow ? escrow : null },
   })
   const registered = await app.register('seller', {
@@ -526,7 +526,7 @@ describe('job escrow', () => {
     const jobEscrow = (await anvil.deployJobEscrow()).address
     const chainNow = new Date(Number((await anvil.publicClient.getBlock()).timestamp) * 1000)
     const app = await testApp(chainNow.toISOString(), {
-      chain: viemChain({ rpcUrl: rpc.url, timeoutMs: 500 }),
+      chain: viemChain({ rpcUrl: rpc.url, timeoutMs: 5_000 }),
       chainConfig: {
         jobEscrowContract: jobEscrow,
         jobEscrowStartBlock: await anvil.publicClient.getBlockNumber(),

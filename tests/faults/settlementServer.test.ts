@@ -95,7 +95,7 @@ async function x402Market(options: MarketOptions = {}) {
       receiptTimeoutMs: options.receiptTimeoutMs,
     })
   const app = await testApp('2026-06-01T12:00:00.000Z', {
-    chain: viemChain({ rpcUrl: rpc.url, timeoutMs: 2_000 }),
+    chain: viemChain({ rpcUrl: rpc.url, timeoutMs: 5_000 }),
     chainConfig: { minConfirmations: options.minConfirmations ?? 1 },
     databaseUrl: options.databaseUrl,
     x402: { facilitator },

@@ -495,7 +495,7 @@ describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)
 
   const anvilMarket = (minConfirmations: number) =>
     market({
-      chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
+      chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
       chainConfig: { minConfirmations },
       x402: {
         facilitator: viemX402Facilitator({ rpcUrl: anvil.rpcUrl, chain: anvil.chain, account: settler }),

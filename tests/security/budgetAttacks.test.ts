@@ -126,7 +126,7 @@ describe('budgets and x402 (official client, anvil)', () => {
   const x402Market = () =>
     budgetedMarket(
       {
-        chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
+        chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
         chainConfig: { minConfirmations: 1 },
         x402: {
           facilitator: viemX402Facilitator({ rpcUrl: anvil.rpcUrl, chain: anvil.chain, account: settler }),

@@ -864,7 +864,7 @@ describe('budgets and x402 (anvil)', () => {
     // under a budget naming only another seller 403 seller; none of these moves the buyer's USDC or uses the
     // authorization, which pays the order once the budget allows it again (0.5 USDC leaves the buyer, once).
     const app = await market({
-      chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
+      chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
       chainConfig: { minConfirmations: 1 },
       x402: {
         facilitator: viemX402Facilitator({ rpcUrl: anvil.rpcUrl, chain: anvil.chain, account: settler }),

@@ -32,7 +32,7 @@ afterAll(() => anvil?.stop())
 async function market() {
   const block = await anvil.publicClient.getBlock()
   const app = await testApp(new Date(Number(block.timestamp) * 1000).toISOString(), {
-    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
+    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
     chainConfig: { escrowContract: escrow },
   })
   const registered = await app.register('seller', {

@@ -90,7 +90,7 @@ describe('a rejection of a paid task is a public dispute (anvil)', () => {
   test('behavior: the wallet that paid rejects the delivery: deliveries.disputes counts it', async () => {
     const block = await anvil.publicClient.getBlock()
     const app = await testApp(new Date(Number(block.timestamp) * 1000).toISOString(), {
-      chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
+      chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
     })
     const seller = await app.register('seller', {
       skills: [{ name: 'Essay', type: 'purchasable', price: '1', sla_seconds: 600, review_seconds: 600 }],

@@ -448,7 +448,7 @@ async function jobMarket(
 ) {
   const startBlock = options.startBlock ?? (await anvil.publicClient.getBlockNumber({ cacheTime: 0 }))
   const app = await testApp((await chainNow()).toISOString(), {
-    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
+    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
     chainConfig: { jobEscrowContract: options.contract ?? jobEscrow, jobEscrowStartBlock: startBlock },
   })
   const registered = await app.register('seller', {

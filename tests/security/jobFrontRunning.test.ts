@@ -49,7 +49,7 @@ afterAll(() => anvil?.stop())
 async function jobMarket() {
   const block = await anvil.publicClient.getBlock()
   const app = await testApp(new Date(Number(block.timestamp) * 1000).toISOString(), {
-    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
+    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
     chainConfig: { jobEscrowContract: jobEscrow, jobEscrowStartBlock: block.number },
   })
   const registered = await app.register('seller', {

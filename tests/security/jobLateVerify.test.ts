@@ -47,7 +47,7 @@ const chainSeconds = async () => (await anvil.publicClient.getBlock()).timestamp
 async function jobMarket() {
   const block = await anvil.publicClient.getBlock()
   const app = await testApp(new Date(Number(block.timestamp) * 1000).toISOString(), {
-    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
+    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
     chainConfig: { jobEscrowContract: jobEscrow, jobEscrowStartBlock: block.number },
   })
   const registered = await app.register('seller', {

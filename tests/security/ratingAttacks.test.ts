@@ -936,7 +936,7 @@ describe('attacks on refund records (anvil)', () => {
     const apps: App[] = []
     for (let index = 0; index < processes; index++)
       apps.push(
-        appOn(libsqlStore(await openDatabase(url)), viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 })),
+        appOn(libsqlStore(await openDatabase(url)), viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 })),
       )
     const app = apps[0] as App
     const register = async (name: string, payTo: Address) => {
@@ -1118,7 +1118,7 @@ describe('attacks on refund records (anvil)', () => {
   })
 
   test('attack: a refund of an MPP charge, a free task, a job in the job escrow or an unpaid task is refused', async () => {
-    const app = appOn(await memoryLibsql(), viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }))
+    const app = appOn(await memoryLibsql(), viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }))
     const seller = await sellerOn(app, 'seller', { payTo: chainSeller, owner: null })
     const hash = await anvil.transferUsdc(chainSeller, chainBuyer.address, REFUND_PRICE)
     await anvil.mine(3)

@@ -48,7 +48,7 @@ const chainNow = async () => new Date(Number((await anvil.publicClient.getBlock(
 /** A market on anvil taking job escrow fundings; the seller sells one essay, revealed as `reveal` says. */
 async function market(reveal?: 'after_acceptance') {
   const app = await testApp((await chainNow()).toISOString(), {
-    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 2_000 }),
+    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
     chainConfig: {
       jobEscrowContract: jobEscrow,
       jobEscrowStartBlock: await anvil.publicClient.getBlockNumber(),
