@@ -21,6 +21,9 @@ export const SECRET_REPLAY_MS = 10 * 60 * 1000
 /** How long a request under a key counts as still under way (longer than any request's own time bounds). */
 export const IN_FLIGHT_MS = 60 * 1000
 
+/** How many key endings a process keeps to write later while the store refuses them (past that, retries wait). */
+const MAX_UNSETTLED = 10_000
+
 /** How many past hours of expired keys each new key sweeps (per shard), so keys nobody retries are removed. */
 const SWEPT_HOURS = 3
 
@@ -47,6 +50,7 @@ export type ReplayedAnswer = KeptAnswer & { replayed: true }
 /** What the store keeps under a key's name; the answer sealed (AES-GCM) under a key only the client's key opens. */
 type Entry =
   | { state: 'running'; fingerprint: string; since: number; forgetAt: number }
+  | { state: 'unknown'; fingerprint: string; since: number; forgetAt: number }
   | {
       state: 'done'
       fingerprint: string
@@ -118,13 +122,26 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
     }))
   }
 
-  /** Frees a key whose request changed nothing: its entry and its listing go, leaving the store as it was. */
-  async function free(name: string, forgetAt: number) {
-    await store.kvDelete(`idem:${name}`)
+  /** Frees a key whose request (started at `since`) changed nothing: its entry and its listing go. */
+  async function free(name: string, since: number, forgetAt: number) {
+    await store.kvUpdate(`idem:${name}`, (current) =>
+      isEntry(current) && current.state === 'running' && current.since === since
+        ? { op: 'delete', result: null }
+        : { op: 'noop', result: null },
+    )
     await store.kvUpdate(dueBucket(name, Math.floor(forgetAt / HOUR_MS)), (current) => {
       const rest = (Array.isArray(current) ? current : []).filter((listed) => listed !== name)
       return rest.length ? { op: 'set', value: rest, result: null } : { op: 'delete', result: null }
     })
+  }
+
+  /** Marks the key of a request (started at `since`) that ended with its outcome unknown, so retries are told at once. */
+  async function markUnknown(name: string, since: number) {
+    await store.kvUpdate(`idem:${name}`, (current) =>
+      isEntry(current) && current.state === 'running' && current.since === since
+        ? { op: 'set', value: { ...current, state: 'unknown' }, result: null }
+        : { op: 'noop', result: null },
+    )
   }
 
   /** Removes the keys of this shard that expired in the past SWEPT_HOURS hours. */
@@ -157,9 +174,9 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
         'idempotency_key_reused',
         'This Idempotency-Key was already used with a different request body.',
       )
-    if (entry.state === 'running') {
+    if (entry.state === 'running' || entry.state === 'unknown') {
       const left = entry.since + IN_FLIGHT_MS - now
-      if (left > 0) throw new IdempotencyKeyInUseError(Math.ceil(left / 1000))
+      if (entry.state === 'running' && left > 0) throw new IdempotencyKeyInUseError(Math.ceil(left / 1000))
       throw new ConflictError(
         'idempotency_outcome_unknown',
         'The first request with this Idempotency-Key ended without an answer (the server or its database failed under it), so whether it landed is unknown; it is not run again under this key. Read the resource to see whether it exists; send a new key to try again.',
@@ -182,6 +199,35 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
     )
   }
 
+  // How a request's key ends (freed, its answer kept, its outcome unknown) is written when the request ends. When the
+  // store cannot take it then (the database down, the disk full), it is kept here and written before this node's next
+  // request under a key, so a retry after the fault gets the true answer, not "still under way".
+  const unsettled = new Map<string, () => Promise<unknown>>()
+
+  /** Writes how the key `name` ended, or keeps the step for later when the store refuses it. */
+  async function settle(name: string, step: () => Promise<unknown>) {
+    try {
+      await step()
+      unsettled.delete(name)
+    } catch {
+      if (unsettled.size < MAX_UNSETTLED || unsettled.has(name)) unsettled.set(name, step)
+    }
+  }
+
+  /** Writes the endings kept earlier, `first` before the others; stops at the first the store still refuses. */
+  async function settleEarlier(first: string) {
+    const own = unsettled.get(first)
+    if (own) await settle(first, own)
+    for (const [name, step] of unsettled) {
+      try {
+        await step()
+        unsettled.delete(name)
+      } catch {
+        return
+      }
+    }
+  }
+
   return {
     /**
      * Runs a write once per client and Idempotency-Key: the first request runs `run` and its successful answer
@@ -198,6 +244,7 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
     ): Promise<R | ReplayedAnswer> {
       parseIdempotencyKey(request.key)
       const name = await derive('entry', request)
+      if (unsettled.size > 0) await settleEarlier(name)
       const now = clock.now().getTime()
       const forgetAt = now + IDEMPOTENCY_TTL_MS
       const running: Entry = { state: 'running', fingerprint: request.fingerprint, since: now, forgetAt }
@@ -219,14 +266,14 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
         // One write scope: a fault after one of the run's writes landed is an unknown outcome and keeps the key.
         reply = await inWriteScope(run)
       } catch (error) {
-        // The write's own error is the answer: a key left taken by a failed delete answers "outcome unknown" later,
-        // never runs the write twice.
-        if (changedNothing(error)) await free(name, forgetAt).catch(() => {})
+        // The write's own error is the answer; the key's ending is written now or, if the store refuses, later.
+        if (changedNothing(error)) await settle(name, () => free(name, now, forgetAt))
+        else await settle(name, () => markUnknown(name, now))
         throw error
       }
       const answer = keep(reply)
       if (!answer) {
-        await free(name, forgetAt)
+        await settle(name, () => free(name, now, forgetAt))
         return reply
       }
       const done: Entry = {
@@ -236,9 +283,9 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
         replayUntil: request.shownOnce ? now + SECRET_REPLAY_MS : forgetAt,
         forgetAt,
       }
-      // The write is done and its answer is the client's even when keeping it fails: a retry then finds the key
-      // running and answers that the outcome is unknown, never runs the write twice.
-      await store.kvPut(`idem:${name}`, done).catch(() => {})
+      // The write is done and its answer is the client's even when keeping it fails now: it is kept later, and until
+      // then a retry finds the key running, never runs the write twice.
+      await settle(name, () => store.kvPut(`idem:${name}`, done))
       await sweep(name, now).catch(() => {})
       return reply
     },

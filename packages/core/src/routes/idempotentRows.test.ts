@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { memoryStore } from '../adapters/memoryStore.ts'
 import { defaultConfig } from '../Config.ts'
-import { StoreUnavailableError } from '../errors.ts'
+import { StorageFullError, StoreUnavailableError } from '../errors.ts'
 import { Marketplace } from '../Marketplace.ts'
 import { manualClock } from '../ports/Clock.ts'
 import type { Store } from '../ports/Store.ts'
@@ -93,6 +93,8 @@ describe('Idempotency-Key when the database fails under a write', () => {
     expect(first.status).toBe(503)
     expect(first.json.code).toBe('outcome_unknown')
     fail = false
+    // The request has ended: a retry is told at once that its outcome is unknown, not "still under way".
+    expect((await record('m-2')).json.code).toBe('idempotency_outcome_unknown')
     clock.advance(61_000)
     const retry = await record('m-2')
     expect(retry.status).toBe(409)
@@ -140,6 +142,32 @@ describe('Idempotency-Key when the database fails under a write', () => {
       headers: { authorization: `Bearer ${key}` },
     })
     expect(listed.json.webhooks).toHaveLength(1)
+  })
+
+  test('a write refused as "nothing changed" while the store could not free its key (the disk full) runs again on the retry once the store takes writes', async () => {
+    let full = true
+    const { record, count, store } = await market(
+      (real) => async (milestone, events) => {
+        if (full) throw new StorageFullError()
+        return real(milestone, events)
+      },
+      (real) => (name, change) => {
+        // The key is taken before the disk fills; freeing it afterwards is refused like every other write.
+        if (full && name.startsWith('idem:') && change(null).op !== 'set') throw new StorageFullError()
+        return real(name, change)
+      },
+    )
+    const remove = store.kvDelete.bind(store)
+    store.kvDelete = async (name) => {
+      if (full) throw new StorageFullError()
+      return remove(name)
+    }
+    expect((await record('m-full')).json.code).toBe('storage_full')
+    full = false
+    // Before: the key stayed "under way" (409 idempotency_key_in_use), then "outcome unknown" for good.
+    const retry = await record('m-full')
+    expect(retry.status).toBe(201)
+    expect(await count()).toBe(1)
   })
 
   test('a key nobody retries is removed from the store after its 24 hours', async () => {

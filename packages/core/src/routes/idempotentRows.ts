@@ -1,3 +1,4 @@
+import stableStringify from 'safe-stable-stringify'
 import type { KeptAnswer } from '../actions/idempotency.ts'
 import { hashSecret } from '../Credentials.ts'
 import type { MarketplaceActions } from '../Marketplace.ts'
@@ -25,16 +26,17 @@ export function idempotencyHeader(row: Pick<RouteRow, 'shownOnce'>): RouteHeader
 
 /**
  * The scope of an Idempotency-Key (or of A2A's messageId): who asks (the client address), with what credential
- * (its credential headers and API key, hashed), and where (`operation`): keys of two scopes never meet.
+ * (its API key however it came, a Bearer header over HTTP or the MCP session's, else its credential headers; hashed),
+ * and where (`operation`): keys of two scopes never meet, and a retry over another interface meets the first request.
  */
 export function idempotencyScope(
   caller: { client: string | null; headers: Headers; apiKey: string | undefined },
   operation: string,
 ): string {
-  const credentials = CREDENTIAL_HEADERS.map((name) => caller.headers.get(name) ?? '').join('\n')
-  return [clientKeyOf(caller.client), hashSecret(`${credentials}\n${caller.apiKey ?? ''}`), operation].join(
-    '\n',
-  )
+  const credentials = caller.apiKey
+    ? `key:${caller.apiKey}`
+    : CREDENTIAL_HEADERS.map((name) => caller.headers.get(name) ?? '').join('\n')
+  return [clientKeyOf(caller.client), hashSecret(credentials), operation].join('\n')
 }
 
 /** The scope of a row's call: its client and credential, and the method and path it writes. */
@@ -44,10 +46,12 @@ function scopeOf(row: RouteRow, call: RouteCall): string {
   return idempotencyScope(caller, `${row.method} ${path}`)
 }
 
-/** A digest of what the request sends: its body bytes (over MCP, its arguments as JSON). */
+/**
+ * A digest of what the request sends: its JSON body with keys in order (safe-stable-stringify), so the same body
+ * sent over HTTP or as MCP arguments, or with its keys in another order, is the same request.
+ */
 function fingerprintOf(call: RouteCall): string {
-  const text = call.rawBody ? new TextDecoder().decode(call.rawBody) : JSON.stringify(call.body ?? null)
-  return hashSecret(`body:${text}`)
+  return hashSecret(`body:${stableStringify(call.body ?? null)}`)
 }
 
 /**

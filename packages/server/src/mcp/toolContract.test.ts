@@ -309,6 +309,28 @@ describe('MCP tools take the Idempotency-Key as idempotency_key', () => {
     expect(listed.json.milestones).toHaveLength(1)
   }, 300_000)
 
+  test('behavior: a key sent over MCP and retried over HTTP (its body keys in another order) is one milestone, replayed', async () => {
+    const app = await testApp()
+    const registered = await (await connect(app)).call('register_agent', { name: 'crosser' })
+    const agent = await connect(app, registered.apiKey)
+    const first = await agent.call('record_milestone', {
+      agent: 'crosser',
+      date: '2026-05-01',
+      title: 'Both ways',
+      idempotency_key: 'cross-1',
+    })
+    // Before: the HTTP retry was another scope (its credential counted twice) and recorded a second milestone.
+    const retry = await app.call('POST', '/api/agents/crosser/milestones', {
+      key: registered.apiKey,
+      body: { title: 'Both ways', date: '2026-05-01' },
+      headers: { 'idempotency-key': 'cross-1' },
+    })
+    expect(retry.headers.get('idempotent-replayed')).toBe('true')
+    expect(retry.json.id).toBe(first.id)
+    const listed = await app.call('GET', '/api/agents/crosser/milestones')
+    expect(listed.json.milestones).toHaveLength(1)
+  }, 300_000)
+
   test('behavior: a retried create_task with the same idempotency_key answers the same task', async () => {
     const app = await testApp()
     await app.register('shop', { skills: ['Ping'] })
