@@ -18,6 +18,13 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 /** How long an answer holding a secret shown once (an API key, a webhook secret) is replayed: 10 minutes. */
 export const SECRET_REPLAY_MS = 10 * 60 * 1000
 
+/**
+ * The largest answer kept for replay (its JSON): a key stores at most about twice this, so a client writing whole
+ * profiles under fresh keys cannot make each write store its 64 KiB answer again. A larger answer is not kept: a
+ * retry is told so (409 `idempotency_replay_expired`), never run twice.
+ */
+export const MAX_KEPT_ANSWER_BYTES = 16 * 1024
+
 /** How long a request under a key counts as still under way (longer than any request's own time bounds). */
 export const IN_FLIGHT_MS = 60 * 1000
 
@@ -55,6 +62,8 @@ type Entry =
       state: 'done'
       fingerprint: string
       sealed: { iv: string; data: string } | null
+      /** The answer was over MAX_KEPT_ANSWER_BYTES, so none was kept. */
+      tooLarge?: boolean
       replayUntil: number
       forgetAt: number
     }
@@ -184,6 +193,11 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
     }
     if (entry.sealed && entry.replayUntil > now)
       return { ...(await open(request, entry.sealed)), replayed: true }
+    if (!entry.sealed && entry.tooLarge)
+      throw new ConflictError(
+        'idempotency_replay_expired',
+        `The first request with this Idempotency-Key succeeded; its answer was over ${MAX_KEPT_ANSWER_BYTES / 1024} KiB and is not kept for replay. It is not run again under this key: read the resource.`,
+      )
     if (entry.sealed) {
       const expired = entry.sealed
       // Past its window a secret's answer is dropped from the store, not only withheld.
@@ -276,10 +290,12 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
         await settle(name, () => free(name, now, forgetAt))
         return reply
       }
+      const tooLarge = JSON.stringify(answer).length > MAX_KEPT_ANSWER_BYTES
       const done: Entry = {
         state: 'done',
         fingerprint: request.fingerprint,
-        sealed: await seal(request, answer),
+        sealed: tooLarge ? null : await seal(request, answer),
+        tooLarge,
         replayUntil: request.shownOnce ? now + SECRET_REPLAY_MS : forgetAt,
         forgetAt,
       }

@@ -170,6 +170,29 @@ describe('Idempotency-Key when the database fails under a write', () => {
     expect(await count()).toBe(1)
   })
 
+  test('attack: whole-profile edits under fresh keys do not each keep their large answer: over 16 KiB, a retry is told to read it', async () => {
+    const { send, key, store, entries } = await market()
+    const skills = Array.from({ length: 30 }, (_, index) => ({
+      name: `skill-${index}`,
+      description: 'x'.repeat(900),
+    }))
+    const edit = () =>
+      send('PUT', '/api/agents/scout', {
+        body: { skills },
+        headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'profile-1' },
+      })
+    const first = await edit()
+    expect(first.status).toBe(200)
+    expect(JSON.stringify(first.json).length).toBeGreaterThan(16 * 1024)
+    let largest = 0
+    for (const name of entries) largest = Math.max(largest, JSON.stringify(await store.kvGet(name)).length)
+    // Before: the entry held the sealed answer, about twice its 28 KiB.
+    expect(largest).toBeLessThan(1024)
+    const retry = await edit()
+    expect(retry.status).toBe(409)
+    expect(retry.json.code).toBe('idempotency_replay_expired')
+  })
+
   test('a key nobody retries is removed from the store after its 24 hours', async () => {
     const { clock, record, store, entries } = await market()
     expect((await record('old')).status).toBe(201)

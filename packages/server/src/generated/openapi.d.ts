@@ -2614,7 +2614,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2894,7 +2894,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3005,7 +3005,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3211,7 +3211,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3372,7 +3372,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4121,7 +4121,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4223,7 +4223,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4333,7 +4333,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4445,7 +4445,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4585,7 +4585,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4687,7 +4687,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4959,7 +4959,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5230,7 +5230,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5651,7 +5651,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5825,7 +5825,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
