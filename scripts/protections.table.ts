@@ -683,12 +683,32 @@ export const PROTECTIONS: Protection[] = [
     edits: [
       {
         file: IDEMPOTENCY,
-        find: 'if (changedNothing(error)) await free(name, forgetAt).catch(() => {})',
-        replace: 'await free(name, forgetAt).catch(() => {})',
+        find: 'if (changedNothing(error)) await settle(',
+        replace: 'if (true) await settle(',
       },
     ],
     test: 'packages/core/src/routes/idempotentRows.test.ts',
     name: 'outcome unknown',
+  },
+  {
+    id: 'idempotency-settled-later',
+    what: 'a key the store could not free when its request changed nothing is freed later, so the retry runs',
+    edits: [{ file: IDEMPOTENCY, find: 'if (unsettled.size > 0) await settleEarlier(name)', replace: '' }],
+    test: 'packages/core/src/routes/idempotentRows.test.ts',
+    name: 'once the store takes writes',
+  },
+  {
+    id: 'idempotency-answer-cap',
+    what: 'an answer over 16 KiB is not kept, so fresh keys cannot make each write store its whole answer again',
+    edits: [
+      {
+        file: IDEMPOTENCY,
+        find: 'const tooLarge = JSON.stringify(answer).length > MAX_KEPT_ANSWER_BYTES',
+        replace: 'const tooLarge = false',
+      },
+    ],
+    test: 'packages/core/src/routes/idempotentRows.test.ts',
+    name: 'whole-profile',
   },
   {
     id: 'idempotency-in-use',
@@ -696,7 +716,7 @@ export const PROTECTIONS: Protection[] = [
     edits: [
       {
         file: IDEMPOTENCY,
-        find: 'if (left > 0) throw new IdempotencyKeyInUseError(Math.ceil(left / 1000))',
+        find: "if (entry.state === 'running' && left > 0) throw new IdempotencyKeyInUseError(Math.ceil(left / 1000))",
         replace: '',
       },
     ],
