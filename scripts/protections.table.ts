@@ -703,7 +703,7 @@ export const PROTECTIONS: Protection[] = [
     edits: [
       {
         file: IDEMPOTENCY,
-        find: 'const tooLarge = JSON.stringify(answer).length > MAX_KEPT_ANSWER_BYTES',
+        find: 'const tooLarge = !request.shownOnce && JSON.stringify(answer).length > MAX_KEPT_ANSWER_BYTES',
         replace: 'const tooLarge = false',
       },
     ],

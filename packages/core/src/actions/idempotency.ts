@@ -290,7 +290,9 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
         await settle(name, () => free(name, now, forgetAt))
         return reply
       }
-      const tooLarge = JSON.stringify(answer).length > MAX_KEPT_ANSWER_BYTES
+      // A secret shown once is kept whatever its answer's size: losing it would lose the secret; such writes have
+      // their own tight rate limits (registrations, rotations, pairing).
+      const tooLarge = !request.shownOnce && JSON.stringify(answer).length > MAX_KEPT_ANSWER_BYTES
       const done: Entry = {
         state: 'done',
         fingerprint: request.fingerprint,
