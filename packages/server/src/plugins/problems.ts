@@ -62,6 +62,15 @@ function normalize(
   return error
 }
 
+/** The first code (a driver's `code`, else an error's name) along `cause`'s chain: names a fault, quotes nothing. */
+function causeCodeOf(cause: unknown): string | null {
+  for (let at = cause, depth = 0; at && depth < 8; at = (at as { cause?: unknown }).cause, depth++) {
+    const code = (at as { code?: unknown }).code
+    if (typeof code === 'string' || typeof code === 'number') return String(code).slice(0, 64)
+  }
+  return cause instanceof Error ? cause.name.slice(0, 64) : null
+}
+
 /**
  * Maps every error (ours, Elysia's, unknown) to an RFC 9457 problem; unexpected ones go to `logger` (else the
  * console) with their request id. Register it before the routes.
@@ -69,8 +78,14 @@ function normalize(
  */
 export function problems(typeBase: string, logger?: Logger, allowed?: AllowedMethods) {
   const report = logger
-    ? (error: unknown, request: Request) =>
-        logger.error('unhandled error', { requestId: requestIdOf(request), method: request.method }, error)
+    ? (error: unknown, request: Request) => {
+        const fields = { requestId: requestIdOf(request), method: request.method }
+        // Our 5xx problems are dependency faults the client was told about (503 with Retry-After, 507): a warning
+        // naming the fault and its driver's code, not an error line per refused request.
+        if (error instanceof MarketError)
+          logger.warn('dependency fault', { ...fields, code: error.code, cause: causeCodeOf(error.cause) })
+        else logger.error('unhandled error', fields, error)
+      }
     : undefined
   return new Elysia({ name: 'problems' }).onError({ as: 'global' }, ({ code, error, request, set }) => {
     const response = problemResponse(normalize(code, error, request, allowed), request, typeBase, report)

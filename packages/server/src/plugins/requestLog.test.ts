@@ -1,10 +1,20 @@
 import { describe, expect, test } from 'bun:test'
+import { StoreUnavailableError } from '@agentmarket/core'
 import { Elysia } from 'elysia'
 import { jsonLogger } from '../log.ts'
 import { problems } from './problems.ts'
 import { requestIdOf, requestLog } from './requestLog.ts'
 
-type Line = { level: string; msg: string; requestId?: string; path?: string; status?: number; ms?: number }
+type Line = {
+  level: string
+  msg: string
+  requestId?: string
+  path?: string
+  status?: number
+  ms?: number
+  code?: string
+  cause?: string
+}
 
 /** An app with the request log and the problem handler as createApp installs them, and the lines it wrote. */
 function loggedApp() {
@@ -22,6 +32,10 @@ function loggedApp() {
     })
     .get('/boom', () => {
       throw new Error('database fell over')
+    })
+    .get('/down', () => {
+      const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED' })
+      throw new StoreUnavailableError('unchanged', { cause: refused })
     })
   const lines = () => {
     logger.flush(true)
@@ -70,6 +84,21 @@ describe('requestLog', () => {
       status: 500,
     })
     expect(seenInside()).toBe(asked.headers.get('x-request-id') as string)
+  })
+
+  test('behavior: a dependency fault answered 503 is one warning naming its code and its driver code, not an error line', async () => {
+    const { app, lines } = loggedApp()
+    const answer = await app.handle(get('/down'))
+    expect(answer.status).toBe(503)
+    const written = lines()
+    expect(written.filter((line) => line.level === 'error')).toEqual([])
+    expect(written.find((line) => line.msg === 'dependency fault')).toMatchObject({
+      level: 'warn',
+      requestId: answer.headers.get('x-request-id') as string,
+      code: 'database_unavailable',
+      cause: 'ECONNREFUSED',
+    })
+    expect(JSON.stringify(written)).not.toContain('10.0.0.5')
   })
 
   test('attack: a caller id is kept only when short and plain; one that could forge a line is replaced', async () => {
