@@ -160,7 +160,15 @@ function probe(check: () => Promise<unknown>, { timeoutMs, timer = systemProbeTi
 function healthRoutes(deps: RouteDeps): RouteRow[] {
   const probes = deps.healthProbes ?? { timeoutMs: 1_000 }
   const uptimeSeconds = () => Math.floor((Date.now() - deps.startedAt.getTime()) / 1000)
-  const database = (market: RouteDeps['market']) => probe(() => market.storeIsHealthy(), probes)
+  // Probes that arrive while one runs share it: a flood of health checks costs one database ping at a time, so it
+  // neither loads the database nor makes a healthy node look unready.
+  let databaseProbe: Promise<boolean> | null = null
+  const database = (market: RouteDeps['market']) => {
+    databaseProbe ??= probe(() => market.storeIsHealthy(), probes).finally(() => {
+      databaseProbe = null
+    })
+    return databaseProbe
+  }
   const { chain } = probes
   return [
     {

@@ -48,6 +48,28 @@ describe('health for balancers', () => {
       expect(ENDPOINTS).toContainEqual({ method: 'GET', path, auth: 'none' })
   })
 
+  test('attack: a flood of readiness probes shares one database ping at a time: 200 probes at once, one ping, every answer the same', async () => {
+    let pings = 0
+    let released = false
+    const waiting: (() => void)[] = []
+    const get = appWith(
+      () => {
+        pings++
+        return released ? Promise.resolve() : new Promise<void>((resolve) => waiting.push(resolve))
+      },
+      { timer: manualTimer().timer },
+    )
+    const flood = Array.from({ length: 200 }, () => get('/api/health/ready'))
+    while (pings === 0) await Bun.sleep(1)
+    // Time for the other probes to reach the database, as each did before (200 pings, 200 timers): not a verdict.
+    await Bun.sleep(100)
+    expect(pings).toBe(1)
+    released = true
+    for (const resolve of waiting) resolve()
+    const answers = await Promise.all(flood)
+    expect(new Set(answers.map((each) => each.status))).toEqual(new Set([200]))
+  })
+
   test('behavior: a database that does not answer makes readiness 503 from the probe timeout path, with the timeout the setting gave; liveness stays 200', async () => {
     const { timer, started } = manualTimer()
     const get = appWith(hanging, { timeoutMs: 1_234, timer })
