@@ -757,6 +757,19 @@ export const PROTECTIONS: Protection[] = [
     name: '10-minute window',
   },
   {
+    id: 'health-probe-shared',
+    what: 'health probes that arrive while one runs share it, so a probe flood costs one database ping at a time',
+    edits: [
+      {
+        file: 'packages/server/src/routes/discovery.ts',
+        find: 'databaseProbe ??= probe(',
+        replace: 'databaseProbe = probe(',
+      },
+    ],
+    test: 'packages/server/src/routes/health.test.ts',
+    name: 'flood of readiness probes',
+  },
+  {
     id: 'postgres-maybe-sent',
     what: 'a PostgreSQL write cut off after it was sent answers outcome_unknown, never "nothing changed"',
     edits: [
