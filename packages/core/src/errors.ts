@@ -295,6 +295,13 @@ export class IdempotencyKeyInUseError extends MarketError {
   }
 }
 
+/** 409 `idempotency_key_reused`: the Idempotency-Key was first sent with another body (every keyed write says it alike). */
+export const idempotencyKeyReused = () =>
+  new ConflictError(
+    'idempotency_key_reused',
+    'This Idempotency-Key was already used with a different request body.',
+  )
+
 /**
  * 503: the database cannot be reached, its pool has no connection free in time, or it is locked. `outcome` says
  * whether the write can have landed: `unchanged` (it never reached the database: retry freely) or `unknown` (it was

@@ -3,6 +3,7 @@ import {
   ConflictError,
   IdempotencyKeyInUseError,
   InvalidInputError,
+  idempotencyKeyReused,
   MarketError,
   StoreUnavailableError,
 } from '../errors.ts'
@@ -178,11 +179,7 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
     entry: Entry,
     now: number,
   ): Promise<ReplayedAnswer> {
-    if (entry.fingerprint !== request.fingerprint)
-      throw new ConflictError(
-        'idempotency_key_reused',
-        'This Idempotency-Key was already used with a different request body.',
-      )
+    if (entry.fingerprint !== request.fingerprint) throw idempotencyKeyReused()
     if (entry.state === 'running' || entry.state === 'unknown') {
       const left = entry.since + IN_FLIGHT_MS - now
       if (entry.state === 'running' && left > 0) throw new IdempotencyKeyInUseError(Math.ceil(left / 1000))

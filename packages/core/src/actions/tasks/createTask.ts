@@ -1,6 +1,6 @@
 import type { Hex } from 'viem'
 import { hashSecret } from '../../Credentials.ts'
-import { ChainUnavailableError, ConflictError } from '../../errors.ts'
+import { ChainUnavailableError, ConflictError, idempotencyKeyReused } from '../../errors.ts'
 import { recheckDelayMs } from '../../PaymentRechecks.ts'
 import type { AgentStore, KvStore, TaskStore } from '../../ports/Store.ts'
 import { clientKeyOf } from '../../RateLimit.ts'
@@ -28,10 +28,7 @@ export type OrderOptions = {
 /** The stored first answer to a request with the same key, if the body is the same; 409 otherwise. */
 function replay(answer: IdempotentAnswer, fingerprint: string): TaskAnswer {
   if (answer.fingerprint !== fingerprint) {
-    throw new ConflictError(
-      'idempotency_key_reused',
-      'This Idempotency-Key was already used with a different request body.',
-    )
+    throw idempotencyKeyReused()
   }
   return { outcome: 'replayed', status: answer.status, body: answer.body, replayed: true }
 }

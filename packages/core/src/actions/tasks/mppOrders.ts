@@ -1,5 +1,5 @@
 import type { Hex } from 'viem'
-import { ChainUnavailableError, ConflictError } from '../../errors.ts'
+import { ChainUnavailableError, idempotencyKeyReused } from '../../errors.ts'
 import type { MppCharger, SignedTransfer } from '../../payments/Mpp.ts'
 import type { KvStore, TaskStore } from '../../ports/Store.ts'
 import type { ActionContext } from '../context.ts'
@@ -25,13 +25,6 @@ export type MppOrderClaim = {
  * `required` unless it is the body's claim of an order with a key (which only helps a retry without the key).
  */
 type SeenClaim = { key: string; seen: MppOrderClaim | null; required: boolean }
-
-/** 409: the Idempotency-Key named another order. */
-const keyReused = () =>
-  new ConflictError(
-    'idempotency_key_reused',
-    'This Idempotency-Key was already used with a different request body.',
-  )
 
 /** The store keys of an order, scoped to its payer and seller: its key's claim (with one), then its body's. */
 function claimKeys(payer: Hex, agentName: string, order: MppOrderKey) {
@@ -73,7 +66,7 @@ export async function earlierMppCredential(
   const keys = claimKeys(transfer.payer, agentName, order)
   const read = async (key: string) => {
     const seen = (await context.store.kvGet(key)) as MppOrderClaim | null
-    if (seen && seen.fingerprint !== order.fingerprint) throw keyReused()
+    if (seen && seen.fingerprint !== order.fingerprint) throw idempotencyKeyReused()
     return seen
   }
   const later = (seen: MppOrderClaim | null): seen is MppOrderClaim =>

@@ -1,5 +1,5 @@
 import type { Hex } from 'viem'
-import { ConflictError } from '../../errors.ts'
+import { ConflictError, idempotencyKeyReused } from '../../errors.ts'
 import type { KvStore, TaskStore } from '../../ports/Store.ts'
 import type { TaskRecord } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
@@ -28,13 +28,6 @@ export const paymentInProgress = () =>
     'A payment of this very order is being settled right now. Retry shortly with the same Idempotency-Key (or the same order): you get its task; do not pay again.',
   )
 
-/** 409: the Idempotency-Key named another order. */
-const keyReused = () =>
-  new ConflictError(
-    'idempotency_key_reused',
-    'This Idempotency-Key was already used with a different request body.',
-  )
-
 /** The store keys of an order, scoped to its payer (a fresh authorization it signed proves it is that payer). */
 function claimKeys(payer: Hex, agentName: string, order: X402OrderKey) {
   const scope = `x402:order:${payer.toLowerCase()}:${agentName.toLowerCase()}`
@@ -58,7 +51,7 @@ async function readClaim(
   const { store, clock } = context
   const current = (await store.kvGet(key)) as OrderClaim | null
   if (!current) return { current }
-  if (current.fingerprint !== order.fingerprint) throw keyReused()
+  if (current.fingerprint !== order.fingerprint) throw idempotencyKeyReused()
   const earlier = await store.getTask(agentName, current.taskId)
   if (earlier && matters(earlier)) return { earlier }
   if (!earlier && clock.now().getTime() - current.at < UNRECORDED_CLAIM_MS) throw paymentInProgress()
