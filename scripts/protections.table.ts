@@ -795,4 +795,30 @@ export const PROTECTIONS: Protection[] = [
     test: 'packages/store-postgres/src/faults.test.ts',
     name: 'deadline path',
   },
+  {
+    id: 'libsql-lock-wait-off-loop',
+    what: "a libSQL write waits for another process's write lock on timers, not inside SQLite (the event loop stays free)",
+    edits: [
+      {
+        file: 'packages/store-libsql/src/open.ts',
+        find: "connection.exec('PRAGMA busy_timeout = 0')",
+        replace: "connection.exec('PRAGMA busy_timeout = 1000')",
+      },
+    ],
+    test: 'packages/store-libsql/src/lockWait.test.ts',
+    name: 'event loop free',
+  },
+  {
+    id: 'libsql-lone-writes-wait',
+    what: 'every libSQL write, lone statements included, waits for a lock held a moment by another process',
+    edits: [
+      {
+        file: 'packages/store-libsql/src/connection.ts',
+        find: 'unlocked: (write) => whenUnlocked(write, LOCK_WAIT_MS),',
+        replace: 'unlocked: async (write) => write(),',
+      },
+    ],
+    test: 'packages/store-libsql/src/lockWait.test.ts',
+    name: 'find the lock held once',
+  },
 ]

@@ -20,7 +20,7 @@ export type SharedDatabase = {
 export function sharedLibsqlFile(path: string): SharedDatabase {
   const url = `file:${path}`
   let client: Client | null = null
-  // The servers' own writes hold the file's write lock now and then: wait for it as they do (busy timeout), never
+  // The servers' own writes hold the file's write lock now and then: wait for it (a busy timeout), never
   // fail at once (a failed BEGIN also left this test connection reading an old snapshot).
   const open = () => {
     client ??= createClient({ url, timeout: 10_000 })

@@ -89,12 +89,12 @@ for (const driver of ['bun', 'libsql'] as const) {
 
     test('error: asynchronous work is refused before it commits anything', async () => {
       const connection = await connect(driver)
-      expect(() =>
+      await expect(
         connection.writeTransaction(() => {
           connection.run('insert into t (id, note) values (1, ?)', ['x'])
           return Promise.resolve()
         }),
-      ).toThrow(/synchronous/)
+      ).rejects.toThrow(/synchronous/)
       expect(connection.values('select count(*) from t')[0]?.[0]).toBe(0)
       connection.close()
     })

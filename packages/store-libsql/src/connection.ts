@@ -1,7 +1,7 @@
 import { is, SQL, type SQLWrapper } from 'drizzle-orm'
 import { BetterSQLiteSession } from 'drizzle-orm/better-sqlite3/session'
 import { BaseSQLiteDatabase, SQLiteSyncDialect } from 'drizzle-orm/sqlite-core'
-import { isDatabaseFault } from './faults.ts'
+import { isBusy, isDatabaseFault } from './faults.ts'
 import { groupCommit } from './groupCommit.ts'
 
 /** What a write statement did: the rows it changed, and the last row id it inserted. */
@@ -35,10 +35,18 @@ export type Connection = {
   /** Runs SQL text of one or more statements, uncached (migrations, pragmas). */
   exec(sql: string): void
   /**
-   * Runs `work` inside `BEGIN IMMEDIATE` … `COMMIT` (all of it or none of it; writers in other processes wait on the
-   * lock). `work` must be synchronous: no other statement can run on this connection while it does.
+   * Runs `work` inside `BEGIN IMMEDIATE` … `COMMIT` (all of it or none of it). While another process holds the write
+   * lock, the lock is asked for again on timers for up to `lockWaitMs` (default `LOCK_WAIT_MS`), so the event loop
+   * keeps serving; past it, the lock's error (a 503 `database_unavailable`: nothing was written). `work` must be
+   * synchronous: no other statement can run on this connection while it does.
    */
-  writeTransaction<T>(work: () => T): T
+  writeTransaction<T>(work: () => T, lockWaitMs?: number): Promise<T>
+  /**
+   * Runs `write`, one statement outside any transaction (SQLite's own transaction around it), asking again on timers
+   * while another process holds the write lock, as `writeTransaction` does. Every lone write of a store goes through
+   * it: with the serving busy timeout at zero, one that does not fails at once on a held lock.
+   */
+  unlocked<T>(write: () => T): Promise<T>
   /**
    * Runs synchronous `work` in the next group commit: every write queued while a commit runs, or in the same turn of
    * the event loop, shares one transaction and one sync to disk, each in its own savepoint, so one caller's failure
@@ -53,6 +61,31 @@ export type Connection = {
 
 /** How many distinct statements stay prepared; the least recently added goes first past it. */
 export const STATEMENT_CACHE_SIZE = 1000
+
+/** How long a write waits for another process's write lock before it fails (a 503 to the client, within 2 s). */
+export const LOCK_WAIT_MS = 1_000
+
+/** Pauses between asks for a held write lock, as SQLite's own busy handler spaces them; the last one repeats. */
+const LOCK_RETRY_PAUSES_MS = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100]
+
+/**
+ * Runs `write` (a BEGIN IMMEDIATE, or a lone write) once no other process holds the write lock; `write` must change
+ * nothing when it fails on the lock, as SQLite's statements do. The connection's busy timeout is zero while
+ * serving, so a held lock fails `BEGIN IMMEDIATE` at once and the wait happens here, on timers, instead of inside
+ * SQLite's busy handler, which would hold the event loop (and every other request, `/api/health/live` included).
+ */
+async function whenUnlocked<T>(write: () => T, lockWaitMs: number): Promise<T> {
+  const deadline = performance.now() + lockWaitMs
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return write()
+    } catch (error) {
+      const pause = LOCK_RETRY_PAUSES_MS[Math.min(attempt, LOCK_RETRY_PAUSES_MS.length - 1)] as number
+      if (!isBusy(error) || performance.now() + pause > deadline) throw error
+      await new Promise((resolve) => setTimeout(resolve, pause))
+    }
+  }
+}
 
 const dialect = new SQLiteSyncDialect()
 
@@ -146,8 +179,9 @@ export function connectionOver(native: NativeDatabase, cacheSize = STATEMENT_CAC
   const session = new BetterSQLiteSession(client as never, dialect, undefined)
   const db = new BaseSQLiteDatabase('sync', dialect, session as never, undefined) as SqlDatabase
   const run = (sql: string, args?: Args): RunInfo => prepared(sql).native.run(bound(args))
-  const writeTransaction = <T>(work: () => T): T => {
-    run('BEGIN IMMEDIATE')
+  const writeTransaction = async <T>(work: () => T, lockWaitMs = LOCK_WAIT_MS): Promise<T> => {
+    await whenUnlocked(() => run('BEGIN IMMEDIATE'), lockWaitMs)
+    // From BEGIN to COMMIT nothing awaits: another caller's statements cannot land inside this transaction.
     try {
       const result = work()
       // A promise would commit before its statements ran, outside the transaction.
@@ -165,7 +199,7 @@ export function connectionOver(native: NativeDatabase, cacheSize = STATEMENT_CAC
   const together = groupCommit(async (works: (() => unknown)[]): Promise<Outcome[]> => {
     let failure: { error: unknown } | null = null
     try {
-      return writeTransaction(() =>
+      return await writeTransaction(() =>
         works.map((work): Outcome => {
           try {
             return { ok: true, value: work() }
@@ -191,6 +225,7 @@ export function connectionOver(native: NativeDatabase, cacheSize = STATEMENT_CAC
     run,
     exec: (sql) => native.exec(sql),
     writeTransaction,
+    unlocked: (write) => whenUnlocked(write, LOCK_WAIT_MS),
     async commitTogether<T>(work: () => T) {
       const outcome = await together(work)
       if (!outcome.ok) throw outcome.error

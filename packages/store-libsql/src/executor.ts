@@ -52,19 +52,25 @@ export function sqliteExecutor({ db, connection }: Database): Executor {
       return connection.get(sql, args) as never
     },
     async update(name, set, where) {
-      return db
-        .update(table(name))
-        .set(set as never)
-        .where(where)
-        .returning()
-        .all() as never
+      return connection.unlocked(
+        () =>
+          db
+            .update(table(name))
+            .set(set as never)
+            .where(where)
+            .returning()
+            .all() as never,
+      )
     },
     async change(name, set, where) {
-      return db
-        .update(table(name))
-        .set(set as never)
-        .where(where)
-        .run().changes
+      return connection.unlocked(
+        () =>
+          db
+            .update(table(name))
+            .set(set as never)
+            .where(where)
+            .run().changes,
+      )
     },
   }
 }

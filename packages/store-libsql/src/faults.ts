@@ -13,6 +13,10 @@ export const isLocked = (error: unknown): boolean =>
   error instanceof Error &&
   /SQLITE_BUSY|SQLITE_LOCKED|database is locked|database table is locked/i.test(describe(error))
 
+/** True for a lock another process holds, as the driver threw it or as `classifyFault` made it a 503. */
+export const isBusy = (error: unknown): boolean =>
+  (error instanceof StoreUnavailableError && isLocked(error.cause)) || isLocked(error)
+
 /**
  * A driver error as the API answers it: a full disk is `StorageFullError` (507), a lock held past the busy timeout is
  * `StoreUnavailableError('unchanged')` (503: SQLite refuses the statement before it changes anything, and a COMMIT that

@@ -1,7 +1,7 @@
+export { LOCK_WAIT_MS } from './connection.ts'
 export { libsqlStore } from './libsqlStore.ts'
 export { applyMigrations, type MigrationReport, migrate } from './migrate.ts'
 export {
-  BUSY_TIMEOUT_MS,
   type Database,
   DatabaseLockedError,
   DEFAULT_LOCK_WAIT_MS,

@@ -9,7 +9,8 @@ import { kv } from './schema.ts'
  * and prepared once: mppx's replay markers read and write here on each machine payment, and drizzle's builder cost
  * ten times the read.
  */
-export function kvStore({ db }: Database): KvStore {
+export function kvStore({ db, connection }: Database): KvStore {
+  const { unlocked } = connection
   const key = sql.placeholder('key')
   const value = sql.placeholder('value')
   const seenValue = sql.placeholder('seen')
@@ -29,10 +30,11 @@ export function kvStore({ db }: Database): KvStore {
 
   return kvMethods({
     read: (key) => valueAt.get({ key })?.value ?? null,
-    put: (key, value) => upsert.run({ key, value }),
-    remove: (key) => remove.run({ key }),
-    insertIfAbsent: (key, value) => insertIfAbsent.run({ key, value }).changes,
-    removeIfUnchanged: (key, seen) => removeIfUnchanged.run({ key, seen }).changes,
-    replaceIfUnchanged: (key, seen, value) => replaceIfUnchanged.run({ key, seen, value }).changes,
+    put: (key, value) => unlocked(() => upsert.run({ key, value })),
+    remove: (key) => unlocked(() => remove.run({ key })),
+    insertIfAbsent: (key, value) => unlocked(() => insertIfAbsent.run({ key, value }).changes),
+    removeIfUnchanged: (key, seen) => unlocked(() => removeIfUnchanged.run({ key, seen }).changes),
+    replaceIfUnchanged: (key, seen, value) =>
+      unlocked(() => replaceIfUnchanged.run({ key, seen, value }).changes),
   })
 }

@@ -30,7 +30,7 @@ export function libsqlStore(database: Database): Store {
       // Reads still answer on a full disk: after a write found it full, a real commit (the change counter moved by
       // one) tells whether writes land again, so health stays unready until they do.
       if (connection.storageFull)
-        connection.writeTransaction(() =>
+        await connection.writeTransaction(() =>
           connection.run('update change_version set version = version + 1 where id = 1'),
         )
     },

@@ -12,7 +12,7 @@ const { pending } = mailQueries(outbox)
 
 /** The order-mail and outbox methods of the libSQL Store. */
 export function mailStore(database: Database): MailStore {
-  const { db } = database
+  const { db, connection } = database
   const { writeBatch, insertEvents } = batchWriter(database)
   const { withinCap } = budgetCaps(database)
 
@@ -48,21 +48,24 @@ export function mailStore(database: Database): MailStore {
         .limit(1)
       if (!any) return []
       // One UPDATE picks (the fair policy) and leases, so two senders racing split the entries and never pass a quota.
-      const rows = await db
-        .update(outbox)
-        .set({
-          attempts: sql`${outbox.attempts} + 1`,
-          nextAttemptAt: leaseUntil.getTime(),
-          leasedUntil: leaseUntil.getTime(),
-        })
-        .where(
-          and(
-            sql`${outbox.id} in (${fairPick(sqliteSql, QUEUES.mail, now.getTime(), share)})`,
-            pending,
-            lte(outbox.nextAttemptAt, now.getTime()),
-          ),
-        )
-        .returning()
+      const rows = await connection.unlocked(() =>
+        db
+          .update(outbox)
+          .set({
+            attempts: sql`${outbox.attempts} + 1`,
+            nextAttemptAt: leaseUntil.getTime(),
+            leasedUntil: leaseUntil.getTime(),
+          })
+          .where(
+            and(
+              sql`${outbox.id} in (${fairPick(sqliteSql, QUEUES.mail, now.getTime(), share)})`,
+              pending,
+              lte(outbox.nextAttemptAt, now.getTime()),
+            ),
+          )
+          .returning()
+          .all(),
+      )
       return inQueueOrder(rows).map(toOutboxEntry)
     },
   }

@@ -40,8 +40,8 @@ describe('migrate', () => {
 
   test('behavior: a new database gets every migration once; a second run applies none', async () => {
     const client = await connect()
-    expect(migrate(client)).toBe(embedded.length)
-    expect(migrate(client)).toBe(0)
+    expect(await migrate(client)).toBe(embedded.length)
+    expect(await migrate(client)).toBe(0)
     const tables = client.all("select name from sqlite_master where type = 'table' and name = 'tasks'")
     expect(tables).toHaveLength(1)
     client.close()
@@ -65,7 +65,7 @@ describe('migrate', () => {
     task('b', 'completed', '0xbbbb000000000000000000000000000000000002', '1000000')
     task('self', 'completed', seller, '5000000')
     task('mint', 'completed', '0x0000000000000000000000000000000000000000', '5000000')
-    expect(migrate(client)).toBe(embedded.length - 8)
+    expect(await migrate(client)).toBe(embedded.length - 8)
     const [waiting] = client.all("select expires_at from tasks where id = 'waiting'")
     expect(Number(waiting?.expires_at)).toBe(1000 + 86_400_000)
     const [agent] = client.all(
@@ -81,15 +81,15 @@ describe('migrate', () => {
   })
 
   test('behavior: a run reports the numbers of the migrations it applied, in order, of those it knows', async () => {
-    expect(applyMigrations(await connect())).toEqual({
+    expect(await applyMigrations(await connect())).toEqual({
       applied: embedded.map((_, number) => number),
       known: embedded.length,
     })
     // A database an older release made: its first migrations applied, as that release's migrate did.
     const older = await migratedUpTo(embedded.length - 2)
     const n = embedded.length
-    expect(applyMigrations(older)).toEqual({ applied: [n - 2, n - 1], known: n })
-    expect(applyMigrations(older)).toEqual({ applied: [], known: n })
+    expect(await applyMigrations(older)).toEqual({ applied: [n - 2, n - 1], known: n })
+    expect(await applyMigrations(older)).toEqual({ applied: [], known: n })
     older.close()
   })
 
@@ -193,7 +193,7 @@ describe('migrate', () => {
           count.establishedBuyers,
         ],
       )
-    expect(migrate(client)).toBe(embedded.length - 25)
+    expect(await migrate(client)).toBe(embedded.length - 25)
     const points = client
       .all('select paid_points from agents order by rowid')
       .map((row) => Number(row.paid_points))
@@ -233,7 +233,7 @@ describe('migrate', () => {
     // Paid by the wallet it paid, or by MPP: never judged.
     task('t6', seller, false, 'late')
     task('t7', other, true, 'delivered', 'mpp')
-    expect(migrate(client)).toBe(embedded.length - 26)
+    expect(await migrate(client)).toBe(embedded.length - 26)
     const rows = client.all(
       'select wallet, on_time_jobs, late_jobs, established from trust_buyers order by wallet',
     ) as { wallet: string; on_time_jobs: number; late_jobs: number; established: number }[]

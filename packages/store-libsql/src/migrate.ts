@@ -16,9 +16,10 @@ export type MigrationReport = { applied: number[]; known: number }
 /**
  * Applies the embedded migrations that the database has not seen, in one write transaction.
  * BEGIN IMMEDIATE comes before reading what is applied, so processes starting together migrate one at a time.
- * @example const { applied } = applyMigrations(connection)
+ * `lockWaitMs` bounds the wait for another process's write lock (connection.ts `writeTransaction`).
+ * @example const { applied } = await applyMigrations(connection)
  */
-export function applyMigrations(connection: Connection): MigrationReport {
+export async function applyMigrations(connection: Connection, lockWaitMs?: number): Promise<MigrationReport> {
   connection.exec(
     `CREATE TABLE IF NOT EXISTS ${TABLE} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`,
   )
@@ -36,10 +37,10 @@ export function applyMigrations(connection: Connection): MigrationReport {
       ])
     }
     return { applied: pending.map(({ number }) => number), known: MIGRATIONS.length }
-  })
+  }, lockWaitMs)
 }
 
 /** Applies the pending migrations (see `applyMigrations`) and answers how many it applied. */
-export function migrate(connection: Connection): number {
-  return applyMigrations(connection).applied.length
+export async function migrate(connection: Connection): Promise<number> {
+  return (await applyMigrations(connection)).applied.length
 }

@@ -1,9 +1,8 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { StoreUnavailableError } from '@agentmarket/core'
 import { type Connection, connectionOver, type SqlDatabase } from './connection.ts'
 import { type Driver, type Location, openNative } from './drivers.ts'
-import { isDatabaseFault, isLocked } from './faults.ts'
+import { isBusy, isDatabaseFault } from './faults.ts'
 import { applyMigrations, type MigrationReport } from './migrate.ts'
 
 /** An open, migrated database, and what migrating it at this opening did. */
@@ -20,11 +19,6 @@ function location(url: string): Location {
   if (!url.startsWith('file:')) return { path: url, local: false }
   const path = url.slice('file:'.length).split('?')[0] ?? ''
   return { path: path.startsWith('//') ? new URL(url).pathname : path, local: true }
-}
-
-/** True for a lock another process held past the busy timeout, as the driver threw it or classified (faults.ts). */
-function isBusy(error: unknown): boolean {
-  return (error instanceof StoreUnavailableError && isLocked(error.cause)) || isLocked(error)
 }
 
 /**
@@ -44,9 +38,10 @@ export async function whileBusy<T>(step: () => T | Promise<T>, attempts = 40): P
   }
 }
 
-/** How long a statement waits for another process's write lock before it fails (a 503 to the client, within 2 s). */
-export const BUSY_TIMEOUT_MS = 1_000
-/** The same at start, where a held lock is retried (see `untilUnlocked`) and must be told within a second. */
+/**
+ * How long a statement waits for another process's lock at start, where a held lock is retried (see `untilUnlocked`)
+ * and must be told within a second. Serving waits with no busy timeout at all (connection.ts `LOCK_WAIT_MS`).
+ */
 const START_BUSY_TIMEOUT_MS = 200
 /** How long a start waits on a lock held by another process before it gives up, unless told otherwise. */
 export const DEFAULT_LOCK_WAIT_MS = 30_000
@@ -64,13 +59,13 @@ export class DatabaseLockedError extends Error {
  * `wait.onLocked` once, when the lock has been held past a few quick retries (processes starting together on a new
  * database take turns for a moment, which is not worth a line). The step must be safe to repeat.
  */
-async function untilUnlocked<T>(step: () => T, path: string, wait: LockWait): Promise<T> {
+async function untilUnlocked<T>(step: () => T | Promise<T>, path: string, wait: LockWait): Promise<T> {
   const waitMs = wait.ms ?? DEFAULT_LOCK_WAIT_MS
   const started = Date.now()
   let told = false
   for (;;) {
     try {
-      return step()
+      return await step()
     } catch (error) {
       if (!isBusy(error)) throw error
       const waited = Date.now() - started
@@ -102,7 +97,7 @@ function unreadable(error: unknown, path: string): unknown {
  * A local database's settings: WAL (reading the mode takes no lock; changing it does) and every commit synced to disk
  * (`synchronous = FULL`: an acknowledged write survives a power cut; group commits share the sync instead of
  * relaxing it). Statements wait briefly on another process's lock while starting; the caller sets the busy timeout
- * of serving after.
+ * of serving (none) after.
  */
 function configureLocal(connection: Connection): void {
   connection.exec(`PRAGMA busy_timeout = ${START_BUSY_TIMEOUT_MS}`)
@@ -121,11 +116,12 @@ async function openAndMigrate(
   const connection = connectionOver(await openNative(where, authToken, driver))
   try {
     if (where.local) await untilUnlocked(() => configureLocal(connection), where.path, wait)
-    const migrations = await untilUnlocked(() => applyMigrations(connection), where.path, wait)
+    const migrations = await untilUnlocked(() => applyMigrations(connection, 0), where.path, wait)
     if (where.local) {
       // Start-up writes (secrets kept in the database) come next: a lock held by another process is told here.
-      await untilUnlocked(() => connection.writeTransaction(() => undefined), where.path, wait)
-      connection.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`)
+      await untilUnlocked(() => connection.writeTransaction(() => undefined, 0), where.path, wait)
+      // Serving never waits inside SQLite: its busy handler would hold the event loop (connection.ts `whenUnlocked`).
+      connection.exec('PRAGMA busy_timeout = 0')
     }
     return { connection, migrations }
   } catch (error) {

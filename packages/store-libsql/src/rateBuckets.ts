@@ -25,12 +25,14 @@ export function libsqlRateBuckets({ connection }: Database): RateBuckets {
         try {
           connection.run('DELETE FROM rate_buckets WHERE tat <= ?', [nowMs])
         } catch {
-          // A sweep that waits past the busy timeout is skipped: the next one takes these rows too.
+          // A sweep that finds the lock held is skipped: the next one takes these rows too.
         }
       }
       const spend = (cost * policy.windowSeconds * 1000) / policy.limit
       const window = policy.windowSeconds * 1000
-      const [spent] = connection.all(SPEND, { key, now: nowMs, spend, window })
+      const [spent] = await connection.unlocked(() =>
+        connection.all(SPEND, { key, now: nowMs, spend, window }),
+      )
       const tat = spent?.tat
       if (tat !== undefined) return spendTokens(Number(tat) - spend, nowMs, policy, cost).decision
       const [stored] = connection.all('SELECT tat FROM rate_buckets WHERE key = ?', [key])

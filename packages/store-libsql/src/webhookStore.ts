@@ -121,21 +121,24 @@ export function webhookStore(database: Database): WebhookStore {
         .limit(1)
       if (!any) return []
       // One statement: the pick and the lease are one write, so racing senders never exceed a quota.
-      const rows = await db
-        .update(webhookDeliveries)
-        .set({
-          attempts: sql`${webhookDeliveries.attempts} + 1`,
-          nextAttemptAt: leaseUntil.getTime(),
-          leasedUntil: leaseUntil.getTime(),
-        })
-        .where(
-          and(
-            sql`${webhookDeliveries.id} in (${fairPick(sqliteSql, QUEUES.webhooks, now.getTime(), share)})`,
-            pending,
-            lte(webhookDeliveries.nextAttemptAt, now.getTime()),
-          ),
-        )
-        .returning()
+      const rows = await connection.unlocked(() =>
+        db
+          .update(webhookDeliveries)
+          .set({
+            attempts: sql`${webhookDeliveries.attempts} + 1`,
+            nextAttemptAt: leaseUntil.getTime(),
+            leasedUntil: leaseUntil.getTime(),
+          })
+          .where(
+            and(
+              sql`${webhookDeliveries.id} in (${fairPick(sqliteSql, QUEUES.webhooks, now.getTime(), share)})`,
+              pending,
+              lte(webhookDeliveries.nextAttemptAt, now.getTime()),
+            ),
+          )
+          .returning()
+          .all(),
+      )
       return inQueueOrder(rows).map(toDeliveryRecord)
     },
   }

@@ -99,7 +99,7 @@ async function libsqlTables(url: string, authToken: string | undefined): Promise
       const names = Object.keys(first)
       const statement = `insert into ${table} (${names.map((name) => `"${name}"`).join(', ')})
         values (${names.map(() => '?').join(', ')})`
-      connection.writeTransaction(() => {
+      await connection.writeTransaction(() => {
         for (const row of rows)
           connection.run(
             statement,
