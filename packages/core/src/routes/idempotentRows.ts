@@ -19,8 +19,8 @@ export function idempotencyHeader(row: Pick<RouteRow, 'shownOnce'>): RouteHeader
   return {
     name: 'Idempotency-Key',
     description: row.shownOnce
-      ? 'A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes; later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused.'
-      : 'A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused.',
+      ? 'A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused.'
+      : "A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused.",
     required: false,
   }
 }
