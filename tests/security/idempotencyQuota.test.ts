@@ -1,23 +1,26 @@
-import { Database } from 'bun:sqlite'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type CallAnswer, expectProblem, jsonCaller } from '../support/examples.ts'
+import { type MigratedPostgres, startMigratedPostgres } from '../support/postgres.ts'
 import { type MarketServer, startMarketServer } from '../support/process.ts'
+import { type SharedDatabase, sharedLibsqlFile, sharedPostgres } from '../support/sharedDatabase.ts'
 
 // Attack (issue 39, F4): every keyed write keeps its answer 24 hours for replay, so a client writing keyed writes all
 // day makes the store keep gigabytes. Mallory writes many keyed milestones, under one key and then under more keys
-// from the same address, round-robin over two bun start processes on one database; the answers the store keeps for
-// her stay within her quota (measured in the database file), and Alice's replays are unaffected.
+// from the same address, round-robin over two bun start processes on one database (a libSQL file, then PostgreSQL);
+// the answers the store keeps for her stay within her quota (measured in the database), and Alice's replays are
+// unaffected.
 
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-idem-quota-'))
-const database = join(folder, 'market.db')
 const ALICE = '203.0.113.10'
 const MALLORY = '198.51.100.66'
 const QUOTA = 5
 let servers: MarketServer[] = []
 let calls: ReturnType<typeof jsonCaller>[] = []
+let database: SharedDatabase
+let postgresServer: MigratedPostgres | null = null
 
 /** The caller of process `index` (0 or 1). */
 const on = (index: number) => {
@@ -45,49 +48,67 @@ const milestone = (server: number, address: string, agent: string, key: string, 
     headers: { 'idempotency-key': idempotencyKey, 'x-forwarded-for': address },
   })
 
-/** What the store keeps for replays, read from the database file: kept answers, their stored bytes, quota rows. */
-function stored() {
-  const db = new Database(database, { readonly: true })
-  try {
-    const rows = db.query("select key, value from kv where key like 'idem%'").all() as {
-      key: string
-      value: string
-    }[]
-    const entries = rows.filter((row) => row.key.startsWith('idem:')).map((row) => JSON.parse(row.value))
-    const kept = entries.filter((entry) => entry.sealed)
-    return {
-      kept: kept.length,
-      keptBytes: kept.reduce((sum, entry) => sum + entry.sealed.iv.length + entry.sealed.data.length, 0),
-      markers: entries.length - kept.length,
-      quotaRows: rows.filter((row) => row.key.startsWith('idem-quota:')).length,
-    }
-  } finally {
-    db.close()
+/** What the store keeps for replays, read from the database: kept answers, their stored bytes, quota rows. */
+async function stored() {
+  const rows = await database.rows("select key, value from kv where key like 'idem%'")
+  const valueOf = (row: Record<string, unknown>) =>
+    typeof row.value === 'string' ? JSON.parse(row.value) : row.value
+  const entries = rows.filter((row) => String(row.key).startsWith('idem:')).map(valueOf)
+  const kept = entries.filter((entry) => entry.sealed)
+  return {
+    kept: kept.length,
+    keptBytes: kept.reduce((sum, entry) => sum + entry.sealed.iv.length + entry.sealed.data.length, 0),
+    markers: entries.length - kept.length,
+    quotaRows: rows.filter((row) => String(row.key).startsWith('idem-quota:')).length,
   }
 }
 
-beforeAll(async () => {
+/** Starts two processes on `shared`, each keeping QUOTA answers per client. */
+async function startOn(shared: SharedDatabase) {
+  database = shared
   const env = {
-    DATABASE_URL: `file:${database}`,
+    DATABASE_URL: shared.url,
     CHAIN_RPC_URL: 'http://127.0.0.1:9',
     TRUST_PROXY: '1',
     IDEMPOTENCY_KEPT_ANSWERS: String(QUOTA),
   }
   servers = [await startMarketServer(env), await startMarketServer(env)]
   calls = servers.map((server) => jsonCaller(server.base))
-})
+}
 
-afterAll(() => {
+/** Stops the processes and closes the test's connection. */
+async function stop() {
   for (const server of servers) server.stop()
+  servers = []
+  await database?.close()
+}
+
+afterAll(async () => {
+  await stop()
+  await postgresServer?.stop()
   rmSync(folder, { recursive: true, force: true })
 })
 
-describe('each client holds at most its quota of kept answers', () => {
+const STORES: [string, () => Promise<SharedDatabase>][] = [
+  ['a libSQL file', async () => sharedLibsqlFile(join(folder, 'market.db'))],
+  [
+    'PostgreSQL',
+    async () => {
+      postgresServer = await startMigratedPostgres()
+      return sharedPostgres(postgresServer)
+    },
+  ],
+]
+
+describe.each(STORES)('each client holds at most its quota of kept answers (%s)', (_, open) => {
+  beforeAll(async () => startOn(await open()), 120_000)
+  afterAll(stop)
+
   test('attack: many keyed writes from one client keep at most its quota, across processes and API keys; another client replays as before', async () => {
     const aliceKey = await register(ALICE, 'alice-agent')
     const alice: CallAnswer[] = []
     for (let i = 0; i < 3; i++) alice.push(await milestone(i, ALICE, 'alice-agent', aliceKey, `alice-${i}`))
-    const before = stored()
+    const before = await stored()
     expect(before.kept).toBe(3)
 
     // Mallory, one address: 40 keyed writes under one API key, then 20 more under each of two more keys.
@@ -100,12 +121,16 @@ describe('each client holds at most its quota of kept answers', () => {
     for (const [index, agent] of agents.slice(1).entries())
       for (let i = 0; i < 20; i++)
         writes.push({ agent, key: keys[index + 1] ?? '', idempotencyKey: `m${index}-${i}` })
-    for (const [i, write] of writes.entries()) {
-      const answer = await milestone(i, MALLORY, write.agent, write.key, write.idempotencyKey)
-      expect(answer.status).toBe(201)
+    // Ten at a time over both processes: the quota is counted atomically across them.
+    for (let start = 0; start < writes.length; start += 10) {
+      const batch = writes.slice(start, start + 10)
+      const answers = await Promise.all(
+        batch.map((write, i) => milestone(start + i, MALLORY, write.agent, write.key, write.idempotencyKey)),
+      )
+      expect(answers.map((answer) => answer.status)).toEqual(batch.map(() => 201))
     }
 
-    const after = stored()
+    const after = await stored()
     // Her kept answers: her quota, however many keys and processes she spreads them over.
     expect(after.kept - before.kept).toBe(QUOTA)
     const perAnswer = before.keptBytes / before.kept
