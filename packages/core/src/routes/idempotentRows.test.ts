@@ -254,6 +254,28 @@ describe('the quota of answers kept for replays', () => {
     expect(again.json.apiKey).toBe(first.json.apiKey)
   })
 
+  test('attack: many API keys from the /64s of one IPv6 /48 keep at most eight quotas in all', async () => {
+    const { send, store, entries } = await market(undefined, undefined, { answers: 1, bytes: 1_000_000 })
+    for (let n = 0; n < 12; n++) {
+      const client = `2001:db8:7:${n.toString(16)}::1`
+      const registered = await send('POST', '/api/agents/register', {
+        body: { name: `spread-${n}` },
+        headers: { 'x-test-client': client },
+      })
+      for (const idem of ['x', 'y'])
+        await send('POST', `/api/agents/spread-${n}/milestones`, {
+          body: { date: '2026-05-01', title: 'Shipped' },
+          headers: {
+            authorization: `Bearer ${registered.json.apiKey}`,
+            'idempotency-key': `${idem}-${n}`,
+            'x-test-client': client,
+          },
+        })
+    }
+    // Each /64 holds one answer, its /48 eight: eight kept, not twelve (or twenty-four).
+    expect((await kept(store, entries)).answers).toBe(8)
+  })
+
   test("a client's quota rows go once their answers are forgotten, and its quota is whole again", async () => {
     const { clock, send, store, entries, quotaRows } = await market(undefined, undefined, {
       answers: 2,
