@@ -51,9 +51,9 @@ const milestone = (server: number, address: string, agent: string, key: string, 
 /** What the store keeps for replays, read from the database: kept answers, their stored bytes, quota rows. */
 async function stored() {
   const rows = await database.rows("select key, value from kv where key like 'idem%'")
-  const valueOf = (row: Record<string, unknown>) =>
+  const parsed = (row: Record<string, unknown>) =>
     typeof row.value === 'string' ? JSON.parse(row.value) : row.value
-  const entries = rows.filter((row) => String(row.key).startsWith('idem:')).map(valueOf)
+  const entries = rows.filter((row) => String(row.key).startsWith('idem:')).map(parsed)
   const kept = entries.filter((entry) => entry.sealed)
   return {
     kept: kept.length,
