@@ -86,6 +86,42 @@ describe('API key rotation', () => {
     expectProblem(await heartbeat(0, 'rotor', rotated.json.apiKey), 401, 'unauthorized')
   })
 
+  test("attack: the rotated-away key replaying its rotation's Idempotency-Key gets no new key, on either process; a key that still works keeps its replay", async () => {
+    const { key: oldKey } = await register('replayed')
+    const rotateKeyed = (server: number) =>
+      on(server)('POST', rotatePath('replayed'), { key: oldKey, headers: { 'idempotency-key': 'rot-1' } })
+    const rotated = await rotateKeyed(0)
+    expect(rotated.status).toBe(200)
+    const newKey: string = rotated.json.apiKey
+    for (const server of [0, 1]) {
+      const replay = await rotateKeyed(server)
+      expect(JSON.stringify(replay.json)).not.toContain(newKey)
+      // (Read before expectProblem, whose matchers take the place of the fields they match.)
+      expect(replay.json.detail).toContain("rotate the API key with the owner's wallet proof")
+      expectProblem(replay, 401, 'idempotency_credential_revoked')
+    }
+    // A webhook added with the new key: a replay with that key, which still works, gets its secret again...
+    const addHook = (server: number, key: string) =>
+      on(server)('POST', '/api/agents/replayed/webhooks', {
+        key,
+        body: { url: 'https://93.184.216.34/hook' },
+        headers: { 'idempotency-key': 'hook-1' },
+      })
+    const hook = await addHook(0, newKey)
+    expect(hook.status).toBe(201)
+    const replayed = await addHook(1, newKey)
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true')
+    expect(replayed.json.secret).toBe(hook.json.secret)
+    // ...and none once that key is rotated away; the endpoint exists once.
+    const newer = await on(1)('POST', rotatePath('replayed'), { key: newKey })
+    expect(newer.status).toBe(200)
+    const late = await addHook(0, newKey)
+    expect(JSON.stringify(late.json)).not.toContain(hook.json.secret)
+    expectProblem(late, 401, 'idempotency_credential_revoked')
+    const listed = await on(0)('GET', '/api/agents/replayed/webhooks', { key: newer.json.apiKey })
+    expect(listed.json.webhooks).toHaveLength(1)
+  })
+
   test("attack: another agent's key, or none, rotates nothing", async () => {
     const victim = await register('victim')
     const attacker = await register('attacker')

@@ -37,6 +37,25 @@ export type MarketConfig = {
    * internal network). @default false
    */
   webhookAllowPrivate?: boolean
+  /** How much of the answers kept for Idempotency-Key replays one client may hold. @default DEFAULT_IDEMPOTENCY_QUOTA */
+  idempotencyQuota?: IdempotencyQuota
+}
+
+/** How much of the answers kept for Idempotency-Key replays one client may hold at once (within 24 hours). */
+export type IdempotencyQuota = {
+  /** Answers kept per client address and per API key. */
+  answers: number
+  /** Bytes of kept answers as stored (sealed, in hex: about twice their JSON) per client address and per API key. */
+  bytes: number
+}
+
+/**
+ * The default quota: 10,000 answers and 16 MiB stored per client a day (an IPv6 /48 network eight times that, as its
+ * rate-limit ceiling). A client past it still has its writes run once; their answers are not kept.
+ */
+export const DEFAULT_IDEMPOTENCY_QUOTA: Readonly<IdempotencyQuota> = {
+  answers: 10_000,
+  bytes: 16 * 1024 * 1024,
 }
 
 /** USDC.e on Tempo mainnet, the default MPP currency. */

@@ -76,7 +76,9 @@ export const ERROR_HELP: Readonly<Record<ErrorCode, string>> = {
   idempotency_outcome_unknown:
     'The first request with this Idempotency-Key ended without an answer, so whether it landed is unknown; it is never run twice under one key. Read the resource to see, then send a new key if it is missing.',
   idempotency_replay_expired:
-    'The first request with this Idempotency-Key succeeded, and its answer held a secret shown once, replayed for 10 minutes only. Read the resource; rotate the secret if it was lost.',
+    "The first request with this Idempotency-Key succeeded, and its answer is not kept for replay: it held a secret shown once (replayed for 10 minutes only), was over 16 KiB, or came past the client's quota of kept answers. It is never run twice: read the resource; rotate the secret if it was lost.",
+  idempotency_credential_revoked:
+    "The first request with this Idempotency-Key succeeded, but the API key it was sent with no longer works (rotated since), so its answer, which holds a secret, is not replayed. Use the current key; if the secret was lost, rotate the key with the owner's wallet proof or add the webhook again.",
   task_not_pending: 'The task is not awaiting payment any more (it is paid, completed or expired).',
   task_not_paid: 'Only a paid task can be completed.',
   task_expired: 'The task waited too long for its payment and expired. Order again.',

@@ -43,6 +43,7 @@ export const ERROR_CODES = {
   payer_signature_required: 400,
   eip712_proof_required: 400,
   unauthorized: 401,
+  idempotency_credential_revoked: 401,
   payment_required: 402,
   x402_payment_invalid: 402,
   invalid_signature: 401,

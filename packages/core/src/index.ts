@@ -49,7 +49,15 @@ export {
   ratingTypedData,
   reviewTypedData,
 } from './BuyerReview.ts'
-export { BASE_USDC, chainName, defaultConfig, type MarketConfig, TEMPO_USDC_E } from './Config.ts'
+export {
+  BASE_USDC,
+  chainName,
+  DEFAULT_IDEMPOTENCY_QUOTA,
+  defaultConfig,
+  type IdempotencyQuota,
+  type MarketConfig,
+  TEMPO_USDC_E,
+} from './Config.ts'
 export { generateId, hashSecret, useNativeSha256 } from './Credentials.ts'
 export type { EscrowJobView } from './EscrowJobView.ts'
 export {

@@ -1,4 +1,11 @@
-import { defaultConfig, type MarketConfig, UNPAID_TASK_TTL_MS, withoutTrailing } from '@agentmarket/core'
+import {
+  DEFAULT_IDEMPOTENCY_QUOTA,
+  defaultConfig,
+  type IdempotencyQuota,
+  type MarketConfig,
+  UNPAID_TASK_TTL_MS,
+  withoutTrailing,
+} from '@agentmarket/core'
 import {
   DEFAULT_RATE_POLICIES,
   DEFAULT_STREAM_LIMITS,
@@ -70,6 +77,8 @@ export type Settings = {
   smtpConnections: SmtpConnectionLimits
   /** Live feed streams open at once per client address, and in this process. */
   feedStreams: StreamLimits
+  /** Answers kept for Idempotency-Key replays per client address and per API key (count, stored bytes). */
+  idempotencyQuota: IdempotencyQuota
   rateLimits: boolean
   /** Limits that replace the defaults of their kind (DEFAULT_RATE_POLICIES). */
   ratePolicies: Partial<Record<RateClass, RatePolicy>>
@@ -372,6 +381,10 @@ export function readSettings(env: Env): Settings {
       perClient: read(env, 'FEED_STREAMS_PER_CLIENT', positive, String(DEFAULT_STREAM_LIMITS.perClient)),
       total: read(env, 'FEED_STREAMS_MAX', positive, String(DEFAULT_STREAM_LIMITS.total)),
     },
+    idempotencyQuota: {
+      answers: read(env, 'IDEMPOTENCY_KEPT_ANSWERS', positive, String(DEFAULT_IDEMPOTENCY_QUOTA.answers)),
+      bytes: read(env, 'IDEMPOTENCY_KEPT_BYTES', positive, String(DEFAULT_IDEMPOTENCY_QUOTA.bytes)),
+    },
     rateLimits: read(env, 'RATE_LIMITS', v.picklist(['on', 'off'], 'must be "on" or "off"'), 'on') === 'on',
     webhookAllowPrivate:
       read(env, 'WEBHOOK_ALLOW_PRIVATE', v.picklist(['on', 'off'], 'must be "on" or "off"'), 'off') === 'on',
@@ -407,5 +420,6 @@ export function marketConfig(settings: Settings): MarketConfig {
     orderMailbox: settings.orderMailbox,
     unpaidTaskTtlMs: settings.unpaidTaskTtlSeconds * 1000,
     webhookAllowPrivate: settings.webhookAllowPrivate,
+    idempotencyQuota: settings.idempotencyQuota,
   })
 }

@@ -1,4 +1,5 @@
 import { bytesToHex, hexToBytes } from 'viem'
+import { DEFAULT_IDEMPOTENCY_QUOTA } from '../Config.ts'
 import {
   ConflictError,
   IdempotencyKeyInUseError,
@@ -6,12 +7,14 @@ import {
   idempotencyKeyReused,
   MarketError,
   StoreUnavailableError,
+  UnauthorizedError,
 } from '../errors.ts'
 import type { KvStore } from '../ports/KvStore.ts'
 import { inWriteScope } from '../ports/writeScope.ts'
 import { IdempotencyKey } from '../TaskInput.ts'
 import { parseInput } from '../Validation.ts'
 import type { ActionContext } from './context.ts'
+import { chargeRow, limitOf, QUOTA_HOURS, type QuotaOwner, refundRow, sweepRow } from './idempotencyQuota.ts'
 
 /** How long a first answer is kept for retries under its Idempotency-Key (as Stripe: 24 hours). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -47,6 +50,16 @@ export type IdempotentRequest = {
   fingerprint: string
   /** The answer holds a secret shown once: replayed for SECRET_REPLAY_MS only. */
   shownOnce: boolean
+  /**
+   * Who is charged for the kept answer (`IdempotencyQuota`): the client address, its network, the API key. Absent:
+   * the scope alone.
+   */
+  owners?: QuotaOwner[]
+  /**
+   * Whether the credential the request presents still works (a key rotated since does not): a secret shown once is
+   * replayed only when it does. Absent: the request presents none to check (a registration, a wallet proof).
+   */
+  credentialValid?: () => Promise<boolean>
 }
 
 /** A successful answer kept for retries. */
@@ -65,6 +78,8 @@ type Entry =
       sealed: { iv: string; data: string } | null
       /** The answer was over MAX_KEPT_ANSWER_BYTES, so none was kept. */
       tooLarge?: boolean
+      /** The client's quota of kept answers was full, so none was kept. */
+      overQuota?: boolean
       replayUntil: number
       forgetAt: number
     }
@@ -93,7 +108,8 @@ const isEntry = (value: unknown): value is Entry =>
 
 /** The `idempotent` action: keeps the first successful answer of a write under the client's Idempotency-Key. */
 export function idempotencyActions(context: ActionContext<KvStore>) {
-  const { store, clock, pairing } = context
+  const { store, clock, pairing, config } = context
+  const quota = config.idempotencyQuota ?? DEFAULT_IDEMPOTENCY_QUOTA
 
   /** A name derived from the scope and key under the market's secret (HMAC): the store never holds the key. */
   const derive = async (label: string, request: IdempotentRequest) =>
@@ -123,14 +139,55 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
   /** The hour bucket listing the entries that expire within `hour`, one per shard (the name's first digit). */
   const dueBucket = (name: string, hour: number) => `idem-due:${hour}:${name[0]}`
 
-  /** Lists a taken key under the hour it expires in, so a later key sweeps it even if nobody retries it. */
-  async function list(name: string, forgetAt: number) {
-    await store.kvUpdate(dueBucket(name, Math.floor(forgetAt / HOUR_MS)), (current) => ({
+  /**
+   * Lists `listed` (a taken key's name, or `q:` and a quota row's name) in the bucket of `hour` of `name`'s shard, so
+   * a later key sweeps it even if nobody retries it.
+   */
+  async function listIn(name: string, hour: number, listed = name) {
+    await store.kvUpdate(dueBucket(name, hour), (current) => ({
       op: 'set',
-      value: [...(Array.isArray(current) ? current : []), name],
+      value: [...(Array.isArray(current) ? current : []), listed],
       result: null,
     }))
   }
+
+  /** Lists a taken key under the hour it expires in. */
+  const list = (name: string, forgetAt: number) => listIn(name, Math.floor(forgetAt / HOUR_MS))
+
+  /** The quota row of an owner, named by an HMAC under the market's secret as keys are. */
+  const quotaRow = async (owner: QuotaOwner) => (await pairing.of(`idempotency:quota\n${owner.id}`)).slice(3)
+
+  /** The owners a request is charged to: those it names, else its scope. */
+  const ownersOf = (request: IdempotentRequest): QuotaOwner[] =>
+    request.owners?.length ? request.owners : [{ id: `scope:${request.scope}`, share: 1 }]
+
+  /**
+   * Charges a kept answer of `bytes` stored to each owner of the request, in `hour`: false, with nothing charged, when
+   * one owner's quota is full (a secret shown once is charged and kept whatever its quota). An hour an owner's row
+   * opens lists the row to be swept once that hour's answers are forgotten.
+   */
+  async function charge(request: IdempotentRequest, bytes: number, hour: number): Promise<boolean> {
+    const charged: string[] = []
+    for (const owner of ownersOf(request)) {
+      const row = await quotaRow(owner)
+      const limit = limitOf(quota, owner)
+      const result = await store.kvUpdate(`idem-quota:${row}`, (current) =>
+        chargeRow(current, hour, bytes, limit, request.shownOnce),
+      )
+      if (result === 'refused') {
+        for (const done of charged)
+          await store.kvUpdate(`idem-quota:${done}`, (current) => refundRow(current, hour, bytes))
+        return false
+      }
+      if (result === 'opened') await listIn(row, hour + QUOTA_HOURS, `q:${row}`)
+      charged.push(row)
+    }
+    return true
+  }
+
+  /** Whether a sealed answer is kept: the client's quota takes it. A store that refuses the count keeps it (a fault). */
+  const keptWithinQuota = (request: IdempotentRequest, bytes: number, now: number) =>
+    charge(request, bytes, Math.floor(now / HOUR_MS)).catch(() => true)
 
   /** Frees a key whose request (started at `since`) changed nothing: its entry and its listing go. */
   async function free(name: string, since: number, forgetAt: number) {
@@ -161,13 +218,17 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
       const bucket = dueBucket(name, hour)
       const names = await store.kvGet(bucket)
       if (!Array.isArray(names)) continue
-      // An entry freed and taken again since is listed in a later hour too: only an expired entry goes.
+      // An entry freed and taken again since is listed in a later hour too: only an expired entry goes. A quota row
+      // charged in a later hour is listed under that hour too: only a row with no answer still kept goes.
       for (const old of names)
-        await store.kvUpdate(`idem:${old}`, (current) =>
-          isEntry(current) && current.forgetAt > now
-            ? { op: 'noop', result: null }
-            : { op: 'delete', result: null },
-        )
+        if (typeof old === 'string' && old.startsWith('q:'))
+          await store.kvUpdate(`idem-quota:${old.slice(2)}`, (current) => sweepRow(current, thisHour))
+        else
+          await store.kvUpdate(`idem:${old}`, (current) =>
+            isEntry(current) && current.forgetAt > now
+              ? { op: 'noop', result: null }
+              : { op: 'delete', result: null },
+          )
       await store.kvDelete(bucket)
     }
   }
@@ -188,12 +249,23 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
         'The first request with this Idempotency-Key ended without an answer (the server or its database failed under it), so whether it landed is unknown; it is not run again under this key. Read the resource to see whether it exists; send a new key to try again.',
       )
     }
-    if (entry.sealed && entry.replayUntil > now)
+    if (entry.sealed && entry.replayUntil > now) {
+      if (request.shownOnce && request.credentialValid && !(await request.credentialValid()))
+        throw new UnauthorizedError(
+          "The first request with this Idempotency-Key succeeded, but the credential it was sent with no longer works (the key was rotated since), so its answer, which holds a secret shown once, is not replayed. It is not run again under this key. Send requests with the current key; if the secret that answer held was lost, replace it: rotate the API key with the owner's wallet proof (POST /api/agents/{name}/keys/rotate), or delete the webhook and add it again.",
+          'idempotency_credential_revoked',
+        )
       return { ...(await open(request, entry.sealed)), replayed: true }
+    }
     if (!entry.sealed && entry.tooLarge)
       throw new ConflictError(
         'idempotency_replay_expired',
         `The first request with this Idempotency-Key succeeded; its answer was over ${MAX_KEPT_ANSWER_BYTES / 1024} KiB and is not kept for replay. It is not run again under this key: read the resource.`,
+      )
+    if (!entry.sealed && entry.overQuota)
+      throw new ConflictError(
+        'idempotency_replay_expired',
+        `The first request with this Idempotency-Key succeeded; its answer is not kept for replay because this client's quota of kept answers (${quota.answers} answers or ${Math.floor(quota.bytes / 1024)} KiB within 24 hours) was full. It is not run again under this key: read the resource.`,
       )
     if (entry.sealed) {
       const expired = entry.sealed
@@ -290,11 +362,17 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
       // A secret shown once is kept whatever its answer's size: losing it would lose the secret; such writes have
       // their own tight rate limits (registrations, rotations, pairing).
       const tooLarge = !request.shownOnce && JSON.stringify(answer).length > MAX_KEPT_ANSWER_BYTES
+      const sealed = tooLarge ? null : await seal(request, answer)
+      // Past the client's quota the write has run and its answer is the client's; only its replay is not kept (a
+      // retry hears 409 idempotency_replay_expired, as for an oversize answer), so no write ever runs twice.
+      const overQuota =
+        sealed !== null && !(await keptWithinQuota(request, sealed.iv.length + sealed.data.length, now))
       const done: Entry = {
         state: 'done',
         fingerprint: request.fingerprint,
-        sealed: tooLarge ? null : await seal(request, answer),
+        sealed: overQuota ? null : sealed,
         tooLarge,
+        ...(overQuota && { overQuota }),
         replayUntil: request.shownOnce ? now + SECRET_REPLAY_MS : forgetAt,
         forgetAt,
       }

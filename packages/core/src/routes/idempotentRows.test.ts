@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { memoryStore } from '../adapters/memoryStore.ts'
-import { defaultConfig } from '../Config.ts'
+import { defaultConfig, type IdempotencyQuota } from '../Config.ts'
 import { StorageFullError, StoreUnavailableError } from '../errors.ts'
 import { Marketplace } from '../Marketplace.ts'
 import { manualClock } from '../ports/Clock.ts'
@@ -14,23 +14,30 @@ const base = 'http://market.test'
 
 /**
  * A market whose milestone inserts go through `insert` (the real one by default) and whose kv updates through
- * `kvUpdate`, with a clock the test moves.
+ * `kvUpdate`, with a clock the test moves; `quota` is the idempotency quota, and a request's X-Test-Client header
+ * names its client address.
  */
 async function market(
   insert?: (real: Store['insertMilestone']) => Store['insertMilestone'],
   kvUpdate?: (real: Store['kvUpdate']) => Store['kvUpdate'],
+  quota?: IdempotencyQuota,
 ) {
   const store = memoryStore()
   const entries = new Set<string>()
+  const quotaRows = new Set<string>()
   const update = kvUpdate ? kvUpdate(store.kvUpdate.bind(store)) : store.kvUpdate.bind(store)
   store.kvUpdate = (key, change) => {
     if (key.startsWith('idem:')) entries.add(key)
+    if (key.startsWith('idem-quota:')) quotaRows.add(key)
     return update(key, change)
   }
   const real = store.insertMilestone.bind(store)
   if (insert) store.insertMilestone = insert(real)
   const clock = manualClock('2026-06-01T12:00:00.000Z')
-  const handler = createFetchHandler(Marketplace.create({ store, clock, config: defaultConfig(base) }))
+  const config = defaultConfig(base, quota ? { idempotencyQuota: quota } : {})
+  const handler = createFetchHandler(Marketplace.create({ store, clock, config }), {
+    clientOf: (request) => request.headers.get('x-test-client'),
+  })
   const send = async (method: string, path: string, init: { body?: unknown; headers?: object } = {}) => {
     const response = await handler.fetch(
       new Request(`${base}${path}`, {
@@ -51,7 +58,7 @@ async function market(
     })
   const count = async () =>
     (await send('GET', '/api/agents/scout/milestones')).json.milestones.length as number
-  return { clock, record, count, store, entries, send, key }
+  return { clock, record, count, store, entries, quotaRows, send, key }
 }
 
 describe('Idempotency-Key when the database fails under a write', () => {
@@ -203,5 +210,98 @@ describe('Idempotency-Key when the database fails under a write', () => {
     // Each new key sweeps the expired keys of its shard (one of 16): a few hundred new keys reach every shard.
     for (let n = 0; n < 400 && (await store.kvGet(old)) !== null; n++) await record(`new-${n}`)
     expect(await store.kvGet(old)).toBeNull()
+  })
+})
+
+describe('the quota of answers kept for replays', () => {
+  /** How many kept entries hold an answer, and their sealed bytes. */
+  async function kept(store: Store, entries: Set<string>) {
+    let answers = 0
+    let bytes = 0
+    for (const name of entries) {
+      const entry = (await store.kvGet(name)) as { sealed?: { iv: string; data: string } | null } | null
+      if (!entry?.sealed) continue
+      answers++
+      bytes += entry.sealed.iv.length + entry.sealed.data.length
+    }
+    return { answers, bytes }
+  }
+
+  test('attack: past its quota of stored bytes a client keeps no more answers; its writes still run once, and a secret shown once is still kept', async () => {
+    const { record, count, store, entries, send } = await market(undefined, undefined, {
+      answers: 1000,
+      bytes: 2000,
+    })
+    for (let n = 0; n < 20; n++) expect((await record(`fill-${n}`)).status).toBe(201)
+    const { answers, bytes } = await kept(store, entries)
+    expect(bytes).toBeLessThanOrEqual(2000)
+    expect(answers).toBeGreaterThan(0)
+    expect(answers).toBeLessThan(20)
+    const late = await record('fill-19')
+    expect(late.status).toBe(409)
+    expect(late.json.code).toBe('idempotency_replay_expired')
+    expect(await count()).toBe(20)
+    // A registration's key is shown once: losing its answer would lose the key, so it is kept past the quota.
+    const register = () =>
+      send('POST', '/api/agents/register', {
+        body: { name: 'late-one' },
+        headers: { 'idempotency-key': 'reg' },
+      })
+    const first = await register()
+    expect(first.status).toBe(200)
+    const again = await register()
+    expect(again.headers.get('idempotent-replayed')).toBe('true')
+    expect(again.json.apiKey).toBe(first.json.apiKey)
+  })
+
+  test('attack: many API keys from the /64s of one IPv6 /48 keep at most eight quotas in all', async () => {
+    const { send, store, entries } = await market(undefined, undefined, { answers: 1, bytes: 1_000_000 })
+    for (let n = 0; n < 12; n++) {
+      const client = `2001:db8:7:${n.toString(16)}::1`
+      const registered = await send('POST', '/api/agents/register', {
+        body: { name: `spread-${n}` },
+        headers: { 'x-test-client': client },
+      })
+      for (const idem of ['x', 'y'])
+        await send('POST', `/api/agents/spread-${n}/milestones`, {
+          body: { date: '2026-05-01', title: 'Shipped' },
+          headers: {
+            authorization: `Bearer ${registered.json.apiKey}`,
+            'idempotency-key': `${idem}-${n}`,
+            'x-test-client': client,
+          },
+        })
+    }
+    // Each /64 holds one answer, its /48 eight: eight kept, not twelve (or twenty-four).
+    expect((await kept(store, entries)).answers).toBe(8)
+  })
+
+  test("a client's quota rows go once their answers are forgotten, and its quota is whole again", async () => {
+    const { clock, send, store, entries, quotaRows } = await market(undefined, undefined, {
+      answers: 2,
+      bytes: 1_000_000,
+    })
+    const agent = async (name: string) =>
+      (await send('POST', '/api/agents/register', { body: { name } })).json.apiKey as string
+    const write = (client: string, apiKey: string, name: string, idem: string) =>
+      send('POST', `/api/agents/${name}/milestones`, {
+        body: { date: '2026-05-01', title: 'Shipped' },
+        headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': idem, 'x-test-client': client },
+      })
+    const alice = await agent('alice')
+    for (let n = 0; n < 3; n++) await write('203.0.113.1', alice, 'alice', `a-${n}`)
+    expect((await kept(store, entries)).answers).toBe(2)
+    const own = [...quotaRows]
+    expect(own).toHaveLength(2)
+    clock.advance(26 * 3600_000)
+    // Other clients' new keys sweep the shards (one of 16 each): alice's rows go with her expired keys.
+    const bob = await agent('bob')
+    for (let n = 0; n < 400 && (await store.kvGet(own[0] ?? '')) !== null; n++)
+      await write(`198.51.100.${n % 250}`, bob, 'bob', `b-${n}`)
+    for (let n = 0; n < 400 && (await store.kvGet(own[1] ?? '')) !== null; n++)
+      await write(`198.51.100.${n % 250}`, bob, 'bob', `c-${n}`)
+    for (const row of own) expect(await store.kvGet(row)).toBeNull()
+    const again = await write('203.0.113.1', alice, 'alice', 'a-new')
+    expect((await write('203.0.113.1', alice, 'alice', 'a-new')).json).toEqual(again.json)
   })
 })

@@ -1,9 +1,10 @@
 import stableStringify from 'safe-stable-stringify'
 import type { KeptAnswer } from '../actions/idempotency.ts'
+import type { QuotaOwner } from '../actions/idempotencyQuota.ts'
 import { hashSecret } from '../Credentials.ts'
 import type { MarketplaceActions } from '../Marketplace.ts'
 import { inWriteScope } from '../ports/writeScope.ts'
-import { clientKeyOf } from '../RateLimit.ts'
+import { addressBucket, clientKeyOf, NETWORK_CEILING_FACTOR, networkBucket } from '../RateLimit.ts'
 import type { RouteCall, RouteHeader, RouteReply, RouteRow } from './RouteRow.ts'
 
 /** The headers that name who is asking besides the address: a retry must carry the same credential to be replayed. */
@@ -18,8 +19,8 @@ export function idempotencyHeader(row: Pick<RouteRow, 'shownOnce'>): RouteHeader
   return {
     name: 'Idempotency-Key',
     description: row.shownOnce
-      ? 'A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes; later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused.'
-      : 'A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused.',
+      ? 'A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused.'
+      : "A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused.",
     required: false,
   }
 }
@@ -37,6 +38,26 @@ export function idempotencyScope(
     ? `key:${caller.apiKey}`
     : CREDENTIAL_HEADERS.map((name) => caller.headers.get(name) ?? '').join('\n')
   return [clientKeyOf(caller.client), hashSecret(credentials), operation].join('\n')
+}
+
+/**
+ * Who is charged for a kept answer (the idempotency quota), as rate limits count a request: its client address (an
+ * IPv6 address by its /64, and its /48 with eight quotas, as the rate limits' ceiling) and its API key. So many API keys
+ * from one address share the address's quota, and one key used from many addresses is held to its own.
+ */
+export function idempotencyOwners(caller: {
+  client: string | null
+  apiKey: string | undefined
+}): QuotaOwner[] {
+  const owners: QuotaOwner[] = []
+  if (caller.client) {
+    owners.push({ id: `address:${addressBucket(caller.client)}`, share: 1 })
+    const network = networkBucket(caller.client)
+    if (network) owners.push({ id: `network:${network}`, share: NETWORK_CEILING_FACTOR })
+  }
+  if (caller.apiKey) owners.push({ id: `key:${hashSecret(caller.apiKey)}`, share: 1 })
+  // A host that names no client address: its requests without a key share one quota.
+  return owners.length ? owners : [{ id: 'anonymous', share: 1 }]
 }
 
 /** The scope of a row's call: its client and credential, and the method and path it writes. */
@@ -75,11 +96,19 @@ function keptOf(row: RouteRow) {
 async function callOnce(row: RouteRow, market: MarketplaceActions, call: RouteCall): Promise<RouteReply> {
   const key = call.headers.get('idempotency-key')
   if (key === null) return row.call(market, call)
+  // A host may give no params to a path without any.
+  const name = row.path.includes('{name}') ? call.params.name : undefined
+  const { apiKey } = call
   const request = {
     scope: scopeOf(row, call),
     key,
     fingerprint: fingerprintOf(call),
     shownOnce: row.shownOnce === true,
+    owners: idempotencyOwners({ client: call.client(), apiKey }),
+    // A secret is replayed only while the agent's key that asked for it still works (not once rotated away).
+    ...(row.auth !== 'none' &&
+      apiKey !== undefined &&
+      name !== undefined && { credentialValid: () => market.apiKeyWorks(name, apiKey) }),
   }
   const reply = await market.idempotent(request, () => row.call(market, call), keptOf(row))
   if (reply instanceof Response || !('replayed' in reply)) return reply

@@ -37,7 +37,7 @@ export {
 } from '../RateLimit.ts'
 export { etagOf, etagOfDigest, matchesETag } from './etag.ts'
 export { feedStream, SSE_KEEPALIVE_MS, SSE_MAX_QUEUED_BYTES, wantsEventStream } from './feedStream.ts'
-export { idempotencyScope } from './idempotentRows.ts'
+export { idempotencyOwners, idempotencyScope } from './idempotentRows.ts'
 export { compileAllowedMethods, compileRoutes, type RouteMatch } from './match.ts'
 export { PROBLEM_TYPE_CACHE, problemTypeAnswer, problemTypeResponse } from './problemTypes.ts'
 export {

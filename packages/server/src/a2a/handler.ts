@@ -84,8 +84,15 @@ function a2aErrorOf(error: unknown): unknown {
   return new RequestMalformedError(`${error.code}: ${error.message}`)
 }
 
-/** Who sends a message, as retries are told apart: the caller's scope, and the Idempotency-Key header if sent. */
-export type A2aCaller = { scope: string; idempotencyKey: string | null }
+/**
+ * Who sends a message, as retries are told apart: the caller's scope, who is charged for its kept answers (the
+ * idempotency quota), and the Idempotency-Key header if sent.
+ */
+export type A2aCaller = {
+  scope: string
+  owners?: IdempotentRequest['owners']
+  idempotencyKey: string | null
+}
 
 /** What a retry of a message hears when the first one with its messageId is not replayed, in A2A's words. */
 const RETRY_REFUSALS: Record<string, string> = {
@@ -190,6 +197,7 @@ export class MarketA2aHandler implements A2ARequestHandler {
       key: header ?? hashSecret(`a2a-message-id:${message.messageId}`),
       fingerprint: hashSecret(`a2a-message:${JSON.stringify({ order, contextId: message.contextId })}`),
       shownOnce: false,
+      ...(this.caller.owners && { owners: this.caller.owners }),
     }
   }
 

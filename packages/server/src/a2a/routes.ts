@@ -1,5 +1,5 @@
 import { A2A_JWKS_PATH, a2aCardView, buildMarketCard, wantsA2aMediaType } from '@agentmarket/core'
-import { bearerKey, idempotencyScope } from '@agentmarket/core/routes'
+import { bearerKey, idempotencyOwners, idempotencyScope } from '@agentmarket/core/routes'
 import { Elysia } from 'elysia'
 import { RATE_EXTENSION } from '../openapi/operation.ts'
 import type { PeerSource } from '../plugins/rateLimits.ts'
@@ -35,12 +35,14 @@ export function a2aRoutes({ market, version, charge, clientOf }: RouteDeps) {
     const card = AgentCard.fromJSON(json)
     const apiKey = bearerKey(request)
     // A retried SendMessage is known by its messageId within this scope: the same client, credential and interface.
+    const client = clientOf(request, server)
     const scope = idempotencyScope(
-      { client: clientOf(request, server), headers: request.headers, apiKey },
+      { client, headers: request.headers, apiKey },
       `A2A SendMessage ${name?.toLowerCase() ?? ''}`,
     )
+    const owners = idempotencyOwners({ client, apiKey })
     const handler = (idempotencyKey: string | null) =>
-      new MarketA2aHandler(market, name, card, apiKey, { scope, idempotencyKey })
+      new MarketA2aHandler(market, name, card, apiKey, { scope, owners, idempotencyKey })
     return {
       jsonRpc: (body: unknown) => jsonRpcAnswer(request, body, card, handler(null)),
       // HTTP+JSON is plain HTTP: an Idempotency-Key header, when sent, names the retry instead of the messageId.

@@ -1687,7 +1687,7 @@ export interface components {
                 resets_at: string;
             };
             /** @enum {string} */
-            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "eip712_proof_required" | "unauthorized" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "buyer_key_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "budget_not_found" | "webhook_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_outcome_unknown" | "idempotency_replay_expired" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "task_overdue" | "task_not_delivered" | "no_buyer_wallet" | "refund_not_verifiable" | "seller_has_no_wallet" | "api_key_changed" | "no_proven_owner" | "agent_deleted" | "budget_superseded" | "too_many_webhooks" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "job_terms_mismatch" | "job_not_funded" | "job_funded_by_seller" | "escrow_deadline_too_late" | "tx_is_a_refund" | "decided_on_chain" | "result_committed" | "not_ratable" | "already_rated" | "rating_not_allowed" | "budget_exceeded" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable" | "database_unavailable" | "outcome_unknown" | "storage_full";
+            code: "invalid_body" | "invalid_query" | "invalid_json" | "invalid_idempotency_key" | "invalid_username" | "invalid_wallet_address" | "invalid_params" | "unknown_skill" | "payer_signature_required" | "eip712_proof_required" | "unauthorized" | "idempotency_credential_revoked" | "payment_required" | "x402_payment_invalid" | "invalid_signature" | "stale_timestamp" | "proof_replayed" | "legacy_refused" | "wallet_proof_required" | "buyer_key_required" | "forbidden" | "not_found" | "unknown_tool" | "agent_not_found" | "user_not_found" | "task_not_found" | "skill_not_found" | "pairing_code_not_found" | "budget_not_found" | "webhook_not_found" | "method_not_allowed" | "name_taken" | "agent_already_paired" | "pairing_code_used" | "pairing_code_expired" | "tx_already_used" | "escrow_task_id_used" | "idempotency_key_reused" | "idempotency_key_in_use" | "idempotency_outcome_unknown" | "idempotency_replay_expired" | "task_not_pending" | "authorization_already_used" | "task_not_paid" | "task_expired" | "task_overdue" | "task_not_delivered" | "no_buyer_wallet" | "refund_not_verifiable" | "seller_has_no_wallet" | "api_key_changed" | "no_proven_owner" | "agent_deleted" | "budget_superseded" | "too_many_webhooks" | "payload_too_large" | "unsupported_media_type" | "reverted" | "wrong_token" | "wrong_recipient" | "amount_mismatch" | "wrong_sender" | "not_an_escrow_deposit" | "job_terms_mismatch" | "job_not_funded" | "job_funded_by_seller" | "escrow_deadline_too_late" | "tx_is_a_refund" | "decided_on_chain" | "result_committed" | "not_ratable" | "already_rated" | "rating_not_allowed" | "budget_exceeded" | "payer_signature_invalid" | "rate_limited" | "too_many_streams" | "too_many_proofs" | "internal_error" | "chain_unavailable" | "mpp_unavailable" | "database_unavailable" | "outcome_unknown" | "storage_full";
             detail: string;
             errors?: {
                 detail: string;
@@ -2614,7 +2614,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2894,7 +2894,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3005,7 +3005,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3108,7 +3108,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes; later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3211,7 +3211,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3372,7 +3372,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3484,7 +3484,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes; later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4121,7 +4121,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4223,7 +4223,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4333,7 +4333,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4445,7 +4445,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4585,7 +4585,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4687,7 +4687,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4865,7 +4865,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes; later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4959,7 +4959,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5119,7 +5119,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes; later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5230,7 +5230,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5334,7 +5334,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes; later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5651,7 +5651,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5825,7 +5825,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused. */
                 "Idempotency-Key"?: string;
             };
             path: {

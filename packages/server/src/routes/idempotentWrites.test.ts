@@ -33,7 +33,7 @@ async function market() {
   const app = await testApp(undefined, { chain })
   const walker = await app.register('walker', { skills: ['Ping', { name: 'Essay', review_seconds: 3600 }] })
   const agents = { walker: walker.key } as Record<string, string>
-  for (const name of ['rotor', 'leaver', 'buyer', 'pairee']) {
+  for (const name of ['leaver', 'buyer', 'pairee']) {
     const agent = await app.register(name)
     agents[name] = agent.key
     if (name === 'buyer') expect((await app.pair('owner', agent.pairingCode, owner)).status).toBe(200)
@@ -108,7 +108,13 @@ const FIXTURES: Record<string, (app: App, agents: Record<string, string>) => Pro
   updateAgent: async (_, a) => json('PUT', '/api/agents/walker', { bio: 'retried' }, a.walker),
   heartbeat: async (_, a) => json('POST', '/api/agents/walker/heartbeat', {}, a.walker),
   issuePairingCode: async (_, a) => json('POST', '/api/agents/walker/pairing-code', {}, a.walker),
-  rotateApiKey: async (_, a) => json('POST', '/api/agents/rotor/keys/rotate', {}, a.rotor),
+  // By the owner's wallet proof: a rotation by the agent's key is replayed to no one, that key no longer working
+  // (401 idempotency_credential_revoked: tests/security/keyRotation.test.ts).
+  rotateApiKey: async (app) => {
+    const path = '/api/agents/buyer/keys/rotate'
+    const body = '{}'
+    return { method: 'POST', path, body, headers: await app.signedProof(owner, 'POST', path, body) }
+  },
   recordMilestone: async (_, a) =>
     json('POST', '/api/agents/walker/milestones', { date: '2026-05-01', title: 'Shipped' }, a.walker),
   verifyPayment: async (app) => paidOrderCheck(app),

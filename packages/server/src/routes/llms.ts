@@ -53,7 +53,9 @@ MPP) at \`${call('orderWithPayment', { id: '{skill_slug}' })}\`. Then poll the t
 Retries: send an \`Idempotency-Key\` header (1-255 visible ASCII characters, a fresh UUID per action) with every
 write (POST, PUT, DELETE; MCP tools take \`idempotency_key\`): a retry with the same key and body answers the first
 answer again (\`Idempotent-Replayed: true\`, for 24 hours; an answer holding a secret shown once, such as
-\`apiKey\`, for 10 minutes) and never acts twice; another body under the key is 409 \`idempotency_key_reused\`.
+\`apiKey\`, for 10 minutes and only while the key that asked still works) and never acts twice; another body under
+the key is 409 \`idempotency_key_reused\`. 409 \`idempotency_replay_expired\` means the first request ran but its
+answer is not kept (too large, a secret's window over, or past your quota of kept answers): read the resource.
 
 MCP: the same actions as tools over Streamable HTTP at \`POST ${baseUrl}/mcp\` (send
 \`Accept: application/json, text/event-stream\`). ${email}

@@ -6,6 +6,7 @@ import { type AgentRegistrationFile, buildRegistrationFile } from '../../AgentRe
 import { AGENT_SORTS, cheapestPurchasable } from '../../AgentSearch.ts'
 import { AgentSyncFields } from '../../AgentSync.ts'
 import { type AgentSummary, type AgentView, toAgentSummary } from '../../AgentView.ts'
+import { hashSecret } from '../../Credentials.ts'
 import { LIVENESS_VALUES, lastSeenRange, livenessChangesAt } from '../../Liveness.ts'
 import { amountToNumber, MAX_PRICE_BASE_UNITS, toBaseUnits } from '../../Money.ts'
 import type { CardSignature } from '../../ports/CardSigner.ts'
@@ -196,6 +197,12 @@ export function readAgentActions(context: ActionContext<AgentStore & StoreLifecy
   }
 
   return {
+    /** Whether `apiKey` is the current key of the agent `name` (one read; a key rotated away is not). */
+    async apiKeyWorks(name: string, apiKey: string): Promise<boolean> {
+      const owner = await store.findAgentNameByKeyHash(hashSecret(apiKey))
+      return owner !== null && nameKey(owner) === nameKey(name)
+    },
+
     /** The public Agent record. */
     async getAgent(name: string): Promise<AgentView> {
       const now = clock.now()
