@@ -821,4 +821,17 @@ export const PROTECTIONS: Protection[] = [
     test: 'packages/store-libsql/src/lockWait.test.ts',
     name: 'find the lock held once',
   },
+  {
+    id: 'postgres-down-one-probe',
+    what: 'a PostgreSQL database found down is waited on once per request: one call at a time finds out, the rest answer at once',
+    edits: [
+      {
+        file: PG_FAULTS,
+        find: 'if (!progress?.down) return sentCall(call, limits)',
+        replace: 'return sentCall(call, limits)',
+      },
+    ],
+    test: 'packages/store-postgres/src/faults.test.ts',
+    name: 'found down',
+  },
 ]

@@ -6,6 +6,7 @@ import { startMigratedPostgres } from '../../../tests/support/postgres.ts'
 import { boundedCall, type DeadlineTimer, deadlineOf } from './faults.ts'
 import { openPostgres } from './open.ts'
 import { postgresStore } from './postgresStore.ts'
+import { postgresRateBuckets } from './rateBuckets.ts'
 
 const server = await startMigratedPostgres()
 afterAll(() => server.stop())
@@ -164,6 +165,77 @@ describe('PostgreSQL faults', () => {
       started.at(-1)?.fire()
     }
     expect((await unavailable(slow)).code).toBe('database_unavailable')
+  })
+
+  test('attack: a database found down (a deadline passed with nothing completed) is not waited on again by every call: one call at a time finds out, the others answer database_unavailable unsent; the first to complete ends it', async () => {
+    const { timer, started } = manualTimer()
+    const progress = { completed: 0 }
+    let sent = 0
+    const send =
+      <T>(answer: Promise<T>) =>
+      () => {
+        sent++
+        return answer
+      }
+    const stuck = boundedCall(send(new Promise<never>(() => {})), { ms: 1_500, wrote: true, timer, progress })
+    started[0]?.fire()
+    expect((await unavailable(stuck)).code).toBe('outcome_unknown')
+    let finishProbe = (_: string) => {}
+    const probe = boundedCall(send(new Promise<string>((resolve) => (finishProbe = resolve))), {
+      ms: 1_500,
+      wrote: false,
+      timer,
+      progress,
+    })
+    expect(sent).toBe(2)
+    // A write while the probe is out: not sent, no deadline waited, and nothing changed.
+    const refused = await unavailable(
+      boundedCall(send(Promise.resolve('written')), { ms: 1_500, wrote: true, timer, progress }),
+    )
+    expect(refused.code).toBe('database_unavailable')
+    expect(refused.retryAfterSeconds).toBeGreaterThan(0)
+    expect(sent).toBe(2)
+    expect(started).toHaveLength(2)
+    finishProbe('back')
+    expect(await probe).toBe('back')
+    expect(
+      await boundedCall(send(Promise.resolve('written')), { ms: 1_500, wrote: true, timer, progress }),
+    ).toBe('written')
+    expect(sent).toBe(3)
+  })
+
+  test('attack: the store and the rate buckets of one frozen database share what it found: after a deadline, a rate-limit take answers at once instead of waiting its own', async () => {
+    const own = await startMigratedPostgres()
+    const { timer, started } = manualTimer()
+    const database = await openPostgres(await own.freshUrl(), { max: 2 })
+    const store = await postgresStore(database, { timer })
+    const buckets = postgresRateBuckets(database, { timer })
+    const policy = { name: 'write', limit: 10, windowSeconds: 60 }
+    expect((await buckets.take('warm', policy, 1, Date.now())).allowed).toBe(true)
+    own.freeze()
+    try {
+      const first = store.getAgent('frozen')
+      started.at(-1)?.fire()
+      expect((await unavailable(first)).code).toBe('database_unavailable')
+      // The next call finds out whether the database is back; every other one meanwhile answers at once.
+      const probe = store.getAgent('probe').catch((error: unknown) => error)
+      const deadlines = started.length
+      expect((await unavailable(buckets.take('client', policy, 1, Date.now()))).code).toBe(
+        'database_unavailable',
+      )
+      expect((await unavailable(store.insertAgent(sampleAgent({ name: 'unsent' }), []))).code).toBe(
+        'database_unavailable',
+      )
+      expect(started).toHaveLength(deadlines)
+      own.thaw()
+      expect(await probe).toBeNull()
+      expect((await buckets.take('client', policy, 1, Date.now())).allowed).toBe(true)
+      expect(await store.getAgent('unsent')).toBeNull()
+    } finally {
+      own.thaw()
+      await store.close()
+      await own.stop()
+    }
   })
 
   test('behavior: each kind of work has its own deadline: requests, searches, background passes', () => {

@@ -127,10 +127,27 @@ export const systemTimer: DeadlineTimer = {
 }
 
 /**
- * Calls completed by one store, so a deadline can tell a database that is down (no call completes) from one that is
- * only busy (calls complete, this one waits its turn in the pool). Counted, not timed.
+ * Calls completed on one database (its store and its rate buckets share it), so a deadline can tell a database that
+ * is down (no call completes) from one that is only busy (calls complete, this one waits its turn in the pool).
+ * Counted, not timed. `down` is set when a deadline passed with no call completed, and cleared by the next call that
+ * completes; while it is set one call at a time (`probing`) is sent to find out, and the others answer at once.
  */
-export type Progress = { completed: number }
+export type Progress = { completed: number; down?: boolean; probing?: boolean }
+
+const progressByDatabase = new WeakMap<object, Progress>()
+
+/**
+ * The one Progress of `database` (the store and the rate buckets of one pool must share it: a database found down by
+ * one is down for the other), made on first use.
+ */
+export function progressOf(database: object): Progress {
+  let progress = progressByDatabase.get(database)
+  if (!progress) {
+    progress = { completed: 0 }
+    progressByDatabase.set(database, progress)
+  }
+  return progress
+}
 
 /** How many times a deadline is extended while other calls keep completing: at most 20 × the deadline in all. */
 const EXTENSIONS_WHILE_PROGRESSING = 20
@@ -154,6 +171,7 @@ function withDeadline<T>(
     let cancel = () => {}
     const arm = () => {
       cancel = timer.start(ms, () => {
+        if (progress.completed === seen) progress.down = true
         if (progress.completed === seen || extensions >= EXTENSIONS_WHILE_PROGRESSING) return reject(onLate())
         seen = progress.completed
         extensions++
@@ -165,6 +183,7 @@ function withDeadline<T>(
       (value) => {
         cancel()
         progress.completed++
+        progress.down = false
         resolve(value)
       },
       (error) => {
@@ -178,10 +197,29 @@ function withDeadline<T>(
 /**
  * Runs `call` within `ms` (extended while other calls sharing `progress` complete), its dependency faults as
  * StoreUnavailableError (classifyPostgresFault); past its deadline it fails with StoreUnavailableError, 'unknown'
- * when `wrote` (the statement may still commit), else 'unchanged'.
+ * when `wrote` (the statement may still commit), else 'unchanged'. While the database is known to be down, a call
+ * is not sent (503 `database_unavailable` at once: nothing changed) unless it is the one call finding out whether it
+ * is back, so a request that makes several calls (its rate limit, its key, its write) waits one deadline at most, not
+ * one per call.
  * @example await boundedCall(() => sql`select 1`, { ms: 1500, wrote: false })
  */
 export async function boundedCall<T>(
+  call: () => Promise<T>,
+  limits: { ms: number; wrote: boolean; timer?: DeadlineTimer; progress?: Progress },
+): Promise<T> {
+  const progress = limits.progress
+  if (!progress?.down) return sentCall(call, limits)
+  if (progress.probing) throw new StoreUnavailableError('unchanged')
+  progress.probing = true
+  try {
+    return await sentCall(call, limits)
+  } finally {
+    progress.probing = false
+  }
+}
+
+/** `call` sent to the database, bounded as `boundedCall` says. */
+async function sentCall<T>(
   call: () => Promise<T>,
   {
     ms,
@@ -213,9 +251,9 @@ export function boundedStore(
   store: Store,
   deadlines: CallDeadlines,
   timer: DeadlineTimer = systemTimer,
+  progress: Progress = { completed: 0 },
 ): Store {
   const wrapped = { ...store }
-  const progress: Progress = { completed: 0 }
   for (const [name, method] of Object.entries(store) as [string, unknown][]) {
     if (typeof method !== 'function' || UNBOUNDED.has(name)) continue
     const limits = { ms: deadlineOf(name, deadlines), wrote: !STORE_READ_METHODS.has(name), timer, progress }

@@ -7,6 +7,7 @@ import {
   type CallDeadlines,
   classifyPostgresFault,
   type DeadlineTimer,
+  progressOf,
   systemTimer,
 } from './faults.ts'
 import { EVENTS_CHANNEL, feedSequencer } from './feedSequencer.ts'
@@ -66,5 +67,5 @@ export async function postgresStore(
       if (!classifyPostgresFault(error, { wrote: false })) throw error
     })
   })
-  return boundedStore(sequenced, deadlines, timer)
+  return boundedStore(sequenced, deadlines, timer, progressOf(database))
 }

@@ -1,6 +1,6 @@
 import type { RateBuckets } from '@agentmarket/core'
 import { spendTokens } from '@agentmarket/core/rows'
-import { boundedCall, type DeadlineTimer } from './faults.ts'
+import { boundedCall, type DeadlineTimer, progressOf } from './faults.ts'
 import type { PostgresDatabase } from './open.ts'
 
 /** How many takes pass between two sweeps of the rows of full buckets. */
@@ -14,9 +14,10 @@ const SWEEP_EVERY = 1000
  * @example const buckets = leasedRateBuckets(postgresRateBuckets(database))
  */
 export function postgresRateBuckets(
-  { sql }: PostgresDatabase,
+  database: PostgresDatabase,
   { deadlineMs = 1_500, timer }: { deadlineMs?: number; timer?: DeadlineTimer } = {},
 ): RateBuckets {
+  const { sql } = database
   let takes = 0
   const take: RateBuckets['take'] = async (key, policy, cost, nowMs) => {
     if (++takes % SWEEP_EVERY === 0) await sql`delete from rate_buckets where tat <= ${nowMs}`.catch(() => {})
@@ -35,8 +36,9 @@ export function postgresRateBuckets(
       ? { ...decision, allowed: false, retryAfterSeconds: 1, retryAfterMs: 1 }
       : decision
   }
-  // One count for all takes: a take waiting while others complete waits on (the database is busy, not gone).
-  const progress = { completed: 0 }
+  // The database's one count (the store's too): a take waiting while other calls complete waits on (the database is
+  // busy, not gone), and a database the store found down is down for the takes.
+  const progress = progressOf(database)
   return {
     take: (key, policy, cost, nowMs) =>
       boundedCall(() => take(key, policy, cost, nowMs), {
