@@ -23,6 +23,7 @@ const WRITE_SCOPE = 'packages/core/src/ports/writeScope.ts'
 const IDEMPOTENCY = 'packages/core/src/actions/idempotency.ts'
 const IDEMPOTENT_ROWS = 'packages/core/src/routes/idempotentRows.ts'
 const PG_FAULTS = 'packages/store-postgres/src/faults.ts'
+const CHAIN_BUDGET = 'packages/core/src/ports/chainBudget.ts'
 
 /** Every protection `scripts/protections.ts` removes in turn (issue 37: each must have a test that notices). */
 export const PROTECTIONS: Protection[] = [
@@ -794,5 +795,12 @@ export const PROTECTIONS: Protection[] = [
     ],
     test: 'packages/store-postgres/src/faults.test.ts',
     name: 'deadline path',
+  },
+  {
+    id: 'chain-request-budget',
+    what: 'the chain calls of one request share one time budget (a frozen RPC costs one budget, not a bound per call)',
+    edits: [{ file: CHAIN_BUDGET, find: 'if (!budget) return boundMs', replace: 'return boundMs' }],
+    test: 'tests/faults/chainBudget.test.ts',
+    name: 'frozen RPC',
   },
 ]
