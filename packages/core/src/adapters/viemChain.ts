@@ -13,7 +13,7 @@ import { ChainUnavailableError } from '../errors.ts'
 import { checksummedAddress } from '../payments/Addresses.ts'
 import { JOB_ESCROW_ABI } from '../payments/JobEscrow.ts'
 import type { ChainReader, PaymentReceipt, ReceiptLog } from '../ports/Chain.ts'
-import { budgetedTransport } from './budgetedTransport.ts'
+import { budgetedTransport, withinChainBudget } from './budgetedTransport.ts'
 import { jsonRpcBatcher } from './jsonRpcBatcher.ts'
 
 /** Options of the viem chain reader. */
@@ -62,7 +62,7 @@ export function viemChain(options: ViemChainOptions): ChainReader {
   // Concurrent checks share the head read in flight, as viem's getBlockNumber does: a head read earlier only counts
   // fewer confirmations.
   let headRead: Promise<bigint> | null = null
-  const headBlock = () => {
+  const sharedHead = () => {
     if (headRead) return headRead
     const read = unavailableOnFailure(rpc.request('eth_blockNumber', [])).then((head) =>
       hexToBigInt(head as Hex),
@@ -74,6 +74,9 @@ export function viemChain(options: ViemChainOptions): ChainReader {
     headRead = read
     return read
   }
+  // A read shared with another caller still ends with this caller's chain budget.
+  const headBlock = () =>
+    unavailableOnFailure(withinChainBudget(timeout, sharedHead, { method: 'eth_blockNumber' }))
 
   return {
     headBlock,
