@@ -801,6 +801,19 @@ export const PROTECTIONS: Protection[] = [
     what: 'the chain calls of one request share one time budget (a frozen RPC costs one budget, not a bound per call)',
     edits: [{ file: CHAIN_BUDGET, find: 'if (!budget) return boundMs', replace: 'return boundMs' }],
     test: 'tests/faults/chainBudget.test.ts',
-    name: 'frozen RPC',
+    name: 'x402 order against a frozen RPC',
+  },
+  {
+    id: 'a2a-chain-budget',
+    what: "an A2A message's chain calls share one time budget, as an HTTP request's do",
+    edits: [
+      {
+        file: A2A,
+        find: 'return await inChainBudget(this.market.config.chain.requestBudgetMs, () =>',
+        replace: 'return await inChainBudget(600_000, () =>',
+      },
+    ],
+    test: 'tests/faults/chainBudget.test.ts',
+    name: 'inside A2A',
   },
 ]

@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { type Message, Role, type Task } from '@a2a-js/sdk'
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from '@a2a-js/sdk/client'
 import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
+import type { PaymentRequired } from '@x402/core/types'
 import { wrapFetchWithPayment } from '@x402/fetch'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { base } from 'viem/chains'
@@ -38,6 +46,47 @@ async function marketOnFrozenChain(frozen: FrozenRpc) {
   return app
 }
 
+/** What the frozen RPC saw from the first call given up on (its connection closed) on, other than closes. */
+function startedAfterGivingUp(seen: string[]): string[] {
+  const firstClose = seen.indexOf('close')
+  return firstClose === -1 ? [] : seen.slice(firstClose).filter((event) => event !== 'close')
+}
+
+/** One A2A message from the A2A SDK's client (JSON-RPC) to the seller on `fetchApp`. */
+async function a2aSender(fetchApp: typeof fetch) {
+  const client = await new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl: fetchApp })],
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl: fetchApp }),
+      preferredTransports: ['JSONRPC'],
+    }),
+  ).createFromUrl('http://localhost:3000/api/agents/seller/')
+  return async (data: unknown, extra: Partial<Message> = {}) =>
+    (await client.sendMessage({
+      tenant: '',
+      message: {
+        messageId: crypto.randomUUID(),
+        contextId: '',
+        taskId: '',
+        role: Role.ROLE_USER,
+        parts: [
+          {
+            content: { $case: 'data', value: data },
+            metadata: undefined,
+            filename: '',
+            mediaType: 'application/json',
+          },
+        ],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+        ...extra,
+      },
+      configuration: undefined,
+      metadata: undefined,
+    })) as Task
+}
+
 describe('one chain budget per request (issue 39, F3)', () => {
   test('fault: an x402 order against a frozen RPC answers 503 chain_unavailable with Retry-After, and no chain call starts once one was given up', async () => {
     rpc = await frozenRpc()
@@ -59,8 +108,29 @@ describe('one chain budget per request (issue 39, F3)', () => {
     // ...and once the request gave up on a call (its connection closed), it started no other: every call that
     // reached the RPC was started before the first was given up. Each call waiting its own bound in turn (before
     // the fix) opens a new connection after each close.
-    const firstClose = seen.indexOf('close')
-    const startedAfter = firstClose === -1 ? [] : seen.slice(firstClose).filter((event) => event !== 'close')
-    expect(startedAfter).toEqual([])
+    expect(startedAfterGivingUp(seen)).toEqual([])
+  })
+
+  test('fault: an x402 payment inside A2A against a frozen RPC is refused as chain_unavailable within one budget: no chain call starts once one was given up', async () => {
+    rpc = await frozenRpc()
+    const app = await marketOnFrozenChain(rpc)
+    const fetchApp = ((input: RequestInfo | URL, init?: RequestInit) =>
+      app.app.handle(new Request(input, init))) as typeof fetch
+    const send = await a2aSender(fetchApp)
+    const ordered = await send({ skill: 'deep-search', params: { q: 'frozen' } })
+    const required = ordered.status?.message?.metadata?.['x402.payment.required'] as PaymentRequired
+    const payload = await x402Payer(privateKeyToAccount(generatePrivateKey())).createPaymentPayload(required)
+    const paying = send(
+      {},
+      {
+        taskId: ordered.id,
+        contextId: ordered.contextId,
+        metadata: { 'x402.payment.status': 'payment-submitted', 'x402.payment.payload': payload },
+      },
+    )
+    await expect(paying).rejects.toThrow(/chain_unavailable|unavailable/i)
+    const seen = [...rpc.events]
+    expect(seen).toContain('request')
+    expect(startedAfterGivingUp(seen)).toEqual([])
   })
 })
