@@ -71,9 +71,10 @@ const unreachable = (cause: unknown) =>
   )
 
 /**
- * An X402Facilitator over viem (its calls share the request's chain budget, ports/chainBudget.ts): @x402/evm's `exact` scheme verifies (signature, payee, amount, window, a simulation
+ * An X402Facilitator over viem: @x402/evm's `exact` scheme verifies (signature, payee, amount, window, a simulation
  * of `transferWithAuthorization`) and settles, with its one write made here: the transaction is signed locally, its
  * hash handed to `beforeBroadcast`, then sent. Run one settling account per process: the nonce is this process's.
+ * Every call, the wait for the receipt included, shares the chain budget of the request (ports/chainBudget.ts).
  * @example const facilitator = viemX402Facilitator({ rpcUrl, chain: base, account: privateKeyToAccount(key) })
  */
 export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
