@@ -23,6 +23,7 @@ const WRITE_SCOPE = 'packages/core/src/ports/writeScope.ts'
 const IDEMPOTENCY = 'packages/core/src/actions/idempotency.ts'
 const IDEMPOTENT_ROWS = 'packages/core/src/routes/idempotentRows.ts'
 const PG_FAULTS = 'packages/store-postgres/src/faults.ts'
+const CHAIN_BUDGET = 'packages/core/src/ports/chainBudget.ts'
 
 /** Every protection `scripts/protections.ts` removes in turn (issue 37: each must have a test that notices). */
 export const PROTECTIONS: Protection[] = [
@@ -833,5 +834,25 @@ export const PROTECTIONS: Protection[] = [
     ],
     test: 'packages/store-postgres/src/faults.test.ts',
     name: 'found down',
+  },
+  {
+    id: 'chain-request-budget',
+    what: 'the chain calls of one request share one time budget (a frozen RPC costs one budget, not a bound per call)',
+    edits: [{ file: CHAIN_BUDGET, find: 'if (!budget) return boundMs', replace: 'return boundMs' }],
+    test: 'tests/faults/chainBudget.test.ts',
+    name: 'x402 order against a frozen RPC',
+  },
+  {
+    id: 'a2a-chain-budget',
+    what: "an A2A message's chain calls share one time budget, as an HTTP request's do",
+    edits: [
+      {
+        file: A2A,
+        find: 'return await inChainBudget(this.market.config.chain.requestBudgetMs, () =>',
+        replace: 'return await inChainBudget(600_000, () =>',
+      },
+    ],
+    test: 'tests/faults/chainBudget.test.ts',
+    name: 'inside A2A',
   },
 ]

@@ -50,6 +50,7 @@ const FILES: Record<string, Layer> = {
   'WalletProof.ts': 'basics',
   'ports/CardSigner.ts': 'basics',
   'ports/Chain.ts': 'basics',
+  'ports/chainBudget.ts': 'basics',
   'ports/Clock.ts': 'basics',
   'ports/KvStore.ts': 'basics',
   'ports/Random.ts': 'basics',

@@ -82,6 +82,8 @@ type MarketOptions = {
   facilitator?: X402Facilitator
   receiptTimeoutMs?: number
   minConfirmations?: number
+  /** The chain time one request may spend in all (CHAIN_REQUEST_BUDGET_MS); the default otherwise. */
+  requestBudgetMs?: number
 }
 
 /** A market taking x402 through the faulty RPC (its checks and its settlements both), selling a 0.5 USDC skill. */
@@ -96,7 +98,10 @@ async function x402Market(options: MarketOptions = {}) {
     })
   const app = await testApp('2026-06-01T12:00:00.000Z', {
     chain: viemChain({ rpcUrl: rpc.url, timeoutMs: 5_000 }),
-    chainConfig: { minConfirmations: options.minConfirmations ?? 1 },
+    chainConfig: {
+      minConfirmations: options.minConfirmations ?? 1,
+      ...(options.requestBudgetMs !== undefined && { requestBudgetMs: options.requestBudgetMs }),
+    },
     databaseUrl: options.databaseUrl,
     x402: { facilitator },
   })
@@ -264,6 +269,27 @@ describe('x402 settlement under faults (the market broadcasts)', () => {
     await market.resolve()
     // Never sent: nothing charged, nothing served, and no second payment was taken meanwhile.
     tally('x402: broadcast frozen then dropped unsent, retry with key', await x402End(market, before))
+  })
+
+  test("fault: the broadcast freezes past the request's chain budget: it is still sent, the order answers 202 pending with its hash (never 'nothing changed'), a retry with the key gets that task, one charge", async () => {
+    // The steps before the broadcast take well under a second; the budget is spent only while the broadcast is held.
+    const market = await x402Market({ requestBudgetMs: 5_000 })
+    const client = x402Buyer(market)
+    const before = await balance()
+    const frozen = rpc.freeze('eth_sendRawTransaction')
+    const pending = await client.order('order-budget')
+    // The answer came while the broadcast was still held: only the request's budget ended it.
+    await frozen.reached
+    expect(pending.status).toBe(202)
+    expect(pending.headers.get('retry-after')).toBeTruthy()
+    expect(pending.json.verification.tx_hash).toMatch(/^0x[0-9a-f]{64}$/)
+    frozen.release(null)
+    const retry = await client.order('order-budget')
+    expect(retry.status).toBe(202)
+    expect(retry.json.task_id).toBe(pending.json.task_id)
+    await market.resolve()
+    expect((await market.tasks()).map((task) => task.status)).toEqual(['paid'])
+    tally('x402: broadcast frozen past the request budget, retry with key', await x402End(market, before))
   })
 
   test('fault: confirmations slower than every timeout (the block is not mined): 202 pending; retries with and without the key take nothing more; paid once mined', async () => {

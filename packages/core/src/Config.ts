@@ -1,5 +1,6 @@
 import type { Address } from 'viem'
 import { PAIRING_CODE_TTL_MS } from './PairingCode.ts'
+import { DEFAULT_CHAIN_BUDGET_MS } from './ports/chainBudget.ts'
 import { withoutTrailing } from './Trim.ts'
 
 /** Settings of one marketplace deployment. */
@@ -23,6 +24,12 @@ export type MarketConfig = {
     jobEscrowStartBlock?: bigint
     /** Blocks, counting the one holding the transaction, before a payment counts. */
     minConfirmations: number
+    /**
+     * Milliseconds of chain calls one request may wait in all (CHAIN_REQUEST_BUDGET_MS): once spent, it answers 503
+     * `chain_unavailable` (or, after a broadcast, its pending payment). Background passes keep each call's own bound.
+     * @default 10_000
+     */
+    requestBudgetMs?: number
   }
   /** The machine-payment network (MPP, Tempo): where per-skill orders are paid. */
   mppNetwork: { name: string; chainId: number; currency: Address }
@@ -72,7 +79,13 @@ export function defaultConfig(baseUrl: string, overrides: Partial<MarketConfig> 
     pairingPrefix: 'AGM',
     pairingCodeTtlMs: PAIRING_CODE_TTL_MS,
     walletProofLegacy: true,
-    chain: { chainId: 8453, usdcContract: BASE_USDC, escrowContract: null, minConfirmations: 3 },
+    chain: {
+      chainId: 8453,
+      usdcContract: BASE_USDC,
+      escrowContract: null,
+      minConfirmations: 3,
+      requestBudgetMs: DEFAULT_CHAIN_BUDGET_MS,
+    },
     mppNetwork: { name: 'tempo', chainId: 4217, currency: TEMPO_USDC_E },
     orderMailbox: `orders@${new URL(base).hostname}`,
     provider: { organization: 'agentmarket', url: base },

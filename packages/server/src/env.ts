@@ -42,6 +42,8 @@ export type Settings = {
   claimLeaseSeconds: number
   chainRpcUrl: string
   chainId: number
+  /** Milliseconds of chain calls one request may wait in all (CHAIN_REQUEST_BUDGET_MS). */
+  chainRequestBudgetMs: number
   usdcContract: `0x${string}`
   escrowContract: `0x${string}` | null
   jobEscrowContract: `0x${string}` | null
@@ -317,6 +319,7 @@ export function readSettings(env: Env): Settings {
       'https://mainnet.base.org',
     ),
     chainId: read(env, 'CHAIN_ID', positive, String(CORE.chain.chainId)),
+    chainRequestBudgetMs: read(env, 'CHAIN_REQUEST_BUDGET_MS', positive, String(CORE.chain.requestBudgetMs)),
     usdcContract: read(env, 'USDC_CONTRACT', address, CORE.chain.usdcContract),
     escrowContract: env.ESCROW_CONTRACT ? read(env, 'ESCROW_CONTRACT', address) : null,
     jobEscrowContract: env.JOB_ESCROW_CONTRACT ? read(env, 'JOB_ESCROW_CONTRACT', address) : null,
@@ -415,6 +418,7 @@ export function marketConfig(settings: Settings): MarketConfig {
         jobEscrowStartBlock: BigInt(settings.jobEscrowStartBlock),
       }),
       minConfirmations: settings.minConfirmations,
+      requestBudgetMs: settings.chainRequestBudgetMs,
     },
     mppNetwork: { name: 'tempo', chainId: 4217, currency: settings.mppCurrency },
     orderMailbox: settings.orderMailbox,

@@ -14,7 +14,7 @@ import {
   type RateLimiter,
   rateLimiter,
 } from '@agentmarket/core/routes'
-import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
+import { budgetedTransport, viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import { whileBusy } from '@agentmarket/store-libsql'
 import { type Client, createClient, defineChain, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -42,7 +42,11 @@ function tempoClient(rpcUrl: string): () => Promise<Client> {
   let client: Promise<Client> | null = null
   return () => {
     client ??= import('viem/tempo/chains').then(({ tempo }) =>
-      createClient({ chain: tempo, transport: http(rpcUrl, { retryCount: 0, timeout: 10_000 }) }),
+      createClient({
+        chain: tempo,
+        // Its calls share the chain budget of the request that makes them (an MPP broadcast's reads and send).
+        transport: budgetedTransport(http(rpcUrl, { retryCount: 0, timeout: 10_000 })),
+      }),
     )
     return client
   }

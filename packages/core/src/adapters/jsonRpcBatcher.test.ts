@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { gzipSync } from 'node:zlib'
 import { createPublicClient, http } from 'viem'
+import { inChainBudget } from '../ports/chainBudget.ts'
 import { jsonRpcBatcher } from './jsonRpcBatcher.ts'
 
 type Call = { jsonrpc: '2.0'; id: number; method: string; params: unknown[] }
@@ -222,6 +223,26 @@ describe('jsonRpcBatcher', () => {
       expect(performance.now() - started).toBeGreaterThanOrEqual(140)
       expect(performance.now() - started).toBeLessThan(1_000)
     }
+  })
+
+  test("behavior: inside a request's chain budget a call to a frozen node is given up when the budget is spent, its HTTP request dropped, and the request's next call never sent", async () => {
+    const dropped = Promise.withResolvers<void>()
+    const server = rpcServer((_calls, request) => {
+      request.signal.addEventListener('abort', () => dropped.resolve())
+      return new Promise<Response>(() => {})
+    })
+    // Each call's own bound is ten times the request's budget.
+    const rpc = jsonRpcBatcher({ url: server.url, timeoutMs: 1_000, batchSize: 100 })
+    const [first, next] = await inChainBudget(100, async () => [
+      await rejection(rpc.request('eth_blockNumber', [])),
+      await rejection(rpc.request('eth_getTransactionReceipt', ['0x01'])),
+    ])
+    expect([first.name, next.name]).toEqual(['TimeoutError', 'TimeoutError'])
+    // One call reached the node; the second, made after the budget was spent, was not sent.
+    expect(server.requests.map((request) => request.calls.map((call) => call.method))).toEqual([
+      ['eth_blockNumber'],
+    ])
+    await dropped.promise
   })
 
   test('error: a closed port is an HttpRequestError without a status, as viem reports it', async () => {

@@ -1,5 +1,6 @@
 import { HttpRequestError, ResponseBodyTooLargeError, RpcRequestError, TimeoutError } from 'viem'
 import { buildRequest } from 'viem/utils'
+import { chainBudgetExpiry, chainCallTimeout } from '../ports/chainBudget.ts'
 
 /** Options of a JSON-RPC batcher. */
 export type JsonRpcBatcherOptions = {
@@ -24,6 +25,10 @@ type Call = {
   params: readonly unknown[]
   resolve(result: unknown): void
   reject(error: unknown): void
+  /** Answered, or given up when its request's chain budget was spent. */
+  settled: boolean
+  /** Runs once the call is settled: its batch drops its HTTP request when no call waits on it any more. */
+  whenSettled?: () => void
 }
 type Body = { jsonrpc: '2.0'; id: number; method: string; params: readonly unknown[] }[]
 type RpcErrorBody = { code: number; message: string; data?: unknown }
@@ -57,11 +62,21 @@ export function jsonRpcBatcher(options: JsonRpcBatcherOptions): JsonRpcBatcher {
   }
 
   /** Sends one batch and settles each of its calls; never rejects. */
-  async function send(calls: Call[]): Promise<void> {
+  async function send(queued: Call[]): Promise<void> {
+    const calls = queued.filter((call) => !call.settled)
+    if (calls.length === 0) return
+    // Given up by every caller (their chain budgets spent), the request is dropped: its connection closes then.
+    const dropped = new AbortController()
+    let waiting = calls.length
+    for (const call of calls)
+      call.whenSettled = () => {
+        waiting -= 1
+        if (waiting === 0) dropped.abort()
+      }
     const body: Body = calls.map(({ method, params }, id) => ({ jsonrpc: '2.0', id, method, params }))
     let answers: (Answer | undefined)[]
     try {
-      answers = answersOf(await post(body), body, url)
+      answers = answersOf(await post(body, dropped.signal), body, url)
     } catch (error) {
       for (const call of calls) call.reject(await viemError(error, call))
       return
@@ -83,7 +98,7 @@ export function jsonRpcBatcher(options: JsonRpcBatcherOptions): JsonRpcBatcher {
   }
 
   /** The parsed answer of one HTTP request; throws viem's error when it fails, times out or says it failed. */
-  function post(body: Body): Promise<unknown> {
+  function post(body: Body, dropped: AbortSignal): Promise<unknown> {
     return withDeadline(
       timeoutMs,
       () => new TimeoutError({ body, url }),
@@ -91,7 +106,12 @@ export function jsonRpcBatcher(options: JsonRpcBatcherOptions): JsonRpcBatcher {
         let response: Response
         let data: unknown
         try {
-          response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal })
+          response = await fetch(url, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify(body),
+            signal: AbortSignal.any([signal, dropped]),
+          })
           data = await answerOf(response, maxResponseBytes)
         } catch (error) {
           if (error instanceof ResponseBodyTooLargeError) throw error
@@ -112,12 +132,33 @@ export function jsonRpcBatcher(options: JsonRpcBatcherOptions): JsonRpcBatcher {
   return {
     request: (method, params) =>
       new Promise((resolve, reject) => {
-        queue.push({ method, params, resolve, reject })
+        // The chain budget of the request making the call, read in its scope: once spent, the call is not sent; when
+        // it ends before the call's own bound, the call is given up then (its batch may carry other requests' calls).
+        const timeLeft = chainCallTimeout(timeoutMs)
+        const givenUp = () => new TimeoutError({ body: { method, params }, url })
+        if (timeLeft <= 0) return reject(givenUp())
+        const call: Call = {
+          method,
+          params,
+          settled: false,
+          resolve: (result) => settle(call, () => resolve(result)),
+          reject: (error) => settle(call, () => reject(error)),
+        }
+        if (timeLeft < timeoutMs) void chainBudgetExpiry()?.then(() => call.reject(givenUp()))
+        queue.push(call)
         // A full batch leaves at once; the rest waits for the other calls of this turn, as viem's batching does.
         if (queue.length >= batchSize) flush()
         else timer ??= setTimeout(flush, 0)
       }),
   }
+}
+
+/** Settles `call` once (`how` resolves or rejects it), then tells its batch. */
+function settle(call: Call, how: () => void): void {
+  if (call.settled) return
+  call.settled = true
+  how()
+  call.whenSettled?.()
 }
 
 /** One answer of a batch, as the node sent it. */

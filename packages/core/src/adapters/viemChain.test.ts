@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { type Address, encodeAbiParameters, encodeEventTopics, type Hex, parseAbi } from 'viem'
 import { ChainUnavailableError } from '../errors.ts'
 import { verifyPayments } from '../payments/Verifier.ts'
+import { inChainBudget } from '../ports/chainBudget.ts'
 import { viemChain } from './viemChain.ts'
 
 const USDC: Address = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913'
@@ -116,5 +117,21 @@ describe('viemChain', () => {
     await expect(chain.headBlock()).rejects.toBeInstanceOf(ChainUnavailableError)
     failing = false
     expect(await chain.headBlock()).toBe(101n)
+  })
+
+  test("behavior: a request sharing a head read in flight (a background pass's, on its own bound) gives up on it when the request's chain budget is spent", async () => {
+    const frozen = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Promise<Response>(() => {}) })
+    servers.push(frozen)
+    const chain = viemChain({ rpcUrl: `http://127.0.0.1:${frozen.port}`, timeoutMs: 60_000 })
+    let backgroundSettled = false
+    const background = chain.headBlock().finally(() => {
+      backgroundSettled = true
+    })
+    const request = inChainBudget(100, () => chain.headBlock())
+    await expect(request).rejects.toBeInstanceOf(ChainUnavailableError)
+    // The request answered while the read it shared still waits on its own bound.
+    expect(backgroundSettled).toBe(false)
+    frozen.stop(true)
+    await background.catch(() => {})
   })
 })

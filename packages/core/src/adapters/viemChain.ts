@@ -13,6 +13,7 @@ import { ChainUnavailableError } from '../errors.ts'
 import { checksummedAddress } from '../payments/Addresses.ts'
 import { JOB_ESCROW_ABI } from '../payments/JobEscrow.ts'
 import type { ChainReader, PaymentReceipt, ReceiptLog } from '../ports/Chain.ts'
+import { budgetedTransport, withinChainBudget } from './budgetedTransport.ts'
 import { jsonRpcBatcher } from './jsonRpcBatcher.ts'
 
 /** Options of the viem chain reader. */
@@ -45,7 +46,8 @@ type RawReceipt = {
 }
 
 /**
- * A ChainReader over batched JSON-RPC, without retries; an unreachable RPC throws ChainUnavailableError.
+ * A ChainReader over batched JSON-RPC, without retries; an unreachable RPC throws ChainUnavailableError. Each call
+ * waits at most `timeoutMs`, and inside a request's chain budget (ports/chainBudget.ts) at most what remains of it.
  * @example const chain = viemChain({ rpcUrl: 'https://mainnet.base.org' })
  */
 export function viemChain(options: ViemChainOptions): ChainReader {
@@ -55,12 +57,12 @@ export function viemChain(options: ViemChainOptions): ChainReader {
   // signatures of contract wallets, read once per payer proof, through viem.
   const rpc = jsonRpcBatcher({ url: options.rpcUrl, timeoutMs: timeout, batchSize })
   const client = createPublicClient({
-    transport: http(options.rpcUrl, { batch: { batchSize }, timeout, retryCount: 0 }),
+    transport: budgetedTransport(http(options.rpcUrl, { batch: { batchSize }, timeout, retryCount: 0 })),
   })
   // Concurrent checks share the head read in flight, as viem's getBlockNumber does: a head read earlier only counts
   // fewer confirmations.
   let headRead: Promise<bigint> | null = null
-  const headBlock = () => {
+  const sharedHead = () => {
     if (headRead) return headRead
     const read = unavailableOnFailure(rpc.request('eth_blockNumber', [])).then((head) =>
       hexToBigInt(head as Hex),
@@ -72,6 +74,9 @@ export function viemChain(options: ViemChainOptions): ChainReader {
     headRead = read
     return read
   }
+  // A read shared with another caller still ends with this caller's chain budget.
+  const headBlock = () =>
+    unavailableOnFailure(withinChainBudget(timeout, sharedHead, { method: 'eth_blockNumber' }))
 
   return {
     headBlock,

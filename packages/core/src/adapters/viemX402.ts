@@ -16,6 +16,8 @@ import {
 } from 'viem'
 import { ChainUnavailableError } from '../errors.ts'
 import type { X402Facilitator } from '../payments/X402.ts'
+import { chainCallTimeout } from '../ports/chainBudget.ts'
+import { budgetedTransport, budgetTimeout, withinChainBudget } from './budgetedTransport.ts'
 
 /** Options of the viem x402 facilitator. */
 export type ViemX402Options = {
@@ -72,17 +74,21 @@ const unreachable = (cause: unknown) =>
  * An X402Facilitator over viem: @x402/evm's `exact` scheme verifies (signature, payee, amount, window, a simulation
  * of `transferWithAuthorization`) and settles, with its one write made here: the transaction is signed locally, its
  * hash handed to `beforeBroadcast`, then sent. Run one settling account per process: the nonce is this process's.
+ * Every call, the wait for the receipt included, shares the chain budget of the request (ports/chainBudget.ts).
  * @example const facilitator = viemX402Facilitator({ rpcUrl, chain: base, account: privateKeyToAccount(key) })
  */
 export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
   const client = createWalletClient({
     account: options.account,
     chain: options.chain,
-    transport: /^wss?:/i.test(options.rpcUrl)
-      ? webSocket(options.rpcUrl, { retryCount: 0 })
-      : http(options.rpcUrl, { retryCount: 0 }),
+    transport: budgetedTransport(
+      /^wss?:/i.test(options.rpcUrl)
+        ? webSocket(options.rpcUrl, { retryCount: 0 })
+        : http(options.rpcUrl, { retryCount: 0 }),
+    ),
   }).extend(publicActions)
   const inTurn = serialized()
+  const receiptTimeoutMs = options.receiptTimeoutMs ?? 30_000
   const network = `eip155:${options.chain.id}` as const
 
   /**
@@ -119,9 +125,15 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
           }),
         sendTransaction: () =>
           Promise.reject(new Error('deploying payer wallets (ERC-6492) is not supported')),
-        waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
+        // The wait for the receipt ends with the request's chain budget too (the settlement is then pending).
+        waitForTransactionReceipt: (args) =>
+          withinChainBudget(
+            args.timeout ?? receiptTimeoutMs,
+            (timeout) => client.waitForTransactionReceipt({ ...args, timeout }),
+            args,
+          ),
       },
-      { confirmationTimeoutMs: options.receiptTimeoutMs ?? 30_000 },
+      { confirmationTimeoutMs: receiptTimeoutMs },
     )
     return new ExactEvmScheme(signer)
   }
@@ -164,6 +176,8 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
         })
         const signed = await client.signTransaction(request as never)
         const hash = keccak256(signed)
+        // A request whose chain budget is spent records nothing and sends nothing: 503, the same payment may be sent again.
+        if (chainCallTimeout(1) <= 0) throw budgetTimeout({ method: 'eth_sendRawTransaction' })
         await beforeBroadcast(hash)
         broadcasting = true
         await client.sendRawTransaction({ serializedTransaction: signed })

@@ -29,6 +29,7 @@ import {
 } from '../TaskInput.ts'
 import { PairAgentInput, UpdateUserInput } from '../User.ts'
 import { WebhookInput } from '../Webhook.ts'
+import { withChainBudget } from './chainBudgetRows.ts'
 import { feedStream, wantsEventStream } from './feedStream.ts'
 import { withIdempotencyKey } from './idempotentRows.ts'
 import type { RouteCall, RouteJson, RouteRow, ToolArgument } from './RouteRow.ts'
@@ -938,7 +939,7 @@ const ROWS: readonly RouteRow[] = [
 
 /**
  * Every marketplace operation, one row each (SPEC order), every write honouring Idempotency-Key
- * (`withIdempotencyKey`). Hosts add their own rows (the index, health) beside these; `docs/architecture.md` maps each
+ * (`withIdempotencyKey`), every call under one chain budget (`withChainBudget`). Hosts add their own rows (the index, health) beside these; `docs/architecture.md` maps each
  * SPEC row to its operation.
  */
-export const MARKET_ROUTES: readonly RouteRow[] = ROWS.map(withIdempotencyKey)
+export const MARKET_ROUTES: readonly RouteRow[] = ROWS.map((row) => withChainBudget(withIdempotencyKey(row)))

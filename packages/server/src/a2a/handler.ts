@@ -18,6 +18,7 @@ import {
 import type { A2ARequestHandler } from '@a2a-js/sdk/server'
 import {
   hashSecret,
+  inChainBudget,
   MARKET_SKILLS,
   MAX_PARAMS_DEPTH,
   MarketError,
@@ -152,8 +153,10 @@ export class MarketA2aHandler implements A2ARequestHandler {
     const message = params.message
     if (!message) throw new RequestMalformedError('SendMessage needs a message.')
     try {
-      if (message.taskId) return await this.continueTask(message)
-      return await this.once(message, () => this.newMessage(message))
+      // One chain budget for the message, as for an HTTP request (a payment's chain calls share it).
+      return await inChainBudget(this.market.config.chain.requestBudgetMs, () =>
+        message.taskId ? this.continueTask(message) : this.once(message, () => this.newMessage(message)),
+      )
     } catch (error) {
       throw a2aErrorOf(retryErrorOf(error))
     }

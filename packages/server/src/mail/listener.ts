@@ -1,5 +1,5 @@
 import type { Clock, MarketplaceActions, OrderMailResult } from '@agentmarket/core'
-import { MAX_ORDER_MAIL_BYTES, systemClock } from '@agentmarket/core'
+import { inChainBudget, MAX_ORDER_MAIL_BYTES, systemClock } from '@agentmarket/core'
 import type { RateClass, RateLimiter } from '@agentmarket/core/routes'
 import { addressBucket, RateLimitedError } from '@agentmarket/core/routes'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server'
@@ -174,7 +174,10 @@ export async function startOrderListener(options: OrderListenerOptions): Promise
     if ('skip' in mail) return `2.0.0 Message accepted without reply (${mail.skip})`
     // The sender is whom the reply goes to: one address cannot be sent more replies than a buyer orders.
     if (limiter) await spendMail(limiter, [['mail', `sender:${mail.from.toLowerCase()}`]])
-    const result = await market.receiveOrderMail(mail)
+    // One chain budget for the order, as for an HTTP request: a frozen RPC holds the SMTP session one budget at most.
+    const result = await inChainBudget(market.config.chain.requestBudgetMs, () =>
+      market.receiveOrderMail(mail),
+    )
     onTaken?.(result)
     // No task id: it is a read credential, and this answer crosses the network in clear into the sender's logs.
     if (result.outcome === 'task') return '2.0.0 Order taken; the reply carries its task id'
