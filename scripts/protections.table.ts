@@ -855,4 +855,30 @@ export const PROTECTIONS: Protection[] = [
     test: 'tests/faults/chainBudget.test.ts',
     name: 'inside A2A',
   },
+  {
+    id: 'idempotency-quota',
+    what: 'answers kept for Idempotency-Key replays are held to a quota per client (address, /48, API key)',
+    edits: [
+      {
+        file: IDEMPOTENCY,
+        find: 'charge(request, bytes, Math.floor(now / HOUR_MS)).catch(() => true)',
+        replace: 'Promise.resolve(true)',
+      },
+    ],
+    test: 'packages/core/src/routes/idempotentRows.test.ts',
+    name: 'quota of answers kept',
+  },
+  {
+    id: 'secret-replay-needs-working-key',
+    what: 'a replay of an answer holding a secret shown once needs the API key it was sent with to still work',
+    edits: [
+      {
+        file: IDEMPOTENCY,
+        find: 'if (request.shownOnce && request.credentialValid && !(await request.credentialValid()))',
+        replace: 'if (request.shownOnce && request.credentialValid && false)',
+      },
+    ],
+    test: 'tests/security/keyRotation.test.ts',
+    name: 'rotated-away key replaying',
+  },
 ]
