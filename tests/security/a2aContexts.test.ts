@@ -3,8 +3,6 @@ import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Task } from '@a2a-js/sdk'
-import { memoryRateBuckets, type RateBuckets } from '@agentmarket/core'
-import { DEFAULT_RATE_POLICIES, rateLimiter } from '@agentmarket/core/routes'
 import ts from 'typescript'
 import {
   A2A_METHOD_NAMES,
@@ -14,6 +12,7 @@ import {
   a2aRestMethod,
 } from '../../packages/server/src/a2a/methods.ts'
 import { testApp } from '../../packages/server/src/testing/http.ts'
+import { recordingRateLimits } from '../../packages/server/src/testing/rateLimits.ts'
 import {
   A2A_HEADERS,
   order,
@@ -34,20 +33,8 @@ const MADE_UP_TASK = 'task_0123456789abcdef0123456789abcdef'
 
 /** A market where the buyer talks to `seller` and `other`, with a recording of the rate buckets each request spends. */
 async function market() {
-  const inner = memoryRateBuckets()
-  const spent: string[] = []
-  const recording: RateBuckets = {
-    takeHeld(key, policy, cost, now) {
-      spent.push(key.slice(0, key.indexOf(':')))
-      return inner.takeHeld?.(key, policy, cost, now)
-    },
-    take: (key, policy, cost, now) => inner.take(key, policy, cost, now),
-  }
-  const generous = Object.fromEntries(
-    Object.keys(DEFAULT_RATE_POLICIES).map((name) => [name, { name, limit: 1e6, windowSeconds: 60 }]),
-  )
-  const limiter = rateLimiter(recording, { policies: generous })
-  const app = await testApp(undefined, { rateLimits: { limiter, trustedProxies: 0 } })
+  const { rateLimits, spent } = recordingRateLimits()
+  const app = await testApp(undefined, { rateLimits })
   const { key } = await app.register('seller', { skills: ['Echo'] })
   const { key: otherKey } = await app.register('other', { skills: ['Echo'] })
   return { ...app, key, otherKey, spent }
@@ -508,7 +495,9 @@ describe('A2A access matrix (the A2A table x bindings x interfaces x principals)
             const shownThreads = buyersThreads.filter((thread) => text.includes(thread))
             expect(shownThreads, label).toEqual(cell.thread ? [threads[kind]] : [])
             if (principal === 'buyerContext' && method === 'sendMessage') buyersOrders.push(answers[0]?.json)
-            expect([...new Set(app.spent)], `${label}: rate class`).toEqual([row.rate])
+            expect([...new Set(app.spent.map((one) => one.bucket))], `${label}: rate class`).toEqual([
+              row.rate,
+            ])
           }
         }
         expect(requests).toBeGreaterThanOrEqual(A2A_METHOD_NAMES.length * PRINCIPALS.length)

@@ -1,7 +1,6 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { memoryRateBuckets, type RateBuckets } from '@agentmarket/core'
-import { DEFAULT_RATE_POLICIES, rateLimiter } from '@agentmarket/core/routes'
 import { testApp } from '../../packages/server/src/testing/http.ts'
+import { recordingRateLimits } from '../../packages/server/src/testing/rateLimits.ts'
 import { A2A_HEADERS, rpc } from '../support/a2aClient.ts'
 import { recordingFacilitator } from '../support/x402.ts'
 
@@ -17,22 +16,11 @@ type App = Awaited<ReturnType<typeof market>>
 
 /** A market (x402 on, rate limits recorded and generous) whose seller sells a paid skill, and counters of its work. */
 async function market() {
-  const spent: { bucket: string; tokens: number }[] = []
-  const inner = memoryRateBuckets()
-  const recording: RateBuckets = {
-    takeHeld(key, policy, cost, now) {
-      spent.push({ bucket: key.slice(0, key.indexOf(':')), tokens: cost })
-      return inner.takeHeld?.(key, policy, cost, now)
-    },
-    take: (key, policy, cost, now) => inner.take(key, policy, cost, now),
-  }
-  const generous = Object.fromEntries(
-    Object.keys(DEFAULT_RATE_POLICIES).map((name) => [name, { name, limit: 1e6, windowSeconds: 60 }]),
-  )
+  const { rateLimits, spent } = recordingRateLimits()
   const { facilitator } = recordingFacilitator()
   const app = await testApp(undefined, {
     x402: { facilitator },
-    rateLimits: { limiter: rateLimiter(recording, { policies: generous }), trustedProxies: 0 },
+    rateLimits,
   })
   const { key } = await app.register('seller', {
     skills: [{ name: 'Echo', type: 'purchasable', price: '1' }],
