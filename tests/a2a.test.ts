@@ -1,40 +1,21 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { type Message, type Task, TaskState, taskStateToJSON } from '@a2a-js/sdk'
-import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import type { PaymentRequired } from '@x402/core/types'
-import type { HDAccount } from 'viem/accounts'
 import { testApp } from '../packages/server/src/testing/http.ts'
 import { type A2aBinding, sdkClient, sdkMessage, sendForTask } from './support/a2aClient.ts'
-import { type Anvil, paymentChain } from './support/anvil.ts'
-import { x402Payer } from './support/x402.ts'
+import { x402AppOptions, x402ChainForSuite, x402Payer } from './support/x402.ts'
 
 const PRICE = 500_000n
 const SKILLS = [{ name: 'Deep Search', type: 'purchasable', price: '0.5' }, 'Echo']
 const X402_STATUS = 'x402.payment.status'
 
-let anvil: Anvil
-let buyer: HDAccount
-let seller: HDAccount
-let settler: HDAccount
-
-beforeAll(async () => {
-  const chain = await paymentChain(['buyer', 'seller', 'settler'], { funded: ['buyer'] })
-  ;({ anvil } = chain)
-  ;({ buyer, seller, settler } = chain.accounts)
-})
-afterAll(() => anvil?.stop())
+const x402 = x402ChainForSuite()
 
 /** A market on anvil taking x402, with a seller of a paid and a free skill; `client(binding)` is the A2A SDK's. */
 async function market() {
-  const app = await testApp('2026-06-01T12:00:00.000Z', {
-    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
-    chainConfig: { minConfirmations: 1 },
-    x402: {
-      facilitator: viemX402Facilitator({ rpcUrl: anvil.rpcUrl, chain: anvil.chain, account: settler }),
-    },
-  })
+  const app = await testApp('2026-06-01T12:00:00.000Z', x402AppOptions(x402))
   const { key } = await app.register('seller', { skills: SKILLS, bio: 'Finds things.' })
-  await app.call('PUT', '/api/agents/seller', { key, body: { walletAddress: seller.address } })
+  await app.call('PUT', '/api/agents/seller', { key, body: { walletAddress: x402.seller.address } })
   /** The official A2A client for the card at `url` (an agent's API URL, or the marketplace's origin). */
   // The URL a client is given ends with a slash, so the well-known path resolves under it.
   const client = (binding: A2aBinding, url = 'http://localhost:3000/api/agents/seller/') =>
@@ -57,13 +38,13 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
       const asked = ordered.status?.message?.metadata ?? {}
       expect(asked[X402_STATUS]).toBe('payment-required')
       const required = asked['x402.payment.required'] as PaymentRequired
-      expect(required.accepts[0]).toMatchObject({ amount: PRICE.toString(), payTo: seller.address })
+      expect(required.accepts[0]).toMatchObject({ amount: PRICE.toString(), payTo: x402.seller.address })
       // The payment instructions are also a data part, for clients without the x402 extension.
       const instructions = ordered.status?.message?.parts.find((part) => part.content?.$case === 'data')
       expect(JSON.stringify(instructions?.content?.value)).toContain('payer_proof')
 
-      const sellerBefore = await anvil.usdcOf(seller.address)
-      const payload = await x402Payer(buyer).createPaymentPayload(required)
+      const sellerBefore = await x402.anvil.usdcOf(x402.seller.address)
+      const payload = await x402Payer(x402.buyer).createPaymentPayload(required)
       const paid = await sendForTask(
         client,
         sdkMessage(
@@ -82,7 +63,7 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
       }[]
       const [receipt] = receipts
       expect(receipt?.success).toBe(true)
-      expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+      expect(await x402.anvil.usdcOf(x402.seller.address)).toBe(sellerBefore + PRICE)
 
       expect((await app.complete(ordered.id, 'https://results.example/rust.json')).status).toBe(200)
       const done = await client.getTask({ tenant: '', id: ordered.id, historyLength: undefined })
@@ -132,7 +113,7 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
     const client = await app.client('HTTP+JSON')
     const first = await sendForTask(client, sdkMessage({ skill: 'deep-search' }))
     const required = first.status?.message?.metadata?.['x402.payment.required'] as PaymentRequired
-    const payload = await x402Payer(buyer).createPaymentPayload(required)
+    const payload = await x402Payer(x402.buyer).createPaymentPayload(required)
     const pay = (task: Task) =>
       sendForTask(
         client,
@@ -155,7 +136,7 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
       otherClient.getTask({ tenant: '', id: first.id, historyLength: undefined }),
     ).rejects.toThrow()
     // A payment for the wrong amount is refused and the task still asks for the right one.
-    const cheap = await x402Payer(buyer).createPaymentPayload({
+    const cheap = await x402Payer(x402.buyer).createPaymentPayload({
       ...required,
       accepts: [{ ...(required.accepts[0] as PaymentRequired['accepts'][number]), amount: '1' }],
     })

@@ -1,15 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { memoryRateBuckets } from '@agentmarket/core'
 import { rateLimiter } from '@agentmarket/core/routes'
-import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import type { PaymentRequired } from '@x402/core/types'
 import type { Address } from 'viem'
-import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from 'viem/accounts'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { acceptsPayment, parseAcceptPayment } from '../../packages/core/src/payments/AcceptPayment.ts'
 import { type TestAppOptions, testApp } from '../../packages/server/src/testing/http.ts'
 import { A2A_HEADERS, order, rpc, wireMessage } from '../support/a2aClient.ts'
-import { type Anvil, paymentChain } from '../support/anvil.ts'
-import { recordingFacilitator, x402Payer } from '../support/x402.ts'
+import { recordingFacilitator, x402AppOptions, x402ChainForSuite, x402Payer } from '../support/x402.ts'
 
 // Attacks on the agent protocols added this session: the A2A 1.0 server (routes, handler, transports, threads), A2A's
 // x402 payment round, MCP's stateless revision, the AI catalog, the registration file and MPP discovery. Each drives
@@ -446,26 +444,10 @@ describe('A2A: orders that would skip the HTTP path’s checks', () => {
 })
 
 describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)', () => {
-  let anvil: Anvil
-  let buyer: LocalAccount
-  let seller: LocalAccount
-  let settler: LocalAccount
-  beforeAll(async () => {
-    const chain = await paymentChain(['buyer', 'seller', 'settler'], { funded: ['buyer'] })
-    ;({ anvil } = chain)
-    ;({ buyer, seller, settler } = chain.accounts)
-  })
-  afterAll(() => anvil?.stop())
+  const x402 = x402ChainForSuite()
 
   const anvilMarket = (minConfirmations: number) =>
-    market({
-      chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
-      chainConfig: { minConfirmations },
-      x402: {
-        facilitator: viemX402Facilitator({ rpcUrl: anvil.rpcUrl, chain: anvil.chain, account: settler }),
-      },
-      sellerWallet: seller.address,
-    })
+    market({ ...x402AppOptions(x402, minConfirmations), sellerWallet: x402.seller.address })
 
   test('attack: while an A2A payment awaits its confirmations, the task says payment-submitted (no requirements), and a second authorization is refused: the buyer pays once', async () => {
     // A settlement sent and awaiting confirmations leaves the task `pending_payment` with a pending check: asTask
@@ -475,12 +457,12 @@ describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)
     const app = await anvilMarket(3)
     const ordered = await order(app, '/a2a/agents/seller', { skill: 'deep-search', params: { q: 'x' } })
     const required = ordered.status.message.metadata[X402_REQUIRED] as PaymentRequired
-    const sellerBefore = await anvil.usdcOf(seller.address)
+    const sellerBefore = await x402.anvil.usdcOf(x402.seller.address)
     const first = await rpc(
       app,
       '/a2a/agents/seller',
       'SendMessage',
-      paymentMessage(ordered.id, await x402Payer(buyer).createPaymentPayload(required)),
+      paymentMessage(ordered.id, await x402Payer(x402.buyer).createPaymentPayload(required)),
     )
     expect(first.json.result.task.status.message.metadata[X402_STATUS]).toBe('payment-completed')
     // The buyer polls, as A2A says to; an a2a-x402 client pays whatever asks for payment.
@@ -491,9 +473,9 @@ describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)
       app,
       '/a2a/agents/seller',
       'SendMessage',
-      paymentMessage(ordered.id, await x402Payer(buyer).createPaymentPayload(again)),
+      paymentMessage(ordered.id, await x402Payer(x402.buyer).createPaymentPayload(again)),
     )
-    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    expect(await x402.anvil.usdcOf(x402.seller.address)).toBe(sellerBefore + PRICE)
     expect(asked[X402_STATUS]).not.toBe('payment-required')
   })
 
@@ -503,10 +485,10 @@ describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)
     const app = await anvilMarket(1)
     const ordered = await order(app, '/a2a/agents/seller', { skill: 'deep-search', params: { q: 'x' } })
     const required = ordered.status.message.metadata[X402_REQUIRED] as PaymentRequired
-    const sellerBefore = await anvil.usdcOf(seller.address)
+    const sellerBefore = await x402.anvil.usdcOf(x402.seller.address)
     const payloads = await Promise.all([
-      x402Payer(buyer).createPaymentPayload(required),
-      x402Payer(buyer).createPaymentPayload(required),
+      x402Payer(x402.buyer).createPaymentPayload(required),
+      x402Payer(x402.buyer).createPaymentPayload(required),
     ])
     await Promise.all(
       payloads.map((payload) =>
@@ -515,7 +497,7 @@ describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)
     )
     const view = (await app.call('GET', `/api/agents/seller/tasks/${ordered.id}`)).json
     expect(view.status).toBe('paid')
-    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    expect(await x402.anvil.usdcOf(x402.seller.address)).toBe(sellerBefore + PRICE)
   })
 })
 
