@@ -17,18 +17,17 @@ type TestApp = Awaited<ReturnType<typeof testApp>>
 /** The A2A bindings the SDK client speaks and the app serves. */
 export type A2aBinding = 'JSONRPC' | 'HTTP+JSON'
 
-/** The official A2A client of the card at `url` over `binding`: `app` handles its requests, `headers` set on each. */
-export function sdkClient(
-  app: Pick<TestApp, 'app'>,
-  binding: A2aBinding,
-  url: string,
-  headers: Record<string, string> = {},
-): Promise<Client> {
-  const fetchImpl = ((input: RequestInfo | URL, init?: RequestInit) => {
+/** A fetch that hands each request to `app` (testApp's), with `headers` set on it. */
+export function appFetch(app: Pick<TestApp, 'app'>, headers: Record<string, string> = {}): typeof fetch {
+  return ((input: RequestInfo | URL, init?: RequestInit) => {
     const request = new Request(input, init)
     for (const [name, value] of Object.entries(headers)) request.headers.set(name, value)
     return app.app.handle(request)
   }) as typeof fetch
+}
+
+/** The official A2A client of the card at `url` over `binding`, sending every request through `fetchImpl`. */
+export function sdkClientVia(fetchImpl: typeof fetch, binding: A2aBinding, url: string): Promise<Client> {
   return new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
       transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
@@ -37,6 +36,14 @@ export function sdkClient(
     }),
   ).createFromUrl(url)
 }
+
+/** The official A2A client of the card at `url` over `binding`: `app` handles its requests, `headers` set on each. */
+export const sdkClient = (
+  app: Pick<TestApp, 'app'>,
+  binding: A2aBinding,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<Client> => sdkClientVia(appFetch(app, headers), binding, url)
 
 const dataPart = (data: unknown): Part => ({
   content: { $case: 'data', value: data },
