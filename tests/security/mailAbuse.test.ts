@@ -54,6 +54,19 @@ async function deliver(
 }
 
 /** The SMTP answer code of a delivery: 250 when taken, else the server's refusal code. */
+/** mailServer(`extra`) started before the enclosing suite's tests and stopped after them; read it in tests. */
+function mailServerForSuite(extra: Record<string, string> = {}) {
+  const market = {} as Awaited<ReturnType<typeof mailServer>>
+  beforeAll(async () => {
+    Object.assign(market, await mailServer(extra))
+  })
+  afterAll(async () => {
+    market.server?.stop()
+    await market.relay?.stop()
+  })
+  return market
+}
+
 /** A ping order for scout from `from`, with the rest of the message (envelope, messageId) in `extra`. */
 const ping = (from: string, extra: Partial<Outgoing> = {}): Outgoing => ({
   from,
@@ -108,14 +121,7 @@ afterAll(async () => {
 })
 
 describe('the order mailbox trusts only senders their domain vouches for (MAIL_AUTH=enforce, the default)', () => {
-  let market: Awaited<ReturnType<typeof mailServer>>
-  beforeAll(async () => {
-    market = await mailServer()
-  })
-  afterAll(async () => {
-    market?.server.stop()
-    await market?.relay.stop()
-  })
+  const market = mailServerForSuite()
 
   const tasks = async () =>
     (await market.call('GET', '/api/agents/scout/tasks?status=all')).json.total as number
@@ -198,13 +204,9 @@ describe('the order mailbox trusts only senders their domain vouches for (MAIL_A
 })
 
 describe('the order mailbox limits mail per client address, per sender and in total', () => {
-  let market: Awaited<ReturnType<typeof mailServer>>
-  beforeAll(async () => {
-    market = await mailServer({ RATE_LIMITS: 'on', RATE_LIMIT_POLICIES: 'mail=3/3600,mail_total=10/3600' })
-  })
-  afterAll(async () => {
-    market?.server.stop()
-    await market?.relay.stop()
+  const market = mailServerForSuite({
+    RATE_LIMITS: 'on',
+    RATE_LIMIT_POLICIES: 'mail=3/3600,mail_total=10/3600',
   })
 
   const from = (localAddress: string) => ({ localAddress })
@@ -231,14 +233,7 @@ describe('the order mailbox limits mail per client address, per sender and in to
 })
 
 describe('one address cannot close the order mailbox to others (SMTP connection limits, the defaults)', () => {
-  let market: Awaited<ReturnType<typeof mailServer>>
-  beforeAll(async () => {
-    market = await mailServer()
-  })
-  afterAll(async () => {
-    market?.server.stop()
-    await market?.relay.stop()
-  })
+  const market = mailServerForSuite()
 
   test('attack: 50 connections from one address kept open with NOOPs hold 10; another address gets 220 and orders', async () => {
     // Before the fix these 50 filled the listener (maxClients 50) and everyone else was answered 421.
