@@ -1,95 +1,28 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { type Message, type Part, Role, type Task, TaskState, taskStateToJSON } from '@a2a-js/sdk'
-import {
-  type Client,
-  ClientFactory,
-  ClientFactoryOptions,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-} from '@a2a-js/sdk/client'
-import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
+import { describe, expect, test } from 'bun:test'
+import { type Message, type Task, TaskState, taskStateToJSON } from '@a2a-js/sdk'
 import type { PaymentRequired } from '@x402/core/types'
-import type { HDAccount } from 'viem/accounts'
 import { testApp } from '../packages/server/src/testing/http.ts'
-import { type Anvil, paymentChain } from './support/anvil.ts'
-import { x402Payer } from './support/x402.ts'
+import { type A2aBinding, sdkClient, sdkMessage, sendForTask } from './support/a2aClient.ts'
+import { x402AppOptions, x402ChainForSuite, x402Payer } from './support/x402.ts'
 
 const PRICE = 500_000n
 const SKILLS = [{ name: 'Deep Search', type: 'purchasable', price: '0.5' }, 'Echo']
 const X402_STATUS = 'x402.payment.status'
 
-let anvil: Anvil
-let buyer: HDAccount
-let seller: HDAccount
-let settler: HDAccount
-
-beforeAll(async () => {
-  const chain = await paymentChain(['buyer', 'seller', 'settler'], { funded: ['buyer'] })
-  ;({ anvil } = chain)
-  ;({ buyer, seller, settler } = chain.accounts)
-})
-afterAll(() => anvil?.stop())
+const x402 = x402ChainForSuite()
 
 /** A market on anvil taking x402, with a seller of a paid and a free skill; `client(binding)` is the A2A SDK's. */
 async function market() {
-  const app = await testApp('2026-06-01T12:00:00.000Z', {
-    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
-    chainConfig: { minConfirmations: 1 },
-    x402: {
-      facilitator: viemX402Facilitator({ rpcUrl: anvil.rpcUrl, chain: anvil.chain, account: settler }),
-    },
-  })
+  const app = await testApp('2026-06-01T12:00:00.000Z', x402AppOptions(x402))
   const { key } = await app.register('seller', { skills: SKILLS, bio: 'Finds things.' })
-  await app.call('PUT', '/api/agents/seller', { key, body: { walletAddress: seller.address } })
-  const fetchImpl = ((input: RequestInfo | URL, init?: RequestInit) =>
-    app.app.handle(new Request(input, init))) as typeof fetch
+  await app.call('PUT', '/api/agents/seller', { key, body: { walletAddress: x402.seller.address } })
   /** The official A2A client for the card at `url` (an agent's API URL, or the marketplace's origin). */
   // The URL a client is given ends with a slash, so the well-known path resolves under it.
-  const client = (binding: 'JSONRPC' | 'HTTP+JSON', url = 'http://localhost:3000/api/agents/seller/') =>
-    new ClientFactory(
-      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-        transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
-        cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-        preferredTransports: [binding],
-      }),
-    ).createFromUrl(url)
+  const client = (binding: A2aBinding, url = 'http://localhost:3000/api/agents/seller/') =>
+    sdkClient(app, binding, url)
   const complete = (id: string, resultUrl: string) =>
     app.call('POST', `/api/agents/seller/tasks/${id}/complete`, { key, body: { result_url: resultUrl } })
-  return { ...app, key, client, complete, fetchImpl }
-}
-
-const dataPart = (data: unknown): Part => ({
-  content: { $case: 'data', value: data },
-  metadata: undefined,
-  filename: '',
-  mediaType: 'application/json',
-})
-
-/** A user message: a data part, and maybe the task it continues and metadata. */
-const message = (data: unknown, extra: Partial<Message> = {}): Message => ({
-  messageId: crypto.randomUUID(),
-  contextId: '',
-  taskId: '',
-  role: Role.ROLE_USER,
-  parts: [dataPart(data)],
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-  ...extra,
-})
-
-/** Sends a message and expects a task back. */
-async function send(client: Client, body: Message): Promise<Task> {
-  const answer = await client.sendMessage({
-    tenant: '',
-    message: body,
-    configuration: undefined,
-    metadata: undefined,
-  })
-  if (!('id' in answer) || !('status' in answer))
-    throw new Error(`expected a task, got ${JSON.stringify(answer)}`)
-  return answer as Task
+  return { ...app, key, client, complete }
 }
 
 const stateOf = (task: Task) => (task.status ? taskStateToJSON(task.status.state) : '')
@@ -100,21 +33,21 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
       const app = await market()
       const client = await app.client(binding)
       expect(client.transport.protocolName).toBe(binding)
-      const ordered = await send(client, message({ skill: 'deep-search', params: { q: 'rust' } }))
+      const ordered = await sendForTask(client, sdkMessage({ skill: 'deep-search', params: { q: 'rust' } }))
       expect(stateOf(ordered)).toBe('TASK_STATE_INPUT_REQUIRED')
       const asked = ordered.status?.message?.metadata ?? {}
       expect(asked[X402_STATUS]).toBe('payment-required')
       const required = asked['x402.payment.required'] as PaymentRequired
-      expect(required.accepts[0]).toMatchObject({ amount: PRICE.toString(), payTo: seller.address })
+      expect(required.accepts[0]).toMatchObject({ amount: PRICE.toString(), payTo: x402.seller.address })
       // The payment instructions are also a data part, for clients without the x402 extension.
       const instructions = ordered.status?.message?.parts.find((part) => part.content?.$case === 'data')
       expect(JSON.stringify(instructions?.content?.value)).toContain('payer_proof')
 
-      const sellerBefore = await anvil.usdcOf(seller.address)
-      const payload = await x402Payer(buyer).createPaymentPayload(required)
-      const paid = await send(
+      const sellerBefore = await x402.anvil.usdcOf(x402.seller.address)
+      const payload = await x402Payer(x402.buyer).createPaymentPayload(required)
+      const paid = await sendForTask(
         client,
-        message(
+        sdkMessage(
           {},
           {
             taskId: ordered.id,
@@ -130,7 +63,7 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
       }[]
       const [receipt] = receipts
       expect(receipt?.success).toBe(true)
-      expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+      expect(await x402.anvil.usdcOf(x402.seller.address)).toBe(sellerBefore + PRICE)
 
       expect((await app.complete(ordered.id, 'https://results.example/rust.json')).status).toBe(200)
       const done = await client.getTask({ tenant: '', id: ordered.id, historyLength: undefined })
@@ -149,11 +82,14 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
   test('behavior: a free skill is working at once; ListTasks lists the conversation by its contextId, only it', async () => {
     const app = await market()
     const client = await app.client('JSONRPC')
-    const free = await send(client, message({ skill: 'echo', params: { x: 1 } }))
+    const free = await sendForTask(client, sdkMessage({ skill: 'echo', params: { x: 1 } }))
     expect(stateOf(free)).toBe('TASK_STATE_WORKING')
-    const second = await send(client, message({ skill: 'deep-search' }, { contextId: free.contextId }))
+    const second = await sendForTask(
+      client,
+      sdkMessage({ skill: 'deep-search' }, { contextId: free.contextId }),
+    )
     expect(second.contextId).toBe(free.contextId)
-    const other = await send(client, message({ skill: 'echo' }))
+    const other = await sendForTask(client, sdkMessage({ skill: 'echo' }))
     expect(other.contextId).not.toBe(free.contextId)
     const listed = await client.listTasks({
       tenant: '',
@@ -167,7 +103,7 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
     })
     expect(listed.tasks.map((task) => task.id).sort()).toEqual([free.id, second.id].sort())
     // A contextId the client made up starts a new conversation: it cannot join (or list) someone else's.
-    const madeUp = await send(client, message({ skill: 'echo' }, { contextId: 'my-context' }))
+    const madeUp = await sendForTask(client, sdkMessage({ skill: 'echo' }, { contextId: 'my-context' }))
     expect(madeUp.contextId).not.toBe('my-context')
   })
 
@@ -175,13 +111,13 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
     const app = await market()
     await app.register('other', { skills: ['Echo'] })
     const client = await app.client('HTTP+JSON')
-    const first = await send(client, message({ skill: 'deep-search' }))
+    const first = await sendForTask(client, sdkMessage({ skill: 'deep-search' }))
     const required = first.status?.message?.metadata?.['x402.payment.required'] as PaymentRequired
-    const payload = await x402Payer(buyer).createPaymentPayload(required)
+    const payload = await x402Payer(x402.buyer).createPaymentPayload(required)
     const pay = (task: Task) =>
-      send(
+      sendForTask(
         client,
-        message(
+        sdkMessage(
           {},
           {
             taskId: task.id,
@@ -190,7 +126,7 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
         ),
       )
     expect(stateOf(await pay(first))).toBe('TASK_STATE_WORKING')
-    const second = await send(client, message({ skill: 'deep-search' }))
+    const second = await sendForTask(client, sdkMessage({ skill: 'deep-search' }))
     await expect(pay(second)).rejects.toThrow(/authorization_already_used/)
     expect(stateOf(await client.getTask({ tenant: '', id: second.id, historyLength: undefined }))).toBe(
       'TASK_STATE_INPUT_REQUIRED',
@@ -200,13 +136,13 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
       otherClient.getTask({ tenant: '', id: first.id, historyLength: undefined }),
     ).rejects.toThrow()
     // A payment for the wrong amount is refused and the task still asks for the right one.
-    const cheap = await x402Payer(buyer).createPaymentPayload({
+    const cheap = await x402Payer(x402.buyer).createPaymentPayload({
       ...required,
       accepts: [{ ...(required.accepts[0] as PaymentRequired['accepts'][number]), amount: '1' }],
     })
-    const refused = await send(
+    const refused = await sendForTask(
       client,
-      message(
+      sdkMessage(
         {},
         {
           taskId: second.id,
@@ -233,7 +169,7 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
     const client = await app.client('JSONRPC', 'http://localhost:3000/')
     const found = await client.sendMessage({
       tenant: '',
-      message: message({ skill: 'search-agents', params: { q: 'finds' } }),
+      message: sdkMessage({ skill: 'search-agents', params: { q: 'finds' } }),
       configuration: undefined,
       metadata: undefined,
     })
@@ -242,9 +178,9 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
     }
     const agents = page.agents
     expect(agents.map((agent) => agent.name)).toEqual(['seller'])
-    const ordered = await send(
+    const ordered = await sendForTask(
       client,
-      message({ skill: 'order-skill', params: { agent: 'seller', skill: 'echo' } }),
+      sdkMessage({ skill: 'order-skill', params: { agent: 'seller', skill: 'echo' } }),
     )
     expect(stateOf(ordered)).toBe('TASK_STATE_WORKING')
     expect(stateOf(await client.getTask({ tenant: '', id: ordered.id, historyLength: undefined }))).toBe(
@@ -255,8 +191,8 @@ describe('A2A for real: the SDK client orders, pays and reads through each agent
   test('error: a message without a skill, streaming, cancel and an unknown skill get A2A errors that say what to send', async () => {
     const app = await market()
     const client = await app.client('JSONRPC')
-    await expect(send(client, message({ nothing: true }))).rejects.toThrow(/data part/)
-    await expect(send(client, message({ skill: 'nope' }))).rejects.toThrow(/unknown_skill/)
+    await expect(sendForTask(client, sdkMessage({ nothing: true }))).rejects.toThrow(/data part/)
+    await expect(sendForTask(client, sdkMessage({ skill: 'nope' }))).rejects.toThrow(/unknown_skill/)
     await expect(client.cancelTask({ tenant: '', id: 'task_x', metadata: undefined })).rejects.toThrow()
     const rest = await app.call('POST', '/a2a/agents/seller/rest/message:send', {
       body: { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ data: { skill: 'echo' } }] } },

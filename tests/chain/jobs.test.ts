@@ -4,7 +4,7 @@ import type { Address, Hex, TransactionReceipt } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { expectProblemShape, testApp } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain } from '../support/anvil.ts'
-import { signPayerProof } from '../support/payer.ts'
+import { signPayerProof, verifyPayment } from '../support/payer.ts'
 
 const PRICE = 2_500_000n // 2.5 USDC
 const SLA = 600 // seconds
@@ -253,28 +253,12 @@ describe('jobs in the job escrow, on anvil: the API answers each call, the follo
     await anvil.mine(2)
     await first.market.followJobEscrow()
     expect(await first.read()).toMatchObject({ status: 'pending_payment', money: 'none' })
-    const signature = await signPayerProof(
-      buyer,
-      (await first.read()).payment.payer_proof,
-      receipt.transactionHash,
-    )
-    const verify = await first.call('POST', `${first.path}/verify-payment`, {
-      body: { tx_hash: receipt.transactionHash, payer_signature: signature },
-    })
+    const verify = await verifyPayment(first, first.path, buyer, receipt.transactionHash)
     expectProblemShape(verify, 422, 'job_terms_mismatch')
     // The second task's funding, sent to the first market's task path: it pays the second task only.
     const secondFund = await anvil.sendCall(buyer, await second.callOf('fund'), 300_000n)
     await anvil.mine(2)
-    const wrongTask = await first.call('POST', `${first.path}/verify-payment`, {
-      body: {
-        tx_hash: secondFund.transactionHash,
-        payer_signature: await signPayerProof(
-          buyer,
-          (await first.read()).payment.payer_proof,
-          secondFund.transactionHash,
-        ),
-      },
-    })
+    const wrongTask = await verifyPayment(first, first.path, buyer, secondFund.transactionHash)
     expectProblemShape(wrongTask, 422, 'not_an_escrow_deposit')
     await second.market.followJobEscrow()
     expect(await second.read()).toMatchObject({ status: 'paid', money: 'held' })

@@ -1,21 +1,14 @@
 import { describe, expect, test } from 'bun:test'
-import { type Message, type Part, Role, type Task } from '@a2a-js/sdk'
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-} from '@a2a-js/sdk/client'
 import { StoreUnavailableError } from '@agentmarket/core'
 import { testApp } from '../../packages/server/src/testing/http.ts'
+import { type A2aBinding, sdkClient, sdkMessage, sendForTask } from '../support/a2aClient.ts'
 
 // A client that retries a SendMessage after a timeout sends the same message again, with the same messageId (A2A's
 // client-generated id of a message). The retry gets the task the first one created, never a second order; the same
 // messageId with another message is refused; a store that fails under the first message never leads to a second task.
 
 const SELLER_URL = 'http://localhost:3000/api/agents/seller/'
-const BINDINGS = ['JSONRPC', 'HTTP+JSON'] as const
+const BINDINGS: A2aBinding[] = ['JSONRPC', 'HTTP+JSON']
 
 /** A market with one seller of a free skill. */
 async function market() {
@@ -30,54 +23,12 @@ async function market() {
 type Market = Awaited<ReturnType<typeof market>>
 
 /** The official A2A client of the seller's card over `binding`, sending `headers` on every request. */
-function sdkClient(app: Market, binding: (typeof BINDINGS)[number], headers: Record<string, string> = {}) {
-  const fetchImpl = ((input: RequestInfo | URL, init?: RequestInit) => {
-    const request = new Request(input, init)
-    for (const [name, value] of Object.entries(headers)) request.headers.set(name, value)
-    return app.app.handle(request)
-  }) as typeof fetch
-  return new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-      preferredTransports: [binding],
-    }),
-  ).createFromUrl(SELLER_URL)
-}
-
-type SdkClient = Awaited<ReturnType<typeof sdkClient>>
-
-const dataPart = (data: unknown): Part => ({
-  content: { $case: 'data', value: data },
-  metadata: undefined,
-  filename: '',
-  mediaType: 'application/json',
-})
+const sellerClient = (app: Market, binding: A2aBinding, headers: Record<string, string> = {}) =>
+  sdkClient(app, binding, SELLER_URL, headers)
 
 /** An order of the free skill as a user message, with the messageId `messageId`. */
-const orderMessage = (messageId: string, q = 'rust'): Message => ({
-  messageId,
-  contextId: '',
-  taskId: '',
-  role: Role.ROLE_USER,
-  parts: [dataPart({ skill: 'echo', params: { q } })],
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-})
-
-/** Sends `message` and expects a task back. */
-async function send(client: SdkClient, message: Message): Promise<Task> {
-  const answer = await client.sendMessage({
-    tenant: '',
-    message,
-    configuration: undefined,
-    metadata: undefined,
-  })
-  if (!('id' in answer) || !('status' in answer))
-    throw new Error(`expected a task: ${JSON.stringify(answer)}`)
-  return answer as Task
-}
+const orderMessage = (messageId: string, q = 'rust') =>
+  sdkMessage({ skill: 'echo', params: { q } }, { messageId })
 
 /** The error `promise` fails with (the test fails when it succeeds). */
 async function refusal(promise: Promise<unknown>): Promise<Error> {
@@ -93,25 +44,25 @@ describe('A2A SendMessage: a retry with the same messageId never orders twice', 
   for (const binding of BINDINGS) {
     test(`behavior (${binding}, SDK client): a retried SendMessage gets the first task back, one order in all`, async () => {
       const app = await market()
-      const client = await sdkClient(app, binding)
+      const client = await sellerClient(app, binding)
       const message = orderMessage(crypto.randomUUID())
-      const first = await send(client, message)
-      const retry = await send(client, message)
+      const first = await sendForTask(client, message)
+      const retry = await sendForTask(client, message)
       expect(retry.id).toBe(first.id)
       expect(retry.contextId).toBe(first.contextId)
       expect(await app.orders()).toBe(1)
       // A new message (a new messageId) is a new order.
-      const next = await send(client, orderMessage(crypto.randomUUID()))
+      const next = await sendForTask(client, orderMessage(crypto.randomUUID()))
       expect(next.id).not.toBe(first.id)
       expect(await app.orders()).toBe(2)
     })
 
     test(`behavior (${binding}, SDK client): the same messageId with another message is refused, saying so, and orders nothing`, async () => {
       const app = await market()
-      const client = await sdkClient(app, binding)
+      const client = await sellerClient(app, binding)
       const messageId = crypto.randomUUID()
-      await send(client, orderMessage(messageId, 'rust'))
-      const error = await refusal(send(client, orderMessage(messageId, 'go')))
+      await sendForTask(client, orderMessage(messageId, 'rust'))
+      const error = await refusal(sendForTask(client, orderMessage(messageId, 'go')))
       expect(error.message).toContain('idempotency_key_reused')
       expect(error.message).toContain('messageId')
       expect(await app.orders()).toBe(1)
@@ -119,11 +70,11 @@ describe('A2A SendMessage: a retry with the same messageId never orders twice', 
 
     test(`attack (${binding}, SDK client): another caller sending a buyer's messageId gets its own order, never the buyer's task or conversation`, async () => {
       const app = await market()
-      const buyer = await sdkClient(app, binding)
-      const intruder = await sdkClient(app, binding, { authorization: `Bearer ${app.otherKey}` })
+      const buyer = await sellerClient(app, binding)
+      const intruder = await sellerClient(app, binding, { authorization: `Bearer ${app.otherKey}` })
       const message = orderMessage(crypto.randomUUID())
-      const first = await send(buyer, message)
-      const theirs = await send(intruder, message)
+      const first = await sendForTask(buyer, message)
+      const theirs = await sendForTask(intruder, message)
       expect(theirs.id).not.toBe(first.id)
       expect(theirs.contextId).not.toBe(first.contextId)
       expect(await app.orders()).toBe(2)
@@ -131,7 +82,7 @@ describe('A2A SendMessage: a retry with the same messageId never orders twice', 
 
     test(`fault (${binding}, SDK client): the store fails with an unknown outcome under the first SendMessage; its retries never order a second task`, async () => {
       const app = await market()
-      const client = await sdkClient(app, binding)
+      const client = await sellerClient(app, binding)
       const insert = app.store.insertTask.bind(app.store)
       let failing = true
       app.store.insertTask = async (...args) => {
@@ -141,13 +92,13 @@ describe('A2A SendMessage: a retry with the same messageId never orders twice', 
         return stored
       }
       const message = orderMessage(crypto.randomUUID())
-      expect((await refusal(send(client, message))).message).toContain('outcome_unknown')
+      expect((await refusal(sendForTask(client, message))).message).toContain('outcome_unknown')
       failing = false
       expect(await app.orders()).toBe(1)
       // The first has ended: a retry at once learns its outcome is unknown, and so does one a minute later.
-      expect((await refusal(send(client, message))).message).toContain('idempotency_outcome_unknown')
+      expect((await refusal(sendForTask(client, message))).message).toContain('idempotency_outcome_unknown')
       app.clock.advance(61_000)
-      const late = await refusal(send(client, message))
+      const late = await refusal(sendForTask(client, message))
       expect(late.message).toContain('idempotency_outcome_unknown')
       expect(late.message).toContain('ListTasks')
       expect(await app.orders()).toBe(1)

@@ -1,14 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { memoryRateBuckets } from '@agentmarket/core'
 import { rateLimiter } from '@agentmarket/core/routes'
-import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import type { PaymentRequired } from '@x402/core/types'
 import type { Address } from 'viem'
-import { generatePrivateKey, type LocalAccount, privateKeyToAccount } from 'viem/accounts'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { acceptsPayment, parseAcceptPayment } from '../../packages/core/src/payments/AcceptPayment.ts'
 import { type TestAppOptions, testApp } from '../../packages/server/src/testing/http.ts'
-import { type Anvil, paymentChain } from '../support/anvil.ts'
-import { recordingFacilitator, x402Payer } from '../support/x402.ts'
+import { A2A_HEADERS, order, rpc, wireMessage } from '../support/a2aClient.ts'
+import { recordingFacilitator, x402AppOptions, x402ChainForSuite, x402Payer } from '../support/x402.ts'
 
 // Attacks on the agent protocols added this session: the A2A 1.0 server (routes, handler, transports, threads), A2A's
 // x402 payment round, MCP's stateless revision, the AI catalog, the registration file and MPP discovery. Each drives
@@ -68,46 +67,9 @@ async function market(options: MarketOptions = {}) {
 
 type Market = Awaited<ReturnType<typeof market>>
 
-const A2A_HEADERS = { 'a2a-version': '1.0' }
-
-/** One JSON-RPC call of A2A at `path` (the answer as testApp's call gives it). */
-const rpc = (
-  app: Market,
-  path: string,
-  method: string,
-  params: unknown,
-  headers: Record<string, string> = {},
-) =>
-  app.call('POST', path, {
-    body: { jsonrpc: '2.0', id: 1, method, params },
-    headers: { ...A2A_HEADERS, ...headers },
-  })
-
-/** SendMessage's params: a user message with one data part, and maybe its task, context and metadata. */
-const message = (data: unknown, extra: Record<string, unknown> = {}) => ({
-  message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ data }], ...extra },
-})
-
 /** The a2a-x402 follow-up paying `taskId` with `payload`. */
 const paymentMessage = (taskId: string, payload: unknown) =>
-  message({}, { taskId, metadata: { [X402_STATUS]: 'payment-submitted', [X402_PAYLOAD]: payload } })
-
-/** A task as A2A's wire JSON has it. */
-// biome-ignore lint/suspicious/noExplicitAny: A2A's wire JSON, asserted field by field
-type WireTask = any
-
-/** Orders over JSON-RPC at `path` and expects a task back. */
-async function order(
-  app: Market,
-  path: string,
-  data: unknown,
-  extra: Record<string, unknown> = {},
-): Promise<WireTask> {
-  const answer = await rpc(app, path, 'SendMessage', message(data, extra))
-  const task = answer.json?.result?.task
-  if (!task) throw new Error(`expected a task, got ${answer.status} ${answer.text}`)
-  return task
-}
+  wireMessage({}, { taskId, metadata: { [X402_STATUS]: 'payment-submitted', [X402_PAYLOAD]: payload } })
 
 /** ListTasks of one conversation on `path` (the marketplace's interface by default). */
 const listContext = (app: Market, contextId: string, path = '/a2a') =>
@@ -232,12 +194,12 @@ describe('A2A: reading or joining other buyers’ orders', () => {
       await rpc(app, '/a2a', 'GetTask', { id: httpOrder.task_id }),
       await rpc(app, '/a2a/agents/seller', 'GetTask', { id: a2aOrder.id.toUpperCase() }),
       await rpc(app, '/a2a/agents/seller', 'GetTask', { id: `${a2aOrder.id} ` }),
-      await rpc(app, '/a2a/agents/other', 'SendMessage', message({}, { taskId: a2aOrder.id })),
+      await rpc(app, '/a2a/agents/other', 'SendMessage', wireMessage({}, { taskId: a2aOrder.id })),
       await rpc(
         app,
         '/a2a',
         'SendMessage',
-        message({ skill: 'read-task', params: { agent: 'other', task_id: a2aOrder.id } }),
+        wireMessage({ skill: 'read-task', params: { agent: 'other', task_id: a2aOrder.id } }),
       ),
     ]
     for (const answer of answers) {
@@ -295,7 +257,7 @@ describe('A2A: reading or joining other buyers’ orders', () => {
       app,
       '/a2a',
       'SendMessage',
-      message({
+      wireMessage({
         skill: 'order-skill',
         params: { agent: 'seller', skill: 'echo', buyer_email: VICTIM_EMAIL },
       }),
@@ -314,7 +276,7 @@ describe('A2A: reading or joining other buyers’ orders', () => {
           app,
           '/a2a',
           'SendMessage',
-          message({ skill: 'read-task', params: { agent: 'seller', task_id: paid.id } }),
+          wireMessage({ skill: 'read-task', params: { agent: 'seller', task_id: paid.id } }),
         )
       ).text,
       // Errors about the task: a payment of a paid task, a junk payment of the unpaid one.
@@ -363,10 +325,10 @@ describe('A2A: orders that would skip the HTTP path’s checks', () => {
     ]
     for (const data of bad) {
       const label = JSON.stringify(data).slice(0, 80)
-      const jsonRpc = await rpc(app, '/a2a/agents/seller', 'SendMessage', message(data))
+      const jsonRpc = await rpc(app, '/a2a/agents/seller', 'SendMessage', wireMessage(data))
       expect(jsonRpc.json.error, label).toBeDefined()
       const rest = await app.call('POST', '/a2a/agents/seller/rest/message:send', {
-        body: message(data),
+        body: wireMessage(data),
         headers: A2A_HEADERS,
       })
       expect(rest.status, label).toBeGreaterThanOrEqual(400)
@@ -375,13 +337,13 @@ describe('A2A: orders that would skip the HTTP path’s checks', () => {
         app,
         '/a2a',
         'SendMessage',
-        message({ skill: 'order-skill', params: { agent: 'seller', ...data } }),
+        wireMessage({ skill: 'order-skill', params: { agent: 'seller', ...data } }),
       )
       expect(viaMarket.json.error, label).toBeDefined()
     }
     // An array or text instead of a data object names no skill.
     for (const data of [[{ skill: 'echo' }], 'echo', 42, null]) {
-      const answer = await rpc(app, '/a2a/agents/seller', 'SendMessage', message(data))
+      const answer = await rpc(app, '/a2a/agents/seller', 'SendMessage', wireMessage(data))
       expect(answer.json.error, JSON.stringify(data)).toBeDefined()
     }
     expect(await app.taskCount('seller')).toBe(0)
@@ -429,7 +391,7 @@ describe('A2A: orders that would skip the HTTP path’s checks', () => {
       expect(view.payment.tx_hash).toBeNull()
     }
     const rest = await app.call('POST', '/a2a/agents/seller/rest/message:send', {
-      body: message({ skill: 'deep-search', params: { q: 'x' }, status: 'paid' }),
+      body: wireMessage({ skill: 'deep-search', params: { q: 'x' }, status: 'paid' }),
       headers: A2A_HEADERS,
     })
     expect(rest.json.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED')
@@ -482,26 +444,10 @@ describe('A2A: orders that would skip the HTTP path’s checks', () => {
 })
 
 describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)', () => {
-  let anvil: Anvil
-  let buyer: LocalAccount
-  let seller: LocalAccount
-  let settler: LocalAccount
-  beforeAll(async () => {
-    const chain = await paymentChain(['buyer', 'seller', 'settler'], { funded: ['buyer'] })
-    ;({ anvil } = chain)
-    ;({ buyer, seller, settler } = chain.accounts)
-  })
-  afterAll(() => anvil?.stop())
+  const x402 = x402ChainForSuite()
 
   const anvilMarket = (minConfirmations: number) =>
-    market({
-      chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
-      chainConfig: { minConfirmations },
-      x402: {
-        facilitator: viemX402Facilitator({ rpcUrl: anvil.rpcUrl, chain: anvil.chain, account: settler }),
-      },
-      sellerWallet: seller.address,
-    })
+    market({ ...x402AppOptions(x402, minConfirmations), sellerWallet: x402.seller.address })
 
   test('attack: while an A2A payment awaits its confirmations, the task says payment-submitted (no requirements), and a second authorization is refused: the buyer pays once', async () => {
     // A settlement sent and awaiting confirmations leaves the task `pending_payment` with a pending check: asTask
@@ -511,12 +457,12 @@ describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)
     const app = await anvilMarket(3)
     const ordered = await order(app, '/a2a/agents/seller', { skill: 'deep-search', params: { q: 'x' } })
     const required = ordered.status.message.metadata[X402_REQUIRED] as PaymentRequired
-    const sellerBefore = await anvil.usdcOf(seller.address)
+    const sellerBefore = await x402.anvil.usdcOf(x402.seller.address)
     const first = await rpc(
       app,
       '/a2a/agents/seller',
       'SendMessage',
-      paymentMessage(ordered.id, await x402Payer(buyer).createPaymentPayload(required)),
+      paymentMessage(ordered.id, await x402Payer(x402.buyer).createPaymentPayload(required)),
     )
     expect(first.json.result.task.status.message.metadata[X402_STATUS]).toBe('payment-completed')
     // The buyer polls, as A2A says to; an a2a-x402 client pays whatever asks for payment.
@@ -527,9 +473,9 @@ describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)
       app,
       '/a2a/agents/seller',
       'SendMessage',
-      paymentMessage(ordered.id, await x402Payer(buyer).createPaymentPayload(again)),
+      paymentMessage(ordered.id, await x402Payer(x402.buyer).createPaymentPayload(again)),
     )
-    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    expect(await x402.anvil.usdcOf(x402.seller.address)).toBe(sellerBefore + PRICE)
     expect(asked[X402_STATUS]).not.toBe('payment-required')
   })
 
@@ -539,10 +485,10 @@ describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)
     const app = await anvilMarket(1)
     const ordered = await order(app, '/a2a/agents/seller', { skill: 'deep-search', params: { q: 'x' } })
     const required = ordered.status.message.metadata[X402_REQUIRED] as PaymentRequired
-    const sellerBefore = await anvil.usdcOf(seller.address)
+    const sellerBefore = await x402.anvil.usdcOf(x402.seller.address)
     const payloads = await Promise.all([
-      x402Payer(buyer).createPaymentPayload(required),
-      x402Payer(buyer).createPaymentPayload(required),
+      x402Payer(x402.buyer).createPaymentPayload(required),
+      x402Payer(x402.buyer).createPaymentPayload(required),
     ])
     await Promise.all(
       payloads.map((payload) =>
@@ -551,14 +497,14 @@ describe('A2A: payment inside A2A on anvil (the a2a-x402 round of a stored task)
     )
     const view = (await app.call('GET', `/api/agents/seller/tasks/${ordered.id}`)).json
     expect(view.status).toBe('paid')
-    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    expect(await x402.anvil.usdcOf(x402.seller.address)).toBe(sellerBefore + PRICE)
   })
 })
 
 describe('A2A: protocol edges, paths and resources', () => {
   test('attack: a JSON-RPC batch, 0.3 method names, unknown and prototype method names, a missing or 0.3 A2A-Version, streaming, push and extended-card methods: refused, no order', async () => {
     const app = await market()
-    const sendEcho = message({ skill: 'echo' })
+    const sendEcho = wireMessage({ skill: 'echo' })
     const batch = await app.call('POST', '/a2a/agents/seller', {
       body: Array.from({ length: 50 }, (_, id) => ({
         jsonrpc: '2.0',
@@ -629,7 +575,7 @@ describe('A2A: protocol edges, paths and resources', () => {
       app,
       '/a2a/agents/seller',
       'SendMessage',
-      message({ skill: 'echo', x: 'a'.repeat(200_000) }),
+      wireMessage({ skill: 'echo', x: 'a'.repeat(200_000) }),
     )
     expect(performance.now() - started).toBeLessThan(5_000)
     expect(inMetadata.status).toBe(200)
@@ -662,8 +608,8 @@ describe('A2A: protocol edges, paths and resources', () => {
       policies: { payment: { name: 'payment', limit: 3, windowSeconds: 60 } },
     })
     const app = await market({ rateLimits: { limiter, trustedProxies: 0 } })
-    const echo = message({ skill: 'echo' })
-    const viaMarket = message({ skill: 'order-skill', params: { agent: 'seller', skill: 'echo' } })
+    const echo = wireMessage({ skill: 'echo' })
+    const viaMarket = wireMessage({ skill: 'order-skill', params: { agent: 'seller', skill: 'echo' } })
     const calls = [
       () =>
         app.call('POST', '/a2a/agents/seller', {

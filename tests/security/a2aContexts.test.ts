@@ -2,16 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { type Message, type Part, Role, type Task } from '@a2a-js/sdk'
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-} from '@a2a-js/sdk/client'
-import { memoryRateBuckets, type RateBuckets } from '@agentmarket/core'
-import { DEFAULT_RATE_POLICIES, rateLimiter } from '@agentmarket/core/routes'
+import type { Task } from '@a2a-js/sdk'
 import ts from 'typescript'
 import {
   A2A_METHOD_NAMES,
@@ -21,6 +12,16 @@ import {
   a2aRestMethod,
 } from '../../packages/server/src/a2a/methods.ts'
 import { testApp } from '../../packages/server/src/testing/http.ts'
+import { recordingRateLimits } from '../../packages/server/src/testing/rateLimits.ts'
+import {
+  A2A_HEADERS,
+  order,
+  rpc,
+  sdkClient,
+  sdkMessage,
+  type WireTask,
+  wireMessage,
+} from '../support/a2aClient.ts'
 
 // Conversations (A2A contexts) belong to the party that opened them: an answer shows a conversation's id only to a
 // request that presented it. The task id is known to the buyer and the seller alike, so an answer to a request that
@@ -28,61 +29,18 @@ import { testApp } from '../../packages/server/src/testing/http.ts'
 // attacks finding 1 of issue 37 as a seller would; part two is the access matrix of every operation in the A2A table
 // (packages/server/src/a2a/methods.ts) over both bindings, both kinds of interface and every principal.
 
-const A2A_HEADERS = { 'a2a-version': '1.0' }
 const MADE_UP_TASK = 'task_0123456789abcdef0123456789abcdef'
 
 /** A market where the buyer talks to `seller` and `other`, with a recording of the rate buckets each request spends. */
 async function market() {
-  const inner = memoryRateBuckets()
-  const spent: string[] = []
-  const recording: RateBuckets = {
-    takeHeld(key, policy, cost, now) {
-      spent.push(key.slice(0, key.indexOf(':')))
-      return inner.takeHeld?.(key, policy, cost, now)
-    },
-    take: (key, policy, cost, now) => inner.take(key, policy, cost, now),
-  }
-  const generous = Object.fromEntries(
-    Object.keys(DEFAULT_RATE_POLICIES).map((name) => [name, { name, limit: 1e6, windowSeconds: 60 }]),
-  )
-  const limiter = rateLimiter(recording, { policies: generous })
-  const app = await testApp(undefined, { rateLimits: { limiter, trustedProxies: 0 } })
+  const { rateLimits, spent } = recordingRateLimits()
+  const app = await testApp(undefined, { rateLimits })
   const { key } = await app.register('seller', { skills: ['Echo'] })
   const { key: otherKey } = await app.register('other', { skills: ['Echo'] })
   return { ...app, key, otherKey, spent }
 }
 
 type Market = Awaited<ReturnType<typeof market>>
-
-/** One JSON-RPC call at `path`. */
-const rpc = (
-  app: Market,
-  path: string,
-  method: string,
-  params: unknown,
-  headers: Record<string, string> = {},
-) =>
-  app.call('POST', path, {
-    body: { jsonrpc: '2.0', id: 1, method, params },
-    headers: { ...A2A_HEADERS, ...headers },
-  })
-
-/** SendMessage's params: a user message with one data part, and maybe its task, context and metadata. */
-const message = (data: unknown, extra: Record<string, unknown> = {}) => ({
-  message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ data }], ...extra },
-})
-
-/** A task as A2A's wire JSON has it. */
-// biome-ignore lint/suspicious/noExplicitAny: A2A's wire JSON, asserted field by field
-type WireTask = any
-
-/** Orders over JSON-RPC at `path` and expects a task back. */
-async function order(app: Market, path: string, data: unknown, extra: Record<string, unknown> = {}) {
-  const answer = await rpc(app, path, 'SendMessage', message(data, extra))
-  const task: WireTask = answer.json?.result?.task
-  if (!task) throw new Error(`expected a task, got ${answer.status} ${answer.text}`)
-  return task
-}
 
 /** Through the marketplace's agent: order `agent`'s echo with a note only the buyer and that seller should see. */
 const viaMarket = (agent: string, note: string) => ({
@@ -122,47 +80,6 @@ const visibleIn = (text: string, tasks: Record<TaskName, string>) =>
   (Object.keys(tasks) as TaskName[]).filter(
     (name) => text.includes(tasks[name]) || text.includes(`note-of-${name}`),
   )
-
-/** The official A2A client at `url`, over `binding`, sending `headers` on every request (a seller's key). */
-function sdkClient(
-  app: Market,
-  binding: 'JSONRPC' | 'HTTP+JSON',
-  url: string,
-  headers: Record<string, string> = {},
-) {
-  const fetchImpl = ((input: RequestInfo | URL, init?: RequestInit) => {
-    const request = new Request(input, init)
-    for (const [name, value] of Object.entries(headers)) request.headers.set(name, value)
-    return app.app.handle(request)
-  }) as typeof fetch
-  return new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-      preferredTransports: [binding],
-    }),
-  ).createFromUrl(url)
-}
-
-const dataPart = (data: unknown): Part => ({
-  content: { $case: 'data', value: data },
-  metadata: undefined,
-  filename: '',
-  mediaType: 'application/json',
-})
-
-/** A user message for the SDK client. */
-const sdkMessage = (data: unknown, extra: Partial<Message> = {}): Message => ({
-  messageId: crypto.randomUUID(),
-  contextId: '',
-  taskId: '',
-  role: Role.ROLE_USER,
-  parts: [dataPart(data)],
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-  ...extra,
-})
 
 describe('A2A conversations: a seller never learns a buyer’s contextId', () => {
   for (const binding of ['JSONRPC', 'HTTP+JSON'] as const)
@@ -234,11 +151,11 @@ describe('A2A conversations: a seller never learns a buyer’s contextId', () =>
     const answers = [
       await rpc(app, '/a2a/agents/seller', 'ListTasks', {}, bearer),
       await rpc(app, '/a2a/agents/seller', 'GetTask', { id: tasks.c }, bearer),
-      await rpc(app, '/a2a/agents/seller', 'SendMessage', message({}, { taskId: tasks.c }), bearer),
+      await rpc(app, '/a2a/agents/seller', 'SendMessage', wireMessage({}, { taskId: tasks.c }), bearer),
       await app.call('GET', '/a2a/agents/seller/rest/tasks', { headers: { ...A2A_HEADERS, ...bearer } }),
       await app.call('GET', `/a2a/agents/seller/rest/tasks/${tasks.c}`, { headers: A2A_HEADERS }),
       await app.call('POST', '/a2a/agents/seller/rest/message:send', {
-        body: message({}, { taskId: tasks.c }),
+        body: wireMessage({}, { taskId: tasks.c }),
         headers: A2A_HEADERS,
       }),
     ]
@@ -258,7 +175,7 @@ describe('A2A conversations: a seller never learns a buyer’s contextId', () =>
       app,
       '/a2a',
       'SendMessage',
-      message({}, { taskId: tasks.b, contextId: threads.market }),
+      wireMessage({}, { taskId: tasks.b, contextId: threads.market }),
     )
     expect(followed.json.result.task.contextId).toBe(threads.market)
     // Another conversation's contextId with this task: the task's own is not revealed.
@@ -266,7 +183,7 @@ describe('A2A conversations: a seller never learns a buyer’s contextId', () =>
       app,
       '/a2a/agents/seller',
       'SendMessage',
-      message({}, { taskId: tasks.c, contextId: threads.market }),
+      wireMessage({}, { taskId: tasks.c, contextId: threads.market }),
     )
     expect(mismatched.json.result.task.contextId).toBe(tasks.c)
     const alone = await app.call('GET', `/a2a/rest/tasks?contextId=${tasks.a}`, { headers: A2A_HEADERS })
@@ -308,7 +225,7 @@ describe('A2A conversations: a seller never learns a buyer’s contextId', () =>
       }),
     ]
     // The marketplace's read-task skill, asked by the seller with its key on both bindings.
-    const readTask = message({ skill: 'read-task', params: { agent: 'seller', task_id: tasks.a } })
+    const readTask = wireMessage({ skill: 'read-task', params: { agent: 'seller', task_id: tasks.a } })
     const bearer = { ...A2A_HEADERS, authorization: `Bearer ${app.key}` }
     answers.push(
       await rpc(app, '/a2a', 'SendMessage', readTask, bearer),
@@ -389,17 +306,21 @@ const MATRIX: Record<A2aMethod, Cell> = {
     calls: [{ params: {}, restPath: '/extendedAgentCard' }],
   }),
   sendMessage: ({ task, context, taskName, kind, principal }) => {
-    const order = kind === 'market' ? viaMarket('seller', 'matrix-order') : { skill: 'echo' }
+    const skillOrder = kind === 'market' ? viaMarket('seller', 'matrix-order') : { skill: 'echo' }
     const withContext = context ? { contextId: context } : {}
     // Everyone may order; with a task id, a follow-up reads the task like GetTask.
     const calls: Call[] = [
-      { params: message(order, withContext), restPath: '/message:send', body: message(order, withContext) },
+      {
+        params: wireMessage(skillOrder, withContext),
+        restPath: '/message:send',
+        body: wireMessage(skillOrder, withContext),
+      },
     ]
     if (principal !== 'anonymous')
       calls.push({
-        params: message({}, { taskId: task, ...withContext }),
+        params: wireMessage({}, { taskId: task, ...withContext }),
         restPath: '/message:send',
-        body: message({}, { taskId: task, ...withContext }),
+        body: wireMessage({}, { taskId: task, ...withContext }),
       })
     const visible = principal === 'anonymous' ? [] : readableById(kind, taskName)
     return { calls, ok: principal === 'anonymous' || visible.length > 0, visible, thread: context !== '' }
@@ -408,9 +329,9 @@ const MATRIX: Record<A2aMethod, Cell> = {
     ...REFUSED,
     calls: [
       {
-        params: message({ skill: 'echo' }, { contextId: context }),
+        params: wireMessage({ skill: 'echo' }, { contextId: context }),
         restPath: '/message:stream',
-        body: message({ skill: 'echo' }, { contextId: context }),
+        body: wireMessage({ skill: 'echo' }, { contextId: context }),
       },
     ],
   }),
@@ -574,7 +495,9 @@ describe('A2A access matrix (the A2A table x bindings x interfaces x principals)
             const shownThreads = buyersThreads.filter((thread) => text.includes(thread))
             expect(shownThreads, label).toEqual(cell.thread ? [threads[kind]] : [])
             if (principal === 'buyerContext' && method === 'sendMessage') buyersOrders.push(answers[0]?.json)
-            expect([...new Set(app.spent)], `${label}: rate class`).toEqual([row.rate])
+            expect([...new Set(app.spent.map((one) => one.bucket))], `${label}: rate class`).toEqual([
+              row.rate,
+            ])
           }
         }
         expect(requests).toBeGreaterThanOrEqual(A2A_METHOD_NAMES.length * PRINCIPALS.length)

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
-import { memoryRateBuckets, type RateBuckets } from '@agentmarket/core'
-import { DEFAULT_RATE_POLICIES, rateLimiter } from '@agentmarket/core/routes'
 import { testApp } from '../../packages/server/src/testing/http.ts'
+import { recordingRateLimits } from '../../packages/server/src/testing/rateLimits.ts'
+import { A2A_HEADERS, rpc } from '../support/a2aClient.ts'
 import { recordingFacilitator } from '../support/x402.ts'
 
 // Attack (issue 37, an independent attack on main): ListTasks with pageSize 1 on a conversation of 100 unpaid orders
@@ -10,29 +10,17 @@ import { recordingFacilitator } from '../support/x402.ts'
 // Work is counted (the market's task reads and x402 requirement builds), never timed.
 
 const WALLET = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
-const A2A_HEADERS = { 'a2a-version': '1.0' }
 const ORDERS = 100
 
 type App = Awaited<ReturnType<typeof market>>
 
 /** A market (x402 on, rate limits recorded and generous) whose seller sells a paid skill, and counters of its work. */
 async function market() {
-  const spent: { bucket: string; tokens: number }[] = []
-  const inner = memoryRateBuckets()
-  const recording: RateBuckets = {
-    takeHeld(key, policy, cost, now) {
-      spent.push({ bucket: key.slice(0, key.indexOf(':')), tokens: cost })
-      return inner.takeHeld?.(key, policy, cost, now)
-    },
-    take: (key, policy, cost, now) => inner.take(key, policy, cost, now),
-  }
-  const generous = Object.fromEntries(
-    Object.keys(DEFAULT_RATE_POLICIES).map((name) => [name, { name, limit: 1e6, windowSeconds: 60 }]),
-  )
+  const { rateLimits, spent } = recordingRateLimits()
   const { facilitator } = recordingFacilitator()
   const app = await testApp(undefined, {
     x402: { facilitator },
-    rateLimits: { limiter: rateLimiter(recording, { policies: generous }), trustedProxies: 0 },
+    rateLimits,
   })
   const { key } = await app.register('seller', {
     skills: [{ name: 'Echo', type: 'purchasable', price: '1' }],
@@ -63,11 +51,9 @@ async function market() {
   return { ...app, key, measured }
 }
 
-const rpc = (app: App, method: string, params: unknown, headers: Record<string, string> = {}) =>
-  app.call('POST', '/a2a/agents/seller', {
-    body: { jsonrpc: '2.0', id: 1, method, params },
-    headers: { ...A2A_HEADERS, ...headers },
-  })
+/** One JSON-RPC call of A2A at the seller's interface. */
+const sellerRpc = (app: App, method: string, params: unknown, headers: Record<string, string> = {}) =>
+  rpc(app, '/a2a/agents/seller', method, params, headers)
 
 let app: App
 let contextId = ''
@@ -75,7 +61,7 @@ let contextId = ''
 beforeAll(async () => {
   app = await market()
   for (let index = 0; index < ORDERS; index++) {
-    const answer = await rpc(app, 'SendMessage', {
+    const answer = await sellerRpc(app, 'SendMessage', {
       message: {
         messageId: `m${index}`,
         role: 'ROLE_USER',
@@ -90,7 +76,7 @@ beforeAll(async () => {
 
 describe('ListTasks costs what its page holds', () => {
   test('attack: pageSize 1 on a 100-order conversation reads and builds one task, over both bindings, and spends one read', async () => {
-    const jsonRpc = await app.measured(() => rpc(app, 'ListTasks', { contextId, pageSize: 1 }))
+    const jsonRpc = await app.measured(() => sellerRpc(app, 'ListTasks', { contextId, pageSize: 1 }))
     expect(jsonRpc.answer.json.result).toMatchObject({ totalSize: ORDERS, nextPageToken: '1', pageSize: 1 })
     expect(jsonRpc.answer.json.result.tasks).toHaveLength(1)
     expect(jsonRpc.work).toEqual({ taskReads: 1, queueReads: [], x402Builds: 1 })
@@ -114,10 +100,11 @@ describe('ListTasks costs what its page holds', () => {
   })
 
   test('behavior: paging with pageSize 1 walks the whole conversation once, in order', async () => {
-    const whole = await rpc(app, 'ListTasks', { contextId, pageSize: 100 })
+    const whole = await sellerRpc(app, 'ListTasks', { contextId, pageSize: 100 })
     const ids: string[] = []
     for (let token = '0'; token !== ''; ) {
-      const page = (await rpc(app, 'ListTasks', { contextId, pageSize: 1, pageToken: token })).json.result
+      const page = (await sellerRpc(app, 'ListTasks', { contextId, pageSize: 1, pageToken: token })).json
+        .result
       ids.push(...page.tasks.map((task: { id: string }) => task.id))
       token = page.nextPageToken
     }
@@ -126,26 +113,26 @@ describe('ListTasks costs what its page holds', () => {
   })
 
   test('behavior: a full page builds what it holds and spends a read per task; a state filter reads all and spends a full page', async () => {
-    const full = await app.measured(() => rpc(app, 'ListTasks', { contextId, pageSize: 100 }))
+    const full = await app.measured(() => sellerRpc(app, 'ListTasks', { contextId, pageSize: 100 }))
     expect(full.answer.json.result.tasks).toHaveLength(ORDERS)
     expect(full.work).toEqual({ taskReads: ORDERS, queueReads: [], x402Builds: ORDERS })
     expect(full.tokens).toEqual([{ bucket: 'read', tokens: 100 }])
 
     const filtered = await app.measured(() =>
-      rpc(app, 'ListTasks', { contextId, pageSize: 2, status: 'TASK_STATE_INPUT_REQUIRED' }),
+      sellerRpc(app, 'ListTasks', { contextId, pageSize: 2, status: 'TASK_STATE_INPUT_REQUIRED' }),
     )
     expect(filtered.answer.json.result).toMatchObject({ totalSize: ORDERS, nextPageToken: '2' })
     // Every task is read to know its state; only the page is built.
     expect(filtered.work).toEqual({ taskReads: ORDERS, queueReads: [], x402Builds: 2 })
     expect(filtered.tokens).toEqual([{ bucket: 'read', tokens: 100 }])
 
-    const none = await rpc(app, 'ListTasks', { contextId, status: 'TASK_STATE_WORKING' })
+    const none = await sellerRpc(app, 'ListTasks', { contextId, status: 'TASK_STATE_WORKING' })
     expect(none.json.result).toMatchObject({ tasks: [], totalSize: 0, nextPageToken: '' })
   })
 
   test('attack: the seller queue with pageSize 1 reads one task of the queue and builds one', async () => {
     const queue = await app.measured(() =>
-      rpc(app, 'ListTasks', { pageSize: 1 }, { authorization: `Bearer ${app.key}` }),
+      sellerRpc(app, 'ListTasks', { pageSize: 1 }, { authorization: `Bearer ${app.key}` }),
     )
     expect(queue.answer.json.result).toMatchObject({ totalSize: ORDERS, nextPageToken: '1' })
     expect(queue.answer.json.result.tasks).toHaveLength(1)

@@ -1,34 +1,20 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
+import { describe, expect, test } from 'bun:test'
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http'
 import type { PaymentRequirements } from '@x402/core/types'
 import { wrapFetchWithPayment } from '@x402/fetch'
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
 import type { LocalAccount } from 'viem'
-import type { HDAccount } from 'viem/accounts'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { signedBudget } from '../../packages/server/src/testing/budgets.ts'
 import { TEST_BASE_URL, type TestAppOptions, testApp } from '../../packages/server/src/testing/http.ts'
-import { type Anvil, paymentChain } from '../support/anvil.ts'
 import { type ScriptedTempo, scriptedTempo, TEMPO_USDC_E, tempoPayer } from '../support/tempo.ts'
-import { signedPayment, x402Payer } from '../support/x402.ts'
+import { signedPayment, x402AppOptions, x402ChainForSuite, x402Payer } from '../support/x402.ts'
 
 // Money paths under a spending budget: a refused order never takes the buyer's money, whichever way it pays, and
 // racing payments never spend more than the budget.
 const owner = privateKeyToAccount(generatePrivateKey())
 const SECRET = 'budget-attack-secret-of-at-least-32-bytes!!'
-let anvil: Anvil
-let x402Buyer: HDAccount
-let x402Seller: HDAccount
-let settler: HDAccount
-
-beforeAll(async () => {
-  const chain = await paymentChain(['buyer', 'seller', 'settler'], { funded: ['buyer'] })
-  ;({ anvil } = chain)
-  ;({ buyer: x402Buyer, seller: x402Seller, settler } = chain.accounts)
-})
-
-afterAll(() => anvil?.stop())
+const x402 = x402ChainForSuite()
 
 /**
  * A market (`options`) selling `price` USDC from `seller` (wallet `sellerWallet`), and buyer-bot paired to `owner`
@@ -123,29 +109,17 @@ describe('budgets and machine payments (MPP, real mppx client, pull mode)', () =
 
 describe('budgets and x402 (official client, anvil)', () => {
   /** A budgeted market taking x402 on anvil: 0.5 USDC orders, 1 a day (two orders). */
-  const x402Market = () =>
-    budgetedMarket(
-      {
-        chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
-        chainConfig: { minConfirmations: 1 },
-        x402: {
-          facilitator: viemX402Facilitator({ rpcUrl: anvil.rpcUrl, chain: anvil.chain, account: settler }),
-        },
-      },
-      '0.5',
-      x402Seller.address,
-      1,
-    )
+  const x402Market = () => budgetedMarket(x402AppOptions(x402), '0.5', x402.seller.address, 1)
 
   test('attack: 5 racing x402 authorizations against a budget of 2 orders: the buyer pays exactly twice', async () => {
     const app = await x402Market()
-    const before = await anvil.usdcOf(x402Buyer.address)
+    const before = await x402.anvil.usdcOf(x402.buyer.address)
     const offered = await app.handle(app.url, post(app.order, { 'buyer-key': app.buyerKey }))
     expect(offered.status).toBe(402)
     const required = decodePaymentRequiredHeader(offered.headers.get('payment-required') ?? '')
     const accepted = required.accepts[0] as PaymentRequirements
     const payloads = await Promise.all(
-      Array.from({ length: 5 }, () => signedPayment(accepted, x402Buyer as unknown as LocalAccount)),
+      Array.from({ length: 5 }, () => signedPayment(accepted, x402.buyer as unknown as LocalAccount)),
     )
     // Five orders, not five tries of one: each with its own Idempotency-Key (the same body without keys, sent while
     // the first is being paid, would be taken as retries of it).
@@ -163,12 +137,12 @@ describe('budgets and x402 (official client, anvil)', () => {
     )
     const statuses = answers.map((answer) => answer.status).sort()
     expect(statuses).toEqual([201, 201, 403, 403, 403])
-    expect(before - (await anvil.usdcOf(x402Buyer.address))).toBe(1_000_000n)
+    expect(before - (await x402.anvil.usdcOf(x402.buyer.address))).toBe(1_000_000n)
     expect(await app.budget()).toMatchObject({ spent_today: 1, remaining_today: 0 })
     // The official client, the day spent: refused before an offer, nothing signed or sent.
-    const paying = wrapFetchWithPayment(app.handle as typeof fetch, x402Payer(x402Buyer))
+    const paying = wrapFetchWithPayment(app.handle as typeof fetch, x402Payer(x402.buyer))
     const refused = await paying(app.url, post(app.order, { 'buyer-key': app.buyerKey }))
     expect(refused.status).toBe(403)
-    expect(before - (await anvil.usdcOf(x402Buyer.address))).toBe(1_000_000n)
+    expect(before - (await x402.anvil.usdcOf(x402.buyer.address))).toBe(1_000_000n)
   })
 })

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test'
+import { describe, expect, spyOn, test } from 'bun:test'
 import {
   BASE_USDC,
   budgetTypedData,
@@ -7,7 +7,6 @@ import {
   payerProofTypedData,
   signedBudgetOf,
 } from '@agentmarket/core'
-import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http'
@@ -23,7 +22,6 @@ import {
   parseAbi,
   stringToHex,
 } from 'viem'
-import type { HDAccount } from 'viem/accounts'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { budgetDay } from '../../packages/core/src/Budget.ts'
 import { type BudgetFields, signedBudget } from '../../packages/server/src/testing/budgets.ts'
@@ -34,9 +32,8 @@ import {
   type TestAppOptions,
   testApp,
 } from '../../packages/server/src/testing/http.ts'
-import { type Anvil, paymentChain } from '../support/anvil.ts'
 import { scriptedTempo, TEMPO_USDC_E, tempoPayer } from '../support/tempo.ts'
-import { signedPayment } from '../support/x402.ts'
+import { signedPayment, x402AppOptions, x402ChainForSuite } from '../support/x402.ts'
 
 // Second round of attacks on spending budgets (commit 09dbafd): every path that orders, signs or reads a budget, driven
 // through the in-process app (a scripted chain where a transfer must be judged, the real mppx client on a scripted
@@ -846,43 +843,28 @@ describe('budgets and machine payments (MPP, real mppx client, scripted Tempo)',
 })
 
 describe('budgets and x402 (anvil)', () => {
-  let anvil: Anvil
-  let x402Buyer: HDAccount
-  let x402Seller: HDAccount
-  let settler: HDAccount
-
-  beforeAll(async () => {
-    const chain = await paymentChain(['buyer', 'seller', 'settler'], { funded: ['buyer'] })
-    ;({ anvil } = chain)
-    ;({ buyer: x402Buyer, seller: x402Seller, settler } = chain.accounts)
-  })
-
-  afterAll(() => anvil?.stop())
+  const x402 = x402ChainForSuite()
 
   test('attack: an x402 authorization refused for the key, a raised price or a seller outside the budget moves no USDC and stays usable', async () => {
     // Should happen: without Buyer-Key 401; after the seller raises the price past the per-task maximum 403 per_task;
     // under a budget naming only another seller 403 seller; none of these moves the buyer's USDC or uses the
     // authorization, which pays the order once the budget allows it again (0.5 USDC leaves the buyer, once).
     const app = await market({
-      chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
-      chainConfig: { minConfirmations: 1 },
-      x402: {
-        facilitator: viemX402Facilitator({ rpcUrl: anvil.rpcUrl, chain: anvil.chain, account: settler }),
-      },
+      ...x402AppOptions(x402),
       reportPrice: '0.5',
-      sellerWallet: x402Seller.address,
+      sellerWallet: x402.seller.address,
     })
     expect((await app.setBudget({ perTaskMax: 1, perDayMax: 1 })).status).toBe(200)
     const handle = (input: RequestInfo | URL, init?: RequestInit) => app.app.handle(new Request(input, init))
     const url = 'http://localhost/api/agents/seller/tasks/report'
     const body = { buyer: 'buyer-bot' }
-    const before = await anvil.usdcOf(x402Buyer.address)
+    const before = await x402.anvil.usdcOf(x402.buyer.address)
     const offered = await handle(url, post(body, { 'buyer-key': app.buyer.key }))
     expect(offered.status).toBe(402)
     const required = decodePaymentRequiredHeader(offered.headers.get('payment-required') ?? '')
     const payload = await signedPayment(
       required.accepts[0] as PaymentRequirements,
-      x402Buyer as unknown as LocalAccount,
+      x402.buyer as unknown as LocalAccount,
     )
     const signature = encodePaymentSignatureHeader(payload)
     const pay = (headers: Record<string, string>) =>
@@ -897,15 +879,15 @@ describe('budgets and x402 (anvil)', () => {
     const elsewhere = await pay({ 'buyer-key': app.buyer.key })
     expect(elsewhere.status).toBe(403)
     expect(((await elsewhere.json()) as { budget: { reason: string } }).budget.reason).toBe('seller')
-    expect(await anvil.usdcOf(x402Buyer.address)).toBe(before)
+    expect(await x402.anvil.usdcOf(x402.buyer.address)).toBe(before)
     expect(await app.budget()).toMatchObject({ held_today: 0, spent_today: 0 })
     expect((await app.setBudget({ perTaskMax: 1, perDayMax: 1 })).status).toBe(200)
     const paid = await pay({ 'buyer-key': app.buyer.key })
     expect(paid.status).toBe(201)
-    expect(before - (await anvil.usdcOf(x402Buyer.address))).toBe(500_000n)
+    expect(before - (await x402.anvil.usdcOf(x402.buyer.address))).toBe(500_000n)
     expect(await app.budget()).toMatchObject({ spent_today: 0.5, held_today: 0, remaining_today: 0.5 })
     expect((await pay({ 'buyer-key': app.buyer.key })).status).toBe(409)
-    expect(before - (await anvil.usdcOf(x402Buyer.address))).toBe(500_000n)
+    expect(before - (await x402.anvil.usdcOf(x402.buyer.address))).toBe(500_000n)
   })
 })
 

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { type Message, type Part, Role, TaskState } from '@a2a-js/sdk'
+import { type Message, type Part, TaskState } from '@a2a-js/sdk'
 import {
   type Client as A2aClient,
-  ClientFactory,
-  ClientFactoryOptions,
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
   RestTransportFactory,
@@ -23,6 +21,7 @@ import { webhookUrlProblem } from '../../packages/core/src/Webhook.ts'
 import { A2A_METHOD_NAMES, type A2aMethod } from '../../packages/server/src/a2a/methods.ts'
 import { type OrderListener, startOrderListener } from '../../packages/server/src/mail/listener.ts'
 import { TEST_BASE_URL, testApp } from '../../packages/server/src/testing/http.ts'
+import { type A2aBinding, sdkClientVia, sdkMessage } from '../support/a2aClient.ts'
 import { freePort } from '../support/process.ts'
 
 // The cost guard on everything a client controls that the server evaluates (issue 37, mechanism 2; seller schemas
@@ -535,8 +534,7 @@ const MCP_INPUTS = (): TextInput[] => [
 
 /** The two A2A interfaces: the marketplace's (its card at the origin) and the seller's own. */
 type A2aInterface = 'marketplace' | 'agent'
-const A2A_BINDINGS = ['JSONRPC', 'HTTP+JSON'] as const
-type A2aBinding = (typeof A2A_BINDINGS)[number]
+const A2A_BINDINGS: A2aBinding[] = ['JSONRPC', 'HTTP+JSON']
 
 /** Requests the MCP and A2A clients sent to the app, counted to show each input reaches the server. */
 let clientRequests = 0
@@ -572,16 +570,7 @@ const cardUrl = (where: A2aInterface) =>
 
 /** The official A2A client of one interface over one binding, as an anonymous client. */
 function a2aClient(binding: A2aBinding, where: A2aInterface) {
-  return new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [
-        new JsonRpcTransportFactory({ fetchImpl: inProcess }),
-        new RestTransportFactory({ fetchImpl: inProcess }),
-      ],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl: inProcess }),
-      preferredTransports: [binding],
-    }),
-  ).createFromUrl(cardUrl(where))
+  return sdkClientVia(inProcess, binding, cardUrl(where))
 }
 
 /**
@@ -610,19 +599,6 @@ const part = (content: Part['content']): Part => ({
   mediaType: content?.$case === 'text' ? 'text/plain' : 'application/json',
 })
 
-/** A user message with a data part `data` (and more fields when given), as the SDK client takes it. */
-const a2aMessage = (data: unknown, extra: Partial<Message> = {}): Message => ({
-  messageId: crypto.randomUUID(),
-  contextId: '',
-  taskId: '',
-  role: Role.ROLE_USER,
-  parts: [part({ $case: 'data', value: data })],
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-  ...extra,
-})
-
 /** SendMessage's request for `message`. */
 const sendRequest = (message: Message, metadata?: Record<string, unknown>) => ({
   tenant: '',
@@ -645,9 +621,9 @@ const A2A_TEXT_CALLS: {
   getAgentCard: null,
   getAuthenticatedExtendedAgentCard: (client, text) => client.getExtendedAgentCard({ tenant: text }),
   sendMessage: (client, text) =>
-    client.sendMessage(sendRequest(a2aMessage({ skill: 'echo', params: { t: text } }, { contextId: text }))),
+    client.sendMessage(sendRequest(sdkMessage({ skill: 'echo', params: { t: text } }, { contextId: text }))),
   sendMessageStream: (client, text) =>
-    firstOf(client.sendMessageStream(sendRequest(a2aMessage({ skill: text }, { taskId: text })))),
+    firstOf(client.sendMessageStream(sendRequest(sdkMessage({ skill: text }, { taskId: text })))),
   getTask: (client, text) => client.getTask({ tenant: '', id: text, historyLength: undefined }),
   cancelTask: (client, text) => client.cancelTask({ tenant: '', id: text, metadata: { reason: text } }),
   createTaskPushNotificationConfig: (client, text) =>
@@ -682,28 +658,28 @@ const A2A_TEXT_CALLS: {
  * agent's name, a task id).
  */
 const SEND_MESSAGE_TEXTS: Record<string, { where: A2aInterface; request: (text: string) => Message }> = {
-  'order skill': { where: 'agent', request: (text) => a2aMessage({ skill: text }) },
-  'order params': { where: 'agent', request: (text) => a2aMessage({ skill: 'echo', params: { t: text } }) },
-  contextId: { where: 'agent', request: (text) => a2aMessage({ skill: 'echo' }, { contextId: text }) },
-  taskId: { where: 'agent', request: (text) => a2aMessage({}, { taskId: text }) },
+  'order skill': { where: 'agent', request: (text) => sdkMessage({ skill: text }) },
+  'order params': { where: 'agent', request: (text) => sdkMessage({ skill: 'echo', params: { t: text } }) },
+  contextId: { where: 'agent', request: (text) => sdkMessage({ skill: 'echo' }, { contextId: text }) },
+  taskId: { where: 'agent', request: (text) => sdkMessage({}, { taskId: text }) },
   'text part': {
     where: 'agent',
-    request: (text) => ({ ...a2aMessage({}), parts: [part({ $case: 'text', value: text })] }),
+    request: (text) => ({ ...sdkMessage({}), parts: [part({ $case: 'text', value: text })] }),
   },
-  'metadata skill': { where: 'agent', request: (text) => ({ ...a2aMessage({}), metadata: { skill: text } }) },
+  'metadata skill': { where: 'agent', request: (text) => ({ ...sdkMessage({}), metadata: { skill: text } }) },
   'search text': {
     where: 'marketplace',
-    request: (text) => a2aMessage({ skill: MARKET_SKILLS.searchAgents, params: { q: text } }),
+    request: (text) => sdkMessage({ skill: MARKET_SKILLS.searchAgents, params: { q: text } }),
   },
   'order-skill agent': {
     where: 'marketplace',
     request: (text) =>
-      a2aMessage({ skill: MARKET_SKILLS.orderSkill, params: { agent: text, skill: 'echo' } }),
+      sdkMessage({ skill: MARKET_SKILLS.orderSkill, params: { agent: text, skill: 'echo' } }),
   },
   'read-task task id': {
     where: 'marketplace',
     request: (text) =>
-      a2aMessage({ skill: MARKET_SKILLS.readTask, params: { agent: seller.name, task_id: text } }),
+      sdkMessage({ skill: MARKET_SKILLS.readTask, params: { agent: seller.name, task_id: text } }),
   },
 }
 
@@ -767,7 +743,7 @@ const PARAMS_SENDERS: Record<string, (body: { skill: string; params: unknown }) 
       async (body: { skill: string; params: unknown }) => {
         const client = await clientOf(binding, 'agent')
         return answerOf(() =>
-          client.sendMessage(sendRequest(a2aMessage({ skill: 'echo', params: body.params }))),
+          client.sendMessage(sendRequest(sdkMessage({ skill: 'echo', params: body.params }))),
         )
       },
     ]),
@@ -804,7 +780,7 @@ describe('the same inputs through MCP tools and A2A operations (issue 37): withi
     expect(byMcp.isError).toBeFalsy()
     for (const binding of A2A_BINDINGS) {
       const answer = await (await clientOf(binding, 'agent')).sendMessage(
-        sendRequest(a2aMessage({ skill: 'echo', params: {} })),
+        sendRequest(sdkMessage({ skill: 'echo', params: {} })),
       )
       expect(answer).toMatchObject({ id: expect.stringMatching(/^task_/) })
     }

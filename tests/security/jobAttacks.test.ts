@@ -8,7 +8,6 @@ import {
   type Abi,
   type Address,
   decodeEventLog,
-  decodeFunctionData,
   encodeFunctionData,
   getAddress,
   type Hex,
@@ -28,7 +27,8 @@ import {
 } from '../../packages/core/src/payments/JobEscrow.ts'
 import { expectProblemShape, testApp } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain, USDC_ADDRESS } from '../support/anvil.ts'
-import { signPayerProof } from '../support/payer.ts'
+import { changedFundData, type FundArgs } from '../support/jobEscrow.ts'
+import { signPayerProof, verifyPayment } from '../support/payer.ts'
 
 // Attacks on jobs (issue 23): the buyer's signed review of a delivery, the seller's delivery and its deadlines, and the
 // job escrow's fundings and events as the follower applies them. Each test asserts the safe behaviour: nothing moves,
@@ -487,39 +487,9 @@ async function jobMarket(
     const deliver = (url = 'https://example.com/essay') =>
       app.call('POST', `${path}/complete`, { key: registered.key, body: { result_url: url } })
     /** The offered fund call with some of its arguments changed. */
-    const fundWith = async (
-      change: Partial<{
-        jobId: Hex
-        provider: Address
-        evaluator: Address
-        budget: bigint
-        deliverBy: bigint
-      }>,
-      offered?: Call,
-    ) => {
+    const fundWith = async (change: Partial<FundArgs>, offered?: Call) => {
       const fund = offered ?? (await callOf('fund'))
-      const { args } = decodeFunctionData({ abi: JOB_ESCROW_ABI, data: fund.data })
-      const [jobId, provider, evaluator, budget, deliverBy, review] = args as unknown as [
-        Hex,
-        Address,
-        Address,
-        bigint,
-        bigint,
-        bigint,
-      ]
-      const data = encodeFunctionData({
-        abi: JOB_ESCROW_ABI,
-        functionName: 'fund',
-        args: [
-          change.jobId ?? jobId,
-          change.provider ?? provider,
-          change.evaluator ?? evaluator,
-          change.budget ?? budget,
-          change.deliverBy ?? deliverBy,
-          review,
-        ],
-      })
-      return { to: fund.to, data }
+      return { to: fund.to, data: changedFundData(fund.data, change) }
     }
     return { id, path, read, callOf, deliver, fundWith }
   }
@@ -612,16 +582,7 @@ describe('attacks on jobs in the job escrow (anvil)', () => {
     })
     expect(await market.profile()).toMatchObject({ completed: 0, onTime: 0 })
     // verify-payment gives the reason.
-    const verify = await market.call('POST', `${market.path}/verify-payment`, {
-      body: {
-        tx_hash: cheap.transactionHash,
-        payer_signature: await signPayerProof(
-          chainBuyer2,
-          (await market.read()).payment.payer_proof,
-          cheap.transactionHash,
-        ),
-      },
-    })
+    const verify = await verifyPayment(market, market.path, chainBuyer2, cheap.transactionHash)
     expectProblemShape(verify, 422, 'amount_mismatch')
   })
 
@@ -650,16 +611,7 @@ describe('attacks on jobs in the job escrow (anvil)', () => {
     const market = await jobMarket({ buyerWallet: chainBuyer.address })
     const funding = await market.send(chainStranger, await market.callOf('fund'))
     expect(await market.read()).toMatchObject({ status: 'pending_payment', money: 'none' })
-    const verify = await market.call('POST', `${market.path}/verify-payment`, {
-      body: {
-        tx_hash: funding.transactionHash,
-        payer_signature: await signPayerProof(
-          chainStranger,
-          (await market.read()).payment.payer_proof,
-          funding.transactionHash,
-        ),
-      },
-    })
+    const verify = await verifyPayment(market, market.path, chainStranger, funding.transactionHash)
     expectProblemShape(verify, 422, 'wrong_sender')
     // The named buyer still pays it.
     await market.send(chainBuyer, await market.callOf('fund'))
@@ -740,16 +692,7 @@ describe('attacks on jobs in the job escrow (anvil)', () => {
     const funding = await market.send(chainBuyer, { to: impostor, data: fund.data })
     expect(funding.status).toBe('success')
     expect(await market.read()).toMatchObject({ status: 'pending_payment', money: 'none' })
-    const verify = await market.call('POST', `${market.path}/verify-payment`, {
-      body: {
-        tx_hash: funding.transactionHash,
-        payer_signature: await signPayerProof(
-          chainBuyer,
-          (await market.read()).payment.payer_proof,
-          funding.transactionHash,
-        ),
-      },
-    })
+    const verify = await verifyPayment(market, market.path, chainBuyer, funding.transactionHash)
     expect(verify.status).toBe(422)
     expectProblemShape(verify, 422)
     // The impostor's later events for that job move nothing either.

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { viemChain } from '@agentmarket/core/viem'
-import { type Address, decodeFunctionData, encodeFunctionData, getAddress, type Hex } from 'viem'
+import { type Address, getAddress, type Hex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
-import { JOB_ESCROW_ABI, jobStepData } from '../../packages/core/src/payments/JobEscrow.ts'
+import { jobStepData } from '../../packages/core/src/payments/JobEscrow.ts'
 import { expectProblemShape, testApp } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain } from '../support/anvil.ts'
+import { changedFundData } from '../support/jobEscrow.ts'
 import { signPayerProof } from '../support/payer.ts'
 
 // Attack (issue 37, found by an independent attack on main): a buyer's `fund` call of the job escrow sits in the
@@ -101,21 +102,7 @@ async function jobMarket() {
 
 /** The fund call as it would be copied out of the mempool, with another evaluator when given. */
 function copied(input: Hex, evaluator?: Address): Hex {
-  const { args } = decodeFunctionData({ abi: JOB_ESCROW_ABI, data: input })
-  if (!evaluator) return input
-  const [jobId, provider, , budget, deliverBy, review] = args as unknown as [
-    Hex,
-    Address,
-    Address,
-    bigint,
-    bigint,
-    bigint,
-  ]
-  return encodeFunctionData({
-    abi: JOB_ESCROW_ABI,
-    functionName: 'fund',
-    args: [jobId, provider, evaluator, budget, deliverBy, review],
-  })
+  return evaluator ? changedFundData(input, { evaluator }) : input
 }
 
 /**

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { viemChain } from '@agentmarket/core/viem'
-import { type Address, decodeFunctionData, encodeFunctionData, getAddress, type Hex } from 'viem'
+import { type Address, getAddress, type Hex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { JOB_ESCROW_ABI, jobIdOf, jobStepData } from '../../packages/core/src/payments/JobEscrow.ts'
 import { expectProblemShape, testApp } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain } from '../support/anvil.ts'
+import { changedFundData } from '../support/jobEscrow.ts'
 import { signPayerProof } from '../support/payer.ts'
 
 // Attacks (issue 37, found by a second independent attack on main) on when a job escrow funding pays its task. The
@@ -71,21 +72,7 @@ async function jobMarket() {
     /** The offered fund call with its deadline set to `deliverBy`. */
     const fundBy = async (deliverBy: bigint) => {
       const offered = await fundCall()
-      const { args } = decodeFunctionData({ abi: JOB_ESCROW_ABI, data: offered.data })
-      const [jobId, provider, evaluator, budget, , review] = args as unknown as [
-        Hex,
-        Address,
-        Address,
-        bigint,
-        bigint,
-        bigint,
-      ]
-      const data = encodeFunctionData({
-        abi: JOB_ESCROW_ABI,
-        functionName: 'fund',
-        args: [jobId, provider, evaluator, budget, deliverBy, review],
-      })
-      return { to: offered.to, data }
+      return { to: offered.to, data: changedFundData(offered.data, { deliverBy }) }
     }
     const proof = created.json.payment.payer_proof
     /** verify-payment of `hash`, signed by `payer` over the task's payer_proof. */

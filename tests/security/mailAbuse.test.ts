@@ -54,6 +54,30 @@ async function deliver(
 }
 
 /** The SMTP answer code of a delivery: 250 when taken, else the server's refusal code. */
+/** mailServer(`extra`) started before the enclosing suite's tests and stopped after them; read it in tests. */
+function mailServerForSuite(extra: Record<string, string> = {}) {
+  const market = {} as Awaited<ReturnType<typeof mailServer>>
+  beforeAll(async () => {
+    Object.assign(market, await mailServer(extra))
+  })
+  afterAll(async () => {
+    market.server?.stop()
+    await market.relay?.stop()
+  })
+  return market
+}
+
+/** A ping order for scout from `from`, with the rest of the message (envelope, messageId) in `extra`. */
+const ping = (from: string, extra: Partial<Outgoing> = {}): Outgoing => ({
+  from,
+  subject: 'scout/ping',
+  text: '{}',
+  ...extra,
+})
+
+/** A ping order whose envelope sender is its From address, as a plain mail client sends it. */
+const sentBy = (sender: string) => ping(sender, { envelope: { from: sender, to: [MAILBOX] } })
+
 async function answerCode(port: number, message: Outgoing, options?: Parameters<typeof deliver>[2]) {
   try {
     await deliver(port, message, options)
@@ -97,26 +121,14 @@ afterAll(async () => {
 })
 
 describe('the order mailbox trusts only senders their domain vouches for (MAIL_AUTH=enforce, the default)', () => {
-  let market: Awaited<ReturnType<typeof mailServer>>
-  beforeAll(async () => {
-    market = await mailServer()
-  })
-  afterAll(async () => {
-    market?.server.stop()
-    await market?.relay.stop()
-  })
+  const market = mailServerForSuite()
 
   const tasks = async () =>
     (await market.call('GET', '/api/agents/scout/tasks?status=all')).json.total as number
 
   test('attack: a forged From of a DMARC domain (p=reject) gets 550, makes no task and sends no reply', async () => {
     const before = await tasks()
-    const forged = {
-      from: 'ceo@victim.test',
-      subject: 'scout/ping',
-      text: '{}',
-      envelope: { from: 'bounce@attacker.test', to: [MAILBOX] },
-    }
+    const forged = ping('ceo@victim.test', { envelope: { from: 'bounce@attacker.test', to: [MAILBOX] } })
     expect(await answerCode(market.smtpPort, forged)).toBe(550)
     expect(
       await answerCode(market.smtpPort, { ...forged, envelope: { from: 'ceo@victim.test', to: [MAILBOX] } }),
@@ -129,32 +141,17 @@ describe('the order mailbox trusts only senders their domain vouches for (MAIL_A
   })
 
   test('behavior: mail its domain signs (DKIM, DMARC pass) or sends (aligned SPF, no DMARC) is taken and answered', async () => {
-    const signed = {
-      from: 'ann@victim.test',
-      subject: 'scout/ping',
-      text: '{}',
-      messageId: '<signed@victim.test>',
-    }
+    const signed = ping('ann@victim.test', { messageId: '<signed@victim.test>' })
     const taken = await deliver(market.smtpPort, signed, { dkim: true })
     expect(taken.response).toContain('Order taken')
     const reply = await market.relay.waitFor((email) => email.inReplyTo === '<signed@victim.test>')
     expect(reply.to?.[0]?.address).toBe('ann@victim.test')
-    const plain = await deliver(market.smtpPort, {
-      from: 'bob@plain.test',
-      subject: 'scout/ping',
-      text: '{}',
-      envelope: { from: 'bob@plain.test', to: [MAILBOX] },
-    })
+    const plain = await deliver(market.smtpPort, sentBy('bob@plain.test'))
     expect(plain.response).toContain('Order taken')
   })
 
   test('attack: the SMTP answer, which crosses the network in clear and sits in the sending server’s logs, carries no task id (a read credential); the reply does', async () => {
-    const order = {
-      from: 'ann@victim.test',
-      subject: 'scout/ping',
-      text: '{}',
-      messageId: '<no-id-in-answer@victim.test>',
-    }
+    const order = ping('ann@victim.test', { messageId: '<no-id-in-answer@victim.test>' })
     const taken = await deliver(market.smtpPort, order, { dkim: true })
     expect(taken.response).toContain('250 2.0.0 Order taken')
     expect(taken.response).not.toMatch(/task_[0-9a-f]{32}/)
@@ -207,38 +204,28 @@ describe('the order mailbox trusts only senders their domain vouches for (MAIL_A
 })
 
 describe('the order mailbox limits mail per client address, per sender and in total', () => {
-  let market: Awaited<ReturnType<typeof mailServer>>
-  beforeAll(async () => {
-    market = await mailServer({ RATE_LIMITS: 'on', RATE_LIMIT_POLICIES: 'mail=3/3600,mail_total=10/3600' })
-  })
-  afterAll(async () => {
-    market?.server.stop()
-    await market?.relay.stop()
+  const market = mailServerForSuite({
+    RATE_LIMITS: 'on',
+    RATE_LIMIT_POLICIES: 'mail=3/3600,mail_total=10/3600',
   })
 
-  const order = (sender: string) => ({
-    from: sender,
-    subject: 'scout/ping',
-    text: '{}',
-    envelope: { from: sender, to: [MAILBOX] },
-  })
   const from = (localAddress: string) => ({ localAddress })
 
   test('attack: one sender from many addresses, one address with many senders, many of both: 451 past each limit', async () => {
     // One sender, four addresses: the sender's fourth order is refused.
     const bySender = []
     for (const host of [2, 3, 4, 5])
-      bySender.push(await answerCode(market.smtpPort, order('ann@plain.test'), from(`127.0.0.${host}`)))
+      bySender.push(await answerCode(market.smtpPort, sentBy('ann@plain.test'), from(`127.0.0.${host}`)))
     expect(bySender).toEqual([250, 250, 250, 451])
     // One address, four senders: the address's fourth message is refused.
     const byAddress = []
     for (const name of ['b1', 'b2', 'b3', 'b4'])
-      byAddress.push(await answerCode(market.smtpPort, order(`${name}@plain.test`), from('127.0.0.6')))
+      byAddress.push(await answerCode(market.smtpPort, sentBy(`${name}@plain.test`), from('127.0.0.6')))
     expect(byAddress).toEqual([250, 250, 250, 451])
     // Fresh addresses and senders: the total (10, of which 7 are spent) runs out.
     const total = []
     for (const host of [7, 8, 9, 10])
-      total.push(await answerCode(market.smtpPort, order(`c${host}@plain.test`), from(`127.0.0.${host}`)))
+      total.push(await answerCode(market.smtpPort, sentBy(`c${host}@plain.test`), from(`127.0.0.${host}`)))
     expect(total).toEqual([250, 250, 250, 451])
     const taken = (await market.call('GET', '/api/agents/scout/tasks?status=all')).json.total
     expect(taken).toBe(9)
@@ -246,14 +233,7 @@ describe('the order mailbox limits mail per client address, per sender and in to
 })
 
 describe('one address cannot close the order mailbox to others (SMTP connection limits, the defaults)', () => {
-  let market: Awaited<ReturnType<typeof mailServer>>
-  beforeAll(async () => {
-    market = await mailServer()
-  })
-  afterAll(async () => {
-    market?.server.stop()
-    await market?.relay.stop()
-  })
+  const market = mailServerForSuite()
 
   test('attack: 50 connections from one address kept open with NOOPs hold 10; another address gets 220 and orders', async () => {
     // Before the fix these 50 filled the listener (maxClients 50) and everyone else was answered 421.
@@ -268,12 +248,7 @@ describe('one address cannot close the order mailbox to others (SMTP connection 
       const honest = smtpSession(market.smtpPort, '127.0.0.61')
       expect(await honest.greeting).toStartWith('220 ')
       expect(await honest.command('QUIT')).toStartWith('221 ')
-      const order = {
-        from: 'bob@plain.test',
-        subject: 'scout/ping',
-        text: '{}',
-        envelope: { from: 'bob@plain.test', to: [MAILBOX] },
-      }
+      const order = sentBy('bob@plain.test')
       const taken = await deliver(market.smtpPort, order, { localAddress: '127.0.0.62' })
       expect(taken.response).toContain('Order taken')
     } finally {

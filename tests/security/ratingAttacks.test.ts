@@ -3,10 +3,7 @@ import { rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import {
   type ChainReader,
-  defaultConfig,
   jobSteps,
-  Marketplace,
-  manualClock,
   ratingTypedData,
   type Store,
   type TaskPayment,
@@ -27,12 +24,7 @@ import type { HDAccount } from 'viem/accounts'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import artifacts from '../../contracts/artifacts.json'
 import { jobIdOf } from '../../packages/core/src/payments/JobEscrow.ts'
-import { createApp } from '../../packages/server/src/app.ts'
-import {
-  expectProblemShape,
-  signedRequestHeaders,
-  TEST_BASE_URL,
-} from '../../packages/server/src/testing/http.ts'
+import { expectProblemShape, TEST_BASE_URL, testApp } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain, USDC_ABI } from '../support/anvil.ts'
 import { signPayerProof } from '../support/payer.ts'
 import { type MigratedPostgres, startMigratedPostgres } from '../support/postgres.ts'
@@ -67,47 +59,9 @@ function malleated(signature: Hex): Hex {
 /** A task id of the usual shape, unique across apps sharing a database. */
 const newTaskId = () => `task_${crypto.randomUUID().replaceAll('-', '')}`
 
-/** An in-process app over `store`, as testApp builds one (testApp opens only libSQL :memory:). */
-function appOn(store: Store, chain?: ChainReader) {
-  const clock = manualClock(START)
-  const market = Marketplace.create({ store, clock, config: defaultConfig(TEST_BASE_URL), chain })
-  const app = createApp({ market, baseUrl: TEST_BASE_URL, rateLimits: null, logger: null })
-  async function call(
-    method: string,
-    path: string,
-    options: { body?: unknown; headers?: Record<string, string>; key?: string } = {},
-  ) {
-    const headers = new Headers(options.headers)
-    if (options.key) headers.set('authorization', `Bearer ${options.key}`)
-    let body: BodyInit | undefined
-    if (options.body !== undefined) {
-      body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
-      if (!headers.has('content-type')) headers.set('content-type', 'application/json')
-    }
-    const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
-    const text = await response.text()
-    let json: Json = null
-    try {
-      json = text ? JSON.parse(text) : null
-    } catch {}
-    return { status: response.status, headers: response.headers, text, json }
-  }
-  async function register(name: string, extra: Record<string, unknown> = {}) {
-    const response = await call('POST', '/api/agents/register', { body: { name, ...extra } })
-    if (response.status !== 200) throw new Error(`register ${name}: ${response.status} ${response.text}`)
-    return { name, key: response.json.apiKey as string, pairingCode: response.json.pairingCode as string }
-  }
-  async function pair(username: string, pairingCode: string, owner: Wallet) {
-    const path = `/api/community/users/${username}/pair-agent`
-    clock.advance(1000)
-    const body = JSON.stringify({ pairingCode })
-    const signed = { market: TEST_BASE_URL, method: 'POST', path, body }
-    const proof = await signedRequestHeaders(owner, signed, clock.now())
-    return call('POST', path, { body, headers: { 'x-wallet-address': owner.address, ...proof } })
-  }
-  return { store, clock, market, call, register, pair }
-}
-type App = ReturnType<typeof appOn>
+/** An in-process app over `store` (libSQL or PostgreSQL, maybe shared with another app), at START. */
+const appOn = (store: Store, chain?: ChainReader) => testApp(START, { store, chain })
+type App = Awaited<ReturnType<typeof appOn>>
 
 /** A fresh libSQL :memory: store. */
 const memoryLibsql = async () => libsqlStore(await openDatabase(':memory:'))
@@ -323,7 +277,9 @@ describe('attacks on ratings (in process)', () => {
   for (const kind of ['libsql', 'libsql-file', 'postgres'] as const) {
     test(`attack: 50 concurrent valid ratings of one task with different scores (${kind}${kind === 'libsql' ? '' : ', two processes'}): exactly one lands, counts and trust exact`, async () => {
       const opened = kind === 'libsql' ? null : await twoProcesses(kind)
-      const apps = opened ? opened.stores.map((store) => appOn(store)) : [appOn(await memoryLibsql())]
+      const apps = opened
+        ? await Promise.all(opened.stores.map((store) => appOn(store)))
+        : [await appOn(await memoryLibsql())]
       const [first] = apps as [App]
       const seller = await sellerOn(first)
       const selfMade = (await seller.profile()).trustScore
@@ -365,7 +321,7 @@ describe('attacks on ratings (in process)', () => {
   for (const kind of ['libsql-file', 'postgres'] as const) {
     test(`attack: 40 ratings landing at once from 31 wallets (${kind}, two processes): rating_votes and rated_buyers stay exact`, async () => {
       const opened = await twoProcesses(kind)
-      const apps = opened.stores.map((store) => appOn(store))
+      const apps = await Promise.all(opened.stores.map((store) => appOn(store)))
       const [first] = apps as [App]
       const seller = await sellerOn(first)
       const selfMade = (await seller.profile()).trustScore
@@ -405,7 +361,7 @@ describe('attacks on ratings (in process)', () => {
   }
 
   test('attack: a rating signature replayed for another task, agent name case, market URL, chain id, domain, score or comment is refused; a high-s copy is refused outright', async () => {
-    const app = appOn(await memoryLibsql())
+    const app = await appOn(await memoryLibsql())
     const seller = await sellerOn(app)
     const id = await seller.task()
     const other = await seller.task()
@@ -462,7 +418,7 @@ describe('attacks on ratings (in process)', () => {
   })
 
   test("attack: the seller's wallet, the wallet the task paid, the owner's wallet (any letter case) cannot rate; a stranger cannot sign for the payer", async () => {
-    const app = appOn(await memoryLibsql())
+    const app = await appOn(await memoryLibsql())
     const seller = await sellerOn(app)
     const trustBefore = (await seller.profile()).trustScore
     const lowerOwner = ownerWallet.address.toLowerCase() as `0x${string}`
@@ -504,7 +460,7 @@ describe('attacks on ratings (in process)', () => {
   })
 
   test('attack: tasks paid by MPP, free, zero-amount, unpaid, expired unpaid, paid but undelivered, or delivered under review cannot be rated', async () => {
-    const app = appOn(await memoryLibsql())
+    const app = await appOn(await memoryLibsql())
     const seller = await sellerOn(app)
     const cases: TaskOptions[] = [
       { method: 'mpp' },
@@ -545,7 +501,7 @@ describe('attacks on ratings (in process)', () => {
   })
 
   test("attack: another agent's task rated through this agent's path (or this one's through the other's) is not found", async () => {
-    const app = appOn(await memoryLibsql())
+    const app = await appOn(await memoryLibsql())
     const seller = await sellerOn(app)
     const rival = await sellerOn(app, 'rival', { payTo: wallet(), owner: null })
     const theirs = await rival.task()
@@ -561,7 +517,7 @@ describe('attacks on ratings (in process)', () => {
   })
 
   test("attack: the seller points its walletAddress at a dissatisfied buyer's wallet to refuse that buyer's rating", async () => {
-    const app = appOn(await memoryLibsql())
+    const app = await appOn(await memoryLibsql())
     const seller = await sellerOn(app)
     const id = await seller.task({ from: buyer.address })
     const signature = await seller.sign(buyer, id, 1, 'never delivered what was asked')
@@ -582,7 +538,7 @@ describe('attacks on ratings (in process)', () => {
   })
 
   test('attack: a review window that closed meets 50 concurrent ratings: one completion, one credit, one rating', async () => {
-    const app = appOn(await memoryLibsql())
+    const app = await appOn(await memoryLibsql())
     const seller = await sellerOn(app)
     const selfMade = (await seller.profile()).trustScore
     const id = await seller.task({ state: 'review_over' })
@@ -610,7 +566,7 @@ describe('attacks on ratings (in process)', () => {
 
 describe('attacks on the trust score (in process)', () => {
   test("attack: eight rival wallets buy the victim's 0.01 USDC task and rate it 1 star: the victim's trust moves by at most 1 (it was 75 -> 46)", async () => {
-    const app = appOn(await memoryLibsql())
+    const app = await appOn(await memoryLibsql())
     const victim = await sellerOn(app, 'victim', { payTo: wallet(), owner: null })
     const elsewhere = await sellerOn(app, 'elsewhere', { payTo: wallet(), owner: null })
     // Seven honest buyers with a history: each paid another seller 10 USDC a month before buying from the victim.
@@ -635,7 +591,7 @@ describe('attacks on the trust score (in process)', () => {
     [50, 40],
   ] as const)
     test(`attack: ${size} fresh wallets fund the victim's jobs and let the sweep find them late (refunded: gas only): its trust moves by 6 at most, as one buyer (it was 94 -> ${before} with a heartbeat)`, async () => {
-      const app = appOn(await memoryLibsql())
+      const app = await appOn(await memoryLibsql())
       const victim = await sellerOn(app, 'victim', { payTo: wallet(), owner: null })
       const elsewhere = await sellerOn(app, 'elsewhere', { payTo: wallet(), owner: null })
       // Seven honest buyers with a history: each paid another seller 10 USDC a month before buying from the victim.
@@ -654,7 +610,7 @@ describe('attacks on the trust score (in process)', () => {
     })
 
   test("attack: a refunded buyer's 1-star rating (rejected and refunded, late and refunded) moves neither the public average nor the trust score; a late job whose money the seller kept still counts", async () => {
-    const app = appOn(await memoryLibsql())
+    const app = await appOn(await memoryLibsql())
     const seller = await sellerOn(app, 'seller', { payTo: wallet(), owner: null })
     for (const paying of [buyer, secondBuyer]) {
       const id = await seller.task({ from: paying.address })
@@ -701,7 +657,7 @@ describe('attacks on the trust score (in process)', () => {
   })
 
   test('attack: one buyer wallet rating twelve tasks 1 star moves the paid points by at most a third', async () => {
-    const app = appOn(await memoryLibsql())
+    const app = await appOn(await memoryLibsql())
     const seller = await sellerOn(app)
     const selfMade = (await seller.profile()).trustScore
     const others = [secondBuyer, wallet(), wallet()]
@@ -729,7 +685,7 @@ describe('attacks on the trust score (in process)', () => {
   })
 
   test('attack: a seller cannot raise its score with its own ratings or self-paid jobs (its payTo, its current wallet, its owner): credit, ratings and on-time ratio unchanged', async () => {
-    const app = appOn(await memoryLibsql())
+    const app = await appOn(await memoryLibsql())
     const oldWallet = wallet()
     const seller = await sellerOn(app, 'seller', { payTo: oldWallet })
     const selfMade = (await seller.profile()).trustScore
@@ -774,7 +730,7 @@ describe('attacks on the trust score (in process)', () => {
   })
 
   test('attack: an agent without ratings or late jobs keeps its trust exactly, whatever other agents are rated', async () => {
-    const app = appOn(await memoryLibsql())
+    const app = await appOn(await memoryLibsql())
     const quiet = await sellerOn(app, 'quiet', { payTo: wallet(), owner: null })
     const rated = await sellerOn(app, 'rated', { payTo: wallet(), owner: null })
     const selfMade = (await quiet.profile()).trustScore
@@ -798,7 +754,7 @@ describe('attacks on the trust score (in process)', () => {
     test(`attack: the store's sort by trust agrees with trustScore after ratings and late jobs (${kind})`, async () => {
       const opened = kind === 'postgres' ? await twoProcesses('postgres') : null
       const store = opened ? (opened.stores[0] as Store) : await memoryLibsql()
-      const app = appOn(store)
+      const app = await appOn(store)
       // Raw paid points rank big > mid > small; ratings and late jobs reverse it.
       const plans: { name: string; buyers: number; late: number; scores: number[] }[] = [
         { name: 'big', buyers: 5, late: 3, scores: [1, 1, 2] },
@@ -838,7 +794,7 @@ describe('attacks on the trust score (in process)', () => {
 
 describe('attacks on rating input and privacy (in process)', () => {
   test('attack: oversized or control-character comments, non-integer or string scores, missing or extra fields: 400 and nothing changes', async () => {
-    const app = appOn(await memoryLibsql())
+    const app = await appOn(await memoryLibsql())
     const seller = await sellerOn(app)
     const id = await seller.task()
     const before = await seller.read(id)
@@ -886,7 +842,7 @@ describe('attacks on rating input and privacy (in process)', () => {
   })
 
   test('attack: nothing private (task id, job id, params, result URL, buyer e-mail) in the ratings list, the feed or the profile', async () => {
-    const app = appOn(await memoryLibsql())
+    const app = await appOn(await memoryLibsql())
     const seller = await sellerOn(app)
     const secret = 'SECRET-PARAM-7f3a'
     const id = await seller.task({ params: { brief: secret }, buyerEmail: 'victim@example.com' })
@@ -936,7 +892,10 @@ describe('attacks on refund records (anvil)', () => {
     const apps: App[] = []
     for (let index = 0; index < processes; index++)
       apps.push(
-        appOn(libsqlStore(await openDatabase(url)), viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 })),
+        await appOn(
+          libsqlStore(await openDatabase(url)),
+          viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
+        ),
       )
     const app = apps[0] as App
     const register = async (name: string, payTo: Address) => {
@@ -1118,7 +1077,7 @@ describe('attacks on refund records (anvil)', () => {
   })
 
   test('attack: a refund of an MPP charge, a free task, a job in the job escrow or an unpaid task is refused', async () => {
-    const app = appOn(await memoryLibsql(), viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }))
+    const app = await appOn(await memoryLibsql(), viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }))
     const seller = await sellerOn(app, 'seller', { payTo: chainSeller, owner: null })
     const hash = await anvil.transferUsdc(chainSeller, chainBuyer.address, REFUND_PRICE)
     await anvil.mine(3)

@@ -1,12 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Task, taskStateToJSON } from '@a2a-js/sdk'
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-} from '@a2a-js/sdk/client'
 import { viemChain } from '@agentmarket/core/viem'
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -14,6 +7,7 @@ import { type Address, type Hex, keccak256, parseEventLogs, stringToHex, type Tr
 import { generatePrivateKey, type HDAccount, privateKeyToAccount } from 'viem/accounts'
 import { JOB_ESCROW_ABI } from '../../packages/core/src/payments/JobEscrow.ts'
 import { expectProblemShape, testApp } from '../../packages/server/src/testing/http.ts'
+import { type A2aBinding, appFetch, sdkClient } from '../support/a2aClient.ts'
 import { type Anvil, paymentChain } from '../support/anvil.ts'
 
 // Issue 37, mechanism 7: the escrow buyer who takes the result and rejects for a full refund. A seller whose skill says
@@ -86,18 +80,11 @@ async function market(reveal?: 'after_acceptance') {
     },
   }
 
-  const fetchImpl = ((input: RequestInfo | URL, init?: RequestInit) =>
-    app.app.handle(new Request(input, init))) as typeof fetch
-  const a2a = (binding: 'JSONRPC' | 'HTTP+JSON') =>
-    new ClientFactory(
-      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-        transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
-        cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-        preferredTransports: [binding],
-      }),
-    ).createFromUrl('http://localhost:3000/api/agents/seller/')
+  const a2a = (binding: A2aBinding) => sdkClient(app, binding, 'http://localhost:3000/api/agents/seller/')
   const mcp = new McpClient({ name: 'reveal-buyer', version: '1.0.0' })
-  await mcp.connect(new StreamableHTTPClientTransport(new URL('http://localhost/mcp'), { fetch: fetchImpl }))
+  await mcp.connect(
+    new StreamableHTTPClientTransport(new URL('http://localhost/mcp'), { fetch: appFetch(app) }),
+  )
 
   /**
    * The task as the buyer reads it on every interface at this moment, each as the text it was answered (the webhook:

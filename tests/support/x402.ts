@@ -1,9 +1,14 @@
+import { afterAll, beforeAll } from 'bun:test'
 import type { X402Facilitator } from '@agentmarket/core'
+import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { authorizationTypes } from '@x402/evm'
 import { registerExactEvmScheme } from '@x402/evm/exact/client'
 import { x402Client } from '@x402/fetch'
 import { type Address, type Hex, type LocalAccount, toHex } from 'viem'
+import type { HDAccount } from 'viem/accounts'
+import type { TestAppOptions } from '../../packages/server/src/testing/http.ts'
+import { type Anvil, paymentChain } from './anvil.ts'
 
 /** What a test changes in an authorization it signs (to bend it as an attacker would); the rest fits the offer. */
 export type AuthorizationChange = {
@@ -96,4 +101,30 @@ export function recordingFacilitator() {
     },
   }
   return { facilitator, calls }
+}
+
+/** The x402 chain of a suite: anvil with USDC, a funded `buyer`, a `seller` and the facilitator's `settler`. */
+export type X402Chain = { anvil: Anvil; buyer: HDAccount; seller: HDAccount; settler: HDAccount }
+
+/** Starts an x402 chain before the enclosing suite's (or file's) tests and stops it after them; read it in tests. */
+export function x402ChainForSuite(): X402Chain {
+  const chain = {} as X402Chain
+  beforeAll(async () => {
+    const started = await paymentChain(['buyer', 'seller', 'settler'], { funded: ['buyer'] })
+    Object.assign(chain, { anvil: started.anvil, ...started.accounts })
+  })
+  afterAll(() => chain.anvil?.stop())
+  return chain
+}
+
+/** testApp options of a market taking x402 on `chain`'s anvil, its settler settling, after `minConfirmations`. */
+export function x402AppOptions(chain: X402Chain, minConfirmations = 1) {
+  const { anvil, settler } = chain
+  return {
+    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
+    chainConfig: { minConfirmations },
+    x402: {
+      facilitator: viemX402Facilitator({ rpcUrl: anvil.rpcUrl, chain: anvil.chain, account: settler }),
+    },
+  } satisfies TestAppOptions
 }

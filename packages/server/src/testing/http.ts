@@ -53,6 +53,8 @@ export type TestAppOptions = {
   chain?: ChainReader
   chainConfig?: Partial<MarketConfig['chain']>
   databaseUrl?: string
+  /** A store the test opened (another database, or PostgreSQL); it wins over `databaseUrl`. */
+  store?: Store
   mpp?: MppSettings
   /** x402 payments on the payment chain. */
   x402?: X402Settings
@@ -66,10 +68,10 @@ export type TestAppOptions = {
   webhookAllowPrivate?: boolean
 }
 
-/** An in-process app over a fresh libSQL :memory: database, with a clock the test moves. */
+/** An in-process app over a fresh libSQL :memory: database (or the test's store), with a clock the test moves. */
 export async function testApp(start = '2026-06-01T12:00:00.000Z', options: TestAppOptions = {}) {
   const clock = manualClock(start)
-  const store: Store = libsqlStore(await openDatabase(options.databaseUrl ?? ':memory:'))
+  const store: Store = options.store ?? libsqlStore(await openDatabase(options.databaseUrl ?? ':memory:'))
   const base = defaultConfig(TEST_BASE_URL)
   const config = {
     ...base,
