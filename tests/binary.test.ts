@@ -42,7 +42,11 @@ async function startBinary(
 
 describe('the single binary', () => {
   test('behavior: starts from another folder on a new file database, with no node_modules, and keeps data', async () => {
-    expect(statSync(binary).size).toBeGreaterThan(0)
+    // The size the README states stays true (within 10%): a user downloading it is told what to expect.
+    const readme = await Bun.file(new URL('../README.md', import.meta.url)).text()
+    const stated = Number(/dist\/agentmarket \(about (\d+) MiB/.exec(readme)?.[1])
+    const mebibytes = statSync(binary).size / 1024 / 1024
+    expect(Math.abs(mebibytes - stated) / stated).toBeLessThan(0.1)
     const port = freePort()
     const first = await startBinary(port)
     console.log(

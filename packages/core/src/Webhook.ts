@@ -145,6 +145,10 @@ export const WebhookInput = strictFields({
 /** Validated endpoint body. */
 export type WebhookInput = v.InferOutput<typeof WebhookInput>
 
+/** How an operator testing on one machine lets endpoints be local, said where a local one is refused. */
+const LOCAL_HINT =
+  '; send a public https URL, or, on a market you run for local testing, allow private addresses (the server: WEBHOOK_ALLOW_PRIVATE=on; embedded: config webhookAllowPrivate)'
+
 /**
  * Why a URL may not be an endpoint (null: it may): credentials in it, or, unless private addresses are allowed, a
  * host that is `localhost` or an IP literal outside public unicast. Names are checked again when each delivery
@@ -156,9 +160,10 @@ export function webhookUrlProblem(url: string, allowPrivate: boolean): string | 
   if (allowPrivate) return null
   // A trailing dot names the same host (`localhost.`).
   const host = withoutTrailing(parsed.hostname.toLowerCase(), '.')
-  if (host === 'localhost' || host.endsWith('.localhost')) return 'must not point at this machine (localhost)'
+  if (host === 'localhost' || host.endsWith('.localhost'))
+    return `must not point at this machine (localhost)${LOCAL_HINT}`
   if (isAddressLiteral(host) && !isPublicAddress(host))
-    return 'must not point at a private, loopback, link-local or reserved address'
+    return `must not point at a private, loopback, link-local or reserved address${LOCAL_HINT}`
   return null
 }
 

@@ -250,6 +250,26 @@ describe('MCP tool contract', () => {
     expect(order.isError).toBe(true)
   })
 
+  test('behavior: the README names every tool the server lists, and no other', async () => {
+    const app = await testApp()
+    const listed = await app.app.handle(
+      new Request('http://localhost/mcp', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      }),
+    )
+    const { result } = (await listed.json()) as { result: { tools: { name: string }[] } }
+    const readme = await Bun.file(new URL('../../../../README.md', import.meta.url)).text()
+    const section = readme.slice(
+      readme.indexOf('### MCP'),
+      readme.indexOf('\n### ', readme.indexOf('### MCP') + 1),
+    )
+    const named = section.slice(0, section.indexOf('; their input schemas'))
+    const inReadme = [...named.matchAll(/`([a-z_]+)`/g)].map((match) => match[1]).sort()
+    expect(inReadme).toEqual(result.tools.map((tool) => tool.name).sort())
+  })
+
   test("behavior: a raw POST with the README's headers lists and calls tools; without Accept it is 406", async () => {
     const app = await testApp()
     await app.register('curled')

@@ -176,6 +176,8 @@ describe('webhooks', () => {
       const refused = await addSellerHook({ url })
       expectProblemShape(refused, 400, 'invalid_body')
       expect(refused.json.errors[0].pointer, url).toBe('/url')
+      // A developer testing on one machine is told how to allow it.
+      expect(refused.json.errors[0].detail, url).toContain('WEBHOOK_ALLOW_PRIVATE=on')
     }
     for (const url of [
       'ftp://example.com/',
