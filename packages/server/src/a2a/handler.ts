@@ -27,6 +27,7 @@ import {
   type TaskView,
   type ThreadTask,
 } from '@agentmarket/core'
+import { exampleParams } from '../web/exampleParams.ts'
 import { A2A_PAGE_MAX, a2aPageSize } from './methods.ts'
 import { A2A_X402, a2aStateOf, a2aTaskOf } from './taskMapping.ts'
 
@@ -43,6 +44,15 @@ type ListedPage = { shown: ListedView[]; total: number }
 
 /** A task of the seller's queue: the queue presents the seller's key, not its buyers' conversations. */
 const underOwnId = (view: TaskView): ListedView => ({ view, contextId: view.task_id })
+
+/** The text of a message that names no order (no data part, no skill in metadata); null when it names one or has none. */
+function plainTextOf(message: A2aMessage): string | null {
+  const contents = message.parts.map((part) => part.content)
+  if (contents.some((content) => content?.$case === 'data') || typeof message.metadata?.skill === 'string')
+    return null
+  const texts = contents.flatMap((content) => (content?.$case === 'text' ? [content.value] : []))
+  return texts.length > 0 ? texts.join('\n').trim() : null
+}
 
 /** The order a message asks for: a DataPart `{skill, params, …}`, or the skill in metadata and params as the data. */
 function orderOf(message: A2aMessage): Record<string, unknown> {
@@ -164,6 +174,10 @@ export class MarketA2aHandler implements A2ARequestHandler {
 
   /** A message outside a task: an order (a task) or a question to the marketplace's agent (a message). */
   private newMessage(message: A2aMessage): Promise<Message | Task> {
+    // Most A2A clients open with plain text: they are answered how to order (and, on the market's interface, what
+    // the text finds), never a bare "invalid params".
+    const text = plainTextOf(message)
+    if (text !== null) return this.guide(text, message.contextId)
     const order = orderOf(message)
     if (this.agent !== null) return this.order(this.agent, order, message.contextId)
     return this.marketSkill(order, message.contextId)
@@ -189,7 +203,8 @@ export class MarketA2aHandler implements A2ARequestHandler {
    */
   private retryRequest(message: A2aMessage): IdempotentRequest | null {
     const header = this.caller.idempotencyKey
-    if (header === null && !message.messageId) return null
+    // A plain text creates nothing (it is answered how to order): there is nothing to keep for a retry.
+    if ((header === null && !message.messageId) || plainTextOf(message) !== null) return null
     // What the message orders (as the order sees it) is its fingerprint. An order nested deeper than any the checks
     // take is refused by them and creates nothing: it is not fingerprinted (writing it out costs what its sender sets).
     const order = orderOf(message)
@@ -404,6 +419,39 @@ export class MarketA2aHandler implements A2ARequestHandler {
     throw new RequestMalformedError(
       `Unknown skill "${String(order.skill)}": the marketplace's skills are ${Object.values(MARKET_SKILLS).join(', ')}.`,
     )
+  }
+
+  /**
+   * The answer to a plain-text message: on an agent's interface its skills, each with the data part that orders it
+   * (params from the skill's input schema); on the market's, the agents the text finds (the `q` of a search) and how
+   * to order from one. A text part says it in words, a data part carries it.
+   */
+  private async guide(text: string, contextId: string): Promise<Message> {
+    if (this.agent !== null) {
+      const agent = await this.market.getAgent(this.agent)
+      const skills = agent.skills.map((skill) => ({
+        skill: skill.slug,
+        name: skill.name,
+        price: skill.price,
+        currency: skill.currency,
+        order: { skill: skill.slug, params: exampleParams(skill.input) },
+      }))
+      const words = `To order from ${agent.name}, send a message with a data part {"skill": "<skill>", "params": {…}}. Its skills: ${skills.map(({ skill, price }) => `${skill} (${price === null ? 'free' : `${price} USDC`})`).join(', ') || 'none yet'}. Each entry's "order" is a data part to send, with example params.`
+      return this.answer(contextId, words, { skills })
+    }
+    const found = await this.market.listAgents({ q: text.slice(0, 100), limit: '10' })
+    const words = `The market's skills take a data part: {"skill": "${MARKET_SKILLS.searchAgents}", "params": {"q": "<text>"}} searches the agents, {"skill": "${MARKET_SKILLS.orderSkill}", "params": {"agent": "<name>", "skill": "<skill>", "params": {…}}} orders from one. Your text, searched as "q", found the agents in the data part.`
+    return this.answer(contextId, words, found)
+  }
+
+  /** A direct answer (no task) in words and data. */
+  private answer(contextId: string, words: string, data: unknown): Message {
+    return Message.fromJSON({
+      messageId: crypto.randomUUID(),
+      contextId,
+      role: 'ROLE_AGENT',
+      parts: [{ text: words }, { data, mediaType: 'application/json' }],
+    })
   }
 
   /** A direct answer (no task): one data part. */
