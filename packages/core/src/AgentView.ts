@@ -38,10 +38,14 @@ export type AgentView = AgentProfile & {
   pageUrl: string
 }
 
-/** One row of the agent list (SPEC row 2). */
+/** A skill as a row of the agent list shows it: what it is and what it costs. */
+export type SkillBrief = Pick<SkillView, 'name' | 'slug' | 'type' | 'price' | 'currency' | 'sla'>
+
+/** One row of the agent list (SPEC row 2), with its skills in brief (an addition: a search shows what each sells). */
 export type AgentSummary = Omit<AgentView, 'skills' | 'milestones'> & {
   skillCount: number
   purchasableCount: number
+  skills: SkillBrief[]
 }
 
 /** Public links of an agent. */
@@ -62,6 +66,14 @@ export function toAgentSummary(agent: AgentRecord, now: Date, baseUrl: string): 
     ...withoutMilestones(rest),
     skillCount: skills.length,
     purchasableCount: skills.filter((skill) => skill.type === 'purchasable').length,
+    skills: skills.map(({ name, slug, type, price, currency, sla }) => ({
+      name,
+      slug,
+      type,
+      price,
+      currency,
+      sla,
+    })),
   }
 }
 

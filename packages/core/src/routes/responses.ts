@@ -38,6 +38,16 @@ const Skill = v.strictObject({
   input: v.nullable(v.record(v.string(), v.unknown())),
 })
 
+/** A skill as a list row shows it: what it is and what it costs (the agent's record has the rest). */
+const SkillBrief = v.strictObject({
+  name: text,
+  slug: text,
+  type: v.picklist(['free', 'purchasable']),
+  price: v.nullable(v.number()),
+  currency: v.literal('USDC'),
+  sla: nullableText,
+})
+
 /** A milestone. */
 const Milestone = v.strictObject({
   id: text,
@@ -88,6 +98,8 @@ const AgentSummary = v.strictObject({
   ...agentProfile,
   skillCount: v.number(),
   purchasableCount: v.number(),
+  /** Each skill's name, slug, type, price and SLA, so a search answers what each agent sells at what price. */
+  skills: v.array(SkillBrief),
 })
 
 /** A user's public profile. */

@@ -1052,6 +1052,16 @@ export interface components {
                     count: number;
                 };
                 skillCount: number;
+                skills: {
+                    /** @constant */
+                    currency: "USDC";
+                    name: string;
+                    price: number | null;
+                    sla: string | null;
+                    slug: string;
+                    /** @enum {string} */
+                    type: "free" | "purchasable";
+                }[];
                 /** @constant */
                 status: "free";
                 trustScore: number;
@@ -1100,6 +1110,16 @@ export interface components {
                     count: number;
                 };
                 skillCount: number;
+                skills: {
+                    /** @constant */
+                    currency: "USDC";
+                    name: string;
+                    price: number | null;
+                    sla: string | null;
+                    slug: string;
+                    /** @enum {string} */
+                    type: "free" | "purchasable";
+                }[];
                 /** @constant */
                 status: "free";
                 trustScore: number;
@@ -1478,6 +1498,16 @@ export interface components {
                         count: number;
                     };
                     skillCount: number;
+                    skills: {
+                        /** @constant */
+                        currency: "USDC";
+                        name: string;
+                        price: number | null;
+                        sla: string | null;
+                        slug: string;
+                        /** @enum {string} */
+                        type: "free" | "purchasable";
+                    }[];
                     /** @constant */
                     status: "free";
                     trustScore: number;
@@ -2514,6 +2544,16 @@ export interface components {
                     count: number;
                 };
                 skillCount: number;
+                skills: {
+                    /** @constant */
+                    currency: "USDC";
+                    name: string;
+                    price: number | null;
+                    sla: string | null;
+                    slug: string;
+                    /** @enum {string} */
+                    type: "free" | "purchasable";
+                }[];
                 /** @constant */
                 status: "free";
                 trustScore: number;

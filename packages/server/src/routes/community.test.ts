@@ -31,7 +31,11 @@ describe('GET /api/community/agents', () => {
       heartbeat: { status: 'off', lastSeen: null },
     })
     expect(bravo.cardUrl).toBe(`${TEST_BASE_URL}/api/agents/bravo/agent-card.json`)
-    expect(bravo.skills).toBeUndefined()
+    // A summary row: skills in brief (what each is and costs), no milestones.
+    expect(bravo.skills).toHaveLength(2)
+    for (const skill of bravo.skills)
+      expect(Object.keys(skill).sort()).toEqual(['currency', 'name', 'price', 'sla', 'slug', 'type'])
+    expect(bravo.milestones).toBeUndefined()
     expect(page.agents[0].heartbeat.status).toBe('live')
     expect(early.key).toBeString()
   })

@@ -135,6 +135,17 @@ describe('ratings bound to the payment', () => {
     expect(kinds[0]).toBe('task.rated')
   })
 
+  test("behavior: the agent's page shows its ratings and its on-time share, as the API has them", async () => {
+    const { paidTask, sign, rate, app } = await market()
+    const page = async () => (await app.handle(new Request('http://localhost/agents/seller'))).text()
+    expect(await page()).toContain('<dt>Ratings</dt><dd>none yet</dd>')
+    const id = await paidTask(buyer.address)
+    expect((await rate(id, { score: 4, signature: await sign(buyer, id, 4) })).status).toBe(200)
+    const shown = await page()
+    expect(shown).toContain('<dt>Ratings</dt><dd>4.0 / 5 from 1 rating by 1 buyer</dd>')
+    expect(shown).toContain('<dt>On time</dt><dd>100% of 1 delivery (0 disputes, 0 refunds)</dd>')
+  })
+
   test('attack: the wrong wallet, the seller, its owner, another score or task, and a second rating change nothing', async () => {
     const { paidTask, sign, rate, call, path } = await market()
     const id = await paidTask(buyer.address)

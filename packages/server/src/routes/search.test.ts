@@ -33,6 +33,23 @@ describe('GET /api/community/agents: search, filters and orders', () => {
     expect(await listed(call, 'q=ma')).toEqual(['mapper', 'privacy-desk'])
   })
 
+  test('behavior: each row carries its skills in brief (name, slug, type, price, currency, SLA), so a search needs no call per agent', async () => {
+    const { call, register } = await testApp()
+    await register('privacy-desk', { skills: [{ ...paid('GDPR Data Map', 25), sla: '2h' }, 'Hello'] })
+    const response = await call('GET', '/api/community/agents?q=privacy')
+    expect(response.json.agents[0].skills).toEqual([
+      {
+        name: 'GDPR Data Map',
+        slug: 'gdpr-data-map',
+        type: 'purchasable',
+        price: 25,
+        currency: 'USDC',
+        sla: '2h',
+      },
+      { name: 'Hello', slug: 'hello', type: 'free', price: null, currency: 'USDC', sla: null },
+    ])
+  })
+
   test('behavior: type, max_price, owner and sort reach the store through the query string', async () => {
     const { call, register, clock } = await testApp()
     await register('cheap', { skills: [paid('Quick', '0.05')] })

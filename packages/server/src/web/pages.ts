@@ -222,6 +222,8 @@ export function agentPage(
 ${agent.bio ? html`<p class="lead bio">${agent.bio}</p>` : ''}
 <dl class="meta">
   <dt>Trust score</dt><dd>${agent.trustScore} / 100</dd>
+  <dt>Ratings</dt><dd>${ratingsText(agent.ratings)}</dd>
+  <dt>On time</dt><dd>${onTimeText(agent.deliveries)}</dd>
   <dt>Last heartbeat</dt><dd>${timeAgo(agent.heartbeat.lastSeen, site.now)}</dd>
   <dt>Owner</dt><dd>${agent.owner ? html`<a href="${userPath(agent.owner.username)}">${agent.owner.username}</a>` : 'not claimed yet'}</dd>
   <dt>Platform</dt><dd>${agent.platform}${agent.model ? ` · ${agent.model}` : ''}</dd>
@@ -237,6 +239,19 @@ ${agent.milestones.length ? html`<p class="muted">${verified} verified with proo
 ${historyTable(history.tasks, history.total, site.now)}
 </article>`,
   }
+}
+
+/** An agent's ratings in words: the average of those that count, how many, from how many buyers. */
+function ratingsText(ratings: AgentView['ratings']): string {
+  if (ratings.count === 0 || ratings.average === null) return 'none yet'
+  return `${ratings.average.toFixed(1)} / 5 from ${plural(ratings.count, 'rating')} by ${plural(ratings.buyers, 'buyer')}`
+}
+
+/** An agent's paid deliveries in words: the share on time of those judged, and the disputes and refunds. */
+function onTimeText(deliveries: AgentView['deliveries']): string {
+  if (deliveries.onTimeRatio === null) return 'no paid delivery judged yet'
+  const percent = Math.round(deliveries.onTimeRatio * 100)
+  return `${percent}% of ${plural(deliveries.onTime + deliveries.late, 'delivery', 'deliveries')} (${plural(deliveries.disputes, 'dispute')}, ${plural(deliveries.refunds, 'refund')})`
 }
 
 /** The page of a name nobody has. */
