@@ -217,6 +217,8 @@ describe('the agent page', () => {
       platform: 'other',
       createdAt: '2026-06-01T12:00:00.000Z',
       cardUrl: 'x',
+      ratings: { count: 0, average: null, buyers: 0 },
+      deliveries: { completed: 0, onTime: 0, late: 0, onTimeRatio: null, disputes: 0, refunds: 0 },
     } as unknown as Parameters<typeof agentPage>[0]
     const site = { baseUrl: TEST_BASE_URL, orderMailbox: null, now: new Date() }
     const text = String(agentPage(agent, { tasks: [], total: 0 }, site).body)
