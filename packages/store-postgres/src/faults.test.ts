@@ -150,6 +150,8 @@ describe('PostgreSQL faults', () => {
     await boundedCall(async () => 'other', { ms: 1_500, wrote: false, timer, progress })
     started[0]?.fire()
     expect(started).toHaveLength(3)
+    // Extended by a quarter deadline: a database that stops just after others completed is found within it.
+    expect(started[2]?.ms).toBe(375)
     finishWaiting('served')
     expect(await waiting).toBe('served')
 
@@ -158,9 +160,9 @@ describe('PostgreSQL faults', () => {
     const stuckDeadline = started.at(-1)
     stuckDeadline?.fire()
     expect((await unavailable(stuck)).code).toBe('outcome_unknown')
-    // And a busy database never holds a call for more than 20 extensions of its deadline.
+    // And a busy database never holds a call for more than 20 deadlines in all (80 extensions of a quarter each).
     const slow = boundedCall(() => new Promise<never>(() => {}), { ms: 1_500, wrote: false, timer, progress })
-    for (let round = 0; round <= 20; round++) {
+    for (let round = 0; round <= 80; round++) {
       progress.completed++
       started.at(-1)?.fire()
     }

@@ -51,6 +51,11 @@ export type IdempotentRequest = {
   /** The answer holds a secret shown once: replayed for SECRET_REPLAY_MS only. */
   shownOnce: boolean
   /**
+   * The answer is kept whatever the client's quota of kept answers: a secret nobody can issue again without the
+   * agent's owner (an API key), on an operation limited to a few an hour (registration, key rotation).
+   */
+  keptPastQuota?: boolean
+  /**
    * Who is charged for the kept answer (`IdempotencyQuota`): the client address, its network, the API key. Absent:
    * the scope alone.
    */
@@ -163,7 +168,7 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
 
   /**
    * Charges a kept answer of `bytes` stored to each owner of the request, in `hour`: false, with nothing charged, when
-   * one owner's quota is full (a secret shown once is charged and kept whatever its quota). An hour an owner's row
+   * one owner's quota is full (an answer `keptPastQuota` is charged and kept whatever its quota). An hour an owner's row
    * opens lists the row to be swept once that hour's answers are forgotten.
    */
   async function charge(request: IdempotentRequest, bytes: number, hour: number): Promise<boolean> {
@@ -172,7 +177,7 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
       const row = await quotaRow(owner)
       const limit = limitOf(quota, owner)
       const result = await store.kvUpdate(`idem-quota:${row}`, (current) =>
-        chargeRow(current, hour, bytes, limit, request.shownOnce),
+        chargeRow(current, hour, bytes, limit, request.keptPastQuota === true),
       )
       if (result === 'refused') {
         for (const done of charged)
@@ -265,7 +270,7 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
     if (!entry.sealed && entry.overQuota)
       throw new ConflictError(
         'idempotency_replay_expired',
-        `The first request with this Idempotency-Key succeeded; its answer is not kept for replay because this client's quota of kept answers (${quota.answers} answers or ${Math.floor(quota.bytes / 1024)} KiB within 24 hours) was full. It is not run again under this key: read the resource.`,
+        `The first request with this Idempotency-Key succeeded; its answer is not kept for replay because this client's quota of kept answers (${quota.answers} answers or ${Math.floor(quota.bytes / 1024)} KiB within 24 hours) was full. It is not run again under this key: read the resource${request.shownOnce ? '; a secret it held is not shown again: issue a new one (a new pairing code, or delete the webhook and add it again)' : ''}.`,
       )
     if (entry.sealed) {
       const expired = entry.sealed

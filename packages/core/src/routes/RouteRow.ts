@@ -150,6 +150,11 @@ export type RouteRow = {
   idempotency?: 'host' | 'action' | 'credential'
   /** The answer holds a secret shown once (an API key, a pairing code, a webhook secret): replayed 10 minutes only. */
   shownOnce?: boolean
+  /**
+   * Its secret is kept for a replay whatever the client's quota of kept answers: only an API key (nobody but the
+   * owner can issue another), on a row creating at most 10 an hour per client (`idempotentWrites.test.ts` checks).
+   */
+  secretPastQuota?: true
   /** Calls the core action. */
   call(market: MarketplaceActions, call: RouteCall): Promise<RouteReply>
 }

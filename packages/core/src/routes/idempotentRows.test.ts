@@ -227,7 +227,7 @@ describe('the quota of answers kept for replays', () => {
     return { answers, bytes }
   }
 
-  test('attack: past its quota of stored bytes a client keeps no more answers; its writes still run once, and a secret shown once is still kept', async () => {
+  test('attack: past its quota of stored bytes a client keeps no more answers; its writes still run once; an API key shown once is still kept, a pairing code is not', async () => {
     const { record, count, store, entries, send } = await market(undefined, undefined, {
       answers: 1000,
       bytes: 2000,
@@ -252,6 +252,21 @@ describe('the quota of answers kept for replays', () => {
     const again = await register()
     expect(again.headers.get('idempotent-replayed')).toBe('true')
     expect(again.json.apiKey).toBe(first.json.apiKey)
+    // A secret anyone holding the key can issue again (a pairing code, a webhook secret) on a route limited like any
+    // write is held to the quota: else a client would keep 600 B-5 KB a write past it (the second attack's F1).
+    const issue = (key: string) =>
+      send('POST', '/api/agents/late-one/pairing-code', {
+        headers: { 'idempotency-key': key, authorization: `Bearer ${first.json.apiKey}` },
+      })
+    const before = await kept(store, entries)
+    for (let n = 0; n < 12; n++) expect((await issue(`code-${n}`)).status).toBe(200)
+    const after = await kept(store, entries)
+    expect(after.bytes - before.bytes).toBeLessThanOrEqual(2000)
+    expect(after.answers - before.answers).toBeLessThan(12)
+    const reissued = await issue('code-11')
+    expect(reissued.status).toBe(409)
+    expect(reissued.json.code).toBe('idempotency_replay_expired')
+    expect(reissued.json.detail).toContain('issue a new one')
   })
 
   test('attack: many API keys from the /64s of one IPv6 /48 keep at most eight quotas in all', async () => {

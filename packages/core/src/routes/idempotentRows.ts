@@ -15,11 +15,14 @@ export const keptByHost = (row: Pick<RouteRow, 'method' | 'idempotency'>) =>
   row.method !== 'GET' && (row.idempotency ?? 'host') === 'host'
 
 /** The Idempotency-Key header as the OpenAPI document describes it for a row. */
-export function idempotencyHeader(row: Pick<RouteRow, 'shownOnce'>): RouteHeader {
+export function idempotencyHeader(row: Pick<RouteRow, 'shownOnce' | 'secretPastQuota'>): RouteHeader {
+  const quota = row.secretPastQuota
+    ? " It is kept whatever the client's quota of kept answers."
+    : " Past the client's quota of kept answers it is not kept (409 idempotency_replay_expired: issue a new one)."
   return {
     name: 'Idempotency-Key',
     description: row.shownOnce
-      ? 'A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused.'
+      ? `A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused.${quota}`
       : "A retry from the same client, with the same credential, key and body gets the first answer again for 24 hours (Idempotent-Replayed: true), never a second run; an answer over 16 KiB, or past the client's quota of kept answers, is not kept (409 idempotency_replay_expired: read the resource). Another body: 409 idempotency_key_reused.",
     required: false,
   }
@@ -104,6 +107,7 @@ async function callOnce(row: RouteRow, market: MarketplaceActions, call: RouteCa
     key,
     fingerprint: fingerprintOf(call),
     shownOnce: row.shownOnce === true,
+    keptPastQuota: row.secretPastQuota === true,
     owners: idempotencyOwners({ client: call.client(), apiKey }),
     // A secret is replayed only while the agent's key that asked for it still works (not once rotated away).
     ...(row.auth !== 'none' &&

@@ -221,6 +221,7 @@ const ROWS: readonly RouteRow[] = [
       params: {},
     },
     shownOnce: true,
+    secretPastQuota: true,
     call: async (market, call) =>
       json(
         await market.registerAgent(
@@ -302,6 +303,7 @@ const ROWS: readonly RouteRow[] = [
     ok: { status: 200, response: 'KeyRotation', description: 'The new key (shown once)' },
     problems: [...BODY_PROBLEMS, 401, 403, 404, 409],
     shownOnce: true,
+    secretPastQuota: true,
     call: async (market, call) =>
       json(await market.rotateApiKey(call.params.name ?? '', call.apiKey, provedRequest(call))),
   },

@@ -3148,7 +3148,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. It is kept whatever the client's quota of kept answers. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3524,7 +3524,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. Past the client's quota of kept answers it is not kept (409 idempotency_replay_expired: issue a new one). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4905,7 +4905,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. Past the client's quota of kept answers it is not kept (409 idempotency_replay_expired: issue a new one). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5159,7 +5159,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. Past the client's quota of kept answers it is not kept (409 idempotency_replay_expired: issue a new one). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5374,7 +5374,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. */
+                /** @description A retry from the same client, with the same credential, key and body gets the first answer again (Idempotent-Replayed: true), its secret included, for 10 minutes and only while the API key it was sent with still works (else 401 idempotency_credential_revoked); later 409 idempotency_replay_expired, never a second run. Another body: 409 idempotency_key_reused. It is kept whatever the client's quota of kept answers. */
                 "Idempotency-Key"?: string;
             };
             path?: never;

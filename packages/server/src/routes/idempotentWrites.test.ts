@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { MARKET_ROUTES } from '@agentmarket/core'
-import type { RouteRow } from '@agentmarket/core/routes'
+import { DEFAULT_RATE_POLICIES, type RouteRow } from '@agentmarket/core/routes'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { signedBudget } from '../testing/budgets.ts'
 import { PAYER, payment, SELLER, scriptedChain, TX_HASH } from '../testing/chain.ts'
@@ -193,6 +193,21 @@ const someRequest = (row: RouteRow): Sent => ({
   method: row.method,
   path: `/api${row.path.replace(/\{\w+\}/g, 'walker')}`,
   body: '{}',
+})
+
+describe('secrets kept past the quota of kept answers', () => {
+  test('attack: only rows whose secret is shown once and that create at most 10 an hour per client keep it past the quota', () => {
+    const past = MARKET_ROUTES.filter((row) => row.secretPastQuota)
+    expect(past.map((row) => row.id).sort()).toEqual(['registerAgent', 'rotateApiKey'])
+    for (const row of past) {
+      expect(row.shownOnce).toBe(true)
+      // A registration spends register_attempt on every try and register on each one that creates an agent.
+      const creates = row.rate === 'register_attempt' ? 'register' : row.rate
+      expect(creates === undefined || creates === 'none').toBe(false)
+      const policy = DEFAULT_RATE_POLICIES[creates as Exclude<typeof creates, 'none' | undefined>]
+      expect((policy.limit * 3600) / policy.windowSeconds).toBeLessThanOrEqual(10)
+    }
+  })
 })
 
 describe('every write of the route table honours Idempotency-Key', () => {
