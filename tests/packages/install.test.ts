@@ -324,4 +324,41 @@ describe('the packed packages, installed into an empty project outside the repos
     },
     HANG_BOUND_MS,
   )
+
+  test(
+    "behavior: a Bun TypeScript project type-checks createApp from the installed server's source (bun init's tsconfig)",
+    async () => {
+      const dir = join(work, 'bun')
+      copyFileSync(join(import.meta.dir, 'serverConsumer.ts'), join(dir, 'serverConsumer.ts'))
+      // What `bun init` writes that matters here; Bun's types from this repository's @types/bun, the one install
+      // that is not the project's (the same as `bun add -d @types/bun` would bring).
+      const compilerOptions = {
+        target: 'ESNext',
+        module: 'Preserve',
+        moduleResolution: 'bundler',
+        allowImportingTsExtensions: true,
+        verbatimModuleSyntax: true,
+        noEmit: true,
+        strict: true,
+        skipLibCheck: true,
+        noUncheckedIndexedAccess: true,
+        types: ['bun'],
+        typeRoots: [join(root, 'node_modules/@types')],
+      }
+      writeFileSync(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({ compilerOptions, files: ['serverConsumer.ts'] }),
+      )
+      const run = await runToEnd(
+        ['node', join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'],
+        {
+          cwd: dir,
+          env: userEnv(),
+        },
+      )
+      expect(run.stdout.split('\n').filter((line) => /error TS\d+/.test(line))).toEqual([])
+      expect(run.exitCode).toBe(0)
+    },
+    HANG_BOUND_MS,
+  )
 })
