@@ -1,12 +1,11 @@
 /**
  * Builds the embeddable packages for Node.js 20+ and any ESM host: `dist/` of @agentmarket/core (entries `.`, `./rows`,
- * `./routes`, `./viem`, `./testing`), @agentmarket/store-libsql and @agentmarket/store-postgres, as ES modules with
+ * `./routes`, `./viem`, `./testing`), @agentmarket/store-sql, @agentmarket/store-libsql and @agentmarket/store-postgres, as ES modules with
  * their dependencies left as imports (shared code split into chunks, so one class is one class across entries), and type declarations from tsc.
-  // Before the stores: their dist imports it.
-  { folder: 'packages/store-sql', entries: ['src/index.ts'] },
- * Usage: bun run build:packages
+ * The source maps point at `src/`, which every package ships beside `dist/`, so they carry no copy of the sources.
+ * Usage: bun run build:packages   (bun run pack:packages builds, then packs the tarballs)
  */
-import { rmSync } from 'node:fs'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
 const root = resolve(import.meta.dir, '..')
@@ -47,6 +46,13 @@ async function bundle({ folder, entries }: PackageBuild) {
     for (const log of result.logs) console.error(log)
     throw new Error(`bundling ${folder} failed`)
   }
+  for (const output of result.outputs) if (output.kind === 'sourcemap') dropSourcesContent(output.path)
+}
+
+/** Removes a source map's copy of the sources: `sources` names the files in the package's `src/`, shipped too. */
+function dropSourcesContent(path: string) {
+  const { sourcesContent: _copy, ...map } = JSON.parse(readFileSync(path, 'utf8'))
+  writeFileSync(path, JSON.stringify(map))
 }
 
 /** Writes `.d.ts` files beside the bundles with tsc (the package's tsconfig.build.json). */

@@ -1,3 +1,4 @@
+#!/usr/bin/env bun
 /**
  * The `agentmarket` command (`bun start`, the single binary): reads the command line, then loads only what the
  * command needs, so help, the version and a mistyped word answer at once and never open a database or a port.

@@ -1,3 +1,5 @@
+/// <reference path="../assets.d.ts" />
+// Carries the asset imports' types to a project that installed this package, whose tsconfig includes none of ours.
 import { Elysia } from 'elysia'
 import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
 import swaggerJs from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
