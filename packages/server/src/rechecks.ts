@@ -1,5 +1,6 @@
 import { ChainUnavailableError, type MarketplaceActions } from '@agentmarket/core'
 import { fallbackLogger, type Logger } from './log.ts'
+import { passFaults } from './passFaults.ts'
 
 const EXPIRY_INTERVAL_MS = 10_000
 
@@ -15,22 +16,28 @@ export function startPaymentRechecks(
 ) {
   let running: Promise<void> | null = null
   let expiredAt = 0
+  // A database outage is told once per pass kind (passFaults), not as an error line every pass.
+  const recheckFaults = passFaults(logger, 'payment re-check')
+  const followerFaults = passFaults(logger, 'job escrow follower')
+  const expiryFaults = passFaults(logger, 'task expiry')
   const pass = async () => {
     try {
       const { failure } = await market.recheckPendingPayments(undefined, leaseMs)
       // A chain outage is expected now and then (warn); anything behind it, or anything else, is a fault (error).
       if (failure instanceof ChainUnavailableError && failure.cause === undefined)
         logger.warn('payment re-check waits for the chain', { reason: failure.message })
-      else if (failure !== undefined) logger.error('payment re-check failed', {}, failure)
+      else if (failure !== undefined) recheckFaults.failed(failure)
+      else recheckFaults.succeeded()
     } catch (error) {
-      logger.error('payment re-check failed', {}, error)
+      recheckFaults.failed(error)
     }
     try {
       await market.followJobEscrow()
+      followerFaults.succeeded()
     } catch (error) {
       if (error instanceof ChainUnavailableError && error.cause === undefined)
         logger.warn('job escrow follower waits for the chain', { reason: error.message })
-      else logger.error('job escrow follower failed', {}, error)
+      else followerFaults.failed(error)
     }
     // Expiry is a write (one indexed UPDATE and DELETE): every 10 s, not every pass; reads show expiry exactly anyway.
     if (Date.now() - expiredAt < EXPIRY_INTERVAL_MS) return
@@ -38,8 +45,9 @@ export function startPaymentRechecks(
     try {
       await market.expireUnpaidTasks()
       await market.settleDueJobs()
+      expiryFaults.succeeded()
     } catch (error) {
-      logger.error('task expiry failed', {}, error)
+      expiryFaults.failed(error)
     }
   }
   const timer = setInterval(() => {

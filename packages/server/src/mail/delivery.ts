@@ -1,5 +1,6 @@
 import type { MailDeliveryOptions, Mailer, MarketplaceActions } from '@agentmarket/core'
 import { fallbackLogger, type Logger } from '../log.ts'
+import { passFaults } from '../passFaults.ts'
 
 /** The running outbox sender. */
 export type MailDelivery = {
@@ -31,12 +32,14 @@ export function startMailDelivery(
   const running = new Set<Promise<void>>()
   let again = false
   let stopped = false
+  const faults = passFaults(logger, 'mail delivery pass')
   const pass = async () => {
     try {
       const { retrying, failed } = await market.deliverMail(mailer, options)
       if (retrying || failed) logger.warn('mail relay refused sends', { retrying, failed })
+      faults.succeeded()
     } catch (error) {
-      logger.error('mail delivery pass failed', {}, error)
+      faults.failed(error)
     }
   }
   const run = () => {

@@ -1,5 +1,6 @@
 import { type MarketplaceActions, WEBHOOK_FAIR_SHARE, type WebhookTransport } from '@agentmarket/core'
 import { fallbackLogger, type Logger } from '../log.ts'
+import { passFaults } from '../passFaults.ts'
 
 /** The running webhook sender. */
 export type WebhookDelivery = {
@@ -31,7 +32,9 @@ export function startWebhookDelivery(
   let fanning: Promise<void> | null = null
   const passes = new Set<Promise<void>>()
   let reserved = 0
-  const failed = (what: string) => (error: unknown) => logger.error(`webhook ${what} failed`, {}, error)
+  // A database outage is told once per pass kind (passFaults), not as an error line every pass.
+  const deliveryFaults = passFaults(logger, 'webhook delivery pass')
+  const fanOutFaults = passFaults(logger, 'webhook fan-out')
   /** Starts a delivery pass when there is room for one; it does not wait for the passes before it. */
   const startPass = () => {
     const free = WEBHOOK_IN_FLIGHT.max - reserved
@@ -53,8 +56,8 @@ export function startWebhookDelivery(
         onClaimed: (count) => release(held - count),
         onSettled: () => release(1),
       })
-      .then(() => {})
-      .catch(failed('delivery pass'))
+      .then(() => deliveryFaults.succeeded())
+      .catch((error) => deliveryFaults.failed(error))
       .finally(() => {
         release(held)
         passes.delete(pass)
@@ -66,9 +69,10 @@ export function startWebhookDelivery(
     fanning ??= market
       .fanOutWebhooks()
       .then((report) => {
+        fanOutFaults.succeeded()
         if (report.queued > 0) startPass()
       })
-      .catch(failed('fan-out'))
+      .catch((error) => fanOutFaults.failed(error))
       .finally(() => {
         fanning = null
       })
