@@ -336,17 +336,25 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
       const now = clock.now().getTime()
       const forgetAt = now + IDEMPOTENCY_TTL_MS
       const running: Entry = { state: 'running', fingerprint: request.fingerprint, since: now, forgetAt }
-      const found = await store.kvUpdate(`idem:${name}`, (current) =>
-        isEntry(current) && current.forgetAt > now
-          ? { op: 'noop', result: current }
-          : { op: 'set', value: running, result: null },
-      )
+      let found: Entry | null
+      try {
+        found = await store.kvUpdate(`idem:${name}`, (current) =>
+          isEntry(current) && current.forgetAt > now
+            ? { op: 'noop', result: current }
+            : { op: 'set', value: running, result: null },
+        )
+      } catch (error) {
+        // The claim may still land (a database that froze under it): nothing ran, so it is freed when the store takes
+        // writes again, or a retry would hear "under way" until the claim's minute is over.
+        await settle(name, () => free(name, now, forgetAt))
+        throw error
+      }
       if (found) return answerRetry(request, name, found, now)
       try {
         await list(name, forgetAt)
       } catch (error) {
         // Nothing ran: the key is freed so that a retry runs.
-        await store.kvDelete(`idem:${name}`).catch(() => {})
+        await settle(name, () => free(name, now, forgetAt))
         throw error
       }
       let reply: R

@@ -177,6 +177,24 @@ describe('Idempotency-Key when the database fails under a write', () => {
     expect(await count()).toBe(1)
   })
 
+  test('a key claim that landed after its deadline (a database frozen under it) is freed, so the retry runs at once instead of hearing "under way" for a minute', async () => {
+    let frozen = true
+    const { record, count } = await market(undefined, (real) => async (name, change) => {
+      if (!frozen || !name.startsWith('idem:')) return real(name, change)
+      frozen = false
+      // The statement runs once the database thaws, but its caller was already told the deadline passed.
+      await real(name, change)
+      throw new StoreUnavailableError('unknown')
+    })
+    const first = await record('m-frozen')
+    expect(first.status).toBe(503)
+    expect(first.json.code).toBe('outcome_unknown')
+    // Before: 409 idempotency_key_in_use until the claim's minute was over (the second attack's F3).
+    const retry = await record('m-frozen')
+    expect(retry.status).toBe(201)
+    expect(await count()).toBe(1)
+  })
+
   test('attack: whole-profile edits under fresh keys do not each keep their large answer: over 16 KiB, a retry is told to read it', async () => {
     const { send, key, store, entries } = await market()
     const skills = Array.from({ length: 30 }, (_, index) => ({
