@@ -1,17 +1,12 @@
 import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { type Message, Role, type Task } from '@a2a-js/sdk'
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-} from '@a2a-js/sdk/client'
+import type { Message } from '@a2a-js/sdk'
 import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import type { PaymentRequired } from '@x402/core/types'
 import { wrapFetchWithPayment } from '@x402/fetch'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { base } from 'viem/chains'
 import { testApp } from '../../packages/server/src/testing/http.ts'
+import { sdkClientVia, sdkMessage, sendForTask } from '../support/a2aClient.ts'
 import { type FrozenRpc, frozenRpc } from '../support/frozenRpc.ts'
 import { x402Payer } from '../support/x402.ts'
 
@@ -54,37 +49,8 @@ function startedAfterGivingUp(seen: string[]): string[] {
 
 /** One A2A message from the A2A SDK's client (JSON-RPC) to the seller on `fetchApp`. */
 async function a2aSender(fetchApp: typeof fetch) {
-  const client = await new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl: fetchApp })],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl: fetchApp }),
-      preferredTransports: ['JSONRPC'],
-    }),
-  ).createFromUrl('http://localhost:3000/api/agents/seller/')
-  return async (data: unknown, extra: Partial<Message> = {}) =>
-    (await client.sendMessage({
-      tenant: '',
-      message: {
-        messageId: crypto.randomUUID(),
-        contextId: '',
-        taskId: '',
-        role: Role.ROLE_USER,
-        parts: [
-          {
-            content: { $case: 'data', value: data },
-            metadata: undefined,
-            filename: '',
-            mediaType: 'application/json',
-          },
-        ],
-        metadata: undefined,
-        extensions: [],
-        referenceTaskIds: [],
-        ...extra,
-      },
-      configuration: undefined,
-      metadata: undefined,
-    })) as Task
+  const client = await sdkClientVia(fetchApp, 'JSONRPC', 'http://localhost:3000/api/agents/seller/')
+  return (data: unknown, extra: Partial<Message> = {}) => sendForTask(client, sdkMessage(data, extra))
 }
 
 describe('one chain budget per request (issue 39, F3)', () => {

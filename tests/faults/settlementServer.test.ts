@@ -2,13 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type Message, Role, type Task, taskStateToJSON } from '@a2a-js/sdk'
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-} from '@a2a-js/sdk/client'
+import { type Message, taskStateToJSON } from '@a2a-js/sdk'
 import type { X402Facilitator } from '@agentmarket/core'
 import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import type { PaymentRequired } from '@x402/core/types'
@@ -18,6 +12,7 @@ import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
 import { type Hex, keccak256, toHex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { testApp } from '../../packages/server/src/testing/http.ts'
+import { sdkClientVia, sdkMessage, sendForTask } from '../support/a2aClient.ts'
 import { type Anvil, paymentChain } from '../support/anvil.ts'
 import { startMarketServer } from '../support/process.ts'
 import { type ScriptedTempo, scriptedTempo, TEMPO_USDC_E, tempoPayer } from '../support/tempo.ts'
@@ -375,37 +370,8 @@ describe('x402 settlement under faults (the market broadcasts)', () => {
 
 /** The A2A SDK's client (JSON-RPC) of the seller on `market`, and how it orders and pays by x402 inside A2A. */
 async function a2aBuyer(market: X402Market) {
-  const client = await new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl: market.fetchApp })],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl: market.fetchApp }),
-      preferredTransports: ['JSONRPC'],
-    }),
-  ).createFromUrl('http://localhost:3000/api/agents/seller/')
-  const send = async (data: unknown, extra: Partial<Message> = {}) =>
-    (await client.sendMessage({
-      tenant: '',
-      message: {
-        messageId: crypto.randomUUID(),
-        contextId: '',
-        taskId: '',
-        role: Role.ROLE_USER,
-        parts: [
-          {
-            content: { $case: 'data', value: data },
-            metadata: undefined,
-            filename: '',
-            mediaType: 'application/json',
-          },
-        ],
-        metadata: undefined,
-        extensions: [],
-        referenceTaskIds: [],
-        ...extra,
-      },
-      configuration: undefined,
-      metadata: undefined,
-    })) as Task
+  const client = await sdkClientVia(market.fetchApp, 'JSONRPC', 'http://localhost:3000/api/agents/seller/')
+  const send = (data: unknown, extra: Partial<Message> = {}) => sendForTask(client, sdkMessage(data, extra))
   const ordered = await send({ skill: 'deep-search', params: ORDER.params })
   const required = ordered.status?.message?.metadata?.['x402.payment.required'] as PaymentRequired
   /** Pays the task with `payload` (a fresh authorization when not given), as the a2a-x402 extension carries it. */

@@ -10,7 +10,10 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }))
 const OPENER = `
 import { openDatabase } from '${join(import.meta.dir, 'open.ts')}'
 const database = await openDatabase(process.argv[2])
-database.connection.run('INSERT INTO kv (key, value) VALUES (?, ?)', [process.argv[3], '1'])
+// A lone write waits for the others' locks as the store's do (connection.ts \`unlocked\`): serving has no busy timeout.
+await database.connection.unlocked(() =>
+  database.connection.run('INSERT INTO kv (key, value) VALUES (?, ?)', [process.argv[3], '1']),
+)
 database.close()
 `
 
