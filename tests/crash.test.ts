@@ -179,6 +179,14 @@ async function payClient(base: string, queue: Hex[], ledger: PaidLedger, cycle: 
     const hash = queue.shift()
     if (!hash) return
     await payRound(base, hash, RACES[ledger.rounds++ % RACES.length] as [Payer, Payer], ledger)
+    // A round refused as "nothing changed" (a busy machine's 503) is played again in this cycle after a pause, as a
+    // client does after Retry-After: a loaded machine acknowledges later, not fewer.
+    const refused = ledger.retry.indexOf(hash)
+    if (refused !== -1 && !cycle.killed) {
+      ledger.retry.splice(refused, 1)
+      queue.push(hash)
+      await Bun.sleep(200)
+    }
   }
 }
 
