@@ -96,12 +96,14 @@ describe('libSQL faults', () => {
         expect(agents.status).toBe(200)
         expect(((await agents.json()) as { total: number }).total).toBe(1 + landed)
         expect((await fetch(`${server.base}/api/community/agents/full-a`)).status).toBe(404)
+        // Each refusal is one warning naming the fault and SQLite's code (and a background pass says it waits).
         const log = await readUntil(
           server.process.stdout as ReadableStream<Uint8Array>,
-          (text) => text.includes('database or disk is full'),
+          (text) => text.includes('"cause":"SQLITE_FULL"'),
           60_000,
         )
-        expect(log).toContain('StorageFullError')
+        expect(log).toContain('"msg":"dependency fault"')
+        expect(log).toContain('"code":"storage_full"')
         // Health tells the truth: not ready while writes cannot land.
         const health = await fetch(`${server.base}/api/community/health`)
         expect(health.status).toBe(503)
