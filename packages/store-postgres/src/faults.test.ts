@@ -206,6 +206,49 @@ describe('PostgreSQL faults', () => {
     expect(sent).toBe(3)
   })
 
+  test('attack: a database that refuses connections is down at once for the other calls: a request making several does not wait for each to be refused', async () => {
+    const { timer } = manualTimer()
+    const progress = { completed: 0 }
+    let sent = 0
+    const limits = { ms: 1_500, wrote: true, timer, progress }
+    const refused = () => {
+      sent++
+      return Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))
+    }
+    expect((await unavailable(boundedCall(refused, limits))).code).toBe('database_unavailable')
+    let finish = (_: string) => {}
+    const probe = boundedCall(() => {
+      sent++
+      return new Promise<string>((resolve) => (finish = resolve))
+    }, limits)
+    const skipped = await unavailable(
+      boundedCall(() => {
+        sent++
+        return Promise.resolve('written')
+      }, limits),
+    )
+    expect(skipped.code).toBe('database_unavailable')
+    expect(sent).toBe(2)
+    finish('back')
+    expect(await probe).toBe('back')
+  })
+
+  test('attack: a database shutting down (finishing some statements while refusing new connections) is not waited on past a deadline: the waiting call gets no extension', async () => {
+    const { timer, started } = manualTimer()
+    const progress = { completed: 0 }
+    const limits = { ms: 1_500, wrote: true, timer, progress }
+    const waiting = boundedCall(() => new Promise<never>(() => {}), limits)
+    // Meanwhile one call completes and another is refused a connection.
+    expect(await boundedCall(async () => 'finished', limits)).toBe('finished')
+    const refused = () =>
+      Promise.reject(Object.assign(new Error('the database system is shutting down'), { code: '57P03' }))
+    expect((await unavailable(boundedCall(refused, limits))).code).toBe('database_unavailable')
+    const deadlines = started.length
+    started[0]?.fire()
+    expect((await unavailable(waiting)).code).toBe('outcome_unknown')
+    expect(started).toHaveLength(deadlines)
+  })
+
   test('attack: the store and the rate buckets of one frozen database share what it found: after a deadline, a rate-limit take answers at once instead of waiting its own', async () => {
     const own = await startMigratedPostgres()
     const { timer, started } = manualTimer()

@@ -129,8 +129,9 @@ export const systemTimer: DeadlineTimer = {
 /**
  * Calls completed on one database (its store and its rate buckets share it), so a deadline can tell a database that
  * is down (no call completes) from one that is only busy (calls complete, this one waits its turn in the pool).
- * Counted, not timed. `down` is set when a deadline passed with no call completed, and cleared by the next call that
- * completes; while it is set one call at a time (`probing`) is sent to find out, and the others answer at once.
+ * Counted, not timed. `down` is set when a deadline passed with no call completed or a call could get no connection,
+ * and cleared by the next call that completes; while it is set one call at a time (`probing`) is sent to find out,
+ * and the others answer at once, and a call past its deadline gets no extension.
  */
 export type Progress = { completed: number; down?: boolean; probing?: boolean }
 
@@ -178,8 +179,11 @@ function withDeadline<T>(
     let cancel = () => {}
     const arm = (window: number) => {
       cancel = timer.start(window, () => {
-        if (progress.completed === seen) progress.down = true
-        if (progress.completed === seen || extensions >= EXTENSIONS_WHILE_PROGRESSING) return reject(onLate())
+        // Calls completing say the database is busy, not gone, unless another call could get no connection meanwhile
+        // (a database shutting down finishes some statements while it refuses new connections).
+        const idle = progress.completed === seen || progress.down === true
+        if (idle) progress.down = true
+        if (idle || extensions >= EXTENSIONS_WHILE_PROGRESSING) return reject(onLate())
         seen = progress.completed
         extensions++
         arm(ms / EXTENSION_PART)
@@ -244,6 +248,9 @@ async function sentCall<T>(
       progress,
     )
   } catch (error) {
+    // No connection could be had (refused, timed out connecting, starting up): the database is down for every call,
+    // as when a deadline passed with nothing completed, so the request's next calls do not each wait to find out.
+    if (faultCode(error)?.sent === false) progress.down = true
     throw classifyPostgresFault(error, { wrote }) ?? error
   }
 }
