@@ -836,6 +836,32 @@ export const PROTECTIONS: Protection[] = [
     name: 'found down',
   },
   {
+    id: 'postgres-connect-fault-down',
+    what: 'a PostgreSQL call that could get no connection marks the database down for the calls after it',
+    edits: [
+      {
+        file: PG_FAULTS,
+        find: 'if (faultCode(error)?.sent === false) progress.down = true',
+        replace: '',
+      },
+    ],
+    test: 'packages/store-postgres/src/faults.test.ts',
+    name: 'refuses connections is down at once',
+  },
+  {
+    id: 'postgres-no-extension-while-down',
+    what: 'no PostgreSQL call gets a deadline extension while the database is known to be down',
+    edits: [
+      {
+        file: PG_FAULTS,
+        find: 'const idle = progress.completed === seen || progress.down === true',
+        replace: 'const idle = progress.completed === seen',
+      },
+    ],
+    test: 'packages/store-postgres/src/faults.test.ts',
+    name: 'shutting down',
+  },
+  {
     id: 'chain-request-budget',
     what: 'the chain calls of one request share one time budget (a frozen RPC costs one budget, not a bound per call)',
     edits: [{ file: CHAIN_BUDGET, find: 'if (!budget) return boundMs', replace: 'return boundMs' }],
