@@ -882,6 +882,19 @@ export const PROTECTIONS: Protection[] = [
     name: 'inside A2A',
   },
   {
+    id: 'mpp-chain-budget',
+    what: "an MPP order's Tempo calls share the request's chain budget (the server's Tempo client is budgeted)",
+    edits: [
+      {
+        file: 'packages/server/src/serve.ts',
+        find: 'transport: budgetedTransport(http(rpcUrl, { retryCount: 0, timeout: 10_000 })),',
+        replace: 'transport: http(rpcUrl, { retryCount: 0, timeout: 10_000 }),',
+      },
+    ],
+    test: 'tests/faults/chainBudget.test.ts',
+    name: 'MPP order',
+  },
+  {
     id: 'idempotency-quota',
     what: 'answers kept for Idempotency-Key replays are held to a quota per client (address, /48, API key)',
     edits: [
