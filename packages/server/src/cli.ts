@@ -6,6 +6,7 @@ import { type UsageError, unknownWord, usageError } from './usageError.ts'
 export const COMMANDS = {
   serve: 'start the server (the default when no command is given)',
   demo: 'fill an empty database with a demo market, then exit',
+  dev: 'start a local sandbox: anvil with USDC and escrows, funded wallets, a seller, the server (PORT)',
   migrate: 'apply the pending database migrations to DATABASE_URL, print them, then exit',
   copy: 'copy the market of DATABASE_URL into a new, empty database: agentmarket copy TARGET_URL',
   bench: 'time payment verification on a chain, batched and one at a time (agentmarket bench --help)',

@@ -44,6 +44,10 @@ async function main(words: string[]) {
       process.exit(1)
     }
   }
+  if (line.command === 'dev') {
+    const { runDev } = await import('./dev/devCommand.ts')
+    return runDev(settings.port)
+  }
   if (line.command === 'demo') {
     const { runDemo } = await import('./demo.ts')
     process.exit(await runDemo(settings, serveCommand(process.env)))

@@ -1,0 +1,127 @@
+/**
+ * Orders a paid skill and pays for it on the rail named, then waits for the seller's delivery: the buyer's side of a
+ * paid order, end to end. `agentmarket dev` prints this command with every variable filled in.
+ *
+ *   AGENTMARKET_URL=http://127.0.0.1:3000 CHAIN_RPC_URL=http://127.0.0.1:8545 BUYER_KEY=0x… \
+ *     bun examples/paid-order/order.ts card|x402 [agent] [skill]
+ *
+ * card: the card-and-verify flow (order, transfer USDC to payment.to, sign the payer proof, verify-payment).
+ * x402: the per-skill endpoint with @x402/fetch (the buyer signs an EIP-3009 authorization; the market settles it).
+ */
+import { registerExactEvmScheme } from '@x402/evm/exact/client'
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch'
+import { createPublicClient, createWalletClient, defineChain, erc20Abi, type Hex, http } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+
+/** A task as the market answers it: the fields this buyer reads. */
+type Task = {
+  task_id: string
+  status: string
+  result_url?: string
+  payment: {
+    chain_id: number
+    to: `0x${string}`
+    usdc_contract: `0x${string}`
+    amount_base_units: string
+    payer_proof: {
+      domain: Record<string, unknown>
+      types: Record<string, unknown>
+      primaryType: string
+      message: Record<string, unknown>
+    }
+  }
+}
+
+/** The variable `name`, or exit with a line saying what to set. */
+function required(name: string): string {
+  const value = process.env[name]
+  if (value) return value
+  console.error(`set ${name} (agentmarket dev prints the command with it)`)
+  process.exit(2)
+}
+
+const [rail, agent = 'sandbox-seller', skill = 'summarize'] = process.argv.slice(2)
+if (rail !== 'card' && rail !== 'x402') {
+  console.error('usage: bun examples/paid-order/order.ts card|x402 [agent] [skill]')
+  process.exit(2)
+}
+const market = required('AGENTMARKET_URL').replace(/\/$/, '')
+const buyer = privateKeyToAccount(required('BUYER_KEY') as Hex)
+
+/** A JSON call to the market; exits with the problem on anything but 2xx. */
+async function api<T>(
+  path: string,
+  init: RequestInit = {},
+  pay: (input: string, init?: RequestInit) => Promise<Response> = fetch,
+): Promise<T> {
+  const response = await pay(`${market}/api${path}`, {
+    ...init,
+    headers: { 'content-type': 'application/json', ...init.headers },
+  })
+  const body = await response.json()
+  if (!response.ok) {
+    console.error(`${init.method ?? 'GET'} ${path}: ${response.status}`, body)
+    process.exit(1)
+  }
+  return body as T
+}
+
+/** Card and verify: order, transfer, sign the payer proof of this task, verify. */
+async function payByCard(): Promise<Task> {
+  const order = await api<Task>(`/agents/${agent}/tasks`, {
+    method: 'POST',
+    headers: { 'idempotency-key': crypto.randomUUID() },
+    body: JSON.stringify({ skill, buyer_wallet: buyer.address }),
+  })
+  const { payment } = order
+  const chain = defineChain({
+    id: payment.chain_id,
+    name: 'payment chain',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [required('CHAIN_RPC_URL')] } },
+  })
+  const transport = http()
+  const wallet = createWalletClient({ account: buyer, chain, transport })
+  const txHash = await wallet.writeContract({
+    address: payment.usdc_contract,
+    abi: erc20Abi,
+    functionName: 'transfer',
+    args: [payment.to, BigInt(payment.amount_base_units)],
+  })
+  await createPublicClient({ chain, transport }).waitForTransactionReceipt({ hash: txHash })
+  const proof = payment.payer_proof
+  const signature = await buyer.signTypedData({
+    ...(proof as unknown as Parameters<typeof buyer.signTypedData>[0]),
+    message: { ...proof.message, txHash },
+  })
+  const verified = await api<{ task: Task }>(`/agents/${agent}/tasks/${order.task_id}/verify-payment`, {
+    method: 'POST',
+    body: JSON.stringify({ tx_hash: txHash, payer_signature: signature }),
+  })
+  console.log(`paid ${order.task_id} by card: ${txHash}`)
+  return verified.task
+}
+
+/** x402: the per-skill endpoint answers 402; @x402/fetch signs the authorization and sends the order again. */
+async function payByX402(): Promise<Task> {
+  const client = new x402Client()
+  registerExactEvmScheme(client, { signer: buyer })
+  const paying = wrapFetchWithPayment(fetch, client)
+  const task = await api<Task>(
+    `/agents/${agent}/tasks/${skill}`,
+    { method: 'POST', headers: { 'idempotency-key': crypto.randomUUID() }, body: JSON.stringify({}) },
+    paying,
+  )
+  console.log(`paid ${task.task_id} by x402`)
+  return task
+}
+
+const paid = rail === 'card' ? await payByCard() : await payByX402()
+// The seller delivers when it reads its queue: poll until the task is completed.
+for (let task = paid; ; task = await api<Task>(`/agents/${agent}/tasks/${paid.task_id}`)) {
+  if (task.status === 'completed') {
+    console.log(`completed: ${task.result_url}`)
+    break
+  }
+  await Bun.sleep(250)
+}

@@ -1,0 +1,53 @@
+import { type Sandbox, startSandbox } from './sandbox.ts'
+
+/** How to run the example buyer from a checkout, with the sandbox's variables. */
+function orderCommand(sandbox: Sandbox, rail: 'card' | 'x402'): string {
+  const env = `AGENTMARKET_URL=${sandbox.baseUrl} CHAIN_RPC_URL=${sandbox.chain.rpcUrl} BUYER_KEY=${sandbox.chain.buyer.privateKey}`
+  return `${env} bun examples/paid-order/order.ts ${rail}`
+}
+
+/**
+ * What `agentmarket dev` prints once the sandbox runs: where everything is, the wallets with their keys (anvil's
+ * public test keys), and one command per rail that completes a paid order.
+ * @example console.log(sandboxText(sandbox))
+ */
+export function sandboxText(sandbox: Sandbox): string {
+  const { chain, seller } = sandbox
+  return [
+    'agentmarket dev: a local sandbox is running (Ctrl-C stops it and removes its data)',
+    '',
+    `  market      ${sandbox.baseUrl}`,
+    `  chain       ${chain.rpcUrl} (anvil, chain id ${chain.chainId}), USDC at ${chain.usdc}`,
+    `  escrow      ${chain.escrow}, job escrow ${chain.jobEscrow}`,
+    `  data        ${sandbox.folder} (removed when the sandbox stops)`,
+    `  buyer       ${chain.buyer.address}, key ${chain.buyer.privateKey} (1,000 USDC)`,
+    `  seller      ${chain.seller.address}, key ${chain.seller.privateKey}`,
+    `  agent       ${seller.name} sells "${seller.skill}" for ${seller.price} USDC; its bot delivers every paid order`,
+    `              API key ${seller.apiKey}`,
+    '',
+    "These keys are anvil's public test keys: never send real funds to them.",
+    '',
+    'Complete a paid order (from a checkout of agentmarket), card and verify:',
+    `  ${orderCommand(sandbox, 'card')}`,
+    'or by x402:',
+    `  ${orderCommand(sandbox, 'x402')}`,
+    '',
+  ].join('\n')
+}
+
+/** `agentmarket dev`: starts the sandbox on `port`, prints how to use it, and stops it on SIGINT or SIGTERM. */
+export async function runDev(port: number): Promise<void> {
+  const sandbox = await startSandbox({ port }).catch((error: Error) => {
+    console.error(`agentmarket dev: cannot start the sandbox: ${error.message}`)
+    process.exit(1)
+  })
+  process.stdout.write(sandboxText(sandbox))
+  const stop = () => {
+    sandbox.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    )
+  }
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+}
