@@ -836,6 +836,19 @@ export const PROTECTIONS: Protection[] = [
     name: 'found down',
   },
   {
+    id: 'fault-answer-not-held-by-key-ending',
+    what: "after a store fault the answer does not wait for the key's ending to be written",
+    edits: [
+      {
+        file: IDEMPOTENCY,
+        find: 'if (!(error instanceof StoreUnavailableError || error instanceof StorageFullError)) await ending',
+        replace: 'await ending',
+      },
+    ],
+    test: 'packages/core/src/routes/idempotentRows.test.ts',
+    name: 'does not wait for the key',
+  },
+  {
     id: 'postgres-connect-fault-down',
     what: 'a PostgreSQL call that could get no connection marks the database down for the calls after it',
     edits: [

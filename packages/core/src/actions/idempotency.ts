@@ -6,6 +6,7 @@ import {
   InvalidInputError,
   idempotencyKeyReused,
   MarketError,
+  StorageFullError,
   StoreUnavailableError,
   UnauthorizedError,
 } from '../errors.ts'
@@ -302,6 +303,16 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
     }
   }
 
+  /**
+   * Writes how the key ended after `error`: awaited after a refusal (the store is healthy, and a retry right after
+   * must find the key freed), in the background after a store fault (the database is down or stuck, so the step would
+   * most likely wait a second deadline before it is kept for later, and the answer must not wait for it).
+   */
+  async function settleAfter(error: unknown, name: string, step: () => Promise<unknown>) {
+    const ending = settle(name, step)
+    if (!(error instanceof StoreUnavailableError || error instanceof StorageFullError)) await ending
+  }
+
   /** Writes the endings kept earlier, `first` before the others; stops at the first the store still refuses. */
   async function settleEarlier(first: string) {
     const own = unsettled.get(first)
@@ -346,7 +357,7 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
       } catch (error) {
         // The claim may still land (a database that froze under it): nothing ran, so it is freed when the store takes
         // writes again, or a retry would hear "under way" until the claim's minute is over.
-        await settle(name, () => free(name, now, forgetAt))
+        await settleAfter(error, name, () => free(name, now, forgetAt))
         throw error
       }
       if (found) return answerRetry(request, name, found, now)
@@ -354,7 +365,7 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
         await list(name, forgetAt)
       } catch (error) {
         // Nothing ran: the key is freed so that a retry runs.
-        await settle(name, () => free(name, now, forgetAt))
+        await settleAfter(error, name, () => free(name, now, forgetAt))
         throw error
       }
       let reply: R
@@ -363,8 +374,8 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
         reply = await inWriteScope(run)
       } catch (error) {
         // The write's own error is the answer; the key's ending is written now or, if the store refuses, later.
-        if (changedNothing(error)) await settle(name, () => free(name, now, forgetAt))
-        else await settle(name, () => markUnknown(name, now))
+        if (changedNothing(error)) await settleAfter(error, name, () => free(name, now, forgetAt))
+        else await settleAfter(error, name, () => markUnknown(name, now))
         throw error
       }
       const answer = keep(reply)

@@ -177,6 +177,26 @@ describe('Idempotency-Key when the database fails under a write', () => {
     expect(await count()).toBe(1)
   })
 
+  test("attack: after a store fault the answer does not wait for the key's ending to be written (a stuck database would make it wait a second deadline)", async () => {
+    let claims = 0
+    let endingStarted = () => {}
+    const ending = new Promise<void>((resolve) => (endingStarted = resolve))
+    const { record } = await market(undefined, (real) => async (name, change) => {
+      if (!name.startsWith('idem:')) return real(name, change)
+      if (++claims === 1) throw new StoreUnavailableError('unknown')
+      // The database is stuck: the key's ending (freeing the claim) never returns.
+      endingStarted()
+      return new Promise<never>(() => {})
+    })
+    const answer = record('m-stuck')
+    await ending
+    const first = await Promise.race([
+      answer,
+      new Promise<'waiting'>((resolve) => setImmediate(() => resolve('waiting'))),
+    ])
+    expect(first).toMatchObject({ status: 503, json: { code: 'outcome_unknown' } })
+  })
+
   test('a key claim that landed after its deadline (a database frozen under it) is freed, so the retry runs at once instead of hearing "under way" for a minute', async () => {
     let frozen = true
     const { record, count } = await market(undefined, (real) => async (name, change) => {
