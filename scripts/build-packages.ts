@@ -10,8 +10,12 @@ import { join, resolve } from 'node:path'
 
 const root = resolve(import.meta.dir, '..')
 
-/** A package to build: its folder and its entry points (source paths, relative to the folder). */
-type PackageBuild = { folder: string; entries: string[] }
+/**
+ * A package to build: its folder, its entry points (source paths, relative to the folder), and the dependencies
+ * compiled into its dist rather than imported (a dependency this repository patches: an install would get the
+ * registry's unpatched copy).
+ */
+type PackageBuild = { folder: string; entries: string[]; bundled?: string[] }
 
 const PACKAGES: PackageBuild[] = [
   {
@@ -27,11 +31,12 @@ const PACKAGES: PackageBuild[] = [
   // Before the stores: their dist imports it.
   { folder: 'packages/store-sql', entries: ['src/index.ts'] },
   { folder: 'packages/store-libsql', entries: ['src/index.ts'] },
-  { folder: 'packages/store-postgres', entries: ['src/index.ts'] },
+  // postgres.js carries patches/postgres@3.4.9.patch (a closed socket's write must not end the process).
+  { folder: 'packages/store-postgres', entries: ['src/index.ts'], bundled: ['postgres'] },
 ]
 
 /** Compiles one package's entries to `dist/`, keeping `src/`'s folder shape (src/testing/index.ts -> dist/testing/index.js). */
-async function bundle({ folder, entries }: PackageBuild) {
+async function bundle({ folder, entries, bundled = [] }: PackageBuild) {
   const result = await Bun.build({
     entrypoints: entries.map((entry) => join(root, folder, entry)),
     root: join(root, folder, 'src'),
@@ -39,7 +44,7 @@ async function bundle({ folder, entries }: PackageBuild) {
     target: 'node',
     format: 'esm',
     splitting: true,
-    packages: 'external',
+    ...externals(folder, bundled),
     sourcemap: 'linked',
   })
   if (!result.success) {
@@ -47,6 +52,15 @@ async function bundle({ folder, entries }: PackageBuild) {
     throw new Error(`bundling ${folder} failed`)
   }
   for (const output of result.outputs) if (output.kind === 'sourcemap') dropSourcesContent(output.path)
+}
+
+/** Bun.build's options that leave every dependency of `folder` an import, but those `bundled`. */
+function externals(folder: string, bundled: string[]) {
+  if (bundled.length === 0) return { packages: 'external' as const }
+  const manifest = JSON.parse(readFileSync(join(root, folder, 'package.json'), 'utf8'))
+  const names = Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies })
+  const imported = names.filter((name) => !bundled.includes(name))
+  return { external: imported.flatMap((name) => [name, `${name}/*`]) }
 }
 
 /** Removes a source map's copy of the sources: `sources` names the files in the package's `src/`, shipped too. */

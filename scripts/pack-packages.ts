@@ -7,7 +7,16 @@
  * Usage: bun run pack:packages            (writes dist-packages/)
  *        bun scripts/pack-packages.ts --no-build [--out DIR]   (dist/ already built, e.g. by `bun run test`)
  */
-import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
 const root = resolve(import.meta.dir, '..')
@@ -87,9 +96,32 @@ function packWithLicense(folder: string, out: string): string {
   }
 }
 
+/**
+ * Packages whose installed copy must run its dist/ under Bun too: their dist compiles in a dependency this repository
+ * patches (scripts/build-packages.ts, `bundled`), which their src/ would import unpatched from the registry.
+ */
+const DIST_ONLY = new Set(['packages/store-postgres'])
+
+/** Rewrites the tarball `file`'s package.json without the `bun` export conditions (so Bun, too, loads dist/). */
+function dropBunConditions(file: string) {
+  const work = mkdtempSync(join(tmpdir(), 'agentmarket-pack-'))
+  try {
+    run(['tar', '-xzf', file, '-C', work])
+    const path = join(work, 'package', 'package.json')
+    const manifest = JSON.parse(readFileSync(path, 'utf8')) as Manifest
+    for (const target of Object.values(manifest.exports ?? {}))
+      if (typeof target === 'object') delete target.bun
+    writeFileSync(path, `${JSON.stringify(manifest, null, 2)}\n`)
+    run(['tar', '-czf', file, '-C', work, 'package'])
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+}
+
 /** Packs one package folder into `out` and checks the tarball. */
 function packOne(folder: string, out: string): Tarball {
   const file = packWithLicense(folder, out)
+  if (DIST_ONLY.has(folder)) dropBunConditions(file)
   const files = run(['tar', '-tzf', file])
     .split('\n')
     .filter((line) => line.startsWith('package/') && !line.endsWith('/'))

@@ -133,14 +133,17 @@ async function runExample(runtime: 'node' | 'bun', dir: string) {
 /** What README's example prints: the free order is paid at once and read back, and search finds the skill. */
 const EXAMPLE_OUTPUT = { ordered: 201, task: 'paid', skill: 'ping', found: 1 }
 
-/** Where each entry must resolve: the project's node_modules, `src/` under Bun (its `bun` condition), else `dist/`. */
+/**
+ * Where each entry must resolve: the project's node_modules, `src/` under Bun (its `bun` condition), else `dist/`;
+ * store-postgres always `dist/`, which carries the patched PostgreSQL driver.
+ */
 function expectInstalled(resolved: Record<string, string>, dir: string, bun: boolean) {
   const file = (entry: string) => (bun ? `src/${entry}.ts` : `dist/${entry}.js`)
   const expected = {
     '@agentmarket/core': file('index'),
     '@agentmarket/core/viem': file('viem'),
     '@agentmarket/store-libsql': file('index'),
-    '@agentmarket/store-postgres': file('index'),
+    '@agentmarket/store-postgres': 'dist/index.js',
   }
   for (const [name, path] of Object.entries(expected)) {
     const at = resolved[name] ?? ''
@@ -198,9 +201,10 @@ beforeAll(async () => {
   tarballs = await packPackages({ out: join(work, 'tarballs'), build: false })
 }, HANG_BOUND_MS)
 
+// Three installed node_modules: removing them outlasts bun's 5 s hook bound on a busy machine.
 afterAll(() => {
   rmSync(work, { recursive: true, force: true })
-})
+}, HANG_BOUND_MS)
 
 describe('the packed packages, installed into an empty project outside the repository', () => {
   test('behavior: one tarball per package, with no workspace: range left in any dependency', () => {
@@ -237,6 +241,15 @@ describe('the packed packages, installed into an empty project outside the repos
         },
         HANG_BOUND_MS,
       )
+
+      test("behavior: the installed PostgreSQL store runs the patched driver (a closed socket's write fails its queries, never the process)", () => {
+        const bundle = readFileSync(
+          join(dir, 'node_modules/@agentmarket/store-postgres/dist/index.js'),
+          'utf8',
+        )
+        expect(bundle).toMatch(/function nextWrite\(fn\) \{\s*if \(!socket\) \{[^}]*CONNECTION_CLOSED/)
+        expect(bundle).not.toMatch(/from ["']postgres["']/)
+      })
 
       test(
         "behavior: README's example runs under Node.js 20+ on the installed core and libSQL store (dist/)",
