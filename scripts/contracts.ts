@@ -13,7 +13,7 @@ export const CONTRACT_SOURCES = {
 } as const
 
 /** Where the compiled contracts are committed. */
-export const ARTIFACTS_PATH = resolve(root, 'contracts/artifacts.json')
+export const ARTIFACTS_PATH = resolve(root, 'packages/server/src/contracts/artifacts.json')
 
 /** One compiled contract: its ABI, creation code and runtime code. */
 export type ContractArtifact = { abi: Abi; bytecode: Hex; deployedBytecode: Hex }

@@ -10,7 +10,7 @@ import {
   toHex,
 } from 'viem'
 import type { HDAccount } from 'viem/accounts'
-import artifacts from '../../contracts/artifacts.json'
+import artifacts from '../../packages/server/src/contracts/artifacts.json'
 import { type Anvil, paymentChain } from '../support/anvil.ts'
 
 const ABI = artifacts.JobEscrow.abi as Abi

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { packPackages, type Tarball } from '../../scripts/pack-packages.ts'
 import { ensurePackagesBuilt } from '../support/examples.ts'
-import { freePort, runToEnd, waitForOk } from '../support/process.ts'
+import { freePort, readUntil, runToEnd, waitForOk } from '../support/process.ts'
 
 // The packages as a user outside this repository gets them: packed once into tarballs (scripts/pack-packages.ts),
 // installed into an empty project in a temporary folder with npm, then pnpm, then bun (their dependencies from the
@@ -290,6 +290,33 @@ describe('the packed packages, installed into an empty project outside the repos
             task: { status: 'paid', skill: 'ping' },
             page: 200,
           })
+        },
+        HANG_BOUND_MS,
+      )
+
+      // Once (npm's install): the commands that need the contracts' artifacts and anvil, as a user with
+      // `npm i -g @foundry-rs/anvil` (this repository's anvil on the PATH) runs them.
+      test.if(manager === 'npm')(
+        'behavior: the installed agentmarket bench verify and agentmarket dev run outside the repository (the artifacts ship with the server)',
+        async () => {
+          const env = { PATH: `${join(root, 'node_modules/.bin')}:${process.env.PATH ?? '/usr/bin:/bin'}` }
+          const command = join(dir, 'node_modules/.bin/agentmarket')
+          const bench = await sh(
+            [command, 'bench', 'verify', '--generate', '20', '--runs', '1', '--json'],
+            dir,
+            env,
+          )
+          expect(bench).toContain('"ok"')
+          const dev = Bun.spawn([command, 'dev'], {
+            cwd: dir,
+            env: userEnv({ ...env, PORT: String(freePort()) }),
+            stdout: 'pipe',
+            stderr: 'inherit',
+          })
+          const printed = await readUntil(dev.stdout, (text) => text.includes('order.ts x402'), 120_000)
+          dev.kill('SIGINT')
+          expect(await dev.exited).toBe(0)
+          expect(printed).toContain('sandbox-seller sells "summarize" for 1 USDC')
         },
         HANG_BOUND_MS,
       )

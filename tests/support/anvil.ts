@@ -16,7 +16,7 @@ import {
   type WalletClient,
 } from 'viem'
 import type { HDAccount } from 'viem/accounts'
-import artifacts from '../../contracts/artifacts.json'
+import artifacts from '../../packages/server/src/contracts/artifacts.json'
 import { ANVIL_CHAIN_ID, spawnAnvil } from '../../packages/server/src/bench/anvil.ts'
 import { anvilAccounts } from '../../packages/server/src/bench/anvilAccounts.ts'
 import { installMockUsdc, USDC_ABI, USDC_ADDRESS } from '../../packages/server/src/bench/mockUsdc.ts'

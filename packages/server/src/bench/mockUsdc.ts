@@ -1,6 +1,6 @@
 import { BASE_USDC } from '@agentmarket/core'
 import { type Address, parseAbi } from 'viem'
-import artifacts from '../../../../contracts/artifacts.json' with { type: 'json' }
+import artifacts from '../contracts/artifacts.json' with { type: 'json' }
 import { rpcBatch } from './rpcBatch.ts'
 
 /** Base mainnet's USDC address, where installMockUsdc() puts the mock so production code runs unchanged. */

@@ -41,7 +41,6 @@ export async function runDev(port: number): Promise<void> {
     console.error(`agentmarket dev: cannot start the sandbox: ${error.message}`)
     process.exit(1)
   })
-  process.stdout.write(sandboxText(sandbox))
   const stop = () => {
     sandbox.stop().then(
       () => process.exit(0),
@@ -50,4 +49,8 @@ export async function runDev(port: number): Promise<void> {
   }
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)
+  // Bun installs a signal's handler on the next turn: printing after it means a Ctrl-C as soon as the commands show
+  // is already ours (stop and clean up), never the default exit that would leave anvil and the data behind.
+  await new Promise((resolve) => setImmediate(resolve))
+  process.stdout.write(sandboxText(sandbox))
 }

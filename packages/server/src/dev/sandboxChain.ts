@@ -9,7 +9,7 @@ import {
   toHex,
 } from 'viem'
 import type { HDAccount } from 'viem/accounts'
-import artifacts from '../../../../contracts/artifacts.json' with { type: 'json' }
+import artifacts from '../contracts/artifacts.json' with { type: 'json' }
 import { ANVIL_CHAIN_ID, spawnAnvil } from '../bench/anvil.ts'
 import { anvilAccounts } from '../bench/anvilAccounts.ts'
 import { installMockUsdc, USDC_ABI, USDC_ADDRESS } from '../bench/mockUsdc.ts'
