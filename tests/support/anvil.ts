@@ -16,10 +16,10 @@ import {
   type WalletClient,
 } from 'viem'
 import type { HDAccount } from 'viem/accounts'
-import artifacts from '../../packages/server/src/contracts/artifacts.json'
 import { ANVIL_CHAIN_ID, spawnAnvil } from '../../packages/server/src/bench/anvil.ts'
 import { anvilAccounts } from '../../packages/server/src/bench/anvilAccounts.ts'
 import { installMockUsdc, USDC_ABI, USDC_ADDRESS } from '../../packages/server/src/bench/mockUsdc.ts'
+import artifacts from '../../packages/server/src/contracts/artifacts.json'
 
 // anvil itself, its accounts and the mock USDC are the server's (`agentmarket bench verify` starts anvil too).
 export { ANVIL_MNEMONIC, anvilAccounts } from '../../packages/server/src/bench/anvilAccounts.ts'

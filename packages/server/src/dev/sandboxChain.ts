@@ -9,10 +9,10 @@ import {
   toHex,
 } from 'viem'
 import type { HDAccount } from 'viem/accounts'
-import artifacts from '../contracts/artifacts.json' with { type: 'json' }
 import { ANVIL_CHAIN_ID, spawnAnvil } from '../bench/anvil.ts'
 import { anvilAccounts } from '../bench/anvilAccounts.ts'
 import { installMockUsdc, USDC_ABI, USDC_ADDRESS } from '../bench/mockUsdc.ts'
+import artifacts from '../contracts/artifacts.json' with { type: 'json' }
 
 /** USDC the sandbox mints to its buyer: enough for many orders at demo prices. */
 export const SANDBOX_BUYER_USDC = 1_000n * 1_000_000n
