@@ -3,15 +3,26 @@
  * paid order, end to end. `agentmarket dev` prints this command with every variable filled in.
  *
  *   AGENTMARKET_URL=http://127.0.0.1:3000 CHAIN_RPC_URL=http://127.0.0.1:8545 BUYER_KEY=0x… \
- *     bun examples/paid-order/order.ts card|x402 [agent] [skill]
+ *     bun examples/paid-order/order.ts card|x402|mpp [agent] [skill]
  *
  * card: the card-and-verify flow (order, transfer USDC to payment.to, sign the payer proof, verify-payment).
  * x402: the per-skill endpoint with @x402/fetch (the buyer signs an EIP-3009 authorization; the market settles it).
+ * mpp:  the per-skill endpoint with mppx's client, paying on Tempo (TEMPO_RPC_URL instead of CHAIN_RPC_URL).
  */
 import { registerExactEvmScheme } from '@x402/evm/exact/client'
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch'
-import { createPublicClient, createWalletClient, defineChain, erc20Abi, type Hex, http } from 'viem'
+import { Mppx, tempo as tempoMethod } from 'mppx/client'
+import {
+  createClient,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  erc20Abi,
+  type Hex,
+  http,
+} from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
+import { tempo } from 'viem/tempo/chains'
 
 /** A task as the market answers it: the fields this buyer reads. */
 type Task = {
@@ -41,8 +52,8 @@ function required(name: string): string {
 }
 
 const [rail, agent = 'sandbox-seller', skill = 'summarize'] = process.argv.slice(2)
-if (rail !== 'card' && rail !== 'x402') {
-  console.error('usage: bun examples/paid-order/order.ts card|x402 [agent] [skill]')
+if (rail !== 'card' && rail !== 'x402' && rail !== 'mpp') {
+  console.error('usage: bun examples/paid-order/order.ts card|x402|mpp [agent] [skill]')
   process.exit(2)
 }
 const market = required('AGENTMARKET_URL').replace(/\/$/, '')
@@ -116,7 +127,26 @@ async function payByX402(): Promise<Task> {
   return task
 }
 
-const paid = rail === 'card' ? await payByCard() : await payByX402()
+/** MPP: the per-skill endpoint answers 402 with a challenge; mppx pays it on Tempo and sends the credential. */
+async function payByMpp(): Promise<Task> {
+  const node = createClient({ chain: tempo, transport: http(required('TEMPO_RPC_URL')) })
+  const mppx = Mppx.create({
+    polyfill: false,
+    methods: [tempoMethod.charge({ account: buyer, getClient: () => node })],
+  })
+  const url = `${market}/api/agents/${agent}/tasks/${skill}`
+  const order = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({}) }
+  const credential = await mppx.createCredential(await fetch(url, order))
+  const task = await api<Task>(`/agents/${agent}/tasks/${skill}`, {
+    ...order,
+    headers: { ...order.headers, authorization: credential },
+  })
+  console.log(`paid ${task.task_id} by mpp`)
+  return task
+}
+
+const pay = { card: payByCard, x402: payByX402, mpp: payByMpp }[rail]
+const paid = await pay()
 // The seller delivers when it reads its queue: poll until the task is completed.
 for (let task = paid; ; task = await api<Task>(`/agents/${agent}/tasks/${paid.task_id}`)) {
   if (task.status === 'completed') {

@@ -1,8 +1,10 @@
 import { type Sandbox, startSandbox } from './sandbox.ts'
 
 /** How to run the example buyer from a checkout, with the sandbox's variables. */
-function orderCommand(sandbox: Sandbox, rail: 'card' | 'x402'): string {
-  const env = `AGENTMARKET_URL=${sandbox.baseUrl} CHAIN_RPC_URL=${sandbox.chain.rpcUrl} BUYER_KEY=${sandbox.chain.buyer.privateKey}`
+function orderCommand(sandbox: Sandbox, rail: 'card' | 'x402' | 'mpp'): string {
+  const chain =
+    rail === 'mpp' ? `TEMPO_RPC_URL=${sandbox.tempoRpcUrl}` : `CHAIN_RPC_URL=${sandbox.chain.rpcUrl}`
+  const env = `AGENTMARKET_URL=${sandbox.baseUrl} ${chain} BUYER_KEY=${sandbox.chain.buyer.privateKey}`
   return `${env} bun examples/paid-order/order.ts ${rail}`
 }
 
@@ -19,6 +21,7 @@ export function sandboxText(sandbox: Sandbox): string {
     `  market      ${sandbox.baseUrl}`,
     `  chain       ${chain.rpcUrl} (anvil, chain id ${chain.chainId}), USDC at ${chain.usdc}`,
     `  escrow      ${chain.escrow}, job escrow ${chain.jobEscrow}`,
+    `  tempo       ${sandbox.tempoRpcUrl} (a scripted Tempo node for MPP: every account can pay on it)`,
     `  data        ${sandbox.folder} (removed when the sandbox stops)`,
     `  buyer       ${chain.buyer.address}, key ${chain.buyer.privateKey} (1,000 USDC)`,
     `  seller      ${chain.seller.address}, key ${chain.seller.privateKey}`,
@@ -31,6 +34,8 @@ export function sandboxText(sandbox: Sandbox): string {
     `  ${orderCommand(sandbox, 'card')}`,
     'or by x402:',
     `  ${orderCommand(sandbox, 'x402')}`,
+    'or by MPP (on the scripted Tempo node):',
+    `  ${orderCommand(sandbox, 'mpp')}`,
     '',
   ].join('\n')
 }
