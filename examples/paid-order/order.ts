@@ -3,9 +3,10 @@
  * paid order, end to end. `agentmarket dev` prints this command with every variable filled in.
  *
  *   AGENTMARKET_URL=http://127.0.0.1:3000 CHAIN_RPC_URL=http://127.0.0.1:8545 BUYER_KEY=0x… \
- *     bun examples/paid-order/order.ts card|x402|mpp [agent] [skill]
+ *     bun examples/paid-order/order.ts card|escrow|x402|mpp [agent] [skill]
  *
  * card: the card-and-verify flow (order, transfer USDC to payment.to, sign the payer proof, verify-payment).
+ * escrow: the same, the USDC deposited in the market's escrow (approve, deposit) instead of sent to the seller.
  * x402: the per-skill endpoint with @x402/fetch (the buyer signs an EIP-3009 authorization; the market settles it).
  * mpp:  the per-skill endpoint with mppx's client, paying on Tempo (TEMPO_RPC_URL instead of CHAIN_RPC_URL).
  */
@@ -20,6 +21,9 @@ import {
   erc20Abi,
   type Hex,
   http,
+  keccak256,
+  parseAbi,
+  stringToHex,
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { tempo } from 'viem/tempo/chains'
@@ -34,6 +38,7 @@ type Task = {
     to: `0x${string}`
     usdc_contract: `0x${string}`
     amount_base_units: string
+    escrow_contract: `0x${string}` | null
     payer_proof: {
       domain: Record<string, unknown>
       types: Record<string, unknown>
@@ -52,8 +57,8 @@ function required(name: string): string {
 }
 
 const [rail, agent = 'sandbox-seller', skill = 'summarize'] = process.argv.slice(2)
-if (rail !== 'card' && rail !== 'x402' && rail !== 'mpp') {
-  console.error('usage: bun examples/paid-order/order.ts card|x402|mpp [agent] [skill]')
+if (rail !== 'card' && rail !== 'escrow' && rail !== 'x402' && rail !== 'mpp') {
+  console.error('usage: bun examples/paid-order/order.ts card|escrow|x402|mpp [agent] [skill]')
   process.exit(2)
 }
 const market = required('AGENTMARKET_URL').replace(/\/$/, '')
@@ -77,8 +82,16 @@ async function api<T>(
   return body as T
 }
 
-/** Card and verify: order, transfer, sign the payer proof of this task, verify. */
-async function payByCard(): Promise<Task> {
+/** The escrow's deposit, as the market's escrow contract takes it. */
+const ESCROW_ABI = parseAbi([
+  'function deposit(bytes32 taskId, address seller, uint256 amount, uint256 slaDeadline)',
+])
+
+/**
+ * Card and verify: order, pay (a transfer to the seller, or with `escrow` an approve and a deposit in the market's
+ * escrow), sign the payer proof of this task with the paying transaction, verify.
+ */
+async function payOnChain(escrow: boolean): Promise<Task> {
   const order = await api<Task>(`/agents/${agent}/tasks`, {
     method: 'POST',
     headers: { 'idempotency-key': crypto.randomUUID() },
@@ -93,13 +106,35 @@ async function payByCard(): Promise<Task> {
   })
   const transport = http()
   const wallet = createWalletClient({ account: buyer, chain, transport })
-  const txHash = await wallet.writeContract({
-    address: payment.usdc_contract,
-    abi: erc20Abi,
-    functionName: 'transfer',
-    args: [payment.to, BigInt(payment.amount_base_units)],
-  })
-  await createPublicClient({ chain, transport }).waitForTransactionReceipt({ hash: txHash })
+  const reader = createPublicClient({ chain, transport })
+  const amount = BigInt(payment.amount_base_units)
+  let txHash: Hex
+  if (!escrow) {
+    txHash = await wallet.writeContract({
+      address: payment.usdc_contract,
+      abi: erc20Abi,
+      functionName: 'transfer',
+      args: [payment.to, amount],
+    })
+  } else {
+    if (!payment.escrow_contract) throw new Error('this market has no escrow contract')
+    const approved = await wallet.writeContract({
+      address: payment.usdc_contract,
+      abi: erc20Abi,
+      functionName: 'approve',
+      args: [payment.escrow_contract, amount],
+    })
+    await reader.waitForTransactionReceipt({ hash: approved })
+    // The seller may claim after the deadline: now is the earliest, and the market takes any up to the task's due_at.
+    const deadline = BigInt(Math.floor(Date.now() / 1000) + 60)
+    txHash = await wallet.writeContract({
+      address: payment.escrow_contract,
+      abi: ESCROW_ABI,
+      functionName: 'deposit',
+      args: [keccak256(stringToHex(order.task_id)), payment.to, amount, deadline],
+    })
+  }
+  await reader.waitForTransactionReceipt({ hash: txHash })
   const proof = payment.payer_proof
   const signature = await buyer.signTypedData({
     ...(proof as unknown as Parameters<typeof buyer.signTypedData>[0]),
@@ -109,7 +144,7 @@ async function payByCard(): Promise<Task> {
     method: 'POST',
     body: JSON.stringify({ tx_hash: txHash, payer_signature: signature }),
   })
-  console.log(`paid ${order.task_id} by card: ${txHash}`)
+  console.log(`paid ${order.task_id} by ${escrow ? 'escrow' : 'card'}: ${txHash}`)
   return verified.task
 }
 
@@ -145,7 +180,9 @@ async function payByMpp(): Promise<Task> {
   return task
 }
 
-const pay = { card: payByCard, x402: payByX402, mpp: payByMpp }[rail]
+const pay = { card: () => payOnChain(false), escrow: () => payOnChain(true), x402: payByX402, mpp: payByMpp }[
+  rail
+]
 const paid = await pay()
 // The seller delivers when it reads its queue: poll until the task is completed.
 for (let task = paid; ; task = await api<Task>(`/agents/${agent}/tasks/${paid.task_id}`)) {

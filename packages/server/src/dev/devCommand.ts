@@ -1,7 +1,7 @@
 import { type Sandbox, startSandbox } from './sandbox.ts'
 
 /** How to run the example buyer from a checkout, with the sandbox's variables. */
-function orderCommand(sandbox: Sandbox, rail: 'card' | 'x402' | 'mpp'): string {
+function orderCommand(sandbox: Sandbox, rail: 'card' | 'escrow' | 'x402' | 'mpp'): string {
   const chain =
     rail === 'mpp' ? `TEMPO_RPC_URL=${sandbox.tempoRpcUrl}` : `CHAIN_RPC_URL=${sandbox.chain.rpcUrl}`
   const env = `AGENTMARKET_URL=${sandbox.baseUrl} ${chain} BUYER_KEY=${sandbox.chain.buyer.privateKey}`
@@ -32,6 +32,8 @@ export function sandboxText(sandbox: Sandbox): string {
     '',
     'Complete a paid order (from a checkout of agentmarket), card and verify:',
     `  ${orderCommand(sandbox, 'card')}`,
+    'or through the escrow (approve, deposit, verify):',
+    `  ${orderCommand(sandbox, 'escrow')}`,
     'or by x402:',
     `  ${orderCommand(sandbox, 'x402')}`,
     'or by MPP (on the scripted Tempo node):',
