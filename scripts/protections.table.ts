@@ -854,7 +854,7 @@ export const PROTECTIONS: Protection[] = [
     edits: [
       {
         file: PG_FAULTS,
-        find: 'if (faultCode(error)?.sent === false) progress.down = true',
+        find: "if (NOT_THERE.has(faultCode(error)?.code ?? '')) progress.down = true",
         replace: '',
       },
     ],

@@ -233,6 +233,22 @@ describe('PostgreSQL faults', () => {
     expect(await probe).toBe('back')
   })
 
+  test('attack: a busy database is not taken for a gone one: a connection that timed out or a full connection table refuses that call only; the next is sent', async () => {
+    const { timer } = manualTimer()
+    const progress = { completed: 0 }
+    const limits = { ms: 1_500, wrote: true, timer, progress }
+    for (const code of ['CONNECT_TIMEOUT', '53300']) {
+      const busy = () => Promise.reject(Object.assign(new Error(`busy: ${code}`), { code }))
+      expect((await unavailable(boundedCall(busy, limits))).code).toBe('database_unavailable')
+      // Two calls at once: taken for down, the database would get one (a probe) and refuse the other unsent.
+      let finish = (_: string) => {}
+      const first = boundedCall(() => new Promise<string>((resolve) => (finish = resolve)), limits)
+      expect(await boundedCall(async () => 'sent', limits)).toBe('sent')
+      finish('sent too')
+      expect(await first).toBe('sent too')
+    }
+  })
+
   test('attack: a database shutting down (finishing some statements while refusing new connections) is not waited on past a deadline: the waiting call gets no extension', async () => {
     const { timer, started } = manualTimer()
     const progress = { completed: 0 }

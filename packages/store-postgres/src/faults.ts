@@ -19,6 +19,13 @@ const NEVER_SENT = new Set([
 ])
 
 /**
+ * Of those, the ones that say the database is not there at all (refused, no such host, no route, or PostgreSQL
+ * starting up or shutting down), as opposed to a busy one: a connection that timed out or a full connection table
+ * (53300) happen under load too, and must not make every other call answer 503.
+ */
+const NOT_THERE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', '57P03'])
+
+/**
  * Faults met on a connection that may have carried a statement: the connection closed or was reset, the server shut
  * down (admin_shutdown 57P01, crash_shutdown 57P02), any connection exception (class 08), or the statement timed out
  * (query_canceled 57014, statement_timeout). A write that met one may have committed.
@@ -129,7 +136,7 @@ export const systemTimer: DeadlineTimer = {
 /**
  * Calls completed on one database (its store and its rate buckets share it), so a deadline can tell a database that
  * is down (no call completes) from one that is only busy (calls complete, this one waits its turn in the pool).
- * Counted, not timed. `down` is set when a deadline passed with no call completed or a call could get no connection,
+ * Counted, not timed. `down` is set when a deadline passed with no call completed or a call found no database there,
  * and cleared by the next call that completes; while it is set one call at a time (`probing`) is sent to find out,
  * and the others answer at once, and a call past its deadline gets no extension.
  */
@@ -248,9 +255,9 @@ async function sentCall<T>(
       progress,
     )
   } catch (error) {
-    // No connection could be had (refused, timed out connecting, starting up): the database is down for every call,
-    // as when a deadline passed with nothing completed, so the request's next calls do not each wait to find out.
-    if (faultCode(error)?.sent === false) progress.down = true
+    // The database is not there (refused, starting up, shutting down): it is down for every call, as when a deadline
+    // passed with nothing completed, so the request's next calls do not each wait to find out.
+    if (NOT_THERE.has(faultCode(error)?.code ?? '')) progress.down = true
     throw classifyPostgresFault(error, { wrote }) ?? error
   }
 }
