@@ -1,17 +1,17 @@
 /**
  * Builds the embeddable packages for Node.js 20+ and any ESM host: `dist/` of @agentmarket/core (entries `.`, `./rows`,
- * `./routes`, `./viem`, `./testing`), @agentmarket/store-sql, @agentmarket/store-libsql and @agentmarket/store-postgres, as ES modules with
+ * `./routes`, `./viem`, `./testing`), @agentmarket/store-sql, @agentmarket/store-libsql, @agentmarket/store-postgres and @agentmarket/client, as ES modules with
  * their dependencies left as imports (shared code split into chunks, so one class is one class across entries), and type declarations from tsc.
  * The source maps point at `src/`, which every package ships beside `dist/`, so they carry no copy of the sources.
  * Usage: bun run build:packages   (bun run pack:packages builds, then packs the tarballs)
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
 
 const root = resolve(import.meta.dir, '..')
 
-/** A package to build: its folder and its entry points (source paths, relative to the folder). */
-type PackageBuild = { folder: string; entries: string[] }
+/** A package to build: its folder, its entry points (source paths, relative to the folder) and files of src/ copied to dist/. */
+type PackageBuild = { folder: string; entries: string[]; copies?: string[] }
 
 const PACKAGES: PackageBuild[] = [
   {
@@ -28,6 +28,8 @@ const PACKAGES: PackageBuild[] = [
   { folder: 'packages/store-sql', entries: ['src/index.ts'] },
   { folder: 'packages/store-libsql', entries: ['src/index.ts'] },
   { folder: 'packages/store-postgres', entries: ['src/index.ts'] },
+  // The client's types are a written .d.ts (bun run openapi:types), which tsc does not copy: `copies` does.
+  { folder: 'packages/client', entries: ['src/index.ts'], copies: ['generated/openapi.d.ts'] },
 ]
 
 /** Compiles one package's entries to `dist/`, keeping `src/`'s folder shape (src/testing/index.ts -> dist/testing/index.js). */
@@ -68,5 +70,10 @@ for (const build of PACKAGES) {
   rmSync(join(root, build.folder, 'dist'), { recursive: true, force: true })
   await bundle(build)
   await declarations(build)
+  for (const file of build.copies ?? []) {
+    const to = join(root, build.folder, 'dist', file)
+    mkdirSync(dirname(to), { recursive: true })
+    copyFileSync(join(root, build.folder, 'src', file), to)
+  }
   console.log(`built ${build.folder}/dist`)
 }
