@@ -290,3 +290,51 @@ describe('what the client signs', () => {
     } as never)
   })
 })
+
+describe('Retry-After', () => {
+  // A market allowing one read per 4 seconds per client: the second read is refused with Retry-After.
+  let limited: MarketServer
+  const limitedFolder = mkdtempSync(join(tmpdir(), 'client-limits-'))
+  beforeAll(async () => {
+    limited = await startMarketServer({
+      HOME: limitedFolder,
+      DATABASE_URL: `file:${join(limitedFolder, 'market.db')}`,
+      RATE_LIMITS: 'on',
+      RATE_LIMIT_POLICIES: 'read=1/4,register=100/60',
+    })
+    await createClient({ baseUrl: limited.base }).register({ name: 'limited-seller' })
+  })
+  afterAll(() => {
+    limited?.stop()
+    rmSync(limitedFolder, { recursive: true, force: true })
+  })
+
+  test('behavior: a 429 past the longest wait is an AgentmarketError with code rate_limited and retryAfter', async () => {
+    const market = createClient({ baseUrl: limited.base, maxRetryWaitSeconds: 0 })
+    const refused = await (async () => {
+      // Reads until one is refused: the first may find the bucket full again.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const answer = await market.getAgent('limited-seller').catch((error: unknown) => error)
+        if (answer instanceof AgentmarketError) return answer
+      }
+      throw new Error('no read was refused')
+    })()
+    expect(refused).toMatchObject({ status: 429, code: 'rate_limited' })
+    expect(refused.retryAfter).toBeGreaterThanOrEqual(1)
+  })
+
+  test('behavior: a 429 with a short Retry-After is sent again after it, and the call answers', async () => {
+    const statuses: number[] = []
+    const spying = async (request: Request) => {
+      const response = await fetch(request)
+      statuses.push(response.status)
+      return response
+    }
+    const market = createClient({ baseUrl: limited.base, fetch: spying, retries: 4, maxRetryWaitSeconds: 10 })
+    // Reads until one was refused on the way: each read must still answer the agent.
+    for (let read = 0; read < 5 && !statuses.includes(429); read++)
+      expect((await market.getAgent('limited-seller')).name).toBe('limited-seller')
+    expect(statuses).toContain(429)
+    expect(statuses.at(-1)).toBe(200)
+  })
+})
