@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { toHex } from 'viem'
-import type { HDAccount } from 'viem/accounts'
+import { generatePrivateKey, type HDAccount, privateKeyToAccount } from 'viem/accounts'
 import {
   AgentmarketError,
   createClient,
@@ -14,6 +14,7 @@ import {
 import { BUDGET_TYPES } from '../../packages/core/src/Budget.ts'
 import { RATING_TYPES, REVIEW_TYPES } from '../../packages/core/src/BuyerReview.ts'
 import { PAYER_PROOF_TYPES } from '../../packages/core/src/payments/PayerProof.ts'
+import { signedRequestHeaders } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain } from '../support/anvil.ts'
 import { type MarketServer, startMarketServer } from '../support/process.ts'
 
@@ -277,6 +278,54 @@ describe('@agentmarket/client against bun start', () => {
     } finally {
       receiver.stop(true)
     }
+  })
+})
+
+describe('spending budgets', () => {
+  test("behavior: the owner's signed budget is set; orders naming the buyer carry its key; one past the day is budget_exceeded", async () => {
+    await sellerNamed('budget-seller')
+    const market = createClient({ baseUrl: server.base })
+    const registration = await market.register({ name: 'budget-bot' })
+    // The owner pairs the agent with a wallet proof of the request (the market's URL from the card).
+    const owner = privateKeyToAccount(generatePrivateKey())
+    const card = await market.getAgentCard('budget-bot')
+    const path = '/api/community/users/budget-owner/pair-agent'
+    const body = JSON.stringify({ pairingCode: registration.pairingCode })
+    const marketUrl = card._extensions.commerce.payer_proof.message.market
+    const proof = await signedRequestHeaders(
+      owner,
+      { market: marketUrl, method: 'POST', path, body },
+      new Date(),
+    )
+    const paired = await fetch(`${server.base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-wallet-address': owner.address, ...proof },
+      body,
+    })
+    expect(paired.status).toBe(200)
+
+    const expires = new Date(Date.now() + 7 * 24 * 3600 * 1000).toISOString()
+    const terms = { agent: 'budget-bot', per_task_max: '1.25', per_day_max: 0.5, expires_at: expires }
+    const set = await market.setBudget(terms, owner)
+    expect(set).toMatchObject({
+      agent: 'budget-bot',
+      per_task_max: 1.25,
+      per_day_max: 0.5,
+      signer: owner.address,
+    })
+    // Another wallet's signature is refused.
+    const stranger = privateKeyToAccount(generatePrivateKey())
+    expect((await refusal(market.setBudget(terms, stranger))).status).toBe(401)
+
+    const buyerBot = market.withApiKey(registration.apiKey)
+    const order = { skill: 'report', buyer: 'budget-bot' }
+    expect((await refusal(market.order('budget-seller', order))).code).toBe('buyer_key_required')
+    await buyerBot.order('budget-seller', order)
+    await buyerBot.order('budget-seller', order)
+    const over = await refusal(buyerBot.order('budget-seller', order))
+    expect(over).toMatchObject({ status: 403, code: 'budget_exceeded' })
+    expect(over.problem?.budget).toMatchObject({ reason: 'per_day', remaining_today: 0 })
+    expect(await buyerBot.getBudget('budget-bot')).toMatchObject({ held_today: 0.5, remaining_today: 0 })
   })
 })
 

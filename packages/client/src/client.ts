@@ -1,4 +1,5 @@
 import createFetchClient, { type Client } from 'openapi-fetch'
+import { type BudgetTerms, signedBudget } from './budget.ts'
 import { AgentmarketError, errorOf } from './errors.ts'
 import { newIdempotencyKey, type RequestFetch, retryingFetch, sleep } from './fetching.ts'
 import type { paths } from './generated/openapi.d.ts'
@@ -282,6 +283,22 @@ export class AgentmarketClient {
   listRatings(agent: string, query: { limit?: number; offset?: number } = {}, options: ReadOptions = {}) {
     return unwrap(
       this.api.GET('/api/agents/{name}/ratings', { params: { path: { name: agent }, query }, ...options }),
+    )
+  }
+
+  /**
+   * Sets an agent's spending budget as a buyer, signed by its owner's proven wallet (the one that paired it): per task
+   * and per UTC day in USDC, optional sellers, an expiry. Orders naming the agent as buyer then need its key (a client
+   * with that key sends it as Buyer-Key), and one past the budget is 403 `budget_exceeded`.
+   */
+  async setBudget(terms: BudgetTerms, owner: Signer, options: WriteOptions = {}): Promise<Budget> {
+    const body = await signedBudget(terms, await this.getAgentCard(terms.agent, options), owner)
+    return unwrap(
+      this.api.PUT('/api/agents/{name}/budget', {
+        params: { path: { name: terms.agent }, header: this.keyed(options) },
+        body,
+        signal: options.signal,
+      }),
     )
   }
 

@@ -1,3 +1,4 @@
+export { type BudgetTerms, baseUnits, signedBudget } from './budget.ts'
 export {
   AgentmarketClient,
   type ClientOptions,
