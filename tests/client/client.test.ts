@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { toHex } from 'viem'
+import { type Address, toHex } from 'viem'
 import { generatePrivateKey, type HDAccount, privateKeyToAccount } from 'viem/accounts'
 import {
   AgentmarketError,
@@ -26,10 +26,12 @@ let anvil: Anvil
 let buyer: HDAccount
 let seller: HDAccount
 let server: MarketServer
+let escrow: Address
 const folder = mkdtempSync(join(tmpdir(), 'client-'))
 
 beforeAll(async () => {
-  const chain = await paymentChain(['buyer', 'seller', 'settler'], { funded: ['buyer'] })
+  const chain = await paymentChain(['buyer', 'seller', 'settler'], { funded: ['buyer'], escrow: true })
+  escrow = chain.escrow
   ;({ anvil } = chain)
   ;({ buyer, seller } = chain.accounts)
   server = await startMarketServer({
@@ -39,6 +41,7 @@ beforeAll(async () => {
     MIN_CONFIRMATIONS: '1',
     X402_SETTLER_KEY: toHex(chain.accounts.settler.getHdKey().privateKey ?? new Uint8Array()),
     WEBHOOK_ALLOW_PRIVATE: 'on',
+    ESCROW_CONTRACT: escrow,
   })
 })
 
@@ -186,6 +189,22 @@ describe('@agentmarket/client against bun start', () => {
     expect(rated.rating).toMatchObject({ score: 5, comment: 'thorough', wallet: buyer.address })
     const ratings = await market.listRatings('review-seller')
     expect(ratings.ratings.map((rating) => rating.score)).toEqual([5])
+  })
+
+  test('behavior: escrow-first: the deposit holds the price in the escrow, and the task is paid by it', async () => {
+    await sellerNamed('escrow-seller')
+    const market = createClient({ baseUrl: server.base })
+    const task = (await market.order('escrow-seller', { skill: 'report' })) as Task
+    expect(task.payment.escrow_contract).toBe(escrow)
+    const [escrowBefore, sellerBefore] = await Promise.all([
+      anvil.usdcOf(escrow),
+      anvil.usdcOf(seller.address),
+    ])
+    const paid = await market.payTaskByEscrow(task, anvil.walletFor(buyer))
+    expect(paid).toMatchObject({ task_id: task.task_id, status: 'paid' })
+    expect(paid.payment).toMatchObject({ method: 'escrow', from: buyer.address })
+    expect(await anvil.usdcOf(escrow)).toBe(escrowBefore + PRICE)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore)
   })
 
   test('behavior: a payer proof naming another task is refused before any money moves', async () => {

@@ -4,7 +4,7 @@ import { AgentmarketError, errorOf } from './errors.ts'
 import { newIdempotencyKey, type RequestFetch, retryingFetch, sleep } from './fetching.ts'
 import type { paths } from './generated/openapi.d.ts'
 import { startHeartbeat } from './heartbeat.ts'
-import { type PaidTask, type PayingWallet, payTask } from './transfer.ts'
+import { type PaidTask, type PayingWallet, payTask, payTaskByEscrow } from './transfer.ts'
 import { type Signer, signServed } from './typedData.ts'
 import type {
   Agent,
@@ -188,6 +188,14 @@ export class AgentmarketClient {
    */
   payTask(task: Task, wallet: PayingWallet, options: WriteOptions = {}): Promise<PaidTask> {
     return payTask(this, task, wallet, options)
+  }
+
+  /**
+   * Pays a `pending_payment` task escrow-first (the market's `ESCROW_CONTRACT`): approve, deposit naming the seller
+   * with a deadline of now plus the SLA, sign the PaymentClaim for the deposit, verify until counted.
+   */
+  payTaskByEscrow(task: Task, wallet: PayingWallet, options: WriteOptions = {}): Promise<PaidTask> {
+    return payTaskByEscrow(this, task, wallet, options)
   }
 
   /**

@@ -4,7 +4,11 @@ import {
   type Chain,
   erc20Abi,
   type Hex,
+  keccak256,
+  parseAbi,
+  publicActions,
   type Transport,
+  toBytes,
   type WalletClient,
 } from 'viem'
 import type { AgentmarketClient, WriteOptions } from './client.ts'
@@ -88,4 +92,50 @@ export async function verifyTransfer(
     const seconds = answer instanceof AgentmarketError ? answer.retryAfter : 1
     await sleep((seconds ?? 1) * 1000, options.signal)
   }
+}
+
+/** The escrow's deposit, as SPEC gives its ABI. */
+const ESCROW_DEPOSIT_ABI = parseAbi([
+  'function deposit(bytes32 taskId, address seller, uint256 amount, uint256 slaDeadline)',
+])
+
+/** A job's time without an SLA, as the market counts it (24 hours). */
+const DEFAULT_SLA_SECONDS = 86_400
+
+/**
+ * Pays a `pending_payment` task escrow-first: approves the escrow for the price, deposits it naming the seller and a
+ * deadline of now plus the task's SLA (the seller may claim after it), signs the PaymentClaim for the deposit and
+ * verifies until the market counts it. The deposit's taskId is keccak256 of the task id, so a second try of the
+ * same task reverts (the escrow refuses a buyer's taskId twice) rather than paying again.
+ */
+export async function payTaskByEscrow(
+  client: AgentmarketClient,
+  task: Task,
+  wallet: PayingWallet,
+  options: WriteOptions = {},
+): Promise<PaidTask> {
+  const { token, to, amount } = paymentOf(task, wallet)
+  const escrow = task.payment.escrow_contract as Address | null
+  if (!escrow) throw new Error(`the market takes no escrow deposit for task ${task.task_id}`)
+  const chain = wallet.extend(publicActions)
+  const approval = await wallet.writeContract({
+    address: token,
+    abi: erc20Abi,
+    functionName: 'approve',
+    args: [escrow, amount],
+    account: wallet.account,
+    chain: wallet.chain,
+  })
+  // The deposit spends the allowance: its gas is estimated only once the approval is mined.
+  await chain.waitForTransactionReceipt({ hash: approval })
+  const sla = BigInt(task.sla_seconds ?? DEFAULT_SLA_SECONDS)
+  const deposit = await wallet.writeContract({
+    address: escrow,
+    abi: ESCROW_DEPOSIT_ABI,
+    functionName: 'deposit',
+    args: [keccak256(toBytes(task.task_id)), to, amount, BigInt(Math.floor(Date.now() / 1000)) + sla],
+    account: wallet.account,
+    chain: wallet.chain,
+  })
+  return verifyTransfer(client, task, deposit, wallet, options)
 }
