@@ -17,6 +17,7 @@ import { PAYER_PROOF_TYPES } from '../../packages/core/src/payments/PayerProof.t
 import { signedRequestHeaders } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain } from '../support/anvil.ts'
 import { type MarketServer, startMarketServer } from '../support/process.ts'
+import { scriptedTempo, tempoPayer } from '../support/tempo.ts'
 
 // @agentmarket/client as a user runs it: against `bun start` on a fresh database, paying on anvil (chain 8453, the
 // mock USDC at Base's address, one confirmation), the server settling x402 from its own key. Every flow goes through
@@ -345,6 +346,43 @@ describe('spending budgets', () => {
     expect(over).toMatchObject({ status: 403, code: 'budget_exceeded' })
     expect(over.problem?.budget).toMatchObject({ reason: 'per_day', remaining_today: 0 })
     expect(await buyerBot.getBudget('budget-bot')).toMatchObject({ held_today: 0.5, remaining_today: 0 })
+  })
+})
+
+describe('MPP', () => {
+  test('behavior: mppx pays USDC.e on the scripted Tempo node; the task is paid by MPP with its receipt, once', async () => {
+    const node = scriptedTempo()
+    const rpc = await node.serve()
+    const mppFolder = mkdtempSync(join(tmpdir(), 'client-mpp-'))
+    const mppServer = await startMarketServer({
+      HOME: mppFolder,
+      DATABASE_URL: `file:${join(mppFolder, 'market.db')}`,
+      TEMPO_RPC_URL: rpc.url,
+    })
+    try {
+      const market = createClient({ baseUrl: mppServer.base })
+      const { apiKey } = await market.register({
+        name: 'mpp-seller',
+        skills: [{ name: 'Report', type: 'purchasable', price: 0.25 }],
+      })
+      await market.withApiKey(apiKey).updateAgent('mpp-seller', { walletAddress: tempoPayer(1).address })
+      const tempo = { account: tempoPayer(2), getClient: () => node.client('client') }
+      const { task, receipt } = await market.orderWithMpp(
+        'mpp-seller',
+        'report',
+        { params: { q: 'zig' } },
+        { tempo },
+      )
+      expect(task).toMatchObject({ status: 'paid', params: { q: 'zig' } })
+      expect(task.payment).toMatchObject({ method: 'mpp' })
+      expect(receipt).toBeString()
+      expect(node.mined()).toHaveLength(1)
+      expect((await market.getTask('mpp-seller', task.task_id)).status).toBe('paid')
+    } finally {
+      mppServer.stop()
+      await rpc.stop()
+      rmSync(mppFolder, { recursive: true, force: true })
+    }
   })
 })
 

@@ -4,6 +4,7 @@ import { AgentmarketError, errorOf } from './errors.ts'
 import { newIdempotencyKey, type RequestFetch, retryingFetch, sleep } from './fetching.ts'
 import type { paths } from './generated/openapi.d.ts'
 import { startHeartbeat } from './heartbeat.ts'
+import { type MppOptions, type MppOrder, orderWithMpp } from './mpp.ts'
 import { type PaidTask, type PayingWallet, payTask, payTaskByEscrow } from './transfer.ts'
 import { type Signer, signServed } from './typedData.ts'
 import type {
@@ -223,6 +224,16 @@ export class AgentmarketClient {
     options: X402Options,
   ): Promise<X402Order> {
     return orderWithX402(this, agent, skill, input, options)
+  }
+
+  /** Orders `skill` (its slug) paid by MPP (mppx, Tempo charge) with `options.tempo.account`: the paid task. */
+  orderWithMpp(
+    agent: string,
+    skill: string,
+    input: OrderInput | object,
+    options: MppOptions,
+  ): Promise<MppOrder> {
+    return orderWithMpp(this, agent, skill, input, options)
   }
 
   /** Submits a payment of a task: the transaction and the paying wallet's PaymentClaim signature. */
