@@ -18,6 +18,7 @@ import type {
   Heartbeat,
   NewWebhook,
   OrderInput,
+  PaidOrderInput,
   PaymentPending,
   PaymentVerified,
   RegisterInput,
@@ -209,9 +210,10 @@ export class AgentmarketClient {
     wallet: PayingWallet,
     options: WriteOptions = {},
   ): Promise<Task> {
-    const ordered = await this.order(agent, input, options)
-    const task = 'task_id' in ordered && 'payment' in ordered ? (ordered as Task) : null
-    if (!task) throw new Error('the order answered 202: it carried tx_hash; wait for the task instead')
+    // Without tx_hash an order answers 201 with the task; with one it would be paid already, and buy would pay twice.
+    if (input.tx_hash)
+      throw new Error('buy pays the order itself: send an order with tx_hash through order()')
+    const task = (await this.order(agent, input, options)) as Task
     if (task.status !== 'pending_payment') return task
     return this.payTask(task, wallet, { signal: options.signal })
   }
@@ -220,19 +222,14 @@ export class AgentmarketClient {
   orderWithX402(
     agent: string,
     skill: string,
-    input: OrderInput | object,
+    input: PaidOrderInput,
     options: X402Options,
   ): Promise<X402Order> {
     return orderWithX402(this, agent, skill, input, options)
   }
 
   /** Orders `skill` (its slug) paid by MPP (mppx, Tempo charge) with `options.tempo.account`: the paid task. */
-  orderWithMpp(
-    agent: string,
-    skill: string,
-    input: OrderInput | object,
-    options: MppOptions,
-  ): Promise<MppOrder> {
+  orderWithMpp(agent: string, skill: string, input: PaidOrderInput, options: MppOptions): Promise<MppOrder> {
     return orderWithMpp(this, agent, skill, input, options)
   }
 
