@@ -301,6 +301,47 @@ describe('@agentmarket/client against bun start', () => {
   })
 })
 
+describe("a buyer's task webhook", () => {
+  test('behavior: the buyer hears its task completed, signed with the secret it alone was given', async () => {
+    const received: { headers: Headers; body: string }[] = []
+    let arrived = () => {}
+    const delivery = new Promise<void>((resolve) => {
+      arrived = resolve
+    })
+    const receiver = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      async fetch(request) {
+        received.push({ headers: request.headers, body: await request.text() })
+        arrived()
+        return new Response('ok')
+      },
+    })
+    try {
+      const { registration } = await sellerNamed('watched-seller')
+      const sellerKeyed = createClient({ baseUrl: server.base, apiKey: registration.apiKey })
+      const market = createClient({ baseUrl: server.base })
+      const paid = await market.buy('watched-seller', { skill: 'report' }, anvil.walletFor(buyer))
+      const url = `http://127.0.0.1:${receiver.port}/task`
+      const hook = await market.addTaskWebhook('watched-seller', paid.task_id, {
+        url,
+        events: ['task.completed'],
+      })
+      await sellerKeyed.deliver('watched-seller', paid.task_id, 'https://results.example/watched')
+      await delivery
+      const [first] = received
+      if (!first) throw new Error('no delivery')
+      const event = verifyWebhook(hook.secret, first.headers, first.body)
+      expect(event).toMatchObject({
+        type: 'task.completed',
+        data: { task: { task_id: paid.task_id, result_url: 'https://results.example/watched' } },
+      })
+    } finally {
+      receiver.stop(true)
+    }
+  })
+})
+
 describe('spending budgets', () => {
   test("behavior: the owner's signed budget is set; orders naming the buyer carry its key; one past the day is budget_exceeded", async () => {
     await sellerNamed('budget-seller')

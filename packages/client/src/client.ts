@@ -233,6 +233,25 @@ export class AgentmarketClient {
     return orderWithMpp(this, agent, skill, input, options)
   }
 
+  /**
+   * Asks the market to push one task's events to `input.url` (its buyer's alarm instead of polling): the answer's
+   * `secret` is shown this once; check each delivery with `verifyWebhook(secret, headers, body)`.
+   */
+  addTaskWebhook(
+    agent: string,
+    id: string,
+    input: WebhookInput,
+    options: WriteOptions = {},
+  ): Promise<NewWebhook> {
+    return unwrap(
+      this.api.POST('/api/agents/{name}/tasks/{id}/webhooks', {
+        params: { path: { name: agent, id }, header: this.keyed(options) },
+        body: input,
+        signal: options.signal,
+      }),
+    )
+  }
+
   /** Submits a payment of a task: the transaction and the paying wallet's PaymentClaim signature. */
   verifyPayment(
     agent: string,
