@@ -173,7 +173,7 @@ export class AgentmarketClient {
     const until = options.until ?? ((task: Task) => SETTLED_STATUSES.includes(task.status))
     let wait = options.intervalMs ?? 1000
     for (;;) {
-      const read = await this.getTask(agent, id, options).catch((error: unknown) => {
+      const read = await this.getTask(agent, id, { signal: options.signal }).catch((error: unknown) => {
         if (error instanceof AgentmarketError && error.retryAfter !== null) return error
         throw error
       })

@@ -67,7 +67,11 @@ export async function payTask(
   return verifyTransfer(client, task, txHash, wallet, options)
 }
 
-/** Signs the task's PaymentClaim for `txHash` with the paying wallet and verifies until paid. */
+/**
+ * Signs the task's PaymentClaim for `txHash` with the paying wallet and verifies until paid: while the payment is not
+ * final (202) it asks again after 1 s, doubling up to 15 s; a refusal with a Retry-After after that. Stop it with
+ * `options.signal` (the market keeps a 202's hash and marks the task paid once final: never pay again).
+ */
 export async function verifyTransfer(
   client: AgentmarketClient,
   task: Task,
@@ -80,6 +84,7 @@ export async function verifyTransfer(
     txHash,
   })
   const body = { tx_hash: txHash, payer_signature: payerSignature }
+  let pending = 1
   for (;;) {
     const answer = await client
       .verifyPayment(task.agent, task.task_id, body, options)
@@ -89,8 +94,9 @@ export async function verifyTransfer(
         throw error
       })
     if (!(answer instanceof AgentmarketError) && answer.verified) return answer.task
-    const seconds = answer instanceof AgentmarketError ? answer.retryAfter : 1
-    await sleep((seconds ?? 1) * 1000, options.signal)
+    const seconds = answer instanceof AgentmarketError ? (answer.retryAfter ?? 1) : pending
+    if (!(answer instanceof AgentmarketError)) pending = Math.min(15, pending * 2)
+    await sleep(seconds * 1000, options.signal)
   }
 }
 
