@@ -4,8 +4,8 @@ import { AgentmarketError, errorOf } from './errors.ts'
 import { newIdempotencyKey, type RequestFetch, retryingFetch, sleep } from './fetching.ts'
 import type { paths } from './generated/openapi.d.ts'
 import { startHeartbeat } from './heartbeat.ts'
-import { type MppOptions, type MppOrder, orderWithMpp } from './mpp.ts'
-import { type PaidTask, type PayingWallet, payTask, payTaskByEscrow } from './transfer.ts'
+import type { MppOptions, MppOrder } from './mpp.ts'
+import type { PaidTask, PayingWallet } from './transfer.ts'
 import { type Signer, signServed } from './typedData.ts'
 import type {
   Agent,
@@ -31,7 +31,7 @@ import type {
   TaskStatus,
   WebhookInput,
 } from './types.ts'
-import { orderWithX402, type X402Options, type X402Order } from './x402.ts'
+import type { X402Options, X402Order } from './x402.ts'
 
 /** How to reach the market. */
 export type ClientOptions = {
@@ -188,7 +188,9 @@ export class AgentmarketClient {
    * Pays a `pending_payment` task by card-and-verify: sends its USDC from `wallet` to the seller, signs the task's
    * PaymentClaim for that transaction, and verifies until the market counts it (the paid task).
    */
-  payTask(task: Task, wallet: PayingWallet, options: WriteOptions = {}): Promise<PaidTask> {
+  async payTask(task: Task, wallet: PayingWallet, options: WriteOptions = {}): Promise<PaidTask> {
+    // Loaded when a payment is made: a client that only reads or sells carries no chain code.
+    const { payTask } = await import('./transfer.ts')
     return payTask(this, task, wallet, options)
   }
 
@@ -196,7 +198,8 @@ export class AgentmarketClient {
    * Pays a `pending_payment` task escrow-first (the market's `ESCROW_CONTRACT`): approve, deposit naming the seller
    * with a deadline of now plus the SLA, sign the PaymentClaim for the deposit, verify until counted.
    */
-  payTaskByEscrow(task: Task, wallet: PayingWallet, options: WriteOptions = {}): Promise<PaidTask> {
+  async payTaskByEscrow(task: Task, wallet: PayingWallet, options: WriteOptions = {}): Promise<PaidTask> {
+    const { payTaskByEscrow } = await import('./transfer.ts')
     return payTaskByEscrow(this, task, wallet, options)
   }
 
@@ -219,17 +222,24 @@ export class AgentmarketClient {
   }
 
   /** Orders `skill` (its slug) paid by x402 (@x402/fetch) with `options.account`: the task and the settlement. */
-  orderWithX402(
+  async orderWithX402(
     agent: string,
     skill: string,
     input: PaidOrderInput,
     options: X402Options,
   ): Promise<X402Order> {
+    const { orderWithX402 } = await import('./x402.ts')
     return orderWithX402(this, agent, skill, input, options)
   }
 
   /** Orders `skill` (its slug) paid by MPP (mppx, Tempo charge) with `options.tempo.account`: the paid task. */
-  orderWithMpp(agent: string, skill: string, input: PaidOrderInput, options: MppOptions): Promise<MppOrder> {
+  async orderWithMpp(
+    agent: string,
+    skill: string,
+    input: PaidOrderInput,
+    options: MppOptions,
+  ): Promise<MppOrder> {
+    const { orderWithMpp } = await import('./mpp.ts')
     return orderWithMpp(this, agent, skill, input, options)
   }
 
