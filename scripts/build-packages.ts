@@ -1,21 +1,21 @@
 /**
  * Builds the embeddable packages for Node.js 20+ and any ESM host: `dist/` of @agentmarket/core (entries `.`, `./rows`,
- * `./routes`, `./viem`, `./testing`), @agentmarket/store-sql, @agentmarket/store-libsql and @agentmarket/store-postgres, as ES modules with
+ * `./routes`, `./viem`, `./testing`), @agentmarket/store-sql, @agentmarket/store-libsql, @agentmarket/store-postgres and @agentmarket/client, as ES modules with
  * their dependencies left as imports (shared code split into chunks, so one class is one class across entries), and type declarations from tsc.
  * The source maps point at `src/`, which every package ships beside `dist/`, so they carry no copy of the sources.
  * Usage: bun run build:packages   (bun run pack:packages builds, then packs the tarballs)
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
 
 const root = resolve(import.meta.dir, '..')
 
 /**
- * A package to build: its folder, its entry points (source paths, relative to the folder), and the dependencies
- * compiled into its dist rather than imported (a dependency this repository patches: an install would get the
- * registry's unpatched copy).
+ * A package to build: its folder, its entry points (source paths, relative to the folder), files of src/ copied to
+ * dist/, and the dependencies compiled into its dist rather than imported (a dependency this repository patches: an
+ * install would get the registry's unpatched copy).
  */
-type PackageBuild = { folder: string; entries: string[]; bundled?: string[] }
+type PackageBuild = { folder: string; entries: string[]; copies?: string[]; bundled?: string[] }
 
 const PACKAGES: PackageBuild[] = [
   {
@@ -33,6 +33,8 @@ const PACKAGES: PackageBuild[] = [
   { folder: 'packages/store-libsql', entries: ['src/index.ts'] },
   // postgres.js carries patches/postgres@3.4.9.patch (a closed socket's write must not end the process).
   { folder: 'packages/store-postgres', entries: ['src/index.ts'], bundled: ['postgres'] },
+  // The client's types are a written .d.ts (bun run openapi:types), which tsc does not copy: `copies` does.
+  { folder: 'packages/client', entries: ['src/index.ts'], copies: ['generated/openapi.d.ts'] },
 ]
 
 /** Compiles one package's entries to `dist/`, keeping `src/`'s folder shape (src/testing/index.ts -> dist/testing/index.js). */
@@ -82,5 +84,10 @@ for (const build of PACKAGES) {
   rmSync(join(root, build.folder, 'dist'), { recursive: true, force: true })
   await bundle(build)
   await declarations(build)
+  for (const file of build.copies ?? []) {
+    const to = join(root, build.folder, 'dist', file)
+    mkdirSync(dirname(to), { recursive: true })
+    copyFileSync(join(root, build.folder, 'src', file), to)
+  }
   console.log(`built ${build.folder}/dist`)
 }

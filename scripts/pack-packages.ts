@@ -1,6 +1,6 @@
 /**
  * Packs the installable packages into one tarball each, ready for `npm publish <tarball>` or for installing into any
- * project: @agentmarket/core, store-sql, store-libsql, store-postgres and server. It builds their `dist/` first
+ * project: @agentmarket/core, store-sql, store-libsql, store-postgres, server and client. It builds their `dist/` first
  * (scripts/build-packages.ts), packs with `bun pm pack` (which writes each `workspace:*` dependency as the version it
  * names), then checks every tarball: no `workspace:` left, no test file, every `exports`/`bin` target inside, under
  * the size bound; and prints each one's size.
@@ -28,6 +28,7 @@ export const INSTALLABLE_PACKAGES = [
   'packages/store-libsql',
   'packages/store-postgres',
   'packages/server',
+  'packages/client',
 ] as const
 
 /** Where `bun run pack:packages` writes the tarballs (git-ignored). */

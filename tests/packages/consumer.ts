@@ -1,6 +1,7 @@
 // A TypeScript consumer of the packages: tests/packages/install.test.ts type-checks it inside an empty project that
 // installed the tarballs, with moduleResolution node16 and bundler, so the `types` conditions of every exports map
 // are what it reads. It is never run; in this repository it type-checks against the sources.
+import { AgentmarketError, createClient, type Task } from '@agentmarket/client'
 import { defaultConfig, Marketplace, type MarketplaceActions } from '@agentmarket/core'
 import type { RouteRow } from '@agentmarket/core/routes'
 import { toAgentRow } from '@agentmarket/core/rows'
@@ -27,3 +28,11 @@ export async function orderPing(url: string): Promise<string> {
 /** The other entries' names, so each is resolved and typed. */
 export const entries = { toAgentRow, storeSuite, viemChain, postgresStore, openPostgres }
 export type Row = RouteRow
+
+/** Reads a task's status with the client (types only: never called). */
+export async function taskStatus(id: string): Promise<Task['status']> {
+  const task = await createClient({ baseUrl: 'http://localhost:3000' }).getTask('scout', id)
+  // @ts-expect-error a task's status is one of its states, never a number: this fails if the types were `any`
+  const wrong: number = task.status
+  return wrong === 0 ? new AgentmarketError(404, null, null).code && task.status : task.status
+}

@@ -53,16 +53,17 @@ function readmeExample(): string {
 
 /** Prints the runtime, where each entry resolved, and that the entries not in the example load. */
 const PROBE = `
-const names = ['@agentmarket/core', '@agentmarket/core/viem', '@agentmarket/store-libsql', '@agentmarket/store-postgres']
+const names = ['@agentmarket/core', '@agentmarket/core/viem', '@agentmarket/store-libsql', '@agentmarket/store-postgres', '@agentmarket/client']
 const resolved = Object.fromEntries(names.map((name) => [name, import.meta.resolve(name).replace(/^file:\\/\\//, '')]))
 const { openPostgres, postgresStore } = await import('@agentmarket/store-postgres')
 const { storeSuite } = await import('@agentmarket/core/testing')
 const { MARKET_ROUTES } = await import('@agentmarket/core')
+const { createClient } = await import('@agentmarket/client')
 console.log(JSON.stringify({
   bun: 'Bun' in globalThis,
   node: Number(process.versions.node.split('.')[0]),
   resolved,
-  loaded: [typeof openPostgres, typeof postgresStore, typeof storeSuite, Array.isArray(MARKET_ROUTES)],
+  loaded: [typeof openPostgres, typeof postgresStore, typeof storeSuite, Array.isArray(MARKET_ROUTES), typeof createClient],
 }))
 `
 
@@ -144,6 +145,7 @@ function expectInstalled(resolved: Record<string, string>, dir: string, bun: boo
     '@agentmarket/core/viem': file('viem'),
     '@agentmarket/store-libsql': file('index'),
     '@agentmarket/store-postgres': 'dist/index.js',
+    '@agentmarket/client': file('index'),
   }
   for (const [name, path] of Object.entries(expected)) {
     const at = resolved[name] ?? ''
@@ -214,6 +216,7 @@ describe('the packed packages, installed into an empty project outside the repos
       '@agentmarket/store-libsql',
       '@agentmarket/store-postgres',
       '@agentmarket/server',
+      '@agentmarket/client',
     ])
     const versions = Object.fromEntries(tarballs.map(({ name, version }) => [name, version]))
     for (const { file } of tarballs) {
@@ -231,7 +234,7 @@ describe('the packed packages, installed into an empty project outside the repos
     describe(`installed with ${manager}`, () => {
       let dir = ''
       test(
-        `behavior: ${manager} installs the five tarballs into an empty project`,
+        `behavior: ${manager} installs the six tarballs into an empty project`,
         async () => {
           dir = await installWith(manager)
           const installed = JSON.parse(
@@ -258,7 +261,7 @@ describe('the packed packages, installed into an empty project outside the repos
           expect(example).toEqual(EXAMPLE_OUTPUT)
           expect(probe.bun).toBe(false)
           expect(probe.node).toBeGreaterThanOrEqual(20)
-          expect(probe.loaded).toEqual(['function', 'function', 'function', true])
+          expect(probe.loaded).toEqual(['function', 'function', 'function', true, 'function'])
           expectInstalled(probe.resolved, dir, false)
         },
         HANG_BOUND_MS,
@@ -270,7 +273,7 @@ describe('the packed packages, installed into an empty project outside the repos
           const { example, probe } = await runExample('bun', dir)
           expect(example).toEqual(EXAMPLE_OUTPUT)
           expect(probe.bun).toBe(true)
-          expect(probe.loaded).toEqual(['function', 'function', 'function', true])
+          expect(probe.loaded).toEqual(['function', 'function', 'function', true, 'function'])
           expectInstalled(probe.resolved, dir, true)
         },
         HANG_BOUND_MS,

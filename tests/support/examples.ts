@@ -11,6 +11,7 @@ export async function ensurePackagesBuilt(): Promise<void> {
     'packages/core/dist/index.js',
     'packages/store-libsql/dist/index.js',
     'packages/store-postgres/dist/index.js',
+    'packages/client/dist/index.js',
   ]
   if (built.every((path) => existsSync(join(root, path)))) return
   const build = await runToEnd(['bun', 'run', 'build:packages'], {

@@ -1,6 +1,7 @@
 /**
- * Writes TypeScript types of the OpenAPI document (openapi-typescript) for typed clients (openapi-fetch).
- * Usage: bun run openapi:types [--check]   (--check exits 1 when the committed file is stale)
+ * Writes TypeScript types of the OpenAPI document (openapi-typescript) for typed clients (openapi-fetch): the server's
+ * copy and @agentmarket/client's, which ships them (the client depends on no server code).
+ * Usage: bun run openapi:types [--check]   (--check exits 1 when a committed file is stale)
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
@@ -10,6 +11,9 @@ import { createApp } from '../src/app.ts'
 
 /** Where the generated types live. */
 export const TYPES_FILE = resolve(import.meta.dir, '../src/generated/openapi.d.ts')
+
+/** The same types as @agentmarket/client ships them. */
+export const CLIENT_TYPES_FILE = resolve(import.meta.dir, '../../client/src/generated/openapi.d.ts')
 
 /** The types of the document the app serves, as openapi-typescript prints them. */
 export async function generateOpenApiTypes(): Promise<string> {
@@ -23,14 +27,15 @@ export async function generateOpenApiTypes(): Promise<string> {
 
 if (import.meta.main) {
   const types = await generateOpenApiTypes()
-  if (process.argv.includes('--check')) {
-    const current = readFileSync(TYPES_FILE, 'utf8')
-    if (current !== types) {
-      console.error(`${TYPES_FILE} is stale: run bun run openapi:types`)
-      process.exit(1)
+  for (const file of [TYPES_FILE, CLIENT_TYPES_FILE]) {
+    if (process.argv.includes('--check')) {
+      if (readFileSync(file, 'utf8') !== types) {
+        console.error(`${file} is stale: run bun run openapi:types`)
+        process.exit(1)
+      }
+    } else {
+      writeFileSync(file, types)
+      console.log(`wrote ${file}`)
     }
-  } else {
-    writeFileSync(TYPES_FILE, types)
-    console.log(`wrote ${TYPES_FILE}`)
   }
 }

@@ -5,7 +5,7 @@ import { validate } from '@readme/openapi-parser'
 import createClient from 'openapi-fetch'
 import * as v from 'valibot'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { generateOpenApiTypes, TYPES_FILE } from '../../scripts/openapi-types.ts'
+import { CLIENT_TYPES_FILE, generateOpenApiTypes, TYPES_FILE } from '../../scripts/openapi-types.ts'
 import type { paths } from '../generated/openapi.d.ts'
 import { ENDPOINTS } from '../routes/discovery.ts'
 import { TEST_BASE_URL, testApp } from '../testing/http.ts'
@@ -81,8 +81,10 @@ describe('GET /api/openapi.json', () => {
     })
   })
 
-  test('behavior: the committed client types match the document', async () => {
-    expect(await generateOpenApiTypes()).toBe(readFileSync(TYPES_FILE, 'utf8'))
+  test("behavior: the committed client types (the server's and @agentmarket/client's) match the document", async () => {
+    const types = await generateOpenApiTypes()
+    expect(types).toBe(readFileSync(TYPES_FILE, 'utf8'))
+    expect(types).toBe(readFileSync(CLIENT_TYPES_FILE, 'utf8'))
   })
 })
 
