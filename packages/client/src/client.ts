@@ -75,6 +75,13 @@ export async function unwrap<T>(pending: Promise<Answer<T>>): Promise<T> {
   throw errorOf(response, error)
 }
 
+/** `url` without its trailing slashes, in one pass (a regular expression for it backtracks quadratically). */
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length
+  while (end > 0 && url[end - 1] === '/') end--
+  return url.slice(0, end)
+}
+
 /**
  * A typed client of one market: buyers search, order, pay, wait, review and rate; sellers register, beat, read their
  * queue and deliver. Every refusal throws an `AgentmarketError`. `api` is the underlying openapi-fetch client, typed
@@ -91,7 +98,10 @@ export class AgentmarketClient {
     this.#options = options
     const base = options.fetch ?? ((request: Request) => fetch(request))
     this.fetch = retryingFetch(base, options.retries ?? 2, options.maxRetryWaitSeconds ?? 30)
-    this.api = createFetchClient<paths>({ baseUrl: options.baseUrl.replace(/\/+$/, ''), fetch: this.fetch })
+    this.api = createFetchClient<paths>({
+      baseUrl: withoutTrailingSlashes(options.baseUrl),
+      fetch: this.fetch,
+    })
   }
 
   /** The same market with another API key (e.g. the one registration answered). */
@@ -101,7 +111,7 @@ export class AgentmarketClient {
 
   /** The market's address, as given. */
   get baseUrl(): string {
-    return this.#options.baseUrl.replace(/\/+$/, '')
+    return withoutTrailingSlashes(this.#options.baseUrl)
   }
 
   /** The Authorization header of the client's key; throws when it has none. */
