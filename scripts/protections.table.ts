@@ -23,6 +23,7 @@ const WRITE_SCOPE = 'packages/core/src/ports/writeScope.ts'
 const IDEMPOTENCY = 'packages/core/src/actions/idempotency.ts'
 const IDEMPOTENT_ROWS = 'packages/core/src/routes/idempotentRows.ts'
 const PG_FAULTS = 'packages/store-postgres/src/faults.ts'
+const PG_ADMISSION = 'packages/store-postgres/src/admission.ts'
 const CHAIN_BUDGET = 'packages/core/src/ports/chainBudget.ts'
 
 /** Every protection `scripts/protections.ts` removes in turn (issue 37: each must have a test that notices). */
@@ -828,8 +829,8 @@ export const PROTECTIONS: Protection[] = [
     edits: [
       {
         file: PG_FAULTS,
-        find: 'if (!progress?.down) return sentCall(call, limits)',
-        replace: 'return sentCall(call, limits)',
+        find: 'if (!progress?.down) return admittedCall(call, limits)',
+        replace: 'return admittedCall(call, limits)',
       },
     ],
     test: 'packages/store-postgres/src/faults.test.ts',
@@ -873,6 +874,45 @@ export const PROTECTIONS: Protection[] = [
     ],
     test: 'packages/store-postgres/src/faults.test.ts',
     name: 'shutting down',
+  },
+  {
+    id: 'postgres-admission-unsent',
+    what: 'a PostgreSQL call waits for a turn (one per connection) and is refused unsent past its deadline, never queued in the driver to be sent late',
+    edits: [
+      {
+        file: PG_ADMISSION,
+        find: 'if (admission.out < admission.slots && admission.waiting.length === 0) {',
+        replace: 'if (admission.out >= 0) {',
+      },
+    ],
+    test: 'packages/store-postgres/src/admission.test.ts',
+    name: 'refused unsent',
+  },
+  {
+    id: 'postgres-request-waits-once',
+    what: "a request's PostgreSQL calls share one wait (DATABASE_REQUEST_TIMEOUT_MS in all), not one per call",
+    edits: [
+      {
+        file: PG_ADMISSION,
+        find: 'return request ? ms - (waitedByRequest.get(request) ?? 0) : ms',
+        replace: 'return ms',
+      },
+    ],
+    test: 'packages/store-postgres/src/admission.test.ts',
+    name: 'waits its bound once in all',
+  },
+  {
+    id: 'postgres-admission-deadline-order',
+    what: 'calls waiting for a PostgreSQL turn go in deadline order: a request under way before one that just came',
+    edits: [
+      {
+        file: PG_ADMISSION,
+        find: 'const at = admission.waiting.findIndex((other) => other.deadline > deadline)',
+        replace: 'const at = -1',
+      },
+    ],
+    test: 'packages/store-postgres/src/admission.test.ts',
+    name: 'ordered by deadline',
   },
   {
     id: 'chain-request-budget',

@@ -22,6 +22,8 @@ export type LoadTally = {
   unexpected5xx: number
   /** The slowest answer, in milliseconds (a figure, not a verdict: the machine may be busy). */
   slowestMs: number
+  /** The slowest answer of each status, in milliseconds (figures: how long a refusal or a backlog took). */
+  slowestByAnswer: Record<string, number>
   /** Writes whose first outcome the server could not know (409 idempotency_outcome_unknown): the client read them. */
   readBack: number
 }
@@ -58,6 +60,7 @@ export function steadyLoad(options: {
   let acknowledged = 0
   let unexpected5xx = 0
   let slowestMs = 0
+  const slowestByAnswer: Record<string, number> = {}
   let readBack = 0
   let next = 0
   let running = true
@@ -96,7 +99,9 @@ export function steadyLoad(options: {
         signal: AbortSignal.timeout(ANSWER_WAIT_MS),
       })
       const text = await response.text()
-      slowestMs = Math.max(slowestMs, performance.now() - started)
+      const took = performance.now() - started
+      slowestMs = Math.max(slowestMs, took)
+      slowestByAnswer[response.status] = Math.max(slowestByAnswer[response.status] ?? 0, took)
       count(String(response.status))
       if (response.status < 300) return true
       if (response.status === 409 && text.includes('idempotency_outcome_unknown')) return 'unknown'
@@ -155,7 +160,16 @@ export function steadyLoad(options: {
       running = false
       clearInterval(timer)
       await Promise.all(inFlight)
-      return { sent: writes.length, acknowledged, answers, unexpected5xx, slowestMs, readBack, writes }
+      return {
+        sent: writes.length,
+        acknowledged,
+        answers,
+        unexpected5xx,
+        slowestMs,
+        slowestByAnswer,
+        readBack,
+        writes,
+      }
     },
   }
 }
@@ -214,7 +228,12 @@ export function chaosLine(
 ): string {
   const answers = Object.entries(tally.answers)
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([answer, times]) => `${answer}×${times}`)
+    .map(([answer, times]) => {
+      const slowest = tally.slowestByAnswer[answer]
+      return slowest === undefined
+        ? `${answer}×${times}`
+        : `${answer}×${times} ≤${(slowest / 1000).toFixed(1)} s`
+    })
     .join(' ')
   const recovery = recoveryMs === undefined ? '' : `, recovered in ${(recoveryMs / 1000).toFixed(1)} s`
   const readBack = tally.readBack ? `, ${tally.readBack} read back after an unknown outcome` : ''

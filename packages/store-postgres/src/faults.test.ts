@@ -100,25 +100,26 @@ describe('PostgreSQL faults', () => {
   test('behavior: a call that outlives its deadline answers 503 from the deadline path: unchanged for a read, unknown for a write', async () => {
     const url = await server.freshUrl()
     const { timer, started } = manualTimer()
-    const database = await openPostgres(url, { max: 1 })
+    const database = await openPostgres(url, { max: 4 })
     const deadlines = { requestMs: 1_001, searchMs: 1_002, backgroundMs: 1_003 }
     const store = await postgresStore(database, { timer, deadlines })
-    // The pool's only connection is busy: every call waits in the driver's queue (a pool exhausted).
+    // Another session holds the tables: every call is sent and waits on the database's lock (a database stuck).
+    const other = postgres(url, { max: 1, onnotice: () => {} })
     let release = () => {}
     let holding = () => {}
     const inside = new Promise<void>((resolve) => (holding = resolve))
-    const busy = database.sql.begin(
-      () =>
-        new Promise<void>((resolve) => {
-          release = resolve
-          holding()
-        }),
-    )
+    const busy = other.begin(async (tx) => {
+      await tx`lock table agents, tasks in access exclusive mode`
+      await new Promise<void>((resolve) => {
+        release = resolve
+        holding()
+      })
+    })
     await inside
     const read = store.getAgent('queued')
     const write = store.insertAgent(sampleAgent({ name: 'queued' }), [])
     const background = store.countPendingChecks('a-client')
-    // Each call asked for its kind's deadline; firing them answers at once, the calls still queued.
+    // Each call asked for its kind's deadline; firing them answers at once, the calls still waiting.
     expect(started.map((deadline) => deadline.ms)).toEqual([
       deadlines.requestMs,
       deadlines.requestMs,
@@ -133,6 +134,39 @@ describe('PostgreSQL faults', () => {
     ])
     release()
     await busy
+    await other.end()
+    await store.close()
+  })
+
+  test('attack: a pool exhausted does not queue calls to be sent late: one waiting for a turn past its deadline answers database_unavailable unsent, a write too, and changes nothing', async () => {
+    const url = await server.freshUrl()
+    const { timer, started } = manualTimer()
+    const database = await openPostgres(url, { max: 1 })
+    const store = await postgresStore(database, { timer })
+    // The pool's one turn is taken by a call held on a lock another session keeps.
+    const other = postgres(url, { max: 1, onnotice: () => {} })
+    let release = () => {}
+    let holding = () => {}
+    const inside = new Promise<void>((resolve) => (holding = resolve))
+    const busy = other.begin(async (tx) => {
+      await tx`lock table agents in access exclusive mode`
+      await new Promise<void>((resolve) => {
+        release = resolve
+        holding()
+      })
+    })
+    await inside
+    const held = store.getAgent('held')
+    const queued = store.insertAgent(sampleAgent({ name: 'never-sent' }), [])
+    // The write waits for a turn: its timer is the admission's; firing it refuses the write before it is sent.
+    const turn = started.at(-1)
+    turn?.fire()
+    expect((await unavailable(queued)).code).toBe('database_unavailable')
+    release()
+    await busy
+    expect(await held).toBeNull()
+    expect(await store.getAgent('never-sent')).toBeNull()
+    await other.end()
     await store.close()
   })
 

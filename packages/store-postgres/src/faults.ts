@@ -1,5 +1,6 @@
 import { type Store, StoreUnavailableError } from '@agentmarket/core'
 import { STORE_READ_METHODS } from '@agentmarket/core/rows'
+import { type Admission, admit, countWait, waitLeft } from './admission.ts'
 
 /**
  * Faults met before a statement could reach the database (no connection could be had): nothing was sent, so
@@ -123,6 +124,8 @@ export function deadlineOf(name: string, deadlines: CallDeadlines): number {
 export type DeadlineTimer = {
   /** Calls `fire` after `ms` unless cancelled. */
   start(ms: number, fire: () => void): () => void
+  /** Milliseconds on a monotonic clock (the process's when absent). */
+  now?(): number
 }
 
 /** The process's timers. */
@@ -131,6 +134,7 @@ export const systemTimer: DeadlineTimer = {
     const timer = setTimeout(fire, ms)
     return () => clearTimeout(timer)
   },
+  now: () => performance.now(),
 }
 
 /**
@@ -168,14 +172,14 @@ const EXTENSION_PART = 4
 const EXTENSIONS_WHILE_PROGRESSING = 20 * EXTENSION_PART
 
 /**
- * Runs `call`, failing with `onLate()`'s error once `ms` pass with no other call of the store completed in that time,
- * or, after that, a quarter of `ms` (the call itself runs on, unobserved). While calls complete, the database is busy, not gone: failing the waiting
+ * Runs `call`, failing with `onLate()`'s error once `first` ms pass with no other call of the store completed in that
+ * time, or, after that, a quarter of `ms` (the call itself runs on, unobserved). While calls complete, the database is busy, not gone: failing the waiting
  * calls then would shed answers, not work (their statements still run), and under load every call would miss its
  * deadline and none would answer (seen: 0 of thousands of writes acknowledged with 200 in flight on three nodes).
  */
 function withDeadline<T>(
   call: Promise<T>,
-  ms: number,
+  { ms, first }: { ms: number; first: number },
   timer: DeadlineTimer,
   onLate: () => Error,
   progress: Progress,
@@ -196,7 +200,7 @@ function withDeadline<T>(
         arm(ms / EXTENSION_PART)
       })
     }
-    arm(ms)
+    arm(first)
     call.then(
       (value) => {
         cancel()
@@ -212,44 +216,75 @@ function withDeadline<T>(
   })
 }
 
+/** What bounds one call: its kind's deadline, whether it writes, and what it shares with the database's other calls. */
+export type CallLimits = {
+  ms: number
+  wrote: boolean
+  timer?: DeadlineTimer
+  progress?: Progress
+  /** The database's turns (admission.ts); without one the call is sent at once. */
+  admission?: Admission
+}
+
 /**
  * Runs `call` within `ms` (extended while other calls sharing `progress` complete), its dependency faults as
  * StoreUnavailableError (classifyPostgresFault); past its deadline it fails with StoreUnavailableError, 'unknown'
  * when `wrote` (the statement may still commit), else 'unchanged'. While the database is known to be down, a call
  * is not sent (503 `database_unavailable` at once: nothing changed) unless it is the one call finding out whether it
- * is back, so a request that makes several calls (its rate limit, its key, its write) waits one deadline at most, not
- * one per call.
+ * is back. A call is sent only when the admission gives it a turn, and a request waits `ms` on the database in all,
+ * across its calls (admission.ts): one that has waited it answers 503 unsent rather than queue, and once sent is
+ * given up after a quarter of `ms` with nothing completed.
  * @example await boundedCall(() => sql`select 1`, { ms: 1500, wrote: false })
  */
-export async function boundedCall<T>(
-  call: () => Promise<T>,
-  limits: { ms: number; wrote: boolean; timer?: DeadlineTimer; progress?: Progress },
-): Promise<T> {
+export async function boundedCall<T>(call: () => Promise<T>, limits: CallLimits): Promise<T> {
   const progress = limits.progress
-  if (!progress?.down) return sentCall(call, limits)
+  if (!progress?.down) return admittedCall(call, limits)
   if (progress.probing) throw new StoreUnavailableError('unchanged')
   progress.probing = true
   try {
-    return await sentCall(call, limits)
+    return await admittedCall(call, limits)
   } finally {
     progress.probing = false
   }
 }
 
-/** `call` sent to the database, bounded as `boundedCall` says. */
+/**
+ * `call` sent once the admission lets it, within what its request may still wait; its turn is given back when it
+ * ends or is given up, whichever comes first, and the time it took counts on the request.
+ */
+async function admittedCall<T>(call: () => Promise<T>, limits: CallLimits): Promise<T> {
+  const timer = limits.timer ?? systemTimer
+  const clock = { now: () => timer.now?.() ?? performance.now(), start: timer.start }
+  const began = clock.now()
+  const left = waitLeft(limits.ms)
+  let release = () => {}
+  try {
+    const turn = limits.admission ? admit(limits.admission, began + left, clock) : release
+    release = typeof turn === 'function' ? turn : await turn
+    const waited = typeof turn === 'function' ? 0 : clock.now() - began
+    const first = Math.min(limits.ms, Math.max(left - waited, limits.ms / EXTENSION_PART))
+    return await sentCall(call, { ...limits, first, timer })
+  } finally {
+    release()
+    countWait(clock.now() - began)
+  }
+}
+
+/** `call` sent to the database, bounded as `boundedCall` says: `first` is its first window without progress. */
 async function sentCall<T>(
   call: () => Promise<T>,
   {
     ms,
+    first,
     wrote,
-    timer = systemTimer,
+    timer,
     progress = { completed: 0 },
-  }: { ms: number; wrote: boolean; timer?: DeadlineTimer; progress?: Progress },
+  }: { ms: number; first: number; wrote: boolean; timer: DeadlineTimer; progress?: Progress },
 ): Promise<T> {
   try {
     return await withDeadline(
       call(),
-      ms,
+      { ms, first },
       timer,
       () => new StoreUnavailableError(wrote ? 'unknown' : 'unchanged'),
       progress,
@@ -273,11 +308,18 @@ export function boundedStore(
   deadlines: CallDeadlines,
   timer: DeadlineTimer = systemTimer,
   progress: Progress = { completed: 0 },
+  admission?: Admission,
 ): Store {
   const wrapped = { ...store }
   for (const [name, method] of Object.entries(store) as [string, unknown][]) {
     if (typeof method !== 'function' || UNBOUNDED.has(name)) continue
-    const limits = { ms: deadlineOf(name, deadlines), wrote: !STORE_READ_METHODS.has(name), timer, progress }
+    const limits: CallLimits = {
+      ms: deadlineOf(name, deadlines),
+      wrote: !STORE_READ_METHODS.has(name),
+      timer,
+      progress,
+      ...(admission ? { admission } : {}),
+    }
     const run = method as (...values: unknown[]) => Promise<unknown>
     Object.assign(wrapped, {
       [name]: (...args: unknown[]) => boundedCall(() => run.apply(store, args), limits),

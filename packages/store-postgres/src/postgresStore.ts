@@ -1,5 +1,6 @@
 import type { Store } from '@agentmarket/core'
 import { afterEachWrite } from '@agentmarket/core/rows'
+import { admissionOf } from './admission.ts'
 import { agentStore } from './agentStore.ts'
 import { changeVersion } from './changeVersion.ts'
 import {
@@ -67,5 +68,11 @@ export async function postgresStore(
       if (!classifyPostgresFault(error, { wrote: false })) throw error
     })
   })
-  return boundedStore(sequenced, deadlines, timer, progressOf(database))
+  return boundedStore(
+    sequenced,
+    deadlines,
+    timer,
+    progressOf(database),
+    admissionOf(database, database.sql.options.max),
+  )
 }

@@ -1,5 +1,6 @@
 import type { RateBuckets } from '@agentmarket/core'
 import { spendTokens } from '@agentmarket/core/rows'
+import { admissionOf } from './admission.ts'
 import { boundedCall, type DeadlineTimer, progressOf } from './faults.ts'
 import type { PostgresDatabase } from './open.ts'
 
@@ -39,12 +40,14 @@ export function postgresRateBuckets(
   // The database's one count (the store's too): a take waiting while other calls complete waits on (the database is
   // busy, not gone), and a database the store found down is down for the takes.
   const progress = progressOf(database)
+  const admission = admissionOf(database, database.sql.options.max)
   return {
     take: (key, policy, cost, nowMs) =>
       boundedCall(() => take(key, policy, cost, nowMs), {
         ms: deadlineMs,
         wrote: false,
         progress,
+        admission,
         ...(timer ? { timer } : {}),
       }),
   }

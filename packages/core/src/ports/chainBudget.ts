@@ -82,3 +82,13 @@ export function chainBudgetExpiry(): Promise<void> | null {
   })
   return budget.expiry
 }
+
+/**
+ * An object standing for the request making this call (null outside any request): the scope that holds its chain
+ * budget is the one request scope, so other layers keep their per-request facts in a WeakMap keyed by it (the
+ * PostgreSQL store counts a request's wait on the database across its calls, store-postgres admission.ts).
+ * @example const request = currentRequest(); if (request) waited.set(request, (waited.get(request) ?? 0) + ms)
+ */
+export function currentRequest(): object | null {
+  return budgets.getStore() ?? null
+}
