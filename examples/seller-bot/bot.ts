@@ -1,4 +1,10 @@
-import { type AgentmarketClient, AgentmarketError, createClient, type SellerTask } from '@agentmarket/client'
+import {
+  type AgentmarketClient,
+  AgentmarketError,
+  createClient,
+  type SellerTask,
+  verifyWebhook,
+} from '@agentmarket/client'
 
 export type { SellerTask } from '@agentmarket/client'
 
@@ -24,7 +30,17 @@ export type SellerBotOptions = {
   log?: (line: string) => void
   /** Called once with the key of a new registration: the only time the market shows it. */
   onRegistered?: (apiKey: string) => void
+  /**
+   * Hear of each paid order by webhook instead of at the next poll: `serve` mounts the handler (with Bun.serve,
+   * node:http, a route of an app) and answers the public URL the market posts to and how to stop serving. The bot adds
+   * that URL as its `task.paid` endpoint at start and deletes it when stopped; polling stays the fallback (and how
+   * free orders, which send no `task.paid`, arrive).
+   */
+  webhook?: { serve: (handler: WebhookHandler) => { url: string; stop(): void } }
 }
+
+/** A fetch handler: a webhook delivery in, the answer the market gets out. */
+export type WebhookHandler = (request: Request) => Promise<Response>
 
 type Bot = {
   market: AgentmarketClient
@@ -48,6 +64,27 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', done, { once: true })
     if (signal.aborted) done()
   })
+}
+
+/** The bot's sleep between polls, which a webhook can cut short; a wake while awake makes the next sleep end at once. */
+function alarm(signal: AbortSignal) {
+  let ring = () => {}
+  let rung = false
+  return {
+    wake() {
+      rung = true
+      ring()
+    },
+    async sleep(ms: number) {
+      if (!rung) {
+        const early = new AbortController()
+        ring = () => early.abort()
+        await sleep(ms, AbortSignal.any([signal, early.signal]))
+      }
+      ring = () => {}
+      rung = false
+    },
+  }
 }
 
 /** A refusal as `status code: detail` (the client's AgentmarketError), or whatever else was thrown. */
@@ -115,8 +152,48 @@ async function poll(bot: Bot): Promise<number> {
 }
 
 /**
+ * Serves the bot's webhook and adds it as the seller's `task.paid` endpoint: each delivery that verifies under the
+ * endpoint's secret calls `wake`. Answers how to stop (deleting the endpoint); a refused endpoint is logged and the
+ * bot polls only.
+ */
+async function listen(bot: Bot, serve: NonNullable<SellerBotOptions['webhook']>['serve'], wake: () => void) {
+  let secret = ''
+  const served = serve(async (request) => {
+    // Before the endpoint's secret is known nothing verifies: 503 asks the market to send it again later.
+    if (!secret) return new Response(null, { status: 503 })
+    try {
+      if (verifyWebhook(secret, request.headers, await request.text()).type === 'task.paid') wake()
+      return new Response(null, { status: 204 })
+    } catch (error) {
+      bot.log(`webhook: a delivery did not verify: ${explain(error)}`)
+      return new Response(null, { status: 401 })
+    }
+  })
+  const { name } = bot.options
+  const endpoint = await bot.market
+    .addWebhook(name, { url: served.url, events: ['task.paid'] }, { signal: bot.signal })
+    .catch((error: unknown) => {
+      failed(bot, 'webhook', error)
+      return null
+    })
+  if (!endpoint) return async () => served.stop()
+  secret = endpoint.secret
+  return async () => {
+    served.stop()
+    // The client has no method for this route: its openapi-fetch client `api` reaches every route.
+    const deleted = await bot.market.api
+      .DELETE('/api/agents/{name}/webhooks/{id}', {
+        params: { path: { name, id: endpoint.id } },
+        headers: bot.market.bearer(),
+      })
+      .then(({ response }) => (response.ok ? '' : `answered ${response.status}`), explain)
+    if (deleted) bot.log(`webhook: deleting endpoint ${endpoint.id}: ${deleted}`)
+  }
+}
+
+/**
  * Runs a seller agent until `signal` aborts: registers (unless given a key), heartbeats every `heartbeatMs`, and
- * delivers its paid tasks, reading the queue every `pollMs`. Failed calls are logged and the bot keeps going.
+ * delivers its paid tasks, reading the queue every `pollMs` (and at once on a `task.paid` webhook). Failed calls are logged and the bot keeps going.
  */
 export async function runSellerBot(options: SellerBotOptions): Promise<void> {
   const signal = options.signal ?? new AbortController().signal
@@ -131,15 +208,28 @@ export async function runSellerBot(options: SellerBotOptions): Promise<void> {
     intervalMs: options.heartbeatMs,
     onError: (error) => log(`heartbeat: ${explain(error)}`),
   })
+  const pause = alarm(signal)
+  const stopListening = options.webhook ? await listen(bot, options.webhook.serve, pause.wake) : null
   while (!signal.aborted) {
     const wait = await poll(bot)
-    await sleep(wait, signal)
+    await pause.sleep(wait)
   }
   stopBeating()
+  await stopListening?.()
 }
 
 if (import.meta.main) {
   const name = process.env.AGENT_NAME ?? 'echo-bot'
+  const port = Number(process.env.WEBHOOK_PORT)
+  // With WEBHOOK_PORT, paid orders arrive by webhook on that port (WEBHOOK_URL: its public address).
+  const webhook = port
+    ? {
+        serve: (handler: WebhookHandler) => {
+          const server = Bun.serve({ port, fetch: handler })
+          return { url: process.env.WEBHOOK_URL ?? server.url.href, stop: () => server.stop() }
+        },
+      }
+    : undefined
   const stop = new AbortController()
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort())
   await runSellerBot({
@@ -154,6 +244,7 @@ if (import.meta.main) {
     work: async (task) =>
       `https://example.com/echo?${new URLSearchParams({ q: JSON.stringify(task.params) })}`,
     signal: stop.signal,
+    webhook,
     onRegistered: (key) => console.log(`registered ${name}; to run as it again: AGENT_API_KEY=${key}`),
   })
 }

@@ -87,6 +87,8 @@ beforeAll(async () => {
     CHAIN_RPC_URL: anvil.rpcUrl,
     MIN_CONFIRMATIONS: '1',
     TEMPO_RPC_URL: 'http://127.0.0.1:9',
+    // The bot's webhook receiver listens on loopback.
+    WEBHOOK_ALLOW_PRIVATE: 'on',
   })
   await startBot('seller', { name: 'echo-seller' })
 })
@@ -124,6 +126,114 @@ describe('seller bot', () => {
     const { ratings } = await market.listRatings('echo-seller')
     expect(ratings.map(({ score, comment }) => ({ score, comment }))).toEqual([
       { score: 5, comment: 'on time' },
+    ])
+  })
+
+  test('behavior: with a webhook, a paid order is read from the queue on its task.paid delivery, not at the next poll', async () => {
+    // The bot's calls go through a recording proxy, so the test knows when its first queue read has answered.
+    const queueReads: string[] = []
+    const proxy = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(request) {
+        const url = new URL(request.url)
+        const body = request.method === 'GET' ? undefined : await request.arrayBuffer()
+        const answer = await fetch(`${server.base}${url.pathname}${url.search}`, {
+          method: request.method,
+          headers: request.headers,
+          body,
+        })
+        const text = await answer.arrayBuffer()
+        if (request.method === 'GET' && url.pathname.endsWith('/tasks')) queueReads.push(url.search)
+        return new Response(text, { status: answer.status, headers: answer.headers })
+      },
+    })
+    const deliveries: string[] = []
+    const receiver = { url: '', answers: [] as number[] }
+    const halt = new AbortController()
+    let apiKey = ''
+    const run = runSellerBot({
+      baseUrl: proxy.url.origin,
+      name: 'hook-seller',
+      skills: [{ name: 'Report', type: 'purchasable', price: 0.25 }],
+      walletAddress: seller.address,
+      heartbeatMs: 60_000,
+      // An hour: after its first read, only the webhook brings the bot back to its queue within the test.
+      pollMs: 3_600_000,
+      work,
+      signal: halt.signal,
+      log: (line) => logs.push(`hook ${line}`),
+      onRegistered: (key) => {
+        apiKey = key
+      },
+      webhook: {
+        serve: (handler) => {
+          const listener = Bun.serve({
+            port: 0,
+            hostname: '127.0.0.1',
+            async fetch(request) {
+              deliveries.push(request.headers.get('webhook-id') ?? 'unsigned')
+              const answer = await handler(request)
+              receiver.answers.push(answer.status)
+              return answer
+            },
+          })
+          receiver.url = `${listener.url.origin}/hook`
+          return { url: receiver.url, stop: () => listener.stop(true) }
+        },
+      },
+    })
+    try {
+      await until(
+        async () => queueReads.length,
+        (reads) => reads >= 1,
+      )
+      const own = createClient({ baseUrl: server.base, apiKey })
+      const { data: endpoints } = await own.api.GET('/api/agents/{name}/webhooks', {
+        params: { path: { name: 'hook-seller' } },
+        headers: own.bearer(),
+      })
+      expect(endpoints?.webhooks.map(({ url, events }) => ({ url, events }))).toEqual([
+        { url: receiver.url, events: ['task.paid'] },
+      ])
+
+      const market = buyerClient()
+      const ordered = (await market.order('hook-seller', { skill: 'report' })) as Task
+      await market.payTask(ordered, anvil.walletFor(buyer))
+      const done = await market.waitForTask('hook-seller', ordered.task_id, {
+        intervalMs: 25,
+        maxIntervalMs: 200,
+      })
+      expect(done).toMatchObject({
+        status: 'completed',
+        result_url: `https://results.test/${ordered.task_id}`,
+      })
+      expect(queueReads).toHaveLength(2)
+      expect(deliveries).toHaveLength(1)
+      expect(receiver.answers).toEqual([204])
+
+      // A delivery that does not verify is refused and changes nothing.
+      const forged = await fetch(receiver.url, {
+        method: 'POST',
+        headers: { 'webhook-id': 'msg_forged', 'webhook-timestamp': '1', 'webhook-signature': 'v1,AAAA' },
+        body: JSON.stringify({ type: 'task.paid', data: {} }),
+      })
+      expect(forged.status).toBe(401)
+      expect(queueReads).toHaveLength(2)
+    } finally {
+      halt.abort()
+      await run
+      proxy.stop(true)
+    }
+    // Stopped, the bot deleted its endpoint.
+    const own = createClient({ baseUrl: server.base, apiKey })
+    const { data: left } = await own.api.GET('/api/agents/{name}/webhooks', {
+      params: { path: { name: 'hook-seller' } },
+      headers: own.bearer(),
+    })
+    expect(left?.webhooks).toEqual([])
+    expect(logs.filter((line) => line.startsWith('hook'))).toEqual([
+      expect.stringContaining('hook webhook: a delivery did not verify'),
     ])
   })
 
