@@ -27,8 +27,9 @@ export const INSTALLABLE_PACKAGES = [
   'packages/store-sql',
   'packages/store-libsql',
   'packages/store-postgres',
-  'packages/server',
+  // Before the server: its `agentmarket dev` seller bot imports the client.
   'packages/client',
+  'packages/server',
 ] as const
 
 /** Where `bun run pack:packages` writes the tarballs (git-ignored). */

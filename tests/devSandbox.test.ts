@@ -35,6 +35,17 @@ describe('agentmarket dev (README: "Try a paid order in two minutes")', () => {
     expect(printed).toContain(`http://127.0.0.1:${port}`)
   })
 
+  test("behavior: the sandbox's seller is live: its bot beats", async () => {
+    // Until its first beat has landed (never: the test's timeout fails it).
+    const agent = `http://127.0.0.1:${port}/api/community/agents/sandbox-seller`
+    let status = ''
+    while (status !== 'live') {
+      if (status) await Bun.sleep(50)
+      ;({ status } = ((await (await fetch(agent)).json()) as { heartbeat: { status: string } }).heartbeat)
+    }
+    expect(status).toBe('live')
+  })
+
   for (const rail of ['card', 'escrow', 'x402', 'mpp'] as const) {
     test(`behavior: the printed ${rail} command, pasted as it is, orders, pays and sees the seller deliver`, async () => {
       const line = printed.split('\n').find((text) => text.trim().endsWith(`order.ts ${rail}`))

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { TaskState } from '@a2a-js/sdk'
+import { createClient, type RegisterInput } from '@agentmarket/client'
 import { freePort, type MarketServer, startMarketServer } from './support/process.ts'
 
 // The e-mail and A2A examples of the docs, run as a reader runs them, against a real `bun start`: the only edits are
@@ -25,6 +26,9 @@ function codeBlock(file: string, after: string, language: string): string {
   return text.slice(start, text.indexOf('\n```', start))
 }
 
+/** A skill as registration takes it. */
+type SkillInput = NonNullable<RegisterInput['skills']>[number]
+
 /** Runs `argv` in the scratch folder: its exit code and output. */
 async function run(argv: string[]) {
   const child = Bun.spawn(argv, { cwd: scratch, stdout: 'pipe', stderr: 'pipe' })
@@ -36,20 +40,10 @@ async function run(argv: string[]) {
   return { code, out, err }
 }
 
-/** Registers `name` selling `skills` on `base`: its API key. */
-async function register(base: string, name: string, skills: unknown[], wallet?: string) {
-  const response = await fetch(`${base}/api/agents/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name, skills }),
-  })
-  const { apiKey } = (await response.json()) as { apiKey: string }
-  if (wallet)
-    await fetch(`${base}/api/agents/${name}`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
-      body: JSON.stringify({ walletAddress: wallet }),
-    })
+/** Registers `name` selling `skills` on `base`, paid to `walletAddress` when given: its API key. */
+async function register(base: string, name: string, skills: SkillInput[], walletAddress?: string) {
+  const market = createClient({ baseUrl: base })
+  const { apiKey } = await market.register({ name, skills, ...(walletAddress && { walletAddress }) })
   return apiKey
 }
 

@@ -215,8 +215,8 @@ describe('the packed packages, installed into an empty project outside the repos
       '@agentmarket/store-sql',
       '@agentmarket/store-libsql',
       '@agentmarket/store-postgres',
-      '@agentmarket/server',
       '@agentmarket/client',
+      '@agentmarket/server',
     ])
     const versions = Object.fromEntries(tarballs.map(({ name, version }) => [name, version]))
     for (const { file } of tarballs) {

@@ -1,5 +1,4 @@
 import {
-  type Abi,
   type Address,
   type Chain,
   createPublicClient,
@@ -19,7 +18,7 @@ import type { HDAccount } from 'viem/accounts'
 import { ANVIL_CHAIN_ID, spawnAnvil } from '../../packages/server/src/bench/anvil.ts'
 import { anvilAccounts } from '../../packages/server/src/bench/anvilAccounts.ts'
 import { installMockUsdc, USDC_ABI, USDC_ADDRESS } from '../../packages/server/src/bench/mockUsdc.ts'
-import artifacts from '../../packages/server/src/contracts/artifacts.json'
+import { type Deployer, deployEscrowContract, mintUsdc } from '../../packages/server/src/dev/sandboxChain.ts'
 
 // anvil itself, its accounts and the mock USDC are the server's (`agentmarket bench verify` starts anvil too).
 export { ANVIL_MNEMONIC, anvilAccounts } from '../../packages/server/src/bench/anvilAccounts.ts'
@@ -122,9 +121,11 @@ export async function startAnvil(): Promise<Anvil> {
     }
     throw new Error(`transaction ${hash} was not mined within 5 s`)
   }
+  // Deploys and mints as `agentmarket dev` does (one place), waiting for blocks as the helpers below do.
+  const sandboxDeployer: Deployer = { wallet: walletFor(deployer), mined: (hash) => mined(hash) }
   const callUsdc = async (
     from: HDAccount,
-    functionName: 'mint' | 'transfer' | 'approve',
+    functionName: 'transfer' | 'approve',
     args: readonly [Address, bigint],
   ) => {
     const hash = await walletFor(from).writeContract({
@@ -146,25 +147,10 @@ export async function startAnvil(): Promise<Anvil> {
     startupMs,
     walletFor,
     installUsdc: () => installMockUsdc(rpcUrl),
-    async deployEscrow() {
-      const hash = await walletFor(deployer).deployContract({
-        abi: ESCROW_ABI,
-        bytecode: artifacts.Escrow.bytecode as Hex,
-        args: [USDC_ADDRESS],
-      })
-      const receipt = await mined(hash)
-      if (!receipt.contractAddress) throw new Error('Escrow deployment created no contract')
-      return receipt.contractAddress
-    },
+    deployEscrow: async () => (await deployEscrowContract(sandboxDeployer, 'Escrow')).address,
     async deployJobEscrow() {
-      const hash = await walletFor(deployer).deployContract({
-        abi: artifacts.JobEscrow.abi as Abi,
-        bytecode: artifacts.JobEscrow.bytecode as Hex,
-        args: [USDC_ADDRESS],
-      })
-      const receipt = await mined(hash)
-      if (!receipt.contractAddress) throw new Error('JobEscrow deployment created no contract')
-      return { address: receipt.contractAddress, gasUsed: receipt.gasUsed }
+      const { address, gasUsed } = await deployEscrowContract(sandboxDeployer, 'JobEscrow')
+      return { address, gasUsed }
     },
     async sendCall(from, call, gas) {
       // Explicit gas skips estimation, so a call that reverts is still mined (and its receipt says so).
@@ -175,7 +161,7 @@ export async function startAnvil(): Promise<Anvil> {
       })
       return publicClient.waitForTransactionReceipt({ hash })
     },
-    mintUsdc: (to, amount) => callUsdc(deployer, 'mint', [to, amount]),
+    mintUsdc: (to, amount) => mintUsdc(sandboxDeployer, to, amount),
     usdcOf: (address) =>
       publicClient.readContract({
         address: USDC_ADDRESS,

@@ -1,12 +1,17 @@
 import {
   type Abi,
+  type Account,
   type Address,
+  type Chain,
   createPublicClient,
   createWalletClient,
   defineChain,
   type Hex,
   http,
+  type TransactionReceipt,
+  type Transport,
   toHex,
+  type WalletClient,
 } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { ANVIL_CHAIN_ID, spawnAnvil } from '../bench/anvil.ts'
@@ -38,6 +43,42 @@ export type SandboxChain = {
   stop(): void
 }
 
+/** What deploying and minting need: the deployer's wallet client, and a wait for a transaction's successful receipt. */
+export type Deployer = {
+  wallet: WalletClient<Transport, Chain, Account>
+  mined(hash: Hex): Promise<TransactionReceipt>
+}
+
+/** A deployed contract: its address, the block it was deployed in, and the deployment's gas. */
+export type Deployed = { address: Address; block: bigint; gasUsed: bigint }
+
+/** Deploys the escrow or the job escrow (contracts/) over the mock USDC at USDC_ADDRESS, from `deployer`. */
+export async function deployEscrowContract(
+  deployer: Deployer,
+  name: 'Escrow' | 'JobEscrow',
+): Promise<Deployed> {
+  const hash = await deployer.wallet.deployContract({
+    abi: artifacts[name].abi as Abi,
+    bytecode: artifacts[name].bytecode as Hex,
+    args: [USDC_ADDRESS],
+  })
+  const receipt = await deployer.mined(hash)
+  if (!receipt.contractAddress) throw new Error(`the ${name} deployment created no contract`)
+  return { address: receipt.contractAddress, block: receipt.blockNumber, gasUsed: receipt.gasUsed }
+}
+
+/** Mints `amount` base units of the mock USDC to `to` from `deployer`: the transaction's hash, once mined. */
+export async function mintUsdc(deployer: Deployer, to: Address, amount: bigint): Promise<Hex> {
+  const hash = await deployer.wallet.writeContract({
+    address: USDC_ADDRESS,
+    abi: USDC_ABI,
+    functionName: 'mint',
+    args: [to, amount],
+  })
+  await deployer.mined(hash)
+  return hash
+}
+
 /** `account`'s address and private key. */
 function walletOf(account: HDAccount | undefined): SandboxWallet {
   const key = account?.getHdKey().privateKey
@@ -64,38 +105,19 @@ export async function startSandboxChain(): Promise<SandboxChain> {
     const accounts = anvilAccounts()
     const owner = accounts[0]
     if (!owner) throw new Error('anvil has no accounts')
-    const deployer = createWalletClient({ account: owner, chain, transport })
-    const mined = async (hash: Hex) => {
-      const receipt = await reader.waitForTransactionReceipt({ hash, pollingInterval: 50 })
-      if (receipt.status !== 'success') throw new Error(`sandbox set-up transaction ${hash} reverted`)
-      return receipt
-    }
-    const deploy = async (name: 'Escrow' | 'JobEscrow') => {
-      const hash = await deployer.deployContract({
-        abi: artifacts[name].abi as Abi,
-        bytecode: artifacts[name].bytecode as Hex,
-        args: [USDC_ADDRESS],
-        account: owner,
-        chain,
-      })
-      const receipt = await mined(hash)
-      if (!receipt.contractAddress) throw new Error(`the ${name} deployment created no contract`)
-      return { address: receipt.contractAddress, block: receipt.blockNumber }
+    const deployer: Deployer = {
+      wallet: createWalletClient({ account: owner, chain, transport }),
+      async mined(hash) {
+        const receipt = await reader.waitForTransactionReceipt({ hash, pollingInterval: 50 })
+        if (receipt.status !== 'success') throw new Error(`sandbox set-up transaction ${hash} reverted`)
+        return receipt
+      },
     }
     await installMockUsdc(anvil.rpcUrl)
-    const escrow = await deploy('Escrow')
-    const jobEscrow = await deploy('JobEscrow')
+    const escrow = await deployEscrowContract(deployer, 'Escrow')
+    const jobEscrow = await deployEscrowContract(deployer, 'JobEscrow')
     const buyer = walletOf(accounts[1])
-    await mined(
-      await deployer.writeContract({
-        address: USDC_ADDRESS,
-        abi: USDC_ABI,
-        functionName: 'mint',
-        args: [buyer.address, SANDBOX_BUYER_USDC],
-        account: owner,
-        chain,
-      }),
-    )
+    await mintUsdc(deployer, buyer.address, SANDBOX_BUYER_USDC)
     return {
       rpcUrl: anvil.rpcUrl,
       chainId: ANVIL_CHAIN_ID,

@@ -1,3 +1,4 @@
+import { type AgentmarketClient, createClient } from '@agentmarket/client'
 import type { Address } from 'viem'
 
 /** The sandbox's seller agent: its name, skill and API key, and how many orders its bot delivered. */
@@ -17,57 +18,42 @@ export const SANDBOX_SELLER = { name: 'sandbox-seller', skill: 'summarize', pric
 /** How often the bot reads its queue. */
 const POLL_MS = 200
 
-/** A JSON call to the market at `baseUrl`; throws with the problem's text on any answer but 2xx. */
-async function call(baseUrl: string, method: string, path: string, body?: unknown, key?: string) {
-  const response = await fetch(`${baseUrl}/api${path}`, {
-    method,
-    headers: {
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...(key ? { authorization: `Bearer ${key}` } : {}),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  })
-  const text = await response.text()
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`)
-  return JSON.parse(text) as Record<string, unknown>
+/** Delivers each paid task of the seller's queue with its own address as the result, calling `onDelivered` for each. */
+async function deliverPaid(seller: AgentmarketClient, baseUrl: string, onDelivered: () => void) {
+  const { name } = SANDBOX_SELLER
+  const queue = await seller.queue(name, { status: 'paid' })
+  for (const task of queue.tasks) {
+    if (!('task_id' in task)) continue
+    await seller.deliver(name, task.task_id, `${baseUrl}/api/agents/${name}/tasks/${task.task_id}`)
+    onDelivered()
+  }
 }
 
 /**
- * Registers the sandbox's seller at `baseUrl` (wallet `wallet`, one paid skill) and starts its bot: it reads the
- * seller's queue over HTTP, as any seller does, and delivers each paid order with a result URL.
+ * Registers the sandbox's seller at `baseUrl` (wallet `wallet`, one paid skill) and starts its bot with
+ * @agentmarket/client, as any seller runs one: it beats, reads its queue and delivers each paid order with a result URL.
  * @example const seller = await startSandboxSeller('http://127.0.0.1:3000', '0x…'); … seller.stop()
  */
 export async function startSandboxSeller(baseUrl: string, wallet: Address): Promise<SandboxSeller> {
   const { name, skill, price } = SANDBOX_SELLER
-  const skills = [{ name: 'Summarize', slug: skill, type: 'purchasable', price, sla: 'seconds' }]
-  const registered = await call(baseUrl, 'POST', '/agents/register', {
+  const market = createClient({ baseUrl })
+  const { apiKey } = await market.register({
     name,
     bio: 'The sandbox seller: delivers every paid order at once.',
-    skills,
+    skills: [{ name: 'Summarize', slug: skill, type: 'purchasable', price, sla: 'seconds' }],
+    walletAddress: wallet,
   })
-  const apiKey = String(registered.apiKey)
-  await call(baseUrl, 'PUT', `/agents/${name}`, { walletAddress: wallet }, apiKey)
+  const seller = market.withApiKey(apiKey)
+  const report = (error: unknown) =>
+    console.error(`sandbox seller: ${error instanceof Error ? error.message : String(error)}`)
+  const stopBeating = seller.startHeartbeat(name, { onError: report })
   let delivered = 0
   let running = true
   let timer: ReturnType<typeof setTimeout> | undefined
-  const deliverPaid = async () => {
-    const queue = await call(baseUrl, 'GET', `/agents/${name}/tasks?status=paid`, undefined, apiKey)
-    for (const task of (queue.tasks ?? []) as { task_id: string }[]) {
-      const result = `${baseUrl}/api/agents/${name}/tasks/${task.task_id}`
-      await call(
-        baseUrl,
-        'POST',
-        `/agents/${name}/tasks/${task.task_id}/complete`,
-        { result_url: result },
-        apiKey,
-      )
-      delivered++
-    }
-  }
   const loop = () => {
     if (!running) return
-    deliverPaid()
-      .catch((error: Error) => console.error(`sandbox seller: ${error.message}`))
+    deliverPaid(seller, baseUrl, () => delivered++)
+      .catch(report)
       .finally(() => {
         if (running) timer = setTimeout(loop, POLL_MS)
       })
@@ -82,6 +68,7 @@ export async function startSandboxSeller(baseUrl: string, wallet: Address): Prom
     stop() {
       running = false
       clearTimeout(timer)
+      stopBeating()
     },
   }
 }
