@@ -89,24 +89,50 @@ describe('@agentmarket/client on every runtime', () => {
     HANG_BOUND_MS,
   )
 
+  /** Runs the built client's walk (anyRuntime.mjs) with `command` as seller `seller`; answers what it printed. */
+  async function walk(command: string[], seller: string) {
+    const run = await runToEnd([...command, 'tests/client/anyRuntime.mjs'], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        BASE_URL: server.base,
+        SELLER: seller,
+        NO_COLOR: '1',
+      },
+    })
+    expect(run.stderr).toBe('')
+    expect(run.exitCode).toBe(0)
+    const out = JSON.parse(run.stdout)
+    expect(out).toMatchObject({
+      found: [seller],
+      ordered: 'paid',
+      queued: [out.task],
+      done: { status: 'completed', result_url: 'https://results.example/echo' },
+      refused: { isError: true, status: 404, code: 'task_not_found' },
+    })
+    // The built package (its import condition), not the TypeScript sources Bun would take.
+    expect(out.resolved).toEndWith('/packages/client/dist/index.js')
+    return out
+  }
+
   test(
     'behavior: under Node.js the built client registers, finds, orders, delivers, waits and reads a refusal',
     async () => {
-      const run = await runToEnd(['node', 'tests/client/node.mjs'], {
-        cwd: root,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', BASE_URL: server.base },
-      })
-      expect(run.stderr).toBe('')
-      expect(run.exitCode).toBe(0)
-      const out = JSON.parse(run.stdout)
+      const out = await walk(['node'], 'node-seller')
+      expect(out.runtime).toBe('node')
       expect(out.node).toBeGreaterThanOrEqual(20)
-      expect(out).toMatchObject({
-        found: ['node-seller'],
-        ordered: 'paid',
-        queued: [out.task],
-        done: { status: 'completed', result_url: 'https://results.example/echo' },
-        refused: { isError: true, status: 404, code: 'task_not_found' },
-      })
+    },
+    HANG_BOUND_MS,
+  )
+
+  test(
+    "behavior: under Deno (the deno npm package, reading the project's node_modules) the built client does the same",
+    async () => {
+      const out = await walk(
+        [join(root, 'node_modules/.bin/deno'), 'run', '--allow-net', '--allow-env', '--allow-read'],
+        'deno-seller',
+      )
+      expect(out.runtime).toBe('deno')
     },
     HANG_BOUND_MS,
   )
