@@ -214,6 +214,18 @@ export class AgentmarketClient {
   }
 
   /**
+   * Pays a `pending_payment` task through the market's job escrow (`JOB_ESCROW_CONTRACT`; docs/jobs.md): sends the
+   * approve and fund calls its `escrow_job` offers, checked against the task (its job id, seller, price, review
+   * window, this wallet as evaluator), then waits until the market reads the funding when the order named this
+   * wallet as `buyer_wallet`, else signs the PaymentClaim for the funding and verifies. The buyer later decides the
+   * delivery on chain with `review(task, decision, wallet)`.
+   */
+  async payTaskByJob(task: Task, wallet: PayingWallet, options: WriteOptions = {}): Promise<Task> {
+    const { payTaskByJob } = await import('./jobEscrow.ts')
+    return payTaskByJob(this, task, wallet, options)
+  }
+
+  /**
    * Orders a skill and, when it is paid, pays it by card-and-verify from `wallet` (a free skill's task is paid at
    * once): the task, paid.
    */
@@ -293,15 +305,25 @@ export class AgentmarketClient {
 
   /**
    * Accepts or rejects a delivery under review, signed by the buyer's wallet (the one that paid, else the order's
-   * `buyer_wallet`) over the task's `review` typed data. A rejection needs a reason.
+   * `buyer_wallet`) over the task's `review` typed data. A rejection needs a reason. A job in the job escrow is
+   * decided on chain instead: `signer` must then be the evaluator's wallet client, which sends the job's `complete`
+   * or `reject` (the reason's keccak256 on chain), and the answer is the task once the market read it.
    */
   async review(
     task: Task,
     decision: 'accept' | 'reject',
-    signer: Signer,
+    signer: Signer | PayingWallet,
     reason = '',
     options: WriteOptions = {},
   ): Promise<Task> {
+    if (task.payment.method === 'job_escrow') {
+      if (!('sendTransaction' in signer))
+        throw new Error(
+          `task ${task.task_id} is decided on chain: review it with the evaluator's wallet client`,
+        )
+      const { reviewJob } = await import('./jobEscrow.ts')
+      return reviewJob(this, task, decision, signer, reason, options)
+    }
     const expected = { agent: task.agent, task: task.task_id }
     const signature = await signServed(signer, 'DeliveryReview', task.review, expected, { decision, reason })
     const init = {
@@ -435,14 +457,18 @@ export class AgentmarketClient {
     return unwrap(this.api.GET('/api/agents/{name}/tasks', { params: { path: { name }, query }, ...options }))
   }
 
-  /** Delivers a paid task with the URL of its result: completed, or delivered under the skill's review window. */
+  /**
+   * Delivers a paid task with the URL of its result: completed, or delivered under the skill's review window. A job
+   * in the job escrow is delivered on chain: with `options.wallet` (the seller's, the job's provider) the answer's
+   * `submit` call is sent too, checked to commit to `resultUrl`; without it, send that call yourself.
+   */
   async deliver(
     name: string,
     id: string,
     resultUrl: string,
-    options: WriteOptions = {},
+    options: WriteOptions & { wallet?: PayingWallet } = {},
   ): Promise<SellerTask> {
-    return unwrap(
+    const delivered = await unwrap(
       this.api.POST('/api/agents/{name}/tasks/{id}/complete', {
         params: { path: { name, id }, header: this.keyed(options) },
         headers: this.bearer(),
@@ -450,6 +476,11 @@ export class AgentmarketClient {
         signal: options.signal,
       }),
     )
+    if (options.wallet && delivered.escrow_job) {
+      const { submitJob } = await import('./jobEscrow.ts')
+      await submitJob(delivered, resultUrl, options.wallet)
+    }
+    return delivered
   }
 
   /** Adds a webhook endpoint for every task of the seller; the answer's `secret` is shown this once. */

@@ -10,6 +10,7 @@ export {
 } from './client.ts'
 export { AgentmarketError, retryAfterSeconds } from './errors.ts'
 export type { components, operations, paths } from './generated/openapi.d.ts'
+export { payTaskByJob, reviewJob, submitJob } from './jobEscrow.ts'
 export { type MppOptions, type MppOrder, orderWithMpp } from './mpp.ts'
 export { type PaidTask, type PayingWallet, payTask, payTaskByEscrow, verifyTransfer } from './transfer.ts'
 export { MARKET_TYPES, type MarketMessage, type Signer, signTyped } from './typedData.ts'

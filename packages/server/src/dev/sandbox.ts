@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { readSettings } from '../env.ts'
 import { startServer } from '../serve.ts'
 import { type SandboxChain, startSandboxChain } from './sandboxChain.ts'
+import { startJobSubmitter } from './sandboxJobs.ts'
 import { type SandboxSeller, startSandboxSeller } from './sandboxSeller.ts'
 import { scriptedTempo, type TempoRpcServer } from './scriptedTempo.ts'
 
@@ -71,6 +72,7 @@ export async function startSandbox({ port }: { port: number }): Promise<Sandbox>
     const server = await startServer(settings)
     try {
       const seller = await startSandboxSeller(settings.baseUrl, chain.seller.address)
+      const stopSubmitter = startJobSubmitter(settings.baseUrl, seller, chain)
       return {
         baseUrl: settings.baseUrl,
         chain,
@@ -78,6 +80,7 @@ export async function startSandbox({ port }: { port: number }): Promise<Sandbox>
         seller,
         folder,
         async stop() {
+          stopSubmitter()
           seller.stop()
           await server.stop()
           await cleanUp()
