@@ -23,13 +23,16 @@ export type {
   AgentUpdate,
   Budget,
   Heartbeat,
+  Invite,
   NewWebhook,
   OrderInput,
   PaidOrderInput,
+  Pair,
   PaymentPending,
   PaymentVerified,
   Problem,
   ProblemCode,
+  ProfilePatch,
   RatingPage,
   RegisterInput,
   Registration,
@@ -39,8 +42,10 @@ export type {
   TaskList,
   TaskListQuery,
   TaskStatus,
+  User,
   WebhookEventType,
   WebhookInput,
 } from './types.ts'
+export { type ProvedRequest, walletProofHeaders } from './walletProof.ts'
 export { verifyWebhook, type WebhookEvent } from './webhooks.ts'
 export { orderWithX402, type X402Options, type X402Order } from './x402.ts'

@@ -1,8 +1,8 @@
 import type { Account, Address, Hex, TypedDataDefinition } from 'viem'
 
 /**
- * The EIP-712 types of the messages a buyer's wallet signs, as the marketplace defines them (core's
- * `PAYER_PROOF_TYPES`, `REVIEW_TYPES`, `RATING_TYPES`, `BUDGET_TYPES`; a test holds them equal). The client signs
+ * The EIP-712 types of the messages a buyer's or owner's wallet signs, as the marketplace defines them (core's
+ * `PAYER_PROOF_TYPES`, `REVIEW_TYPES`, `RATING_TYPES`, `BUDGET_TYPES`, `WALLET_PROOF_TYPES`; a test holds them equal). The client signs
  * these types, never the types an answer carries, so a server cannot make a wallet sign anything else.
  */
 export const MARKET_TYPES = {
@@ -34,6 +34,13 @@ export const MARKET_TYPES = {
     { name: 'sellers', type: 'string[]' },
     { name: 'expiresAt', type: 'uint256' },
     { name: 'issuedAt', type: 'uint256' },
+  ],
+  WalletRequest: [
+    { name: 'market', type: 'string' },
+    { name: 'method', type: 'string' },
+    { name: 'path', type: 'string' },
+    { name: 'body', type: 'bytes32' },
+    { name: 'timestamp', type: 'uint64' },
   ],
 } as const
 
@@ -105,7 +112,11 @@ export async function signServed(
 /** Signs one of the marketplace's messages with its own types. */
 export function signTyped(
   signer: Signer,
-  typed: { domain: ServedTypedData['domain']; primaryType: MarketMessage; message: Record<string, unknown> },
+  typed: {
+    domain: { name: string; version: string; chainId?: number }
+    primaryType: MarketMessage
+    message: Record<string, unknown>
+  },
 ): Promise<Hex> {
   const definition = {
     ...typed,
