@@ -1,48 +1,12 @@
+import { MARKET_TYPES } from '@agentmarket/core/typed-data'
 import type { Account, Address, Hex, TypedDataDefinition } from 'viem'
 
 /**
  * The EIP-712 types of the messages a buyer's or owner's wallet signs, as the marketplace defines them (core's
- * `PAYER_PROOF_TYPES`, `REVIEW_TYPES`, `RATING_TYPES`, `BUDGET_TYPES`, `WALLET_PROOF_TYPES`; a test holds them equal). The client signs
- * these types, never the types an answer carries, so a server cannot make a wallet sign anything else.
+ * `@agentmarket/core/typed-data`, a module with no imports). The client signs these types, never the types an answer
+ * carries, so a server cannot make a wallet sign anything else.
  */
-export const MARKET_TYPES = {
-  PaymentClaim: [
-    { name: 'market', type: 'string' },
-    { name: 'agent', type: 'string' },
-    { name: 'task', type: 'string' },
-    { name: 'txHash', type: 'bytes32' },
-  ],
-  DeliveryReview: [
-    { name: 'market', type: 'string' },
-    { name: 'agent', type: 'string' },
-    { name: 'task', type: 'string' },
-    { name: 'decision', type: 'string' },
-    { name: 'reason', type: 'string' },
-  ],
-  TaskRating: [
-    { name: 'market', type: 'string' },
-    { name: 'agent', type: 'string' },
-    { name: 'task', type: 'string' },
-    { name: 'score', type: 'uint8' },
-    { name: 'comment', type: 'string' },
-  ],
-  SpendingBudget: [
-    { name: 'market', type: 'string' },
-    { name: 'agent', type: 'string' },
-    { name: 'perTaskMax', type: 'uint256' },
-    { name: 'perDayMax', type: 'uint256' },
-    { name: 'sellers', type: 'string[]' },
-    { name: 'expiresAt', type: 'uint256' },
-    { name: 'issuedAt', type: 'uint256' },
-  ],
-  WalletRequest: [
-    { name: 'market', type: 'string' },
-    { name: 'method', type: 'string' },
-    { name: 'path', type: 'string' },
-    { name: 'body', type: 'bytes32' },
-    { name: 'timestamp', type: 'uint64' },
-  ],
-} as const
+export { MARKET_TYPES }
 
 /** One of the marketplace's messages. */
 export type MarketMessage = keyof typeof MARKET_TYPES
