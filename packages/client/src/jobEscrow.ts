@@ -94,6 +94,8 @@ async function sent(wallet: PayingWallet, call: { to: Address; data: Hex }): Pro
  * Pays a `pending_payment` task through the market's job escrow: sends the approve and fund calls its `escrow_job`
  * offers (checked first), then waits for the market to see the funding when the order named this wallet as
  * `buyer_wallet` (the market pays such a task by itself), else signs the PaymentClaim for the funding and verifies.
+ * The wait has no end of its own (a funding the market does not count leaves the task unpaid): bound it with
+ * `options.signal`.
  */
 export async function payTaskByJob(
   client: AgentmarketClient,
