@@ -1,6 +1,6 @@
 /**
  * Builds the embeddable packages for Node.js 20+ and any ESM host: `dist/` of @agentmarket/core (entries `.`, `./rows`,
- * `./routes`, `./viem`, `./testing`), @agentmarket/store-sql, @agentmarket/store-libsql, @agentmarket/store-postgres and @agentmarket/client, as ES modules with
+ * `./routes`, `./viem`, `./testing`, `./typed-data`), @agentmarket/store-sql, @agentmarket/store-libsql, @agentmarket/store-postgres and @agentmarket/client, as ES modules with
  * their dependencies left as imports (shared code split into chunks, so one class is one class across entries), and type declarations from tsc.
  * The source maps point at `src/`, which every package ships beside `dist/`, so they carry no copy of the sources.
  * Usage: bun run build:packages   (bun run pack:packages builds, then packs the tarballs)
@@ -26,6 +26,7 @@ const PACKAGES: PackageBuild[] = [
       'src/routes/index.ts',
       'src/viem.ts',
       'src/testing/index.ts',
+      'src/typedData.ts',
     ],
   },
   // Before the stores: their dist imports it.

@@ -33,6 +33,8 @@ const FILES: Record<string, Layer> = {
   'errors.ts': 'basics',
   'FairQueue.ts': 'basics',
   'http.ts': 'basics',
+  'MarketMessageTypes.ts': 'basics',
+  'typedData.ts': 'basics',
   'MarketTypedData.ts': 'basics',
   'Money.ts': 'basics',
   'NetworkAddress.ts': 'basics',

@@ -28,7 +28,7 @@ describe('agentmarket dev (README: "Try a paid order in two minutes")', () => {
   test('behavior: the README names the commands the sandbox prints', async () => {
     expect(section).toContain('bun start dev')
     printed = await readUntil(dev.stdout, (text) => text.includes('order.ts mpp'), 120_000)
-    for (const rail of ['card', 'escrow', 'x402', 'mpp']) {
+    for (const rail of ['card', 'escrow', 'job', 'x402', 'mpp']) {
       expect(section).toContain(`bun examples/paid-order/order.ts ${rail}`)
       expect(printed).toContain(`bun examples/paid-order/order.ts ${rail}`)
     }
@@ -46,7 +46,7 @@ describe('agentmarket dev (README: "Try a paid order in two minutes")', () => {
     expect(status).toBe('live')
   })
 
-  for (const rail of ['card', 'escrow', 'x402', 'mpp'] as const) {
+  for (const rail of ['card', 'escrow', 'job', 'x402', 'mpp'] as const) {
     test(`behavior: the printed ${rail} command, pasted as it is, orders, pays and sees the seller deliver`, async () => {
       const line = printed.split('\n').find((text) => text.trim().endsWith(`order.ts ${rail}`))
       expect(line).toBeDefined()

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { launchChromium } from '../support/browser.ts'
+import { ensurePackagesBuilt } from '../support/examples.ts'
 import { type MarketServer, startMarketServer } from '../support/process.ts'
 
 // @agentmarket/client in a browser: bundled for the browser by Bun.build, loaded by a page of another origin (listed
@@ -17,6 +18,9 @@ let site: ReturnType<typeof Bun.serve>
 let browser: Browser
 
 beforeAll(async () => {
+  // The client imports @agentmarket/core/typed-data, which a browser bundler resolves to core's dist/ (as it would
+  // the installed package): build the packages when they are not.
+  await ensurePackagesBuilt()
   const built = await Bun.build({
     entrypoints: [join(import.meta.dir, '../../packages/client/src/index.ts')],
     target: 'browser',

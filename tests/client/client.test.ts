@@ -14,6 +14,7 @@ import {
 import { BUDGET_TYPES } from '../../packages/core/src/Budget.ts'
 import { RATING_TYPES, REVIEW_TYPES } from '../../packages/core/src/BuyerReview.ts'
 import { PAYER_PROOF_TYPES } from '../../packages/core/src/payments/PayerProof.ts'
+import { WALLET_PROOF_TYPES } from '../../packages/core/src/WalletProof.ts'
 import { signedRequestHeaders } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain } from '../support/anvil.ts'
 import { type MarketServer, startMarketServer } from '../support/process.ts'
@@ -434,6 +435,7 @@ describe('what the client signs', () => {
       ...REVIEW_TYPES,
       ...RATING_TYPES,
       ...BUDGET_TYPES,
+      ...WALLET_PROOF_TYPES,
     } as never)
   })
 })

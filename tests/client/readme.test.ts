@@ -3,7 +3,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { runToEnd } from '../support/process.ts'
 
-// The client's examples in packages/client/README.md and README.md's "Use the client" type-check against the client
+// The client's examples in packages/client/README.md and README.md's "Use the client" and "Owners, users and the
+// feed" type-check against the client
 // as a user's file would import it (`@agentmarket/client`), so a renamed method or option fails here.
 
 const root = resolve(import.meta.dir, '../..')
@@ -32,8 +33,9 @@ describe("the client's README examples", () => {
       const snippets = [
         ...tsBlocks(readFileSync(join(root, 'packages/client/README.md'), 'utf8')),
         ...tsBlocks(section(readFileSync(join(root, 'README.md'), 'utf8'), '## Use the client')),
+        ...tsBlocks(section(readFileSync(join(root, 'README.md'), 'utf8'), '### Owners, users and the feed')),
       ]
-      expect(snippets.length).toBe(2)
+      expect(snippets.length).toBe(3)
       mkdirSync(scratch, { recursive: true })
       const files = snippets.map((code, index) => {
         const file = `snippet-${index}.ts`

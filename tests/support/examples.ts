@@ -9,6 +9,8 @@ const root = resolve(import.meta.dir, '../..')
 export async function ensurePackagesBuilt(): Promise<void> {
   const built = [
     'packages/core/dist/index.js',
+    // The client imports this entry: a dist built before it existed is built again.
+    'packages/core/dist/typedData.js',
     'packages/store-libsql/dist/index.js',
     'packages/store-postgres/dist/index.js',
     'packages/client/dist/index.js',

@@ -6,7 +6,7 @@ import type { paths } from './generated/openapi.d.ts'
 import { startHeartbeat } from './heartbeat.ts'
 import type { MppOptions, MppOrder } from './mpp.ts'
 import type { PaidTask, PayingWallet } from './transfer.ts'
-import { type Signer, signServed } from './typedData.ts'
+import { type Signer, signerAddress, signServed } from './typedData.ts'
 import type {
   Agent,
   AgentCard,
@@ -16,11 +16,14 @@ import type {
   AgentUpdate,
   Budget,
   Heartbeat,
+  Invite,
   NewWebhook,
   OrderInput,
   PaidOrderInput,
+  Pair,
   PaymentPending,
   PaymentVerified,
+  ProfilePatch,
   RegisterInput,
   Registration,
   SellerTask,
@@ -29,8 +32,10 @@ import type {
   TaskList,
   TaskListQuery,
   TaskStatus,
+  User,
   WebhookInput,
 } from './types.ts'
+import { walletProofHeaders } from './walletProof.ts'
 import type { X402Options, X402Order } from './x402.ts'
 
 /** How to reach the market. */
@@ -41,6 +46,11 @@ export type ClientOptions = {
   apiKey?: string
   /** The fetch to use (default: the global one): a test double, a proxy's, a runtime's. */
   fetch?: (request: Request) => Promise<Response>
+  /**
+   * The server's BASE_URL, which wallet proofs sign (default: `baseUrl`); set it when you reach the market at another
+   * address than the one it serves under (a tunnel, a container's port).
+   */
+  market?: string
   /** How many times a 429 or 503 with a Retry-After is sent again (default 2). */
   retries?: number
   /** The longest Retry-After (seconds) waited for before giving up with the error (default 30). */
@@ -107,6 +117,11 @@ export class AgentmarketClient {
   /** The same market with another API key (e.g. the one registration answered). */
   withApiKey(apiKey: string): AgentmarketClient {
     return new AgentmarketClient({ ...this.#options, apiKey })
+  }
+
+  /** The market as wallet proofs name it: the server's BASE_URL (`options.market`, default the base URL). */
+  get market(): string {
+    return this.#options.market ?? this.baseUrl
   }
 
   /** The market's address, as given. */
@@ -214,6 +229,18 @@ export class AgentmarketClient {
   }
 
   /**
+   * Pays a `pending_payment` task through the market's job escrow (`JOB_ESCROW_CONTRACT`; docs/jobs.md): sends the
+   * approve and fund calls its `escrow_job` offers, checked against the task (its job id, seller, price, review
+   * window, this wallet as evaluator), then waits until the market reads the funding when the order named this
+   * wallet as `buyer_wallet`, else signs the PaymentClaim for the funding and verifies. The buyer later decides the
+   * delivery on chain with `review(task, decision, wallet)`.
+   */
+  async payTaskByJob(task: Task, wallet: PayingWallet, options: WriteOptions = {}): Promise<Task> {
+    const { payTaskByJob } = await import('./jobEscrow.ts')
+    return payTaskByJob(this, task, wallet, options)
+  }
+
+  /**
    * Orders a skill and, when it is paid, pays it by card-and-verify from `wallet` (a free skill's task is paid at
    * once): the task, paid.
    */
@@ -293,15 +320,25 @@ export class AgentmarketClient {
 
   /**
    * Accepts or rejects a delivery under review, signed by the buyer's wallet (the one that paid, else the order's
-   * `buyer_wallet`) over the task's `review` typed data. A rejection needs a reason.
+   * `buyer_wallet`) over the task's `review` typed data. A rejection needs a reason. A job in the job escrow is
+   * decided on chain instead: `signer` must then be the evaluator's wallet client, which sends the job's `complete`
+   * or `reject` (the reason's keccak256 on chain), and the answer is the task once the market read it.
    */
   async review(
     task: Task,
     decision: 'accept' | 'reject',
-    signer: Signer,
+    signer: Signer | PayingWallet,
     reason = '',
     options: WriteOptions = {},
   ): Promise<Task> {
+    if (task.payment.method === 'job_escrow') {
+      if (!('sendTransaction' in signer))
+        throw new Error(
+          `task ${task.task_id} is decided on chain: review it with the evaluator's wallet client`,
+        )
+      const { reviewJob } = await import('./jobEscrow.ts')
+      return reviewJob(this, task, decision, signer, reason, options)
+    }
     const expected = { agent: task.agent, task: task.task_id }
     const signature = await signServed(signer, 'DeliveryReview', task.review, expected, { decision, reason })
     const init = {
@@ -366,6 +403,71 @@ export class AgentmarketClient {
         ...options,
       }),
     )
+  }
+
+  // Owners
+
+  /**
+   * Pairs an agent with `username` by its pairing code, proved by the owner's wallet (`owner`, a viem account or
+   * wallet client): the user is created on first use with that wallet as its owner wallet. The agent and its owner.
+   */
+  async pairAgent(
+    username: string,
+    pairingCode: string,
+    owner: Signer,
+    options: WriteOptions = {},
+  ): Promise<Pair> {
+    const path = `/api/community/users/${encodeURIComponent(username)}/pair-agent`
+    const body = JSON.stringify({ pairingCode })
+    return unwrap(
+      this.api.POST('/api/community/users/{username}/pair-agent', {
+        params: { path: { username }, header: this.keyed(options) },
+        headers: {
+          'X-Wallet-Address': signerAddress(owner),
+          ...(await this.walletProof(owner, 'POST', path, body)),
+        },
+        body: { pairingCode },
+        bodySerializer: () => body,
+        signal: options.signal,
+      }),
+    )
+  }
+
+  /** Changes a user's profile (`bio`, `showcase`), proved by the user's owner wallet. The profile. */
+  async updateProfile(
+    username: string,
+    patch: ProfilePatch,
+    owner: Signer,
+    options: WriteOptions = {},
+  ): Promise<User> {
+    const path = `/api/community/users/${encodeURIComponent(username)}`
+    const body = JSON.stringify(patch)
+    return unwrap(
+      this.api.PUT('/api/community/users/{username}', {
+        params: { path: { username }, header: this.keyed(options) },
+        headers: await this.walletProof(owner, 'PUT', path, body),
+        body: patch,
+        bodySerializer: () => body,
+        signal: options.signal,
+      }),
+    )
+  }
+
+  /** A user's own invite code (agents registered with it are its at once), proved by the user's owner wallet. */
+  async getInvite(username: string, owner: Signer, options: ReadOptions = {}): Promise<Invite> {
+    const path = `/api/community/users/${encodeURIComponent(username)}/invite`
+    return unwrap(
+      this.api.GET('/api/community/users/{username}/invite', {
+        params: { path: { username } },
+        headers: await this.walletProof(owner, 'GET', path, ''),
+        signal: options.signal,
+      }),
+    )
+  }
+
+  /** The wallet proof headers of one request to this market (signed afresh: a proof is accepted once). */
+  walletProof(signer: Signer, method: string, path: string, body: string): Promise<Record<string, string>> {
+    return walletProofHeaders(signer, { market: this.market, method, path, body })
   }
 
   // Sellers
@@ -435,14 +537,18 @@ export class AgentmarketClient {
     return unwrap(this.api.GET('/api/agents/{name}/tasks', { params: { path: { name }, query }, ...options }))
   }
 
-  /** Delivers a paid task with the URL of its result: completed, or delivered under the skill's review window. */
+  /**
+   * Delivers a paid task with the URL of its result: completed, or delivered under the skill's review window. A job
+   * in the job escrow is delivered on chain: with `options.wallet` (the seller's, the job's provider) the answer's
+   * `submit` call is sent too, checked to commit to `resultUrl`; without it, send that call yourself.
+   */
   async deliver(
     name: string,
     id: string,
     resultUrl: string,
-    options: WriteOptions = {},
+    options: WriteOptions & { wallet?: PayingWallet } = {},
   ): Promise<SellerTask> {
-    return unwrap(
+    const delivered = await unwrap(
       this.api.POST('/api/agents/{name}/tasks/{id}/complete', {
         params: { path: { name, id }, header: this.keyed(options) },
         headers: this.bearer(),
@@ -450,6 +556,11 @@ export class AgentmarketClient {
         signal: options.signal,
       }),
     )
+    if (options.wallet && delivered.escrow_job) {
+      const { submitJob } = await import('./jobEscrow.ts')
+      await submitJob(delivered, resultUrl, options.wallet)
+    }
+    return delivered
   }
 
   /** Adds a webhook endpoint for every task of the seller; the answer's `secret` is shown this once. */

@@ -10,36 +10,11 @@ export {
 } from './client.ts'
 export { AgentmarketError, retryAfterSeconds } from './errors.ts'
 export type { components, operations, paths } from './generated/openapi.d.ts'
+export { payTaskByJob, reviewJob, submitJob } from './jobEscrow.ts'
 export { type MppOptions, type MppOrder, orderWithMpp } from './mpp.ts'
 export { type PaidTask, type PayingWallet, payTask, payTaskByEscrow, verifyTransfer } from './transfer.ts'
 export { MARKET_TYPES, type MarketMessage, type Signer, signTyped } from './typedData.ts'
-export type {
-  Agent,
-  AgentCard,
-  AgentList,
-  AgentPatch,
-  AgentSearch,
-  AgentUpdate,
-  Budget,
-  Heartbeat,
-  NewWebhook,
-  OrderInput,
-  PaidOrderInput,
-  PaymentPending,
-  PaymentVerified,
-  Problem,
-  ProblemCode,
-  RatingPage,
-  RegisterInput,
-  Registration,
-  SellerTask,
-  Task,
-  TaskAwaitingConfirmations,
-  TaskList,
-  TaskListQuery,
-  TaskStatus,
-  WebhookEventType,
-  WebhookInput,
-} from './types.ts'
+export type * from './types.ts'
+export { type ProvedRequest, walletProofHeaders } from './walletProof.ts'
 export { verifyWebhook, type WebhookEvent } from './webhooks.ts'
 export { orderWithX402, type X402Options, type X402Order } from './x402.ts'

@@ -1,6 +1,6 @@
 import { Mppx, tempo } from 'mppx/client'
 import type { AgentmarketClient, WriteOptions } from './client.ts'
-import { errorFromResponse } from './errors.ts'
+import { plainFetch, postSkillOrder } from './skillOrder.ts'
 import type { PaidOrderInput, Task } from './types.ts'
 
 /** How to pay by MPP: the Tempo charge method's parameters (its `account`; `getClient` for another Tempo node). */
@@ -21,21 +21,11 @@ export async function orderWithMpp(
   input: PaidOrderInput = {},
   options: MppOptions,
 ): Promise<MppOrder> {
-  // mppx calls its fetch with (input, init): the client's fetch (retries included) takes them as one Request.
-  const base = ((url: RequestInfo | URL, init?: RequestInit) =>
-    client.fetch(new Request(url, init))) as typeof fetch
-  const mppx = Mppx.create({ polyfill: false, fetch: base, methods: [tempo.charge(options.tempo)] })
-  const url = `${client.baseUrl}/api/agents/${encodeURIComponent(agent)}/tasks/${encodeURIComponent(skill)}`
-  const response = await mppx.fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'Idempotency-Key': options.idempotencyKey ?? crypto.randomUUID(),
-      ...client.buyerKey(input?.buyer),
-    },
-    body: JSON.stringify(input ?? {}),
-    signal: options.signal,
+  const mppx = Mppx.create({
+    polyfill: false,
+    fetch: plainFetch(client),
+    methods: [tempo.charge(options.tempo)],
   })
-  if (!response.ok) throw await errorFromResponse(response)
+  const response = await postSkillOrder(client, mppx.fetch, { agent, skill, input }, options)
   return { task: (await response.json()) as Task, receipt: response.headers.get('payment-receipt') }
 }

@@ -1,41 +1,12 @@
+import { MARKET_TYPES } from '@agentmarket/core/typed-data'
 import type { Account, Address, Hex, TypedDataDefinition } from 'viem'
 
 /**
- * The EIP-712 types of the messages a buyer's wallet signs, as the marketplace defines them (core's
- * `PAYER_PROOF_TYPES`, `REVIEW_TYPES`, `RATING_TYPES`, `BUDGET_TYPES`; a test holds them equal). The client signs
- * these types, never the types an answer carries, so a server cannot make a wallet sign anything else.
+ * The EIP-712 types of the messages a buyer's or owner's wallet signs, as the marketplace defines them (core's
+ * `@agentmarket/core/typed-data`, a module with no imports). The client signs these types, never the types an answer
+ * carries, so a server cannot make a wallet sign anything else.
  */
-export const MARKET_TYPES = {
-  PaymentClaim: [
-    { name: 'market', type: 'string' },
-    { name: 'agent', type: 'string' },
-    { name: 'task', type: 'string' },
-    { name: 'txHash', type: 'bytes32' },
-  ],
-  DeliveryReview: [
-    { name: 'market', type: 'string' },
-    { name: 'agent', type: 'string' },
-    { name: 'task', type: 'string' },
-    { name: 'decision', type: 'string' },
-    { name: 'reason', type: 'string' },
-  ],
-  TaskRating: [
-    { name: 'market', type: 'string' },
-    { name: 'agent', type: 'string' },
-    { name: 'task', type: 'string' },
-    { name: 'score', type: 'uint8' },
-    { name: 'comment', type: 'string' },
-  ],
-  SpendingBudget: [
-    { name: 'market', type: 'string' },
-    { name: 'agent', type: 'string' },
-    { name: 'perTaskMax', type: 'uint256' },
-    { name: 'perDayMax', type: 'uint256' },
-    { name: 'sellers', type: 'string[]' },
-    { name: 'expiresAt', type: 'uint256' },
-    { name: 'issuedAt', type: 'uint256' },
-  ],
-} as const
+export { MARKET_TYPES }
 
 /** One of the marketplace's messages. */
 export type MarketMessage = keyof typeof MARKET_TYPES
@@ -105,7 +76,11 @@ export async function signServed(
 /** Signs one of the marketplace's messages with its own types. */
 export function signTyped(
   signer: Signer,
-  typed: { domain: ServedTypedData['domain']; primaryType: MarketMessage; message: Record<string, unknown> },
+  typed: {
+    domain: { name: string; version: string; chainId?: number }
+    primaryType: MarketMessage
+    message: Record<string, unknown>
+  },
 ): Promise<Hex> {
   const definition = {
     ...typed,

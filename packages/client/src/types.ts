@@ -60,3 +60,11 @@ export type ProblemCode = Problem['code']
 export type TaskStatus = Task['status']
 /** The event types a webhook endpoint receives. */
 export type WebhookEventType = NonNullable<WebhookInput['events']>[number]
+/** A pairing's answer: the agent, now owned, and its owner. */
+export type Pair = Schemas['Pair']
+/** A user's public profile. */
+export type User = Schemas['User']
+/** What a profile edit takes (`bio`, `showcase`): only the fields sent change. */
+export type ProfilePatch = JsonBody<operations['updateUser']>
+/** A user's own invite code. */
+export type Invite = Schemas['Invite']

@@ -2,7 +2,7 @@ import { registerExactEvmScheme } from '@x402/evm/exact/client'
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch'
 import type { LocalAccount } from 'viem'
 import type { AgentmarketClient, WriteOptions } from './client.ts'
-import { errorFromResponse } from './errors.ts'
+import { plainFetch, postSkillOrder } from './skillOrder.ts'
 import type { PaidOrderInput, Task, TaskAwaitingConfirmations } from './types.ts'
 
 /** How to pay by x402: the account that signs the EIP-3009 authorization, on which chain, or a ready x402 client. */
@@ -33,8 +33,8 @@ function payerOf(options: X402Options): x402Client {
 
 /**
  * Orders `skill` (its slug) of `agent` paid by x402 (@x402/fetch): the per-skill path answers 402 with its offer,
- * the account signs the USDC authorization, the same request goes again with it, and the market settles it. The
- * Idempotency-Key rides on both requests, so a retry of a lost answer gets the first task and pays nothing more.
+ * the account signs the USDC authorization, the same request goes again with it, and the market settles it. A retry
+ * of a lost answer (its Idempotency-Key) gets the first task and pays nothing more.
  */
 export async function orderWithX402(
   client: AgentmarketClient,
@@ -43,22 +43,8 @@ export async function orderWithX402(
   input: PaidOrderInput = {},
   options: X402Options,
 ): Promise<X402Order> {
-  // @x402/fetch calls its fetch with one Request, which the client's fetch (retries included) takes.
-  const base = ((input: RequestInfo | URL, init?: RequestInit) =>
-    client.fetch(new Request(input, init))) as typeof fetch
-  const paying = wrapFetchWithPayment(base, payerOf(options))
-  const url = `${client.baseUrl}/api/agents/${encodeURIComponent(agent)}/tasks/${encodeURIComponent(skill)}`
-  const response = await paying(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'Idempotency-Key': options.idempotencyKey ?? crypto.randomUUID(),
-      ...client.buyerKey(input?.buyer),
-    },
-    body: JSON.stringify(input ?? {}),
-    signal: options.signal,
-  })
-  if (!response.ok) throw await errorFromResponse(response)
+  const paying = wrapFetchWithPayment(plainFetch(client), payerOf(options))
+  const response = await postSkillOrder(client, paying, { agent, skill, input }, options)
   const header = response.headers.get('payment-response')
   return {
     task: (await response.json()) as Task | TaskAwaitingConfirmations,

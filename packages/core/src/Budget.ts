@@ -3,6 +3,7 @@ import type { Address, Hex } from 'viem'
 import { AgentName, nameKey } from './Agent.ts'
 import type { BudgetRefusal, BudgetRemaining } from './errors.ts'
 import { refundedBaseUnits } from './Job.ts'
+import { BUDGET_TYPES } from './MarketMessageTypes.ts'
 import { type MarketTypedData, marketTypedData } from './MarketTypedData.ts'
 import { amountToNumber } from './Money.ts'
 import { Price } from './Skill.ts'
@@ -15,17 +16,7 @@ import { strictFields } from './Validation.ts'
  * (its base URL) and the agent, amounts in base units (10^-6 USDC), times in Unix seconds. `sellers` empty: any
  * seller. A later `issuedAt` replaces an earlier budget; an older one is never taken back.
  */
-export const BUDGET_TYPES = {
-  SpendingBudget: [
-    { name: 'market', type: 'string' },
-    { name: 'agent', type: 'string' },
-    { name: 'perTaskMax', type: 'uint256' },
-    { name: 'perDayMax', type: 'uint256' },
-    { name: 'sellers', type: 'string[]' },
-    { name: 'expiresAt', type: 'uint256' },
-    { name: 'issuedAt', type: 'uint256' },
-  ],
-} as const
+export { BUDGET_TYPES }
 
 /** The fields of a SpendingBudget as signed. */
 export type SpendingBudget = {

@@ -1,4 +1,5 @@
 import type { Address, Hex } from 'viem'
+import { RATING_TYPES, REVIEW_TYPES } from './MarketMessageTypes.ts'
 import { type MarketTypedData, marketTypedData, signedByWallet } from './MarketTypedData.ts'
 import type { ChainReader } from './ports/Chain.ts'
 
@@ -6,15 +7,7 @@ import type { ChainReader } from './ports/Chain.ts'
  * The EIP-712 message a buyer's wallet signs to accept or reject a delivery: bound to the marketplace (its base URL),
  * the agent, the task and the decision with its reason, so a signature decides one task once and nothing else.
  */
-export const REVIEW_TYPES = {
-  DeliveryReview: [
-    { name: 'market', type: 'string' },
-    { name: 'agent', type: 'string' },
-    { name: 'task', type: 'string' },
-    { name: 'decision', type: 'string' },
-    { name: 'reason', type: 'string' },
-  ],
-} as const
+export { REVIEW_TYPES }
 
 /** A buyer's decision on a delivery. */
 export type ReviewDecision = 'accept' | 'reject'
@@ -54,15 +47,7 @@ export async function isBuyerReview(
  * The EIP-712 message the wallet that paid a task signs to rate it (1-5 stars and a comment): bound to the marketplace,
  * the agent and the task, so one payment rates one task once.
  */
-export const RATING_TYPES = {
-  TaskRating: [
-    { name: 'market', type: 'string' },
-    { name: 'agent', type: 'string' },
-    { name: 'task', type: 'string' },
-    { name: 'score', type: 'uint8' },
-    { name: 'comment', type: 'string' },
-  ],
-} as const
+export { RATING_TYPES }
 
 /** The fields of a TaskRating; `score` is 0 and `comment` '' in the template a task shows. */
 export type TaskRatingMessage = {

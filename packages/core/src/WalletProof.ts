@@ -1,4 +1,5 @@
 import { type Address, type Hex, hashMessage, hashTypedData, isHex, keccak256 } from 'viem'
+import { WALLET_PROOF_TYPES } from './MarketMessageTypes.ts'
 import type { ChainReader } from './ports/Chain.ts'
 import { signatureOf } from './SignatureCheck.ts'
 
@@ -14,15 +15,7 @@ export const WALLET_PROOF_SCHEME = 'eip712'
  * The EIP-712 request a wallet signs to prove itself (X-Wallet-Scheme: eip712): the marketplace (its BASE_URL), the
  * method, the path, keccak256 of the exact body bytes (of no bytes when there is none) and the time in milliseconds.
  */
-export const WALLET_PROOF_TYPES = {
-  WalletRequest: [
-    { name: 'market', type: 'string' },
-    { name: 'method', type: 'string' },
-    { name: 'path', type: 'string' },
-    { name: 'body', type: 'bytes32' },
-    { name: 'timestamp', type: 'uint64' },
-  ],
-} as const
+export { WALLET_PROOF_TYPES }
 
 /** What a client sends to prove it holds a wallet: X-Wallet-Signature, X-Wallet-Timestamp and X-Wallet-Scheme. */
 export type WalletProof = {

@@ -1,4 +1,5 @@
 import type { Address, Hex } from 'viem'
+import { PAYER_PROOF_TYPES } from '../MarketMessageTypes.ts'
 import { type MarketTypedData, marketTypedData, signedByWallet } from '../MarketTypedData.ts'
 import type { ChainReader } from '../ports/Chain.ts'
 
@@ -7,14 +8,7 @@ import type { ChainReader } from '../ports/Chain.ts'
  * task only with this signature by the wallet the money came from, so an observer of the chain cannot make it pay
  * any other task. `task` is the task id, or '' for an order paid before the task exists (the order's `tx_hash`).
  */
-export const PAYER_PROOF_TYPES = {
-  PaymentClaim: [
-    { name: 'market', type: 'string' },
-    { name: 'agent', type: 'string' },
-    { name: 'task', type: 'string' },
-    { name: 'txHash', type: 'bytes32' },
-  ],
-} as const
+export { PAYER_PROOF_TYPES }
 
 /** The fields of a PaymentClaim; `txHash` is null in the template a task shows before it is paid. */
 export type PaymentClaim = { market: string; agent: string; task: string; txHash: Hex | null }

@@ -1,7 +1,7 @@
 import { type Sandbox, startSandbox } from './sandbox.ts'
 
 /** How to run the example buyer from a checkout, with the sandbox's variables. */
-function orderCommand(sandbox: Sandbox, rail: 'card' | 'escrow' | 'x402' | 'mpp'): string {
+function orderCommand(sandbox: Sandbox, rail: 'card' | 'escrow' | 'job' | 'x402' | 'mpp'): string {
   const chain =
     rail === 'mpp' ? `TEMPO_RPC_URL=${sandbox.tempoRpcUrl}` : `CHAIN_RPC_URL=${sandbox.chain.rpcUrl}`
   const env = `AGENTMARKET_URL=${sandbox.baseUrl} ${chain} BUYER_KEY=${sandbox.chain.buyer.privateKey}`
@@ -34,6 +34,8 @@ export function sandboxText(sandbox: Sandbox): string {
     `  ${orderCommand(sandbox, 'card')}`,
     'or through the escrow (approve, deposit, verify):',
     `  ${orderCommand(sandbox, 'escrow')}`,
+    'or through the job escrow (approve, fund; accepted on chain once delivered):',
+    `  ${orderCommand(sandbox, 'job')}`,
     'or by x402:',
     `  ${orderCommand(sandbox, 'x402')}`,
     'or by MPP (on the scripted Tempo node):',

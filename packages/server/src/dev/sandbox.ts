@@ -70,7 +70,7 @@ export async function startSandbox({ port }: { port: number }): Promise<Sandbox>
     const settings = readSettings(sandboxEnv(chain, tempo, port, folder))
     const server = await startServer(settings)
     try {
-      const seller = await startSandboxSeller(settings.baseUrl, chain.seller.address)
+      const seller = await startSandboxSeller(settings.baseUrl, chain)
       return {
         baseUrl: settings.baseUrl,
         chain,

@@ -1,5 +1,7 @@
-import { type AgentmarketClient, createClient } from '@agentmarket/client'
-import type { Address } from 'viem'
+import { type AgentmarketClient, createClient, type PayingWallet } from '@agentmarket/client'
+import { createWalletClient, defineChain, http } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import type { SandboxChain } from './sandboxChain.ts'
 
 /** The sandbox's seller agent: its name, skill and API key, and how many orders its bot delivered. */
 export type SandboxSeller = {
@@ -18,30 +20,56 @@ export const SANDBOX_SELLER = { name: 'sandbox-seller', skill: 'summarize', pric
 /** How often the bot reads its queue. */
 const POLL_MS = 200
 
-/** Delivers each paid task of the seller's queue with its own address as the result, calling `onDelivered` for each. */
-async function deliverPaid(seller: AgentmarketClient, baseUrl: string, onDelivered: () => void) {
+/** The seller's wallet on the sandbox chain: where buyers pay, and what submits a job in escrow. */
+function sellerWallet(chain: SandboxChain): PayingWallet {
+  return createWalletClient({
+    account: privateKeyToAccount(chain.seller.privateKey),
+    chain: defineChain({
+      id: chain.chainId,
+      name: 'sandbox',
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [chain.rpcUrl] } },
+    }),
+    transport: http(chain.rpcUrl),
+  })
+}
+
+/**
+ * Delivers each paid task of the seller's queue with its own address as the result, calling `onDelivered` for each;
+ * a job in escrow is also submitted on chain from `wallet` (the client sends the call the market offers).
+ */
+async function deliverPaid(
+  seller: AgentmarketClient,
+  baseUrl: string,
+  wallet: PayingWallet,
+  onDelivered: () => void,
+) {
   const { name } = SANDBOX_SELLER
   const queue = await seller.queue(name, { status: 'paid' })
   for (const task of queue.tasks) {
     if (!('task_id' in task)) continue
-    await seller.deliver(name, task.task_id, `${baseUrl}/api/agents/${name}/tasks/${task.task_id}`)
+    await seller.deliver(name, task.task_id, `${baseUrl}/api/agents/${name}/tasks/${task.task_id}`, {
+      wallet,
+    })
     onDelivered()
   }
 }
 
 /**
- * Registers the sandbox's seller at `baseUrl` (wallet `wallet`, one paid skill) and starts its bot with
- * @agentmarket/client, as any seller runs one: it beats, reads its queue and delivers each paid order with a result URL.
- * @example const seller = await startSandboxSeller('http://127.0.0.1:3000', '0x…'); … seller.stop()
+ * Registers the sandbox's seller at `baseUrl` (the chain's seller wallet, one paid skill) and starts its bot with
+ * @agentmarket/client, as any seller runs one: it beats, reads its queue and delivers each paid order with a result URL
+ * (a job in escrow submitted on chain too).
+ * @example const seller = await startSandboxSeller('http://127.0.0.1:3000', chain); … seller.stop()
  */
-export async function startSandboxSeller(baseUrl: string, wallet: Address): Promise<SandboxSeller> {
+export async function startSandboxSeller(baseUrl: string, chain: SandboxChain): Promise<SandboxSeller> {
   const { name, skill, price } = SANDBOX_SELLER
+  const wallet = sellerWallet(chain)
   const market = createClient({ baseUrl })
   const { apiKey } = await market.register({
     name,
     bio: 'The sandbox seller: delivers every paid order at once.',
     skills: [{ name: 'Summarize', slug: skill, type: 'purchasable', price, sla: 'seconds' }],
-    walletAddress: wallet,
+    walletAddress: wallet.account.address,
   })
   const seller = market.withApiKey(apiKey)
   const report = (error: unknown) =>
@@ -52,7 +80,7 @@ export async function startSandboxSeller(baseUrl: string, wallet: Address): Prom
   let timer: ReturnType<typeof setTimeout> | undefined
   const loop = () => {
     if (!running) return
-    deliverPaid(seller, baseUrl, () => delivered++)
+    deliverPaid(seller, baseUrl, wallet, () => delivered++)
       .catch(report)
       .finally(() => {
         if (running) timer = setTimeout(loop, POLL_MS)
