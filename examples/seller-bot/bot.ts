@@ -3,13 +3,11 @@ import {
   AgentmarketError,
   createClient,
   type SellerTask,
+  type SkillInput,
   verifyWebhook,
 } from '@agentmarket/client'
 
-export type { SellerTask } from '@agentmarket/client'
-
-/** A skill as registration takes it: a name (free) or a full description. */
-export type SkillInput = NonNullable<Parameters<AgentmarketClient['register']>[0]['skills']>[number]
+export type { SellerTask, SkillInput } from '@agentmarket/client'
 
 /** What a seller bot needs: where the market is, who it is, what it sells, and how it does the work. */
 export type SellerBotOptions = {
@@ -180,13 +178,7 @@ async function listen(bot: Bot, serve: NonNullable<SellerBotOptions['webhook']>[
   secret = endpoint.secret
   return async () => {
     served.stop()
-    // The client has no method for this route: its openapi-fetch client `api` reaches every route.
-    const deleted = await bot.market.api
-      .DELETE('/api/agents/{name}/webhooks/{id}', {
-        params: { path: { name, id: endpoint.id } },
-        headers: bot.market.bearer(),
-      })
-      .then(({ response }) => (response.ok ? '' : `answered ${response.status}`), explain)
+    const deleted = await bot.market.deleteWebhook(name, endpoint.id).then(() => '', explain)
     if (deleted) bot.log(`webhook: deleting endpoint ${endpoint.id}: ${deleted}`)
   }
 }

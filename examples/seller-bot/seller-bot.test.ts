@@ -189,11 +189,8 @@ describe('seller bot', () => {
         (reads) => reads >= 1,
       )
       const own = createClient({ baseUrl: server.base, apiKey })
-      const { data: endpoints } = await own.api.GET('/api/agents/{name}/webhooks', {
-        params: { path: { name: 'hook-seller' } },
-        headers: own.bearer(),
-      })
-      expect(endpoints?.webhooks.map(({ url, events }) => ({ url, events }))).toEqual([
+      const endpoints = await own.listWebhooks('hook-seller')
+      expect(endpoints.webhooks.map(({ url, events }) => ({ url, events }))).toEqual([
         { url: receiver.url, events: ['task.paid'] },
       ])
 
@@ -227,11 +224,7 @@ describe('seller bot', () => {
     }
     // Stopped, the bot deleted its endpoint.
     const own = createClient({ baseUrl: server.base, apiKey })
-    const { data: left } = await own.api.GET('/api/agents/{name}/webhooks', {
-      params: { path: { name: 'hook-seller' } },
-      headers: own.bearer(),
-    })
-    expect(left?.webhooks).toEqual([])
+    expect((await own.listWebhooks('hook-seller')).webhooks).toEqual([])
     expect(logs.filter((line) => line.startsWith('hook'))).toEqual([
       expect.stringContaining('hook webhook: a delivery did not verify'),
     ])

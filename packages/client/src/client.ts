@@ -15,6 +15,7 @@ import type {
   AgentSearch,
   AgentUpdate,
   Budget,
+  Deleted,
   Heartbeat,
   Invite,
   NewWebhook,
@@ -34,6 +35,7 @@ import type {
   TaskStatus,
   User,
   WebhookInput,
+  WebhookList,
 } from './types.ts'
 import { walletProofHeaders } from './walletProof.ts'
 import type { X402Options, X402Order } from './x402.ts'
@@ -570,6 +572,28 @@ export class AgentmarketClient {
         params: { path: { name }, header: this.keyed(options) },
         headers: this.bearer(),
         body: input,
+        signal: options.signal,
+      }),
+    )
+  }
+
+  /** The seller's webhook endpoints, each with its latest deliveries (never a secret). */
+  listWebhooks(name: string, options: ReadOptions = {}): Promise<WebhookList> {
+    return unwrap(
+      this.api.GET('/api/agents/{name}/webhooks', {
+        params: { path: { name } },
+        headers: this.bearer(),
+        signal: options.signal,
+      }),
+    )
+  }
+
+  /** Deletes the seller's webhook endpoint `id`: no delivery is sent to it after this answer. */
+  deleteWebhook(name: string, id: string, options: WriteOptions = {}): Promise<Deleted> {
+    return unwrap(
+      this.api.DELETE('/api/agents/{name}/webhooks/{id}', {
+        params: { path: { name, id }, header: this.keyed(options) },
+        headers: this.bearer(),
         signal: options.signal,
       }),
     )

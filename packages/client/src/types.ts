@@ -52,6 +52,15 @@ export type RatingPage = Schemas['RatingPage']
 export type WebhookInput = JsonBody<operations['addWebhook']>
 /** A new webhook endpoint; its `secret` is shown this once. */
 export type NewWebhook = Schemas['NewWebhook']
+
+/** The seller's webhook endpoints and their latest deliveries. */
+export type WebhookList = Schemas['WebhookList']
+
+/** What a deletion answers. */
+export type Deleted = Schemas['Deleted']
+
+/** A skill as registration takes it: a name (free) or a full description. */
+export type SkillInput = NonNullable<RegisterInput['skills']>[number]
 /** An RFC 9457 problem as the server answers it. */
 export type Problem = Schemas['Problem']
 /** Every problem code the server answers (the catalog of `ERROR_CODES`). */
