@@ -74,6 +74,9 @@ describe('agentmarket dev (README: "Try a paid order in two minutes")', () => {
     dev.kill('SIGINT')
     expect(await dev.exited).toBe(0)
     expect(existsSync(folder ?? '')).toBe(false)
+    // Its seller bot met no error on any rail (a job once submitted is not submitted again: that reverts).
+    const logged = await new Response(dev.stderr).text()
+    expect(logged.split('\n').filter((line) => line.startsWith('sandbox seller:'))).toEqual([])
     const refused = await fetch(`http://127.0.0.1:${port}/api/health/live`).then(
       () => false,
       () => true,

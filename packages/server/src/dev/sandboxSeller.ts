@@ -36,21 +36,24 @@ function sellerWallet(chain: SandboxChain): PayingWallet {
 
 /**
  * Delivers each paid task of the seller's queue with its own address as the result, calling `onDelivered` for each;
- * a job in escrow is also submitted on chain from `wallet` (the client sends the call the market offers).
+ * a job in escrow is also submitted on chain from `wallet` (the client sends the call the market offers). A job stays
+ * in the paid queue until the market sees its submit on chain, so what was delivered (`done`) is not delivered again.
  */
 async function deliverPaid(
   seller: AgentmarketClient,
   baseUrl: string,
   wallet: PayingWallet,
+  done: Set<string>,
   onDelivered: () => void,
 ) {
   const { name } = SANDBOX_SELLER
   const queue = await seller.queue(name, { status: 'paid' })
   for (const task of queue.tasks) {
-    if (!('task_id' in task)) continue
+    if (!('task_id' in task) || done.has(task.task_id)) continue
     await seller.deliver(name, task.task_id, `${baseUrl}/api/agents/${name}/tasks/${task.task_id}`, {
       wallet,
     })
+    done.add(task.task_id)
     onDelivered()
   }
 }
@@ -76,11 +79,12 @@ export async function startSandboxSeller(baseUrl: string, chain: SandboxChain): 
     console.error(`sandbox seller: ${error instanceof Error ? error.message : String(error)}`)
   const stopBeating = seller.startHeartbeat(name, { onError: report })
   let delivered = 0
+  const done = new Set<string>()
   let running = true
   let timer: ReturnType<typeof setTimeout> | undefined
   const loop = () => {
     if (!running) return
-    deliverPaid(seller, baseUrl, wallet, () => delivered++)
+    deliverPaid(seller, baseUrl, wallet, done, () => delivered++)
       .catch(report)
       .finally(() => {
         if (running) timer = setTimeout(loop, POLL_MS)
