@@ -29,6 +29,10 @@ import {
 import { call, getTransactionReceipt } from 'viem/actions'
 import { Abis, Transaction } from 'viem/tempo'
 import { tempo as tempoChain } from 'viem/tempo/chains'
+import {
+  TRANSFER_WITH_MEMO_EVENT_ABI,
+  TRANSFER_WITH_MEMO_TOPIC,
+} from '../packages/core/src/payments/MppMemo.ts'
 import { readSettings } from '../packages/server/src/env.ts'
 import { startServer } from '../packages/server/src/serve.ts'
 import { libsqlStore, openDatabase } from '../packages/store-libsql/src/index.ts'
@@ -51,6 +55,10 @@ if (process.argv.includes('--node')) {
 /** 402 challenges timed; paid orders are a quarter of it (each needs a credential made first). */
 const COUNT = Number(flag('--count') ?? 2_000)
 const PAID = Math.max(50, Math.floor(COUNT / 4))
+/** The least work a verification needs, as measured below (the goal of issue 41 is the paid order's ratio to it). */
+const LEAST_WORK = 'least work: one sender recovery, one call decode, one log decode'
+const LEAST_WORK_RECEIPT =
+  'least work, sender from the receipt: receipt read, one call decode, one log decode'
 /** Rounds of each measurement, in turn; each row is the median round. */
 const ROUNDS = 5
 const JSON_PATH = flag('--json')
@@ -305,8 +313,34 @@ try {
     await measure('bare JSON-RPC over HTTP (eth_blockNumber)', 200, () =>
       buyerClient.request({ method: 'eth_blockNumber' } as never),
     ),
+    await measure('parseEventLogs, TransferWithMemo alone, logs filtered by topic', 200, memoLogs),
+    // The least work a verification of this payment needs: the sender recovered once (or the receipt read, which
+    // names it), the transfer call decoded once with its own item, the memo log decoded once with its own item.
+    await measure(LEAST_WORK, 100, () => {
+      Transaction.deserialize(raw as Transaction.TransactionSerializedTempo)
+      decodeFunctionData({ abi: transferWithMemo, data })
+      memoLogs()
+    }),
+    await measure(LEAST_WORK_RECEIPT, 200, async () => {
+      await getTransactionReceipt(buyerClient, { hash: keccak256(raw) })
+      decodeFunctionData({ abi: transferWithMemo, data })
+      memoLogs()
+    }),
   ]
+  const least = parts.find((phase) => phase.name === LEAST_WORK)?.cpuUs ?? Number.NaN
+  const leastByReceipt = parts.find((phase) => phase.name === LEAST_WORK_RECEIPT)?.cpuUs ?? Number.NaN
+  const paid = route.find((phase) => phase.name === 'route: paid order (201)')?.cpuUs ?? Number.NaN
+  const handler =
+    alone.find((phase) => phase.name === 'mppx charge handler alone: payment')?.cpuUs ?? Number.NaN
 
+  /** The memo logs of the settlement's receipt decoded with their own event item. */
+  function memoLogs() {
+    return parseEventLogs({
+      abi: TRANSFER_WITH_MEMO_EVENT_ABI,
+      logs: receipt.logs.filter((log) => log.topics[0]?.toLowerCase() === TRANSFER_WITH_MEMO_TOPIC),
+      strict: true,
+    })
+  }
   const rows = (list: Phase[]) =>
     list.map((phase) => [
       phase.name,
@@ -316,6 +350,10 @@ try {
     ])
   const header = ['measured (in process)', 'calls', 'CPU / call', 'of which system']
   console.log(table(header, [...rows(route), ...rows(alone), ...rows(parts)]))
+  const times = (value: number, of: number) => `${(value / of).toFixed(2)}x`
+  console.log(
+    `\nCPU over the least work of a verification (same run): the paid order ${times(paid, least)}, mppx's handler alone ${times(handler, least)}; with the sender read from the receipt: ${times(paid, leastByReceipt)} and ${times(handler, leastByReceipt)}`,
+  )
   const result: MppProfile = { route, mppx: alone, parts }
   if (JSON_PATH) await Bun.write(JSON_PATH, JSON.stringify(result))
   if (PHASES) await Bun.write(PHASES, JSON.stringify(phases))

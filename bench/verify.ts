@@ -428,7 +428,7 @@ only for transactions sent to an escrow, the one rule that reads it. Concurrent 
 \`verifyPayments(chain, [check])\` for every payment, started together: the batcher packs them into as few requests as
 (a), and they share one head read. One \`verifyPayments(chain, [check])\` awaited per payment is not measured here: it
 is the naive mode of \`agentmarket bench verify\` below (the head and the receipt in one HTTP request per payment, after
-the batcher's \`setTimeout(0)\` wait, about 1 ms in Bun).
+the batcher's \`setImmediate\` wait for the rest of the turn's calls; its \`setTimeout(0)\` waited about 1 ms in Bun).
 
 Where (a)'s time goes: anvil works ${ms(batchedAnvilMs)} of CPU per run and Bun ${ms(batchedBunMs)} (about ${ms(median('raw', 'bunCpuMs'))} of it sending and
 parsing, as in the raw floor, and ${ms(median('rules', 'bunCpuMs'))} the rules), and the raw floor, which only fetches, reaches ${whole(perSecond('raw'))} payments/s:

@@ -68,6 +68,36 @@ describe('jsonRpcBatcher', () => {
     expect(server.requests[0]?.headers.get('content-type')).toBe('application/json')
   })
 
+  test('behavior: calls made across awaits of the same turn (its microtasks) still share one HTTP request', async () => {
+    const server = rpcServer(echo)
+    const rpc = jsonRpcBatcher({ url: server.url, timeoutMs: 1_000, batchSize: 100 })
+    const calls: Promise<unknown>[] = []
+    for (const param of ['a', 'b', 'c']) {
+      calls.push(rpc.request('echo', [param]))
+      await Promise.resolve() // e.g. an integrator awaiting a cached value between two calls
+    }
+    expect(await Promise.all(calls)).toEqual(['echo:a', 'echo:b', 'echo:c'])
+    expect(server.requests.map((request) => request.calls.length)).toEqual([3])
+  })
+
+  test('behavior: a batch leaves at the end of its turn without waiting on a timer (a 0 ms timer waits ~1 ms in Bun)', async () => {
+    const server = rpcServer(echo)
+    const rpc = jsonRpcBatcher({ url: server.url, timeoutMs: 1_000, batchSize: 100 })
+    // Timers frozen while the calls are made: one armed now would never fire, so the batch would never leave.
+    const realSetTimeout = globalThis.setTimeout
+    const armed: unknown[] = []
+    globalThis.setTimeout = Object.assign((callback: unknown) => armed.push(callback), realSetTimeout)
+    let calls: Promise<unknown>[]
+    try {
+      calls = ['a', 'b'].map((param) => rpc.request('echo', [param]))
+    } finally {
+      globalThis.setTimeout = realSetTimeout
+    }
+    expect(armed).toHaveLength(0)
+    expect(await Promise.all(calls)).toEqual(['echo:a', 'echo:b'])
+    expect(server.requests).toHaveLength(1)
+  })
+
   test('behavior: a full batch leaves at once, the rest in another request; a later turn in its own', async () => {
     const server = rpcServer(echo)
     const rpc = jsonRpcBatcher({ url: server.url, timeoutMs: 1_000, batchSize: 2 })

@@ -51,11 +51,11 @@ export function jsonRpcBatcher(options: JsonRpcBatcherOptions): JsonRpcBatcher {
   const { url, headers } = endpoint(options.url)
   const { timeoutMs, batchSize, maxResponseBytes = 10_485_760 } = options
   let queue: Call[] = []
-  let timer: ReturnType<typeof setTimeout> | undefined
+  let pending: ReturnType<typeof setImmediate> | undefined
 
   const flush = () => {
-    clearTimeout(timer)
-    timer = undefined
+    clearImmediate(pending)
+    pending = undefined
     const calls = queue
     queue = []
     void send(calls)
@@ -146,9 +146,10 @@ export function jsonRpcBatcher(options: JsonRpcBatcherOptions): JsonRpcBatcher {
         }
         if (timeLeft < timeoutMs) void chainBudgetExpiry()?.then(() => call.reject(givenUp()))
         queue.push(call)
-        // A full batch leaves at once; the rest waits for the other calls of this turn, as viem's batching does.
+        // A full batch leaves at once; the rest waits for the other calls of this turn (its microtasks included).
+        // setImmediate, not setTimeout(0): Bun's 0 ms timer waits about 1 ms, which a one-call batch pays in full.
         if (queue.length >= batchSize) flush()
-        else timer ??= setTimeout(flush, 0)
+        else pending ??= setImmediate(flush)
       }),
   }
 }

@@ -58,6 +58,10 @@ describe('runVerifyBench', () => {
     }
     expect(report.batched.latencyOf).toBe('batch')
     expect(report.naive.latencyOf).toBe('verification')
+    // The run's raw JSON-RPC floor: the batched mode's 51 reads in one request, and each mode's ratio to it.
+    expect(report.floor).toMatchObject({ httpRequestsPerRun: 1, batchSize: 1_000 })
+    expect(report.floor.verificationsPerSecond).toBeGreaterThan(0)
+    for (const mode of [report.batched, report.naive]) expect(mode.floorRatio).toBeGreaterThan(0)
   })
 
   test('behavior: a hashes file mixing transfers with other transactions reports each by the verifier’s reason', async () => {
@@ -94,9 +98,16 @@ describe('runVerifyBench', () => {
     expect(stdout).toContain(
       `20 payments generated on anvil, chain 8453 at ${new URL(local.anvil.rpcUrl).host}`,
     )
-    for (const row of ['verifications/s', 'latency p50', 'latency p99', 'JSON-RPC calls/verification'])
+    for (const row of [
+      'verifications/s',
+      'ratio to the raw floor',
+      'latency p50',
+      'latency p99',
+      'JSON-RPC calls/verification',
+    ])
       expect(stdout).toMatch(new RegExp(`${row.replace('/', '\\/')}\\s+\\S+\\s+\\S+`))
     expect(stdout).toMatch(/verdict ok\s+20\s+20/)
+    expect(stdout).toMatch(/raw JSON-RPC floor: [\d,]+ payments\/s/)
     expect(stderr).toContain('bench verify: run 3 of 3')
   })
 

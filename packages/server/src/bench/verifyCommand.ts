@@ -27,8 +27,10 @@ class Stop extends Error {
 /** The payments to measure, the chain they are on, what the report says about them, and what to stop after. */
 type Input = {
   chain: ChainReader
+  /** Where the chain is read; never printed (its path or query may hold an API key). */
+  rpcUrl: string
   checks: PaymentCheck[]
-  about: Omit<VerifyReport, 'payments' | 'runs' | 'batched' | 'naive'>
+  about: Omit<VerifyReport, 'payments' | 'runs' | 'floor' | 'batched' | 'naive'>
   stop(): void
 }
 
@@ -90,6 +92,7 @@ async function hashInput(path: string, rpc: string | null, settings: Settings, e
   const checks = await checksForHashes(chain, hashes, { token, minConfirmations })
   return {
     chain,
+    rpcUrl,
     checks,
     about: { source: 'hashes', chainId, rpcHost, token, minConfirmations },
     stop: () => {},
@@ -130,6 +133,7 @@ async function generatedInput(count: number, rpc: string | null, settings: Setti
     const checks = generated.transfers.map((transfer) => checkOf(transfer, minConfirmations))
     return {
       chain: viemChain({ rpcUrl }),
+      rpcUrl,
       checks,
       about: {
         source: 'generated',
@@ -160,7 +164,10 @@ export async function runVerifyBench(options: VerifyOptions, settings: Settings,
         ? await hashInput(options.input.path, options.rpc, settings, env)
         : await generatedInput(options.input.count, options.rpc, settings)
     const started = performance.now()
-    const figures = await benchVerification(input.chain, input.checks, { runs: options.runs, progress })
+    const figures = await benchVerification(input.chain, input.rpcUrl, input.checks, {
+      runs: options.runs,
+      progress,
+    })
     progress(`measured in ${seconds(started)}`)
     const report: VerifyReport = { ...input.about, ...figures }
     process.stdout.write(options.json ? `${reportJson(report)}\n` : reportText(report))

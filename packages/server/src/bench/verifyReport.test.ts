@@ -10,6 +10,7 @@ const batched: ModeFigures = {
   rpcCallsPerVerification: 1.000_499_9,
   httpRequestsPerRun: 2,
   verdicts: { ok: 1_998, pending: 2 },
+  floorRatio: 0.861_234,
 }
 const report: VerifyReport = {
   source: 'hashes',
@@ -19,6 +20,7 @@ const report: VerifyReport = {
   minConfirmations: 3,
   payments: 2_000,
   runs: 3,
+  floor: { verificationsPerSecond: 14_321.6, httpRequestsPerRun: 2, batchSize: 1_000 },
   batched,
   naive: {
     ...batched,
@@ -28,6 +30,7 @@ const report: VerifyReport = {
     rpcCallsPerVerification: 2,
     httpRequestsPerRun: 2_000,
     verdicts: { ok: 1_997, pending: 2, reverted: 1 },
+    floorRatio: 0.045_67,
   },
 }
 
@@ -44,13 +47,20 @@ describe('reportJson', () => {
       minConfirmations: 3,
       payments: 2_000,
       runs: 3,
+      floor: { verificationsPerSecond: 14_322, httpRequestsPerRun: 2, batchSize: 1_000 },
       batched: {
         ...batched,
+        floorRatio: 0.861,
         verificationsPerSecond: 12_346,
         latencyMs: { p50: 162.046, p99: 170.5 },
         rpcCallsPerVerification: 1.0005,
       },
-      naive: { ...report.naive, verificationsPerSecond: 567, latencyMs: { p50: 0.812, p99: 2.4 } },
+      naive: {
+        ...report.naive,
+        verificationsPerSecond: 567,
+        latencyMs: { p50: 0.812, p99: 2.4 },
+        floorRatio: 0.046,
+      },
     })
   })
 })
@@ -72,6 +82,7 @@ describe('reportText', () => {
     expect(rows).toEqual({
       '': ['batched', 'naive'],
       'verifications/s': ['12,346', '567'],
+      'ratio to the raw floor': ['0.861', '0.046'],
       'latency p50': ['162.0 ms', '812 µs'],
       'latency p99': ['170.5 ms', '2.40 ms'],
       'JSON-RPC calls/verification': ['1.0005', '2.0000'],
@@ -87,5 +98,6 @@ describe('reportText', () => {
       for (const start of starts) expect(line.slice(start - 1, start + 1), line).toMatch(/^ \S$/)
     expect(lines.join('\n')).toContain("latency: that call's wall time")
     expect(lines.join('\n')).toContain('latency: each verification')
+    expect(lines.join('\n')).toContain('raw JSON-RPC floor: 14,322 payments/s')
   })
 })

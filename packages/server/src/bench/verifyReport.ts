@@ -23,15 +23,17 @@ function roundedFigures(figures: ModeFigures): ModeFigures {
     verificationsPerSecond: Math.round(figures.verificationsPerSecond),
     latencyMs: { p50: rounded(figures.latencyMs.p50, 3), p99: rounded(figures.latencyMs.p99, 3) },
     rpcCallsPerVerification: rounded(figures.rpcCallsPerVerification, 4),
+    floorRatio: rounded(figures.floorRatio, 3),
   }
 }
 
 /** The report as the one JSON object of `--json`. */
 export function reportJson(report: VerifyReport): string {
-  const { batched, naive, ...about } = report
+  const { batched, naive, floor, ...about } = report
   return JSON.stringify({
     benchmark: 'verify',
     ...about,
+    floor: { ...floor, verificationsPerSecond: Math.round(floor.verificationsPerSecond) },
     batched: roundedFigures(batched),
     naive: roundedFigures(naive),
   })
@@ -61,6 +63,7 @@ export function reportText(report: VerifyReport): string {
   const table = aligned([
     ['', ...MODES],
     row('verifications/s', (figures) => formatCount(figures.verificationsPerSecond)),
+    row('ratio to the raw floor', (figures) => figures.floorRatio.toFixed(3)),
     row('latency p50', (figures) => formatMs(figures.latencyMs.p50)),
     row('latency p99', (figures) => formatMs(figures.latencyMs.p99)),
     row('JSON-RPC calls/verification', (figures) => figures.rpcCallsPerVerification.toFixed(4)),
@@ -75,6 +78,9 @@ export function reportText(report: VerifyReport): string {
     '',
     ...table,
     '',
+    `raw JSON-RPC floor: ${formatCount(report.floor.verificationsPerSecond)} payments/s, the batched mode's reads (the head and`,
+    `one receipt a payment, ${formatCount(report.floor.batchSize)} calls a request, ${formatCount(report.floor.httpRequestsPerRun)} requests a run) sent with fetch alone,`,
+    "measured in each run right after the batched mode; a ratio is the median of the runs' ratios",
     `batched: one verifyPayments call for all ${count} (latency: that call's wall time, over the runs)`,
     'naive: verifyPayments(chain, [check]) awaited one by one (latency: each verification, over every run)',
     '',
