@@ -15,9 +15,17 @@ const { quick } = sectionFlags()
 const onlyIndex = process.argv.indexOf('--only')
 const only = onlyIndex > 0 ? (process.argv[onlyIndex + 1] ?? '').split(',') : null
 /** The sections in the order they run (each is `bun bench/<name>.ts`). */
-const SECTIONS = ['verify', 'http', 'scale', 'search', 'binary', 'mpp', 'mail', 'postgres'].filter(
-  (name) => !only || only.includes(name),
-)
+const SECTIONS = [
+  'verify',
+  'http',
+  'scale',
+  'search',
+  'binary',
+  'mpp',
+  'reference',
+  'mail',
+  'postgres',
+].filter((name) => !only || only.includes(name))
 
 if (!(await hasWrk())) {
   console.error('bench: wrk is missing; install it with `apt-get install wrk` (Debian)')

@@ -1,0 +1,85 @@
+/**
+ * x402's own reference server for bench/reference.ts: a Hono app whose paid route is guarded by `@x402/hono`'s
+ * `paymentMiddleware`, its facilitator `@x402/core`'s `x402Facilitator` with `@x402/evm`'s `exact` scheme, in this
+ * process (no facilitator URL: it verifies and settles on the chain itself, as agentmarket does), as x402's
+ * documentation sets them up. The paid handler answers a small JSON body.
+ * Env: PORT, RPC_URL (an anvil with the mock USDC at Base's address, chain id 8453), SETTLER_KEY (pays the gas),
+ * PAY_TO (the seller's address), PRICE (dollars, e.g. 0.01).
+ */
+import { x402Facilitator } from '@x402/core/facilitator'
+import type { FacilitatorClient } from '@x402/core/server'
+import { toFacilitatorEvmSigner } from '@x402/evm'
+import { ExactEvmScheme as FacilitatorExactEvmScheme } from '@x402/evm/exact/facilitator'
+import { ExactEvmScheme } from '@x402/evm/exact/server'
+import { paymentMiddleware, x402ResourceServer } from '@x402/hono'
+import { Hono } from 'hono'
+import {
+  type Address,
+  createWalletClient,
+  defineChain,
+  type Hex,
+  http,
+  nonceManager,
+  publicActions,
+} from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+
+const NETWORK = 'eip155:8453'
+const env = (name: string) => {
+  const value = process.env[name]
+  if (!value) throw new Error(`x402Hono: ${name} is not set`)
+  return value
+}
+const rpcUrl = env('RPC_URL')
+const chain = defineChain({
+  id: 8453,
+  name: 'Base (anvil)',
+  nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+  rpcUrls: { default: { http: [rpcUrl] } },
+})
+// viem's nonce manager: settlements run concurrently from one account, as a facilitator's do.
+const account = privateKeyToAccount(env('SETTLER_KEY') as Hex, { nonceManager })
+// Receipts polled every 50 ms (as agentmarket's sandbox does): viem's default for a chain without a block time is 4 s,
+// which would measure viem's wait rather than the server when anvil answers a send before storing its block.
+const client = createWalletClient({
+  account,
+  chain,
+  pollingInterval: 50,
+  transport: http(rpcUrl, { retryCount: 0 }),
+}).extend(publicActions)
+const facilitator = new x402Facilitator().register(
+  NETWORK,
+  new FacilitatorExactEvmScheme(toFacilitatorEvmSigner({ ...client, address: account.address } as never)),
+)
+// The facilitator in-process, behind the interface the resource server calls (an HTTP facilitator's, without HTTP).
+const local: FacilitatorClient = {
+  verify: (payload, requirements) => facilitator.verify(payload, requirements),
+  settle: (payload, requirements) => facilitator.settle(payload, requirements),
+  getSupported: async () => facilitator.getSupported() as never,
+}
+const server = new x402ResourceServer(local).register(NETWORK, new ExactEvmScheme())
+
+const app = new Hono()
+app.get('/health', (c) => c.text('ok'))
+app.use(
+  paymentMiddleware(
+    {
+      'POST /skill': {
+        accepts: {
+          scheme: 'exact',
+          price: `$${env('PRICE')}`,
+          network: NETWORK,
+          payTo: env('PAY_TO') as Address,
+        },
+        description: 'Summary: the same paid skill agentmarket sells',
+        mimeType: 'application/json',
+      },
+    },
+    server,
+  ),
+)
+app.post('/skill', async (c) =>
+  c.json({ status: 'paid', params: ((await c.req.json()) as { params?: unknown }).params }),
+)
+
+Bun.serve({ port: Number(env('PORT')), hostname: '127.0.0.1', fetch: app.fetch })
