@@ -415,13 +415,10 @@ payment, each of agentmarket's paid orders records a task (SQLite, durable befor
 authorization or credential once across nodes, checks the buyer's and the seller's budgets, and queues the task's
 webhook events; the reference servers keep their replay state in memory and record nothing.
 
-One setting differs, on purpose: the x402 reference's viem client polls for receipts every 50 ms, while agentmarket's
-settlement client keeps viem's default for a chain defined without a block time (4 s; \`serve.ts\` defines the payment
-chain so). anvil can answer a send a moment before it stores the block, and a wait that misses the receipt then
-lasts until the next poll: with viem's default the reference too showed a p99 above 4 s in a trial run, and a trial
-with agentmarket's settlement client polling every 50 ms took its x402 p99 under a second and its throughput up about
-4x (bench/CHANGES.md). Those waits cost no CPU themselves, but they leave fewer paid orders to share agentmarket's CPU
-at rest.
+Both x402 settlers poll for receipts every 250 ms: agentmarket's settlement client by its default (\`receiptPollMs\`,
+core's viemX402.ts), the reference's viem client set so. viem's own default for a chain defined without a block time
+is 4 s, and anvil can answer a send a moment before it stores the block: a wait that misses the receipt then lasts
+until the next poll (with it, agentmarket's x402 p99 was 4.4 s; bench/CHANGES.md).
 `
 } finally {
   market?.stop()

@@ -39,12 +39,12 @@ const chain = defineChain({
 })
 // viem's nonce manager: settlements run concurrently from one account, as a facilitator's do.
 const account = privateKeyToAccount(env('SETTLER_KEY') as Hex, { nonceManager })
-// Receipts polled every 50 ms (as agentmarket's sandbox does): viem's default for a chain without a block time is 4 s,
-// which would measure viem's wait rather than the server when anvil answers a send before storing its block.
+// Receipts polled every 250 ms, as agentmarket's settler does by default: viem's default for a chain without a block
+// time is 4 s, which would measure viem's wait rather than the server when anvil answers a send before storing its block.
 const client = createWalletClient({
   account,
   chain,
-  pollingInterval: 50,
+  pollingInterval: 250,
   transport: http(rpcUrl, { retryCount: 0 }),
 }).extend(publicActions)
 const facilitator = new x402Facilitator().register(

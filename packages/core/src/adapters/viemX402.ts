@@ -29,7 +29,16 @@ export type ViemX402Options = {
   account: Account
   /** Milliseconds a settlement waits for its receipt before it counts as pending. @default 30_000 */
   receiptTimeoutMs?: number
+  /**
+   * How often the settlement's receipt is asked for, in ms (default 250). viem's default for a chain it knows no block
+   * time of is 4 s, and it caches the block number as long, so a settlement mined at once waited up to 4 s under
+   * concurrent orders (bench/reference.ts: agentmarket's x402 p99 4.4 s, the reference's as much with that default).
+   */
+  receiptPollMs?: number
 }
+
+/** How often a settlement's receipt is asked for when the options name no interval. */
+const DEFAULT_RECEIPT_POLL_MS = 250
 
 // @x402/evm (about 60 ms to load) loads on the first x402 payment, not when the server starts.
 let library: Promise<[typeof import('@x402/evm'), typeof import('@x402/evm/exact/facilitator')]> | null = null
@@ -89,6 +98,7 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
   }).extend(publicActions)
   const inTurn = serialized()
   const receiptTimeoutMs = options.receiptTimeoutMs ?? 30_000
+  const pollingInterval = options.receiptPollMs ?? DEFAULT_RECEIPT_POLL_MS
   const network = `eip155:${options.chain.id}` as const
 
   /**
@@ -129,7 +139,7 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
         waitForTransactionReceipt: (args) =>
           withinChainBudget(
             args.timeout ?? receiptTimeoutMs,
-            (timeout) => client.waitForTransactionReceipt({ ...args, timeout }),
+            (timeout) => client.waitForTransactionReceipt({ pollingInterval, ...args, timeout }),
             args,
           ),
       },
