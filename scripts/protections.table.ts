@@ -24,6 +24,7 @@ const IDEMPOTENCY = 'packages/core/src/actions/idempotency.ts'
 const IDEMPOTENT_ROWS = 'packages/core/src/routes/idempotentRows.ts'
 const PG_FAULTS = 'packages/store-postgres/src/faults.ts'
 const PG_ADMISSION = 'packages/store-postgres/src/admission.ts'
+const PG_PROGRESS = 'packages/store-postgres/src/progress.ts'
 const CHAIN_BUDGET = 'packages/core/src/ports/chainBudget.ts'
 
 /** Every protection `scripts/protections.ts` removes in turn (issue 37: each must have a test that notices). */
@@ -867,7 +868,7 @@ export const PROTECTIONS: Protection[] = [
     what: 'no PostgreSQL call gets a deadline extension while the database is known to be down',
     edits: [
       {
-        file: PG_FAULTS,
+        file: PG_PROGRESS,
         find: 'const idle = progress.completed === seen || progress.down === true',
         replace: 'const idle = progress.completed === seen',
       },
@@ -887,6 +888,19 @@ export const PROTECTIONS: Protection[] = [
     ],
     test: 'packages/store-postgres/src/admission.test.ts',
     name: 'refused unsent',
+  },
+  {
+    id: 'postgres-admission-busy-waits',
+    what: 'a PostgreSQL call waiting for a turn while other calls complete is waited on, never refused by the clock (a busy pool answers by its work, not by the machine speed)',
+    edits: [
+      {
+        file: PG_ADMISSION,
+        find: 'const cancel = patience(progress, windows, timer, () => {',
+        replace: 'const cancel = timer.start(windows.first, () => {',
+      },
+    ],
+    test: 'packages/store-postgres/src/admission.test.ts',
+    name: 'not refused by the clock',
   },
   {
     id: 'postgres-request-waits-once',

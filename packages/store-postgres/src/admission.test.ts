@@ -1,13 +1,14 @@
 import { describe, expect, test } from 'bun:test'
 import { inChainBudget, StoreUnavailableError } from '@agentmarket/core'
-import { type AdmissionClock, admissionOf, admit } from './admission.ts'
-import { boundedCall, type DeadlineTimer } from './faults.ts'
+import { admissionOf, admit } from './admission.ts'
+import { boundedCall } from './faults.ts'
+import type { DeadlineTimer } from './progress.ts'
 
 /** A clock the test moves by hand: timers fire when it passes them. */
 function manualClock() {
   let at = 0
   const timers: { due: number; fire: () => void; cancelled: boolean }[] = []
-  const clock: AdmissionClock & DeadlineTimer = {
+  const clock: DeadlineTimer & { now(): number } = {
     now: () => at,
     start(ms, fire) {
       const timer = { due: at + ms, fire, cancelled: false }
@@ -50,16 +51,20 @@ function heldCall() {
 }
 
 describe('admission: at most one call per connection is sent; the others wait in deadline order', () => {
-  test('attack: a call waiting for a turn past its deadline is refused unsent (database_unavailable), and its turn goes to the next', async () => {
+  const windows = { first: 1_500, ms: 1_500 }
+
+  test('attack: a call waiting for a turn while no call of the database completes is refused unsent (database_unavailable), and its turn goes to the next', async () => {
     const { clock, advance } = manualClock()
     const admission = admissionOf({}, 1)
-    const first = admit(admission, 1_000, clock)
+    const progress = { completed: 0 }
+    const first = admit(admission, 1_000, windows, clock, progress)
     expect(typeof first).toBe('function')
-    const late = watch(Promise.resolve(admit(admission, 500, clock)))
-    const next = watch(Promise.resolve(admit(admission, 2_000, clock)))
+    const late = watch(Promise.resolve(admit(admission, 500, { first: 500, ms: 1_500 }, clock, progress)))
+    const next = watch(Promise.resolve(admit(admission, 2_000, windows, clock, progress)))
     await advance(500)
     expect(late.state).toBe('refused')
     expect((late.error as StoreUnavailableError).outcome).toBe('unchanged')
+    expect(progress).toMatchObject({ down: true })
     expect(next.state).toBe('waiting')
     ;(first as () => void)()
     await Bun.sleep(0)
@@ -67,16 +72,37 @@ describe('admission: at most one call per connection is sent; the others wait in
     expect(admission.out).toBe(1)
   })
 
+  test('attack: a busy pool is not refused by the clock: a call waiting while other calls complete waits on past its deadline, and gets its turn', async () => {
+    const { clock, advance } = manualClock()
+    const admission = admissionOf({}, 1)
+    const progress = { completed: 0 }
+    let release = admit(admission, 0, windows, clock, progress) as () => void
+    const waiting = watch(Promise.resolve(admit(admission, 1_500, windows, clock, progress)))
+    // Calls of the database keep completing (the other process's, the turn's holder handing over to another).
+    for (let step = 0; step < 8; step++) {
+      progress.completed++
+      await advance(500)
+    }
+    expect(waiting.state).toBe('waiting')
+    release()
+    await Bun.sleep(0)
+    expect(waiting.state).toBe('done')
+    release = waiting.value as () => void
+    release()
+    expect(admission.out).toBe(0)
+  })
+
   test('behavior: the line is ordered by deadline, not arrival: a request under way goes before one that just came', async () => {
     const { clock } = manualClock()
     const admission = admissionOf({}, 1)
-    const release = admit(admission, 100, clock) as () => void
+    const progress = { completed: 0 }
+    const release = admit(admission, 100, windows, clock, progress) as () => void
     const order: string[] = []
-    const newer = Promise.resolve(admit(admission, 1_500, clock)).then((done) => {
+    const newer = Promise.resolve(admit(admission, 1_500, windows, clock, progress)).then((done) => {
       order.push('newer')
       done()
     })
-    const older = Promise.resolve(admit(admission, 900, clock)).then((done) => {
+    const older = Promise.resolve(admit(admission, 900, windows, clock, progress)).then((done) => {
       order.push('older')
       done()
     })
@@ -88,14 +114,15 @@ describe('admission: at most one call per connection is sent; the others wait in
   test('attack: a release called twice (at the deadline and again at the end) gives back one turn', () => {
     const { clock } = manualClock()
     const admission = admissionOf({}, 2)
-    const release = admit(admission, 100, clock) as () => void
-    admit(admission, 100, clock)
+    const progress = { completed: 0 }
+    const release = admit(admission, 100, windows, clock, progress) as () => void
+    admit(admission, 100, windows, clock, progress)
     release()
     release()
     expect(admission.out).toBe(1)
   })
 
-  test('attack: a request making several calls waits its bound once in all, not once per call: its next call that must wait is refused at once, unsent', async () => {
+  test('attack: a request making several calls waits its bound once in all, not once per call: its next call that must wait is given up after a quarter deadline with nothing completed, unsent', async () => {
     const { clock, advance } = manualClock()
     const admission = admissionOf({}, 1)
     const progress = { completed: 0 }
@@ -103,26 +130,26 @@ describe('admission: at most one call per connection is sent; the others wait in
     const other = heldCall()
     const holder = watch(boundedCall(other.call, limits))
     const mine = heldCall()
-    const outcome = watch(
-      inChainBudget(undefined, async () => {
-        // The request's first call waits 1.2 s for its turn, then is answered.
-        const first = boundedCall(async () => 'read', { ...limits, wrote: false })
-        await advance(1_200)
-        other.end()
-        await first
-        // The turn is busy again: the second call may wait what is left of the request's 1.5 s, no more.
-        const again = heldCall()
-        void boundedCall(again.call, limits)
-        const second = boundedCall(mine.call, limits).catch((error: unknown) => error)
-        await advance(300)
-        return second
-      }),
-    )
-    await advance(0)
-    await Bun.sleep(0)
+    const request = inChainBudget(undefined, async () => {
+      // The request's first call waits 1.2 s for its turn (the database busy: a call completes meanwhile).
+      const first = boundedCall(async () => 'read', { ...limits, wrote: false })
+      await advance(1_000)
+      progress.completed++
+      await advance(200)
+      other.end()
+      await first
+      // The turn went to a background call; nothing completes now. The request has 0.3 s left of its 1.5 s: its
+      // next call waits a quarter deadline (never less), not a whole one.
+      const second = boundedCall(mine.call, limits).catch((error: unknown) => error)
+      await advance(375)
+      return second
+    })
+    // Outside the request, a background pass's call lines up behind it and takes the turn after it.
+    void boundedCall(heldCall().call, { ...limits, ms: 6_000 }).catch(() => {})
+    const outcome = await request
     expect(holder.state).toBe('done')
-    expect(outcome.value).toBeInstanceOf(StoreUnavailableError)
-    expect((outcome.value as StoreUnavailableError).outcome).toBe('unchanged')
+    expect(outcome).toBeInstanceOf(StoreUnavailableError)
+    expect((outcome as StoreUnavailableError).outcome).toBe('unchanged')
     expect(mine.sent.times).toBe(0)
   })
 })

@@ -1,19 +1,12 @@
 import { currentRequest, StoreUnavailableError } from '@agentmarket/core'
+import { type DeadlineTimer, type Progress, patience } from './progress.ts'
 
 // A pool of N connections serves N statements at once; the driver queues the rest, and a queued statement is still
-// sent once a connection frees, however late. After a restart the queue held 60-70 calls on one node and answers took
-// 5-11 s (issue 39's chaos run). So calls take a turn here before the driver sees them: at most one per connection is
-// sent, the others wait in line, and a call whose deadline passes while it waits answers 503 unsent (nothing
-// changed, no work left behind in the database). The line is ordered by deadline, so a request already under way
-// (its deadline is its start's) finishes before one that just came, and background passes go last.
-
-/** A clock and timers: the process's, or a test's. */
-export type AdmissionClock = {
-  /** Milliseconds on a monotonic clock. */
-  now(): number
-  /** Calls `fire` after `ms` unless cancelled. */
-  start(ms: number, fire: () => void): () => void
-}
+// sent once a connection frees, however late, even after its caller was answered 503. So calls take a turn here
+// before the driver sees them: at most one per connection is sent, the others wait in line. A call given up while it
+// waits (the database stopped completing calls) answers 503 unsent: nothing changed, and no work is left in the
+// database to be done late. The line is ordered by deadline, so a request already under way (its deadline is its
+// start's) goes before one that just came, and background passes go last.
 
 /** One waiting call: when it gives up, and how it is let in. */
 type Waiter = { deadline: number; admit: () => void }
@@ -49,14 +42,18 @@ function releaser(admission: Admission): () => void {
 
 /**
  * A turn to send one call: the release at once while a turn is free and no one waits (no tick lost), else a promise
- * of it once the call's turn comes in line by `deadline` (on `clock`). The release is to be called when the call ends
- * or is given up. The promise rejects with 503 `database_unavailable` (nothing was sent) when the deadline comes first.
- * @example const turn = admit(admission, clock.now() + 1500, clock); const release = typeof turn === 'function' ? turn : await turn
+ * of it once the call's turn comes in line, ordered by `deadline` (on the timer's clock). The release is to be called
+ * when the call ends or is given up. A call waits in line as a sent call waits for its answer (progress.ts): given up
+ * when `windows.first` ms pass with no call of the database completed, waited on while calls keep completing (a busy
+ * pool is not refused by the machine's speed); given up, it rejects with 503 `database_unavailable` (nothing was sent).
+ * @example const turn = admit(admission, deadline, { first: 1500, ms: 1500 }, timer, progress)
  */
 export function admit(
   admission: Admission,
   deadline: number,
-  clock: AdmissionClock,
+  windows: { first: number; ms: number },
+  timer: DeadlineTimer,
+  progress: Progress,
 ): (() => void) | Promise<() => void> {
   if (admission.out < admission.slots && admission.waiting.length === 0) {
     admission.out++
@@ -73,7 +70,7 @@ export function admit(
     }
     const at = admission.waiting.findIndex((other) => other.deadline > deadline)
     admission.waiting.splice(at === -1 ? admission.waiting.length : at, 0, waiter)
-    const cancel = clock.start(Math.max(0, deadline - clock.now()), () => {
+    const cancel = patience(progress, windows, timer, () => {
       const at = admission.waiting.indexOf(waiter)
       if (at === -1) return // let in already: a timer that could not be cancelled
       admission.waiting.splice(at, 1)

@@ -3,9 +3,10 @@ import { StoreUnavailableError } from '@agentmarket/core'
 import { sampleAgent } from '@agentmarket/core/testing'
 import postgres from 'postgres'
 import { startMigratedPostgres } from '../../../tests/support/postgres.ts'
-import { boundedCall, type DeadlineTimer, deadlineOf } from './faults.ts'
+import { boundedCall, deadlineOf } from './faults.ts'
 import { openPostgres } from './open.ts'
 import { postgresStore } from './postgresStore.ts'
+import type { DeadlineTimer } from './progress.ts'
 import { postgresRateBuckets } from './rateBuckets.ts'
 
 const server = await startMigratedPostgres()

@@ -1,6 +1,14 @@
 import { type Store, StoreUnavailableError } from '@agentmarket/core'
 import { STORE_READ_METHODS } from '@agentmarket/core/rows'
 import { type Admission, admit, countWait, waitLeft } from './admission.ts'
+import {
+  completed,
+  type DeadlineTimer,
+  EXTENSION_PART,
+  type Progress,
+  patience,
+  systemTimer,
+} from './progress.ts'
 
 /**
  * Faults met before a statement could reach the database (no connection could be had): nothing was sent, so
@@ -120,92 +128,23 @@ export function deadlineOf(name: string, deadlines: CallDeadlines): number {
   return deadlines.requestMs
 }
 
-/** A timer port, so a test can count which path answered (the deadline or the call) without a wall clock. */
-export type DeadlineTimer = {
-  /** Calls `fire` after `ms` unless cancelled. */
-  start(ms: number, fire: () => void): () => void
-  /** Milliseconds on a monotonic clock (the process's when absent). */
-  now?(): number
-}
-
-/** The process's timers. */
-export const systemTimer: DeadlineTimer = {
-  start(ms, fire) {
-    const timer = setTimeout(fire, ms)
-    return () => clearTimeout(timer)
-  },
-  now: () => performance.now(),
-}
-
 /**
- * Calls completed on one database (its store and its rate buckets share it), so a deadline can tell a database that
- * is down (no call completes) from one that is only busy (calls complete, this one waits its turn in the pool).
- * Counted, not timed. `down` is set when a deadline passed with no call completed or a call found no database there,
- * and cleared by the next call that completes; while it is set one call at a time (`probing`) is sent to find out,
- * and the others answer at once, and a call past its deadline gets no extension.
- */
-export type Progress = { completed: number; down?: boolean; probing?: boolean }
-
-const progressByDatabase = new WeakMap<object, Progress>()
-
-/**
- * The one Progress of `database` (the store and the rate buckets of one pool must share it: a database found down by
- * one is down for the other), made on first use.
- */
-export function progressOf(database: object): Progress {
-  let progress = progressByDatabase.get(database)
-  if (!progress) {
-    progress = { completed: 0 }
-    progressByDatabase.set(database, progress)
-  }
-  return progress
-}
-
-/**
- * An extension is this fraction of the deadline: a database that stops answering just after other calls completed is
- * found down within a quarter deadline more (a whole one more answered up to two deadlines, 3-4.7 s, seen at the
- * start of a freeze by the second attack of issue 39), while a busy one is still waited on.
- */
-const EXTENSION_PART = 4
-
-/** How many extensions a call gets while other calls keep completing: at most 20 × the deadline in all. */
-const EXTENSIONS_WHILE_PROGRESSING = 20 * EXTENSION_PART
-
-/**
- * Runs `call`, failing with `onLate()`'s error once `first` ms pass with no other call of the store completed in that
- * time, or, after that, a quarter of `ms` (the call itself runs on, unobserved). While calls complete, the database is busy, not gone: failing the waiting
- * calls then would shed answers, not work (their statements still run), and under load every call would miss its
- * deadline and none would answer (seen: 0 of thousands of writes acknowledged with 200 in flight on three nodes).
+ * Runs `call`, failing with `onLate()`'s error when the database's patience with it ends (progress.ts: `first` ms with
+ * no other call completed, then a quarter of `ms` at a time while calls complete); the call itself runs on, unobserved.
  */
 function withDeadline<T>(
   call: Promise<T>,
-  { ms, first }: { ms: number; first: number },
+  windows: { ms: number; first: number },
   timer: DeadlineTimer,
   onLate: () => Error,
   progress: Progress,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    let seen = progress.completed
-    let extensions = 0
-    let cancel = () => {}
-    const arm = (window: number) => {
-      cancel = timer.start(window, () => {
-        // Calls completing say the database is busy, not gone, unless another call could get no connection meanwhile
-        // (a database shutting down finishes some statements while it refuses new connections).
-        const idle = progress.completed === seen || progress.down === true
-        if (idle) progress.down = true
-        if (idle || extensions >= EXTENSIONS_WHILE_PROGRESSING) return reject(onLate())
-        seen = progress.completed
-        extensions++
-        arm(ms / EXTENSION_PART)
-      })
-    }
-    arm(first)
+    const cancel = patience(progress, windows, timer, () => reject(onLate()))
     call.then(
       (value) => {
         cancel()
-        progress.completed++
-        progress.down = false
+        completed(progress)
         resolve(value)
       },
       (error) => {
@@ -254,19 +193,23 @@ export async function boundedCall<T>(call: () => Promise<T>, limits: CallLimits)
  */
 async function admittedCall<T>(call: () => Promise<T>, limits: CallLimits): Promise<T> {
   const timer = limits.timer ?? systemTimer
-  const clock = { now: () => timer.now?.() ?? performance.now(), start: timer.start }
-  const began = clock.now()
+  const now = () => timer.now?.() ?? performance.now()
+  const progress = limits.progress ?? { completed: 0 }
+  const began = now()
   const left = waitLeft(limits.ms)
+  // A window is never shorter than an extension: a short one could not tell a stopped database from a busy one.
+  const windowOf = (spent: number) => Math.min(limits.ms, Math.max(left - spent, limits.ms / EXTENSION_PART))
   let release = () => {}
   try {
-    const turn = limits.admission ? admit(limits.admission, began + left, clock) : release
+    const turn = limits.admission
+      ? admit(limits.admission, began + left, { first: windowOf(0), ms: limits.ms }, timer, progress)
+      : release
     release = typeof turn === 'function' ? turn : await turn
-    const waited = typeof turn === 'function' ? 0 : clock.now() - began
-    const first = Math.min(limits.ms, Math.max(left - waited, limits.ms / EXTENSION_PART))
-    return await sentCall(call, { ...limits, first, timer })
+    const first = windowOf(typeof turn === 'function' ? 0 : now() - began)
+    return await sentCall(call, { ...limits, first, timer, progress })
   } finally {
     release()
-    countWait(clock.now() - began)
+    countWait(now() - began)
   }
 }
 

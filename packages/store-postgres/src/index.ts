@@ -1,9 +1,4 @@
-export {
-  boundedStore,
-  type CallDeadlines,
-  classifyPostgresFault,
-  type DeadlineTimer,
-} from './faults.ts'
+export { boundedStore, type CallDeadlines, classifyPostgresFault } from './faults.ts'
 export { feedSequencer } from './feedSequencer.ts'
 export { applyMigrations, type MigrationReport } from './migrate.ts'
 export {
@@ -14,4 +9,5 @@ export {
   type PostgresOptions,
 } from './open.ts'
 export { CALL_DEADLINES, postgresStore } from './postgresStore.ts'
+export type { DeadlineTimer } from './progress.ts'
 export { postgresRateBuckets } from './rateBuckets.ts'

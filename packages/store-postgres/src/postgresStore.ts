@@ -3,18 +3,12 @@ import { afterEachWrite } from '@agentmarket/core/rows'
 import { admissionOf } from './admission.ts'
 import { agentStore } from './agentStore.ts'
 import { changeVersion } from './changeVersion.ts'
-import {
-  boundedStore,
-  type CallDeadlines,
-  classifyPostgresFault,
-  type DeadlineTimer,
-  progressOf,
-  systemTimer,
-} from './faults.ts'
+import { boundedStore, type CallDeadlines, classifyPostgresFault } from './faults.ts'
 import { EVENTS_CHANNEL, feedSequencer } from './feedSequencer.ts'
 import { kvStore } from './kvStore.ts'
 import { mailStore } from './mailStore.ts'
 import type { PostgresDatabase } from './open.ts'
+import { type DeadlineTimer, progressOf, systemTimer } from './progress.ts'
 import { taskStore } from './taskStore.ts'
 import { userStore } from './userStore.ts'
 import { webhookStore } from './webhookStore.ts'

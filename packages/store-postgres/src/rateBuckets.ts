@@ -1,8 +1,9 @@
 import type { RateBuckets } from '@agentmarket/core'
 import { spendTokens } from '@agentmarket/core/rows'
 import { admissionOf } from './admission.ts'
-import { boundedCall, type DeadlineTimer, progressOf } from './faults.ts'
+import { boundedCall } from './faults.ts'
 import type { PostgresDatabase } from './open.ts'
+import { type DeadlineTimer, progressOf } from './progress.ts'
 
 /** How many takes pass between two sweeps of the rows of full buckets. */
 const SWEEP_EVERY = 1000
