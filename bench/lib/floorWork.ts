@@ -19,12 +19,13 @@ export type FloorDriver = 'bun' | 'libsql'
 /** A database opened for the floor: statements prepared once, plain SQL run, closed at the end. */
 type FloorDatabase = { prepare(sql: string): Prepared; exec(sql: string): void; close(): void }
 
-/** Opens `file` with `driver`, WAL and full sync as the market runs. */
+/** Opens `file` with `driver`, WAL, full sync and temporary files in memory as the market runs. */
 export function openFloor(file: string, driver: FloorDriver): FloorDatabase {
   if (driver === 'bun') {
     const db = new BunDatabase(file, { strict: true })
     db.run('PRAGMA busy_timeout = 5000')
     db.run('PRAGMA synchronous = FULL')
+    db.run('PRAGMA temp_store = MEMORY')
     return {
       prepare: (sql) => db.prepare(sql) as unknown as Prepared,
       exec: (sql) => void db.run(sql),
@@ -34,6 +35,7 @@ export function openFloor(file: string, driver: FloorDriver): FloorDatabase {
   const db = new Libsql(file)
   db.exec('PRAGMA busy_timeout = 5000')
   db.exec('PRAGMA synchronous = FULL')
+  db.exec('PRAGMA temp_store = MEMORY')
   return {
     prepare(sql) {
       const statement = db.prepare(sql)

@@ -25,6 +25,24 @@ storeSuite({ describe, test }, 'libsqlStore on a file through libsql-js', async 
   libsqlStore(await openDatabase(`file:${join(folder, `store-${fileNumber++}.db`)}`, undefined, 'libsql')),
 )
 
+describe('connection settings', () => {
+  for (const driver of ['bun', 'libsql'] as const)
+    test(`behavior: temporary files in memory, durability as before (${driver})`, async () => {
+      const database = await openDatabase(
+        `file:${join(folder, `pragmas-${fileNumber++}.db`)}`,
+        undefined,
+        driver,
+      )
+      const pragma = (name: string) => database.connection.values(`PRAGMA ${name}`)[0]?.[0]
+      // 2 = MEMORY: statement journals and sort scratch space never touch the disk.
+      expect(Number(pragma('temp_store'))).toBe(2)
+      expect(String(pragma('journal_mode')).toLowerCase()).toBe('wal')
+      // 2 = FULL: each commit synced before it is answered.
+      expect(Number(pragma('synchronous'))).toBe(2)
+      database.close()
+    })
+})
+
 describe('changeVersion across connections', () => {
   test('behavior: a write through another connection (another process) shows within the window', async () => {
     const file = `file:${join(folder, `shared-${fileNumber++}.db`)}`
