@@ -4,6 +4,7 @@ import { type Connection, connectionOver, type SqlDatabase } from './connection.
 import { type Driver, type Location, openNative } from './drivers.ts'
 import { isBusy, isDatabaseFault } from './faults.ts'
 import { applyMigrations, type MigrationReport } from './migrate.ts'
+import { indexSearchTail } from './searchIndex.ts'
 
 /** An open, migrated database, and what migrating it at this opening did. */
 export type Database = {
@@ -120,9 +121,14 @@ async function openAndMigrate(
   try {
     if (where.local) await untilUnlocked(() => configureLocal(connection), where.path, wait)
     const migrations = await untilUnlocked(() => applyMigrations(connection, 0), where.path, wait)
+    // The first write of a start indexes the search tail a crash (or a stop before its pass) left (searchIndex.ts);
+    // for a local file it also tells a lock held by another process before start-up writes (secrets) need it.
+    await untilUnlocked(
+      () => connection.writeTransaction(() => indexSearchTail(connection), 0),
+      where.path,
+      wait,
+    )
     if (where.local) {
-      // Start-up writes (secrets kept in the database) come next: a lock held by another process is told here.
-      await untilUnlocked(() => connection.writeTransaction(() => undefined, 0), where.path, wait)
       // Serving never waits inside SQLite: its busy handler would hold the event loop (connection.ts `whenUnlocked`).
       connection.exec('PRAGMA busy_timeout = 0')
     }
