@@ -343,7 +343,7 @@ warm-up: an Elysia hello world in its own process (the ceiling; ${formatCount(he
 (\`RATE_LIMITS=on\` with limits raised so nothing is refused, and \`LOG_LEVEL=info\`, a JSON line per request to
 /dev/null), and its **floor**: \`bench/floor.ts\`, a bare Elysia route doing the same database work (the same rows read,
 the same rows written, ids and key digests random as the market makes them, writes group-committed per turn with
-\`synchronous = FULL\`) on bun:sqlite statements prepared
+\`synchronous = FULL\`, temporary files in memory as the market keeps them) on bun:sqlite statements prepared
 once, answering the rows as JSON. The in-process column times that database work alone in this process, on
 bun:sqlite and on libsql-js, writes 32 to a transaction. wrk and the servers share the machine's 2 cores.
 Writes: ${formatCount(registered)} registrations and ${formatCount(milestonesAcked)} milestones were acknowledged; the database then held

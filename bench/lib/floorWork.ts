@@ -5,6 +5,7 @@
  */
 import { Database as BunDatabase } from 'bun:sqlite'
 import Libsql from 'libsql'
+import { SEARCH_BATCH } from '../../packages/store-libsql/src/searchIndex.ts'
 
 /** A statement prepared once: bind values positional. */
 type Prepared = {
@@ -19,12 +20,13 @@ export type FloorDriver = 'bun' | 'libsql'
 /** A database opened for the floor: statements prepared once, plain SQL run, closed at the end. */
 type FloorDatabase = { prepare(sql: string): Prepared; exec(sql: string): void; close(): void }
 
-/** Opens `file` with `driver`, WAL and full sync as the market runs. */
+/** Opens `file` with `driver`, WAL, full sync and temporary files in memory as the market runs. */
 export function openFloor(file: string, driver: FloorDriver): FloorDatabase {
   if (driver === 'bun') {
     const db = new BunDatabase(file, { strict: true })
     db.run('PRAGMA busy_timeout = 5000')
     db.run('PRAGMA synchronous = FULL')
+    db.run('PRAGMA temp_store = MEMORY')
     return {
       prepare: (sql) => db.prepare(sql) as unknown as Prepared,
       exec: (sql) => void db.run(sql),
@@ -34,6 +36,7 @@ export function openFloor(file: string, driver: FloorDriver): FloorDatabase {
   const db = new Libsql(file)
   db.exec('PRAGMA busy_timeout = 5000')
   db.exec('PRAGMA synchronous = FULL')
+  db.exec('PRAGMA temp_store = MEMORY')
   return {
     prepare(sql) {
       const statement = db.prepare(sql)
@@ -103,6 +106,16 @@ export function floorWork(db: FloorDatabase) {
      values (?, ?, 'Echo', 'echo', '24 hours', 'paid', 0, '{}', 'buyer', 'bench', ?)`,
   )
   const skill = db.prepare('select * from skills where agent_key = ? and slug = ?')
+  // The search index written ~1,000 agents at a time past its watermark, as the store does (searchIndex.ts).
+  const indexTail = db.prepare(
+    `insert into agent_search (rowid, name, bio, skill_text)
+     select rowid, lower(name), lower(coalesce(bio, '')), lower(skill_text) from agents
+     where rowid > (select through from agent_search_indexed where id = 1) and listing <> 'deleted'`,
+  )
+  const moveWatermark = db.prepare(
+    'update agent_search_indexed set through = (select coalesce(max(rowid), 0) from agents) where id = 1',
+  )
+  let unindexed = 0
   const updateBio = db.prepare(
     'update agents set bio = ?, revision = revision + 1, updated_at = max(updated_at, ?) where name_key = ?',
   )
@@ -132,12 +145,16 @@ export function floorWork(db: FloorDatabase) {
     }),
     /** A heartbeat's write. */
     heartbeat: (name: string, at: number) => beat.run(at, at, name),
-    /** A registration: the agent, its skill and its event. */
+    /** A registration: the agent, its skill and its event; every 1,000th indexes the 1,000 for search. */
     register(name: string, at: number) {
       // Random like the market's SHA-256 digests: their unique indexes take each new one at a random page.
       insertAgent.run(name, name, randomHex(64), randomHex(64), at, at, at)
       insertSkill.run(name)
       event('agent.registered', name, at)
+      if (++unindexed < SEARCH_BATCH) return
+      unindexed = 0
+      indexTail.run()
+      moveWatermark.run()
     },
     /** A milestone: its row, the agent's counter and its event. */
     milestone(name: string, id: string, at: number) {

@@ -23,6 +23,7 @@ import { sqliteExecutor } from './executor.ts'
 import { groupCommit } from './groupCommit.ts'
 import type { Database } from './open.ts'
 import { agents, milestones, skills, tables } from './schema.ts'
+import type { SearchIndexer } from './searchIndex.ts'
 import { named, shapedRead } from './shapedReads.ts'
 import { batchWriter, preparedOnce } from './writes.ts'
 
@@ -72,7 +73,7 @@ export function skillsReader(database: Database) {
  * The agents, skills and milestones of the libSQL Store. Multi-statement writes run as one `BEGIN IMMEDIATE` batch:
  * all of it lands or none of it, and writers in other processes wait on the database lock instead of failing.
  */
-export function agentStore(database: Database): AgentStore {
+export function agentStore(database: Database, searchIndex: SearchIndexer): AgentStore {
   const { db, connection } = database
   const { writeBatch, writeNow, runAll, insert, insertEvents } = batchWriter(database)
   const x = sqliteExecutor(database)
@@ -203,8 +204,8 @@ export function agentStore(database: Database): AgentStore {
    * Registrations of many agents in one write transaction: the names already taken (or taken earlier in the batch)
    * are answered `name_taken`, the others inserted with their skills and events.
    */
-  const registrations = groupCommit(async (items: { agent: AgentRecord; events: FeedEventInput[] }[]) =>
-    connection.writeTransaction(() => {
+  const registrations = groupCommit(async (items: { agent: AgentRecord; events: FeedEventInput[] }[]) => {
+    const outcomes = await connection.writeTransaction(() => {
       const keys = [...new Set(items.map(({ agent }) => nameKey(agent.name)))]
       const existing = db
         .select({ key: agents.nameKey })
@@ -228,8 +229,11 @@ export function agentStore(database: Database): AgentStore {
         ]),
       )
       return outcomes
-    }),
-  )
+    })
+    // The new agents are the search index's tail (searchIndex.ts) until a pass indexes them.
+    searchIndex.added(outcomes.filter((outcome) => outcome === 'inserted').length)
+    return outcomes
+  })
 
   return {
     ...agentReads(x, withSkills),

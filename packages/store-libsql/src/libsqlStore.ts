@@ -4,6 +4,7 @@ import { withChangeVersion } from './changeVersion.ts'
 import { kvStore } from './kvStore.ts'
 import { mailStore } from './mailStore.ts'
 import type { Database } from './open.ts'
+import { searchIndexer } from './searchIndex.ts'
 import { taskStore } from './taskStore.ts'
 import { userStore } from './userStore.ts'
 import { webhookStore } from './webhookStore.ts'
@@ -11,13 +12,17 @@ import { webhookStore } from './webhookStore.ts'
 /**
  * The Store over libSQL with drizzle, one file per aggregate as store-postgres's. Multi-statement writes run as one
  * `BEGIN IMMEDIATE` batch: all of it lands or none of it, and writers in other processes wait on the database lock
- * instead of failing.
+ * instead of failing. `searchIndex` sets when the search index's tail is indexed (searchIndex.ts; tests make it small).
  * @example const store = libsqlStore(await openDatabase('file:./data/market.db'))
  */
-export function libsqlStore(database: Database): Store {
+export function libsqlStore(
+  database: Database,
+  options: { searchIndex?: Parameters<typeof searchIndexer>[1] } = {},
+): Store {
   const { connection } = database
+  const searchIndex = searchIndexer(connection, options.searchIndex)
   const store: Store = {
-    ...agentStore(database),
+    ...agentStore(database, searchIndex),
     ...userStore(database),
     ...taskStore(database),
     ...mailStore(database),
@@ -36,6 +41,7 @@ export function libsqlStore(database: Database): Store {
     },
 
     async close() {
+      searchIndex.stop()
       database.close()
     },
   }

@@ -4,6 +4,7 @@ import { type Connection, connectionOver, type SqlDatabase } from './connection.
 import { type Driver, type Location, openNative } from './drivers.ts'
 import { isBusy, isDatabaseFault } from './faults.ts'
 import { applyMigrations, type MigrationReport } from './migrate.ts'
+import { indexSearchTail } from './searchIndex.ts'
 
 /** An open, migrated database, and what migrating it at this opening did. */
 export type Database = {
@@ -96,12 +97,15 @@ function unreadable(error: unknown, path: string): unknown {
 /**
  * A local database's settings: WAL (reading the mode takes no lock; changing it does) and every commit synced to disk
  * (`synchronous = FULL`: an acknowledged write survives a power cut; group commits share the sync instead of
- * relaxing it). Statements wait briefly on another process's lock while starting; the caller sets the busy timeout
- * of serving (none) after.
+ * relaxing it). Temporary files in memory (`temp_store = MEMORY`): each write's statement journal and each sort's
+ * scratch space are never needed after a crash, yet by default went to a file (about 47 pwrite64 calls per
+ * registration, 43% of its database CPU; bench/CHANGES.md). Statements wait briefly on another process's lock while
+ * starting; the caller sets the busy timeout of serving (none) after.
  */
 function configureLocal(connection: Connection): void {
   connection.exec(`PRAGMA busy_timeout = ${START_BUSY_TIMEOUT_MS}`)
   connection.exec('PRAGMA synchronous = FULL')
+  connection.exec('PRAGMA temp_store = MEMORY')
   const [mode] = connection.values('PRAGMA journal_mode')
   if (String(mode?.[0]).toLowerCase() !== 'wal') connection.exec('PRAGMA journal_mode = WAL')
 }
@@ -117,9 +121,14 @@ async function openAndMigrate(
   try {
     if (where.local) await untilUnlocked(() => configureLocal(connection), where.path, wait)
     const migrations = await untilUnlocked(() => applyMigrations(connection, 0), where.path, wait)
+    // The first write of a start indexes the search tail a crash (or a stop before its pass) left (searchIndex.ts);
+    // for a local file it also tells a lock held by another process before start-up writes (secrets) need it.
+    await untilUnlocked(
+      () => connection.writeTransaction(() => indexSearchTail(connection), 0),
+      where.path,
+      wait,
+    )
     if (where.local) {
-      // Start-up writes (secrets kept in the database) come next: a lock held by another process is told here.
-      await untilUnlocked(() => connection.writeTransaction(() => undefined, 0), where.path, wait)
       // Serving never waits inside SQLite: its busy handler would hold the event loop (connection.ts `whenUnlocked`).
       connection.exec('PRAGMA busy_timeout = 0')
     }
