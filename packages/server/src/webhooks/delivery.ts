@@ -5,7 +5,7 @@ import { passFaults } from '../passFaults.ts'
 
 /** The running webhook sender. */
 export type WebhookDelivery = {
-  /** Runs a pass at once and polls at the busy pace again: this process just wrote events. */
+  /** Polls at the busy pace again (the next pass within `intervalMs`): this process just wrote events. */
   wake(): void
   /** Stops the timer and waits for the passes in progress; what is queued stays for the next start. */
   stop(): Promise<void>
@@ -26,7 +26,7 @@ export const WEBHOOK_IN_FLIGHT = { max: 100, reserve: 10, perPass: WEBHOOK_FAIR_
 
 /**
  * Fans new task events out to their endpoints and sends what is due, every `intervalMs` while there is work, backing
- * off to `idleMaxMs` at rest (idlePacer) and woken at once by `wake()`. Fan-out runs one pass at a
+ * off to `idleMaxMs` at rest (idlePacer) and back to `intervalMs` on `wake()`. Fan-out runs one pass at a
  * time; delivery passes do not wait for each other (up to WEBHOOK_IN_FLIGHT.max deliveries at once) and claim by the
  * fair share (FairQueue.ts), so one tenant holds at most WEBHOOK_FAIR_SHARE.perTenant attempts in flight and is
  * claimed round-robin with every other; each slot is freed as its attempt ends, so a hanging receiver holds only its
