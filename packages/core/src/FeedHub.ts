@@ -21,12 +21,14 @@ export const FEED_FALLBACK_POLL_MS = 2_000
 
 /**
  * A hub over the store's event table: nudged in-process after each write and, where the store announces them, on
- * other processes' events; polling while it has subscribers.
+ * other processes' events; polling while it has subscribers. `onNudge` tells the host of each in-process write (its
+ * webhook sender wakes on it instead of polling fast at rest).
  * @example const unsubscribe = await hub.subscribe((events) => send(events))
  */
 export function createFeedHub(
   store: FeedStore & Pick<StoreLifecycle, 'watchEvents'>,
   pollMs = FEED_POLL_MS,
+  onNudge?: () => void,
 ): FeedHub {
   const listeners = new Set<FeedListener>()
   let newestId = '0'
@@ -79,7 +81,10 @@ export function createFeedHub(
         }
       }
     },
-    nudge: read,
+    nudge() {
+      onNudge?.()
+      read()
+    },
     get size() {
       return listeners.size
     },

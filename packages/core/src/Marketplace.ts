@@ -36,6 +36,8 @@ export type MarketplacePorts = {
   cardSigner?: CardSigner
   /** How often live feed followers poll the store for events other processes wrote (ms). */
   feedPollMs?: number
+  /** Called after this process writes feed events (the host's background senders wake on it). */
+  onEventsWritten?: () => void
   /** The key pairing codes are kept under (HMAC); without it, one made once and kept in the store. */
   pairingSecret?: string
 }
@@ -56,7 +58,7 @@ export const Marketplace = {
       config: ports.config,
       clock: ports.clock ?? systemClock(),
       random,
-      feed: createFeedHub(ports.store, ports.feedPollMs),
+      feed: createFeedHub(ports.store, ports.feedPollMs, ports.onEventsWritten),
       chain: ports.chain ?? null,
       mpp: ports.mpp ? createMppCharger(ports.mpp, ports.store) : null,
       x402: ports.x402 ?? null,

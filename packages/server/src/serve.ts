@@ -169,6 +169,8 @@ export async function startServer(settings: Settings) {
   const mpp = await mppSettings(settings, store)
   const x402 = x402Settings(settings)
   const signer = cardSigner(store, settings.baseUrl, settings.a2aCardSigningKey)
+  let wakeWebhooks = () => {}
+  let wakeRechecks = () => {}
   const market = Marketplace.create({
     store,
     config,
@@ -177,6 +179,11 @@ export async function startServer(settings: Settings) {
     x402,
     cardSigner: signer,
     pairingSecret: settings.pairingSecret,
+    // The background passes start below; until then there is nothing to wake.
+    onEventsWritten: () => {
+      wakeWebhooks()
+      wakeRechecks()
+    },
   })
   const orderMailbox = settings.smtpInboundPort === null ? null : settings.orderMailbox
   const rateLimits = rateLimitSettings(settings, database.rateBuckets)
@@ -201,6 +208,8 @@ export async function startServer(settings: Settings) {
     fetchWebhookTransport({ allowPrivate: settings.webhookAllowPrivate }),
     { intervalMs: WEBHOOK_INTERVAL_MS, logger },
   )
+  wakeWebhooks = webhooks.wake
+  wakeRechecks = rechecks.wake
   // Mail first: once HTTP answers, every channel is ready (a health check is how hosts and tests wait for us).
   const mail = await startMail(settings, market, rateLimits?.limiter ?? null, logger)
   try {

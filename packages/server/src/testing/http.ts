@@ -66,6 +66,8 @@ export type TestAppOptions = {
   logger?: Logger
   /** Webhook endpoints may be private addresses (WEBHOOK_ALLOW_PRIVATE). */
   webhookAllowPrivate?: boolean
+  /** Told after each in-process write of feed events (what serve.ts wakes its webhook sender with). */
+  onEventsWritten?: () => void
 }
 
 /** An in-process app over a fresh libSQL :memory: database (or the test's store), with a clock the test moves. */
@@ -85,6 +87,7 @@ export async function testApp(start = '2026-06-01T12:00:00.000Z', options: TestA
     chain: options.chain,
     mpp: options.mpp,
     x402: options.x402,
+    onEventsWritten: options.onEventsWritten,
   })
   const app = createApp({
     market,

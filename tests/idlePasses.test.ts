@@ -1,0 +1,201 @@
+import { afterEach, describe, expect, jest, test } from 'bun:test'
+import type { WebhookTransport } from '@agentmarket/core'
+import { RECHECK_IDLE_MAX_MS, startPaymentRechecks } from '../packages/server/src/rechecks.ts'
+import { testApp } from '../packages/server/src/testing/http.ts'
+import {
+  startWebhookDelivery,
+  WEBHOOK_IDLE_MAX_MS,
+  type WebhookDelivery,
+} from '../packages/server/src/webhooks/delivery.ts'
+
+// Issue 41: a market at rest polled its store four times a second for webhooks (a fan-out and a delivery claim each
+// time) and every second for payment re-checks (a write transaction), most of its CPU at rest. Now an idle pass backs
+// off (idlePacer) and an in-process event wakes it. Time here is Bun's fake timers moved in small steps, with the app's manual clock moved alongside; the
+// assertions count passes and sends, never elapsed time.
+
+const BUSY_MS = 250
+const STEP_MS = 50
+
+type App = Awaited<ReturnType<typeof testApp>>
+let delivery: WebhookDelivery | undefined
+let rechecks: { stop(): Promise<void> } | undefined
+let simulatedMs = 0
+afterEach(async () => {
+  jest.useRealTimers()
+  await delivery?.stop()
+  await rechecks?.stop()
+  delivery = undefined
+  rechecks = undefined
+})
+
+/** Lets the passes started by the timers finish their store calls and signing (event-loop turns, not timers). */
+async function settle() {
+  for (let turn = 0; turn < 30; turn++) await new Promise<void>((resolve) => setImmediate(resolve))
+}
+
+/** Moves the fake timers and the app's clock `ms` on, in steps, settling the passes after each step. */
+async function simulate(app: App, ms: number) {
+  for (let elapsed = 0; elapsed < ms; elapsed += STEP_MS) {
+    app.clock.advance(STEP_MS)
+    simulatedMs += STEP_MS
+    jest.advanceTimersByTime(STEP_MS)
+    await settle()
+  }
+}
+
+/** The app's market with its webhook passes counted, and a transport that records each send. */
+function counted(app: App, answer: () => number) {
+  const calls = { fanOut: 0, deliver: 0 }
+  const sent: string[] = []
+  const market = {
+    ...app.market,
+    fanOutWebhooks: () => {
+      calls.fanOut += 1
+      return app.market.fanOutWebhooks()
+    },
+    deliverWebhooks: (...args: Parameters<App['market']['deliverWebhooks']>) => {
+      calls.deliver += 1
+      return app.market.deliverWebhooks(...args)
+    },
+  }
+  const transport: WebhookTransport = {
+    post: async (_url, _headers, body) => {
+      sent.push(body)
+      return { status: answer() }
+    },
+  }
+  return { calls, sent, market, transport }
+}
+
+/** A seller with a free skill and an endpoint for task.completed; `order()` completes one free order. */
+async function sellerWithEndpoint(app: App) {
+  const seller = await app.register('seller', { skills: [{ name: 'Ping', type: 'free' }] })
+  const hook = await app.call('POST', '/api/agents/seller/webhooks', {
+    key: seller.key,
+    body: { url: 'http://127.0.0.1:9/hook', events: ['task.completed'] },
+  })
+  expect(hook.status).toBe(201)
+  return async () => {
+    const order = await app.call('POST', '/api/agents/seller/tasks', { body: { skill: 'ping' } })
+    expect(order.status).toBe(201)
+    const done = await app.call('POST', `/api/agents/seller/tasks/${order.json.task_id}/complete`, {
+      key: seller.key,
+      body: { result_url: 'https://results.example/r' },
+    })
+    expect(done.status).toBe(200)
+  }
+}
+
+describe('webhook sender at rest', () => {
+  test('with nothing queued it polls the store at most once per WEBHOOK_IDLE_MAX_MS, not every 250 ms', async () => {
+    const app = await testApp(new Date().toISOString(), { webhookAllowPrivate: true })
+    await sellerWithEndpoint(app)
+    const { calls, market, transport } = counted(app, () => 204)
+    jest.useFakeTimers()
+    delivery = startWebhookDelivery(market, transport, { intervalMs: BUSY_MS })
+    await simulate(app, 60_000)
+    // Before: 240 fan-outs and 240 delivery claims in 60 s. Now the back-off (250, 500, 1000 ms, then the cap).
+    expect(calls.fanOut).toBeLessThanOrEqual(60_000 / WEBHOOK_IDLE_MAX_MS + 4)
+    expect(calls.deliver).toBeLessThanOrEqual(60_000 / WEBHOOK_IDLE_MAX_MS + 4)
+    expect(calls.fanOut).toBeGreaterThan(0)
+  })
+
+  test('an event this process writes is sent at the busy pace, after a long rest', async () => {
+    const app = await testApp(new Date().toISOString(), {
+      webhookAllowPrivate: true,
+      onEventsWritten: () => delivery?.wake(),
+    })
+    const order = await sellerWithEndpoint(app)
+    const { sent, market, transport } = counted(app, () => 204)
+    jest.useFakeTimers()
+    delivery = startWebhookDelivery(market, transport, { intervalMs: BUSY_MS })
+    await simulate(app, 60_000)
+    await order()
+    // Woken by the write: the fan-out runs within one busy interval and sends what it queued at once.
+    await simulate(app, BUSY_MS)
+    expect(sent.length).toBe(1)
+    expect(JSON.parse(sent[0] ?? '{}').type).toBe('task.completed')
+  })
+
+  test('the wake comes from the write itself: with an hour-long idle cap the event is still sent at once', async () => {
+    const app = await testApp(new Date().toISOString(), {
+      webhookAllowPrivate: true,
+      onEventsWritten: () => delivery?.wake(),
+    })
+    const order = await sellerWithEndpoint(app)
+    const { sent, market, transport } = counted(app, () => 204)
+    jest.useFakeTimers()
+    delivery = startWebhookDelivery(market, transport, { intervalMs: BUSY_MS, idleMaxMs: 3_600_000 })
+    await simulate(app, 120_000)
+    await order()
+    await simulate(app, BUSY_MS)
+    expect(sent.length).toBe(1)
+  })
+
+  test('a retry that falls due while idle is sent within WEBHOOK_IDLE_MAX_MS of its time', async () => {
+    const app = await testApp(new Date().toISOString(), {
+      webhookAllowPrivate: true,
+      onEventsWritten: () => delivery?.wake(),
+    })
+    const order = await sellerWithEndpoint(app)
+    const statuses = [500, 204]
+    const { sent, market, transport } = counted(app, () => statuses.shift() ?? 204)
+    jest.useFakeTimers()
+    delivery = startWebhookDelivery(market, transport, { intervalMs: BUSY_MS })
+    await order()
+    await simulate(app, BUSY_MS)
+    expect(sent.length).toBe(1)
+    // The first retry is due 5 s later (WEBHOOK_RETRY_DELAYS_MS); the sender has backed off meanwhile.
+    await simulate(app, 5_000 + WEBHOOK_IDLE_MAX_MS)
+    expect(sent.length).toBe(2)
+  })
+})
+
+describe('payment re-checks at rest', () => {
+  /** The app's market with the re-check pass and the expiry sweep counted (the simulated time of each sweep kept). */
+  function countedRechecks(app: App, dueWhile: (ms: number) => boolean) {
+    const calls = { recheck: 0, sweeps: [] as number[] }
+    const market = {
+      ...app.market,
+      recheckPendingPayments: async (...args: Parameters<App['market']['recheckPendingPayments']>) => {
+        calls.recheck += 1
+        const report = await app.market.recheckPendingPayments(...args)
+        // A due check, as the store would return it while a payment waits on the chain.
+        return dueWhile(simulatedMs) ? { ...report, checked: 1, stillPending: 1 } : report
+      },
+      expireUnpaidTasks: (...args: Parameters<App['market']['expireUnpaidTasks']>) => {
+        calls.sweeps.push(simulatedMs)
+        return app.market.expireUnpaidTasks(...args)
+      },
+    }
+    return { calls, market }
+  }
+
+  test('with nothing due it claims at most once per RECHECK_IDLE_MAX_MS, and still sweeps expiry within 10 s', async () => {
+    const app = await testApp(new Date().toISOString())
+    const { calls, market } = countedRechecks(app, () => false)
+    jest.useFakeTimers()
+    simulatedMs = 0
+    rechecks = startPaymentRechecks(market, { intervalMs: 1_000 })
+    await simulate(app, 60_000)
+    // Before: 60 claims (a write transaction each) in 60 s.
+    expect(calls.recheck).toBeLessThanOrEqual(60_000 / RECHECK_IDLE_MAX_MS + 4)
+    const gaps = calls.sweeps.map((at, index) => at - (calls.sweeps[index - 1] ?? 0))
+    expect(calls.sweeps.length).toBeGreaterThanOrEqual(6)
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(10_000)
+  })
+
+  test('while checks are due it runs every second again', async () => {
+    const app = await testApp(new Date().toISOString())
+    // At rest for 30 s, then a payment waits on the chain for 10 s.
+    const { calls, market } = countedRechecks(app, (ms) => ms >= 30_000 && ms < 40_000)
+    jest.useFakeTimers()
+    simulatedMs = 0
+    rechecks = startPaymentRechecks(market, { intervalMs: 1_000 })
+    await simulate(app, 30_000)
+    const atRest = calls.recheck
+    await simulate(app, 10_000)
+    // The first pass to see the due check is at most RECHECK_IDLE_MAX_MS late; from then on, one a second.
+    expect(calls.recheck - atRest).toBeGreaterThanOrEqual(10 - RECHECK_IDLE_MAX_MS / 1_000)
+  })
+})
