@@ -300,7 +300,7 @@ describe('the packed packages, installed into an empty project outside the repos
       // Once (npm's install): the commands that need the contracts' artifacts and anvil, as a user with
       // `npm i -g @foundry-rs/anvil` (this repository's anvil on the PATH) runs them.
       test.if(manager === 'npm')(
-        'behavior: the installed agentmarket bench verify and agentmarket dev run outside the repository (the artifacts ship with the server)',
+        'behavior: the installed agentmarket bench verify and agentmarket dev run outside the repository (the artifacts ship with the server), and the paid-order example pays on every rail with the installed client',
         async () => {
           const env = { PATH: `${join(root, 'node_modules/.bin')}:${process.env.PATH ?? '/usr/bin:/bin'}` }
           const command = join(dir, 'node_modules/.bin/agentmarket')
@@ -316,10 +316,34 @@ describe('the packed packages, installed into an empty project outside the repos
             stdout: 'pipe',
             stderr: 'inherit',
           })
-          const printed = await readUntil(dev.stdout, (text) => text.includes('order.ts x402'), 120_000)
-          dev.kill('SIGINT')
-          expect(await dev.exited).toBe(0)
-          expect(printed).toContain('sandbox-seller sells "summarize" for 1 USDC')
+          try {
+            const printed = await readUntil(dev.stdout, (text) => text.includes('order.ts mpp'), 120_000)
+            expect(printed).toContain('sandbox-seller sells "summarize" for 1 USDC')
+            // README's paid-order example, copied into the project, pays on each rail with the installed client.
+            copyFileSync(join(root, 'examples/paid-order/order.ts'), join(dir, 'order.ts'))
+            const paid: Record<string, string> = {}
+            for (const rail of ['card', 'escrow', 'job', 'x402', 'mpp']) {
+              const line = printed.split('\n').find((text) => text.trim().endsWith(`order.ts ${rail}`)) ?? ''
+              const command = line.trim().replace('bun examples/paid-order/order.ts', 'bun order.ts')
+              const out = await sh(['bash', '-c', command], dir, env)
+              paid[rail] =
+                /completed: http:\/\/127\.0\.0\.1:\d+\/api\/agents\/sandbox-seller\/tasks\/task_[0-9a-f]+/.test(
+                  out,
+                )
+                  ? 'completed'
+                  : out
+            }
+            expect(paid).toEqual({
+              card: 'completed',
+              escrow: 'completed',
+              job: 'completed',
+              x402: 'completed',
+              mpp: 'completed',
+            })
+          } finally {
+            dev.kill('SIGINT')
+            expect(await dev.exited).toBe(0)
+          }
         },
         HANG_BOUND_MS,
       )
