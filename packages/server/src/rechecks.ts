@@ -6,10 +6,12 @@ import { passFaults } from './passFaults.ts'
 const EXPIRY_INTERVAL_MS = 10_000
 /**
  * The longest wait between passes at rest (nothing re-checked, no job event): each idle pass doubles the wait from
- * `intervalMs` up to this, and any work or `wake()` brings it back. Half the expiry interval, so the sweep still runs
- * at most 10 s apart; a re-check (5 s doubling to 5 min after the last) runs at most this late.
+ * `intervalMs` up to this, and any work or `wake()` brings it back. One second, the busy pace, so no back-off: a
+ * pending payment's re-check is due 5 s after its order and must run then, and the pass cannot yet tell from the
+ * store when the next check falls due (no such read), so backing off made re-checks up to 5 s late
+ * (tests/security/unpaidTasks.test.ts, "a budget per client", failed in CI with 5 s).
  */
-export const RECHECK_IDLE_MAX_MS = 5_000
+export const RECHECK_IDLE_MAX_MS = 1_000
 
 /**
  * Runs the core's background re-check of payments sent at creation on a timer (every `intervalMs` while there is
