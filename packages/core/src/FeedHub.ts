@@ -1,4 +1,5 @@
 import { type FeedEventView, toFeedEventView } from './Feed.ts'
+import { outsideRequest } from './ports/chainBudget.ts'
 import type { FeedStore, StoreLifecycle } from './ports/Store.ts'
 
 /** Receives new feed events, oldest first. */
@@ -67,8 +68,11 @@ export function createFeedHub(
     async subscribe(listener) {
       if (listeners.size === 0) {
         newestId = (await store.listEvents({ limit: 1 }))[0]?.id ?? '0'
-        unwatch = store.watchEvents?.(read)
-        timer = setInterval(read, unwatch ? Math.max(pollMs, FEED_FALLBACK_POLL_MS) : pollMs)
+        // The hub's reads serve every subscriber, not the request that happened to subscribe first.
+        outsideRequest(() => {
+          unwatch = store.watchEvents?.(read)
+          timer = setInterval(read, unwatch ? Math.max(pollMs, FEED_FALLBACK_POLL_MS) : pollMs)
+        })
       }
       listeners.add(listener)
       return () => {
@@ -82,8 +86,11 @@ export function createFeedHub(
       }
     },
     nudge() {
-      onNudge?.()
-      read()
+      // Called by the request that wrote: what it sets going (the read, the host's woken passes) outlives it.
+      outsideRequest(() => {
+        onNudge?.()
+        read()
+      })
     },
     get size() {
       return listeners.size

@@ -92,3 +92,12 @@ export function chainBudgetExpiry(): Promise<void> | null {
 export function currentRequest(): object | null {
   return budgets.getStore() ?? null
 }
+
+/**
+ * Runs `work` outside any request's scope: background work a request sets going (a pass it wakes, endings it leaves
+ * to write later) must not be counted, ordered or bounded as that request, which has long been answered by then.
+ * @example timer = setTimeout(() => outsideRequest(fire), ms)
+ */
+export function outsideRequest<T>(work: () => T): T {
+  return budgets.exit(work)
+}

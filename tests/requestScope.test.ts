@@ -1,0 +1,99 @@
+import { afterEach, describe, expect, test } from 'bun:test'
+import { currentRequest, type Store } from '@agentmarket/core'
+import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
+import { startPaymentRechecks } from '../packages/server/src/rechecks.ts'
+import { testApp } from '../packages/server/src/testing/http.ts'
+import { startWebhookDelivery } from '../packages/server/src/webhooks/delivery.ts'
+
+// Issue 39: a request's scope (its chain budget, and the PostgreSQL store's count of what it waited and its place in
+// line) must end with the request. Background work a request sets going (a pass it wakes through its feed events,
+// the live feed's poll started by the first subscriber) inherited it: a woken webhook pass ran its store calls as a
+// request long answered, ahead of live requests in the line and with windows of a request that had spent its wait
+// (seen in a trace of the PostgreSQL restart). Every store method is watched, so a new pass or a new method is
+// covered without being listed here.
+
+type Watched = { name: string; scoped: boolean; after: boolean }
+
+let stops: (() => Promise<void> | void)[] = []
+afterEach(async () => {
+  for (const stop of stops) await stop()
+  stops = []
+})
+
+/** `store` with every method call recorded: its name, whether it ran in a request's scope, and in which phase. */
+function watchedStore(store: Store) {
+  const calls: Watched[] = []
+  const phase = { after: false }
+  const watched = new Proxy(store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver)
+      if (typeof value !== 'function' || typeof key !== 'string') return value
+      return (...args: unknown[]) => {
+        calls.push({ name: key, scoped: currentRequest() !== null, after: phase.after })
+        return value.apply(target, args)
+      }
+    },
+  })
+  return { watched, calls, phase }
+}
+
+/** Resolves once `done()` holds, checking between event-loop turns and short sleeps (a condition, not a time). */
+async function until(done: () => boolean) {
+  while (!done()) await Bun.sleep(5)
+}
+
+describe('background work set going by a request runs outside its scope', () => {
+  test('attack: after every request was answered, no store call of a woken pass or of the live feed runs as one of them', async () => {
+    const { watched, calls, phase } = watchedStore(libsqlStore(await openDatabase(':memory:')))
+    let wake = () => {}
+    const app = await testApp(new Date().toISOString(), {
+      store: watched,
+      webhookAllowPrivate: true,
+      onEventsWritten: () => wake(),
+    })
+    const transport = { post: async () => ({ status: 204 }) }
+    // Passes that back off a long way at rest, so that a request's wake sets their next timer.
+    const delivery = startWebhookDelivery(app.market, transport, { intervalMs: 20, idleMaxMs: 60_000 })
+    const rechecks = startPaymentRechecks(app.market, { intervalMs: 20, idleMaxMs: 60_000, leaseMs: 60_000 })
+    stops.push(
+      () => delivery.stop(),
+      () => rechecks.stop(),
+    )
+    // At rest first: five empty passes each, so the next is at least 320 ms away.
+    const passes = (name: string) => calls.filter((call) => call.name === name).length
+    await until(() => passes('claimDueDeliveries') >= 5 && passes('claimDueRechecks') >= 5)
+    wake = () => {
+      delivery.wake()
+      rechecks.wake()
+    }
+    // The live feed's first subscriber is a request: the feed's poll it starts serves every subscriber after it.
+    const live = new AbortController()
+    const stream = await app.app.handle(
+      new Request('http://localhost/api/feed/live', { signal: live.signal }),
+    )
+    expect(stream.status).toBe(200)
+    stops.push(() => live.abort())
+    const seller = await app.register('seller', { skills: [{ name: 'Ping', type: 'free' }] })
+    const hook = await app.call('POST', '/api/agents/seller/webhooks', {
+      key: seller.key,
+      body: { url: 'http://127.0.0.1:9/hook', events: ['task.completed'] },
+    })
+    expect(hook.status).toBe(201)
+    for (let n = 0; n < 3; n++) {
+      const order = await app.call('POST', '/api/agents/seller/tasks', { body: { skill: 'ping' } })
+      expect(order.status).toBe(201)
+      const done = await app.call('POST', `/api/agents/seller/tasks/${order.json.task_id}/complete`, {
+        key: seller.key,
+        body: { result_url: 'https://results.example/r' },
+      })
+      expect(done.status).toBe(200)
+    }
+    expect(calls.some((call) => call.scoped)).toBe(true)
+    phase.after = true
+    // Every request is answered; the passes woken by their writes and the feed's poll go on.
+    const later = () => calls.filter((call) => call.after)
+    await until(() => new Set(later().map((call) => call.name)).size >= 3 && later().length >= 20)
+    const scoped = later().filter((call) => call.scoped)
+    expect(scoped.map((call) => call.name)).toEqual([])
+  })
+})
