@@ -238,6 +238,36 @@ describe('Idempotency-Key when the database fails under a write', () => {
     expect(retry.json.code).toBe('idempotency_replay_expired')
   })
 
+  test("attack: after an outage the first request under a new key does not carry the backlog of other keys' endings: it answers while they are still being written", async () => {
+    let down = true
+    let stuck = new Set<string>()
+    const { record, entries } = await market(undefined, (real) => async (name, change) => {
+      if (down && name.startsWith('idem:')) throw new StoreUnavailableError('unchanged')
+      // Writing the endings kept during the outage hangs (a database slow to catch up).
+      if (stuck.has(name)) return new Promise<never>(() => {})
+      return real(name, change)
+    })
+    for (const idem of ['a', 'b', 'c']) expect((await record(`outage-${idem}`)).status).toBe(503)
+    down = false
+    stuck = new Set(entries)
+    // Before: this request wrote every kept ending first, in line, and hung on the first.
+    const fresh = await record('after-outage')
+    expect(fresh.status).toBe(201)
+  })
+
+  test('a past hour swept once is not read again: writes under new keys read each past bucket of their shard once per process', async () => {
+    const { record, store } = await market()
+    const read = store.kvGet.bind(store)
+    let bucketReads = 0
+    store.kvGet = (name) => {
+      if (name.startsWith('idem-due:')) bucketReads++
+      return read(name)
+    }
+    for (let n = 0; n < 200; n++) expect((await record(`k-${n}`)).status).toBe(201)
+    // 16 shards × 3 past hours at most; before, three reads per write (600).
+    expect(bucketReads).toBeLessThanOrEqual(16 * 3)
+  })
+
   test('a key nobody retries is removed from the store after its 24 hours', async () => {
     const { clock, record, store, entries } = await market()
     expect((await record('old')).status).toBe(201)
