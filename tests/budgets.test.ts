@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { signedBudget } from '../packages/server/src/testing/budgets.ts'
 import { signedRequestHeaders } from '../packages/server/src/testing/http.ts'
+import { carefulFetch } from './support/carefulFetch.ts'
 import { startMigratedPostgres } from './support/postgres.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
 import { sharedPostgres } from './support/sharedDatabase.ts'
@@ -22,15 +23,18 @@ afterAll(async () => {
   rmSync(folder, { recursive: true, force: true })
 })
 
-/** A JSON request to a server; status and body. */
+/**
+ * A JSON request to a server; status and body. Sent as a careful client does (carefulFetch): a node sheds what it
+ * cannot serve within a request's bound as 503, more of it on a loaded machine, and the race's verdict is about the
+ * budget, not about the machine's speed.
+ */
 async function send(server: MarketServer, method: string, path: string, body?: unknown, headers = {}) {
-  const text = body === undefined ? undefined : JSON.stringify(body)
-  const response = await fetch(`${server.base}${path}`, {
+  const answer = await carefulFetch<Record<string, unknown>>(`${server.base}${path}`, {
     method,
     headers: { 'content-type': 'application/json', ...headers },
-    body: text,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   })
-  return { status: response.status, json: (await response.json()) as Record<string, unknown> }
+  return { status: answer.status, json: answer.json }
 }
 
 /** Registers a buyer (paired to `owner`, budget 150/day) and a seller of a 50-USDC skill; the buyer's key. */

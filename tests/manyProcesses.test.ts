@@ -7,6 +7,7 @@ import { getAddress, type Hex } from 'viem'
 import { generatePrivateKey, type HDAccount, privateKeyToAccount } from 'viem/accounts'
 import { signedRequestHeaders } from '../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain, USDC_ADDRESS } from './support/anvil.ts'
+import { carefulFetch } from './support/carefulFetch.ts'
 import { startMigratedPostgres } from './support/postgres.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
 import { type SharedDatabase, sharedLibsqlFile, sharedPostgres } from './support/sharedDatabase.ts'
@@ -109,11 +110,6 @@ function raceSuite({
   }
 
   /** One request; `from` is the client address the trusted proxy reports in X-Forwarded-For. */
-  /** The 503s of a database fault, which a client sends again under the same Idempotency-Key. */
-  const DATABASE_FAULTS = new Set(['database_unavailable', 'outcome_unknown'])
-  /** How many times a call is sent at most while the database answers a fault. */
-  const FAULT_RETRIES = 20
-
   async function call<T = Problem>(
     server: MarketServer,
     method: string,
@@ -123,22 +119,12 @@ function raceSuite({
     const headers: Record<string, string> = { 'x-forwarded-for': from }
     if (body !== undefined) headers['content-type'] = 'application/json'
     if (key) headers.authorization = `Bearer ${key}`
-    // As a client should: a write carries an Idempotency-Key, and a database fault's 503 (a loaded machine sheds some)
-    // is sent again under it after Retry-After, so it never runs twice. Counted, not timed.
-    if (method !== 'GET') headers['idempotency-key'] = crypto.randomUUID()
-    for (let attempt = 1; ; attempt++) {
-      const response = await fetch(`${server.base}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      })
-      const text = await response.text()
-      const json = text ? JSON.parse(text) : null
-      const fault = response.status === 503 && DATABASE_FAULTS.has((json as Problem | null)?.code ?? '')
-      if (!fault || attempt >= FAULT_RETRIES)
-        return { status: response.status, headers: response.headers, json }
-      await Bun.sleep(Math.min(Number(response.headers.get('retry-after') ?? 1), 2) * 1000)
-    }
+    // As a client should: a database fault's 503 (a loaded machine sheds some) is sent again under its key.
+    return carefulFetch<T>(`${server.base}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    })
   }
 
   /** Each answer as "status code", for assertions that show every outcome when they fail. */

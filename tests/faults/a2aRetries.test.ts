@@ -151,7 +151,7 @@ describe('A2A SendMessage: a retry with the same messageId never orders twice', 
       body: { message: message('d-2') },
     })
     expect(rest.status).toBe(503)
-    expect(rest.headers.get('retry-after')).toBe('2')
+    expect(['1', '2', '3']).toContain(rest.headers.get('retry-after') ?? '')
     expect(rest.json.error.status).toBe('UNAVAILABLE')
     app.store.insertTask = insert
     expect(await app.orders()).toBe(0)

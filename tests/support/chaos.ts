@@ -106,7 +106,7 @@ export function steadyLoad(options: {
       if (response.status < 300) return true
       if (response.status === 409 && text.includes('idempotency_outcome_unknown')) return 'unknown'
       if (response.status >= 500 && !FAULT_REFUSALS.has(response.status)) unexpected5xx++
-      return Math.min(Number(response.headers.get('retry-after') ?? 1), 2) * 1000
+      return Math.min(Number(response.headers.get('retry-after') ?? 1), 3) * 1000
     } catch (error) {
       count((error as Error).name === 'TimeoutError' ? 'timeout' : 'network')
       return 250

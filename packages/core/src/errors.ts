@@ -326,8 +326,16 @@ export class StoreUnavailableError extends MarketError {
       undefined,
       options,
     )
-    this.retryAfterSeconds = options?.retryAfterSeconds ?? 2
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? spreadRetryAfter()
   }
+}
+
+/**
+ * 1, 2 or 3 seconds at random: the clients one outage refused together would otherwise all come back in the same
+ * second and meet the database as it recovers (seen: the restart's backlog, and answers seconds late, right after it).
+ */
+export function spreadRetryAfter(): number {
+  return 1 + Math.floor(Math.random() * 3)
 }
 
 /** 507: the database's disk is full; nothing changed, retry once the operator frees space. */

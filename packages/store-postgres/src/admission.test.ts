@@ -72,7 +72,7 @@ describe('admission: at most one call per connection is sent; the others wait in
     expect(admission.out).toBe(1)
   })
 
-  test('attack: a busy pool is not refused by the clock: a call waiting while other calls complete waits on past its deadline, and gets its turn', async () => {
+  test('attack: a busy pool is not refused by the clock for a background pass: its call waiting while other calls complete waits on past its deadline, and gets its turn', async () => {
     const { clock, advance } = manualClock()
     const admission = admissionOf({}, 1)
     const progress = { completed: 0 }
@@ -151,5 +151,58 @@ describe('admission: at most one call per connection is sent; the others wait in
     expect(outcome).toBeInstanceOf(StoreUnavailableError)
     expect((outcome as StoreUnavailableError).outcome).toBe('unchanged')
     expect(mine.sent.times).toBe(0)
+  })
+  test('attack: a request that has waited its bound is not made the probe of a database found down: its next call answers database_unavailable at once, unsent; a call of another request probes', async () => {
+    const { clock, advance } = manualClock()
+    const progress = { completed: 0 }
+    const limits = { ms: 1_500, wrote: true, timer: clock, progress, admission: admissionOf({}, 4) }
+    const frozen = heldCall()
+    const late = heldCall()
+    const outcome = await inChainBudget(undefined, async () => {
+      // The database freezes under the request's first call: a whole deadline with nothing completed.
+      const first = boundedCall(frozen.call, limits).catch((error: unknown) => error)
+      await advance(1_500)
+      expect(await first).toBeInstanceOf(StoreUnavailableError)
+      // Its next call (writing how the key ended, say) would probe and wait a window more.
+      const next = watch(boundedCall(late.call, limits))
+      await advance(0)
+      return next
+    })
+    expect(outcome.state).toBe('refused')
+    expect(late.sent.times).toBe(0)
+    // A new request still finds out whether the database is back.
+    const probe = heldCall()
+    const probing = inChainBudget(undefined, () => boundedCall(probe.call, limits))
+    await advance(0)
+    expect(probe.sent.times).toBe(1)
+    probe.end()
+    expect(await probing).toBe('answered')
+  })
+  test("attack: a pool exhausted answers a request within its bound: a request's call waiting for a turn is refused unsent once the request has waited its bound in all, even while other calls complete", async () => {
+    const { clock, advance } = manualClock()
+    const admission = admissionOf({}, 1)
+    const progress = { completed: 0 }
+    const limits = { ms: 1_500, wrote: true, timer: clock, progress, admission }
+    const holder = heldCall()
+    void boundedCall(holder.call, limits).catch(() => {})
+    const mine = heldCall()
+    const request = inChainBudget(undefined, async () => {
+      const waiting = watch(boundedCall(mine.call, limits))
+      // The database is busy, not gone: a call of another process completes every 100 ms.
+      for (let step = 0; step < 14; step++) {
+        progress.completed++
+        await advance(100)
+      }
+      expect(waiting.state).toBe('waiting')
+      progress.completed++
+      await advance(100)
+      return waiting
+    })
+    const outcome = await request
+    expect(outcome.state).toBe('refused')
+    expect((outcome.error as StoreUnavailableError).outcome).toBe('unchanged')
+    expect(mine.sent.times).toBe(0)
+    expect(admission.waiting).toHaveLength(0)
+    holder.end()
   })
 })

@@ -44,14 +44,15 @@ function releaser(admission: Admission): () => void {
  * A turn to send one call: the release at once while a turn is free and no one waits (no tick lost), else a promise
  * of it once the call's turn comes in line, ordered by `deadline` (on the timer's clock). The release is to be called
  * when the call ends or is given up. A call waits in line as a sent call waits for its answer (progress.ts): given up
- * when `windows.first` ms pass with no call of the database completed, waited on while calls keep completing (a busy
- * pool is not refused by the machine's speed); given up, it rejects with 503 `database_unavailable` (nothing was sent).
- * @example const turn = admit(admission, deadline, { first: 1500, ms: 1500 }, timer, progress)
+ * when `windows.first` ms pass with no call of the database completed, waited on while calls keep completing, and
+ * given up at `windows.hardMs` (a request's call) whatever completes: a pool exhausted answers the request within its
+ * bound. Given up, it rejects with 503 `database_unavailable` (nothing was sent).
+ * @example const turn = admit(admission, deadline, { first: 1500, ms: 1500, hardMs: 1500 }, timer, progress)
  */
 export function admit(
   admission: Admission,
   deadline: number,
-  windows: { first: number; ms: number },
+  windows: { first: number; ms: number; hardMs?: number },
   timer: DeadlineTimer,
   progress: Progress,
 ): (() => void) | Promise<() => void> {
@@ -59,6 +60,8 @@ export function admit(
     admission.out++
     return releaser(admission)
   }
+  if (windows.hardMs !== undefined && windows.hardMs <= 0)
+    return Promise.reject(new StoreUnavailableError('unchanged'))
   return new Promise((resolve, reject) => {
     const waiter: Waiter = {
       deadline,
@@ -71,6 +74,7 @@ export function admit(
     const at = admission.waiting.findIndex((other) => other.deadline > deadline)
     admission.waiting.splice(at === -1 ? admission.waiting.length : at, 0, waiter)
     const cancel = patience(progress, windows, timer, () => {
+      cancel()
       const at = admission.waiting.indexOf(waiter)
       if (at === -1) return // let in already: a timer that could not be cancelled
       admission.waiting.splice(at, 1)

@@ -1,4 +1,4 @@
-import { type Store, StoreUnavailableError } from '@agentmarket/core'
+import { currentRequest, type Store, StoreUnavailableError } from '@agentmarket/core'
 import { STORE_READ_METHODS } from '@agentmarket/core/rows'
 import { type Admission, admit, countWait, waitLeft } from './admission.ts'
 import {
@@ -170,15 +170,18 @@ export type CallLimits = {
  * StoreUnavailableError (classifyPostgresFault); past its deadline it fails with StoreUnavailableError, 'unknown'
  * when `wrote` (the statement may still commit), else 'unchanged'. While the database is known to be down, a call
  * is not sent (503 `database_unavailable` at once: nothing changed) unless it is the one call finding out whether it
- * is back. A call is sent only when the admission gives it a turn, and a request waits `ms` on the database in all,
- * across its calls (admission.ts): one that has waited it answers 503 unsent rather than queue, and once sent is
- * given up after a quarter of `ms` with nothing completed.
+ * is back (never a call of a request that has waited its bound). A call is sent only when the admission gives it a
+ * turn, and a request waits `ms` on the database in all, across its calls and whatever completes meanwhile
+ * (admission.ts): a call still in line then answers 503 unsent; a call sent is given up after a window (a quarter of
+ * `ms` at least) in which no call of the database completed.
  * @example await boundedCall(() => sql`select 1`, { ms: 1500, wrote: false })
  */
 export async function boundedCall<T>(call: () => Promise<T>, limits: CallLimits): Promise<T> {
   const progress = limits.progress
   if (!progress?.down) return admittedCall(call, limits)
-  if (progress.probing) throw new StoreUnavailableError('unchanged')
+  // A request that has waited its bound already is answered now rather than made the one to find out (a probe waits
+  // a window more: seen, a 503 after 2.5 s, its last two calls each probing a database still down).
+  if (progress.probing || waitLeft(limits.ms) <= 0) throw new StoreUnavailableError('unchanged')
   progress.probing = true
   try {
     return await admittedCall(call, limits)
@@ -201,9 +204,12 @@ async function admittedCall<T>(call: () => Promise<T>, limits: CallLimits): Prom
   const windowOf = (spent: number) => Math.min(limits.ms, Math.max(left - spent, limits.ms / EXTENSION_PART))
   let release = () => {}
   try {
-    const turn = limits.admission
-      ? admit(limits.admission, began + left, { first: windowOf(0), ms: limits.ms }, timer, progress)
-      : release
+    // A request's call waits for a turn until the request has waited its bound in all, whatever completes meanwhile:
+    // a pool exhausted or the backlog just after an outage is answered 503 unsent within the bound, not served seconds
+    // late. A call once sent is waited on while calls complete: giving it up would not stop its statement, and a write
+    // given up is an unknown outcome its client must untangle (tried: six times the read-backs, recovery 6.6 s).
+    const inLine = { ms: limits.ms, first: windowOf(0), ...(currentRequest() ? { hardMs: left } : {}) }
+    const turn = limits.admission ? admit(limits.admission, began + left, inLine, timer, progress) : release
     release = typeof turn === 'function' ? turn : await turn
     const first = windowOf(typeof turn === 'function' ? 0 : now() - began)
     return await sentCall(call, { ...limits, first, timer, progress })

@@ -62,13 +62,13 @@ const EXTENSIONS_WHILE_PROGRESSING = 20 * EXTENSION_PART
 /**
  * Calls `giveUp` once `first` ms pass with no call of the database completed in that time, or, after that, a quarter
  * of `ms` (at most 20 deadlines in all); answers the cancel. While calls complete, the database is busy, not gone:
- * giving up then would shed answers, not work (sent statements still run; a busy pool would refuse by the machine's
- * speed), and under load every call would miss its deadline and none would answer (seen: 0 of thousands of writes
- * acknowledged with 200 in flight on three nodes).
+ * a call sent is waited on (giving up would shed answers, not work: its statement still runs). A request's call
+ * waiting for a turn also gives up at `hardMs` whatever completes: it is answered within its request's bound, 503
+ * unsent, when the database could not take it in time (a pool exhausted, the backlog of an outage).
  */
 export function patience(
   progress: Progress,
-  { ms, first }: { ms: number; first: number },
+  { ms, first, hardMs }: { ms: number; first: number; hardMs?: number },
   timer: DeadlineTimer,
   giveUp: () => void,
 ): () => void {
@@ -88,5 +88,9 @@ export function patience(
     })
   }
   arm(first)
-  return () => cancel()
+  const cancelHard = hardMs === undefined || hardMs <= 0 ? () => {} : timer.start(hardMs, giveUp)
+  return () => {
+    cancel()
+    cancelHard()
+  }
 }
