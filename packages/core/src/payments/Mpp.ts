@@ -190,7 +190,8 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
           paid: false,
           challenge: await challenges.respond({ ...fields, bodyDigest: charge.bodyDigest }),
         }
-      // A credential is mppx's charge handler's alone to verify and settle.
+      // mppx's charge handler checks the credential (HMAC, binding, expiry) and hands it to the method's broadcast:
+      // ours for a signed transaction (MppBroadcast.ts), mppx's for any other.
       const result = await (await instance()).charge({ ...fields, meta: { bodyDigest: charge.bodyDigest } })(
         request,
       )

@@ -196,7 +196,8 @@ export function transactionBroadcast(options: {
     const { credential } = input
     // The challenge's request, in canonical form (base units): its HMAC is ours, and mppx has checked that its
     // amount, currency, recipient and chain are this route's before any broadcast is called.
-    const charge = credential.payload.type === 'transaction' ? plainCharge(credential.challenge.request) : null
+    const charge =
+      credential.payload.type === 'transaction' ? plainCharge(credential.challenge.request) : null
     if (!charge) return (await options.fallback(input as never)) as PaymentReceipt
     const { challenge } = credential
     options.library.Expires.assert(challenge.expires, challenge.id)
