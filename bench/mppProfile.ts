@@ -29,6 +29,7 @@ import {
 import { call, getTransactionReceipt } from 'viem/actions'
 import { Abis, Transaction } from 'viem/tempo'
 import { tempo as tempoChain } from 'viem/tempo/chains'
+import { createMppCharger } from '../packages/core/src/payments/Mpp.ts'
 import {
   TRANSFER_WITH_MEMO_EVENT_ABI,
   TRANSFER_WITH_MEMO_TOPIC,
@@ -59,6 +60,8 @@ const PAID = Math.max(50, Math.floor(COUNT / 4))
 const LEAST_WORK = 'least work: one sender recovery, one call decode, one log decode'
 const LEAST_WORK_RECEIPT =
   'least work, sender from the receipt: receipt read, one call decode, one log decode'
+/** mppx's handler with the market's own broadcast (each step once), as packages/core/src/payments/Mpp.ts makes it. */
+const OUR_CHARGER = "our charger alone: payment (mppx's handler, our broadcast)"
 /** Rounds of each measurement, in turn; each row is the median round. */
 const ROUNDS = 5
 const JSON_PATH = flag('--json')
@@ -199,6 +202,38 @@ const bare = (authorization?: string) =>
     method: 'POST',
     headers: authorization ? { authorization } : {},
   })
+// Our charger alone (packages/core/src/payments/Mpp.ts): mppx's handler with the market's own broadcast of signed
+// transactions, on the same store and the same kind of client, without the route's task, budgets and answer.
+const charger = createMppCharger(
+  {
+    secretKey: 'profile-secret-key-of-at-least-32-bytes!!',
+    realm: '127.0.0.1',
+    currency: TEMPO_USDC_E,
+    getClient: (() => {
+      const client = tempoHttpClient()
+      return () => client
+    })(),
+  },
+  replay,
+)
+const chargerRequest = (index: number) => ({
+  amountBaseUnits: 10_000n,
+  recipient: seller,
+  description: 'Summary by seller: 0.01 USDC.e',
+  scope: 'seller/summary',
+  bodyDigest: `charger-${index}`,
+})
+/** `count` credentials for our charger alone, each from its own 402 for request `offset + n`. */
+async function chargerCredentials(offset: number, count: number): Promise<string[]> {
+  const made: string[] = []
+  for (let index = 0; index < count; index++) {
+    const answer = await charger.charge(bare(), chargerRequest(offset + index))
+    if (answer.paid) throw new Error('our charger alone: no challenge')
+    made.push(await buyer.createCredential(answer.challenge))
+  }
+  return made
+}
+
 /** `count` credentials for mppx alone, each from its handler's own 402 for options `offset + n`. */
 async function mppxCredentials(offset: number, count: number): Promise<string[]> {
   const made: string[] = []
@@ -216,11 +251,14 @@ try {
   for (let index = 0; index < COUNT; index++) await routeChallenge()
   for (const [index, credential] of (await mppxCredentials(0, 50)).entries())
     await mppx.charge(chargeOptions(index))(bare(credential))
+  for (const [index, credential] of (await chargerCredentials(0, 50)).entries())
+    await charger.charge(bare(credential), chargerRequest(index))
 
   // Route and mppx alone in alternating rounds, so the machine's drift (shared cores) hits both alike.
   const orders = await routeCredentials('paid', PAID)
   const credentials = await mppxCredentials(1_000_000, PAID)
   const defaultCredentials = await mppxCredentials(2_000_000, PAID)
+  const ourCredentials = await chargerCredentials(3_000_000, PAID)
   const rounds: Phase[][] = []
   for (let round = 0; round < ROUNDS; round++) {
     const share = (list: unknown[]) => Math.floor(list.length / ROUNDS)
@@ -239,6 +277,13 @@ try {
         const options = chargeOptions(1_000_000 + from + index)
         const answer = await mppx.charge(options)(bare(credentials[from + index]))
         if (answer.status !== 200) throw new Error(`mppx alone: payment answered ${answer.status}`)
+      }),
+      await measure(OUR_CHARGER, share(orders), async (index) => {
+        const answer = await charger.charge(
+          bare(ourCredentials[from + index]),
+          chargerRequest(3_000_000 + from + index),
+        )
+        if (!answer.paid) throw new Error(`our charger alone: payment answered ${answer.challenge.status}`)
       }),
       await measure(
         "mppx charge handler alone: payment, mppx's default method",
@@ -270,6 +315,7 @@ try {
     'mppx charge handler alone: 402',
     'mppx charge handler alone: payment',
     "mppx charge handler alone: payment, mppx's default method",
+    OUR_CHARGER,
   ].map(medianOf)
 
   // mppx's parts, on one real credential and the receipt of its settlement.
@@ -332,6 +378,7 @@ try {
   const paid = route.find((phase) => phase.name === 'route: paid order (201)')?.cpuUs ?? Number.NaN
   const handler =
     alone.find((phase) => phase.name === 'mppx charge handler alone: payment')?.cpuUs ?? Number.NaN
+  const ours = alone.find((phase) => phase.name === OUR_CHARGER)?.cpuUs ?? Number.NaN
 
   /** The memo logs of the settlement's receipt decoded with their own event item. */
   function memoLogs() {
@@ -352,7 +399,7 @@ try {
   console.log(table(header, [...rows(route), ...rows(alone), ...rows(parts)]))
   const times = (value: number, of: number) => `${(value / of).toFixed(2)}x`
   console.log(
-    `\nCPU over the least work of a verification (same run): the paid order ${times(paid, least)}, mppx's handler alone ${times(handler, least)}; with the sender read from the receipt: ${times(paid, leastByReceipt)} and ${times(handler, leastByReceipt)}`,
+    `\nCPU over the least work of a verification (same run): the paid order ${times(paid, least)}, mppx's handler alone ${times(handler, least)}, our charger alone ${times(ours, least)}; with the sender read from the receipt: ${times(paid, leastByReceipt)} and ${times(handler, leastByReceipt)}`,
   )
   const result: MppProfile = { route, mppx: alone, parts }
   if (JSON_PATH) await Bun.write(JSON_PATH, JSON.stringify(result))

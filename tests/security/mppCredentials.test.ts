@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { Challenge, Credential } from 'mppx'
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
 import { type Hex, keccak256 } from 'viem'
+import { Transaction } from 'viem/tempo'
 import { type MarketServer, startMarketServer } from '../support/process.ts'
 import { type ScriptedTempo, scriptedTempo, type TempoRpcServer, tempoPayer } from '../support/tempo.ts'
 
@@ -309,4 +310,137 @@ describe('MPP credentials: a transaction that does not pay its challenge', () =>
       expect(await taskCount()).toBe(before)
     })
   }
+})
+
+// Attack: a payer (or a node) hands the market a transaction that is not the payment its genuine challenge asks, each
+// checked by the market's own broadcast of signed transactions (packages/core/src/payments/MppBroadcast.ts): the
+// transaction is the victim client's own for the genuine challenge, changed, then signed again by the same payer.
+describe('MPP credentials: the market’s broadcast checks each part of a signed transaction once', () => {
+  const OTHER_TOKEN = '0x20C0000000000000000000000000000000000001'
+  type Call = { to?: Hex | null; data?: Hex }
+  type Signed = { chainId: number; calls: Call[] } & Record<string, unknown>
+
+  /** A fresh order, its genuine challenge, and the victim's signed transaction for it, changed by `change`. */
+  async function tamperedCredential(change: (transaction: Signed) => Signed) {
+    const body = victimOrder()
+    const genuine = await attackerChallenge(row12(), body)
+    const signed = await victimClient('pull').createCredential(
+      new Response(null, { status: 402, headers: { 'www-authenticate': Challenge.serialize(genuine) } }),
+    )
+    const credential = Credential.deserialize(signed)
+    const raw = (credential.payload as { signature: Hex }).signature
+    const {
+      signature: _signature,
+      from: _from,
+      hash: _hash,
+      ...unsigned
+    } = Transaction.deserialize(raw as never) as Signed
+    const resigned = await tempoPayer(2).signTransaction(change(unsigned as Signed) as never, {
+      serializer: Transaction.serialize as never,
+    })
+    const authorization = Credential.serialize({
+      ...credential,
+      payload: { type: 'transaction', signature: resigned },
+    })
+    return { body, authorization, raw }
+  }
+
+  /** The victim's genuine credential for a fresh order, unchanged. */
+  const genuineCredential = () => tamperedCredential((transaction) => transaction)
+
+  const withData = (transaction: Signed, data: (old: Hex) => Hex): Signed => ({
+    ...transaction,
+    calls: transaction.calls.map((call) => ({ ...call, data: data(call.data as Hex) })),
+  })
+
+  const refusedBeforeBroadcast: Record<string, (transaction: Signed) => Signed> = {
+    'pays in another token': (transaction) => ({
+      ...transaction,
+      calls: transaction.calls.map((call) => ({ ...call, to: OTHER_TOKEN })),
+    }),
+    'is for another chain id': (transaction) => ({ ...transaction, chainId: transaction.chainId + 1 }),
+    'has trailing bytes after the transfer call': (transaction) =>
+      withData(transaction, (data) => `${data}${'00'.repeat(32)}` as Hex),
+    'calls another function with the same arguments': (transaction) =>
+      withData(transaction, (data) => `0x095ea7b3${data.slice(10)}` as Hex),
+  }
+  for (const [name, change] of Object.entries(refusedBeforeBroadcast)) {
+    test(`attack: a signed transaction that ${name} is refused with a 402 and never broadcast`, async () => {
+      const { body, authorization } = await tamperedCredential(change)
+      const broadcasts = broadcastOnChain().length
+      const before = await taskCount()
+      const answer = await fetch(row12(), json(body, { authorization }))
+      expect(answer.status).toBe(402)
+      expect(((await answer.json()) as { detail: string }).detail).toContain('Payment verification failed')
+      expect(answer.headers.get('payment-receipt')).toBeNull()
+      expect(broadcastOnChain().length).toBe(broadcasts)
+      expect(await taskCount()).toBe(before)
+    })
+  }
+
+  const lyingReceipts: Record<
+    string,
+    (receipt: Parameters<Parameters<ScriptedTempo['tamperNextReceipt']>[0]>[0]) => void
+  > = {
+    'whose transfer logs come from another contract': (receipt) => {
+      for (const log of receipt.logs) log.address = OTHER_TOKEN
+    },
+    'whose transfer logs were paid by another account': (receipt) => {
+      for (const log of receipt.logs)
+        log.topics[1] = `0x${'00'.repeat(12)}${tempoPayer(5).address.slice(2)}` as Hex
+    },
+    'that reverted (its logs kept)': (receipt) => {
+      receipt.status = '0x0'
+    },
+  }
+  for (const [name, change] of Object.entries(lyingReceipts)) {
+    test(`attack: a node answering a receipt ${name} gets the order no task and no receipt`, async () => {
+      const { body, authorization } = await genuineCredential()
+      const before = await taskCount()
+      node.tamperNextReceipt(change)
+      const answer = await fetch(row12(), json(body, { authorization }))
+      expect(answer.status).not.toBe(201)
+      expect(answer.headers.get('payment-receipt')).toBeNull()
+      expect(await taskCount()).toBe(before)
+    })
+  }
+
+  test('attack: a signed transaction whose memo names another challenge of the same order is refused and never broadcast', async () => {
+    const body = victimOrder()
+    const first = await attackerChallenge(row12(), body)
+    const second = await attackerChallenge(row12(), body)
+    const signed = await victimClient('pull').createCredential(
+      new Response(null, { status: 402, headers: { 'www-authenticate': Challenge.serialize(first) } }),
+    )
+    const authorization = Credential.serialize({ ...Credential.deserialize(signed), challenge: second })
+    const broadcasts = broadcastOnChain().length
+    const answer = await fetch(row12(), json(body, { authorization }))
+    expect(answer.status).toBe(402)
+    expect(((await answer.json()) as { detail: string }).detail).toContain(
+      'memo is not bound to this challenge',
+    )
+    expect(broadcastOnChain().length).toBe(broadcasts)
+  })
+
+  test('attack: one credential sent twice at once is broadcast once and buys one task', async () => {
+    const { body, authorization, raw } = await genuineCredential()
+    const before = await taskCount()
+    const answers = await Promise.all([1, 2].map(() => fetch(row12(), json(body, { authorization }))))
+    const statuses = answers.map((answer) => answer.status).sort()
+    expect(statuses).toContain(201)
+    expect(await taskCount()).toBe(before + 1)
+    const sent = broadcastOnChain().filter((bytes) => keccak256(bytes) === keccak256(raw))
+    expect(sent.length).toBe(1)
+  })
+
+  test('a paid pull order makes one simulation and one broadcast on the MPP network', async () => {
+    const { body, authorization } = await genuineCredential()
+    const from = node.calls.length
+    const answer = await fetch(row12(), json(body, { authorization }))
+    expect(answer.status).toBe(201)
+    // Only a charge simulates or sends; the re-check passes of earlier orders may read receipts and blocks meanwhile.
+    const methods = node.calls.slice(from).map((call) => call.method)
+    expect(methods.filter((method) => method === 'eth_call')).toHaveLength(1)
+    expect(methods.filter((method) => method.startsWith('eth_sendRawTransaction'))).toHaveLength(1)
+  })
 })

@@ -4,9 +4,11 @@ import { formatAmount } from '../Money.ts'
 import { persistentSecret } from '../PersistentSecret.ts'
 import type { KvStore } from '../ports/KvStore.ts'
 import type { Random } from '../ports/Random.ts'
+import { transactionBroadcast } from './MppBroadcast.ts'
 import { mppChallenges } from './MppChallenges.ts'
 import { type MppHashes, webCryptoHashes } from './MppHashes.ts'
 import { isMemoBoundTo, TRANSFER_WITH_MEMO_EVENT_ABI, TRANSFER_WITH_MEMO_TOPIC } from './MppMemo.ts'
+import { decodeTempoTransaction } from './MppTransaction.ts'
 
 /** How a marketplace takes machine payments (MPP, method `tempo`, intent `charge`). */
 export type MppSettings = {
@@ -73,21 +75,28 @@ function replayStore(MppStores: typeof MppStore, store: KvStore) {
 export function createMppCharger(settings: MppSettings, store: KvStore) {
   // One Mppx instance per process, made on the first paid request.
   const create = async () => {
-    const [, server] = await loadMppx()
+    const [{ Errors, Expires, Store }, server] = await loadMppx()
+    const replay = replayStore(server.Store, store)
     const charge = server.tempo.charge({
       currency: settings.currency,
       getClient: settings.getClient,
-      store: replayStore(server.Store, store),
+      store: replay,
+    })
+    // mppx 0.11's handler runs a method's `validate`, then its `broadcast`; the tempo charge's broadcast validates
+    // again, and repeats a sender recovery, ABI decodes and a simulation within itself. mppx keeps the challenge, the
+    // credential's parsing and checks, and the 402 answers; a signed transaction is verified and sent by our
+    // broadcast, each step once (MppBroadcast.ts). The attacks in tests/security/mppCredentials.test.ts fail if a
+    // transaction that does not pay its challenge gets through.
+    const broadcast = transactionBroadcast({
+      library: { Errors, Expires, Store },
+      fallback: charge.broadcast as (input: never) => Promise<unknown>,
+      getClient: settings.getClient,
+      store: replay,
     })
     return server.Mppx.create({
       secretKey: settings.secretKey,
       realm: settings.realm,
-      // mppx 0.11's handler runs a method's `validate`, then its `broadcast`, and the tempo charge's broadcast begins
-      // with that very validation (validateCredential: the signed transaction's calls, amount, recipient and memo,
-      // and a simulation) before it claims or sends anything. Without `validate` a credential is validated once, not
-      // twice (a signature recovery, two ABI decodes and an eth_call less). The attacks in
-      // tests/security/mppCredentials.test.ts fail if a transaction that does not pay its challenge gets through.
-      methods: [{ ...charge, validate: undefined }],
+      methods: [{ ...charge, validate: undefined, broadcast: broadcast as typeof charge.broadcast }],
     })
   }
   let mppx: ReturnType<typeof create> | null = null
@@ -181,7 +190,8 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
           paid: false,
           challenge: await challenges.respond({ ...fields, bodyDigest: charge.bodyDigest }),
         }
-      // A credential is mppx's charge handler's alone to verify and settle.
+      // mppx's charge handler checks the credential (HMAC, binding, expiry) and hands it to the method's broadcast:
+      // ours for a signed transaction (MppBroadcast.ts), mppx's for any other.
       const result = await (await instance()).charge({ ...fields, meta: { bodyDigest: charge.bodyDigest } })(
         request,
       )
@@ -320,17 +330,15 @@ export type SignedTransfer = { reference: Hex; payer: Address; validBefore: numb
  */
 export async function signedTransferOf(authorization: string | null): Promise<SignedTransfer | null> {
   if (!authorization) return null
-  const [[{ Credential }], { Transaction }] = await Promise.all([loadMppx(), import('viem/tempo')])
+  const [{ Credential }] = await loadMppx()
   try {
     const encoded = Credential.extractPaymentScheme(authorization)
     if (!encoded) return null
     const payload = Credential.deserialize(encoded).payload as { type?: string; signature?: string }
     if (payload.type !== 'transaction' || !payload.signature) return null
     const signed = payload.signature as Hex
-    const transaction = Transaction.deserialize(signed as never) as {
-      from?: Address
-      validBefore?: number
-    }
+    // Decoded once per process: the charge that follows verifies this very transaction's calls.
+    const transaction = await decodeTempoTransaction(signed)
     if (!transaction.from) return null
     return {
       reference: keccak256(signed),

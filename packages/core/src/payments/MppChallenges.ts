@@ -49,7 +49,7 @@ type Template = { bindingPrefix: string; headerMiddle: string; problem: Record<s
  * per-request work: the request is normalized by mppx once per price, payee and description, and a request only adds
  * its expiry, its scope and body digest, and the id. A template is used only once its challenge equals, byte for
  * byte, the one mppx makes for the same fields; otherwise that template's challenges are made by mppx every time.
- * Credentials are verified by mppx alone, so a challenge this issuer made is checked as any other.
+ * Credentials are checked by mppx's handler (then settled by MppBroadcast.ts), so a challenge this issuer made is checked as any other.
  * @example const response = await challenges.respond({ amount: '0.01', recipient, description, scope, bodyDigest })
  */
 export function mppChallenges(options: {

@@ -75,6 +75,8 @@ export type ScriptedTempo = {
   failNextReceipt(): void
   /** The next broadcast is mined reverted (status 0x0, no logs), as a transfer whose payer's balance moved meanwhile. */
   revertNextBroadcast(): void
+  /** The next broadcast's receipt (answered and kept) is first changed by `change`: a node that lies about what it mined. */
+  tamperNextReceipt(change: (receipt: TempoRpcReceipt) => void): void
   /** Moves the node's block time on by `seconds` (a signed transfer past its validBefore can never be mined). */
   advanceTime(seconds: number): void
   /** The hashes of every transaction mined, once each. */
@@ -130,6 +132,7 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
   let failReceipt = false
   let timeOffsetSeconds = 0
   let revertBroadcast = false
+  let tamperReceipt: ((receipt: TempoRpcReceipt) => void) | null = null
 
   const blockHash = (n: bigint) => keccak256(numberToHex(n, { size: 32 }))
 
@@ -212,6 +215,10 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
     if (revertBroadcast) {
       revertBroadcast = false
       Object.assign(receipt, { status: '0x0', logs: [] })
+    }
+    if (tamperReceipt) {
+      tamperReceipt(receipt)
+      tamperReceipt = null
     }
     if (failBroadcast) {
       failBroadcast = false
@@ -343,6 +350,9 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
     revertNextBroadcast() {
       revertBroadcast = true
     },
+    tamperNextReceipt(change) {
+      tamperReceipt = change
+    },
     advanceTime(seconds) {
       timeOffsetSeconds += seconds
     },
@@ -360,6 +370,7 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
       failReceipt = false
       timeOffsetSeconds = 0
       revertBroadcast = false
+      tamperReceipt = null
     },
   }
 }

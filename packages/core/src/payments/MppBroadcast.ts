@@ -1,0 +1,274 @@
+import type { Errors as MppErrors, Expires as MppExpires, Store as MppStore } from 'mppx'
+import {
+  type Address,
+  type Client,
+  decodeAbiParameters,
+  decodeEventLog,
+  type Hex,
+  isAddressEqual,
+  keccak256,
+  parseAbi,
+  toFunctionSelector,
+} from 'viem'
+import { call, sendRawTransactionSync } from 'viem/actions'
+import { isMemoBoundTo, TRANSFER_WITH_MEMO_EVENT_ABI, TRANSFER_WITH_MEMO_TOPIC } from './MppMemo.ts'
+import { type DecodedTempoTransaction, decodeTempoTransaction } from './MppTransaction.ts'
+
+// The two TIP-20 calls a payment may make, each decoded with its own item after an exact-length check: the whole
+// token ABI is never searched (viem would hash every item's signature on each call).
+const [TRANSFER, TRANSFER_WITH_MEMO] = parseAbi([
+  'function transfer(address to, uint256 amount)',
+  'function transferWithMemo(address to, uint256 amount, bytes32 memo)',
+])
+const TRANSFER_SELECTOR = toFunctionSelector(TRANSFER)
+const TRANSFER_WITH_MEMO_SELECTOR = toFunctionSelector(TRANSFER_WITH_MEMO)
+// A payer short of the currency may swap into it first (mppx's client does): approve, then the DEX's swap.
+const APPROVE_SELECTOR = toFunctionSelector('function approve(address spender, uint256 amount)')
+const SWAP_EXACT_AMOUNT_OUT_SELECTOR = toFunctionSelector(
+  'function swapExactAmountOut(address tokenIn, address tokenOut, uint128 amountOut, uint128 maxAmountIn)',
+)
+/** Hex digits of a call: the selector (8) and one 32-byte word (64) per argument, nothing after. */
+const callLength = (words: number) => 2 + 8 + 64 * words
+
+/** The arguments of a call that pays: to whom, how much, and the memo when it carries one. */
+type TransferCall = { recipient: Address; amount: bigint; memo: Hex | null }
+
+/** What mppx's charge hands a method's broadcast: the parsed credential and the route's request. */
+type BroadcastInput = {
+  credential: {
+    challenge: { id: string; realm: string; expires?: string; request: Record<string, unknown> }
+    payload: { type: string; signature?: Hex }
+  }
+}
+
+/** The receipt a broadcast answers: mppx writes it into the Payment-Receipt header. */
+type PaymentReceipt = { method: 'tempo'; status: 'success'; timestamp: string; reference: Hex }
+
+/** The parts of mppx the broadcast uses, loaded with it. */
+export type BroadcastLibrary = {
+  Errors: typeof MppErrors
+  Expires: typeof MppExpires
+  Store: typeof MppStore
+}
+
+/** The request fields this broadcast settles; any other request (splits, a fixed memo, a fee payer, machine tokens,
+ * restricted modes) is left to mppx's own broadcast. */
+type PlainCharge = { amount: bigint; currency: Address; recipient: Address; chainId: number | undefined }
+
+/** The charge `request` asks, when it is a plain one (one transfer, the payer paying its own fees); null otherwise. */
+function plainCharge(request: Record<string, unknown>): PlainCharge | null {
+  const details = (request.methodDetails ?? {}) as Record<string, unknown>
+  const extra = ['splits', 'memo', 'feePayer', 'machineTokenEnabled', 'supportedModes'].some(
+    (key) => details[key] !== undefined && details[key] !== false,
+  )
+  if (extra || (request.feePayer !== undefined && request.feePayer !== false)) return null
+  if (request.machineTokenEnabled || request.splits !== undefined) return null
+  const chainId = (details.chainId ?? request.chainId) as number | undefined
+  return {
+    amount: BigInt(request.amount as string),
+    currency: request.currency as Address,
+    recipient: request.recipient as Address,
+    chainId,
+  }
+}
+
+/** The transfer `data` makes, decoded with its own ABI item; null for any other call or a malformed one. */
+function decodeTransferCall(data: Hex | undefined): TransferCall | null {
+  if (!data) return null
+  const selector = data.slice(0, 10).toLowerCase()
+  const memo = selector === TRANSFER_WITH_MEMO_SELECTOR
+  if (!memo && selector !== TRANSFER_SELECTOR) return null
+  if (data.length !== callLength(memo ? 3 : 2)) return null
+  try {
+    const args = decodeAbiParameters(
+      memo ? TRANSFER_WITH_MEMO.inputs : TRANSFER.inputs,
+      `0x${data.slice(10)}`,
+    )
+    return { recipient: args[0], amount: args[1], memo: memo ? (args[2] as Hex) : null }
+  } catch {
+    return null
+  }
+}
+
+/** The calls after an optional approve-and-swap prefix: every one of them must be a transfer. */
+function paymentCalls(transaction: DecodedTempoTransaction) {
+  const calls = transaction.calls ?? []
+  const selectors = calls.map((one) => one.data?.slice(0, 10).toLowerCase())
+  const swapped = selectors[0] === APPROVE_SELECTOR && selectors[1] === SWAP_EXACT_AMOUNT_OUT_SELECTOR
+  const rest = calls.slice(swapped ? 2 : 0)
+  const selectorsOk = rest.every((one) => {
+    const selector = one.data?.slice(0, 10).toLowerCase()
+    return selector === TRANSFER_SELECTOR || selector === TRANSFER_WITH_MEMO_SELECTOR
+  })
+  return rest.length > 0 && selectorsOk ? rest : null
+}
+
+/** The Transfer-with-memo logs of a receipt (filtered by first topic, each decoded once with its own item). */
+function memoTransfers(logs: readonly { address: Address; topics: readonly Hex[]; data: Hex }[]) {
+  const found: { address: Address; from: Address; to: Address; amount: bigint; memo: Hex }[] = []
+  for (const log of logs) {
+    if (log.topics[0]?.toLowerCase() !== TRANSFER_WITH_MEMO_TOPIC) continue
+    try {
+      const { args } = decodeEventLog({
+        abi: TRANSFER_WITH_MEMO_EVENT_ABI,
+        data: log.data,
+        topics: log.topics as [Hex, ...Hex[]],
+        strict: true,
+      })
+      found.push({ address: log.address, ...args })
+    } catch {
+      // Not a well-formed TransferWithMemo: it pays nothing.
+    }
+  }
+  return found
+}
+
+/**
+ * A broadcast for mppx's tempo charge that verifies and settles a pull-mode credential (a signed transaction) doing
+ * each step once: the transaction decoded once (one sender recovery, shared with the order's payer read), its
+ * transfer call decoded once with its own ABI item and checked against the challenge (currency, recipient, amount,
+ * chain, a memo bound to this realm and challenge), one simulation, the replay claim, the broadcast of the
+ * transaction as decoded, and the receipt's memo-carrying Transfer log decoded once. Refusals are mppx's own errors,
+ * with mppx's words, so a client sees the same 402. Push and proof credentials, and charges with splits, a fee payer or
+ * a fixed memo, go to mppx's broadcast (`fallback`).
+ */
+export function transactionBroadcast(options: {
+  library: BroadcastLibrary
+  fallback: (input: never) => Promise<unknown>
+  getClient: (options: { chainId?: number }) => Client | Promise<Client>
+  store: MppStore.AtomicStore
+}) {
+  const { Errors, Store } = options.library
+  /** mppx's refusal of a credential whose transaction does not pay its challenge (its MismatchError, same words). */
+  class MismatchError extends Errors.PaymentError {
+    override name = 'MismatchError'
+    readonly title = 'Verification Failed'
+    readonly type = 'https://paymentauth.org/problems/verification-failed'
+    constructor(message: string, details: Record<string, string>) {
+      super(message, { details })
+    }
+  }
+  const mismatch = (reason: string, details: Record<string, string> = {}) =>
+    new MismatchError(
+      [
+        reason.startsWith('Payment verification failed') ? reason : `Payment verification failed: ${reason}`,
+        ...Object.entries(details).map(([key, value]) => `  - ${key}: ${value}`),
+      ].join('\n'),
+      details,
+    )
+  const used = () => new Errors.VerificationFailedError({ reason: 'Transaction hash has already been used' })
+  const claim = (hash: Hex, expires: number) =>
+    Store.tryClaim(options.store, `mppx:charge:${hash.toLowerCase()}`, expires)
+
+  /** The transfer call of `transaction` that pays `charge`, its memo bound to the challenge; throws otherwise. */
+  function assertPays(
+    transaction: DecodedTempoTransaction,
+    charge: PlainCharge,
+    challenge: { id: string; realm: string },
+  ) {
+    const calls = paymentCalls(transaction)
+    const noMatch = () =>
+      mismatch('Invalid transaction: no matching payment call found', {
+        amount: String(charge.amount),
+        currency: charge.currency,
+        recipient: charge.recipient,
+      })
+    if (!calls) throw mismatch('Invalid transaction: no matching payment call found')
+    let paying: TransferCall | null = null
+    for (const one of calls) {
+      if (!one.to || !isAddressEqual(one.to, charge.currency)) continue
+      const decoded = decodeTransferCall(one.data)
+      if (
+        decoded &&
+        isAddressEqual(decoded.recipient, charge.recipient) &&
+        decoded.amount === charge.amount
+      ) {
+        paying = decoded
+        break
+      }
+    }
+    if (!paying) throw noMatch()
+    if (!paying.memo || !isMemoBoundTo(paying.memo, challenge.realm, challenge.id))
+      throw mismatch('Payment verification failed: memo is not bound to this challenge.')
+  }
+
+  return async function broadcast(input: BroadcastInput): Promise<PaymentReceipt> {
+    const { credential } = input
+    // The challenge's request, in canonical form (base units): its HMAC is ours, and mppx has checked that its
+    // amount, currency, recipient and chain are this route's before any broadcast is called.
+    const charge =
+      credential.payload.type === 'transaction' ? plainCharge(credential.challenge.request) : null
+    if (!charge) return (await options.fallback(input as never)) as PaymentReceipt
+    const { challenge } = credential
+    options.library.Expires.assert(challenge.expires, challenge.id)
+    const signed = credential.payload.signature
+    if (!signed || !/^0x7[68]/i.test(signed))
+      throw mismatch('Only Tempo (0x76/0x78) transactions are supported.')
+    // Malformed bytes throw as they do in mppx (an internal error: the caller asks the chain, which knows nothing).
+    const transaction = await decodeTempoTransaction(signed)
+    if (!transaction.signature || !transaction.from)
+      throw mismatch('Transaction must be signed by the sender before fee payer co-signing.')
+    const client = await options.getClient({ chainId: charge.chainId })
+    // The chain the challenge names (the node would refuse another chain's transaction; ours refuses it first).
+    const chainId = charge.chainId ?? client.chain?.id
+    if (chainId !== undefined && transaction.chainId !== chainId)
+      throw mismatch('Invalid transaction: chain id does not match the challenge', {
+        chainId: String(chainId),
+      })
+    assertPays(transaction, charge, challenge)
+    // The one simulation: a transaction that would fail is not sent (its payer would pay the fee and its nonce for
+    // nothing) and, refused here, leaves no replay marker, so the caller knows nothing was sent.
+    await call(client, { ...transaction, account: transaction.from, feePayerSignature: undefined } as never)
+    const expires = Date.parse(challenge.expires as string)
+    const hash = keccak256(signed)
+    if (!(await claim(hash, expires))) throw used()
+    let sent = false
+    let canonicalHash: Hex | null = null
+    try {
+      // Nodes hash the canonical encoding of a signature: the transaction as decoded is what is sent and claimed.
+      const { Transaction } = await import('viem/tempo')
+      const canonical = await Transaction.serialize(transaction as never)
+      canonicalHash = keccak256(canonical)
+      if (canonicalHash.toLowerCase() !== hash.toLowerCase() && !(await claim(canonicalHash, expires))) {
+        canonicalHash = null
+        throw used()
+      }
+      sent = true
+      const receipt = await sendRawTransactionSync(client, { serializedTransaction: canonical as never })
+      const paid = memoTransfers(receipt.logs).find(
+        (log) =>
+          isAddressEqual(log.address, charge.currency) &&
+          isAddressEqual(log.to, charge.recipient) &&
+          log.amount === charge.amount &&
+          isAddressEqual(log.from, transaction.from as Address),
+      )
+      if (!paid)
+        throw mismatch('Payment verification failed: no matching transfer found.', {
+          amount: String(charge.amount),
+          currency: charge.currency,
+          recipient: charge.recipient,
+        })
+      if (!isMemoBoundTo(paid.memo, challenge.realm, challenge.id))
+        throw mismatch('Payment verification failed: memo is not bound to this challenge.')
+      if (receipt.transactionHash.toLowerCase() !== canonicalHash.toLowerCase())
+        throw new Errors.VerificationFailedError({
+          reason: 'Broadcast transaction hash does not match the signed transaction',
+        })
+      if (receipt.status !== 'success') throw new Error(`Transaction reverted: ${receipt.transactionHash}`)
+      return {
+        method: 'tempo',
+        status: 'success',
+        timestamp: new Date().toISOString(),
+        reference: receipt.transactionHash,
+      }
+    } catch (error) {
+      // Nothing sent: the claims are given back, so the same credential may be sent again.
+      if (!sent) {
+        if (canonicalHash && canonicalHash.toLowerCase() !== hash.toLowerCase())
+          await options.store.delete(`mppx:charge:${canonicalHash.toLowerCase()}`)
+        await options.store.delete(`mppx:charge:${hash.toLowerCase()}`)
+      }
+      throw error
+    }
+  }
+}
