@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { currentRequest, type Store } from '@agentmarket/core'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
-import { startPaymentRechecks } from '../packages/server/src/rechecks.ts'
 import { testApp } from '../packages/server/src/testing/http.ts'
 import { startWebhookDelivery } from '../packages/server/src/webhooks/delivery.ts'
 
@@ -52,20 +51,14 @@ describe('background work set going by a request runs outside its scope', () => 
       onEventsWritten: () => wake(),
     })
     const transport = { post: async () => ({ status: 204 }) }
-    // Passes that back off a long way at rest, so that a request's wake sets their next timer.
+    // A pass that backs off a long way at rest, so that a request's wake sets its next timer. (Payment re-checks run
+    // on a plain interval set at start, which no request wakes.)
     const delivery = startWebhookDelivery(app.market, transport, { intervalMs: 20, idleMaxMs: 60_000 })
-    const rechecks = startPaymentRechecks(app.market, { intervalMs: 20, idleMaxMs: 60_000, leaseMs: 60_000 })
-    stops.push(
-      () => delivery.stop(),
-      () => rechecks.stop(),
-    )
-    // At rest first: five empty passes each, so the next is at least 320 ms away.
+    stops.push(() => delivery.stop())
+    // At rest first: five empty passes, so the next is at least 320 ms away.
     const passes = (name: string) => calls.filter((call) => call.name === name).length
-    await until(() => passes('claimDueDeliveries') >= 5 && passes('claimDueRechecks') >= 5)
-    wake = () => {
-      delivery.wake()
-      rechecks.wake()
-    }
+    await until(() => passes('claimDueDeliveries') >= 5)
+    wake = () => delivery.wake()
     // The live feed's first subscriber is a request: the feed's poll it starts serves every subscriber after it.
     const live = new AbortController()
     const stream = await app.app.handle(
