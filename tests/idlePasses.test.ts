@@ -105,6 +105,22 @@ async function sellerWithEndpoint(app: App) {
   }
 }
 
+/**
+ * A sender started at the busy pace on fake timers, over a seller with an endpoint, woken by each event the app
+ * writes; `answer` gives the endpoint's status for each send, `idleMaxMs` the sender's idle cap (its default if not).
+ */
+async function wokenSender(answer: () => number, idleMaxMs?: number) {
+  const app = await testApp(new Date().toISOString(), {
+    webhookAllowPrivate: true,
+    onEventsWritten: () => delivery?.wake(),
+  })
+  const order = await sellerWithEndpoint(app)
+  const { sent, market, transport } = counted(app, answer)
+  jest.useFakeTimers()
+  delivery = startWebhookDelivery(market, transport, { intervalMs: BUSY_MS, idleMaxMs })
+  return { app, order, sent }
+}
+
 describe('webhook sender at rest', () => {
   test('with nothing queued it polls the store at most once per WEBHOOK_IDLE_MAX_MS, not every 250 ms', async () => {
     const app = await testApp(new Date().toISOString(), { webhookAllowPrivate: true })
@@ -120,14 +136,7 @@ describe('webhook sender at rest', () => {
   })
 
   test('an event this process writes is sent at the busy pace, after a long rest', async () => {
-    const app = await testApp(new Date().toISOString(), {
-      webhookAllowPrivate: true,
-      onEventsWritten: () => delivery?.wake(),
-    })
-    const order = await sellerWithEndpoint(app)
-    const { sent, market, transport } = counted(app, () => 204)
-    jest.useFakeTimers()
-    delivery = startWebhookDelivery(market, transport, { intervalMs: BUSY_MS })
+    const { app, order, sent } = await wokenSender(() => 204)
     await simulate(app, 60_000)
     await order()
     // Woken by the write: the fan-out runs within one busy interval and sends what it queued at once.
@@ -137,14 +146,7 @@ describe('webhook sender at rest', () => {
   })
 
   test('the wake comes from the write itself: with an hour-long idle cap the event is still sent at once', async () => {
-    const app = await testApp(new Date().toISOString(), {
-      webhookAllowPrivate: true,
-      onEventsWritten: () => delivery?.wake(),
-    })
-    const order = await sellerWithEndpoint(app)
-    const { sent, market, transport } = counted(app, () => 204)
-    jest.useFakeTimers()
-    delivery = startWebhookDelivery(market, transport, { intervalMs: BUSY_MS, idleMaxMs: 3_600_000 })
+    const { app, order, sent } = await wokenSender(() => 204, 3_600_000)
     await simulate(app, 120_000)
     await order()
     await simulate(app, BUSY_MS)
@@ -152,15 +154,8 @@ describe('webhook sender at rest', () => {
   })
 
   test('a retry that falls due while idle is sent within WEBHOOK_IDLE_MAX_MS of its time', async () => {
-    const app = await testApp(new Date().toISOString(), {
-      webhookAllowPrivate: true,
-      onEventsWritten: () => delivery?.wake(),
-    })
-    const order = await sellerWithEndpoint(app)
     const statuses = [500, 204]
-    const { sent, market, transport } = counted(app, () => statuses.shift() ?? 204)
-    jest.useFakeTimers()
-    delivery = startWebhookDelivery(market, transport, { intervalMs: BUSY_MS })
+    const { app, order, sent } = await wokenSender(() => statuses.shift() ?? 204)
     await order()
     await simulate(app, BUSY_MS)
     expect(sent.length).toBe(1)
