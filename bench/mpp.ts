@@ -13,12 +13,12 @@
  *     (configured as ours) and the mppx functions it calls; ours is the route's CPU less mppx's.
  * Usage: bun bench/mpp.ts [--quick] [--json PATH]   (progress on stderr)
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { cpus, tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
+import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { Mppx, tempo } from 'mppx/client'
-import { freePort, runToEnd, startMarketServer, waitForOk } from '../tests/support/process.ts'
-import { scriptedTempo, tempoPayer } from '../tests/support/tempo.ts'
+import { freePort, runToEnd, waitForOk } from '../tests/support/process.ts'
+import { tempoPayer } from '../tests/support/tempo.ts'
 import { MPPX_CALLS } from './lib/mppxCalls.ts'
 import {
   finishSection,
@@ -29,6 +29,7 @@ import {
   sectionFlags,
   table,
 } from './lib/section.ts'
+import { tempoMarketSetup } from './lib/tempoMarket.ts'
 import { runWrk } from './lib/wrk.ts'
 import type { MppProfile, Phase } from './mppProfile.ts'
 
@@ -78,17 +79,10 @@ const hello = Bun.spawn(['bun', 'bench/hello.ts'], {
   stderr: 'inherit',
 })
 await waitForOk(`http://127.0.0.1:${helloPort}/`, hello)
-const node = scriptedTempo()
-const rpc = await node.serve()
-const folder = mkdtempSync(join(tmpdir(), 'agentmarket-bench-mpp-'))
-const databaseFile = join(folder, 'market.db')
+const tempoMarket = await tempoMarketSetup('mpp')
+const { node, folder, databaseFile } = tempoMarket
 let floorServer: ReturnType<typeof Bun.spawn> | null = null
-const server = await startMarketServer({
-  NODE_ENV: 'production',
-  HOME: folder,
-  DATABASE_URL: `file:${databaseFile}`,
-  TEMPO_RPC_URL: rpc.url,
-})
+const server = await tempoMarket.startMarket()
 const base = server.base
 const serverPid = server.process.pid
 const orderUrl = (seller: string) => `${base}/api/agents/${seller}/tasks/summary`
@@ -487,8 +481,7 @@ one ABI item, and ${formatMs(phase(profile.parts, 'bare JSON-RPC'))} for a bare 
   hello.kill()
   floorServer?.kill()
   await Promise.all([server.process.exited, hello.exited, floorServer?.exited])
-  await rpc.stop()
-  rmSync(folder, { recursive: true, force: true })
+  await tempoMarket.stop()
 }
 
 finishSection({ title: TITLE, markdown, goals }, json)

@@ -16,8 +16,8 @@
  * paid tasks.
  * Usage: bun bench/reference.ts [--quick] [--json PATH]   (progress on stderr)
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { cpus, tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
+import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { registerExactEvmScheme } from '@x402/evm/exact/client'
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch'
@@ -25,8 +25,8 @@ import { Mppx, tempo } from 'mppx/client'
 import { type Address, toHex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { type Anvil, startAnvil } from '../tests/support/anvil.ts'
-import { freePort, runToEnd, startMarketServer, waitForOk } from '../tests/support/process.ts'
-import { scriptedTempo, TEMPO_USDC_E, tempoPayer } from '../tests/support/tempo.ts'
+import { freePort, runToEnd, type startMarketServer, waitForOk } from '../tests/support/process.ts'
+import { type scriptedTempo, TEMPO_USDC_E, tempoPayer } from '../tests/support/tempo.ts'
 import {
   finishSection,
   formatCount,
@@ -36,6 +36,7 @@ import {
   sectionFlags,
   table,
 } from './lib/section.ts'
+import { tempoMarketSetup } from './lib/tempoMarket.ts'
 
 const { quick, json } = sectionFlags()
 const TITLE = 'Side by side with the reference servers'
@@ -165,12 +166,11 @@ async function measure(target: Target, seconds: number): Promise<Tally> {
 }
 
 // --- The chains --------------------------------------------------------------------------------------------------
-const folder = mkdtempSync(join(tmpdir(), 'agentmarket-bench-reference-'))
 const children: ReturnType<typeof Bun.spawn>[] = []
 let anvil: Anvil | null = null
 let market: Awaited<ReturnType<typeof startMarketServer>> | null = null
-const node = scriptedTempo()
-const rpc = await node.serve()
+const tempoMarket = await tempoMarketSetup('reference')
+const { node, rpc } = tempoMarket
 let markdown = ''
 const goals: Goal[] = []
 
@@ -202,14 +202,10 @@ try {
   const mppSeller = tempoPayer(1).address
   const mppReferenceSeller = tempoPayer(3).address
   const started = await Promise.all([
-    startMarketServer({
-      NODE_ENV: 'production',
-      HOME: folder,
-      DATABASE_URL: `file:${join(folder, 'market.db')}`,
+    tempoMarket.startMarket({
       CHAIN_RPC_URL: anvil.rpcUrl,
       MIN_CONFIRMATIONS: '1',
       X402_SETTLER_KEY: keyOf(marketSettler),
-      TEMPO_RPC_URL: rpc.url,
     }),
     startReference('bench/reference/x402Hono.ts', {
       RPC_URL: anvil.rpcUrl,
@@ -425,8 +421,7 @@ until the next poll (with it, agentmarket's x402 p99 was 4.4 s; bench/CHANGES.md
   for (const child of children) child.kill()
   await Promise.all([market?.process.exited, ...children.map((child) => child.exited)])
   anvil?.stop()
-  await rpc.stop()
-  rmSync(folder, { recursive: true, force: true })
+  await tempoMarket.stop()
 }
 
 finishSection({ title: TITLE, markdown, goals }, json)

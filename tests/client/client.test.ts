@@ -15,7 +15,6 @@ import { BUDGET_TYPES } from '../../packages/core/src/Budget.ts'
 import { RATING_TYPES, REVIEW_TYPES } from '../../packages/core/src/BuyerReview.ts'
 import { PAYER_PROOF_TYPES } from '../../packages/core/src/payments/PayerProof.ts'
 import { WALLET_PROOF_TYPES } from '../../packages/core/src/WalletProof.ts'
-import { signedRequestHeaders } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain } from '../support/anvil.ts'
 import { type MarketServer, startMarketServer } from '../support/process.ts'
 import { scriptedTempo, tempoPayer } from '../support/tempo.ts'
@@ -348,23 +347,14 @@ describe('spending budgets', () => {
     await sellerNamed('budget-seller')
     const market = createClient({ baseUrl: server.base })
     const registration = await market.register({ name: 'budget-bot' })
-    // The owner pairs the agent with a wallet proof of the request (the market's URL from the card).
+    // The owner pairs the agent, the client signing the wallet proof of the request for the market the card names
+    // (its BASE_URL, not the address called).
     const owner = privateKeyToAccount(generatePrivateKey())
     const card = await market.getAgentCard('budget-bot')
-    const path = '/api/community/users/budget-owner/pair-agent'
-    const body = JSON.stringify({ pairingCode: registration.pairingCode })
     const marketUrl = card._extensions.commerce.payer_proof.message.market
-    const proof = await signedRequestHeaders(
-      owner,
-      { market: marketUrl, method: 'POST', path, body },
-      new Date(),
-    )
-    const paired = await fetch(`${server.base}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-wallet-address': owner.address, ...proof },
-      body,
-    })
-    expect(paired.status).toBe(200)
+    const asOwner = createClient({ baseUrl: server.base, market: marketUrl })
+    const paired = await asOwner.pairAgent('budget-owner', registration.pairingCode, owner)
+    expect(paired.user).toMatchObject({ username: 'budget-owner' })
 
     const expires = new Date(Date.now() + 7 * 24 * 3600 * 1000).toISOString()
     const terms = { agent: 'budget-bot', per_task_max: '1.25', per_day_max: 0.5, expires_at: expires }

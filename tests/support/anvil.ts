@@ -4,7 +4,6 @@ import {
   createPublicClient,
   createTestClient,
   createWalletClient,
-  defineChain,
   type Hex,
   type HttpTransport,
   http,
@@ -18,7 +17,12 @@ import type { HDAccount } from 'viem/accounts'
 import { ANVIL_CHAIN_ID, spawnAnvil } from '../../packages/server/src/bench/anvil.ts'
 import { anvilAccounts } from '../../packages/server/src/bench/anvilAccounts.ts'
 import { installMockUsdc, USDC_ABI, USDC_ADDRESS } from '../../packages/server/src/bench/mockUsdc.ts'
-import { type Deployer, deployEscrowContract, mintUsdc } from '../../packages/server/src/dev/sandboxChain.ts'
+import {
+  type Deployer,
+  deployEscrowContract,
+  mintUsdc,
+  viemChainOf,
+} from '../../packages/server/src/dev/sandboxChain.ts'
 
 // anvil itself, its accounts and the mock USDC are the server's (`agentmarket bench verify` starts anvil too).
 export { ANVIL_MNEMONIC, anvilAccounts } from '../../packages/server/src/bench/anvilAccounts.ts'
@@ -82,12 +86,7 @@ export type Anvil = {
 export async function startAnvil(): Promise<Anvil> {
   const { rpcUrl, startupMs, stop } = await spawnAnvil()
 
-  const chain = defineChain({
-    id: ANVIL_CHAIN_ID,
-    name: 'Base (anvil)',
-    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-    rpcUrls: { default: { http: [rpcUrl] } },
-  })
+  const chain = viemChainOf({ rpcUrl, chainId: ANVIL_CHAIN_ID })
   const transport = http(rpcUrl, { retryCount: 0 })
   const publicClient = createPublicClient({ chain, transport })
   const testClient = createTestClient({ mode: 'anvil', chain, transport })

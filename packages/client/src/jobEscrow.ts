@@ -7,12 +7,11 @@ import {
   isAddressEqual,
   keccak256,
   parseAbi,
-  publicActions,
   stringToHex,
   zeroAddress,
 } from 'viem'
 import type { AgentmarketClient, WriteOptions } from './client.ts'
-import { type PayingWallet, verifyTransfer } from './transfer.ts'
+import { type PayingWallet, sentAndMined, verifyTransfer } from './transfer.ts'
 import { checkedTemplate } from './typedData.ts'
 import type { Task } from './types.ts'
 
@@ -82,14 +81,6 @@ function checkedFunding(task: Task, wallet: PayingWallet) {
   return { approve, fund }
 }
 
-/** Sends `call` from the wallet and waits for its block; throws when it reverted. */
-async function sent(wallet: PayingWallet, call: { to: Address; data: Hex }): Promise<Hex> {
-  const hash = await wallet.sendTransaction({ ...call, account: wallet.account, chain: wallet.chain })
-  const receipt = await wallet.extend(publicActions).waitForTransactionReceipt({ hash })
-  if (receipt.status !== 'success') throw new Error(`transaction ${hash} reverted`)
-  return hash
-}
-
 /**
  * Pays a `pending_payment` task through the market's job escrow: sends the approve and fund calls its `escrow_job`
  * offers (checked first), then waits for the market to see the funding when the order named this wallet as
@@ -105,8 +96,8 @@ export async function payTaskByJob(
 ): Promise<Task> {
   const { approve, fund } = checkedFunding(task, wallet)
   // The funding spends the allowance: its gas is estimated only once the approval is mined.
-  await sent(wallet, approve)
-  const funding = await sent(wallet, fund)
+  await sentAndMined(wallet, approve)
+  const funding = await sentAndMined(wallet, fund)
   const named =
     task.buyer_wallet !== null && isAddressEqual(task.buyer_wallet as Address, wallet.account.address)
   if (!named) return (await verifyTransfer(client, task, funding, wallet, options)) as Task
@@ -139,7 +130,7 @@ export async function reviewJob(
     decision === 'accept' && job.review_seconds === 0
       ? encodeFunctionData({ abi: JOB_ESCROW_ABI, functionName: 'claimPayment', args: [key] })
       : decisionData(task, step, wallet, reason)
-  await sent(wallet, { to: contract, data })
+  await sentAndMined(wallet, { to: contract, data })
   const settled = decision === 'accept' ? 'completed' : 'rejected'
   return client.waitForTask(task.agent, task.task_id, {
     signal: options.signal,
@@ -178,5 +169,5 @@ export async function submitJob(
   const submitted = decodeFunctionData({ abi: JOB_ESCROW_ABI, data: call.data as Hex })
   if (submitted.functionName !== 'submit' || submitted.args[1] !== keccak256(stringToHex(resultUrl)))
     throw new Error(`the submit call of task ${task.task_id} does not commit to ${resultUrl}`)
-  return sent(wallet, { to: call.to as Address, data: call.data as Hex })
+  return sentAndMined(wallet, { to: call.to as Address, data: call.data as Hex })
 }

@@ -2,6 +2,7 @@ import {
   type Account,
   type Address,
   type Chain,
+  encodeFunctionData,
   erc20Abi,
   type Hex,
   keccak256,
@@ -22,6 +23,14 @@ export type PayingWallet = WalletClient<Transport, Chain, Account>
 
 /** The task a verified payment answers. */
 export type PaidTask = PaymentVerified['task']
+
+/** Sends `call` from the wallet and waits for its block: the transaction's hash; throws when it reverted. */
+export async function sentAndMined(wallet: PayingWallet, call: { to: Address; data: Hex }): Promise<Hex> {
+  const hash = await wallet.sendTransaction({ ...call, account: wallet.account, chain: wallet.chain })
+  const receipt = await wallet.extend(publicActions).waitForTransactionReceipt({ hash })
+  if (receipt.status !== 'success') throw new Error(`transaction ${hash} reverted`)
+  return hash
+}
 
 /**
  * The card-and-verify payment a pending task asks for: amount, token and recipient, checked before money moves,
@@ -123,17 +132,11 @@ export async function payTaskByEscrow(
   const { token, to, amount } = paymentOf(task, wallet)
   const escrow = task.payment.escrow_contract as Address | null
   if (!escrow) throw new Error(`the market takes no escrow deposit for task ${task.task_id}`)
-  const chain = wallet.extend(publicActions)
-  const approval = await wallet.writeContract({
-    address: token,
-    abi: erc20Abi,
-    functionName: 'approve',
-    args: [escrow, amount],
-    account: wallet.account,
-    chain: wallet.chain,
-  })
   // The deposit spends the allowance: its gas is estimated only once the approval is mined.
-  await chain.waitForTransactionReceipt({ hash: approval })
+  await sentAndMined(wallet, {
+    to: token,
+    data: encodeFunctionData({ abi: erc20Abi, functionName: 'approve', args: [escrow, amount] }),
+  })
   const sla = BigInt(task.sla_seconds ?? DEFAULT_SLA_SECONDS)
   const deposit = await wallet.writeContract({
     address: escrow,

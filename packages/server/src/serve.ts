@@ -170,7 +170,6 @@ export async function startServer(settings: Settings) {
   const x402 = x402Settings(settings)
   const signer = cardSigner(store, settings.baseUrl, settings.a2aCardSigningKey)
   let wakeWebhooks = () => {}
-  let wakeRechecks = () => {}
   const market = Marketplace.create({
     store,
     config,
@@ -179,11 +178,8 @@ export async function startServer(settings: Settings) {
     x402,
     cardSigner: signer,
     pairingSecret: settings.pairingSecret,
-    // The background passes start below; until then there is nothing to wake.
-    onEventsWritten: () => {
-      wakeWebhooks()
-      wakeRechecks()
-    },
+    // The webhook sender starts below; until then there is nothing to wake.
+    onEventsWritten: () => wakeWebhooks(),
   })
   const orderMailbox = settings.smtpInboundPort === null ? null : settings.orderMailbox
   const rateLimits = rateLimitSettings(settings, database.rateBuckets)
@@ -209,7 +205,6 @@ export async function startServer(settings: Settings) {
     { intervalMs: WEBHOOK_INTERVAL_MS, logger },
   )
   wakeWebhooks = webhooks.wake
-  wakeRechecks = rechecks.wake
   // Mail first: once HTTP answers, every channel is ready (a health check is how hosts and tests wait for us).
   const mail = await startMail(settings, market, rateLimits?.limiter ?? null, logger)
   try {

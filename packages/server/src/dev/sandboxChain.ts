@@ -52,6 +52,16 @@ export type Deployer = {
 /** A deployed contract: its address, the block it was deployed in, and the deployment's gas. */
 export type Deployed = { address: Address; block: bigint; gasUsed: bigint }
 
+/** The viem chain of a local anvil (the sandbox's, or a test's) at `rpcUrl`: for its wallet and public clients. */
+export function viemChainOf({ rpcUrl, chainId }: { rpcUrl: string; chainId: number }): Chain {
+  return defineChain({
+    id: chainId,
+    name: 'Base (anvil)',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  })
+}
+
 /** Deploys the escrow or the job escrow (contracts/) over the mock USDC at USDC_ADDRESS, from `deployer`. */
 export async function deployEscrowContract(
   deployer: Deployer,
@@ -94,12 +104,7 @@ function walletOf(account: HDAccount | undefined): SandboxWallet {
 export async function startSandboxChain(): Promise<SandboxChain> {
   const anvil = await spawnAnvil()
   try {
-    const chain = defineChain({
-      id: ANVIL_CHAIN_ID,
-      name: 'Base (anvil)',
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [anvil.rpcUrl] } },
-    })
+    const chain = viemChainOf({ rpcUrl: anvil.rpcUrl, chainId: ANVIL_CHAIN_ID })
     const transport = http(anvil.rpcUrl, { retryCount: 0 })
     const reader = createPublicClient({ chain, transport })
     const accounts = anvilAccounts()

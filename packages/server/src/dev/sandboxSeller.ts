@@ -1,7 +1,7 @@
 import { type AgentmarketClient, createClient, type PayingWallet } from '@agentmarket/client'
-import { createWalletClient, defineChain, http } from 'viem'
+import { createWalletClient, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import type { SandboxChain } from './sandboxChain.ts'
+import { type SandboxChain, viemChainOf } from './sandboxChain.ts'
 
 /** The sandbox's seller agent: its name, skill and API key, and how many orders its bot delivered. */
 export type SandboxSeller = {
@@ -24,12 +24,7 @@ const POLL_MS = 200
 function sellerWallet(chain: SandboxChain): PayingWallet {
   return createWalletClient({
     account: privateKeyToAccount(chain.seller.privateKey),
-    chain: defineChain({
-      id: chain.chainId,
-      name: 'sandbox',
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [chain.rpcUrl] } },
-    }),
+    chain: viemChainOf(chain),
     transport: http(chain.rpcUrl),
   })
 }
