@@ -255,17 +255,32 @@ describe('Idempotency-Key when the database fails under a write', () => {
     expect(fresh.status).toBe(201)
   })
 
-  test('a past hour swept once is not read again: writes under new keys read each past bucket of their shard once per process', async () => {
-    const { record, store } = await market()
-    const read = store.kvGet.bind(store)
-    let bucketReads = 0
-    store.kvGet = (name) => {
-      if (name.startsWith('idem-due:')) bucketReads++
-      return read(name)
+  test("a keyed write's bytes written to the store do not grow with the keyed writes of its hour", async () => {
+    const { record, store } = await market(undefined, undefined, { answers: 1_000_000, bytes: 1_000_000_000 })
+    let written = 0
+    const size = (value: unknown) => JSON.stringify(value).length
+    const put = store.kvPut.bind(store)
+    store.kvPut = (name, value, options) => {
+      written += size(value)
+      return put(name, value, options)
     }
-    for (let n = 0; n < 200; n++) expect((await record(`k-${n}`)).status).toBe(201)
-    // 16 shards × 3 past hours at most; before, three reads per write (600).
-    expect(bucketReads).toBeLessThanOrEqual(16 * 3)
+    const update = store.kvUpdate.bind(store)
+    store.kvUpdate = (name, change) =>
+      update(name, (current) => {
+        const outcome = change(current)
+        if (outcome.op === 'set') written += size(outcome.value)
+        return outcome
+      })
+    const bytesOf = async (idem: string) => {
+      written = 0
+      expect((await record(idem)).status).toBe(201)
+      return written
+    }
+    const first = await bytesOf('w-0')
+    for (let n = 1; n < 1999; n++) expect((await record(`w-${n}`)).status).toBe(201)
+    const last = await bytesOf('w-1999')
+    // Before: each write appended its name to an hour's list of 16 and wrote the list again (~125 names, 8 KB, here).
+    expect(last).toBeLessThanOrEqual(first + 64)
   })
 
   test('a key nobody retries is removed from the store after its 24 hours', async () => {
@@ -275,7 +290,7 @@ describe('Idempotency-Key when the database fails under a write', () => {
     if (!old) throw new Error('no entry was written')
     expect(await store.kvGet(old)).not.toBeNull()
     clock.advance(25 * 3600_000)
-    // Each new key sweeps the expired keys of its shard (one of 16): a few hundred new keys reach every shard.
+    // Each new key sweeps a few expired rows of the store.
     for (let n = 0; n < 400 && (await store.kvGet(old)) !== null; n++) await record(`new-${n}`)
     expect(await store.kvGet(old)).toBeNull()
   })
@@ -377,7 +392,7 @@ describe('the quota of answers kept for replays', () => {
     const own = [...quotaRows]
     expect(own).toHaveLength(2)
     clock.advance(26 * 3600_000)
-    // Other clients' new keys sweep the shards (one of 16 each): alice's rows go with her expired keys.
+    // Other clients' new keys sweep a few expired rows each: alice's rows go with her expired keys.
     const bob = await agent('bob')
     for (let n = 0; n < 400 && (await store.kvGet(own[0] ?? '')) !== null; n++)
       await write(`198.51.100.${n % 250}`, bob, 'bob', `b-${n}`)
