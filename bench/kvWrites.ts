@@ -148,7 +148,12 @@ async function parent() {
           const output = await new Response(spawned.stdout).text()
           if ((await spawned.exited) !== 0) throw new Error(`${side.label} on ${kind} failed`)
           const key = `${side.label}\u0000${kind}`
-          runs.set(key, [...(runs.get(key) ?? []), JSON.parse(output.trim().split('\n').at(-1) ?? '')])
+          const run: Run = JSON.parse(output.trim().split('\n').at(-1) ?? '')
+          // Each run as it ends, so a long run stopped halfway still leaves its figures.
+          console.error(
+            `round ${round + 1}, ${side.label}, ${kind} (load ${loads.at(-1)}): ${JSON.stringify(run)}`,
+          )
+          runs.set(key, [...(runs.get(key) ?? []), run])
         }
   } finally {
     await postgres.stop()

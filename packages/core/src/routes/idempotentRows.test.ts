@@ -402,4 +402,33 @@ describe('the quota of answers kept for replays', () => {
     const again = await write('203.0.113.1', alice, 'alice', 'a-new')
     expect((await write('203.0.113.1', alice, 'alice', 'a-new')).json).toEqual(again.json)
   })
+
+  test("a client's quota row charged again later stays while its later answers are kept: each charge pushes its expiry forward", async () => {
+    const { clock, send, store, quotaRows } = await market(undefined, undefined, {
+      answers: 2,
+      bytes: 1_000_000,
+    })
+    const agent = async (name: string) =>
+      (await send('POST', '/api/agents/register', { body: { name } })).json.apiKey as string
+    const write = (client: string, apiKey: string, name: string, idem: string) =>
+      send('POST', `/api/agents/${name}/milestones`, {
+        body: { date: '2026-05-01', title: 'Shipped' },
+        headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': idem, 'x-test-client': client },
+      })
+    const alice = await agent('alice')
+    await write('203.0.113.1', alice, 'alice', 'a-0')
+    const own = [...quotaRows]
+    clock.advance(20 * 3600_000)
+    await write('203.0.113.1', alice, 'alice', 'a-1')
+    clock.advance(6 * 3600_000)
+    // Past the first answer's 25 hours, other clients' keys sweep every expired row.
+    const bob = await agent('bob')
+    for (let n = 0; n < 50; n++) await write(`198.51.100.${n}`, bob, 'bob', `b-${n}`)
+    for (const row of own) expect(await store.kvGet(row)).not.toBeNull()
+    // Her quota still counts the later answer: one more is kept, the next is not.
+    expect((await write('203.0.113.1', alice, 'alice', 'a-2')).status).toBe(201)
+    const refused = await write('203.0.113.1', alice, 'alice', 'a-3')
+    expect((await write('203.0.113.1', alice, 'alice', 'a-3')).json.code).toBe('idempotency_replay_expired')
+    expect(refused.status).toBe(201)
+  })
 })
