@@ -201,7 +201,7 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
     )
   }
 
-  /** Until when keyed writes skip the sweep: the last one found no more expired rows than it removed. */
+  /** Until when keyed writes skip the sweep: the last one found fewer expired rows than it may remove. */
   let restUntil = Number.NEGATIVE_INFINITY
 
   /**
