@@ -1,6 +1,6 @@
 import type { KvStore } from '@agentmarket/core'
 import { kvMethods } from '@agentmarket/store-sql'
-import { and, eq, sql } from 'drizzle-orm'
+import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm'
 import type { Database } from './open.ts'
 import { kv } from './schema.ts'
 
@@ -14,27 +14,63 @@ export function kvStore({ db, connection }: Database): KvStore {
   const key = sql.placeholder('key')
   const value = sql.placeholder('value')
   const seenValue = sql.placeholder('seen')
+  const expiresAt = sql.placeholder('expiresAt')
+  const now = sql.placeholder('now')
+  const limit = sql.placeholder('limit')
   // An update's SET takes SQL, not a bare placeholder.
   const newValue = sql`${value}`
   const valueAt = db.select({ value: kv.value }).from(kv).where(eq(kv.key, key)).prepare()
-  const insertIfAbsent = db.insert(kv).values({ key, value }).onConflictDoNothing().prepare()
+  const insertIfAbsent = db.insert(kv).values({ key, value, expiresAt }).onConflictDoNothing().prepare()
+  // A write without an expiry keeps the row's; one with an expiry (a time or null) replaces it.
   const upsert = db
     .insert(kv)
     .values({ key, value })
     .onConflictDoUpdate({ target: kv.key, set: { value: newValue } })
     .prepare()
+  const upsertExpiring = db
+    .insert(kv)
+    .values({ key, value, expiresAt })
+    .onConflictDoUpdate({ target: kv.key, set: { value: newValue, expiresAt: sql`${expiresAt}` } })
+    .prepare()
   const remove = db.delete(kv).where(eq(kv.key, key)).prepare()
   const still = and(eq(kv.key, key), eq(kv.value, seenValue))
   const removeIfUnchanged = db.delete(kv).where(still).prepare()
   const replaceIfUnchanged = db.update(kv).set({ value: newValue }).where(still).prepare()
+  const replaceExpiringIfUnchanged = db
+    .update(kv)
+    .set({ value: newValue, expiresAt: sql`${expiresAt}` })
+    .where(still)
+    .prepare()
+  const expired = lte(kv.expiresAt, now)
+  const sweep = db
+    .delete(kv)
+    .where(
+      and(
+        expired,
+        inArray(
+          kv.key,
+          db.select({ key: kv.key }).from(kv).where(expired).orderBy(asc(kv.expiresAt)).limit(limit),
+        ),
+      ),
+    )
+    .prepare()
 
   return kvMethods({
     read: (key) => valueAt.get({ key })?.value ?? null,
-    put: (key, value) => unlocked(() => upsert.run({ key, value })),
+    put: (key, value, expiresAt) =>
+      unlocked(() =>
+        expiresAt === undefined ? upsert.run({ key, value }) : upsertExpiring.run({ key, value, expiresAt }),
+      ),
     remove: (key) => unlocked(() => remove.run({ key })),
-    insertIfAbsent: (key, value) => unlocked(() => insertIfAbsent.run({ key, value }).changes),
+    insertIfAbsent: (key, value, expiresAt) =>
+      unlocked(() => insertIfAbsent.run({ key, value, expiresAt }).changes),
     removeIfUnchanged: (key, seen) => unlocked(() => removeIfUnchanged.run({ key, seen }).changes),
-    replaceIfUnchanged: (key, seen, value) =>
-      unlocked(() => replaceIfUnchanged.run({ key, seen, value }).changes),
+    replaceIfUnchanged: (key, seen, value, expiresAt) =>
+      unlocked(() =>
+        expiresAt === undefined
+          ? replaceIfUnchanged.run({ key, seen, value }).changes
+          : replaceExpiringIfUnchanged.run({ key, seen, value, expiresAt }).changes,
+      ),
+    sweep: (now, limit) => unlocked(() => sweep.run({ now, limit }).changes),
   })
 }

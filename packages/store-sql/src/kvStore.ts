@@ -1,7 +1,10 @@
-import type { KvChange, KvStore } from '@agentmarket/core'
+import type { KvChange, KvExpiry, KvStore } from '@agentmarket/core'
 
 /** A value, or a promise of it: store-libsql's statements answer at once, store-postgres's over the network. */
 type Answer<T> = T | Promise<T>
+
+/** An entry's `expires_at` (epoch ms) as a write gives it: a time, null for none, undefined to keep the row's. */
+export type ExpiresAt = number | null | undefined
 
 /**
  * The key-value statements a store runs its own way (store-libsql: drizzle statements prepared once; store-postgres:
@@ -11,16 +14,22 @@ export type KvStatements = {
   /** The text held at `key`, or null. */
   read(key: string): Answer<string | null>
   /** Writes `text` at `key`, whatever it held. */
-  put(key: string, text: string): Answer<unknown>
+  put(key: string, text: string, expiresAt: ExpiresAt): Answer<unknown>
   /** Removes `key`. */
   remove(key: string): Answer<unknown>
   /** Writes `text` at `key` only if it holds nothing. */
-  insertIfAbsent(key: string, text: string): Answer<number>
+  insertIfAbsent(key: string, text: string, expiresAt: number | null): Answer<number>
   /** Removes `key` only if it still holds `seen`. */
   removeIfUnchanged(key: string, seen: string): Answer<number>
   /** Writes `text` at `key` only if it still holds `seen`. */
-  replaceIfUnchanged(key: string, seen: string, text: string): Answer<number>
+  replaceIfUnchanged(key: string, seen: string, text: string, expiresAt: ExpiresAt): Answer<number>
+  /** Removes up to `limit` rows whose `expires_at` is at or before `now` (epoch ms), oldest first; answers how many. */
+  sweep(now: number, limit: number): Answer<number>
 }
+
+/** The `expires_at` a write gives (KvExpiry): epoch ms, null for none, undefined to keep the row's. */
+export const expiresAtOf = (options: KvExpiry | undefined): ExpiresAt =>
+  options?.expiresAt === undefined ? undefined : (options.expiresAt?.getTime() ?? null)
 
 const parse = (text: string | null) => (typeof text === 'string' ? JSON.parse(text) : null)
 
@@ -30,7 +39,7 @@ const parse = (text: string | null) => (typeof text === 'string' ? JSON.parse(te
  * between the read and the write, so it holds across connections, processes and nodes.
  */
 export function kvMethods(statements: KvStatements): KvStore {
-  const { read, put, remove, insertIfAbsent, removeIfUnchanged, replaceIfUnchanged } = statements
+  const { read, put, remove, insertIfAbsent, removeIfUnchanged, replaceIfUnchanged, sweep } = statements
 
   /** Writes `outcome` for `key` only if the entry still holds `seen` (null: still absent); true when it did. */
   const applyIfUnchanged = async (
@@ -38,12 +47,11 @@ export function kvMethods(statements: KvStatements): KvStore {
     seen: string | null,
     outcome: Exclude<KvChange<unknown>, { op: 'noop' }>,
   ): Promise<boolean> => {
-    if (seen === null)
-      return outcome.op === 'delete' || (await insertIfAbsent(key, JSON.stringify(outcome.value))) === 1
-    const written =
-      outcome.op === 'delete'
-        ? await removeIfUnchanged(key, seen)
-        : await replaceIfUnchanged(key, seen, JSON.stringify(outcome.value))
+    if (outcome.op === 'delete') return seen === null || (await removeIfUnchanged(key, seen)) === 1
+    const text = JSON.stringify(outcome.value)
+    const expiresAt = expiresAtOf(outcome)
+    if (seen === null) return (await insertIfAbsent(key, text, expiresAt ?? null)) === 1
+    const written = await replaceIfUnchanged(key, seen, text, expiresAt)
     return written === 1
   }
 
@@ -52,8 +60,8 @@ export function kvMethods(statements: KvStatements): KvStore {
       return parse(await read(key))
     },
 
-    async kvPut(key, value) {
-      await put(key, JSON.stringify(value))
+    async kvPut(key, value, options) {
+      await put(key, JSON.stringify(value), expiresAtOf(options))
     },
 
     async kvDelete(key) {
@@ -66,6 +74,10 @@ export function kvMethods(statements: KvStatements): KvStore {
         const outcome = change(parse(seen))
         if (outcome.op === 'noop' || (await applyIfUnchanged(key, seen, outcome))) return outcome.result
       }
+    },
+
+    async kvSweepExpired(now, limit) {
+      return limit > 0 ? await sweep(now.getTime(), limit) : 0
     },
   }
 }

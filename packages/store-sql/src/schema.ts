@@ -317,11 +317,20 @@ function describe(kit: DialectKit) {
     ],
   )
 
-  /** Small JSON values by key: settings kept by the server (the generated MPP secret) and MPP replay markers. */
-  const kv = kit.table('kv', {
-    key: kit.text('key').primaryKey(),
-    value: kit.text('value').notNull(),
-  })
+  /**
+   * Small JSON values by key: settings kept by the server (the generated MPP secret), MPP replay markers, Idempotency-Key
+   * entries and their quota rows. `expires_at` (epoch ms, null for never) is when a sweep may remove the row.
+   */
+  const kv = kit.table(
+    'kv',
+    {
+      key: kit.text('key').primaryKey(),
+      value: kit.text('value').notNull(),
+      expiresAt: kit.long('expires_at'),
+    },
+    // The sweep deletes the rows whose time has passed, oldest first.
+    (table) => [kit.index('kv_by_expiry').on(table.expiresAt)],
+  )
 
   /** Order e-mails taken, by a key of their sender and Message-ID: a message delivered twice is taken once. */
   const orderMails = kit.table('order_mails', {

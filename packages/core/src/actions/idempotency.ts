@@ -16,7 +16,7 @@ import { inWriteScope } from '../ports/writeScope.ts'
 import { IdempotencyKey } from '../TaskInput.ts'
 import { parseInput } from '../Validation.ts'
 import type { ActionContext } from './context.ts'
-import { chargeRow, limitOf, QUOTA_HOURS, type QuotaOwner, refundRow, sweepRow } from './idempotencyQuota.ts'
+import { chargeRow, limitOf, type QuotaOwner, refundRow } from './idempotencyQuota.ts'
 
 /** How long a first answer is kept for retries under its Idempotency-Key (as Stripe: 24 hours). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -37,8 +37,14 @@ export const IN_FLIGHT_MS = 60 * 1000
 /** How many key endings a process keeps to write later while the store refuses them (past that, retries wait). */
 const MAX_UNSETTLED = 10_000
 
-/** How many past hours of expired keys each new key sweeps (per shard), so keys nobody retries are removed. */
-const SWEPT_HOURS = 3
+/**
+ * How many expired rows (keys nobody retried, quota rows whose answers are forgotten) each keyed write removes: more
+ * than one write leaves (its entry and a quota row per owner), so the sweep keeps up with the writes.
+ */
+const SWEPT_PER_WRITE = 8
+
+/** After a sweep that found fewer expired rows than it may remove, how long keyed writes skip sweeping. */
+const SWEEP_REST_MS = 60 * 1000
 
 const HOUR_MS = 60 * 60 * 1000
 const utf8 = new TextEncoder()
@@ -143,24 +149,6 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
     return JSON.parse(new TextDecoder().decode(plain)) as KeptAnswer
   }
 
-  /** The hour bucket listing the entries that expire within `hour`, one per shard (the name's first digit). */
-  const dueBucket = (name: string, hour: number) => `idem-due:${hour}:${name[0]}`
-
-  /**
-   * Lists `listed` (a taken key's name, or `q:` and a quota row's name) in the bucket of `hour` of `name`'s shard, so
-   * a later key sweeps it even if nobody retries it.
-   */
-  async function listIn(name: string, hour: number, listed = name) {
-    await store.kvUpdate(dueBucket(name, hour), (current) => ({
-      op: 'set',
-      value: [...(Array.isArray(current) ? current : []), listed],
-      result: null,
-    }))
-  }
-
-  /** Lists a taken key under the hour it expires in. */
-  const list = (name: string, forgetAt: number) => listIn(name, Math.floor(forgetAt / HOUR_MS))
-
   /** The quota row of an owner, named by an HMAC under the market's secret as keys are. */
   const quotaRow = async (owner: QuotaOwner) => (await pairing.of(`idempotency:quota\n${owner.id}`)).slice(3)
 
@@ -170,8 +158,8 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
 
   /**
    * Charges a kept answer of `bytes` stored to each owner of the request, in `hour`: false, with nothing charged, when
-   * one owner's quota is full (an answer `keptPastQuota` is charged and kept whatever its quota). An hour an owner's row
-   * opens lists the row to be swept once that hour's answers are forgotten.
+   * one owner's quota is full (an answer `keptPastQuota` is charged and kept whatever its quota). Each charge pushes
+   * the row's expiry to when the answer it counts is forgotten.
    */
   async function charge(request: IdempotentRequest, bytes: number, hour: number): Promise<boolean> {
     const charged: string[] = []
@@ -186,7 +174,6 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
           await store.kvUpdate(`idem-quota:${done}`, (current) => refundRow(current, hour, bytes))
         return false
       }
-      if (result === 'opened') await listIn(row, hour + QUOTA_HOURS, `q:${row}`)
       charged.push(row)
     }
     return true
@@ -196,17 +183,13 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
   const keptWithinQuota = (request: IdempotentRequest, bytes: number, now: number) =>
     charge(request, bytes, Math.floor(now / HOUR_MS)).catch(() => true)
 
-  /** Frees a key whose request (started at `since`) changed nothing: its entry and its listing go. */
-  async function free(name: string, since: number, forgetAt: number) {
+  /** Frees a key whose request (started at `since`) changed nothing: its entry goes. */
+  async function free(name: string, since: number) {
     await store.kvUpdate(`idem:${name}`, (current) =>
       isEntry(current) && current.state === 'running' && current.since === since
         ? { op: 'delete', result: null }
         : { op: 'noop', result: null },
     )
-    await store.kvUpdate(dueBucket(name, Math.floor(forgetAt / HOUR_MS)), (current) => {
-      const rest = (Array.isArray(current) ? current : []).filter((listed) => listed !== name)
-      return rest.length ? { op: 'set', value: rest, result: null } : { op: 'delete', result: null }
-    })
   }
 
   /** Marks the key of a request (started at `since`) that ended with its outcome unknown, so retries are told at once. */
@@ -218,43 +201,17 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
     )
   }
 
+  /** Until when keyed writes skip the sweep: the last one found fewer expired rows than it may remove. */
+  let restUntil = Number.NEGATIVE_INFINITY
+
   /**
-   * The past hours' buckets this process has swept (or found empty). A bucket is only written for an hour a day ahead,
-   * so a past hour's bucket swept once stays empty: reading it again on every request cost three reads per write.
+   * Removes a few expired rows of the store (kvSweepExpired), so keys nobody retries and their quota rows go; each
+   * entry carries its own expiry, so nothing is listed per hour and a write's cost does not grow with the hour's.
    */
-  const swept = new Set<string>()
-
-  /** Forgets the buckets of hours no sweep reads any more. */
-  function forgetSweptBefore(hour: number) {
-    for (const bucket of swept) if (Number(bucket.split(':')[1]) < hour) swept.delete(bucket)
-  }
-
-  /** Removes the keys of this shard that expired in the past SWEPT_HOURS hours. */
-  async function sweep(name: string, now: number) {
-    const thisHour = Math.floor(now / HOUR_MS)
-    if (swept.size > 16 * (SWEPT_HOURS + 1)) forgetSweptBefore(thisHour - SWEPT_HOURS)
-    for (let hour = thisHour - SWEPT_HOURS; hour < thisHour; hour++) {
-      const bucket = dueBucket(name, hour)
-      if (swept.has(bucket)) continue
-      const names = await store.kvGet(bucket)
-      if (!Array.isArray(names)) {
-        swept.add(bucket)
-        continue
-      }
-      // An entry freed and taken again since is listed in a later hour too: only an expired entry goes. A quota row
-      // charged in a later hour is listed under that hour too: only a row with no answer still kept goes.
-      for (const old of names)
-        if (typeof old === 'string' && old.startsWith('q:'))
-          await store.kvUpdate(`idem-quota:${old.slice(2)}`, (current) => sweepRow(current, thisHour))
-        else
-          await store.kvUpdate(`idem:${old}`, (current) =>
-            isEntry(current) && current.forgetAt > now
-              ? { op: 'noop', result: null }
-              : { op: 'delete', result: null },
-          )
-      await store.kvDelete(bucket)
-      swept.add(bucket)
-    }
+  async function sweep(now: number) {
+    if (now < restUntil) return
+    const removed = await store.kvSweepExpired(new Date(now), SWEPT_PER_WRITE)
+    restUntil = removed < SWEPT_PER_WRITE ? now + SWEEP_REST_MS : Number.NEGATIVE_INFINITY
   }
 
   /** The answer to a retry that found the key already taken. */
@@ -383,35 +340,28 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
         found = await store.kvUpdate(`idem:${name}`, (current) =>
           isEntry(current) && current.forgetAt > now
             ? { op: 'noop', result: current }
-            : { op: 'set', value: running, result: null },
+            : { op: 'set', value: running, result: null, expiresAt: new Date(forgetAt) },
         )
       } catch (error) {
         // The claim may still land (a database that froze under it): nothing ran, so it is freed when the store takes
         // writes again, or a retry would hear "under way" until the claim's minute is over.
-        await settleAfter(error, name, () => free(name, now, forgetAt))
+        await settleAfter(error, name, () => free(name, now))
         throw error
       }
       if (found) return answerRetry(request, name, found, now)
-      try {
-        await list(name, forgetAt)
-      } catch (error) {
-        // Nothing ran: the key is freed so that a retry runs.
-        await settleAfter(error, name, () => free(name, now, forgetAt))
-        throw error
-      }
       let reply: R
       try {
         // One write scope: a fault after one of the run's writes landed is an unknown outcome and keeps the key.
         reply = await inWriteScope(run)
       } catch (error) {
         // The write's own error is the answer; the key's ending is written now or, if the store refuses, later.
-        if (changedNothing(error)) await settleAfter(error, name, () => free(name, now, forgetAt))
+        if (changedNothing(error)) await settleAfter(error, name, () => free(name, now))
         else await settleAfter(error, name, () => markUnknown(name, now))
         throw error
       }
       const answer = keep(reply)
       if (!answer) {
-        await settle(name, () => free(name, now, forgetAt))
+        await settle(name, () => free(name, now))
         return reply
       }
       // A secret shown once is kept whatever its answer's size: losing it would lose the secret; such writes have
@@ -433,8 +383,8 @@ export function idempotencyActions(context: ActionContext<KvStore>) {
       }
       // The write is done and its answer is the client's even when keeping it fails now: it is kept later, and until
       // then a retry finds the key running, never runs the write twice.
-      await settle(name, () => store.kvPut(`idem:${name}`, done))
-      await sweep(name, now).catch(() => {})
+      await settle(name, () => store.kvPut(`idem:${name}`, done, { expiresAt: new Date(forgetAt) }))
+      await sweep(now).catch(() => {})
       return reply
     },
   }

@@ -3,7 +3,8 @@ import type { KvChange } from '../ports/KvStore.ts'
 
 // Each client's kept answers are counted in one key-value row per owner (a client address, its IPv6 network, an API
 // key): the answers kept and their stored bytes per hour, for the 25 hours whose answers may still be kept. A row is
-// therefore at most 25 small slots, whatever the client writes, and is swept once its last hour's answers expired.
+// therefore at most 25 small slots, whatever the client writes; each charge pushes its expiry to the end of its
+// latest hour's 25, so the store's sweep removes it once its last answers are forgotten.
 
 /** Who is charged for a kept answer (an opaque name), and how many quotas it may hold (a network holds several). */
 export type QuotaOwner = { id: string; share: number }
@@ -11,11 +12,13 @@ export type QuotaOwner = { id: string; share: number }
 /** One hour's kept answers of an owner: the hour (ms / 1 h), how many, and their stored bytes. */
 type Slot = [hour: number, answers: number, bytes: number]
 
-/** How a charge went: refused (over the quota), charged to an open hour, or charged to an hour it opened. */
-export type Charge = 'refused' | 'charged' | 'opened'
+/** How a charge went: refused (over the quota) or charged. */
+export type Charge = 'refused' | 'charged'
 
 /** Hours a slot counts: an answer kept in hour h is forgotten by the end of hour h + 24 (IDEMPOTENCY_TTL_MS). */
 export const QUOTA_HOURS = 25
+
+const HOUR_MS = 60 * 60 * 1000
 
 const isSlot = (value: unknown): value is Slot =>
   Array.isArray(value) && value.length === 3 && value.every((part) => typeof part === 'number')
@@ -46,7 +49,14 @@ export function chargeRow(
   const next: Slot[] = open
     ? slots.map((slot) => (slot[0] === hour ? [hour, slot[1] + 1, slot[2] + bytes] : slot))
     : [...slots, [hour, 1, bytes]]
-  return { op: 'set', value: { slots: next }, result: open ? 'charged' : 'opened' }
+  // A row charged by a node whose clock is behind keeps the later hour's expiry.
+  const latest = Math.max(...next.map(([at]) => at))
+  return {
+    op: 'set',
+    value: { slots: next },
+    result: 'charged',
+    expiresAt: new Date((latest + QUOTA_HOURS) * HOUR_MS),
+  }
 }
 
 /** The change that gives back one answer of `bytes` charged in `hour` (a later owner refused it). */
@@ -58,11 +68,6 @@ export function refundRow(row: unknown, hour: number, bytes: number): KvChange<n
       slot[0] === hour ? [hour, Math.max(0, slot[1] - 1), Math.max(0, slot[2] - bytes)] : slot,
   )
   return { op: 'set', value: { slots: next }, result: null }
-}
-
-/** The change a sweep in `hour` makes to an owner's row: removed once none of its answers may still be kept. */
-export function sweepRow(row: unknown, hour: number): KvChange<null> {
-  return liveSlots(row, hour).length ? { op: 'noop', result: null } : { op: 'delete', result: null }
 }
 
 /** The owner's limit: the quota times its share. */

@@ -104,6 +104,14 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
   const events: FeedEventRecord[] = []
   const tasks = new Map<string, TaskRecord>()
   const kv = new Map<string, string>()
+  /** The expiry (epoch ms) of each kv entry that has one (the SQL stores' kv.expires_at). */
+  const kvExpiries = new Map<string, number>()
+  /** Keeps or replaces `key`'s expiry: absent keeps it (none for a new entry), null clears it. */
+  const expireKv = (key: string, expiresAt: Date | null | undefined) => {
+    if (expiresAt === undefined) return
+    if (expiresAt === null) kvExpiries.delete(key)
+    else kvExpiries.set(key, expiresAt.getTime())
+  }
   const orderMailKeys = new Set<string>()
   const outbox = new Map<string, OutboxEntry>()
   /** The end of each running re-check's lease, by task id (the SQL stores' recheck_leased_until). */
@@ -746,18 +754,37 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       const value = kv.get(key)
       return value === undefined ? null : JSON.parse(value)
     },
-    async kvPut(key, value) {
+    async kvPut(key, value, options) {
       kv.set(key, JSON.stringify(value))
+      expireKv(key, options?.expiresAt)
     },
     async kvDelete(key) {
       kv.delete(key)
+      kvExpiries.delete(key)
     },
     async kvUpdate(key, change) {
       const current = kv.get(key)
       const outcome = change(current === undefined ? null : JSON.parse(current))
-      if (outcome.op === 'set') kv.set(key, JSON.stringify(outcome.value))
-      if (outcome.op === 'delete') kv.delete(key)
+      if (outcome.op === 'set') {
+        kv.set(key, JSON.stringify(outcome.value))
+        expireKv(key, outcome.expiresAt)
+      }
+      if (outcome.op === 'delete') {
+        kv.delete(key)
+        kvExpiries.delete(key)
+      }
       return outcome.result
+    },
+    async kvSweepExpired(now, limit) {
+      const due = [...kvExpiries]
+        .filter(([, at]) => at <= now.getTime())
+        .sort((a, b) => a[1] - b[1])
+        .slice(0, Math.max(0, limit))
+      for (const [key] of due) {
+        kv.delete(key)
+        kvExpiries.delete(key)
+      }
+      return due.length
     },
     async ping() {},
     async close() {},

@@ -255,17 +255,32 @@ describe('Idempotency-Key when the database fails under a write', () => {
     expect(fresh.status).toBe(201)
   })
 
-  test('a past hour swept once is not read again: writes under new keys read each past bucket of their shard once per process', async () => {
-    const { record, store } = await market()
-    const read = store.kvGet.bind(store)
-    let bucketReads = 0
-    store.kvGet = (name) => {
-      if (name.startsWith('idem-due:')) bucketReads++
-      return read(name)
+  test("a keyed write's bytes written to the store do not grow with the keyed writes of its hour", async () => {
+    const { record, store } = await market(undefined, undefined, { answers: 1_000_000, bytes: 1_000_000_000 })
+    let written = 0
+    const size = (value: unknown) => JSON.stringify(value).length
+    const put = store.kvPut.bind(store)
+    store.kvPut = (name, value, options) => {
+      written += size(value)
+      return put(name, value, options)
     }
-    for (let n = 0; n < 200; n++) expect((await record(`k-${n}`)).status).toBe(201)
-    // 16 shards × 3 past hours at most; before, three reads per write (600).
-    expect(bucketReads).toBeLessThanOrEqual(16 * 3)
+    const update = store.kvUpdate.bind(store)
+    store.kvUpdate = (name, change) =>
+      update(name, (current) => {
+        const outcome = change(current)
+        if (outcome.op === 'set') written += size(outcome.value)
+        return outcome
+      })
+    const bytesOf = async (idem: string) => {
+      written = 0
+      expect((await record(idem)).status).toBe(201)
+      return written
+    }
+    const first = await bytesOf('w-0')
+    for (let n = 1; n < 1999; n++) expect((await record(`w-${n}`)).status).toBe(201)
+    const last = await bytesOf('w-1999')
+    // Before: each write appended its name to an hour's list of 16 and wrote the list again (~125 names, 8 KB, here).
+    expect(last).toBeLessThanOrEqual(first + 64)
   })
 
   test('a key nobody retries is removed from the store after its 24 hours', async () => {
@@ -275,7 +290,7 @@ describe('Idempotency-Key when the database fails under a write', () => {
     if (!old) throw new Error('no entry was written')
     expect(await store.kvGet(old)).not.toBeNull()
     clock.advance(25 * 3600_000)
-    // Each new key sweeps the expired keys of its shard (one of 16): a few hundred new keys reach every shard.
+    // Each new key sweeps a few expired rows of the store.
     for (let n = 0; n < 400 && (await store.kvGet(old)) !== null; n++) await record(`new-${n}`)
     expect(await store.kvGet(old)).toBeNull()
   })
@@ -377,7 +392,7 @@ describe('the quota of answers kept for replays', () => {
     const own = [...quotaRows]
     expect(own).toHaveLength(2)
     clock.advance(26 * 3600_000)
-    // Other clients' new keys sweep the shards (one of 16 each): alice's rows go with her expired keys.
+    // Other clients' new keys sweep a few expired rows each: alice's rows go with her expired keys.
     const bob = await agent('bob')
     for (let n = 0; n < 400 && (await store.kvGet(own[0] ?? '')) !== null; n++)
       await write(`198.51.100.${n % 250}`, bob, 'bob', `b-${n}`)
@@ -386,5 +401,34 @@ describe('the quota of answers kept for replays', () => {
     for (const row of own) expect(await store.kvGet(row)).toBeNull()
     const again = await write('203.0.113.1', alice, 'alice', 'a-new')
     expect((await write('203.0.113.1', alice, 'alice', 'a-new')).json).toEqual(again.json)
+  })
+
+  test("a client's quota row charged again later stays while its later answers are kept: each charge pushes its expiry forward", async () => {
+    const { clock, send, store, quotaRows } = await market(undefined, undefined, {
+      answers: 2,
+      bytes: 1_000_000,
+    })
+    const agent = async (name: string) =>
+      (await send('POST', '/api/agents/register', { body: { name } })).json.apiKey as string
+    const write = (client: string, apiKey: string, name: string, idem: string) =>
+      send('POST', `/api/agents/${name}/milestones`, {
+        body: { date: '2026-05-01', title: 'Shipped' },
+        headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': idem, 'x-test-client': client },
+      })
+    const alice = await agent('alice')
+    await write('203.0.113.1', alice, 'alice', 'a-0')
+    const own = [...quotaRows]
+    clock.advance(20 * 3600_000)
+    await write('203.0.113.1', alice, 'alice', 'a-1')
+    clock.advance(6 * 3600_000)
+    // Past the first answer's 25 hours, other clients' keys sweep every expired row.
+    const bob = await agent('bob')
+    for (let n = 0; n < 50; n++) await write(`198.51.100.${n}`, bob, 'bob', `b-${n}`)
+    for (const row of own) expect(await store.kvGet(row)).not.toBeNull()
+    // Her quota still counts the later answer: one more is kept, the next is not.
+    expect((await write('203.0.113.1', alice, 'alice', 'a-2')).status).toBe(201)
+    const refused = await write('203.0.113.1', alice, 'alice', 'a-3')
+    expect((await write('203.0.113.1', alice, 'alice', 'a-3')).json.code).toBe('idempotency_replay_expired')
+    expect(refused.status).toBe(201)
   })
 })

@@ -31,4 +31,59 @@ export function kvStoreCases(test: StoreTest, withStore: WithStore): void {
       ok(await store.getAgent('sample-agent'), 'the store keeps its data after atomic updates')
     }),
   )
+
+  test(
+    'behavior: entries with an expiry are swept once it has passed, oldest first and at most `limit` at a time',
+    withStore(async (store) => {
+      const at = (ms: number) => new Date(Date.UTC(2026, 5, 1) + ms)
+      await store.kvPut('first', 1, { expiresAt: at(1_000) })
+      await store.kvUpdate('second', () => ({ op: 'set', value: 2, result: null, expiresAt: at(2_000) }))
+      await store.kvPut('later', 3, { expiresAt: at(10_000) })
+      await store.kvPut('kept', 4)
+      equal(await store.kvSweepExpired(at(999), 10), 0)
+      // Past its expiry an entry is still read until a sweep removes it (callers keep an exact end in the value).
+      equal(await store.kvGet('first'), 1)
+      equal(await store.kvSweepExpired(at(5_000), 1), 1)
+      same([await store.kvGet('first'), await store.kvGet('second')], [null, 2])
+      equal(await store.kvSweepExpired(at(5_000), 10), 1)
+      same([await store.kvGet('second'), await store.kvGet('later'), await store.kvGet('kept')], [null, 3, 4])
+      equal(await store.kvSweepExpired(at(1e12), 0), 0)
+      equal(await store.kvGet('later'), 3)
+    }),
+  )
+
+  test(
+    "behavior: a write without an expiry keeps the entry's; one with an expiry pushes it forward or clears it",
+    withStore(async (store) => {
+      const at = (ms: number) => new Date(Date.UTC(2026, 5, 1) + ms)
+      await store.kvPut('charged', { n: 1 }, { expiresAt: at(1_000) })
+      await store.kvUpdate('charged', () => ({
+        op: 'set',
+        value: { n: 2 },
+        result: null,
+        expiresAt: at(5_000),
+      }))
+      await store.kvPut('plain', 'a', { expiresAt: at(1_000) })
+      await store.kvPut('plain', 'b')
+      await store.kvUpdate('plain', () => ({ op: 'set', value: 'c', result: null }))
+      await store.kvPut('cleared', 'x', { expiresAt: at(1_000) })
+      await store.kvUpdate('cleared', () => ({ op: 'set', value: 'y', result: null, expiresAt: null }))
+      await store.kvPut('renewed', 'r', { expiresAt: at(1_000) })
+      await store.kvDelete('renewed')
+      await store.kvPut('renewed', 'r')
+      equal(await store.kvSweepExpired(at(2_000), 10), 1)
+      same(
+        [
+          await store.kvGet('charged'),
+          await store.kvGet('plain'),
+          await store.kvGet('cleared'),
+          await store.kvGet('renewed'),
+        ],
+        [{ n: 2 }, null, 'y', 'r'],
+      )
+      equal(await store.kvSweepExpired(at(5_000), 10), 1)
+      equal(await store.kvGet('charged'), null)
+      equal(await store.kvSweepExpired(at(1e13), 10), 0)
+    }),
+  )
 }

@@ -185,7 +185,7 @@ export function recheckActions(context: ActionContext<AgentStore & UserStore & T
     async expireUnpaidTasks(limit = 500): Promise<{ expired: number; purged: number }> {
       const now = clock.now()
       const report = await store.expireTasks(now, new Date(now.getTime() - EXPIRED_TASK_RETENTION_MS), limit)
-      await sweepForgotten(store, now)
+      await sweepForgotten(store, now, limit)
       return report
     },
 

@@ -109,11 +109,11 @@ export async function claimX402Order(
 /** True for the claim of an order's body (read by retries without a key while its payment is unresolved). */
 export const isBodyClaim = (key: string) => /^x402:order:[^:]+:[^:]+:body:/.test(key)
 
-/** Lists the Idempotency-Key claims among `claimed` to go after the key's 24 hours, as Idempotency-Keys do. */
+/** Sets the Idempotency-Key claims among `claimed` to go after the key's 24 hours, as Idempotency-Keys do. */
 export async function keepKeyClaims(context: ActionContext<KvStore>, claimed: string[]): Promise<void> {
   const now = context.clock.now()
   const until = new Date(now.getTime() + IDEMPOTENCY_TTL_MS)
-  for (const key of claimed) if (!isBodyClaim(key)) await forgetAt(context.store, key, until, now)
+  for (const key of claimed) if (!isBodyClaim(key)) await forgetAt(context.store, key, until)
 }
 
 /** Gives an order's claims back (its payment sent nothing, or paid nothing): the same order may be paid again. */

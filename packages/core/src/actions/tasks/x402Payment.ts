@@ -164,7 +164,7 @@ export async function payWithX402(
   }
   // Sent: the marker refuses the authorization until the chain itself would (past validBefore), then it goes.
   const spentUntil = new Date((Number(authorization.validBefore) + AUTHORIZATION_SLACK_SECONDS) * 1000)
-  await forgetAt(context.store, key, spentUntil, context.clock.now()).catch(() => {})
+  await forgetAt(context.store, key, spentUntil).catch(() => {})
   // Recorded and sent: whatever the facilitator heard (a timeout, an RPC error, a revert because another transaction
   // used the authorization first), the chain says whether the payer's money reached the seller for this order.
   const outcome = await settledOnChain(context, paying, sent, authorization.nonce)
