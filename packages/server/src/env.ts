@@ -305,7 +305,7 @@ export function readSettings(env: Env): Settings {
       : undefined,
     databaseTimeouts: {
       connectMs: read(env, 'DATABASE_CONNECT_TIMEOUT_MS', positive, '1000'),
-      requestMs: read(env, 'DATABASE_REQUEST_TIMEOUT_MS', positive, '1500'),
+      requestMs: read(env, 'DATABASE_REQUEST_TIMEOUT_MS', positive, '1200'),
       searchMs: read(env, 'DATABASE_SEARCH_TIMEOUT_MS', positive, '1500'),
       backgroundMs: read(env, 'DATABASE_BACKGROUND_TIMEOUT_MS', positive, '10000'),
       migrationMs: read(env, 'DATABASE_MIGRATION_TIMEOUT_MS', positive, '300000'),

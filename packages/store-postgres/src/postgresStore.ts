@@ -14,7 +14,7 @@ import { userStore } from './userStore.ts'
 import { webhookStore } from './webhookStore.ts'
 
 /** How long each kind of store call may take unless told otherwise (faults.ts). */
-export const CALL_DEADLINES: CallDeadlines = { requestMs: 1_500, searchMs: 1_500, backgroundMs: 10_000 }
+export const CALL_DEADLINES: CallDeadlines = { requestMs: 1_200, searchMs: 1_500, backgroundMs: 10_000 }
 
 /**
  * The Store over PostgreSQL, for many server nodes on one database: each write is one transaction whose conditions

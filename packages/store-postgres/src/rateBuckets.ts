@@ -17,7 +17,7 @@ const SWEEP_EVERY = 1000
  */
 export function postgresRateBuckets(
   database: PostgresDatabase,
-  { deadlineMs = 1_500, timer }: { deadlineMs?: number; timer?: DeadlineTimer } = {},
+  { deadlineMs = 1_200, timer }: { deadlineMs?: number; timer?: DeadlineTimer } = {},
 ): RateBuckets {
   const { sql } = database
   let takes = 0
