@@ -261,9 +261,10 @@ describe('jsonRpcBatcher', () => {
       request.signal.addEventListener('abort', () => dropped.resolve())
       return new Promise<Response>(() => {})
     })
-    // Each call's own bound is ten times the request's budget.
-    const rpc = jsonRpcBatcher({ url: server.url, timeoutMs: 1_000, batchSize: 100 })
-    const [first, next] = await inChainBudget(100, async () => [
+    // Each call's own bound is ten times the request's budget. The budget leaves the first call a wide margin to reach
+    // the node (at 100 ms, two CI runs at once saw it spent before the request arrived).
+    const rpc = jsonRpcBatcher({ url: server.url, timeoutMs: 10_000, batchSize: 100 })
+    const [first, next] = await inChainBudget(1_000, async () => [
       await rejection(rpc.request('eth_blockNumber', [])),
       await rejection(rpc.request('eth_getTransactionReceipt', ['0x01'])),
     ])
