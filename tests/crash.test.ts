@@ -129,7 +129,8 @@ async function post(ledger: PaidLedger, url: string, body: unknown): Promise<Ans
     }
     const unchanged = answer.status === 503 && answer.body.code === 'database_unavailable'
     if (!unchanged || attempt >= UNCHANGED_RETRIES) return answer
-    await Bun.sleep(Number(retryAfter) * 1000)
+    // A short pause, not the whole Retry-After: the cycle's kill waits for these payments.
+    await Bun.sleep(Math.min(Number(retryAfter) * 1000, 200))
   }
 }
 
@@ -488,6 +489,7 @@ for (const { label, nodes, open } of DATABASES)
       )
       expect(Number(counts?.[0])).toBe(Number(counts?.[1]))
       await database.close()
-      // A wide bound: the verdict is what survived the kills, never how fast a busy machine ran the cycles.
-    }, 300_000)
+      // A wide bound: the verdict is what survived the kills, never how fast a busy machine ran the cycles (two CI runs
+      // at once took 263-300 s on PostgreSQL).
+    }, 900_000)
   })
