@@ -374,18 +374,21 @@ describe('the quota of answers kept for replays', () => {
     expect((await kept(store, entries)).answers).toBe(8)
   })
 
-  test("a client's quota rows go once their answers are forgotten, and its quota is whole again", async () => {
-    const { clock, send, store, entries, quotaRows } = await market(undefined, undefined, {
-      answers: 2,
-      bytes: 1_000_000,
-    })
+  /** A market keeping two answers a client, with helpers to register an agent and write a keyed milestone. */
+  async function twoAnswerMarket() {
+    const built = await market(undefined, undefined, { answers: 2, bytes: 1_000_000 })
     const agent = async (name: string) =>
-      (await send('POST', '/api/agents/register', { body: { name } })).json.apiKey as string
+      (await built.send('POST', '/api/agents/register', { body: { name } })).json.apiKey as string
     const write = (client: string, apiKey: string, name: string, idem: string) =>
-      send('POST', `/api/agents/${name}/milestones`, {
+      built.send('POST', `/api/agents/${name}/milestones`, {
         body: { date: '2026-05-01', title: 'Shipped' },
         headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': idem, 'x-test-client': client },
       })
+    return { ...built, agent, write }
+  }
+
+  test("a client's quota rows go once their answers are forgotten, and its quota is whole again", async () => {
+    const { clock, store, entries, quotaRows, agent, write } = await twoAnswerMarket()
     const alice = await agent('alice')
     for (let n = 0; n < 3; n++) await write('203.0.113.1', alice, 'alice', `a-${n}`)
     expect((await kept(store, entries)).answers).toBe(2)
@@ -404,17 +407,7 @@ describe('the quota of answers kept for replays', () => {
   })
 
   test("a client's quota row charged again later stays while its later answers are kept: each charge pushes its expiry forward", async () => {
-    const { clock, send, store, quotaRows } = await market(undefined, undefined, {
-      answers: 2,
-      bytes: 1_000_000,
-    })
-    const agent = async (name: string) =>
-      (await send('POST', '/api/agents/register', { body: { name } })).json.apiKey as string
-    const write = (client: string, apiKey: string, name: string, idem: string) =>
-      send('POST', `/api/agents/${name}/milestones`, {
-        body: { date: '2026-05-01', title: 'Shipped' },
-        headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': idem, 'x-test-client': client },
-      })
+    const { clock, store, quotaRows, agent, write } = await twoAnswerMarket()
     const alice = await agent('alice')
     await write('203.0.113.1', alice, 'alice', 'a-0')
     const own = [...quotaRows]
