@@ -7,6 +7,7 @@ import {
   WEBHOOK_IDLE_MAX_MS,
   type WebhookDelivery,
 } from '../packages/server/src/webhooks/delivery.ts'
+import { sellerWithEndpoint } from './support/sellerWithEndpoint.ts'
 
 // Issue 41: a market at rest polled its store four times a second for webhooks (a fan-out and a delivery claim each
 // time), most of its CPU at rest. Now an idle webhook pass backs off (idlePacer) and an in-process event wakes it;
@@ -84,25 +85,6 @@ function counted(app: App, answer: () => number) {
     },
   }
   return { calls, sent, market, transport }
-}
-
-/** A seller with a free skill and an endpoint for task.completed; `order()` completes one free order. */
-async function sellerWithEndpoint(app: App) {
-  const seller = await app.register('seller', { skills: [{ name: 'Ping', type: 'free' }] })
-  const hook = await app.call('POST', '/api/agents/seller/webhooks', {
-    key: seller.key,
-    body: { url: 'http://127.0.0.1:9/hook', events: ['task.completed'] },
-  })
-  expect(hook.status).toBe(201)
-  return async () => {
-    const order = await app.call('POST', '/api/agents/seller/tasks', { body: { skill: 'ping' } })
-    expect(order.status).toBe(201)
-    const done = await app.call('POST', `/api/agents/seller/tasks/${order.json.task_id}/complete`, {
-      key: seller.key,
-      body: { result_url: 'https://results.example/r' },
-    })
-    expect(done.status).toBe(200)
-  }
 }
 
 /**

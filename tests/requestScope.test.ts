@@ -3,6 +3,7 @@ import { currentRequest, type Store } from '@agentmarket/core'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { testApp } from '../packages/server/src/testing/http.ts'
 import { startWebhookDelivery } from '../packages/server/src/webhooks/delivery.ts'
+import { sellerWithEndpoint } from './support/sellerWithEndpoint.ts'
 
 // Issue 39: a request's scope (its chain budget, and the PostgreSQL store's count of what it waited and its place in
 // line) must end with the request. Background work a request sets going (a pass it wakes through its feed events,
@@ -74,21 +75,8 @@ describe('background work set going by a request runs outside its scope', () => 
     expect(stream.status).toBe(200)
     expect(stream.headers.get('content-type')).toBe('text/event-stream')
     stops.push(() => live.abort())
-    const seller = await app.register('seller', { skills: [{ name: 'Ping', type: 'free' }] })
-    const hook = await app.call('POST', '/api/agents/seller/webhooks', {
-      key: seller.key,
-      body: { url: 'http://127.0.0.1:9/hook', events: ['task.completed'] },
-    })
-    expect(hook.status).toBe(201)
-    for (let n = 0; n < 3; n++) {
-      const order = await app.call('POST', '/api/agents/seller/tasks', { body: { skill: 'ping' } })
-      expect(order.status).toBe(201)
-      const done = await app.call('POST', `/api/agents/seller/tasks/${order.json.task_id}/complete`, {
-        key: seller.key,
-        body: { result_url: 'https://results.example/r' },
-      })
-      expect(done.status).toBe(200)
-    }
+    const order = await sellerWithEndpoint(app)
+    for (let n = 0; n < 3; n++) await order()
     expect(calls.some((call) => call.scoped)).toBe(true)
     phase.after = true
     // Every request is answered; the passes woken by their writes and the feed's poll go on.
