@@ -50,6 +50,15 @@ function heldCall() {
   return { call, sent, end: () => end() }
 }
 
+/** A manual clock, an admission of `connections` turns, and the limits of a bounded call with a 1.5 s deadline. */
+function bounded(connections = 1) {
+  const { clock, advance } = manualClock()
+  const admission = admissionOf({}, connections)
+  const progress = { completed: 0 }
+  const limits = { ms: 1_500, wrote: true, timer: clock, progress, admission }
+  return { advance, admission, progress, limits }
+}
+
 describe('admission: at most one call per connection is sent; the others wait in deadline order', () => {
   const windows = { first: 1_500, ms: 1_500 }
 
@@ -123,10 +132,7 @@ describe('admission: at most one call per connection is sent; the others wait in
   })
 
   test('attack: a request making several calls waits its bound once in all, not once per call: its next call that must wait is given up after a quarter deadline with nothing completed, unsent', async () => {
-    const { clock, advance } = manualClock()
-    const admission = admissionOf({}, 1)
-    const progress = { completed: 0 }
-    const limits = { ms: 1_500, wrote: true, timer: clock, progress, admission }
+    const { advance, progress, limits } = bounded()
     const other = heldCall()
     const holder = watch(boundedCall(other.call, limits))
     const mine = heldCall()
@@ -152,10 +158,9 @@ describe('admission: at most one call per connection is sent; the others wait in
     expect((outcome as StoreUnavailableError).outcome).toBe('unchanged')
     expect(mine.sent.times).toBe(0)
   })
+
   test('attack: a request that has waited its bound is not made the probe of a database found down: its next call answers database_unavailable at once, unsent; a call of another request probes', async () => {
-    const { clock, advance } = manualClock()
-    const progress = { completed: 0 }
-    const limits = { ms: 1_500, wrote: true, timer: clock, progress, admission: admissionOf({}, 4) }
+    const { advance, limits } = bounded(4)
     const frozen = heldCall()
     const late = heldCall()
     const outcome = await inChainBudget(undefined, async () => {
@@ -178,11 +183,9 @@ describe('admission: at most one call per connection is sent; the others wait in
     probe.end()
     expect(await probing).toBe('answered')
   })
+
   test("attack: a pool exhausted answers a request within its bound: a request's call waiting for a turn is refused unsent once the request has waited its bound in all, even while other calls complete", async () => {
-    const { clock, advance } = manualClock()
-    const admission = admissionOf({}, 1)
-    const progress = { completed: 0 }
-    const limits = { ms: 1_500, wrote: true, timer: clock, progress, admission }
+    const { advance, admission, progress, limits } = bounded()
     const holder = heldCall()
     void boundedCall(holder.call, limits).catch(() => {})
     const mine = heldCall()
