@@ -262,7 +262,9 @@ async function twoProcesses(kind: 'libsql-file' | 'postgres') {
     if (!postgresServer) throw new Error('no PostgreSQL')
     const url = await postgresServer.freshUrl()
     // The races here are the ratings', not the database's: a request that waits past its bound for a turn is shed as
-    // 503 (docs/operations.md), and two CI runs at once made some of the 40 at once wait that long. A long bound.
+    // 503 (docs/operations.md), and two CI runs at once made some of the 40 at once wait that long. A long bound:
+    // resending as a careful client does (tests/support/carefulFetch.ts) is not enough here, since at load 20 some of
+    // the 40 ended 503 outcome_unknown and their resends were told idempotency_outcome_unknown (read the rating).
     const deadlines = { requestMs: 60_000, searchMs: 60_000, backgroundMs: 60_000 }
     const stores = [
       await postgresStore(await openPostgres(url, { max: 8 }), { deadlines }),
