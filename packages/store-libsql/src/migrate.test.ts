@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AgentFilters } from '@agentmarket/core'
 import { countedPaidTrust, trustTotals } from '@agentmarket/core/rows'
-import { creditCountsAtSteps } from '@agentmarket/core/testing'
+import { creditCountsAtSteps, kvBucketMove } from '@agentmarket/core/testing'
 import { readMigrationFolder } from '../scripts/embed-migrations.ts'
 import { connectionOver } from './connection.ts'
 import { openNative } from './drivers.ts'
@@ -269,54 +269,17 @@ describe('migrate', () => {
     const folder = mkdtempSync(join(tmpdir(), 'agentmarket-migrate-'))
     const url = `file:${join(folder, 'market.db')}`
     const client = await migratedUpTo(28, url)
-    const hour = 3_600_000
-    const now = Date.UTC(2026, 5, 1, 12)
-    const h = now / hour
-    const rows: [string, unknown][] = [
-      [
-        'idem:aa',
-        {
-          state: 'done',
-          fingerprint: 'f',
-          sealed: null,
-          replayUntil: now + 24 * hour,
-          forgetAt: now + 24 * hour,
-        },
-      ],
-      ['idem:bb', { state: 'running', fingerprint: 'f', since: now, forgetAt: now + hour }],
-      [
-        'idem-quota:cc',
-        {
-          slots: [
-            [h - 2, 1, 10],
-            [h, 2, 20],
-          ],
-        },
-      ],
-      [`idem-due:${h + 24}:a`, ['aa']],
-      [`idem-due:${h + 1}:b`, ['bb']],
-      [`idem-due:${h + 25}:c`, ['q:cc']],
-      ['x402:marker', { task: 't' }],
-      [`kv-forget:${h + 3}`, ['x402:marker']],
-      ['kv-forget:swept-until', h],
-      ['mpp:secret', 's'],
-    ]
-    for (const [key, value] of rows)
+    const move = kvBucketMove()
+    for (const [key, value] of move.rows)
       client.run('insert into kv (key, value) values (?, ?)', [key, JSON.stringify(value)])
     expect(await migrate(client)).toBe(embedded.length - 28)
-    expect(client.all('select key, expires_at from kv order by key')).toEqual([
-      { key: 'idem-quota:cc', expires_at: (h + 25) * hour },
-      { key: 'idem:aa', expires_at: now + 24 * hour },
-      { key: 'idem:bb', expires_at: now + hour },
-      { key: 'mpp:secret', expires_at: null },
-      { key: 'x402:marker', expires_at: (h + 4) * hour },
-    ])
+    expect(client.all('select key, expires_at from kv order by key')).toEqual(
+      move.expiries.map(([key, expires_at]) => ({ key, expires_at })),
+    )
     client.close()
     const store = libsqlStore(await openDatabase(url))
     try {
-      expect(await store.kvSweepExpired(new Date((h + 25) * hour), 100)).toBe(4)
-      expect(await store.kvGet('x402:marker')).toBeNull()
-      expect(await store.kvGet('mpp:secret')).toBe('s')
+      await move.sweptBy(store)
     } finally {
       await store.close()
       rmSync(folder, { recursive: true, force: true })

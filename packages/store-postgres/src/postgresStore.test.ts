@@ -1,6 +1,12 @@
 import { afterAll, describe, expect, test } from 'bun:test'
 import { type CreditCounts, countedPaidTrust, trustTotals } from '@agentmarket/core/rows'
-import { creditCountsAtSteps, sampleAgent, sampleEvent, storeSuite } from '@agentmarket/core/testing'
+import {
+  creditCountsAtSteps,
+  kvBucketMove,
+  sampleAgent,
+  sampleEvent,
+  storeSuite,
+} from '@agentmarket/core/testing'
 import { sql } from 'drizzle-orm'
 import postgres from 'postgres'
 import { startMigratedPostgres } from '../../../tests/support/postgres.ts'
@@ -160,7 +166,7 @@ describe('paid points', () => {
           ${from}, '1000000', 2000, 1000, ${delivered ? 3000 : null}, ${outcome})`
     const moves = migrations[12]?.sql.slice(4) ?? []
     expect(moves).toHaveLength(2)
-    for (const move of moves) await database.sql.unsafe(move)
+    for (const step of moves) await database.sql.unsafe(step)
     const rows = await database.sql`select wallet, on_time_jobs, late_jobs, established from trust_buyers
       order by wallet`
     expect(rows.map((row) => [row.wallet, row.on_time_jobs, row.late_jobs, row.established])).toEqual([
@@ -192,54 +198,17 @@ describe('kv expiry', () => {
   test("behavior: migration 0013's data move gives the rows the old hour buckets listed their expiry and drops the buckets, so a sweep still forgets them", async () => {
     const database = await openPostgres(await server.freshUrl(), { max: 1 })
     const store = await postgresStore(database)
-    const hour = 3_600_000
-    const now = Date.UTC(2026, 5, 1, 12)
-    const h = now / hour
-    const rows: [string, unknown][] = [
-      [
-        'idem:aa',
-        {
-          state: 'done',
-          fingerprint: 'f',
-          sealed: null,
-          replayUntil: now + 24 * hour,
-          forgetAt: now + 24 * hour,
-        },
-      ],
-      ['idem:bb', { state: 'running', fingerprint: 'f', since: now, forgetAt: now + hour }],
-      [
-        'idem-quota:cc',
-        {
-          slots: [
-            [h - 2, 1, 10],
-            [h, 2, 20],
-          ],
-        },
-      ],
-      [`idem-due:${h + 24}:a`, ['aa']],
-      [`idem-due:${h + 1}:b`, ['bb']],
-      [`idem-due:${h + 25}:c`, ['q:cc']],
-      ['x402:marker', { task: 't' }],
-      [`kv-forget:${h + 3}`, ['x402:marker']],
-      ['kv-forget:swept-until', h],
-      ['mpp:secret', 's'],
-    ]
-    for (const [key, value] of rows)
+    const move = kvBucketMove()
+    for (const [key, value] of move.rows)
       await database.sql`insert into kv (key, value) values (${key}, ${JSON.stringify(value)})`
     const moves = migrations[13]?.sql.slice(2) ?? []
     expect(moves).toHaveLength(4)
-    for (const move of moves) await database.sql.unsafe(move)
+    for (const step of moves) await database.sql.unsafe(step)
     const kept = await database.sql`select key, expires_at from kv order by key`
-    expect(kept.map((row) => [row.key, row.expires_at === null ? null : Number(row.expires_at)])).toEqual([
-      ['idem-quota:cc', (h + 25) * hour],
-      ['idem:aa', now + 24 * hour],
-      ['idem:bb', now + hour],
-      ['mpp:secret', null],
-      ['x402:marker', (h + 4) * hour],
-    ])
-    expect(await store.kvSweepExpired(new Date((h + 25) * hour), 100)).toBe(4)
-    expect(await store.kvGet('x402:marker')).toBeNull()
-    expect(await store.kvGet('mpp:secret')).toBe('s')
+    expect(kept.map((row) => [row.key, row.expires_at === null ? null : Number(row.expires_at)])).toEqual(
+      move.expiries,
+    )
+    await move.sweptBy(store)
     await store.close()
   })
 })

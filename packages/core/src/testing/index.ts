@@ -2,6 +2,7 @@
 // records, and the trust simulation the stores' trust tests share.
 
 export { sampleAgent, sampleEvent, sampleSkill, sampleTask, sampleUser } from './fixtures.ts'
+export { kvBucketMove } from './kvBucketMove.ts'
 export { rateBucketsSuite } from './rateBucketsSuite.ts'
 export { storeSuite, type TestRunner } from './storeSuite.ts'
 export {
