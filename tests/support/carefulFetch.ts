@@ -1,20 +1,21 @@
-// A careful client's answer to a database fault: a write carries an Idempotency-Key, and a 503 `database_unavailable`
-// or `outcome_unknown` is sent again under the same key after its Retry-After, so it never runs twice. A PostgreSQL
+// A careful client's answer to a dependency fault: a write carries an Idempotency-Key, and a 503 `database_unavailable`,
+// `outcome_unknown` or `chain_unavailable` is sent again under the same key after its Retry-After, so it never runs
+// twice. A PostgreSQL
 // node sheds a burst it cannot serve within a request's bound (docs/operations.md), and a loaded machine sheds more:
 // tests whose subject is not the database's faults send through this, so their verdict does not depend on the
 // machine's speed. Counted, not timed.
 
-/** The 503s of a database fault, which a client sends again under the same Idempotency-Key. */
-const DATABASE_FAULTS = new Set(['database_unavailable', 'outcome_unknown'])
+/** The 503s of a dependency fault, which a client sends again under the same Idempotency-Key. */
+const DEPENDENCY_FAULTS = new Set(['database_unavailable', 'outcome_unknown', 'chain_unavailable'])
 
-/** How many times a request is sent at most while the database answers a fault. */
+/** How many times a request is sent at most while a dependency answers a fault. */
 const FAULT_RETRIES = 20
 
 /** One answer: its status, headers and JSON body (null when empty). */
 export type CarefulAnswer<T> = { status: number; headers: Headers; json: T }
 
 /**
- * Sends `init` to `url` (a string body, so it can be sent again) until the answer is not a database fault, at most
+ * Sends `init` to `url` (a string body, so it can be sent again) until the answer is not a dependency fault, at most
  * FAULT_RETRIES times; a write without an Idempotency-Key gets one.
  * @example const answer = await carefulFetch(`${base}/api/agents/register`, { method: 'POST', body })
  */
@@ -30,7 +31,7 @@ export async function carefulFetch<T = unknown>(
     const text = await response.text()
     const json = text ? JSON.parse(text) : null
     const fault =
-      response.status === 503 && DATABASE_FAULTS.has((json as { code?: string } | null)?.code ?? '')
+      response.status === 503 && DEPENDENCY_FAULTS.has((json as { code?: string } | null)?.code ?? '')
     if (!fault || attempt >= FAULT_RETRIES)
       return { status: response.status, headers: response.headers, json }
     await Bun.sleep(Number(response.headers.get('retry-after') ?? 1) * 1000)

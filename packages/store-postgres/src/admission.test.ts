@@ -209,3 +209,80 @@ describe('admission: at most one call per connection is sent; the others wait in
     holder.end()
   })
 })
+
+describe('a call given up keeps its turn while its statement runs on', () => {
+  test('attack: the next call is not sent while a given-up statement still holds the connection (the driver would queue it behind and send it however late), and is sent once that statement ends', async () => {
+    const { advance, admission, limits } = bounded()
+    const slow = heldCall()
+    const first = watch(boundedCall(slow.call, limits))
+    // A window with nothing completed: the caller is answered, the statement runs on.
+    await advance(1_500)
+    expect(first.state).toBe('refused')
+    const next = heldCall()
+    const second = watch(boundedCall(next.call, { ...limits, ms: 10_000 }))
+    await advance(1_000)
+    expect(next.sent.times).toBe(0)
+    expect(admission.out).toBe(1)
+    slow.end()
+    await advance(0)
+    expect(next.sent.times).toBe(1)
+    next.end()
+    await advance(0)
+    expect(second.state).toBe('done')
+    expect(admission.out).toBe(0)
+  })
+
+  test('attack: a given-up statement that never ends (a connection gone silent) gives its turn back after its hold', async () => {
+    const { advance, admission, limits } = bounded()
+    void boundedCall(heldCall().call, { ...limits, holdMs: 5_000 }).catch(() => {})
+    await advance(1_500)
+    expect(admission.out).toBe(1)
+    await advance(5_000)
+    expect(admission.out).toBe(0)
+  })
+})
+
+describe('admission under overload: the requests a node can serve are answered, not every one shed', () => {
+  /**
+   * Requests of three calls each (40 ms of the database per call, two connections) arrive every `everyMs` for
+   * `forMs` on the test's clock; each request's calls are bounded as the store bounds them (1.2 s in all). The
+   * outcome of each: answered, or refused 503.
+   */
+  async function overload(everyMs: number, forMs: number) {
+    const { clock, advance } = manualClock()
+    const progress = { completed: 0 }
+    const limits = { ms: 1_200, wrote: true, timer: clock, progress, admission: admissionOf({}, 2) }
+    const running: { due: number; end: () => void }[] = []
+    const databaseCall = () =>
+      new Promise<void>((resolve) => running.push({ due: (clock.now() ?? 0) + 40, end: resolve }))
+    const outcomes: Promise<'answered' | 'refused'>[] = []
+    for (let at = 0; at < forMs + 5_000; at += 10) {
+      if (at < forMs && at % everyMs === 0)
+        outcomes.push(
+          inChainBudget(undefined, async () => {
+            for (let call = 0; call < 3; call++) await boundedCall(databaseCall, limits)
+            return 'answered' as const
+          }).catch(() => 'refused' as const),
+        )
+      for (const call of running.filter((one) => one.due <= at)) {
+        running.splice(running.indexOf(call), 1)
+        call.end()
+      }
+      await advance(10)
+    }
+    const all = await Promise.all(outcomes)
+    return { answered: all.filter((one) => one === 'answered').length, total: all.length }
+  }
+
+  test('attack: twice the requests the database can serve, for six seconds: most of what it can serve is answered within the bound', async () => {
+    // Two connections, 120 ms of calls a request: at most 16.7 requests a second, 100 in six seconds; 200 come.
+    const { answered, total } = await overload(30, 6_000)
+    expect(total).toBe(200)
+    expect(answered).toBeGreaterThanOrEqual(70)
+  })
+
+  test('behavior: below capacity every request is answered', async () => {
+    const { answered, total } = await overload(100, 3_000)
+    expect(answered).toBe(total)
+  })
+})

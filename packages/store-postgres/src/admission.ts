@@ -6,10 +6,15 @@ import { type DeadlineTimer, type Progress, patience } from './progress.ts'
 // before the driver sees them: at most one per connection is sent, the others wait in line. A call given up while it
 // waits (the database stopped completing calls) answers 503 unsent: nothing changed, and no work is left in the
 // database to be done late. The line is ordered by deadline, so a request already under way (its deadline is its
-// start's) goes before one that just came, and background passes go last.
+// start's) goes before one that just came, and background passes go last. Requests that just came (their first call)
+// are served first come, first served until the line stands: once the oldest of them has waited a quarter of a
+// deadline, a new one goes before them (adaptive LIFO). Under overload first-come ordering serves every request
+// late, each waiting out the whole backlog, so all are shed at their bound and none is answered (seen: two CI runs
+// at once, 182 of 185 paying requests 503); newest-first answers the requests a node can serve within their bound
+// and sheds the rest, which would have missed it anyway.
 
-/** One waiting call: when it gives up, and how it is let in. */
-type Waiter = { deadline: number; admit: () => void }
+/** One waiting call: when it gives up, whether it is its request's first, since when it waits, how it is let in. */
+type Waiter = { deadline: number; fresh: boolean; since: number; admit: () => void }
 
 /** The turns of one database: how many calls may be out at once, how many are, and who waits, earliest deadline first. */
 export type Admission = { slots: number; out: number; waiting: Waiter[] }
@@ -40,9 +45,24 @@ function releaser(admission: Admission): () => void {
   }
 }
 
+/** The line stands when a request's first call has waited this fraction of a deadline: new first calls then go first. */
+export const STANDING_PART = 4
+
+/**
+ * Where `waiter` joins the line: before the first call with a later deadline; a request's first call while the line
+ * stands goes before the other first calls (they have waited long already; it can still be answered in time).
+ */
+function placeOf(waiting: Waiter[], waiter: Waiter, standingMs: number): number {
+  const standing =
+    waiter.fresh && waiting.some((other) => other.fresh && waiter.since - other.since >= standingMs)
+  const at = waiting.findIndex((other) => other.deadline > waiter.deadline || (standing && other.fresh))
+  return at === -1 ? waiting.length : at
+}
+
 /**
  * A turn to send one call: the release at once while a turn is free and no one waits (no tick lost), else a promise
- * of it once the call's turn comes in line, ordered by `deadline` (on the timer's clock). The release is to be called
+ * of it once the call's turn comes in line, ordered by `deadline` (on the timer's clock), a request's `fresh` first
+ * call newest-first while the line stands (placeOf). The release is to be called
  * when the call ends or is given up. A call waits in line as a sent call waits for its answer (progress.ts): given up
  * when `windows.first` ms pass with no call of the database completed, waited on while calls keep completing, and
  * given up at `windows.hardMs` (a request's call) whatever completes: a pool exhausted answers the request within its
@@ -55,6 +75,7 @@ export function admit(
   windows: { first: number; ms: number; hardMs?: number },
   timer: DeadlineTimer,
   progress: Progress,
+  fresh = false,
 ): (() => void) | Promise<() => void> {
   if (admission.out < admission.slots && admission.waiting.length === 0) {
     admission.out++
@@ -65,14 +86,15 @@ export function admit(
   return new Promise((resolve, reject) => {
     const waiter: Waiter = {
       deadline,
+      fresh,
+      since: timer.now?.() ?? performance.now(),
       admit: () => {
         cancel()
         admission.out++
         resolve(releaser(admission))
       },
     }
-    const at = admission.waiting.findIndex((other) => other.deadline > deadline)
-    admission.waiting.splice(at === -1 ? admission.waiting.length : at, 0, waiter)
+    admission.waiting.splice(placeOf(admission.waiting, waiter, windows.ms / STANDING_PART), 0, waiter)
     const cancel = patience(progress, windows, timer, () => {
       cancel()
       const at = admission.waiting.indexOf(waiter)
@@ -93,6 +115,12 @@ const waitedByRequest = new WeakMap<object, number>()
 export function waitLeft(ms: number): number {
   const request = currentRequest()
   return request ? ms - (waitedByRequest.get(request) ?? 0) : ms
+}
+
+/** Whether this call is the first its request makes of the database (one made outside a request is not). */
+export function firstOfRequest(): boolean {
+  const request = currentRequest()
+  return request ? !waitedByRequest.has(request) : false
 }
 
 /** Counts `ms` more waited on the database by the request making this call. */

@@ -19,6 +19,8 @@ export async function claimFair(
   const raw = sql.raw
   const lease = postgresSql.long(leaseUntil.getTime())
   const rows = await db.transaction(async (tx) => {
+    // A background pass, bounded by its own deadline: it waits its turn however short the pool's lock_timeout is.
+    await tx.execute(sql`set local lock_timeout = 0`)
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`${queue.table}:claim`}, 0))`)
     return tx.execute<{
       id: string

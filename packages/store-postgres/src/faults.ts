@@ -1,6 +1,6 @@
 import { currentRequest, type Store, StoreUnavailableError } from '@agentmarket/core'
 import { STORE_READ_METHODS } from '@agentmarket/core/rows'
-import { type Admission, admit, countWait, waitLeft } from './admission.ts'
+import { type Admission, admit, countWait, firstOfRequest, waitLeft } from './admission.ts'
 import {
   completed,
   type DeadlineTimer,
@@ -11,9 +11,10 @@ import {
 } from './progress.ts'
 
 /**
- * Faults met before a statement could reach the database (no connection could be had): nothing was sent, so
- * nothing changed. Node's socket codes, postgres.js's CONNECT_TIMEOUT and CONNECTION_ENDED (the pool is closing),
- * and PostgreSQL's cannot_connect_now (57P03, starting up or shutting down) and too_many_connections (53300).
+ * Faults after which nothing changed: met before a statement could reach the database (no connection could be had),
+ * or a statement that waited past the pool's lock_timeout for a lock (lock_not_available 55P03: it did nothing, and its
+ * transaction rolls back). Node's socket codes, postgres.js's CONNECT_TIMEOUT and CONNECTION_ENDED (the pool is
+ * closing), and PostgreSQL's cannot_connect_now (57P03, starting up or shutting down) and too_many_connections (53300).
  */
 const NEVER_SENT = new Set([
   'ECONNREFUSED',
@@ -25,6 +26,7 @@ const NEVER_SENT = new Set([
   'CONNECTION_ENDED',
   '57P03',
   '53300',
+  '55P03',
 ])
 
 /**
@@ -163,6 +165,8 @@ export type CallLimits = {
   progress?: Progress
   /** The database's turns (admission.ts); without one the call is sent at once. */
   admission?: Admission
+  /** How long a call given up keeps its turn at most while its statement runs on (the statement's timeout). */
+  holdMs?: number
 }
 
 /**
@@ -191,8 +195,8 @@ export async function boundedCall<T>(call: () => Promise<T>, limits: CallLimits)
 }
 
 /**
- * `call` sent once the admission lets it, within what its request may still wait; its turn is given back when it
- * ends or is given up, whichever comes first, and the time it took counts on the request.
+ * `call` sent once the admission lets it, within what its request may still wait; its turn is given back when its
+ * statement ends, even after its caller gave it up (at most `holdMs` later), and the time it took counts on the request.
  */
 async function admittedCall<T>(call: () => Promise<T>, limits: CallLimits): Promise<T> {
   const timer = limits.timer ?? systemTimer
@@ -203,20 +207,52 @@ async function admittedCall<T>(call: () => Promise<T>, limits: CallLimits): Prom
   // A window is never shorter than an extension: a short one could not tell a stopped database from a busy one.
   const windowOf = (spent: number) => Math.min(limits.ms, Math.max(left - spent, limits.ms / EXTENSION_PART))
   let release = () => {}
+  let running: Promise<T> | undefined
+  let over = false
+  const ended = () => {
+    over = true
+  }
   try {
     // A request's call waits for a turn until the request has waited its bound in all, whatever completes meanwhile:
     // a pool exhausted or the backlog just after an outage is answered 503 unsent within the bound, not served seconds
     // late. A call once sent is waited on while calls complete: giving it up would not stop its statement, and a write
     // given up is an unknown outcome its client must untangle (tried: six times the read-backs, recovery 6.6 s).
     const inLine = { ms: limits.ms, first: windowOf(0), ...(currentRequest() ? { hardMs: left } : {}) }
-    const turn = limits.admission ? admit(limits.admission, began + left, inLine, timer, progress) : release
+    const turn = limits.admission
+      ? admit(limits.admission, began + left, inLine, timer, progress, firstOfRequest())
+      : release
     release = typeof turn === 'function' ? turn : await turn
     const first = windowOf(typeof turn === 'function' ? 0 : now() - began)
-    return await sentCall(call, { ...limits, first, timer, progress })
+    const watched = () => {
+      running = call()
+      running.then(ended, ended)
+      return running
+    }
+    return await sentCall(watched, { ...limits, first, timer, progress })
   } finally {
-    release()
+    if (running && !over) holdTurn(running, release, limits.holdMs ?? HOLD_DEADLINES * limits.ms, timer)
+    else release()
     countWait(now() - began)
   }
+}
+
+/** How many deadlines a given-up call keeps its turn at most when no store says (its statement's timeout). */
+const HOLD_DEADLINES = 10
+
+/**
+ * Gives `release` back once `running` ends, or `holdMs` from now if it never does (a connection gone silent). A
+ * statement given up still runs on its connection: were its turn given back at once, the next call would be queued
+ * by the driver behind it (postgres.js pipelines onto busy connections), sent when the slow one ends however late, and
+ * under load the driver's queue grew until no call completed in a window and the node shed everything (two CI runs at
+ * once: 3 to 27 of about 1,950 requests a node answered in the crash test).
+ */
+function holdTurn(running: Promise<unknown>, release: () => void, holdMs: number, timer: DeadlineTimer) {
+  const cancel = timer.start(holdMs, release)
+  const done = () => {
+    cancel()
+    release()
+  }
+  running.then(done, done)
 }
 
 /** `call` sent to the database, bounded as `boundedCall` says: `first` is its first window without progress. */
@@ -260,6 +296,8 @@ export function boundedStore(
   admission?: Admission,
 ): Store {
   const wrapped = { ...store }
+  // The server's statement timeout is the longest deadline (database.ts): by then a live database ended the statement.
+  const holdMs = Math.max(deadlines.requestMs, deadlines.searchMs, deadlines.backgroundMs)
   for (const [name, method] of Object.entries(store) as [string, unknown][]) {
     if (typeof method !== 'function' || UNBOUNDED.has(name)) continue
     const limits: CallLimits = {
@@ -267,6 +305,7 @@ export function boundedStore(
       wrote: !STORE_READ_METHODS.has(name),
       timer,
       progress,
+      holdMs,
       ...(admission ? { admission } : {}),
     }
     const run = method as (...values: unknown[]) => Promise<unknown>

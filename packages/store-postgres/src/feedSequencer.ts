@@ -22,9 +22,10 @@ export function feedSequencer({ sql }: PostgresDatabase) {
   let running: Promise<void> | null = null
   let again = false
   // One round trip: statements sent together in one simple query run as one transaction, so the advisory lock is
-  // held from before the positions are computed until they are committed.
+  // held from before the positions are computed until they are committed. Its turn is waited for however short the
+  // pool's lock_timeout is (the sequencer runs outside any request).
   const sequence = async () => {
-    await sql.unsafe(`select pg_advisory_xact_lock(${SEQUENCER_LOCK});
+    await sql.unsafe(`set local lock_timeout = 0; select pg_advisory_xact_lock(${SEQUENCER_LOCK});
       with ready as (
         select seq, row_number() over (order by seq) as n from events
         where position is null and xid < (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint

@@ -27,6 +27,8 @@ export async function applyMigrations(
 ): Promise<MigrationReport> {
   return sql.begin(async (tx) => {
     await tx.unsafe(`set local statement_timeout = ${Math.max(0, Math.floor(statementMs))}`)
+    // Nodes starting together wait their turn for the lock however long the pool's lock_timeout is.
+    await tx.unsafe('set local lock_timeout = 0')
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK})`
     await tx.unsafe(
       `CREATE TABLE IF NOT EXISTS ${TABLE} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`,

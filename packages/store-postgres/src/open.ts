@@ -33,6 +33,12 @@ export type PoolTimeouts = {
   lifetimeSeconds?: number
   /** Milliseconds each migration statement may run at this opening (statement_timeout in its transaction). */
   migrationMs?: number
+  /**
+   * Milliseconds a statement waits for a row or advisory lock before it fails and its transaction rolls back
+   * (lock_timeout; 0 for no limit): a server sets its request bound, so a write its caller was already answered for is
+   * not done late behind a lock, and a hot row's queue holds only work whose callers still wait.
+   */
+  lockMs?: number
 }
 
 /**
@@ -45,6 +51,7 @@ export const POOL_TIMEOUTS: Required<PoolTimeouts> = {
   idleSeconds: 60,
   lifetimeSeconds: 600,
   migrationMs: 300_000,
+  lockMs: 0,
 }
 
 /**
@@ -118,7 +125,11 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   const nodeId = `agentmarket-${crypto.randomUUID()}`
   const timeouts = { ...POOL_TIMEOUTS, ...options.timeouts }
   const sql = postgres(url, {
-    connection: { application_name: nodeId, statement_timeout: timeouts.statementMs },
+    connection: {
+      application_name: nodeId,
+      statement_timeout: timeouts.statementMs,
+      lock_timeout: timeouts.lockMs,
+    },
     connect_timeout: timeouts.connectMs / 1000,
     idle_timeout: timeouts.idleSeconds,
     max_lifetime: timeouts.lifetimeSeconds,

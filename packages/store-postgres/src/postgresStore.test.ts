@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test'
+import { StoreUnavailableError } from '@agentmarket/core'
 import { type CreditCounts, countedPaidTrust, trustTotals } from '@agentmarket/core/rows'
 import {
   creditCountsAtSteps,
@@ -210,5 +211,39 @@ describe('kv expiry', () => {
     )
     await move.sweptBy(store)
     await store.close()
+  })
+})
+
+describe('lock_timeout', () => {
+  test("attack: a write queued behind another transaction's row lock past the pool's lock_timeout does nothing and answers database_unavailable (nothing changed), not late work for a caller already answered", async () => {
+    const url = await server.freshUrl()
+    const store = await postgresStore(await openPostgres(url, { max: 2, timeouts: { lockMs: 200 } }), {
+      deadlines: { requestMs: 10_000, searchMs: 10_000, backgroundMs: 10_000 },
+    })
+    const holder = postgres(url, { max: 1, onnotice: () => {} })
+    try {
+      await store.insertAgent(sampleAgent({ name: 'hot-row', bio: 'before' }), [])
+      let release = () => {}
+      const held = new Promise<void>((resolve) => (release = resolve))
+      const locked = new Promise<void>((resolve) => {
+        void holder.begin(async (tx) => {
+          await tx`select 1 from agents where name_key = 'hot-row' for update`
+          resolve()
+          await held
+        })
+      })
+      await locked
+      const refused = await store.updateAgent('hot-row', { bio: 'late' }, new Date(), []).then(
+        () => null,
+        (error: unknown) => error,
+      )
+      expect(refused).toBeInstanceOf(StoreUnavailableError)
+      expect((refused as StoreUnavailableError).outcome).toBe('unchanged')
+      release()
+      expect((await store.getAgent('hot-row'))?.bio).toBe('before')
+    } finally {
+      await holder.end()
+      await store.close()
+    }
   })
 })
