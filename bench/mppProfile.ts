@@ -62,6 +62,12 @@ const LEAST_WORK_RECEIPT =
   'least work, sender from the receipt: receipt read, one call decode, one log decode'
 /** mppx's handler with the market's own broadcast (each step once), as packages/core/src/payments/Mpp.ts makes it. */
 const OUR_CHARGER = "our charger alone: payment (mppx's handler, our broadcast)"
+/** The same for hash (push) credentials: the client sent its transaction, the server reads its receipt. */
+const OUR_CHARGER_HASH = 'our charger alone: payment, hash credential'
+const MPPX_HASH = 'mppx charge handler alone: payment, hash credential'
+const ROUTE_HASH = 'route: paid order, hash credential (201)'
+/** The least work a hash credential's verification needs: its receipt read, its memo log decoded once. */
+const LEAST_WORK_HASH = 'least work of a hash credential: receipt read (raw JSON-RPC), one log decode'
 /** Rounds of each measurement, in turn; each row is the median round. */
 const ROUNDS = 5
 const JSON_PATH = flag('--json')
@@ -142,14 +148,20 @@ const buyer = MppxClient.create({
   polyfill: false,
   methods: [tempoClient.charge({ account: tempoPayer(2), getClient: () => buyerClient, mode: 'pull' })],
 })
+/** A buyer paying in push mode: it sends its transaction (mined by the node) and hands over its hash. */
+const pusher = MppxClient.create({
+  polyfill: false,
+  methods: [tempoClient.charge({ account: tempoPayer(3), getClient: () => buyerClient, mode: 'push' })],
+})
 
 type Order = { body: string; credential: string }
-/** `count` credentials for the route, one per distinct order body, from its own 402 answers. */
-async function routeCredentials(label: string, count: number): Promise<Order[]> {
+type Payer = typeof buyer
+/** `count` credentials for the route from `payer` (pull by default), one per distinct order body, from its own 402s. */
+async function routeCredentials(label: string, count: number, payer: Payer = buyer): Promise<Order[]> {
   const made: Order[] = []
   for (let index = 0; index < count; index++) {
     const body = JSON.stringify({ buyer: 'profile', params: { run: label, n: index } })
-    made.push({ body, credential: await buyer.createCredential(await handle(orderPath, post(body))) })
+    made.push({ body, credential: await payer.createCredential(await handle(orderPath, post(body))) })
   }
   return made
 }
@@ -223,24 +235,24 @@ const chargerRequest = (index: number) => ({
   scope: 'seller/summary',
   bodyDigest: `charger-${index}`,
 })
-/** `count` credentials for our charger alone, each from its own 402 for request `offset + n`. */
-async function chargerCredentials(offset: number, count: number): Promise<string[]> {
+/** `count` credentials for our charger alone from `payer`, each from its own 402 for request `offset + n`. */
+async function chargerCredentials(offset: number, count: number, payer: Payer = buyer): Promise<string[]> {
   const made: string[] = []
   for (let index = 0; index < count; index++) {
     const answer = await charger.charge(bare(), chargerRequest(offset + index))
     if (answer.paid) throw new Error('our charger alone: no challenge')
-    made.push(await buyer.createCredential(answer.challenge))
+    made.push(await payer.createCredential(answer.challenge))
   }
   return made
 }
 
-/** `count` credentials for mppx alone, each from its handler's own 402 for options `offset + n`. */
-async function mppxCredentials(offset: number, count: number): Promise<string[]> {
+/** `count` credentials for mppx alone from `payer`, each from its handler's own 402 for options `offset + n`. */
+async function mppxCredentials(offset: number, count: number, payer: Payer = buyer): Promise<string[]> {
   const made: string[] = []
   for (let index = 0; index < count; index++) {
     const answer = await mppx.charge(chargeOptions(offset + index))(bare())
     if (answer.status !== 402) throw new Error('mppx alone: no challenge')
-    made.push(await buyer.createCredential(answer.challenge))
+    made.push(await payer.createCredential(answer.challenge))
   }
   return made
 }
@@ -248,17 +260,25 @@ async function mppxCredentials(offset: number, count: number): Promise<string[]>
 try {
   // Warm-up: the first paid order loads mppx and viem's Tempo chain; the rest warm the JIT.
   for (const order of await routeCredentials('warm', 50)) await routePay(order, 201)
+  for (const order of await routeCredentials('warm-hash', 50, pusher)) await routePay(order, 201)
   for (let index = 0; index < COUNT; index++) await routeChallenge()
   for (const [index, credential] of (await mppxCredentials(0, 50)).entries())
     await mppx.charge(chargeOptions(index))(bare(credential))
   for (const [index, credential] of (await chargerCredentials(0, 50)).entries())
     await charger.charge(bare(credential), chargerRequest(index))
+  for (const [index, credential] of (await chargerCredentials(500_000, 50, pusher)).entries())
+    await charger.charge(bare(credential), chargerRequest(500_000 + index))
+  for (const [index, credential] of (await mppxCredentials(500_000, 50, pusher)).entries())
+    await mppx.charge(chargeOptions(500_000 + index))(bare(credential))
 
   // Route and mppx alone in alternating rounds, so the machine's drift (shared cores) hits both alike.
   const orders = await routeCredentials('paid', PAID)
   const credentials = await mppxCredentials(1_000_000, PAID)
   const defaultCredentials = await mppxCredentials(2_000_000, PAID)
   const ourCredentials = await chargerCredentials(3_000_000, PAID)
+  const hashOrders = await routeCredentials('paid-hash', PAID, pusher)
+  const ourHashCredentials = await chargerCredentials(4_000_000, PAID, pusher)
+  const mppxHashCredentials = await mppxCredentials(5_000_000, PAID, pusher)
   const rounds: Phase[][] = []
   for (let round = 0; round < ROUNDS; round++) {
     const share = (list: unknown[]) => Math.floor(list.length / ROUNDS)
@@ -297,6 +317,21 @@ try {
       await measure('route: same credential again (200)', share(orders), (index) =>
         routePay(orders[from + index] as Order, 200),
       ),
+      await measure(ROUTE_HASH, share(hashOrders), (index) =>
+        routePay(hashOrders[from + index] as Order, 201),
+      ),
+      await measure(OUR_CHARGER_HASH, share(orders), async (index) => {
+        const answer = await charger.charge(
+          bare(ourHashCredentials[from + index]),
+          chargerRequest(4_000_000 + from + index),
+        )
+        if (!answer.paid) throw new Error(`our charger alone: hash answered ${answer.challenge.status}`)
+      }),
+      await measure(MPPX_HASH, share(orders), async (index) => {
+        const options = chargeOptions(5_000_000 + from + index)
+        const answer = await mppx.charge(options)(bare(mppxHashCredentials[from + index]))
+        if (answer.status !== 200) throw new Error(`mppx alone: hash answered ${answer.status}`)
+      }),
     ])
   }
   /** Each measurement's median round. */
@@ -308,14 +343,19 @@ try {
       calls: runs.reduce((sum, run) => sum + run.calls, 0),
     }
   }
-  const route = ['route: 402 challenge', 'route: paid order (201)', 'route: same credential again (200)'].map(
-    medianOf,
-  )
+  const route = [
+    'route: 402 challenge',
+    'route: paid order (201)',
+    'route: same credential again (200)',
+    ROUTE_HASH,
+  ].map(medianOf)
   const alone = [
     'mppx charge handler alone: 402',
     'mppx charge handler alone: payment',
     "mppx charge handler alone: payment, mppx's default method",
     OUR_CHARGER,
+    MPPX_HASH,
+    OUR_CHARGER_HASH,
   ].map(medianOf)
 
   // mppx's parts, on one real credential and the receipt of its settlement.
@@ -359,7 +399,7 @@ try {
     await measure('bare JSON-RPC over HTTP (eth_blockNumber)', 200, () =>
       buyerClient.request({ method: 'eth_blockNumber' } as never),
     ),
-    await measure('parseEventLogs, TransferWithMemo alone, logs filtered by topic', 200, memoLogs),
+    await measure('parseEventLogs, TransferWithMemo alone, logs filtered by topic', 200, () => memoLogs()),
     // The least work a verification of this payment needs: the sender recovered once (or the receipt read, which
     // names it), the transfer call decoded once with its own item, the memo log decoded once with its own item.
     await measure(LEAST_WORK, 100, () => {
@@ -372,6 +412,13 @@ try {
       decodeFunctionData({ abi: transferWithMemo, data })
       memoLogs()
     }),
+    await measure(LEAST_WORK_HASH, 200, async () => {
+      const read = (await buyerClient.request({
+        method: 'eth_getTransactionReceipt',
+        params: [keccak256(raw)],
+      } as never)) as typeof receipt
+      memoLogs(read.logs)
+    }),
   ]
   const least = parts.find((phase) => phase.name === LEAST_WORK)?.cpuUs ?? Number.NaN
   const leastByReceipt = parts.find((phase) => phase.name === LEAST_WORK_RECEIPT)?.cpuUs ?? Number.NaN
@@ -379,12 +426,15 @@ try {
   const handler =
     alone.find((phase) => phase.name === 'mppx charge handler alone: payment')?.cpuUs ?? Number.NaN
   const ours = alone.find((phase) => phase.name === OUR_CHARGER)?.cpuUs ?? Number.NaN
+  const cpuOf = (list: Phase[], name: string) =>
+    list.find((phase) => phase.name === name)?.cpuUs ?? Number.NaN
+  const leastHash = cpuOf(parts, LEAST_WORK_HASH)
 
-  /** The memo logs of the settlement's receipt decoded with their own event item. */
-  function memoLogs() {
+  /** The memo logs of the settlement's receipt (or `logs`) decoded with their own event item. */
+  function memoLogs(logs = receipt.logs) {
     return parseEventLogs({
       abi: TRANSFER_WITH_MEMO_EVENT_ABI,
-      logs: receipt.logs.filter((log) => log.topics[0]?.toLowerCase() === TRANSFER_WITH_MEMO_TOPIC),
+      logs: logs.filter((log) => log.topics[0]?.toLowerCase() === TRANSFER_WITH_MEMO_TOPIC),
       strict: true,
     })
   }
@@ -400,6 +450,9 @@ try {
   const times = (value: number, of: number) => `${(value / of).toFixed(2)}x`
   console.log(
     `\nCPU over the least work of a verification (same run): the paid order ${times(paid, least)}, mppx's handler alone ${times(handler, least)}, our charger alone ${times(ours, least)}; with the sender read from the receipt: ${times(paid, leastByReceipt)} and ${times(handler, leastByReceipt)}`,
+  )
+  console.log(
+    `CPU over the least work of a hash credential (same run): the paid order ${times(cpuOf(route, ROUTE_HASH), leastHash)}, mppx's handler alone ${times(cpuOf(alone, MPPX_HASH), leastHash)}, our charger alone ${times(cpuOf(alone, OUR_CHARGER_HASH), leastHash)}`,
   )
   const result: MppProfile = { route, mppx: alone, parts }
   if (JSON_PATH) await Bun.write(JSON_PATH, JSON.stringify(result))

@@ -444,3 +444,204 @@ describe('MPP credentials: the market’s broadcast checks each part of a signed
     expect(methods.filter((method) => method.startsWith('eth_sendRawTransaction'))).toHaveLength(1)
   })
 })
+
+// Attack: a payer (or an observer) hands the market the hash of a transaction already on the chain (push mode) that is
+// not the payment its genuine challenge asks, each checked by the market's own verification of hash credentials
+// (packages/core/src/payments/MppReceipt.ts): the transaction is the victim client's own for a challenge, changed,
+// signed again by the same payer and mined by the node before the credential is sent.
+describe('MPP credentials: the market checks each part of a hash credential’s receipt once', () => {
+  const OTHER_TOKEN = '0x20C0000000000000000000000000000000000001'
+  type Call = { to?: Hex | null; data?: Hex }
+  type Signed = { chainId: number; calls: Call[] } & Record<string, unknown>
+  type Receipt = Parameters<Parameters<ScriptedTempo['tamperNextReceipt']>[0]>[0]
+  /** The source an mppx client names in its credential: the payer's did:pkh on `chainId`. */
+  const sourceOf = (payer: Hex, chainId = node.chain.id) => `did:pkh:eip155:${chainId}:${payer}`
+
+  /**
+   * The victim's transaction for challenge `signedFor`, changed by `change` and signed again, and a hash credential
+   * naming it under challenge `under` (default the same one). `mine` sends it to the node first (the receipt changed by
+   * `tamper`, as a node that lies); without it, the transaction is not on the chain yet.
+   */
+  async function pushed(
+    signedFor: Awaited<ReturnType<typeof attackerChallenge>>,
+    options: {
+      under?: Awaited<ReturnType<typeof attackerChallenge>>
+      change?: (transaction: Signed) => Signed
+      mine?: boolean
+      tamper?: (receipt: Receipt) => void
+      source?: string
+    } = {},
+  ) {
+    const signed = await victimClient('pull').createCredential(
+      new Response(null, { status: 402, headers: { 'www-authenticate': Challenge.serialize(signedFor) } }),
+    )
+    const raw = (Credential.deserialize(signed).payload as { signature: Hex }).signature
+    const {
+      signature: _signature,
+      from: _from,
+      hash: _hash,
+      ...unsigned
+    } = Transaction.deserialize(raw as never) as Signed
+    const change = options.change ?? ((transaction: Signed) => transaction)
+    const resigned = (await tempoPayer(2).signTransaction(change(unsigned as Signed) as never, {
+      serializer: Transaction.serialize as never,
+    })) as Hex
+    const hash = keccak256(resigned)
+    const send = async () => {
+      await node
+        .client('victim')
+        .request({ method: 'eth_sendRawTransactionSync', params: [resigned] } as never)
+    }
+    if (options.mine !== false) {
+      if (options.tamper) node.tamperNextReceipt(options.tamper)
+      await send()
+    }
+    const authorization = Credential.serialize(
+      Credential.from({
+        challenge: options.under ?? signedFor,
+        payload: { type: 'hash', hash },
+        source: options.source ?? sourceOf(tempoPayer(2).address),
+      }),
+    )
+    return { authorization, hash, send }
+  }
+
+  /** Sends `authorization` for `body` and expects it refused: no 201, no receipt, no task. */
+  async function expectRefused(body: unknown, authorization: string, status: number | null = 402) {
+    const before = await taskCount()
+    const answer = await fetch(row12(), json(body, { authorization }))
+    const text = await answer.text()
+    if (status === null) expect(answer.status, text).not.toBe(201)
+    else expect(answer.status, text).toBe(status)
+    expect(answer.headers.get('payment-receipt')).toBeNull()
+    expect(await taskCount()).toBe(before)
+    return text
+  }
+
+  test('a genuine hash credential pays its order once, and its payer is who the receipt names', async () => {
+    const body = victimOrder()
+    const { authorization, hash } = await pushed(await attackerChallenge(row12(), body))
+    const answer = await fetch(row12(), json(body, { authorization }))
+    expect(answer.status).toBe(201)
+    expect(((await answer.json()) as { payment: { tx_hash: Hex } }).payment.tx_hash).toBe(hash)
+  })
+
+  const lying: Record<string, (receipt: Receipt) => void> = {
+    'whose transfer was paid by another account than the transaction’s sender': (receipt) => {
+      for (const log of receipt.logs)
+        log.topics[1] = `0x${'00'.repeat(12)}${tempoPayer(5).address.slice(2)}` as Hex
+    },
+    'that reverted (its logs kept)': (receipt) => {
+      receipt.status = '0x0'
+    },
+    'answered by the node as another transaction’s receipt': (receipt) => {
+      receipt.transactionHash = keccak256(receipt.transactionHash)
+    },
+  }
+  for (const [name, tamper] of Object.entries(lying)) {
+    test(`attack: the hash of a transaction ${name} pays nothing`, async () => {
+      const body = victimOrder()
+      const { authorization } = await pushed(await attackerChallenge(row12(), body), { tamper })
+      await expectRefused(body, authorization)
+    })
+  }
+
+  test('attack: the hash of someone else’s transfer, named as the attacker’s own (its source), pays nothing', async () => {
+    const body = victimOrder()
+    const { authorization } = await pushed(await attackerChallenge(row12(), body), {
+      source: sourceOf(tempoPayer(3).address),
+    })
+    await expectRefused(body, authorization)
+  })
+
+  test('attack: a hash credential whose source names another chain pays nothing', async () => {
+    const body = victimOrder()
+    const { authorization } = await pushed(await attackerChallenge(row12(), body), {
+      source: sourceOf(tempoPayer(2).address, node.chain.id + 1),
+    })
+    await expectRefused(body, authorization)
+  })
+
+  const tampers = {
+    'pays another wallet': (request: Record<string, unknown>) => ({
+      ...request,
+      recipient: tempoPayer(4).address,
+    }),
+    'pays half the price': (request: Record<string, unknown>) => ({
+      ...request,
+      amount: String(BigInt(String(request.amount)) / 2n),
+    }),
+  }
+  for (const [name, tamper] of Object.entries(tampers)) {
+    test(`attack: the hash of a mined transfer that ${name}, under the genuine challenge its memo names, pays nothing`, async () => {
+      const body = victimOrder()
+      const genuine = await attackerChallenge(row12(), body)
+      const { authorization } = await pushed(
+        { ...genuine, request: tamper(genuine.request) },
+        { under: genuine },
+      )
+      const text = await expectRefused(body, authorization)
+      expect(text).toContain('no matching transfer')
+    })
+  }
+
+  test('attack: the hash of a mined transfer of another token pays nothing', async () => {
+    const body = victimOrder()
+    const { authorization } = await pushed(await attackerChallenge(row12(), body), {
+      change: (transaction) => ({
+        ...transaction,
+        calls: transaction.calls.map((call) => ({ ...call, to: OTHER_TOKEN })),
+      }),
+    })
+    expect(await expectRefused(body, authorization)).toContain('no matching transfer')
+  })
+
+  test('attack: the hash of a mined transfer whose memo names another challenge of the same order pays nothing', async () => {
+    const body = victimOrder()
+    const first = await attackerChallenge(row12(), body)
+    const second = await attackerChallenge(row12(), body)
+    const { authorization } = await pushed(first, { under: second })
+    expect(await expectRefused(body, authorization)).toContain('memo is not bound to this challenge')
+  })
+
+  test('attack: one hash credential sent twice at once buys one task', async () => {
+    const body = victimOrder()
+    const { authorization } = await pushed(await attackerChallenge(row12(), body))
+    const before = await taskCount()
+    const answers = await Promise.all([1, 2].map(() => fetch(row12(), json(body, { authorization }))))
+    const bodies = (await Promise.all(answers.map((answer) => answer.json()))) as { task_id?: string }[]
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(1)
+    // The other is refused (the hash is claimed) or, when the first was done, answered the same task.
+    const ids = new Set(bodies.map((one) => one.task_id).filter(Boolean))
+    expect(ids.size).toBe(1)
+    expect(await taskCount()).toBe(before + 1)
+  })
+
+  test('attack: a hash already used for an earlier order pays no other order', async () => {
+    const earlier = victimOrder()
+    const { authorization, hash } = await pushed(await attackerChallenge(row12(), earlier))
+    expect((await fetch(row12(), json(earlier, { authorization }))).status).toBe(201)
+    const later = victimOrder()
+    const reused = Credential.serialize(
+      Credential.from({
+        challenge: await attackerChallenge(row12(), later),
+        payload: { type: 'hash', hash },
+        source: sourceOf(tempoPayer(2).address),
+      }),
+    )
+    await expectRefused(later, reused)
+    // The earlier order's own credential again answers the task it paid for, and makes none.
+    const before = await taskCount()
+    expect((await fetch(row12(), json(earlier, { authorization }))).status).toBe(200)
+    expect(await taskCount()).toBe(before)
+  })
+
+  test('attack: the hash of a transaction not yet mined pays nothing and claims nothing: once mined, it pays', async () => {
+    const body = victimOrder()
+    const { authorization, send } = await pushed(await attackerChallenge(row12(), body), { mine: false })
+    await expectRefused(body, authorization, null)
+    await send()
+    const answer = await fetch(row12(), json(body, { authorization }))
+    expect(answer.status).toBe(201)
+  })
+})

@@ -8,6 +8,8 @@ import { transactionBroadcast } from './MppBroadcast.ts'
 import { mppChallenges } from './MppChallenges.ts'
 import { type MppHashes, webCryptoHashes } from './MppHashes.ts'
 import { isMemoBoundTo, TRANSFER_WITH_MEMO_EVENT_ABI, TRANSFER_WITH_MEMO_TOPIC } from './MppMemo.ts'
+import { receiptBroadcast } from './MppReceipt.ts'
+import { replayKey } from './MppReplay.ts'
 import { decodeTempoTransaction } from './MppTransaction.ts'
 
 /** How a marketplace takes machine payments (MPP, method `tempo`, intent `charge`). */
@@ -40,9 +42,6 @@ export type ChargeOutcome =
   | { paid: true; reference: Hex; withReceipt(response: Response): Response }
 
 const SECRET_KEY_SETTING = 'setting:mpp_secret_key'
-
-/** The key under which mppx marks a transaction hash used (claimed before its broadcast, kept after). */
-const replayKey = (reference: Hex) => `mppx:charge:${reference.toLowerCase()}`
 
 // mppx (and zod under it) costs ~270 ms to load: loaded on the first paid request, not at start-up.
 let library: Promise<[typeof import('mppx'), typeof import('mppx/server')]> | null = null
@@ -87,9 +86,17 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
     // credential's parsing and checks, and the 402 answers; a signed transaction is verified and sent by our
     // broadcast, each step once (MppBroadcast.ts). The attacks in tests/security/mppCredentials.test.ts fail if a
     // transaction that does not pay its challenge gets through.
-    const broadcast = transactionBroadcast({
-      library: { Errors, Expires, Store },
+    const library = { Errors, Expires, Store }
+    const signed = transactionBroadcast({
+      library,
       fallback: charge.broadcast as (input: never) => Promise<unknown>,
+      getClient: settings.getClient,
+      store: replay,
+    })
+    // A hash credential (the payer sent its transaction) is verified from its receipt (MppReceipt.ts), each step once.
+    const broadcast = receiptBroadcast({
+      library,
+      fallback: signed,
       getClient: settings.getClient,
       store: replay,
     })

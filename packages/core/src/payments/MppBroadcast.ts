@@ -3,7 +3,6 @@ import {
   type Address,
   type Client,
   decodeAbiParameters,
-  decodeEventLog,
   type Hex,
   isAddressEqual,
   keccak256,
@@ -11,7 +10,8 @@ import {
   toFunctionSelector,
 } from 'viem'
 import { call, sendRawTransactionSync } from 'viem/actions'
-import { isMemoBoundTo, TRANSFER_WITH_MEMO_EVENT_ABI, TRANSFER_WITH_MEMO_TOPIC } from './MppMemo.ts'
+import { isMemoBoundTo, memoTransfers } from './MppMemo.ts'
+import { paymentRefusals } from './MppRefusals.ts'
 import { type DecodedTempoTransaction, decodeTempoTransaction } from './MppTransaction.ts'
 
 // The two TIP-20 calls a payment may make, each decoded with its own item after an exact-length check: the whole
@@ -42,7 +42,7 @@ type BroadcastInput = {
 }
 
 /** The receipt a broadcast answers: mppx writes it into the Payment-Receipt header. */
-type PaymentReceipt = { method: 'tempo'; status: 'success'; timestamp: string; reference: Hex }
+export type PaymentReceipt = { method: 'tempo'; status: 'success'; timestamp: string; reference: Hex }
 
 /** The parts of mppx the broadcast uses, loaded with it. */
 export type BroadcastLibrary = {
@@ -53,10 +53,15 @@ export type BroadcastLibrary = {
 
 /** The request fields this broadcast settles; any other request (splits, a fixed memo, a fee payer, machine tokens,
  * restricted modes) is left to mppx's own broadcast. */
-type PlainCharge = { amount: bigint; currency: Address; recipient: Address; chainId: number | undefined }
+export type PlainCharge = {
+  amount: bigint
+  currency: Address
+  recipient: Address
+  chainId: number | undefined
+}
 
 /** The charge `request` asks, when it is a plain one (one transfer, the payer paying its own fees); null otherwise. */
-function plainCharge(request: Record<string, unknown>): PlainCharge | null {
+export function plainCharge(request: Record<string, unknown>): PlainCharge | null {
   const details = (request.methodDetails ?? {}) as Record<string, unknown>
   const extra = ['splits', 'memo', 'feePayer', 'machineTokenEnabled', 'supportedModes'].some(
     (key) => details[key] !== undefined && details[key] !== false,
@@ -103,34 +108,14 @@ function paymentCalls(transaction: DecodedTempoTransaction) {
   return rest.length > 0 && selectorsOk ? rest : null
 }
 
-/** The Transfer-with-memo logs of a receipt (filtered by first topic, each decoded once with its own item). */
-function memoTransfers(logs: readonly { address: Address; topics: readonly Hex[]; data: Hex }[]) {
-  const found: { address: Address; from: Address; to: Address; amount: bigint; memo: Hex }[] = []
-  for (const log of logs) {
-    if (log.topics[0]?.toLowerCase() !== TRANSFER_WITH_MEMO_TOPIC) continue
-    try {
-      const { args } = decodeEventLog({
-        abi: TRANSFER_WITH_MEMO_EVENT_ABI,
-        data: log.data,
-        topics: log.topics as [Hex, ...Hex[]],
-        strict: true,
-      })
-      found.push({ address: log.address, ...args })
-    } catch {
-      // Not a well-formed TransferWithMemo: it pays nothing.
-    }
-  }
-  return found
-}
-
 /**
  * A broadcast for mppx's tempo charge that verifies and settles a pull-mode credential (a signed transaction) doing
  * each step once: the transaction decoded once (one sender recovery, shared with the order's payer read), its
  * transfer call decoded once with its own ABI item and checked against the challenge (currency, recipient, amount,
  * chain, a memo bound to this realm and challenge), one simulation, the replay claim, the broadcast of the
  * transaction as decoded, and the receipt's memo-carrying Transfer log decoded once. Refusals are mppx's own errors,
- * with mppx's words, so a client sees the same 402. Push and proof credentials, and charges with splits, a fee payer or
- * a fixed memo, go to mppx's broadcast (`fallback`).
+ * with mppx's words, so a client sees the same 402. Any other credential (a hash: MppReceipt.ts; a proof), and charges
+ * with splits, a fee payer or a fixed memo, go to the next broadcast (`fallback`).
  */
 export function transactionBroadcast(options: {
   library: BroadcastLibrary
@@ -139,24 +124,7 @@ export function transactionBroadcast(options: {
   store: MppStore.AtomicStore
 }) {
   const { Errors, Store } = options.library
-  /** mppx's refusal of a credential whose transaction does not pay its challenge (its MismatchError, same words). */
-  class MismatchError extends Errors.PaymentError {
-    override name = 'MismatchError'
-    readonly title = 'Verification Failed'
-    readonly type = 'https://paymentauth.org/problems/verification-failed'
-    constructor(message: string, details: Record<string, string>) {
-      super(message, { details })
-    }
-  }
-  const mismatch = (reason: string, details: Record<string, string> = {}) =>
-    new MismatchError(
-      [
-        reason.startsWith('Payment verification failed') ? reason : `Payment verification failed: ${reason}`,
-        ...Object.entries(details).map(([key, value]) => `  - ${key}: ${value}`),
-      ].join('\n'),
-      details,
-    )
-  const used = () => new Errors.VerificationFailedError({ reason: 'Transaction hash has already been used' })
+  const { mismatch, used } = paymentRefusals(Errors)
   const claim = (hash: Hex, expires: number) =>
     Store.tryClaim(options.store, `mppx:charge:${hash.toLowerCase()}`, expires)
 

@@ -1,4 +1,12 @@
-import { type Hex, keccak256, parseAbi, stringToHex, toEventSelector } from 'viem'
+import {
+  type Address,
+  decodeEventLog,
+  type Hex,
+  keccak256,
+  parseAbi,
+  stringToHex,
+  toEventSelector,
+} from 'viem'
 
 /** TIP-20's memo-carrying transfer event: what an MPP payment on Tempo emits beside its Transfer. */
 export const TRANSFER_WITH_MEMO_EVENT_ABI = parseAbi([
@@ -34,4 +42,24 @@ export function isMemoBoundTo(memo: Hex, realm: string, challengeId: string): bo
     digits.slice(10, 30) === fingerprintOfRealm(realm) &&
     digits.slice(50) === fingerprint(challengeId, 7)
   )
+}
+
+/** The Transfer-with-memo logs of a receipt (filtered by first topic, each decoded once with its own item). */
+export function memoTransfers(logs: readonly { address: Address; topics: readonly Hex[]; data: Hex }[]) {
+  const found: { address: Address; from: Address; to: Address; amount: bigint; memo: Hex }[] = []
+  for (const log of logs) {
+    if (log.topics[0]?.toLowerCase() !== TRANSFER_WITH_MEMO_TOPIC) continue
+    try {
+      const { args } = decodeEventLog({
+        abi: TRANSFER_WITH_MEMO_EVENT_ABI,
+        data: log.data,
+        topics: log.topics as [Hex, ...Hex[]],
+        strict: true,
+      })
+      found.push({ address: log.address, ...args })
+    } catch {
+      // Not a well-formed TransferWithMemo: it pays nothing.
+    }
+  }
+  return found
 }

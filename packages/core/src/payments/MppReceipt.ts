@@ -1,0 +1,103 @@
+import type { Store as MppStore } from 'mppx'
+import { type Address, type Client, type Hex, isAddress, isAddressEqual } from 'viem'
+import { type BroadcastLibrary, type PaymentReceipt, plainCharge } from './MppBroadcast.ts'
+import { isMemoBoundTo, memoTransfers } from './MppMemo.ts'
+import { paymentRefusals } from './MppRefusals.ts'
+import { replayKey } from './MppReplay.ts'
+
+/** What mppx's charge hands a method's broadcast for a push-mode credential: the hash of a transaction sent. */
+type HashInput = {
+  credential: {
+    challenge: { id: string; realm: string; expires?: string; request: Record<string, unknown> }
+    payload: { type: string; hash?: string }
+    source?: string
+  }
+}
+
+/** A receipt as eth_getTransactionReceipt answers it (hex quantities): the fields a verification reads. */
+type RpcReceipt = {
+  transactionHash: Hex
+  status: Hex
+  from: Address
+  logs: { address: Address; topics: Hex[]; data: Hex }[]
+}
+
+const TRANSACTION_HASH = /^0x[0-9a-fA-F]{64}$/
+
+/** The payer a credential names (`did:pkh:eip155:<chain>:<address>`, as mppx's clients write it), or null when bad. */
+function sourceOf(source: string): { chainId: number; address: Address } | null {
+  const match = /^did:pkh:eip155:(0|[1-9]\d*):([^:]+)$/.exec(source)
+  const chainId = Number(match?.[1])
+  const address = match?.[2]
+  if (!Number.isSafeInteger(chainId) || !address || !isAddress(address)) return null
+  return { chainId, address }
+}
+
+/**
+ * A broadcast for mppx's tempo charge that verifies a push-mode credential (the hash of a transaction its payer sent
+ * and the chain mined) doing each step once: one receipt read (the payer is its sender, nothing recovered), its
+ * memo-carrying Transfer logs decoded once with their own event item, and the replay claim. It pays only a receipt of
+ * that very hash that succeeded, with a TransferWithMemo log of the challenge's currency, from the sender (and the
+ * credential's source, when it names one, on the challenge's chain), to the recipient, of the amount, with a memo
+ * bound to this realm and challenge. Refusals are mppx's errors with mppx's words; a hash not mined yet is no refusal
+ * (nothing is claimed: the caller answers 503 and the same credential may come again). Any other credential, and
+ * charges with splits, a fee payer or a fixed memo, go to the next broadcast (`fallback`).
+ */
+export function receiptBroadcast(options: {
+  library: BroadcastLibrary
+  fallback: (input: never) => Promise<unknown>
+  getClient: (options: { chainId?: number }) => Client | Promise<Client>
+  store: MppStore.AtomicStore
+}) {
+  const { Errors, Store } = options.library
+  const { mismatch, used } = paymentRefusals(Errors)
+
+  return async function broadcast(input: HashInput): Promise<PaymentReceipt> {
+    const { challenge, payload, source } = input.credential
+    const charge = payload.type === 'hash' ? plainCharge(challenge.request) : null
+    if (!charge) return (await options.fallback(input as never)) as PaymentReceipt
+    options.library.Expires.assert(challenge.expires, challenge.id)
+    const hash = payload.hash ?? ''
+    if (!TRANSACTION_HASH.test(hash)) throw mismatch('Hash credential is not a transaction hash.')
+    const client = await options.getClient({ chainId: charge.chainId })
+    const chainId = charge.chainId ?? client.chain?.id
+    const payer = source === undefined ? null : sourceOf(source)
+    if (source !== undefined && (!payer || (chainId !== undefined && payer.chainId !== chainId)))
+      throw mismatch('Hash credential source is invalid.')
+    const receipt = (await client.request({
+      method: 'eth_getTransactionReceipt',
+      params: [hash],
+    } as never)) as RpcReceipt | null
+    // Not mined (yet): an error, not a refusal, as mppx's; nothing is claimed, so the payer may send it again.
+    if (!receipt) throw new Error(`Transaction receipt of ${hash} not found: not mined yet`)
+    if (receipt.transactionHash?.toLowerCase() !== hash.toLowerCase())
+      throw mismatch('Payment verification failed: the receipt is of another transaction.')
+    if (receipt.status !== '0x1') throw mismatch(`Transaction reverted: ${hash}`)
+    // The payer is the transaction's sender; a credential naming another payer names someone else's transfer.
+    if (payer && !isAddressEqual(payer.address, receipt.from))
+      throw mismatch('Hash credential source is not the transaction sender.')
+    const paid = memoTransfers(receipt.logs).find(
+      (log) =>
+        isAddressEqual(log.address, charge.currency) &&
+        isAddressEqual(log.to, charge.recipient) &&
+        log.amount === charge.amount &&
+        isAddressEqual(log.from, receipt.from),
+    )
+    if (!paid)
+      throw mismatch('Payment verification failed: no matching transfer found.', {
+        amount: String(charge.amount),
+        currency: charge.currency,
+        recipient: charge.recipient,
+      })
+    if (!isMemoBoundTo(paid.memo, challenge.realm, challenge.id))
+      throw mismatch('Payment verification failed: memo is not bound to this challenge.')
+    if (!(await Store.tryClaim(options.store, replayKey(hash as Hex), Date.parse(challenge.expires))))
+      throw used()
+    return {
+      method: 'tempo',
+      status: 'success',
+      timestamp: new Date().toISOString(),
+      reference: receipt.transactionHash,
+    }
+  }
+}
