@@ -124,7 +124,7 @@ export {
   inChainBudget,
   outsideRequest,
 } from './ports/chainBudget.ts'
-export type { KvChange, KvExpiry, KvStore } from './ports/KvStore.ts'
+export type { KvChange, KvExpiry, KvStore, KvWrite } from './ports/KvStore.ts'
 export type { Mailer } from './ports/Mailer.ts'
 export { cryptoRandom, type Random } from './ports/Random.ts'
 export type { RateBuckets } from './ports/RateBuckets.ts'

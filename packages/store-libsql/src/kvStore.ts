@@ -1,5 +1,5 @@
 import type { KvStore } from '@agentmarket/core'
-import { kvMethods } from '@agentmarket/store-sql'
+import { type KvConditionalWrite, kvMethods } from '@agentmarket/store-sql'
 import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm'
 import type { Database } from './open.ts'
 import { kv } from './schema.ts'
@@ -10,7 +10,7 @@ import { kv } from './schema.ts'
  * ten times the read.
  */
 export function kvStore({ db, connection }: Database): KvStore {
-  const { unlocked } = connection
+  const { unlocked, commitTogether } = connection
   const key = sql.placeholder('key')
   const value = sql.placeholder('value')
   const seenValue = sql.placeholder('seen')
@@ -55,6 +55,17 @@ export function kvStore({ db, connection }: Database): KvStore {
     )
     .prepare()
 
+  /** Rows `write` changed: 1 when its key still held what was seen. */
+  const applied = ({ key, seen, text, expiresAt }: KvConditionalWrite): number => {
+    if (text === null) return seen === null ? 1 : removeIfUnchanged.run({ key, seen }).changes
+    if (seen === null) return insertIfAbsent.run({ key, value: text, expiresAt: expiresAt ?? null }).changes
+    return expiresAt === undefined
+      ? replaceIfUnchanged.run({ key, seen, value: text }).changes
+      : replaceExpiringIfUnchanged.run({ key, seen, value: text, expiresAt }).changes
+  }
+  /** Thrown inside a transaction to roll it back when an entry changed since it was read. */
+  const changed = new Error('a key-value entry changed since it was read')
+
   return kvMethods({
     read: (key) => valueAt.get({ key })?.value ?? null,
     put: (key, value, expiresAt) =>
@@ -71,6 +82,14 @@ export function kvStore({ db, connection }: Database): KvStore {
           ? replaceIfUnchanged.run({ key, seen, value }).changes
           : replaceExpiringIfUnchanged.run({ key, seen, value, expiresAt }).changes,
       ),
+    writeAll: (writes) =>
+      commitTogether(() => {
+        if (!writes.every((write) => applied(write) === 1)) throw changed
+        return true
+      }).catch((error: unknown) => {
+        if (error === changed) return false
+        throw error
+      }),
     sweep: (now, limit) => unlocked(() => sweep.run({ now, limit }).changes),
   })
 }

@@ -7,6 +7,7 @@ import { livenessChangesAt } from '../Liveness.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import { mailQueueKeys, type OutboxEntry } from '../OrderMail.ts'
 import { recheckQueueKeys } from '../PaymentRechecks.ts'
+import type { KvWrite } from '../ports/KvStore.ts'
 import type {
   BuyerDecisions,
   JobCounts,
@@ -106,6 +107,22 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
   const kv = new Map<string, string>()
   /** The expiry (epoch ms) of each kv entry that has one (the SQL stores' kv.expires_at). */
   const kvExpiries = new Map<string, number>()
+  /** The JSON value at `key`, or null. */
+  const kvValue = (key: string): unknown | null => {
+    const value = kv.get(key)
+    return value === undefined ? null : JSON.parse(value)
+  }
+  /** Applies one key's write (KvWrite): keeps, sets (with its expiry) or removes the entry. */
+  const writeKv = (key: string, write: KvWrite) => {
+    if (write.op === 'set') {
+      kv.set(key, JSON.stringify(write.value))
+      expireKv(key, write.expiresAt)
+    }
+    if (write.op === 'delete') {
+      kv.delete(key)
+      kvExpiries.delete(key)
+    }
+  }
   /** Keeps or replaces `key`'s expiry: absent keeps it (none for a new entry), null clears it. */
   const expireKv = (key: string, expiresAt: Date | null | undefined) => {
     if (expiresAt === undefined) return
@@ -751,8 +768,7 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
         .map((row) => toDeliveryRecord({ ...row }))
     },
     async kvGet(key) {
-      const value = kv.get(key)
-      return value === undefined ? null : JSON.parse(value)
+      return kvValue(key)
     },
     async kvPut(key, value, options) {
       kv.set(key, JSON.stringify(value))
@@ -765,15 +781,13 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
     async kvUpdate(key, change) {
       const current = kv.get(key)
       const outcome = change(current === undefined ? null : JSON.parse(current))
-      if (outcome.op === 'set') {
-        kv.set(key, JSON.stringify(outcome.value))
-        expireKv(key, outcome.expiresAt)
-      }
-      if (outcome.op === 'delete') {
-        kv.delete(key)
-        kvExpiries.delete(key)
-      }
+      writeKv(key, outcome)
       return outcome.result
+    },
+    async kvUpdateAll(keys, change) {
+      const { writes, result } = change(keys.map((key) => kvValue(key)))
+      for (const [index, key] of keys.entries()) writeKv(key, writes[index] ?? { op: 'noop' })
+      return result
     },
     async kvSweepExpired(now, limit) {
       const due = [...kvExpiries]

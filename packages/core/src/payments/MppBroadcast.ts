@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Errors as MppErrors, Expires as MppExpires, Store as MppStore } from 'mppx'
 import {
   type Address,
@@ -12,6 +13,7 @@ import {
 import { call, sendRawTransactionSync } from 'viem/actions'
 import { isMemoBoundTo, memoTransfers } from './MppMemo.ts'
 import { paymentRefusals } from './MppRefusals.ts'
+import { replayKey } from './MppReplay.ts'
 import { type DecodedTempoTransaction, decodeTempoTransaction } from './MppTransaction.ts'
 
 // The two TIP-20 calls a payment may make, each decoded with its own item after an exact-length check: the whole
@@ -49,6 +51,34 @@ export type BroadcastLibrary = {
   Errors: typeof MppErrors
   Expires: typeof MppExpires
   Store: typeof MppStore
+}
+
+/** The replay claim of one transaction: its key, and mppx's change of it (a marker set unless a live one is there). */
+export type ReplayClaim = {
+  key: string
+  change: (current: unknown) => { op: 'noop' | 'set'; value?: unknown }
+}
+
+/**
+ * The caller's claims, taken in one write with the broadcast's replay claim (null: a credential the market does not
+ * broadcast itself, which claims none here): `taken` when all are, `used` when the transaction's marker is live,
+ * `conflict` when the caller's own claims are not; nothing is written unless `taken`.
+ */
+export type ClaimTogether = (replay: ReplayClaim | null) => Promise<'taken' | 'used' | 'conflict'>
+
+// An order's own claims (mppOrders.ts) ride in the replay claim's write, one store transaction for both; the charge
+// runs inside mppx's handler, so the order hands them over in an async-local scope.
+const together = new AsyncLocalStorage<ClaimTogether>()
+
+/** Runs `work` (a charge) with `claims` taken in the broadcast's replay-claim write; at most one call is made. */
+export function withClaimTogether<T>(claims: ClaimTogether, work: () => Promise<T>): Promise<T> {
+  let called = false
+  const once: ClaimTogether = (replay) => {
+    if (called) throw new Error('an order claims once per charge')
+    called = true
+    return claims(replay)
+  }
+  return together.run(once, work)
 }
 
 /** The request fields this broadcast settles; any other request (splits, a fixed memo, a fee payer, machine tokens,
@@ -109,6 +139,23 @@ function paymentCalls(transaction: DecodedTempoTransaction) {
 }
 
 /**
+ * mppx's own change of a replay key, taken from Store.tryClaim through a store that only records it: the marker, and
+ * when an old one may be replaced, stay mppx's.
+ */
+function replayChange(Store: typeof MppStore, key: string, expires: number): ReplayClaim['change'] {
+  let change: ReplayClaim['change'] | null = null
+  const recorder = {
+    update: (_key: string, recorded: ReplayClaim['change']) => {
+      change = recorded
+      return Promise.resolve(false)
+    },
+  }
+  void Store.tryClaim(recorder as never, key, expires)
+  if (!change) throw new Error("mppx's replay claim was not recorded")
+  return change
+}
+
+/**
  * A broadcast for mppx's tempo charge that verifies and settles a pull-mode credential (a signed transaction) doing
  * each step once: the transaction decoded once (one sender recovery, shared with the order's payer read), its
  * transfer call decoded once with its own ABI item and checked against the challenge (currency, recipient, amount,
@@ -125,8 +172,21 @@ export function transactionBroadcast(options: {
 }) {
   const { Errors, Store } = options.library
   const { mismatch, used } = paymentRefusals(Errors)
-  const claim = (hash: Hex, expires: number) =>
-    Store.tryClaim(options.store, `mppx:charge:${hash.toLowerCase()}`, expires)
+  const claim = (hash: Hex, expires: number) => Store.tryClaim(options.store, replayKey(hash), expires)
+  /** Refused in place of the order's 409 (the order answers its own): its claims were taken by another credential. */
+  const inProgress = () =>
+    new Errors.VerificationFailedError({ reason: 'Another payment of this order is in progress' })
+  /** The claim of the transaction `hash`, taken with the order's own claims when the order handed them over. */
+  const claimWithOrder = async (hash: Hex, expires: number) => {
+    const claims = together.getStore()
+    if (!claims) return claim(hash, expires)
+    const outcome = await claims({
+      key: replayKey(hash),
+      change: replayChange(Store, replayKey(hash), expires),
+    })
+    if (outcome === 'conflict') throw inProgress()
+    return outcome === 'taken'
+  }
 
   /** The transfer call of `transaction` that pays `charge`, its memo bound to the challenge; throws otherwise. */
   function assertPays(
@@ -166,7 +226,12 @@ export function transactionBroadcast(options: {
     // amount, currency, recipient and chain are this route's before any broadcast is called.
     const charge =
       credential.payload.type === 'transaction' ? plainCharge(credential.challenge.request) : null
-    if (!charge) return (await options.fallback(input as never)) as PaymentReceipt
+    if (!charge) {
+      // mppx's own broadcast claims its transaction itself: the order's claims are taken first, alone.
+      const claims = together.getStore()
+      if (claims && (await claims(null)) === 'conflict') throw inProgress()
+      return (await options.fallback(input as never)) as PaymentReceipt
+    }
     const { challenge } = credential
     options.library.Expires.assert(challenge.expires, challenge.id)
     const signed = credential.payload.signature
@@ -189,7 +254,7 @@ export function transactionBroadcast(options: {
     await call(client, { ...transaction, account: transaction.from, feePayerSignature: undefined } as never)
     const expires = Date.parse(challenge.expires as string)
     const hash = keccak256(signed)
-    if (!(await claim(hash, expires))) throw used()
+    if (!(await claimWithOrder(hash, expires))) throw used()
     let sent = false
     let canonicalHash: Hex | null = null
     try {
@@ -233,8 +298,8 @@ export function transactionBroadcast(options: {
       // Nothing sent: the claims are given back, so the same credential may be sent again.
       if (!sent) {
         if (canonicalHash && canonicalHash.toLowerCase() !== hash.toLowerCase())
-          await options.store.delete(`mppx:charge:${canonicalHash.toLowerCase()}`)
-        await options.store.delete(`mppx:charge:${hash.toLowerCase()}`)
+          await options.store.delete(replayKey(canonicalHash))
+        await options.store.delete(replayKey(hash))
       }
       throw error
     }

@@ -10,6 +10,9 @@ export type KvChange<R> =
   | ({ op: 'set'; value: unknown; result: R } & KvExpiry)
   | { op: 'delete'; result: R }
 
+/** One key's part of an atomic update of several keys (kvUpdateAll): keep, write or remove its entry. */
+export type KvWrite = { op: 'noop' } | ({ op: 'set'; value: unknown } & KvExpiry) | { op: 'delete' }
+
 /** Small shared values (secrets, replay markers, spent wallet proofs), updated atomically across processes. */
 export type KvStore = {
   /**
@@ -26,6 +29,16 @@ export type KvStore = {
    * free of side effects (it may run again).
    */
   kvUpdate<R>(key: string, change: (current: unknown | null) => KvChange<R>): Promise<R>
+  /**
+   * Atomic read-modify-write of several keys in one write, also across processes: `change` sees each key's value (in
+   * `keys`' order, null when absent) and answers one write per key; the writes land all together and only while every
+   * entry written still holds what `change` saw, else `change` runs again on the new values. A key left alone (`noop`,
+   * or removing an absent entry) is not held. `change` as kvUpdate's.
+   */
+  kvUpdateAll<R>(
+    keys: readonly string[],
+    change: (current: (unknown | null)[]) => { writes: KvWrite[]; result: R },
+  ): Promise<R>
   /** Removes up to `limit` entries whose expiry is at or before `now` (oldest first); answers how many it removed. */
   kvSweepExpired(now: Date, limit: number): Promise<number>
 }

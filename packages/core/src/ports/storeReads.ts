@@ -54,6 +54,7 @@ export const STORE_UNSHOWN_WRITES: ReadonlySet<string> = new Set([
   'kvPut',
   'kvDelete',
   'kvUpdate',
+  'kvUpdateAll',
   'kvSweepExpired',
 ])
 

@@ -86,4 +86,71 @@ export function kvStoreCases(test: StoreTest, withStore: WithStore): void {
       equal(await store.kvSweepExpired(at(1e13), 10), 0)
     }),
   )
+  test(
+    'behavior: several keys are updated together, all or none, and a key changed meanwhile makes the update run again',
+    withStore(async (store) => {
+      await store.kvPut('held', 'old')
+      const seen = await store.kvUpdateAll(['fresh', 'held', 'absent'], (current) => ({
+        writes: [{ op: 'set', value: { n: 1 } }, { op: 'delete' }, { op: 'noop' }],
+        result: current,
+      }))
+      same(seen, [null, 'old', null])
+      same([await store.kvGet('fresh'), await store.kvGet('held')], [{ n: 1 }, null])
+      // Ten claims of the same two keys at once: one takes both, the others see them taken and write nothing.
+      const claims = await Promise.all(
+        Array.from({ length: 10 }, (_, index) =>
+          store.kvUpdateAll(['first', 'second'], ([first, second]) =>
+            first === null && second === null
+              ? {
+                  writes: [
+                    { op: 'set', value: index },
+                    { op: 'set', value: index },
+                  ],
+                  result: true,
+                }
+              : { writes: [], result: false },
+          ),
+        ),
+      )
+      equal(claims.filter(Boolean).length, 1)
+      const winner = claims.indexOf(true)
+      same([await store.kvGet('first'), await store.kvGet('second')], [winner, winner])
+      // Ten increments of two counters at once: each one lands on both, none is lost.
+      await store.kvPut('left', 0)
+      await Promise.all(
+        Array.from({ length: 10 }, () =>
+          store.kvUpdateAll(['left', 'right'], ([left, right]) => ({
+            writes: [
+              { op: 'set', value: Number(left) + 1 },
+              { op: 'set', value: Number(right ?? 0) + 1 },
+            ],
+            result: null,
+          })),
+        ),
+      )
+      same([await store.kvGet('left'), await store.kvGet('right')], [10, 10])
+    }),
+  )
+
+  test(
+    'behavior: an update of several keys keeps or replaces each expiry as kvUpdate does',
+    withStore(async (store) => {
+      const at = (ms: number) => new Date(Date.UTC(2026, 5, 1) + ms)
+      await store.kvPut('kept', 'a', { expiresAt: at(1_000) })
+      await store.kvPut('pushed', 'b', { expiresAt: at(1_000) })
+      await store.kvUpdateAll(['kept', 'pushed', 'new'], () => ({
+        writes: [
+          { op: 'set', value: 'a2' },
+          { op: 'set', value: 'b2', expiresAt: at(5_000) },
+          { op: 'set', value: 'c', expiresAt: at(1_000) },
+        ],
+        result: null,
+      }))
+      equal(await store.kvSweepExpired(at(2_000), 10), 2)
+      same(
+        [await store.kvGet('kept'), await store.kvGet('pushed'), await store.kvGet('new')],
+        [null, 'b2', null],
+      )
+    }),
+  )
 }

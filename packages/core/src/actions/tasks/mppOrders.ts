@@ -1,9 +1,10 @@
 import type { Hex } from 'viem'
 import { ChainUnavailableError, idempotencyKeyReused } from '../../errors.ts'
 import type { MppCharger, SignedTransfer } from '../../payments/Mpp.ts'
+import type { ClaimTogether, ReplayClaim } from '../../payments/MppBroadcast.ts'
+import type { KvWrite } from '../../ports/KvStore.ts'
 import type { KvStore, TaskStore } from '../../ports/Store.ts'
 import type { ActionContext } from '../context.ts'
-import { paymentInProgress } from './x402Orders.ts'
 
 /**
  * Which order an MPP credential pays, so that a buyer signing a new credential after a lost answer never pays twice:
@@ -89,41 +90,72 @@ export async function earlierMppCredential(
   return { claims: [{ key: keys.body, seen, required: true }] }
 }
 
+/** True when the claim stored at an order key (`current`) may be replaced by `claim`: still the one read, or its own. */
+function takes(current: MppOrderClaim | null, seen: MppOrderClaim | null, claim: MppOrderClaim): boolean {
+  const unchanged = current === null ? seen === null : current.reference === seen?.reference
+  return unchanged || current?.reference === claim.reference
+}
+
+/** What claiming an order did: `taken` (with the keys written, to give back when nothing is sent), or nothing. */
+type MppOrderClaimed = { outcome: 'taken' | 'used' | 'conflict'; claimed: string[] }
+
 /**
  * Claims the order for `authorization` (its transfer `transfer`) before it is broadcast, replacing only the claims
- * read before; throws 409 `task_not_pending` when a racing credential of the same order claimed it meanwhile.
- * Returns the keys claimed, to give back when nothing is sent.
+ * read before, in one write with the broadcast's replay claim of the transfer (`replay`, see withClaimTogether):
+ * `conflict` when a racing credential of the same order claimed it meanwhile, `used` when the transfer's replay
+ * marker is live; nothing is written then.
  */
-export async function claimMppOrder(
+function claimMppOrder(
   { store }: ActionContext<KvStore>,
   claims: SeenClaim[],
   order: MppOrderKey,
   transfer: SignedTransfer,
   authorization: string,
-): Promise<string[]> {
+  replay: ReplayClaim | null,
+): Promise<MppOrderClaimed> {
   const claim: MppOrderClaim = {
     reference: transfer.reference,
     authorization,
     validBefore: transfer.validBefore,
     fingerprint: order.fingerprint,
   }
-  const claimed: string[] = []
-  for (const { key, seen, required } of claims) {
-    const taken = await store.kvUpdate(key, (stored) => {
-      const current = stored as MppOrderClaim | null
-      const unchanged = current === null ? seen === null : current.reference === seen?.reference
-      return unchanged || current?.reference === claim.reference
-        ? { op: 'set', value: claim, result: true }
-        : { op: 'noop', result: false }
-    })
-    if (!taken && !required) continue
-    if (!taken) {
-      await releaseMppOrder({ store }, claimed)
-      throw paymentInProgress()
-    }
-    claimed.push(key)
+  const keys = [...claims.map(({ key }) => key), ...(replay ? [replay.key] : [])]
+  return store.kvUpdateAll<MppOrderClaimed>(keys, (current) => {
+    const taken = claims.map(({ seen }, index) => takes(current[index] as MppOrderClaim | null, seen, claim))
+    const none = (outcome: 'used' | 'conflict') => ({ writes: [], result: { outcome, claimed: [] } })
+    if (claims.some(({ required }, index) => required && !taken[index])) return none('conflict')
+    const marker = replay?.change(current[claims.length] ?? null)
+    if (marker?.op === 'noop') return none('used')
+    const writes: KvWrite[] = taken.map((take) => (take ? { op: 'set', value: claim } : { op: 'noop' }))
+    if (marker) writes.push({ op: 'set', value: marker.value })
+    const claimed = claims.filter((_, index) => taken[index]).map(({ key }) => key)
+    return { writes, result: { outcome: 'taken', claimed } }
+  })
+}
+
+/**
+ * The claims of an order paid by a new credential, for its broadcast to take with its replay claim
+ * (withClaimTogether): `claimed`, the keys written (to give back when nothing is sent), and `conflict`, true when a
+ * racing credential of the same order had claimed it (the order answers 409 then).
+ */
+export function mppOrderClaims(
+  context: ActionContext<KvStore>,
+  claims: SeenClaim[],
+  order: MppOrderKey,
+  transfer: SignedTransfer,
+  authorization: string,
+) {
+  const state = {
+    claimed: [] as string[],
+    conflict: false,
+    take: (async (replay) => {
+      const taken = await claimMppOrder(context, claims, order, transfer, authorization, replay)
+      state.claimed.push(...taken.claimed)
+      state.conflict = taken.outcome === 'conflict'
+      return taken.outcome
+    }) as ClaimTogether,
   }
-  return claimed
+  return state
 }
 
 /** Gives an order's claims back (its credential sent nothing, or was refused): the order may be paid again. */

@@ -17,6 +17,7 @@ import {
   paymentReferenceOf,
   signedTransferOf,
 } from '../../payments/Mpp.ts'
+import { withClaimTogether } from '../../payments/MppBroadcast.ts'
 import { paymentRequiredHeader, X402_HEADERS, type X402Settings } from '../../payments/X402.ts'
 import type { AgentStore, KvStore, StoreLifecycle, TaskStore } from '../../ports/Store.ts'
 import { readCache } from '../../ReadCache.ts'
@@ -28,9 +29,10 @@ import { type ActionContext, type ActionPorts, requireAgent } from '../context.t
 import { parseIdempotencyKey } from '../idempotency.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
 import { buyerKeyOf, insertOrder, orderGuard, refuseIfDaySpent, releaseHold } from './budgetGuard.ts'
-import { claimMppOrder, earlierMppCredential, type MppOrderKey, releaseMppOrder } from './mppOrders.ts'
+import { earlierMppCredential, type MppOrderKey, mppOrderClaims, releaseMppOrder } from './mppOrders.ts'
 import { orderWithX402, x402Problem } from './orderWithX402.ts'
 import { CLAIM_CONFLICTS } from './refusals.ts'
+import { paymentInProgress } from './x402Orders.ts'
 import { x402Offer } from './x402Payment.ts'
 
 /** What an order asks for, in a fixed field order, so row 8 and row 12 bodies of one order have one digest. */
@@ -239,35 +241,37 @@ export function orderWithPaymentAction(
     // taken, so that racing orders never take more than the budget.
     const held = guard !== null && credential && !spent
     if (held) await insertOrder(context, task, eventsOfNewTask(task), guard)
-    const claimed =
+    // The order's claims are taken in the broadcast's own replay-claim write (one store transaction), once the
+    // credential is checked and its transfer simulated: a racing credential of the same order finds them taken.
+    const claiming =
       claims && !spent
-        ? await claimMppOrder(context, claims.seen, order, claims.transfer, claims.authorization).catch(
-            async (error: unknown) => {
-              if (held) await releaseHold(context, task)
-              throw error
-            },
-          )
-        : []
+        ? mppOrderClaims(context, claims.seen, order, claims.transfer, claims.authorization)
+        : null
+    const claimed = claiming?.claimed ?? []
+    const settle = () => mpp.charge(paying, charge)
     // A charge that throws may have moved the money: its hold stays until the order expires.
     const outcome = spent
       ? await recoveredOutcome(mpp, spent, clock.now())
-      : await mpp.charge(paying, charge).catch(async (error: unknown) => {
-          // The broadcast (or the network's answer to it) failed: the chain says whether the money moved.
-          if (!used || !reference) throw error
-          const found = await mpp.afterFailedCharge(used, reference, charge)
-          if (found === 'unsent') {
-            await releaseMppOrder(context, claimed)
-            throw new ChainUnavailableError(
-              'The MPP network cannot be reached right now; nothing was sent and nothing changed. Retry with the same credential after Retry-After.',
-              { cause: error },
-            )
-          }
-          if (found === 'unknown') throw new PaymentOutcomeUnknownError(reference, { cause: error })
-          return recoveredOutcome(mpp, found, clock.now())
-        })
+      : await (claiming ? withClaimTogether(claiming.take, settle) : settle()).catch(
+          async (error: unknown) => {
+            // The broadcast (or the network's answer to it) failed: the chain says whether the money moved.
+            if (!used || !reference) throw error
+            const found = await mpp.afterFailedCharge(used, reference, charge)
+            if (found === 'unsent') {
+              await releaseMppOrder(context, claimed)
+              throw new ChainUnavailableError(
+                'The MPP network cannot be reached right now; nothing was sent and nothing changed. Retry with the same credential after Retry-After.',
+                { cause: error },
+              )
+            }
+            if (found === 'unknown') throw new PaymentOutcomeUnknownError(reference, { cause: error })
+            return recoveredOutcome(mpp, found, clock.now())
+          },
+        )
     if (!outcome.paid) {
       if (held) await releaseHold(context, task)
       await releaseMppOrder(context, claimed)
+      if (claiming?.conflict) throw paymentInProgress()
       return x402 ? withX402Offer(context, x402, task, outcome.challenge) : outcome.challenge
     }
     const replayed = spent ? await alreadyPaid(context, agent, spent) : null

@@ -1,0 +1,210 @@
+import { afterAll, describe, expect, test } from 'bun:test'
+import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
+import { type Client, createClient, custom } from 'viem'
+import type { Store } from '../../packages/core/src/index.ts'
+import { STORE_READ_METHODS } from '../../packages/core/src/ports/storeReads.ts'
+import { testApp } from '../../packages/server/src/testing/http.ts'
+import { libsqlStore, openDatabase } from '../../packages/store-libsql/src/index.ts'
+import { openPostgres, postgresStore } from '../../packages/store-postgres/src/index.ts'
+import { startMigratedPostgres } from '../support/postgres.ts'
+import { type ScriptedTempo, scriptedTempo, TEMPO_USDC_E, tempoPayer } from '../support/tempo.ts'
+
+// A paid MPP order claims its order (scoped to its payer) and its transfer's replay marker in one store write, at
+// the broadcast, once the credential is checked and its transfer simulated. The attacker's question: can two
+// credentials of one order, past their checks at the same moment, both be broadcast?
+
+const PATH = '/api/agents/seller/tasks/summary'
+const ORDER = { params: { q: 'claims' }, buyer: 'claims' }
+
+/** The store's writes by method, counted while `counting` is on (reads are left out). */
+function countedWrites(store: Store) {
+  const writes: string[] = []
+  const state = { counting: false, writes }
+  const counted = new Proxy(store, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver)
+      if (typeof name !== 'string' || typeof value !== 'function' || STORE_READ_METHODS.has(name))
+        return typeof value === 'function' ? value.bind(target) : value
+      return (...args: unknown[]) => {
+        if (state.counting) writes.push(name)
+        return value.apply(target, args)
+      }
+    },
+  })
+  return { store: counted, state }
+}
+
+/**
+ * A market on `node` (its chain reached through `client`), one seller (registered unless `shared`: another node on
+ * the same database did), and a buyer's real mppx client (pull).
+ */
+async function market(node: ScriptedTempo, client: Client, store?: Store, shared = false) {
+  const app = await testApp('2026-06-01T12:00:00.000Z', {
+    store,
+    mpp: {
+      secretKey: 'mpp-claims-secret-key-of-32-bytes!!',
+      realm: 'localhost',
+      currency: TEMPO_USDC_E,
+      getClient: () => client,
+    },
+  })
+  if (!shared) {
+    const { key } = await app.register('seller', {
+      skills: [{ name: 'Summary', type: 'purchasable', price: '0.01' }],
+    })
+    await app.call('PUT', '/api/agents/seller', { key, body: { walletAddress: tempoPayer(1).address } })
+  }
+  const handle = (init: RequestInit) => app.app.handle(new Request(`http://localhost${PATH}`, init))
+  const buyer = MppxClient.create({
+    polyfill: false,
+    methods: [
+      tempoClient.charge({ account: tempoPayer(2), getClient: () => node.client('client'), mode: 'pull' }),
+    ],
+  })
+  /** A new credential for ORDER, from its own 402. */
+  const credential = async () => buyer.createCredential(await handle(post()))
+  return { handle, credential }
+}
+
+const post = (authorization?: string): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+  body: JSON.stringify(ORDER),
+})
+
+/**
+ * A client of `node` whose simulations each wait until two are waiting, or `open` is called (an order answered):
+ * two orders reach their claims together.
+ */
+function gatedSimulations(node: ScriptedTempo) {
+  const server = node.client('server')
+  const waiting: (() => void)[] = []
+  const open = () => {
+    for (const release of waiting.splice(0)) release()
+  }
+  const client = createClient({
+    chain: server.chain,
+    transport: custom({
+      async request({ method, params }) {
+        if (method === 'eth_call') {
+          const released = new Promise<void>((release) => waiting.push(release))
+          if (waiting.length >= 2) open()
+          await released
+        }
+        return server.request({ method, params } as never)
+      },
+    }),
+  })
+  return { client, open }
+}
+
+/** Sends each credential to its market at once; answers each status and problem code. */
+async function atOnce(
+  orders: { shop: { handle: (init: RequestInit) => Promise<Response> }; authorization: string }[],
+  open: () => void,
+) {
+  return Promise.all(
+    orders.map(async ({ shop, authorization }) => {
+      const answer = await shop.handle(post(authorization))
+      open()
+      return { status: answer.status, code: ((await answer.json()) as { code?: string }).code }
+    }),
+  )
+}
+
+/** Paid tasks in the store. */
+async function paidTasks(store: Store) {
+  const page = await store.listTasks('seller', { statuses: ['paid'], order: 'history', limit: 10, offset: 0 })
+  return page.total
+}
+
+const broadcasts = (node: ScriptedTempo) =>
+  node.calls.filter((call) => call.side === 'server' && call.method.startsWith('eth_sendRawTransaction'))
+    .length
+
+describe('MPP order claims', () => {
+  test('a paid pull order writes the store twice: its claims with the replay marker in one write, then its task', async () => {
+    const node = scriptedTempo()
+    const { store, state } = countedWrites(libsqlStore(await openDatabase(':memory:')))
+    const shop = await market(node, node.client('server'), store)
+    const authorization = await shop.credential()
+    state.counting = true
+    const answer = await shop.handle(post(authorization))
+    state.counting = false
+    expect(answer.status).toBe(201)
+    expect(state.writes).toEqual(['kvUpdateAll', 'insertTask'])
+  })
+
+  test('attack: two credentials of one payer for one order, past their checks at once: one is broadcast and buys the task, the other is refused and never sent', async () => {
+    const node = scriptedTempo()
+    const { client, open } = gatedSimulations(node)
+    const store = libsqlStore(await openDatabase(':memory:'))
+    const shop = await market(node, client, store)
+    const first = await shop.credential()
+    const second = await shop.credential()
+    expect(second).not.toBe(first)
+    const answers = await atOnce(
+      [first, second].map((authorization) => ({ shop, authorization })),
+      open,
+    )
+    // The other is refused: 409 when both claimed at once, or 402 (its transfer used) when it read the first's claim
+    // and was served with the first credential.
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(1)
+    const refused = answers.find((answer) => answer.status !== 201)
+    expect([409, 402]).toContain(refused?.status ?? 0)
+    if (refused?.status === 409) expect(refused.code).toBe('task_not_pending')
+    expect(broadcasts(node)).toBe(1)
+    expect(node.mined()).toHaveLength(1)
+    expect(await paidTasks(store)).toBe(1)
+  })
+})
+
+describe('MPP order claims on two nodes of one PostgreSQL database', () => {
+  const database = startMigratedPostgres()
+  afterAll(async () => (await database).stop())
+
+  /** Two markets (two pools) on one fresh database, on one node of the network. */
+  async function twoNodes() {
+    const url = await (await database).freshUrl()
+    const node = scriptedTempo()
+    const { client, open } = gatedSimulations(node)
+    const stores = [
+      await postgresStore(await openPostgres(url, { max: 4 })),
+      await postgresStore(await openPostgres(url, { max: 4 })),
+    ] as const
+    const first = await market(node, client, stores[0])
+    const second = await market(node, client, stores[1], true)
+    return { node, open, stores, shops: [first, second] as const }
+  }
+
+  test('attack: one credential sent to both nodes at once is broadcast once and buys one task', async () => {
+    const { node, open, stores, shops } = await twoNodes()
+    const authorization = await shops[0].credential()
+    const answers = await atOnce(
+      shops.map((shop) => ({ shop, authorization })),
+      open,
+    )
+    expect(answers.filter((answer) => answer.status < 300)).not.toHaveLength(0)
+    expect(broadcasts(node)).toBe(1)
+    expect(node.mined()).toHaveLength(1)
+    expect(await paidTasks(stores[0])).toBe(1)
+  })
+
+  test('attack: two credentials of one payer for one order, one to each node at once: one is broadcast and buys the task', async () => {
+    const { node, open, stores, shops } = await twoNodes()
+    const first = await shops[0].credential()
+    const second = await shops[1].credential()
+    const answers = await atOnce(
+      [
+        { shop: shops[0], authorization: first },
+        { shop: shops[1], authorization: second },
+      ],
+      open,
+    )
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(1)
+    expect([409, 402]).toContain(answers.find((answer) => answer.status !== 201)?.status ?? 0)
+    expect(broadcasts(node)).toBe(1)
+    expect(node.mined()).toHaveLength(1)
+    expect(await paidTasks(stores[0])).toBe(1)
+  })
+})
