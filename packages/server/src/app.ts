@@ -81,6 +81,7 @@ export function createApp(deps: AppDeps) {
     startedAt: deps.startedAt ?? new Date(),
     orderMailbox: deps.orderMailbox ?? null,
     versions,
+    server: () => app.server,
     clientOf: (request, server) =>
       clientAddress(request, server, deps.trustedProxies ?? deps.rateLimits?.trustedProxies ?? 0),
     streams: streamSlots(deps.streamLimits),
