@@ -129,7 +129,7 @@ export function createApp(deps: AppDeps) {
     classes ??= routeRateClasses(app.routes)
     return classes(method, route)
   }
-  const limited = limits ? withProblems.use(rateLimits(limits, classOf)) : withProblems
+  const limited = limits ? withProblems.use(rateLimits(limits, classOf, routeDeps.server)) : withProblems
   const withCors = deps.corsOrigins?.length ? limited.use(corsPreflights(deps.corsOrigins)) : limited
   const app = withCors
     .use(jsonBody)
