@@ -1,11 +1,12 @@
 import { etagOfDigest, matchesETag } from '@agentmarket/core/routes'
 
 /**
- * A cached read's answer made ready once: its JSON bytes, its content ETag, and the headers of its 200 and of its 304
- * (the row's own, the ETag and Cache-Control; the 200 also its content type).
+ * A cached read's answer made ready once: its JSON text, its content ETag, and the headers of its 200 and of its 304
+ * (the row's own, the ETag and Cache-Control; the 200 also its content type). The text, not its UTF-8 bytes: Bun makes
+ * a Response of a string for less than one of a Uint8Array, which it copies (about 0.3 µs a card).
  */
 type ReadyAnswer = {
-  body: Uint8Array
+  body: string
   etag: string
   ok: Record<string, string | number>
   notModified: Record<string, string | number>
@@ -47,7 +48,7 @@ function makeReady(
   headers: Record<string, string> | undefined,
   cacheControl: string | undefined,
 ): ReadyAnswer {
-  const body = new TextEncoder().encode(JSON.stringify(value))
+  const body = JSON.stringify(value)
   // Core's ETag format, over Bun's native hasher (synchronous, where core's etagOf awaits Web Crypto).
   const etag = etagOfDigest(new Bun.CryptoHasher('sha256').update(body).digest())
   const cached: Record<string, string> =
@@ -92,7 +93,7 @@ export function sendReady(
   cacheControl: string | undefined,
   request: Request,
   set: Reply,
-): Uint8Array | string {
+): string {
   const answer = readyAnswer(value, headers, cacheControl)
   if (cacheControl !== undefined && matchesETag(request.headers.get('if-none-match'), answer.etag)) {
     set.status = 304
