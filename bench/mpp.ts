@@ -412,10 +412,12 @@ ${table(
 A 402 cost the server ${formatMs(challengeCpuMs / challenges.requests)} of CPU and the same POST refused with a 404 (no MPP
 at all) ${formatMs(floorCpuMs / floor.requests)}: the 402's ratio to hello world is bounded by what any POST costs on this
 route (${(floor.requestsPerSecond / helloRun.requestsPerSecond).toFixed(3)} of hello world here), not by the challenge.
-The 402's floor (\`bench/floor.ts\`: the body read and parsed by Elysia, the seller and its skill read by statements prepared
-once on bun:sqlite, the body's SHA-256 digest, the expiry, the HMAC-SHA256 id, the header and the problem, with Bun's
+The 402's floor (\`bench/floor.ts\`: the body read and parsed by Elysia, the seller and its skill kept in memory as the
+market keeps them, until the database's change counter moves (that counter read at most every 2 ms, as the market reads
+it; a miss reads them by statements prepared once on bun:sqlite), the body's SHA-256 digest, the expiry, the HMAC-SHA256 id, the header and the problem, with Bun's
 native hashes; the work MppChallenges.ts does per request from its template) makes ${floorRatio.toFixed(3)} of hello world:
-that much at most is open to any route that makes a fresh challenge for each request.
+that much at most is open to any route that makes a fresh challenge for each request. The market's 402 made
+${ratio.toFixed(3)} of hello world (goal >= ${CHALLENGE_RATIO_GOAL}) and ${(challenges.requestsPerSecond / challengeFloor.requestsPerSecond).toFixed(2)} of its floor.
 
 Making the ${formatCount(whole.length)} credentials took ${prepSeconds.toFixed(1)} s
 (\`createCredential\` alone: p50 ${formatMs(percentile(signing, 0.5))}, p99

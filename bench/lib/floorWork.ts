@@ -5,6 +5,7 @@
  */
 import { Database as BunDatabase } from 'bun:sqlite'
 import Libsql from 'libsql'
+import { CHANGE_WINDOW_MS } from '../../packages/store-libsql/src/changeVersion.ts'
 import { SEARCH_BATCH } from '../../packages/store-libsql/src/searchIndex.ts'
 
 /** A statement prepared once: bind values positional. */
@@ -106,6 +107,29 @@ export function floorWork(db: FloorDatabase) {
      values (?, ?, 'Echo', 'echo', '24 hours', 'paid', 0, '{}', 'buyer', 'bench', ?)`,
   )
   const skill = db.prepare('select * from skills where agent_key = ? and slug = ?')
+  // The seller of a challenge is kept as the market keeps it (orderWithPayment.ts): until the database's change
+  // counter moves, that counter read at most once in CHANGE_WINDOW_MS (changeVersion.ts), so other processes' writes show.
+  const changeCounter = db.prepare('select version from change_version where id = 1')
+  let counter = { at: Number.NEGATIVE_INFINITY, version: -1 }
+  const changeVersion = () => {
+    const at = performance.now()
+    if (at - counter.at > CHANGE_WINDOW_MS)
+      counter = { at, version: (changeCounter.get() as { version: number }).version }
+    return counter.version
+  }
+  type Seller = { wallet: string | null; price: number } | null
+  const sellers = new Map<string, { version: number; seller: Seller }>()
+  const sellerOf = (name: string, slug: string): Seller => {
+    const version = changeVersion()
+    const key = `${name}\u0000${slug}`
+    const kept = sellers.get(key)
+    if (kept?.version === version) return kept.seller
+    const agentRow = agent.get(name) as { wallet_address: string | null } | null
+    const sold = skill.get(name, slug) as { price_base_units: number } | null
+    const seller = agentRow && sold ? { wallet: agentRow.wallet_address, price: sold.price_base_units } : null
+    sellers.set(key, { version, seller })
+    return seller
+  }
   // The search index written ~1,000 agents at a time past its watermark, as the store does (searchIndex.ts).
   const indexTail = db.prepare(
     `insert into agent_search (rowid, name, bio, skill_text)
@@ -168,16 +192,16 @@ export function floorWork(db: FloorDatabase) {
       event('task.created', name, at)
     },
     /**
-     * A 402 challenge as the market makes one per request from its template (MppChallenges.ts): the agent and its
-     * skill read, the body's SHA-256 digest, an expiry, the HMAC-SHA256 id over the binding, the header and problem.
+     * A 402 challenge as the market makes one per request from its template (MppChallenges.ts): the seller and its
+     * skill (kept until the change counter moves, as the market keeps them), the body's SHA-256 digest, an expiry,
+     * the HMAC-SHA256 id over the binding, the header and problem.
      */
     challenge(name: string, slug: string, body: string, secret: string) {
-      const seller = agent.get(name) as { wallet_address: string | null } | null
-      const sold = skill.get(name, slug) as { price_base_units: number } | null
-      if (!seller || !sold) return null
+      const seller = sellerOf(name, slug)
+      if (!seller) return null
       const digest = new Bun.CryptoHasher('sha256').update(body).digest('base64url')
       const expires = new Date(Date.now() + 300_000).toISOString()
-      const binding = `127.0.0.1|tempo|charge|${sold.price_base_units}|${seller.wallet_address}|${expires}|${name}/${slug}|${digest}`
+      const binding = `127.0.0.1|tempo|charge|${seller.price}|${seller.wallet}|${expires}|${name}/${slug}|${digest}`
       const id = new Bun.CryptoHasher('sha256', secret).update(binding).digest('base64url')
       return {
         header: `Payment id="${id}", realm="127.0.0.1", method="tempo", intent="charge", expires="${expires}", opaque="${digest}"`,

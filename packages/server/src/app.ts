@@ -81,6 +81,7 @@ export function createApp(deps: AppDeps) {
     startedAt: deps.startedAt ?? new Date(),
     orderMailbox: deps.orderMailbox ?? null,
     versions,
+    server: () => app.server,
     clientOf: (request, server) =>
       clientAddress(request, server, deps.trustedProxies ?? deps.rateLimits?.trustedProxies ?? 0),
     streams: streamSlots(deps.streamLimits),
@@ -128,7 +129,7 @@ export function createApp(deps: AppDeps) {
     classes ??= routeRateClasses(app.routes)
     return classes(method, route)
   }
-  const limited = limits ? withProblems.use(rateLimits(limits, classOf)) : withProblems
+  const limited = limits ? withProblems.use(rateLimits(limits, classOf, routeDeps.server)) : withProblems
   const withCors = deps.corsOrigins?.length ? limited.use(corsPreflights(deps.corsOrigins)) : limited
   const app = withCors
     .use(jsonBody)

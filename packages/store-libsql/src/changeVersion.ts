@@ -29,6 +29,16 @@ export function withChangeVersion(store: Store, connection: Connection, windowMs
     localWrites++
     last = null
   })
-  counted.changeVersion = async () => `${await databaseVersion()}.${localWrites}`
+  // The same promise (and the same string) while neither counter moved: every cached read asks for the version, and
+  // compares it to the one its entry was made under.
+  let shown: { of: Promise<number>; writes: number; version: Promise<string> } | null = null
+  counted.changeVersion = () => {
+    const of = databaseVersion()
+    if (shown?.of !== of || shown.writes !== localWrites) {
+      const writes = localWrites
+      shown = { of, writes, version: of.then((version) => `${version}.${writes}`) }
+    }
+    return shown.version
+  }
   return counted
 }

@@ -33,17 +33,6 @@ export function classifyFault(error: unknown): unknown {
 export const isDatabaseFault = (error: unknown): boolean =>
   error instanceof StorageFullError || error instanceof StoreUnavailableError
 
-/** `call`, with a driver error it throws classified (see `classifyFault`). */
-function classified<Args extends unknown[], Result>(call: (...args: Args) => Result) {
-  return (...args: Args): Result => {
-    try {
-      return call(...args)
-    } catch (error) {
-      throw classifyFault(error)
-    }
-  }
-}
-
 /** True for SQL whose success leaves a change on disk once no transaction is open (a commit, or a lone write). */
 const lands = (sql: string) => /^\s*(COMMIT|END|INSERT|UPDATE|DELETE|REPLACE)\b/i.test(sql)
 
@@ -54,17 +43,18 @@ const lands = (sql: string) => /^\s*(COMMIT|END|INSERT|UPDATE|DELETE|REPLACE)\b/
  */
 export function withFaultsClassified(native: NativeDatabase): NativeDatabase {
   let storageFull = false
-  const noting = <Args extends unknown[], Result>(call: (...args: Args) => Result) => {
-    const guarded = classified(call)
-    return (...args: Args): Result => {
+  // One closure of one argument around each driver call (every one takes one): it runs on every statement.
+  const noting =
+    <Arg, Result>(call: (arg: Arg) => Result) =>
+    (arg: Arg): Result => {
       try {
-        return guarded(...args)
+        return call(arg)
       } catch (error) {
-        if (error instanceof StorageFullError) storageFull = true
-        throw error
+        const fault = classifyFault(error)
+        if (fault instanceof StorageFullError) storageFull = true
+        throw fault
       }
     }
-  }
   return {
     prepare: noting((sql: string): NativeStatement => {
       const statement = native.prepare(sql)

@@ -36,6 +36,11 @@ import type { RouteCall, RouteJson, RouteRow, ToolArgument } from './RouteRow.ts
 
 const json = (body: unknown): RouteJson => ({ body })
 
+// The headers of the cards' answers, made once: a host that keeps a cached read's answer ready finds them the same.
+const VARY_ACCEPT = Object.freeze({ vary: 'Accept' })
+const A2A_CARD_HEADERS = Object.freeze({ 'content-type': A2A_MEDIA_TYPE, vary: 'Accept' })
+const PLAIN_CARD_HEADERS = Object.freeze({ 'content-type': 'application/json', vary: 'Accept' })
+
 /** A task answer (created, replayed, pending) as JSON with its status, Retry-After and replay headers. */
 const taskJson = (answer: TaskAnswer): RouteJson => ({
   status: answer.status,
@@ -159,11 +164,8 @@ const ROWS: readonly RouteRow[] = [
     call: async (market, { params, headers }): Promise<RouteJson> => {
       const name = params.name ?? ''
       if (!wantsA2aMediaType(headers.get('accept')))
-        return { body: await market.agentCard(name), headers: { vary: 'Accept' } }
-      return {
-        body: await market.a2aAgentCard(name),
-        headers: { 'content-type': A2A_MEDIA_TYPE, vary: 'Accept' },
-      }
+        return { body: await market.agentCard(name), headers: VARY_ACCEPT }
+      return { body: await market.a2aAgentCard(name), headers: A2A_CARD_HEADERS }
     },
   },
   {
@@ -194,10 +196,7 @@ const ROWS: readonly RouteRow[] = [
     etag: 'public, max-age=60',
     call: async (market, { params, headers }) => ({
       body: await market.a2aAgentCard(params.name ?? ''),
-      headers: {
-        'content-type': wantsA2aMediaType(headers.get('accept')) ? A2A_MEDIA_TYPE : 'application/json',
-        vary: 'Accept',
-      },
+      headers: wantsA2aMediaType(headers.get('accept')) ? A2A_CARD_HEADERS : PLAIN_CARD_HEADERS,
     }),
   },
   {

@@ -125,13 +125,12 @@ export function chargeRequest(
 /**
  * Rate limits on every route registered after it (SECURITY.md gives the limits), charged once the router has matched
  * the route, by the class `classOf` gives that route. A path no route matches (404) touches nothing and is not charged.
+ * The peer's address comes from `server` (the listening server), not from the hook's context: Elysia defines `server`
+ * on each request's context when a hook names it.
  */
-export function rateLimits(settings: RateLimitSettings, classOf: RouteRateClass) {
-  return new Elysia({ name: 'rate-limits' }).onBeforeHandle(
-    { as: 'global' },
-    ({ request, route, server, set }) => {
-      const rateClass = classOf(request.method, route)
-      if (rateClass !== null) return chargeRequest(settings, rateClass, request, server, set.headers)
-    },
-  )
+export function rateLimits(settings: RateLimitSettings, classOf: RouteRateClass, server: () => PeerSource) {
+  return new Elysia({ name: 'rate-limits' }).onBeforeHandle({ as: 'global' }, ({ request, route, set }) => {
+    const rateClass = classOf(request.method, route)
+    if (rateClass !== null) return chargeRequest(settings, rateClass, request, server(), set.headers)
+  })
 }

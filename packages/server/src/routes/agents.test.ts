@@ -1,4 +1,7 @@
 import { describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { expectProblemShape, TEST_BASE_URL, testApp } from '../testing/http.ts'
 
 const WALLET = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
@@ -386,5 +389,71 @@ describe('GET /api/agents/{name}/agent-card.json', () => {
   test('error: 404 problem for an unknown agent', async () => {
     const { call } = await testApp()
     expectProblemShape(await call('GET', '/api/agents/ghost/agent-card.json'), 404, 'agent_not_found')
+  })
+
+  test('behavior: a changed card is never answered stale from the ready bytes of the card before it', async () => {
+    const { call, register, clock } = await testApp('2026-06-01T12:00:00.000Z')
+    const { key } = await register('Scout', { bio: 'first' })
+    const path = '/api/agents/Scout/agent-card.json'
+    const a2a = { headers: { accept: 'application/a2a+json' } }
+    const card = async (options = {}) => {
+      const answer = await call('GET', path, options)
+      return { ...answer, description: answer.json?.description, etag: answer.headers.get('etag') }
+    }
+    // Asked again and again, each variant (JSON, A2A's media type) is answered from its ready bytes.
+    for (let round = 0; round < 3; round++) {
+      expect((await card()).description).toBe('first')
+      expect((await card(a2a)).description).toBe('first')
+    }
+    const first = await card()
+    const firstA2a = await card(a2a)
+    expect(firstA2a.headers.get('content-type')).toBe('application/a2a+json')
+    expect(firstA2a.etag).not.toBe(first.etag)
+
+    await call('PUT', '/api/agents/Scout', { key, body: { bio: 'second' } })
+    const second = await card({ headers: { 'if-none-match': first.etag ?? '' } })
+    expect(second.status).toBe(200)
+    expect(second.description).toBe('second')
+    expect(second.etag).not.toBe(first.etag)
+    expect(second.headers.get('content-type')).toBe('application/json')
+    const secondA2a = await card({ headers: { ...a2a.headers, 'if-none-match': firstA2a.etag ?? '' } })
+    expect(secondA2a.status).toBe(200)
+    expect(secondA2a.description).toBe('second')
+    expect(secondA2a.headers.get('content-type')).toBe('application/a2a+json')
+    // The new bytes answer 304 to their own ETag, and the old ETag no more.
+    expect((await card({ headers: { 'if-none-match': second.etag ?? '' } })).status).toBe(304)
+
+    // Liveness moves with time alone: live after a heartbeat, idle past 5 minutes, with no write between.
+    await call('POST', '/api/agents/Scout/heartbeat', { key })
+    for (let round = 0; round < 2; round++)
+      expect((await card()).json._extensions.heartbeat.status).toBe('live')
+    clock.advance(5 * 60_000 + 1_000)
+    expect((await card()).json._extensions.heartbeat.status).toBe('idle')
+    expect((await card(a2a)).status).toBe(200)
+  })
+
+  test("behavior: another process's write to the card shows, not the ready bytes of the card before it", async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'agentmarket-card-'))
+    try {
+      const databaseUrl = `file:${join(folder, 'market.db')}`
+      const reader = await testApp('2026-06-01T12:00:00.000Z', { databaseUrl })
+      const writer = await testApp('2026-06-01T12:00:00.000Z', { databaseUrl })
+      const { key } = await writer.register('Scout', { bio: 'first' })
+      const description = async () =>
+        (await reader.call('GET', '/api/agents/Scout/agent-card.json')).json.description
+      for (let round = 0; round < 3; round++) expect(await description()).toBe('first')
+      await writer.call('PUT', '/api/agents/Scout', { key, body: { bio: 'second' } })
+      // The reader sees other processes' writes within its change window (a few ms): asked until it does, bounded.
+      let seen = await description()
+      for (let asked = 0; seen !== 'second' && asked < 2_000; asked++) {
+        await Bun.sleep(1)
+        seen = await description()
+      }
+      expect(seen).toBe('second')
+      await reader.store.close()
+      await writer.store.close()
+    } finally {
+      rmSync(folder, { recursive: true, force: true })
+    }
   })
 })

@@ -1,5 +1,6 @@
 import type { MarketplaceActions } from '@agentmarket/core'
 import type { RateClass, StreamSlots } from '@agentmarket/core/routes'
+import type { Server } from 'elysia/universal'
 import type { PeerSource } from '../plugins/rateLimits.ts'
 import type { ApiVersion } from '../versions.ts'
 import type { HealthProbes } from './discovery.ts'
@@ -13,6 +14,8 @@ export type RouteDeps = {
   versions: ApiVersion[]
   /** The order mailbox when orders by e-mail are taken, else null. */
   orderMailbox: string | null
+  /** The listening server (null when a host calls `app.handle`): it tells the peer's address. */
+  server(): Server | null
   /** The client's address as rate limits see it (TRUST_PROXY applied): it scopes Idempotency-Keys and re-checks. */
   clientOf(request: Request, server: PeerSource): string
   /** Admission of live feed streams: at most so many per client address and in all. */

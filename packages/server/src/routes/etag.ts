@@ -1,44 +1,113 @@
 import { etagOfDigest, matchesETag } from '@agentmarket/core/routes'
 
-// The core hands out the same object while its read cache holds it, so its JSON and ETag are made once.
-const serialized = new WeakMap<object, { body: string; etag: string }>()
+/**
+ * A cached read's answer made ready once: its JSON text, its content ETag, and the headers of its 200 and of its 304
+ * (the row's own, the ETag and Cache-Control; the 200 also its content type). The text, not its UTF-8 bytes: Bun makes
+ * a Response of a string for less than one of a Uint8Array, which it copies (about 0.3 µs a card).
+ */
+type ReadyAnswer = {
+  body: string
+  etag: string
+  ok: Record<string, string | number>
+  notModified: Record<string, string | number>
+}
 
-/** The JSON text of `value` and its content ETag, made once per object. */
-function serialize(value: unknown): { body: string; etag: string } {
-  const known = typeof value === 'object' && value !== null ? serialized.get(value) : undefined
-  if (known) return known
-  const body = JSON.stringify(value)
-  const made = {
-    body,
-    // Core's ETag format, over Bun's native hasher (synchronous, where core's etagOf awaits Web Crypto).
-    etag: etagOfDigest(new Bun.CryptoHasher('sha256').update(body).digest()),
+/** The answers made for one value, each with the row headers and Cache-Control it was made for. */
+type Made = {
+  headers: Record<string, string> | undefined
+  cacheControl: string | undefined
+  answer: ReadyAnswer
+}
+
+/** How many header variants (an A2A media type, a plain one) one value keeps: a few, whatever a row answers. */
+const VARIANTS = 4
+
+// The core hands out the same object while its read cache holds it (a new one once the store's change version or the
+// value's liveness moves): what is made from it is kept with it, and goes when it goes.
+const made = new WeakMap<object, Made[]>()
+
+/** The one ready answer of a value that is not an object (nothing can be kept with it). */
+const never: Made[] = []
+
+/** True when `a` and `b` hold the same headers (both small: a row's Vary and content type). */
+function sameHeaders(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
+  if (a === b) return true
+  if (!a || !b) return false
+  let count = 0
+  for (const name in a) {
+    if (a[name] !== b[name]) return false
+    count++
   }
-  if (typeof value === 'object' && value !== null) serialized.set(value, made)
-  return made
+  for (const _ in b) count--
+  return count === 0
+}
+
+/** `value`'s JSON and ETag, with the headers a row answers it with, made now. */
+function makeReady(
+  value: unknown,
+  headers: Record<string, string> | undefined,
+  cacheControl: string | undefined,
+): ReadyAnswer {
+  const body = JSON.stringify(value)
+  // Core's ETag format, over Bun's native hasher (synchronous, where core's etagOf awaits Web Crypto).
+  const etag = etagOfDigest(new Bun.CryptoHasher('sha256').update(body).digest())
+  const cached: Record<string, string> =
+    cacheControl === undefined ? {} : { etag, 'cache-control': cacheControl }
+  const notModified: Record<string, string> = { ...headers, ...cached }
+  // A row may answer another JSON media type (an A2A card asked for as application/a2a+json).
+  return { body, etag, notModified, ok: { 'content-type': 'application/json', ...notModified } }
+}
+
+/**
+ * The ready answer of `value` with the row's `headers` (and with `cacheControl`, its ETag), made once per value and
+ * variant: a cached read answers its bytes and headers as they are until the core hands out another value.
+ */
+export function readyAnswer(
+  value: unknown,
+  headers: Record<string, string> | undefined,
+  cacheControl: string | undefined,
+): ReadyAnswer {
+  const keepable = typeof value === 'object' && value !== null
+  const list = keepable ? (made.get(value) ?? []) : never
+  for (const entry of list)
+    if (entry.cacheControl === cacheControl && sameHeaders(entry.headers, headers)) return entry.answer
+  const answer = makeReady(value, headers, cacheControl)
+  if (!keepable) return answer
+  // Headers that differ at each request (none do today) would each make a variant: only the last few are kept.
+  if (list.length >= VARIANTS) list.shift()
+  list.push({ headers, cacheControl, answer })
+  if (list.length === 1) made.set(value, list)
+  return answer
 }
 
 /** The part of Elysia's context a reply sets: status and headers, sent with the body in one Response. */
 export type Reply = { status?: number | string; headers: Record<string, string | number> }
 
 /**
+ * A cached read's ready answer written through `set` (so the app's default headers go into the one Response Elysia
+ * makes): its bytes, or with `cacheControl` a 304 with no body when If-None-Match names its ETag.
+ */
+export function sendReady(
+  value: unknown,
+  headers: Record<string, string> | undefined,
+  cacheControl: string | undefined,
+  request: Request,
+  set: Reply,
+): string {
+  const answer = readyAnswer(value, headers, cacheControl)
+  if (cacheControl !== undefined && matchesETag(request.headers.get('if-none-match'), answer.etag)) {
+    set.status = 304
+    Object.assign(set.headers, answer.notModified)
+    return ''
+  }
+  Object.assign(set.headers, answer.ok)
+  return answer.body
+}
+
+/**
  * JSON with a content ETag and caching header, written through `set` (so the app's default headers go into the
  * one Response Elysia makes); 304 with no body when the client has it.
  */
-export function jsonWithETag(value: unknown, request: Request, set: Reply, cacheControl: string): string {
-  const { body, etag } = serialize(value)
-  set.headers.etag = etag
-  set.headers['cache-control'] = cacheControl
-  if (matchesETag(request.headers.get('if-none-match'), etag)) {
-    set.status = 304
-    return ''
-  }
-  // A row may answer another JSON media type (an A2A card asked for as application/a2a+json).
-  set.headers['content-type'] ??= 'application/json'
-  return body
-}
-
-/** JSON of `value`, serialized once per object (cached reads hand out the same object), written through `set`. */
-export function jsonOnce(value: object, set: Reply): string {
-  set.headers['content-type'] = 'application/json'
-  return serialize(value).body
+export function jsonWithETag(value: unknown, request: Request, set: Reply, cacheControl: string) {
+  return sendReady(value, undefined, cacheControl, request, set)
 }

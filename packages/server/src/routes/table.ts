@@ -11,7 +11,7 @@ import type { Server } from 'elysia/universal'
 import { operation } from '../openapi/operation.ts'
 import { rawBodyOf } from '../plugins/jsonBody.ts'
 import { queryOf, type RouteDeps } from './deps.ts'
-import { jsonOnce, jsonWithETag, type Reply } from './etag.ts'
+import { type Reply, sendReady } from './etag.ts'
 
 /**
  * A stream's own idle timeout, in place of the server's (IDLE_TIMEOUT_SECONDS), which may be shorter than the
@@ -22,13 +22,15 @@ const STREAM_IDLE_TIMEOUT_SECONDS = 3 * (SSE_KEEPALIVE_MS / 1000)
 /** Elysia's path of a row: `{name}` segments as `:name`. */
 export const elysiaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1')
 
-/** What the Elysia handler of a row reads from its context. */
+/**
+ * What the Elysia handler of a row reads from its context. Not `server`: Elysia defines it on each request's context
+ * when a handler names it (bench: the HTTP section); the call asks the host for it when it needs the client's address.
+ */
 type HandlerContext = {
   request: Request
   params: Record<string, string>
   body: unknown
   set: Reply
-  server: Server | null
 }
 
 /**
@@ -40,10 +42,12 @@ class ElysiaCall implements RouteCall {
     readonly request: Request,
     readonly params: Record<string, string>,
     readonly body: Record<string, unknown> | undefined,
-    private readonly server: Server | null,
     private readonly deps: RouteDeps,
     private readonly reply: Reply,
   ) {}
+  private get server(): Server | null {
+    return this.deps.server()
+  }
   get headers() {
     return this.request.headers
   }
@@ -81,22 +85,23 @@ function handlerOf(row: RouteRow, deps: RouteDeps) {
     if (reply instanceof Response) return reply
     const status = reply.status ?? okStatus
     if (status !== undefined) set.status = status
+    // A cached read's bytes and headers are made once per value the core hands out (etag.ts).
+    if (etag || (cachedRead && typeof reply.body === 'object' && reply.body !== null))
+      return sendReady(reply.body, reply.headers, etag, request, set)
     if (reply.headers) Object.assign(set.headers, reply.headers)
-    if (etag) return jsonWithETag(reply.body, request, set, etag)
-    if (cachedRead && typeof reply.body === 'object' && reply.body !== null) return jsonOnce(reply.body, set)
     return reply.body
   }
   // Elysia reads which context fields a handler names to decide what to prepare: a GET names no body.
   return row.method === 'GET'
-    ? ({ request, params, set, server }: HandlerContext) =>
+    ? ({ request, params, set }: HandlerContext) =>
         row
-          .call(deps.market, new ElysiaCall(request, params, undefined, server, deps, set))
+          .call(deps.market, new ElysiaCall(request, params, undefined, deps, set))
           .then((reply) => send(reply, request, set))
-    : ({ request, params, body, set, server }: HandlerContext) =>
+    : ({ request, params, body, set }: HandlerContext) =>
         row
           .call(
             deps.market,
-            new ElysiaCall(request, params, (body ?? undefined) as RouteCall['body'], server, deps, set),
+            new ElysiaCall(request, params, (body ?? undefined) as RouteCall['body'], deps, set),
           )
           .then((reply) => send(reply, request, set))
 }
