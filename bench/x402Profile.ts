@@ -9,7 +9,9 @@
  *  3. the least work of an x402 verification and settlement: one EIP-712 signature recovery, one settlement
  *     transaction (signed here, its fields known), one receipt read.
  * anvil runs in its own process, so its CPU is not counted; payment payloads are signed before each batch is timed.
- * Usage: bun bench/x402Profile.ts [--count N] [--json PATH] [--phases PATH]
+ * Usage: bun bench/x402Profile.ts [--count N] [--json PATH] [--phases PATH] [--rpc]
+ * `--rpc` counts the JSON-RPC calls each measurement sends to anvil, per call (reading each request's body costs
+ * CPU: quote the CPU figures of a run without it).
  * Profile: bun --cpu-prof --cpu-prof-dir DIR bench/x402Profile.ts --phases DIR/phases.json, then
  * bun bench/profileSummary.ts DIR/*.cpuprofile DIR/phases.json
  */
@@ -69,17 +71,34 @@ export type Phase = {
   systemUs: number
   start: number
   end: number
+  /** JSON-RPC calls to anvil per call, by method (with `--rpc`). */
+  rpc: Record<string, number>
 }
 
 const phases: Phase[] = []
+/** JSON-RPC calls sent so far, by method (with `--rpc`). */
+const rpcCalls = new Map<string, number>()
+if (process.argv.includes('--rpc')) {
+  const send = globalThis.fetch
+  globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+    if (typeof init?.body === 'string' && init.body.includes('"jsonrpc"'))
+      for (const call of [JSON.parse(init.body)].flat() as { method: string }[])
+        rpcCalls.set(call.method, (rpcCalls.get(call.method) ?? 0) + 1)
+    return send(input, init)
+  }) as typeof fetch
+}
 const nowMicros = () => (performance.timeOrigin + performance.now()) * 1000
 
 /** CPU µs of this process per call of `run` over `calls` calls in turn, kept as phase `name`. */
 async function measure(name: string, calls: number, run: (index: number) => unknown): Promise<Phase> {
   const start = nowMicros()
+  const rpcBefore = new Map(rpcCalls)
   const before = process.cpuUsage()
   for (let index = 0; index < calls; index++) await run(index)
   const used = process.cpuUsage(before)
+  const rpc = Object.fromEntries(
+    [...rpcCalls].map(([method, count]) => [method, (count - (rpcBefore.get(method) ?? 0)) / calls]),
+  )
   const phase = {
     name,
     calls,
@@ -87,6 +106,7 @@ async function measure(name: string, calls: number, run: (index: number) => unkn
     systemUs: used.system / calls,
     start,
     end: nowMicros(),
+    rpc: Object.fromEntries(Object.entries(rpc).filter(([, count]) => count > 0)),
   }
   phases.push(phase)
   return phase
@@ -323,6 +343,13 @@ try {
   console.log(
     `\nCPU over the least work (same run): the paid order ${times(PAID)}, our facilitator alone ${times(OURS)}, x402's facilitator alone ${times(REFERENCE)}`,
   )
+  if (rpcCalls.size > 0)
+    for (const phase of measured)
+      console.log(
+        `${phase.name}: JSON-RPC calls per call: ${Object.entries(phase.rpc ?? {})
+          .map(([method, count]) => `${method} ${count.toFixed(2)}`)
+          .join(', ')}`,
+      )
   if (JSON_PATH) await Bun.write(JSON_PATH, JSON.stringify(measured))
   if (PHASES) await Bun.write(PHASES, JSON.stringify(phases))
 } finally {
