@@ -284,11 +284,17 @@ async function leastWork(payload: PaymentPayload) {
     maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
   })
   const hash = await leastClient.sendRawTransaction({ serializedTransaction: signed })
-  // The node's receipt as sent, unformatted: the least a read of it costs.
-  const receipt = (await (leastClient.request as EIP1193RequestFn<PublicRpcSchema>)({
-    method: 'eth_getTransactionReceipt',
-    params: [hash],
-  })) as { status: Hex } | null
+  // The node's receipt as sent, unformatted: the least a read of it costs (asked again while anvil stores the block).
+  const read = () =>
+    (leastClient.request as EIP1193RequestFn<PublicRpcSchema>)({
+      method: 'eth_getTransactionReceipt',
+      params: [hash],
+    }) as Promise<{ status: Hex } | null>
+  let receipt = await read()
+  for (let wait = 0; receipt === null && wait < 100; wait++) {
+    await Bun.sleep(5)
+    receipt = await read()
+  }
   if (receipt?.status !== '0x1') throw new Error('least work: the transfer was not mined at once')
 }
 

@@ -58,6 +58,12 @@ export type ViemX402Options = {
 /** How often a settlement's receipt is asked for when the options name no interval. */
 const DEFAULT_RECEIPT_POLL_MS = 250
 
+/**
+ * The first pauses between receipt reads, before the interval: a node that mines each transaction at once (anvil)
+ * may answer the send a moment before it stores the block, and a wait of a whole interval then holds the order.
+ */
+const QUICK_POLLS_MS = [10, 25, 50, 100]
+
 // @x402/evm (about 60 ms to load) loads on the first x402 payment, not when the server starts.
 let library: Promise<[typeof import('@x402/evm'), typeof import('@x402/evm/exact/facilitator')]> | null = null
 const loadEvm = () => {
@@ -224,6 +230,7 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
       receiptTimeoutMs,
       async (timeoutMs) => {
         const deadline = Date.now() + timeoutMs
+        let polls = 0
         for (;;) {
           // The node's receipt as sent (viem's formatting of every field is not needed to read two).
           const receipt = (await (client.request as EIP1193RequestFn<PublicRpcSchema>)({
@@ -231,13 +238,22 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
             params: [hash],
           })) as RpcTransactionReceipt | null
           if (receipt) return receipt
-          if (Date.now() + pollingInterval > deadline)
-            throw new WaitForTransactionReceiptTimeoutError({ hash })
-          await new Promise((resolve) => setTimeout(resolve, pollingInterval))
+          const pause = Math.min(pollingInterval, QUICK_POLLS_MS[polls++] ?? pollingInterval)
+          if (Date.now() + pause > deadline) throw new WaitForTransactionReceiptTimeoutError({ hash })
+          await new Promise((resolve) => setTimeout(resolve, pause))
         }
       },
       { method: 'eth_getTransactionReceipt', hash },
     )
+
+  /** The signed settlement: by the local key itself (viem's action would ask the node for its chain id first). */
+  const sign = (request: object): Promise<Hex> => {
+    const { account } = options
+    if (account.type !== 'local') return client.signTransaction(request as never)
+    return account.signTransaction(request as never, {
+      serializer: options.chain.serializers?.transaction,
+    })
+  }
 
   return {
     async verify(payload, requirements) {
@@ -269,15 +285,10 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
       const asset = getAddress(requirements.asset)
       let broadcasting = false
       const send = async (data: Hex) => {
-        const request = await client.prepareTransactionRequest({
-          to: asset,
-          data,
-          nonce: await client.getTransactionCount({
-            address: options.account.address,
-            blockTag: 'pending',
-          }),
-        })
-        const signed = await client.signTransaction(request as never)
+        // The nonce is the account's pending count: the node fills it with the gas and fees in one call when it can
+        // (eth_fillTransaction), else viem reads each.
+        const request = await client.prepareTransactionRequest({ to: asset, data })
+        const signed = await sign(request)
         const hash = keccak256(signed)
         // A request whose chain budget is spent records nothing and sends nothing: 503, the same payment may be sent again.
         if (chainCallTimeout(1) <= 0) throw budgetTimeout({ method: 'eth_sendRawTransaction' })
