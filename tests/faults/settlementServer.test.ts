@@ -189,6 +189,8 @@ describe('x402 settlement under faults (the market broadcasts)', () => {
     const market = await x402Market()
     const client = x402Buyer(market)
     const before = await balance()
+    // The nonce comes with the gas and fees from eth_fillTransaction; when that fails, viem reads it alone.
+    rpc.arm('eth_fillTransaction', 'drop')
     rpc.arm('eth_getTransactionCount', 'drop')
     const failed = await client.order()
     expect(failed.status).toBe(503)

@@ -729,4 +729,38 @@ describe('x402 v2: attacks on the money path', () => {
       `answer ${answer.status} ${answer.json?.detail}; the task stays unpaid after the re-check`,
     ).toBe('paid')
   })
+
+  test("attack: the facilitator settles unchecked only the payload it verified, as it verified it: one edited after its verification (to pay the thief), one settled against the thief's offer, a forgery never verified: nothing is recorded, nothing sent", async () => {
+    const app = await market()
+    const accepted = await offerOf(app)
+    const settling = facilitator()
+    const sentBefore = await anvil.publicClient.getTransactionCount({ address: settler.address })
+    const balancesBefore = await Promise.all([anvil.usdcOf(buyer.address), anvil.usdcOf(thief.address)])
+    const recorded: Hex[] = []
+    const record = async (hash: Hex) => {
+      recorded.push(hash)
+    }
+    const edited = await signedPayment(accepted, buyer)
+    expect((await settling.verify(edited, accepted)).isValid).toBe(true)
+    ;(edited.payload as { authorization: { to: Address } }).authorization.to = thief.address
+    const rerouted = await signedPayment(accepted, buyer)
+    expect((await settling.verify(rerouted, accepted)).isValid).toBe(true)
+    const signedByThief = await signedPayment(accepted, thief)
+    const stolen = signedByThief.payload as { authorization: Record<string, string>; signature: Hex }
+    const forged = {
+      ...signedByThief,
+      payload: { ...stolen, authorization: { ...stolen.authorization, from: buyer.address } },
+    }
+    const settled = [
+      await settling.settle(edited, accepted, record),
+      await settling.settle(rerouted, { ...accepted, payTo: thief.address }, record),
+      await settling.settle(forged, accepted, record),
+    ]
+    expect(settled.map((answer) => answer.success)).toEqual([false, false, false])
+    expect(recorded).toEqual([])
+    expect(await anvil.publicClient.getTransactionCount({ address: settler.address })).toBe(sentBefore)
+    expect(await Promise.all([anvil.usdcOf(buyer.address), anvil.usdcOf(thief.address)])).toEqual(
+      balancesBefore,
+    )
+  })
 })

@@ -3,19 +3,37 @@ import {
   BaseError,
   type Chain,
   createWalletClient,
+  type EIP1193RequestFn,
   encodeFunctionData,
+  getAddress,
   type Hex,
   HttpRequestError,
   http,
+  isAddressEqual,
   keccak256,
+  type PublicRpcSchema,
+  parseAbi,
+  parseErc6492Signature,
+  parseEventLogs,
+  parseSignature,
   publicActions,
+  type RpcTransactionReceipt,
   SocketClosedError,
+  size,
   TimeoutError,
+  WaitForTransactionReceiptTimeoutError,
   WebSocketRequestError,
   webSocket,
 } from 'viem'
 import { ChainUnavailableError } from '../errors.ts'
-import type { X402Facilitator } from '../payments/X402.ts'
+import { TRANSFER_EVENT_ABI } from '../payments/Verifier.ts'
+import type {
+  Eip3009Authorization,
+  PaymentPayload,
+  PaymentRequirements,
+  SettleResponse,
+  X402Facilitator,
+} from '../payments/X402.ts'
 import { chainCallTimeout } from '../ports/chainBudget.ts'
 import { budgetedTransport, budgetTimeout, withinChainBudget } from './budgetedTransport.ts'
 
@@ -39,6 +57,12 @@ export type ViemX402Options = {
 
 /** How often a settlement's receipt is asked for when the options name no interval. */
 const DEFAULT_RECEIPT_POLL_MS = 250
+
+/**
+ * The first pauses between receipt reads, before the interval: a node that mines each transaction at once (anvil)
+ * may answer the send a moment before it stores the block, and a wait of a whole interval then holds the order.
+ */
+const QUICK_POLLS_MS = [10, 25, 50, 100]
 
 // @x402/evm (about 60 ms to load) loads on the first x402 payment, not when the server starts.
 let library: Promise<[typeof import('@x402/evm'), typeof import('@x402/evm/exact/facilitator')]> | null = null
@@ -79,11 +103,61 @@ const unreachable = (cause: unknown) =>
     { cause },
   )
 
+/** The EIP-3009 call of a settlement: an ECDSA signature split (v, r, s), any other (a contract wallet's) as bytes. */
+const [SPLIT_SIGNATURE, BYTES_SIGNATURE] = parseAbi([
+  'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)',
+  'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
+]).map((item) => [item])
+
+/** x402's settlement failures, as `@x402/evm`'s exact scheme names them in a SettleResponse. */
+const SETTLE_ERRORS = {
+  failed: 'invalid_exact_evm_transaction_failed',
+  mismatch: 'invalid_exact_evm_transfer_event_mismatch',
+  pending: 'settlement_pending',
+} as const
+
+/** The call data that settles `authorization` signed with `signed` (an ERC-6492 wrapper settles its inner signature). */
+function settlementCall(authorization: Eip3009Authorization, signed: Hex): Hex {
+  const { signature } = parseErc6492Signature(signed)
+  const fields = [
+    getAddress(authorization.from),
+    getAddress(authorization.to),
+    BigInt(authorization.value),
+    BigInt(authorization.validAfter),
+    BigInt(authorization.validBefore),
+    authorization.nonce,
+  ] as const
+  if (size(signature) !== 65)
+    return encodeFunctionData({ abi: BYTES_SIGNATURE, args: [...fields, signature] } as never)
+  const { r, s, v, yParity } = parseSignature(signature)
+  const recovery = Number(v ?? 27n + BigInt(yParity))
+  return encodeFunctionData({ abi: SPLIT_SIGNATURE, args: [...fields, recovery, r, s] } as never)
+}
+
+/** Why a mined settlement did not pay `authorization` in `asset` (its failure), or null when its Transfer log shows it. */
+function receiptFailure(receipt: RpcTransactionReceipt, asset: Hex, authorization: Eip3009Authorization) {
+  if (receipt.status !== '0x1') return SETTLE_ERRORS.failed
+  const transfers = parseEventLogs({
+    abi: TRANSFER_EVENT_ABI,
+    logs: receipt.logs.filter((log) => isAddressEqual(log.address, asset)),
+  })
+  const paid = transfers.some(
+    ({ args }) =>
+      isAddressEqual(args.from, authorization.from) &&
+      isAddressEqual(args.to, authorization.to) &&
+      args.value === BigInt(authorization.value),
+  )
+  return paid ? null : SETTLE_ERRORS.mismatch
+}
+
 /**
  * An X402Facilitator over viem: @x402/evm's `exact` scheme verifies (signature, payee, amount, window, a simulation
- * of `transferWithAuthorization`) and settles, with its one write made here: the transaction is signed locally, its
- * hash handed to `beforeBroadcast`, then sent. Run one settling account per process: the nonce is this process's.
- * Every call, the wait for the receipt included, shares the chain budget of the request (ports/chainBudget.ts).
+ * of `transferWithAuthorization`) and the settlement is made here: its transaction signed locally, its hash handed to
+ * `beforeBroadcast`, then sent, its receipt read until it shows the transfer. A payload this facilitator verified
+ * against the same requirements is settled without verifying it again (the scheme's own settle would: a second
+ * signature recovery and payer reads per payment); any other is verified first. Run one settling account per
+ * process: the nonce is this process's. Every call, the wait for the receipt included, shares the chain budget of the
+ * request (ports/chainBudget.ts).
  * @example const facilitator = viemX402Facilitator({ rpcUrl, chain: base, account: privateKeyToAccount(key) })
  */
 export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
@@ -100,91 +174,121 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
   const receiptTimeoutMs = options.receiptTimeoutMs ?? 30_000
   const pollingInterval = options.receiptPollMs ?? DEFAULT_RECEIPT_POLL_MS
   const network = `eip155:${options.chain.id}` as const
+  // What each payload verified valid was checked against (its payload and requirements), until it is settled.
+  const verified = new WeakMap<PaymentPayload, string>()
+  const checked = (payload: PaymentPayload, requirements: PaymentRequirements) =>
+    JSON.stringify([payload.payload, requirements])
 
   /**
-   * @x402/evm's `exact` scheme over our client; `write` is how the one transaction of a settlement is sent. The RPC
-   * faults its reads meet are kept in `faults`: the scheme answers them as refusals, which they are not.
+   * @x402/evm's `exact` scheme over our client, for verification (it sends nothing). The RPC faults its reads meet
+   * are kept in `faults`: the scheme answers them as refusals, which they are not.
    */
-  const schemeWith = async (
-    write: (call: { address: Hex; data: Hex; gas?: bigint }) => Promise<Hex>,
-    faults: unknown[],
-  ) => {
+  const schemeWith = async (faults: unknown[]) => {
     const [{ toFacilitatorEvmSigner }, { ExactEvmScheme }] = await loadEvm()
-    const signer = toFacilitatorEvmSigner(
-      {
-        address: options.account.address,
-        // The scheme starts this read first and may return before awaiting it: a rejection there would be unhandled
-        // and end the process, so a failed read is kept as a fault and answers "no code" (never a verdict: see verify).
-        getCode: (args) =>
+    // The scheme reads the payer's code twice (is it a contract wallet, then whose signature to check): once here.
+    const codes = new Map<string, Promise<Hex | undefined>>()
+    const signer = toFacilitatorEvmSigner({
+      address: options.account.address,
+      // The scheme starts this read first and may return before awaiting it: a rejection there would be unhandled
+      // and end the process, so a failed read is kept as a fault and answers "no code" (never a verdict: see verify).
+      getCode: (args) => {
+        const key = args.address.toLowerCase()
+        const read =
+          codes.get(key) ??
           client.getCode(args).catch((error: unknown) => {
             faults.push(error)
             return undefined
-          }),
-        readContract: (args) =>
-          watched(faults, () => client.readContract({ ...args, args: args.args ?? [] } as never)),
-        verifyTypedData: (args) => watched(faults, () => client.verifyTypedData(args as never)),
-        writeContract: (args) =>
-          write({
-            address: args.address,
-            data: encodeFunctionData({
-              abi: args.abi,
-              functionName: args.functionName,
-              args: args.args,
-            } as never),
-            gas: args.gas,
-          }),
-        sendTransaction: () =>
-          Promise.reject(new Error('deploying payer wallets (ERC-6492) is not supported')),
-        // The wait for the receipt ends with the request's chain budget too (the settlement is then pending).
-        waitForTransactionReceipt: (args) =>
-          withinChainBudget(
-            args.timeout ?? receiptTimeoutMs,
-            (timeout) => client.waitForTransactionReceipt({ pollingInterval, ...args, timeout }),
-            args,
-          ),
+          })
+        codes.set(key, read)
+        return read
       },
-      { confirmationTimeoutMs: receiptTimeoutMs },
-    )
+      readContract: (args) =>
+        watched(faults, () => client.readContract({ ...args, args: args.args ?? [] } as never)),
+      verifyTypedData: (args) => watched(faults, () => client.verifyTypedData(args as never)),
+      writeContract: () => Promise.reject(new Error('verification sends nothing')),
+      sendTransaction: () => Promise.reject(new Error('verification sends nothing')),
+      waitForTransactionReceipt: () => Promise.reject(new Error('verification sends nothing')),
+    })
     return new ExactEvmScheme(signer)
+  }
+
+  /** The scheme's verdict on `payload` against `requirements`; 503 when a refusal met an RPC fault. */
+  const verify = async (payload: PaymentPayload, requirements: PaymentRequirements) => {
+    const faults: unknown[] = []
+    const scheme = await schemeWith(faults)
+    const verdict = await scheme.verify(payload as never, requirements).catch((error: unknown) => {
+      throw isTransportFault(error) ? unreachable(error) : error
+    })
+    // A refusal reached while the RPC failed is no verdict on the payment.
+    if (!verdict.isValid && faults.length > 0) throw unreachable(faults[0])
+    return verdict
+  }
+
+  /** The settlement's receipt, read every `pollingInterval` until it is mined, within the request's chain budget. */
+  const receiptOf = (hash: Hex) =>
+    withinChainBudget(
+      receiptTimeoutMs,
+      async (timeoutMs) => {
+        const deadline = Date.now() + timeoutMs
+        let polls = 0
+        for (;;) {
+          // The node's receipt as sent (viem's formatting of every field is not needed to read two).
+          const receipt = (await (client.request as EIP1193RequestFn<PublicRpcSchema>)({
+            method: 'eth_getTransactionReceipt',
+            params: [hash],
+          })) as RpcTransactionReceipt | null
+          if (receipt) return receipt
+          const pause = Math.min(pollingInterval, QUICK_POLLS_MS[polls++] ?? pollingInterval)
+          if (Date.now() + pause > deadline) throw new WaitForTransactionReceiptTimeoutError({ hash })
+          await new Promise((resolve) => setTimeout(resolve, pause))
+        }
+      },
+      { method: 'eth_getTransactionReceipt', hash },
+    )
+
+  /** The signed settlement: by the local key itself (viem's action would ask the node for its chain id first). */
+  const sign = (request: object): Promise<Hex> => {
+    const { account } = options
+    if (account.type !== 'local') return client.signTransaction(request as never)
+    return account.signTransaction(request as never, {
+      serializer: options.chain.serializers?.transaction,
+    })
   }
 
   return {
     async verify(payload, requirements) {
-      const faults: unknown[] = []
-      const scheme = await schemeWith(() => Promise.reject(new Error('verification sends nothing')), faults)
-      const verdict = await scheme.verify(payload as never, requirements).catch((error: unknown) => {
-        throw isTransportFault(error) ? unreachable(error) : error
-      })
-      // A refusal reached while the RPC failed is no verdict on the payment.
-      if (!verdict.isValid && faults.length > 0) throw unreachable(faults[0])
+      const verdict = await verify(payload, requirements)
+      if (verdict.isValid) verified.set(payload, checked(payload, requirements))
+      else verified.delete(payload)
       return verdict
     },
     async settle(payload, requirements, beforeBroadcast) {
       if (requirements.network !== network) throw new Error(`this facilitator settles on ${network} only`)
-      const faults: unknown[] = []
-      // What stopped the settlement before its transaction was sent (the scheme answers it as a failed settlement).
-      let unsent: { error: unknown } | null = null
+      const { authorization, signature } = payload.payload as {
+        authorization: Eip3009Authorization
+        signature: Hex
+      }
+      const answer = (errorReason: string | null, transaction = ''): SettleResponse => ({
+        success: errorReason === null,
+        ...(errorReason === null ? {} : { errorReason }),
+        transaction,
+        network: requirements.network,
+        payer: authorization.from,
+      })
+      // Verified moments ago against these requirements (payWithX402 verifies, claims, then settles): checked once.
+      const fresh = verified.get(payload) === checked(payload, requirements)
+      verified.delete(payload)
+      if (!fresh) {
+        const verdict = await verify(payload, requirements)
+        if (!verdict.isValid) return answer(verdict.invalidReason ?? SETTLE_ERRORS.failed)
+      }
+      const asset = getAddress(requirements.asset)
       let broadcasting = false
-      const write = ({ address, data, gas }: { address: Hex; data: Hex; gas?: bigint }) =>
-        inTurn(async () => {
-          try {
-            return await send({ address, data, gas })
-          } catch (error) {
-            if (!broadcasting) unsent = { error }
-            throw error
-          }
-        })
-      const send = async ({ address, data, gas }: { address: Hex; data: Hex; gas?: bigint }) => {
-        const request = await client.prepareTransactionRequest({
-          to: address,
-          data,
-          ...(gas ? { gas } : {}),
-          nonce: await client.getTransactionCount({
-            address: options.account.address,
-            blockTag: 'pending',
-          }),
-        })
-        const signed = await client.signTransaction(request as never)
+      const send = async (data: Hex) => {
+        // The nonce is the account's pending count: the node fills it with the gas and fees in one call when it can
+        // (eth_fillTransaction), else viem reads each.
+        const request = await client.prepareTransactionRequest({ to: asset, data })
+        const signed = await sign(request)
         const hash = keccak256(signed)
         // A request whose chain budget is spent records nothing and sends nothing: 503, the same payment may be sent again.
         if (chainCallTimeout(1) <= 0) throw budgetTimeout({ method: 'eth_sendRawTransaction' })
@@ -193,13 +297,18 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
         await client.sendRawTransaction({ serializedTransaction: signed })
         return hash
       }
-      const settled = await (await schemeWith(write, faults)).settle(payload as never, requirements)
-      if (settled.success || broadcasting) return settled
-      // Nothing was sent: an RPC fault or a failed record is said as itself, not as a refused payment.
-      const stopped = unsent as { error: unknown } | null
-      if (stopped) throw isTransportFault(stopped.error) ? unreachable(stopped.error) : stopped.error
-      if (faults.length > 0) throw unreachable(faults[0])
-      return settled
+      let hash: Hex
+      try {
+        hash = await inTurn(() => send(settlementCall(authorization, signature)))
+      } catch (error) {
+        // Nothing was sent: an RPC fault or a failed record is said as itself, not as a refused payment.
+        if (!broadcasting) throw isTransportFault(error) ? unreachable(error) : error
+        // Recorded, and the send's answer lost: the caller asks the chain.
+        return answer(SETTLE_ERRORS.failed)
+      }
+      const receipt = await receiptOf(hash).catch(() => null)
+      if (!receipt) return answer(SETTLE_ERRORS.pending, hash)
+      return answer(receiptFailure(receipt, asset, authorization), hash)
     },
   }
 }

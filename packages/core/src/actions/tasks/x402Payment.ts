@@ -18,7 +18,6 @@ import {
 import type { KvStore, TaskStore } from '../../ports/Store.ts'
 import type { TaskRecord } from '../../Task.ts'
 import type { ActionContext, ActionPorts } from '../context.ts'
-import { forgetAt } from '../kvRetention.ts'
 import { eventsOfNewTask } from '../newTask.ts'
 import { insertOrder, type OrderGuard, releaseHold } from './budgetGuard.ts'
 import { checkOf, judge, paymentOf, pendingVerification } from './judging.ts'
@@ -64,14 +63,19 @@ const authorizationUsed = () =>
     'This x402 authorization already paid for an order or is being settled; each authorization pays one order.',
   )
 
-/** Writes `value` under `key` if nothing is there yet, once across every process; false when it was taken. */
+/**
+ * Writes `value` under `key` if nothing is there yet, once across every process; false when it was taken. With
+ * `until`, the store forgets it once that time has passed (a time past any date keeps it).
+ */
 export function claimOnce(
   { store }: Pick<ActionContext<KvStore>, 'store'>,
   key: string,
   value: unknown,
+  until?: Date,
 ): Promise<boolean> {
+  const expiry = until && Number.isFinite(until.getTime()) ? { expiresAt: until } : {}
   return store.kvUpdate(key, (current) =>
-    current === null ? { op: 'set', value, result: true } : { op: 'noop', result: false },
+    current === null ? { op: 'set', value, result: true, ...expiry } : { op: 'noop', result: false },
   )
 }
 
@@ -126,7 +130,10 @@ export async function payWithX402(
       await releaseX402Order(context, orderClaim)
       throw error
     })
-  if (!(await claimOnce(context, key, { task: task.id }))) {
+  // The marker refuses the authorization until the chain itself would (past validBefore), then it goes; a settlement
+  // that sends nothing removes it at once.
+  const spentUntil = new Date((Number(authorization.validBefore) + AUTHORIZATION_SLACK_SECONDS) * 1000)
+  if (!(await claimOnce(context, key, { task: task.id }, spentUntil))) {
     await unsent()
     throw authorizationUsed()
   }
@@ -162,9 +169,6 @@ export async function payWithX402(
     await unsent()
     return { paid: false, reason: settled.errorReason ?? 'settlement_failed', settled }
   }
-  // Sent: the marker refuses the authorization until the chain itself would (past validBefore), then it goes.
-  const spentUntil = new Date((Number(authorization.validBefore) + AUTHORIZATION_SLACK_SECONDS) * 1000)
-  await forgetAt(context.store, key, spentUntil).catch(() => {})
   // Recorded and sent: whatever the facilitator heard (a timeout, an RPC error, a revert because another transaction
   // used the authorization first), the chain says whether the payer's money reached the seller for this order.
   const outcome = await settledOnChain(context, paying, sent, authorization.nonce)
