@@ -4,10 +4,11 @@
  * heartbeat). Builds to a temp folder, runs from another one.
  * Usage: bun bench/binary.ts [--quick] [--json PATH] [--runs N]
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { freePort, runToEnd } from '../tests/support/process.ts'
+import { residentMiB } from './lib/proc.ts'
 import { finishSection, type Goal, median as medianOf, sectionFlags, table } from './lib/section.ts'
 import { runWrk } from './lib/wrk.ts'
 
@@ -41,12 +42,6 @@ async function timeToHealthy(port: number, database: string) {
   }
 }
 
-function residentMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const kib = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN)
-  return kib / 1024
-}
-
 const starts: number[] = []
 let idleRss = 0
 for (let run = 0; run < runs; run++) {
@@ -56,7 +51,7 @@ for (let run = 0; run < runs; run++) {
   starts.push(ms)
   if (run === runs - 1) {
     await Bun.sleep(2000)
-    idleRss = residentMiB(child.pid)
+    idleRss = residentMiB(child.pid).now
   }
   child.kill()
   await child.exited
@@ -81,7 +76,7 @@ async function rssAfterLoad() {
   await runWrk({ url: `${base}/api/community/agents?q=load`, seconds: loadSeconds })
   const heartbeat = { method: 'POST', bearerKey: registered.apiKey }
   await runWrk({ url: `${base}/api/agents/loaded/heartbeat`, seconds: loadSeconds, ...heartbeat })
-  const rss = residentMiB(child.pid)
+  const rss = residentMiB(child.pid).now
   child.kill()
   await child.exited
   return rss

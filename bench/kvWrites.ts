@@ -6,14 +6,15 @@
  * kv entries carried an expiry, each write also appended its entry's name to an hour's list (one of 16) and wrote the
  * whole list again, so its bytes grew with the hour's writes.
  * Each run is a child process; with `--before DIR` (another checkout, `bun install` done) the children of DIR and of
- * this checkout run in turns, round after round, so the shared machine's drift hits both alike.
+ * this checkout run in turns, round after round, so the shared machine's drift hits both alike. A section of
+ * `bun run bench`: its goal is that a keyed write's bytes do not grow with the hour's writes (last window / first).
  * Usage: bun bench/kvWrites.ts [--quick] [--json PATH] [--before DIR] [--writes N] [--rounds R]
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { startPostgres } from '../tests/support/postgres.ts'
-import { finishSection, formatCount, median, sectionFlags, table } from './lib/section.ts'
+import { finishSection, formatCount, type Goal, median, sectionFlags, table } from './lib/section.ts'
 
 /** The figures of one window of writes: per write, medians over the window's writes. */
 type Window = { bytes: number; kvCalls: number; cpuUs: number }
@@ -26,6 +27,10 @@ const flag = (name: string) => {
   return at >= 0 ? argv[at + 1] : undefined
 }
 const WINDOW = 500
+/** The goal: the last window's bytes per write at most this many times the first's (they must not grow). */
+const BYTES_GROWTH_GOAL = 1.5
+/** How the section names each store. */
+const STORE_NAMES: Record<string, string> = { libsql: 'libSQL', postgres: 'PostgreSQL' }
 
 if (argv.includes('--child')) await child()
 else await parent()
@@ -164,7 +169,7 @@ async function parent() {
     const of = (pick: (run: Run) => number) => median(all.map(pick))
     return [
       `${label}`,
-      `${kind}`,
+      STORE_NAMES[kind ?? ''] ?? `${kind}`,
       formatCount(of((run) => run.first.bytes)),
       formatCount(of((run) => run.last.bytes)),
       of((run) => run.first.kvCalls),
@@ -173,24 +178,46 @@ async function parent() {
       formatCount(of((run) => run.last.cpuUs)),
     ]
   })
-  const markdown = [
-    `${writes} keyed writes in one hour per run, ${rounds} round(s), medians of each run's window of ${WINDOW} writes`,
-    '(first: after 100 writes; last: the last ones), then the median over rounds. Load average before each run:',
-    `${loads.join('; ')}.`,
-    '',
-    table(
-      [
-        'checkout',
-        'store',
-        'bytes / write (first)',
-        'bytes / write (last)',
-        'kv calls (first)',
-        'kv calls (last)',
-        'CPU µs / write (first)',
-        'CPU µs / write (last)',
-      ],
-      rows,
-    ),
-  ].join('\n')
-  finishSection({ title: 'Keyed writes at length (kv expiry)', markdown, goals: [] }, json)
+  const measured = sides.at(-1)?.label ?? ''
+  const goals: Goal[] = ['libsql', 'postgres'].map((kind) => {
+    const all = runs.get(`${measured}\u0000${kind}`) ?? []
+    const growth = median(all.map((run) => growthOf(run.first.bytes, run.last.bytes)))
+    return {
+      name: `keyed writes on ${STORE_NAMES[kind]}: bytes sent to the kv store per write, last ${WINDOW} / first ${WINDOW} of ${formatCount(writes)} in an hour`,
+      value: `${growth.toFixed(2)}x`,
+      target: `<= ${BYTES_GROWTH_GOAL}x`,
+      met: growth <= BYTES_GROWTH_GOAL,
+    }
+  })
+  const markdown = `## Keyed writes at length
+
+${formatCount(writes)} writes under fresh Idempotency-Keys in one hour of the market's clock (milestones of one agent, through
+core's fetch handler, in a child process) on a libSQL file and on a PostgreSQL database of their own, ${rounds} round(s):
+for the first ${WINDOW} writes after 100 and for the last ${WINDOW}, the median bytes each write sends to the key-value store (the
+JSON of each \`kvPut\` and of each \`kvUpdate\` that sets), its kv calls and the writing process's CPU per write
+(\`process.cpuUsage()\`; PostgreSQL's own CPU is not in it), then the median over rounds. The bytes are counted, not
+timed: before kv entries carried an expiry, a keyed write also rewrote an hour's list of names, so its bytes grew with
+the hour's writes (bench/CHANGES.md). Load average (1, 5, 15 min) before each run: ${loads.join('; ')}.
+
+${table(
+  [
+    'checkout',
+    'store',
+    'bytes / write (first)',
+    'bytes / write (last)',
+    'kv calls (first)',
+    'kv calls (last)',
+    'CPU µs / write (first)',
+    'CPU µs / write (last)',
+  ],
+  rows,
+)}
+`
+  finishSection({ title: 'Keyed writes at length', markdown, goals }, json)
+}
+
+/** How many times `first`'s bytes `last` is (1 when both are none). */
+function growthOf(first: number, last: number): number {
+  if (first === 0) return last === 0 ? 1 : Number.POSITIVE_INFINITY
+  return last / first
 }

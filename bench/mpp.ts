@@ -20,6 +20,7 @@ import { Mppx, tempo } from 'mppx/client'
 import { freePort, runToEnd, waitForOk } from '../tests/support/process.ts'
 import { tempoPayer } from '../tests/support/tempo.ts'
 import { MPPX_CALLS } from './lib/mppxCalls.ts'
+import { cpuMs } from './lib/proc.ts'
 import {
   finishSection,
   formatCount,
@@ -54,15 +55,6 @@ const PAID_CPU_GOAL_MS = 3
 const LEAST_WORK_RATIO_GOAL = 1.3
 
 const log = (line: string) => process.stderr.write(`bench mpp: ${line}\n`)
-const clockTicks = Number((await runToEnd(['getconf', 'CLK_TCK'])).stdout.trim()) || 100
-
-/** CPU milliseconds (user + system, all threads) process `pid` has used so far, from /proc. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  // After "pid (comm) ", utime and stime (fields 14 and 15) are the 12th and 13th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
-}
 
 const post = (body: string, headers: Record<string, string> = {}) => ({
   method: 'POST',

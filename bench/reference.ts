@@ -16,7 +16,6 @@
  * paid tasks.
  * Usage: bun bench/reference.ts [--quick] [--json PATH]   (progress on stderr)
  */
-import { readFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { registerExactEvmScheme } from '@x402/evm/exact/client'
@@ -27,6 +26,7 @@ import type { HDAccount } from 'viem/accounts'
 import { type Anvil, startAnvil } from '../tests/support/anvil.ts'
 import { freePort, runToEnd, type startMarketServer, waitForOk } from '../tests/support/process.ts'
 import { type scriptedTempo, TEMPO_USDC_E, tempoPayer } from '../tests/support/tempo.ts'
+import { clockTicks, cpuMs } from './lib/proc.ts'
 import {
   finishSection,
   formatCount,
@@ -55,15 +55,6 @@ const root = join(import.meta.dir, '..')
 const t0 = performance.now()
 const log = (line: string) =>
   process.stderr.write(`bench reference: ${((performance.now() - t0) / 1000).toFixed(1)} s: ${line}\n`)
-const clockTicks = Number((await runToEnd(['getconf', 'CLK_TCK'])).stdout.trim()) || 100
-
-/** CPU milliseconds (user + system, all threads) process `pid` has used so far, from /proc. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  // After "pid (comm) ", utime and stime (fields 14 and 15) are the 12th and 13th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
-}
 
 /** A paid order's client: `pay(n)` makes order n and throws unless its answer is paid; `paidLatencies` grows. */
 type Payer = { pay(n: number): Promise<void>; paidLatencies: number[] }

@@ -25,6 +25,7 @@ const SECTIONS = [
   'reference',
   'mail',
   'postgres',
+  'kvWrites',
 ].filter((name) => !only || only.includes(name))
 
 if (!(await hasWrk())) {

@@ -4,12 +4,17 @@
  * mode). wrk measures each read; the large market's p50 and p99 of the list and the search should stay within 2x of
  * the small market's. The never-cached search runs on one connection, so its latency is one query's cost, not a queue.
  * With --million, a third market of 1,000,000 agents and 1,000,000 tasks is measured and reported beside them.
+ * The server's resident memory (after start, at its peak, at rest after the reads) is read from /proc at each size, as
+ * shipped (SQLite's temporary files in memory, `temp_store = MEMORY`) and with them in files (`lib/tempStoreFile.ts`,
+ * a preload), each serving the same reads.
  * Usage: bun bench/scale.ts [--quick] [--million] [--json PATH]
  */
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { openDatabase } from '@agentmarket/store-libsql'
 import { startMarketServer } from '../tests/support/process.ts'
+import { residentMiB } from './lib/proc.ts'
 import { finishSection, formatCount, formatMs, type Goal, sectionFlags, table } from './lib/section.ts'
 import { type MarketSize, SEARCH_WORD, seededAgent, seededTask, seedMarket } from './lib/seed.ts'
 import { runWrk, type WrkResult } from './lib/wrk.ts'
@@ -21,6 +26,13 @@ const LARGE: MarketSize = quick ? { agents: 10_000, tasks: 100_000 } : { agents:
 const MILLION: MarketSize | null = process.argv.includes('--million')
   ? { agents: 1_000_000, tasks: 1_000_000 }
   : null
+/** Where SQLite keeps the server's temporary files: as shipped (store-libsql `open.ts`), and on disk by the preload. */
+const TEMP_STORES = ['MEMORY', 'FILE'] as const
+type TempStore = (typeof TEMP_STORES)[number]
+/** The preload that turns the store's `temp_store = MEMORY` into FILE. */
+const TEMP_STORE_FILE = join(import.meta.dir, 'lib/tempStoreFile.ts')
+/** How long the server rests after the reads before its memory "at rest" is read. */
+const REST_MS = 2_000
 /** The never-cached search's p50 floor on the small market. */
 const UNCACHED_P50_MS = 2
 
@@ -63,21 +75,38 @@ function uncachedPaths(folder: string): string {
   return file
 }
 
-/** Seeds a market of `size`, serves it, and runs every read. */
-async function measureMarket(size: MarketSize) {
-  const folder = mkdtempSync(join(tmpdir(), 'agentmarket-bench-scale-'))
-  const file = join(folder, 'market.db')
-  const seedStarted = performance.now()
-  await seedMarket(file, size)
-  const seedMs = performance.now() - seedStarted
-  const server = await startMarketServer({
-    DATABASE_URL: `file:${file}`,
-    NODE_ENV: 'production',
-    CHAIN_RPC_URL: 'http://127.0.0.1:9',
-  })
+/** The server's resident memory in MiB (after start, at its peak: VmHWM, at rest after the reads) and the load then. */
+type Memory = { started: number; peak: number; rest: number; load: string }
+
+/** Fails unless the preload turned the store's temp_store into FILE on the market's database (`log` is its record). */
+function checkTempStoreFile(log: string, file: string) {
+  const lines = existsSync(log) ? readFileSync(log, 'utf8').split('\n') : []
+  if (!lines.includes(`${file} temp_store=1`))
+    throw new Error(
+      `temp_store FILE was not set on ${file} (preload record: ${JSON.stringify(lines)}): does store-libsql still set temp_store = MEMORY?`,
+    )
+}
+
+/** Serves the market in `file` with SQLite's temporary files kept as `tempStore` says and runs every read on it. */
+async function serveAndRead(size: MarketSize, folder: string, file: string, tempStore: TempStore) {
+  const log = join(folder, 'temp-store.log')
+  const server = await startMarketServer(
+    {
+      DATABASE_URL: `file:${file}`,
+      NODE_ENV: 'production',
+      CHAIN_RPC_URL: 'http://127.0.0.1:9',
+      BENCH_TEMP_STORE_LOG: log,
+    },
+    tempStore === 'FILE' ? { preload: TEMP_STORE_FILE } : {},
+  )
+  const load = loadavg()
+    .map((average) => average.toFixed(1))
+    .join(' ')
   const results: Record<string, WrkResult> = {}
   let documentBytes = 0
   try {
+    if (tempStore === 'FILE') checkTempStoreFile(log, file)
+    const started = residentMiB(server.process.pid).now
     documentBytes = (await (await fetch(`${server.base}/api/openapi.json`)).arrayBuffer()).byteLength
     for (const [label, path] of Object.entries(READS)) {
       const url = `${server.base}${path(size)}`
@@ -89,13 +118,33 @@ async function measureMarket(size: MarketSize) {
     const pathsFile = uncachedPaths(folder)
     await runWrk({ url: `${server.base}/`, seconds: 1, pathsFile, connections: 1 })
     results[UNCACHED] = await runWrk({ url: `${server.base}/`, seconds, pathsFile, connections: 1 })
+    await Bun.sleep(REST_MS)
+    const { now, peak } = residentMiB(server.process.pid)
+    const memory: Memory = { started, peak, rest: now, load }
+    return { results, documentBytes, memory }
   } finally {
     server.stop()
     await server.process.exited
   }
+}
+
+/** Seeds a market of `size`, serves it as shipped and with temp_store FILE in turn, and runs every read on each. */
+async function measureMarket(size: MarketSize) {
+  const folder = mkdtempSync(join(tmpdir(), 'agentmarket-bench-scale-'))
+  const file = join(folder, 'market.db')
+  const seedStarted = performance.now()
+  await seedMarket(file, size)
+  // A start indexes the agents past the search index's watermark (all of a seeded market): done here, once, so both
+  // servers start on the same indexed market and their memory is serving's, not that one-off pass's.
+  const indexed = await openDatabase(`file:${file}`)
+  indexed.close()
+  const seedMs = performance.now() - seedStarted
+  const shipped = await serveAndRead(size, folder, file, 'MEMORY')
+  const onDisk = await serveAndRead(size, folder, file, 'FILE')
   const bytes = statSync(file).size
   rmSync(folder, { recursive: true, force: true })
-  return { results, seedMs, bytes, documentBytes }
+  const memory = { MEMORY: shipped.memory, FILE: onDisk.memory }
+  return { results: shipped.results, seedMs, bytes, documentBytes: shipped.documentBytes, memory }
 }
 
 const small = await measureMarket(SMALL)
@@ -135,8 +184,32 @@ goals.push({
   met: (uncachedSmall?.p50Ms ?? Number.POSITIVE_INFINITY) <= UNCACHED_P50_MS,
 })
 
+const markets = [
+  { size: SMALL, measured: small },
+  { size: LARGE, measured: large },
+  ...(million && MILLION ? [{ size: MILLION, measured: million }] : []),
+]
+const mib = (value: number) => `${value.toFixed(0)} MiB`
+const memoryRows = markets.flatMap(({ size, measured }) =>
+  TEMP_STORES.map((tempStore) => {
+    const memory = measured.memory[tempStore]
+    return [
+      `${formatCount(size.agents)} agents`,
+      tempStore === 'MEMORY' ? 'MEMORY (as shipped)' : 'FILE',
+      mib(memory.started),
+      mib(memory.peak),
+      mib(memory.rest),
+      memory.load,
+    ]
+  }),
+)
+const largest = markets.at(-1) ?? { size: SMALL, measured: small }
+const peakCost = largest.measured.memory.MEMORY.peak - largest.measured.memory.FILE.peak
+const memoryText = `On ${formatCount(largest.size.agents)} agents, temporary files in memory held ${mib(largest.measured.memory.MEMORY.peak)} at the peak against
+${mib(largest.measured.memory.FILE.peak)} in files: ${peakCost >= 0 ? `${mib(peakCost)} more` : `${mib(-peakCost)} less`} (${Math.abs((100 * peakCost) / largest.measured.memory.FILE.peak).toFixed(0)} %; one run each, on a shared machine).`
+
 const describe = (size: MarketSize, measured: typeof small) =>
-  `${formatCount(size.agents)} agents and ${formatCount(size.tasks)} tasks (${(measured.bytes / 2 ** 20).toFixed(0)} MiB, seeded in ${(measured.seedMs / 1000).toFixed(1)} s)`
+  `${formatCount(size.agents)} agents and ${formatCount(size.tasks)} tasks (${(measured.bytes / 2 ** 20).toFixed(0)} MiB, seeded and indexed for search in ${(measured.seedMs / 1000).toFixed(1)} s)`
 const markdown = `## Scale
 
 The same reads, \`wrk -t1 -c32 -d${seconds}s --latency\` after a 1 s warm-up, on a small market of
@@ -146,6 +219,16 @@ A read asked again and again is answered from the read cache; the last row asks 
 more than the cache holds, so each is computed, on one connection (\`-c1\`): its latency is the cost of search itself.
 
 ${table(['read', 'req/s', 'p50', 'p99', 'large/small p50 / p99', ...(million ? ['1,000,000 agents'] : [])], rows)}
+
+Memory of \`bun start\` (\`/proc/<pid>/status\`: VmRSS after start and ${REST_MS / 1000} s after the last read, VmHWM for the peak), serving
+each market twice with the same reads: as shipped, SQLite's temporary files (statement journals, sort space) in memory
+(\`PRAGMA temp_store = MEMORY\`, store-libsql \`open.ts\`), then in files as before that pragma (\`bench/lib/tempStoreFile.ts\`,
+a preload of this bench, rewrites it to FILE; the read figures above are the shipped server's). Load: the 1, 5 and 15 minute
+averages when each server started.
+
+${table(['market', 'temp_store', 'after start', 'peak', 'at rest after the reads', 'load'], memoryRows)}
+
+${memoryText}
 
 The OpenAPI document is ${formatCount(small.documentBytes / 1024)} KiB / ${formatCount(large.documentBytes / 1024)} KiB: it holds the first 100 paid
 operations whatever the market's size (before: one per purchasable skill, 23 MB for 10,000 of them), and

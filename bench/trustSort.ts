@@ -6,7 +6,7 @@
  * since there the sort runs in the server.
  * Usage: bun bench/trustSort.ts [--only libsql|postgres] [--agents N] [--calls N]
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AgentListQuery, AgentRecord, Store } from '@agentmarket/core'
@@ -18,6 +18,7 @@ import { openDatabase } from '../packages/store-libsql/src/open.ts'
 import { openPostgres } from '../packages/store-postgres/src/open.ts'
 import { postgresStore } from '../packages/store-postgres/src/postgresStore.ts'
 import { startPostgres } from '../tests/support/postgres.ts'
+import { cpuMs } from './lib/proc.ts'
 
 const flag = (name: string) => {
   const index = process.argv.indexOf(name)
@@ -78,12 +79,10 @@ async function seed(store: Store) {
 
 /** CPU (user + system, ms) of the processes `pids`, from /proc. */
 function cpuOf(pids: number[]): number {
-  const tick = 10 // USER_HZ is 100 on Linux.
   let total = 0
   for (const pid of pids) {
     try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
-      total += (Number(fields[11]) + Number(fields[12])) * tick
+      total += cpuMs(pid)
     } catch {
       // A backend that ended.
     }

@@ -37,6 +37,7 @@ import { countRpcTraffic, trafficSince } from '../packages/server/src/bench/rpcT
 import { generateTransfers } from '../packages/server/src/bench/transfers.ts'
 import { startAnvil, USDC_ABI, USDC_ADDRESS } from '../tests/support/anvil.ts'
 import { runToEnd } from '../tests/support/process.ts'
+import { clockTicks, cpuMs } from './lib/proc.ts'
 import { finishSection, type Goal, median as medianOf, sectionFlags, table } from './lib/section.ts'
 
 const root = resolve(import.meta.dir, '..')
@@ -61,7 +62,6 @@ const anvilVersion = (await runToEnd([join(root, 'node_modules/.bin/anvil'), '--
   .split('\n')[0]
   ?.replace('anvil Version:', 'anvil')
   .trim()
-const clockTicks = Number((await runToEnd(['getconf', 'CLK_TCK'])).stdout.trim()) || 100
 
 // --- Setup: real transfers, mined PER_BLOCK to a block (the binary's generator, `agentmarket bench verify`) ------
 const setupStarted = performance.now()
@@ -121,13 +121,10 @@ function anvilPid(): number {
       if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'anvil') return Number(pid)
   throw new Error('anvil is not a child of this process')
 }
-const anvilStat = `/proc/${anvilPid()}/stat`
+const anvilProcess = anvilPid()
 
 /** anvil's user + system CPU time so far, in ms (resolution 1000 / CLK_TCK ms). */
-function anvilCpuMs(): number {
-  const fields = readFileSync(anvilStat, 'utf8').split(') ')[1]?.split(' ') ?? []
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
-}
+const anvilCpuMs = () => cpuMs(anvilProcess)
 
 /** This process's user + system CPU time so far, in ms. */
 function bunCpuMs(): number {

@@ -66,7 +66,13 @@ export async function startMarketServer(
     stderr: 'inherit',
   })
   const base = `http://127.0.0.1:${port}`
-  await waitForOk(`${base}/api/community/health`, child)
+  try {
+    await waitForOk(`${base}/api/community/health`, child)
+  } catch (error) {
+    // The caller never gets the process to stop: a server still starting would outlive the run.
+    child.kill()
+    throw error
+  }
   return { base, process: child, stop: () => child.kill() }
 }
 
