@@ -387,6 +387,9 @@ function raceSuite({
       return rotated.map((attempt) => attempt())
     }
 
+    /** Answers that leave a racer's outcome unknown after its resends (a loaded node could not finish in its bound). */
+    const UNKNOWN_OUTCOMES = new Set(['409 idempotency_outcome_unknown', '503 outcome_unknown'])
+
     /** The id of the task an answer paid, or null for a refusal. */
     function paidTaskOf(answer: Answer<{ task?: Task } & Partial<Task>>): string | null {
       if (answer.status === 200 && answer.json.task?.status === 'paid') return answer.json.task.task_id
@@ -407,20 +410,28 @@ function raceSuite({
         hashes.map((hash, index) => Promise.all(attemptsFor(hash, perHash[index] ?? [], index))),
       )
       const paidTasks: string[] = []
+      let unknown = 0
       for (const raced of answers) {
         const paid = raced.map(paidTaskOf).filter((id) => id !== null)
         const refused = outcomes(raced).filter((outcome) => !/^20[01]/.test(outcome))
-        expect(paid, outcomes(raced).join(', ')).toHaveLength(1)
-        expect(refused).toEqual(Array(raced.length - 1).fill('409 tx_already_used'))
+        // A loaded node may end a racer's write with an honest unknown outcome (its client is told to read the task):
+        // the database then says which task it paid, never a second one.
+        const unknowns = refused.filter((outcome) => UNKNOWN_OUTCOMES.has(outcome)).length
+        expect(paid.length + unknowns, outcomes(raced).join(', ')).toBeGreaterThanOrEqual(1)
+        expect(paid.length, outcomes(raced).join(', ')).toBeLessThanOrEqual(1)
+        expect(refused.filter((outcome) => !UNKNOWN_OUTCOMES.has(outcome))).toEqual(
+          Array(raced.length - paid.length - unknowns).fill('409 tx_already_used'),
+        )
         paidTasks.push(...paid)
+        unknown += unknowns
       }
       await settle()
-      await expectTasksAsAnswered(tasks, paidTasks)
+      const paidInDatabase = await expectDatabaseHoldsOnePaymentPerHash(hashes, paidTasks, unknown, tasks)
+      await expectTasksAsAnswered(tasks, paidInDatabase)
       const queue = await call<{ total: number }>(via(1), 'GET', '/api/agents/pay-seller/tasks?status=paid', {
         key: sellerKey,
       })
       expect(queue.json.total).toBe(HASHES)
-      await expectDatabaseHoldsOnePaymentPerHash(hashes, paidTasks, tasks)
     })
 
     /** Each task reads `paid` through every process exactly when an answer said it was paid. */
@@ -436,19 +447,30 @@ function raceSuite({
       }
     }
 
-    /** In the database file: one paid task per hash (the one answered), and no task made by a refused order. */
-    async function expectDatabaseHoldsOnePaymentPerHash(hashes: Hex[], paid: string[], pending: string[]) {
+    /**
+     * In the database file: one paid task per hash (each one answered paid, or one of the `unknown` outcomes), and no
+     * task made by a refused order; the paid tasks' ids.
+     */
+    async function expectDatabaseHoldsOnePaymentPerHash(
+      hashes: Hex[],
+      paid: string[],
+      unknown: number,
+      pending: string[],
+    ): Promise<string[]> {
       const rows = await database.rows(
         "SELECT lower(tx_hash) AS hash, count(*) AS n, min(id) AS id FROM tasks WHERE agent_key = 'pay-seller' AND status = 'paid' GROUP BY lower(tx_hash) ORDER BY hash",
       )
       expect(rows.map((row) => `${row.hash} ${row.n}`)).toEqual(
         hashes.map((hash) => `${hash.toLowerCase()} 1`).sort(),
       )
-      expect(rows.map((row) => String(row.id)).sort()).toEqual([...paid].sort())
-      const paidAtOrder = paid.filter((id) => !pending.includes(id)).length
+      const inDatabase = rows.map((row) => String(row.id))
+      for (const id of paid) expect(inDatabase).toContain(id)
+      expect(inDatabase.length - paid.length).toBeLessThanOrEqual(unknown)
+      const paidAtOrder = inDatabase.filter((id) => !pending.includes(id)).length
       expect(await scalar("SELECT count(*) FROM tasks WHERE agent_key = 'pay-seller'")).toBe(
         pending.length + paidAtOrder,
       )
+      return inDatabase
     }
   })
 

@@ -13,7 +13,7 @@ for (;;) {
 const buffer = Buffer.alloc(64 * 2 ** 20, 1)
 const used = process.cpuUsage()
 console.log(JSON.stringify({ cpuMs: (used.user + used.system) / 1000, filled: buffer[2 ** 20] + (x > 0 ? 0 : 1) }))
-setInterval(() => {}, 1000)`
+setInterval(() => buffer.length, 1000)`
 
 test("behavior: a child's CPU and resident memory, as /proc tells them, match what the child counts itself", async () => {
   const child = Bun.spawn(['bun', '-e', CHILD], { stdout: 'pipe', stderr: 'inherit' })
@@ -26,7 +26,8 @@ test("behavior: a child's CPU and resident memory, as /proc tells them, match wh
     expect(seen).toBeGreaterThanOrEqual(own.cpuMs - 2 * (1000 / clockTicks))
     expect(seen).toBeLessThan(own.cpuMs + 200)
     const memory = residentMiB(child.pid)
-    expect(memory.now).toBeGreaterThanOrEqual(64)
+    // The peak, not the resident size now: a loaded machine may have reclaimed pages of the filled buffer since.
+    expect(memory.peak).toBeGreaterThanOrEqual(64)
     expect(memory.peak).toBeGreaterThanOrEqual(memory.now)
   } finally {
     child.kill()
