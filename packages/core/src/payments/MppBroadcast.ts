@@ -81,6 +81,14 @@ export function withClaimTogether<T>(claims: ClaimTogether, work: () => Promise<
   return together.run(once, work)
 }
 
+/** What a market broadcast is built from: mppx's parts, the next broadcast, the chain's client and the replay store. */
+export type BroadcastOptions = {
+  library: BroadcastLibrary
+  fallback: (input: never) => Promise<unknown>
+  getClient: (options: { chainId?: number }) => Client | Promise<Client>
+  store: MppStore.AtomicStore
+}
+
 /** The request fields this broadcast settles; any other request (splits, a fixed memo, a fee payer, machine tokens,
  * restricted modes) is left to mppx's own broadcast. */
 export type PlainCharge = {
@@ -164,12 +172,7 @@ function replayChange(Store: typeof MppStore, key: string, expires: number): Rep
  * with mppx's words, so a client sees the same 402. Any other credential (a hash: MppReceipt.ts; a proof), and charges
  * with splits, a fee payer or a fixed memo, go to the next broadcast (`fallback`).
  */
-export function transactionBroadcast(options: {
-  library: BroadcastLibrary
-  fallback: (input: never) => Promise<unknown>
-  getClient: (options: { chainId?: number }) => Client | Promise<Client>
-  store: MppStore.AtomicStore
-}) {
+export function transactionBroadcast(options: BroadcastOptions) {
   const { Errors, Store } = options.library
   const { mismatch, used } = paymentRefusals(Errors)
   const claim = (hash: Hex, expires: number) => Store.tryClaim(options.store, replayKey(hash), expires)

@@ -1,6 +1,5 @@
-import type { Store as MppStore } from 'mppx'
-import { type Address, type Client, type Hex, isAddress, isAddressEqual } from 'viem'
-import { type BroadcastLibrary, type PaymentReceipt, plainCharge } from './MppBroadcast.ts'
+import { type Address, type Hex, isAddress, isAddressEqual } from 'viem'
+import { type BroadcastOptions, type PaymentReceipt, plainCharge } from './MppBroadcast.ts'
 import { isMemoBoundTo, memoTransfers } from './MppMemo.ts'
 import { paymentRefusals } from './MppRefusals.ts'
 import { replayKey } from './MppReplay.ts'
@@ -43,12 +42,7 @@ function sourceOf(source: string): { chainId: number; address: Address } | null 
  * (nothing is claimed: the caller answers 503 and the same credential may come again). Any other credential, and
  * charges with splits, a fee payer or a fixed memo, go to the next broadcast (`fallback`).
  */
-export function receiptBroadcast(options: {
-  library: BroadcastLibrary
-  fallback: (input: never) => Promise<unknown>
-  getClient: (options: { chainId?: number }) => Client | Promise<Client>
-  store: MppStore.AtomicStore
-}) {
+export function receiptBroadcast(options: BroadcastOptions) {
   const { Errors, Store } = options.library
   const { mismatch, used } = paymentRefusals(Errors)
 
