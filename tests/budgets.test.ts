@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { signedBudget } from '../packages/server/src/testing/budgets.ts'
 import { signedRequestHeaders } from '../packages/server/src/testing/http.ts'
-import { carefulFetch } from './support/carefulFetch.ts'
+import { carefulFetch, UNKNOWN_OUTCOMES } from './support/carefulFetch.ts'
 import { startMigratedPostgres } from './support/postgres.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
 import { sharedPostgres } from './support/sharedDatabase.ts'
@@ -40,10 +40,12 @@ async function send(server: MarketServer, method: string, path: string, body?: u
 /** Registers a buyer (paired to `owner`, budget 150/day) and a seller of a 50-USDC skill; the buyer's key. */
 async function setUp(server: MarketServer): Promise<string> {
   const buyer = await send(server, 'POST', '/api/agents/register', { name: 'buyer-bot' })
+  expect(buyer.status, JSON.stringify(buyer.json)).toBe(200)
   const seller = await send(server, 'POST', '/api/agents/register', {
     name: 'seller',
     skills: [{ name: 'Report', type: 'purchasable', price: 50 }],
   })
+  expect(seller.status, JSON.stringify(seller.json)).toBe(200)
   const wallet = { walletAddress: sellerWallet.address }
   const auth = { authorization: `Bearer ${seller.json.apiKey}` }
   expect((await send(server, 'PUT', '/api/agents/seller', wallet, auth)).status).toBe(200)
@@ -55,7 +57,7 @@ async function setUp(server: MarketServer): Promise<string> {
     new Date(),
   )
   const paired = await send(server, 'POST', path, pairing, { 'x-wallet-address': owner.address, ...proof })
-  expect(paired.status).toBe(200)
+  expect(paired.status, JSON.stringify(paired.json)).toBe(200)
   const now = Date.now()
   const fields = {
     agent: 'buyer-bot',
@@ -70,7 +72,7 @@ async function setUp(server: MarketServer): Promise<string> {
     '/api/agents/buyer-bot/budget',
     await signedBudget(owner, fields, BASE_URL),
   )
-  expect(set.status).toBe(200)
+  expect(set.status, JSON.stringify(set.json)).toBe(200)
   return String(buyer.json.apiKey)
 }
 
@@ -78,11 +80,7 @@ async function setUp(server: MarketServer): Promise<string> {
  * A database fault a careful client is left with after its resends (a loaded node sheds, and a write it could not
  * finish in its bound is an unknown outcome): honest answers, whose orders the budget's own record then accounts for.
  */
-const HONEST_FAULTS = new Set([
-  '503 database_unavailable',
-  '503 outcome_unknown',
-  '409 idempotency_outcome_unknown',
-])
+const HONEST_FAULTS = new Set(['503 database_unavailable', ...UNKNOWN_OUTCOMES])
 
 /**
  * 100 orders started together, alternating between the servers; how many were accepted, refused for the budget, left

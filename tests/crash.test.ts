@@ -6,6 +6,7 @@ import { payerProofTypedData } from '@agentmarket/core'
 import type { Address, Hex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { type Anvil, startAnvil, USDC_ADDRESS } from './support/anvil.ts'
+import { carefulFetch } from './support/carefulFetch.ts'
 import { startMigratedPostgres } from './support/postgres.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
 import { type SharedDatabase, sharedLibsqlFile, sharedPostgres } from './support/sharedDatabase.ts'
@@ -45,12 +46,16 @@ const MAX_IN_FLIGHT = 200
 // Write pairs a cycle may send before its kill condition is met (about 300 suffice on an idle machine).
 const MAX_PAIRS_BEFORE_KILL = 3_000
 
-/** POSTs JSON; true when the server acknowledged the write. */
+/**
+ * POSTs JSON as a careful client does (carefulFetch: a write shed with a 503 is sent again under the same
+ * Idempotency-Key after its Retry-After); true when the server acknowledged the write. Without the resends a loaded
+ * machine's shed writes were counted as load sent: the cycle's guard then fired with 13 registrations acknowledged.
+ */
 async function write(url: string, body: unknown, key?: string): Promise<boolean> {
   const headers: Record<string, string> = { 'content-type': 'application/json', connection: 'close' }
   if (key) headers.authorization = `Bearer ${key}`
-  return fetch(url, { method: 'POST', headers, body: JSON.stringify(body) }).then(
-    (response) => response.status < 300,
+  return carefulFetch(url, { method: 'POST', headers, body: JSON.stringify(body) }).then(
+    (answer) => answer.status < 300,
     () => false,
   )
 }

@@ -7,7 +7,7 @@ import { getAddress, type Hex } from 'viem'
 import { generatePrivateKey, type HDAccount, privateKeyToAccount } from 'viem/accounts'
 import { signedRequestHeaders } from '../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain, USDC_ADDRESS } from './support/anvil.ts'
-import { carefulFetch } from './support/carefulFetch.ts'
+import { carefulFetch, UNKNOWN_OUTCOMES } from './support/carefulFetch.ts'
 import { startMigratedPostgres } from './support/postgres.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
 import { type SharedDatabase, sharedLibsqlFile, sharedPostgres } from './support/sharedDatabase.ts'
@@ -386,9 +386,6 @@ function raceSuite({
       ]
       return rotated.map((attempt) => attempt())
     }
-
-    /** Answers that leave a racer's outcome unknown after its resends (a loaded node could not finish in its bound). */
-    const UNKNOWN_OUTCOMES = new Set(['409 idempotency_outcome_unknown', '503 outcome_unknown'])
 
     /** The id of the task an answer paid, or null for a refusal. */
     function paidTaskOf(answer: Answer<{ task?: Task } & Partial<Task>>): string | null {

@@ -84,6 +84,38 @@ async function attackerChallenge(url: string, body: unknown) {
   return Challenge.fromResponse(answer)
 }
 
+/** A TIP-20 token other than the one the challenges ask for. */
+const OTHER_TOKEN = '0x20C0000000000000000000000000000000000001'
+
+/** A transaction's call as the tests change it, and a Tempo transaction without its signature. */
+type Call = { to?: Hex | null; data?: Hex }
+type Signed = { chainId: number; calls: Call[] } & Record<string, unknown>
+
+/**
+ * The victim client's credential for challenge `signedFor`, and its transaction changed by `change` and signed again
+ * by the same payer: what a payer (or a node) that tampers with a genuine payment hands the market.
+ */
+async function victimResigned(
+  signedFor: Awaited<ReturnType<typeof attackerChallenge>>,
+  change: (transaction: Signed) => Signed,
+) {
+  const signed = await victimClient('pull').createCredential(
+    new Response(null, { status: 402, headers: { 'www-authenticate': Challenge.serialize(signedFor) } }),
+  )
+  const credential = Credential.deserialize(signed)
+  const raw = (credential.payload as { signature: Hex }).signature
+  const {
+    signature: _signature,
+    from: _from,
+    hash: _hash,
+    ...unsigned
+  } = Transaction.deserialize(raw as never) as Signed
+  const resigned = (await tempoPayer(2).signTransaction(change(unsigned as Signed) as never, {
+    serializer: Transaction.serialize as never,
+  })) as Hex
+  return { credential, raw, resigned }
+}
+
 /** Every credential an observer can build around a settlement it saw: its hash, or its raw bytes. */
 async function forgeries(hash: Hex, raw: Hex | null, body: Record<string, unknown>) {
   const own = await attackerChallenge(row12(), body)
@@ -316,28 +348,10 @@ describe('MPP credentials: a transaction that does not pay its challenge', () =>
 // checked by the market's own broadcast of signed transactions (packages/core/src/payments/MppBroadcast.ts): the
 // transaction is the victim client's own for the genuine challenge, changed, then signed again by the same payer.
 describe('MPP credentials: the market’s broadcast checks each part of a signed transaction once', () => {
-  const OTHER_TOKEN = '0x20C0000000000000000000000000000000000001'
-  type Call = { to?: Hex | null; data?: Hex }
-  type Signed = { chainId: number; calls: Call[] } & Record<string, unknown>
-
   /** A fresh order, its genuine challenge, and the victim's signed transaction for it, changed by `change`. */
   async function tamperedCredential(change: (transaction: Signed) => Signed) {
     const body = victimOrder()
-    const genuine = await attackerChallenge(row12(), body)
-    const signed = await victimClient('pull').createCredential(
-      new Response(null, { status: 402, headers: { 'www-authenticate': Challenge.serialize(genuine) } }),
-    )
-    const credential = Credential.deserialize(signed)
-    const raw = (credential.payload as { signature: Hex }).signature
-    const {
-      signature: _signature,
-      from: _from,
-      hash: _hash,
-      ...unsigned
-    } = Transaction.deserialize(raw as never) as Signed
-    const resigned = await tempoPayer(2).signTransaction(change(unsigned as Signed) as never, {
-      serializer: Transaction.serialize as never,
-    })
+    const { credential, raw, resigned } = await victimResigned(await attackerChallenge(row12(), body), change)
     const authorization = Credential.serialize({
       ...credential,
       payload: { type: 'transaction', signature: resigned },
@@ -450,9 +464,6 @@ describe('MPP credentials: the market’s broadcast checks each part of a signed
 // (packages/core/src/payments/MppReceipt.ts): the transaction is the victim client's own for a challenge, changed,
 // signed again by the same payer and mined by the node before the credential is sent.
 describe('MPP credentials: the market checks each part of a hash credential’s receipt once', () => {
-  const OTHER_TOKEN = '0x20C0000000000000000000000000000000000001'
-  type Call = { to?: Hex | null; data?: Hex }
-  type Signed = { chainId: number; calls: Call[] } & Record<string, unknown>
   type Receipt = Parameters<Parameters<ScriptedTempo['tamperNextReceipt']>[0]>[0]
   /** The source an mppx client names in its credential: the payer's did:pkh on `chainId`. */
   const sourceOf = (payer: Hex, chainId = node.chain.id) => `did:pkh:eip155:${chainId}:${payer}`
@@ -472,20 +483,7 @@ describe('MPP credentials: the market checks each part of a hash credential’s 
       source?: string
     } = {},
   ) {
-    const signed = await victimClient('pull').createCredential(
-      new Response(null, { status: 402, headers: { 'www-authenticate': Challenge.serialize(signedFor) } }),
-    )
-    const raw = (Credential.deserialize(signed).payload as { signature: Hex }).signature
-    const {
-      signature: _signature,
-      from: _from,
-      hash: _hash,
-      ...unsigned
-    } = Transaction.deserialize(raw as never) as Signed
-    const change = options.change ?? ((transaction: Signed) => transaction)
-    const resigned = (await tempoPayer(2).signTransaction(change(unsigned as Signed) as never, {
-      serializer: Transaction.serialize as never,
-    })) as Hex
+    const { resigned } = await victimResigned(signedFor, options.change ?? ((transaction) => transaction))
     const hash = keccak256(resigned)
     const send = async () => {
       await node

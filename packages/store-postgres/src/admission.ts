@@ -108,19 +108,26 @@ export function admit(
 /** What each request has waited on the database so far, across its calls (admission and answer). */
 const waitedByRequest = new WeakMap<object, number>()
 
-/**
- * Of `ms`, what the request making this call may still wait on the database (all of it outside a request): a request
- * making several calls waits one bound in all, not one per call.
- */
-export function waitLeft(ms: number): number {
-  const request = currentRequest()
-  return request ? ms - (waitedByRequest.get(request) ?? 0) : ms
+/** What the request making a call may still wait on the database, and whether this is its first call. */
+export type RequestWait = {
+  /** Of the bound, what is left (all of it outside a request). */
+  left: number
+  /** Whether a request makes the call (one made outside a request, a background pass, has no bound of its own). */
+  inRequest: boolean
+  /** Whether this is the first call its request makes of the database (a call outside a request is not). */
+  first: boolean
 }
 
-/** Whether this call is the first its request makes of the database (one made outside a request is not). */
-export function firstOfRequest(): boolean {
+/**
+ * Of `ms`, what the request making this call may still wait on the database, looked up once: a request making several
+ * calls waits one bound in all, not one per call.
+ * @example const { left, first } = requestWait(1200)
+ */
+export function requestWait(ms: number): RequestWait {
   const request = currentRequest()
-  return request ? !waitedByRequest.has(request) : false
+  if (!request) return { left: ms, inRequest: false, first: false }
+  const waited = waitedByRequest.get(request)
+  return { left: ms - (waited ?? 0), inRequest: true, first: waited === undefined }
 }
 
 /** Counts `ms` more waited on the database by the request making this call. */

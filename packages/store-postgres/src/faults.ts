@@ -1,6 +1,6 @@
-import { currentRequest, type Store, StoreUnavailableError } from '@agentmarket/core'
+import { type Store, StoreUnavailableError } from '@agentmarket/core'
 import { STORE_READ_METHODS } from '@agentmarket/core/rows'
-import { type Admission, admit, countWait, firstOfRequest, waitLeft } from './admission.ts'
+import { type Admission, admit, countWait, requestWait } from './admission.ts'
 import {
   completed,
   type DeadlineTimer,
@@ -185,7 +185,7 @@ export async function boundedCall<T>(call: () => Promise<T>, limits: CallLimits)
   if (!progress?.down) return admittedCall(call, limits)
   // A request that has waited its bound already is answered now rather than made the one to find out (a probe waits
   // a window more: seen, a 503 after 2.5 s, its last two calls each probing a database still down).
-  if (progress.probing || waitLeft(limits.ms) <= 0) throw new StoreUnavailableError('unchanged')
+  if (progress.probing || requestWait(limits.ms).left <= 0) throw new StoreUnavailableError('unchanged')
   progress.probing = true
   try {
     return await admittedCall(call, limits)
@@ -203,7 +203,7 @@ async function admittedCall<T>(call: () => Promise<T>, limits: CallLimits): Prom
   const now = () => timer.now?.() ?? performance.now()
   const progress = limits.progress ?? { completed: 0 }
   const began = now()
-  const left = waitLeft(limits.ms)
+  const { left, inRequest, first: firstCall } = requestWait(limits.ms)
   // A window is never shorter than an extension: a short one could not tell a stopped database from a busy one.
   const windowOf = (spent: number) => Math.min(limits.ms, Math.max(left - spent, limits.ms / EXTENSION_PART))
   let release = () => {}
@@ -217,9 +217,9 @@ async function admittedCall<T>(call: () => Promise<T>, limits: CallLimits): Prom
     // a pool exhausted or the backlog just after an outage is answered 503 unsent within the bound, not served seconds
     // late. A call once sent is waited on while calls complete: giving it up would not stop its statement, and a write
     // given up is an unknown outcome its client must untangle (tried: six times the read-backs, recovery 6.6 s).
-    const inLine = { ms: limits.ms, first: windowOf(0), ...(currentRequest() ? { hardMs: left } : {}) }
+    const inLine = { ms: limits.ms, first: windowOf(0), ...(inRequest ? { hardMs: left } : {}) }
     const turn = limits.admission
-      ? admit(limits.admission, began + left, inLine, timer, progress, firstOfRequest())
+      ? admit(limits.admission, began + left, inLine, timer, progress, firstCall)
       : release
     release = typeof turn === 'function' ? turn : await turn
     const first = windowOf(typeof turn === 'function' ? 0 : now() - began)
