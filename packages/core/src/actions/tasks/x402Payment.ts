@@ -15,6 +15,7 @@ import {
   type X402Settings,
   x402Requirements,
 } from '../../payments/X402.ts'
+import type { ChainReader, PaymentReceipt } from '../../ports/Chain.ts'
 import type { KvStore, TaskStore } from '../../ports/Store.ts'
 import type { TaskRecord } from '../../Task.ts'
 import type { ActionContext, ActionPorts } from '../context.ts'
@@ -141,16 +142,12 @@ export async function payWithX402(
   const paying = { ...task, buyerWallet: authorization.from }
   let sent: Hex | null = null
   const waits = orderClaim.filter(isBodyClaim)
-  const settled = await settle(
-    context,
-    settings,
-    paying,
-    { payload, requirements, waits },
-    stored || held,
-    (txHash) => {
-      sent = txHash
-    },
-  ).catch(async (error: unknown): Promise<SettleResponse> => {
+  // The settlement's receipt as the market's own chain reader returned it to the facilitator: judged below at once.
+  const fresh: PaymentReceipt[] = []
+  const settled = await settle(context, settings, paying, { payload, requirements, waits }, stored || held, {
+    recorded: (txHash) => (sent = txHash),
+    fresh,
+  }).catch(async (error: unknown): Promise<SettleResponse> => {
     // Once the settlement is recorded and sent, a failure to hear back is not a refusal: the chain decides below.
     if (sent === null) {
       await context.store.kvDelete(key)
@@ -171,7 +168,7 @@ export async function payWithX402(
   }
   // Recorded and sent: whatever the facilitator heard (a timeout, an RPC error, a revert because another transaction
   // used the authorization first), the chain says whether the payer's money reached the seller for this order.
-  const outcome = await settledOnChain(context, paying, sent, authorization.nonce)
+  const outcome = await settledOnChain(context, paying, { sent, nonce: authorization.nonce, fresh })
   if (outcome.state === 'refused') {
     // The chain shows nothing paid: the order may be paid again.
     await releaseX402Order(context, orderClaim)
@@ -198,11 +195,10 @@ export async function payWithX402(
 async function settledOnChain(
   context: ActionContext<TaskStore & KvStore>,
   task: TaskRecord,
-  sent: Hex,
-  nonce: Hex,
+  { sent, nonce, fresh }: { sent: Hex; nonce: Hex; fresh: readonly PaymentReceipt[] },
 ) {
   const { store, config, feed } = context
-  const found = await paidBy(context, task, sent, nonce)
+  const found = await paidBy(context, task, sent, nonce, fresh)
   if (found.verdict?.ok) {
     const payment = { ...paymentOf(context, found.verdict, found.txHash), method: 'x402' as const }
     const marked = await store.markTaskPaid(task.id, payment, [
@@ -229,15 +225,17 @@ async function settledOnChain(
 
 /**
  * The transaction that paid an x402 order and the chain's verdict on it: our settlement `sent`, or (when it did not
- * pay) another transaction that used the same authorization. A chain that cannot be read gives no verdict.
+ * pay) another transaction that used the same authorization. A chain that cannot be read gives no verdict. `fresh`:
+ * receipts the market's chain reader returned moments ago (judge).
  */
 export async function paidBy(
   context: ActionContext<KvStore>,
   task: TaskRecord,
   sent: Hex,
   nonce: Hex,
+  fresh: readonly PaymentReceipt[] = [],
 ): Promise<{ txHash: Hex; verdict: Verdict | null }> {
-  const [ours] = await judge(context, [checkOf(context, task, sent)]).catch(() => [null])
+  const [ours] = await judge(context, [checkOf(context, task, sent)], fresh).catch(() => [null])
   if (ours?.ok || !context.chain?.authorizationUses || !task.buyerWallet)
     return { txHash: sent, verdict: ours ?? null }
   const uses = await context.chain
@@ -250,8 +248,23 @@ export async function paidBy(
 }
 
 /**
- * Settles the payment, recording the task's pending check (storing a new task) before the transaction is sent. The
- * settlement's record names the order's claims that wait with it (`waits`), removed when its re-check ends.
+ * The market's chain reader as lent to the facilitator for the settlement's receipt: each receipt it returns is kept
+ * in `fresh` (only what this reader read, so nothing a facilitator says can be judged as the chain's).
+ */
+function keepingReceipts(chain: ChainReader, fresh: PaymentReceipt[]): Pick<ChainReader, 'receipts'> {
+  return {
+    async receipts(hashes, options) {
+      const read = await chain.receipts(hashes, options)
+      for (const receipt of read) if (receipt) fresh.push(receipt)
+      return read
+    },
+  }
+}
+
+/**
+ * Settles the payment, recording the task's pending check (storing a new task) before the transaction is sent
+ * (`recorded` then hears its hash). The settlement's record names the order's claims that wait with it (`waits`),
+ * removed when its re-check ends. The receipts the facilitator reads through the market's chain reader go to `fresh`.
  */
 async function settle(
   context: ActionContext<TaskStore & KvStore>,
@@ -259,28 +272,34 @@ async function settle(
   task: TaskRecord,
   offer: { payload: PaymentPayload; requirements: PaymentRequirements; waits: string[] },
   stored: boolean,
-  recorded: (txHash: Hex) => void,
+  { recorded, fresh }: { recorded: (txHash: Hex) => void; fresh: PaymentReceipt[] },
 ): Promise<SettleResponse> {
-  const { store, clock } = context
+  const { store, clock, chain } = context
   const { payload, requirements, waits } = offer
   const { nonce, validBefore } = (payload.payload as { authorization: { nonce: Hex; validBefore: string } })
     .authorization
-  return settings.facilitator.settle(payload, requirements, async (txHash) => {
-    task.pendingCheck = {
-      txHash,
-      signature: null,
-      attempts: 0,
-      nextAt: new Date(clock.now().getTime() + FIRST_RECHECK_MS),
-    }
-    await store.kvPut(settlementKey(txHash), { payer: task.buyerWallet, nonce, validBefore, waits })
-    if (stored) await store.setPendingCheck(task.id, task.pendingCheck)
-    else {
-      const inserted = await store.insertTask(task, eventsOfNewTask(task))
-      if (inserted.outcome !== 'inserted')
-        throw new Error(`the task could not be stored (${inserted.outcome})`)
-    }
-    recorded(txHash)
-  })
+  const lent = chain ? keepingReceipts(chain, fresh) : undefined
+  return settings.facilitator.settle(
+    payload,
+    requirements,
+    async (txHash) => {
+      task.pendingCheck = {
+        txHash,
+        signature: null,
+        attempts: 0,
+        nextAt: new Date(clock.now().getTime() + FIRST_RECHECK_MS),
+      }
+      await store.kvPut(settlementKey(txHash), { payer: task.buyerWallet, nonce, validBefore, waits })
+      if (stored) await store.setPendingCheck(task.id, task.pendingCheck)
+      else {
+        const inserted = await store.insertTask(task, eventsOfNewTask(task))
+        if (inserted.outcome !== 'inserted')
+          throw new Error(`the task could not be stored (${inserted.outcome})`)
+      }
+      recorded(txHash)
+    },
+    lent,
+  )
 }
 
 /**
