@@ -51,11 +51,17 @@ const facilitator = () => viemX402Facilitator({ rpcUrl: anvil.rpcUrl, chain: anv
 
 /** A market taking x402 on anvil (one confirmation), a seller selling a 0.5 USDC skill; `databaseUrl` shares one file. */
 async function market(
-  options: { databaseUrl?: string; register?: boolean; x402?: X402Facilitator; store?: Store } = {},
+  options: {
+    databaseUrl?: string
+    register?: boolean
+    x402?: X402Facilitator
+    store?: Store
+    minConfirmations?: number
+  } = {},
 ) {
   const app = await testApp('2026-06-01T12:00:00.000Z', {
     chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
-    chainConfig: { minConfirmations: 1 },
+    chainConfig: { minConfirmations: options.minConfirmations ?? 1 },
     databaseUrl: options.databaseUrl,
     store: options.store,
     x402: { facilitator: options.x402 ?? facilitator() },
@@ -101,6 +107,27 @@ const payWith = (app: Awaited<ReturnType<typeof market>>, payload: PaymentPayloa
   app.call('POST', PATH, { body, headers: { 'payment-signature': encodePaymentSignatureHeader(payload) } })
 
 describe('x402 v2 beside MPP on the per-skill endpoints', () => {
+  test("behavior: an order waiting for its confirmations is paid by the re-check, which removes the settlement's record and the order's waiting claim in one write", async () => {
+    const { store, state } = countedWrites(libsqlStore(await openDatabase(':memory:')))
+    const app = await market({ store, minConfirmations: 2 })
+    const { required } = await offerOf(app)
+    const payload = await signedPayment(required.accepts[0] as PaymentRequirements, buyer)
+    const pending = await payWith(app, payload, { params: { q: 'waits' } })
+    expect(pending.status).toBe(202)
+    await anvil.testClient.mine({ blocks: 1 })
+    app.clock.advance(60_000)
+    state.counting = true
+    await app.market.recheckPendingPayments()
+    state.counting = false
+    expect((await app.queue()).tasks.map((task: { status: string }) => task.status)).toEqual(['paid'])
+    expect(state.writes.filter((write) => write !== 'claimDueRechecks')).toEqual([
+      'markTaskPaid',
+      'kvUpdateAll',
+    ])
+    const txHash = pending.json.verification.tx_hash as Hex
+    expect(await store.kvGet(settlementKey(txHash))).toBeNull()
+  })
+
   for (const idempotencyKey of [null, 'order-writes'])
     test(`behavior: a paid order ${idempotencyKey ? 'with an Idempotency-Key ' : ''}writes the store five times: its claims with the authorization's marker in one write, then the settlement's record and its task before the broadcast, its paid mark, its record and waiting claim removed in one write`, async () => {
       const { store, state } = countedWrites(libsqlStore(await openDatabase(':memory:')))
