@@ -535,5 +535,9 @@ describe('verifyPayments', () => {
     const withoutInput = [receipt({ transactionHash: ours, to: ESCROW, input: null })]
     expect(await verifyPayments(chain, [escrowed], withoutInput)).toMatchObject([{ reason: 'pending' }])
     expect(reads).toEqual([[ours], [other], [ours]])
+    // Beside a check it does not serve, the fresh receipt keeps its place; only the other is read.
+    const both = await verifyPayments(chain, [check(1, other), check(1)], fresh)
+    expect(both.map((verdict) => (verdict.ok ? 'paid' : verdict.reason))).toEqual(['pending', 'paid'])
+    expect(reads.at(-1)).toEqual([other])
   })
 })
