@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { X402Facilitator } from '@agentmarket/core'
+import type { Store, X402Facilitator } from '@agentmarket/core'
 import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import {
   decodePaymentRequiredHeader,
@@ -13,9 +13,12 @@ import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { wrapFetchWithPayment } from '@x402/fetch'
 import { type Hex, toHex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
+import { settlementKey } from '../packages/core/src/payments/X402.ts'
 import { testApp } from '../packages/server/src/testing/http.ts'
+import { libsqlStore, openDatabase } from '../packages/store-libsql/src/index.ts'
 import { type Anvil, paymentChain, USDC_ADDRESS } from './support/anvil.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
+import { countedWrites } from './support/storeWrites.ts'
 import { signedPayment, x402Payer } from './support/x402.ts'
 
 const PRICE = 500_000n // 0.5 USDC: under the x402 client's default cap of $1 a payment
@@ -47,11 +50,20 @@ afterAll(() => {
 const facilitator = () => viemX402Facilitator({ rpcUrl: anvil.rpcUrl, chain: anvil.chain, account: settler })
 
 /** A market taking x402 on anvil (one confirmation), a seller selling a 0.5 USDC skill; `databaseUrl` shares one file. */
-async function market(options: { databaseUrl?: string; register?: boolean; x402?: X402Facilitator } = {}) {
+async function market(
+  options: {
+    databaseUrl?: string
+    register?: boolean
+    x402?: X402Facilitator
+    store?: Store
+    minConfirmations?: number
+  } = {},
+) {
   const app = await testApp('2026-06-01T12:00:00.000Z', {
     chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 10_000 }),
-    chainConfig: { minConfirmations: 1 },
+    chainConfig: { minConfirmations: options.minConfirmations ?? 1 },
     databaseUrl: options.databaseUrl,
+    store: options.store,
     x402: { facilitator: options.x402 ?? facilitator() },
   })
   let key = ''
@@ -95,6 +107,72 @@ const payWith = (app: Awaited<ReturnType<typeof market>>, payload: PaymentPayloa
   app.call('POST', PATH, { body, headers: { 'payment-signature': encodePaymentSignatureHeader(payload) } })
 
 describe('x402 v2 beside MPP on the per-skill endpoints', () => {
+  test("behavior: an order waiting for its confirmations is paid by the re-check, which removes the settlement's record and the order's waiting claim in one write", async () => {
+    const { store, state } = countedWrites(libsqlStore(await openDatabase(':memory:')))
+    const app = await market({ store, minConfirmations: 2 })
+    const { required } = await offerOf(app)
+    const payload = await signedPayment(required.accepts[0] as PaymentRequirements, buyer)
+    const pending = await payWith(app, payload, { params: { q: 'waits' } })
+    expect(pending.status).toBe(202)
+    await anvil.testClient.mine({ blocks: 1 })
+    app.clock.advance(60_000)
+    state.counting = true
+    await app.market.recheckPendingPayments()
+    state.counting = false
+    expect((await app.queue()).tasks.map((task: { status: string }) => task.status)).toEqual(['paid'])
+    expect(state.writes.filter((write) => write !== 'claimDueRechecks')).toEqual([
+      'markTaskPaid',
+      'kvUpdateAll',
+    ])
+    const txHash = pending.json.verification.tx_hash as Hex
+    expect(await store.kvGet(settlementKey(txHash))).toBeNull()
+  })
+
+  for (const idempotencyKey of [null, 'order-writes'])
+    test(`behavior: a paid order ${idempotencyKey ? 'with an Idempotency-Key ' : ''}writes the store five times: its claims with the authorization's marker in one write, then the settlement's record and its task before the broadcast, its paid mark, its record and waiting claim removed in one write`, async () => {
+      const { store, state } = countedWrites(libsqlStore(await openDatabase(':memory:')))
+      const honest = facilitator()
+      // What the store held when the settlement was about to be sent: the writes so far, the record, the task.
+      let atBroadcast: { writes: string[]; record: unknown; tasks: number } | null = null
+      const watching: X402Facilitator = {
+        verify: (payload, requirements) => honest.verify(payload, requirements),
+        settle: (payload, requirements, beforeBroadcast, chain) =>
+          honest.settle(
+            payload,
+            requirements,
+            async (txHash) => {
+              await beforeBroadcast(txHash)
+              const record = await store.kvGet(settlementKey(txHash))
+              atBroadcast = { writes: [...state.writes], record, tasks: (await app.queue()).total }
+            },
+            chain,
+          ),
+      }
+      const app = await market({ store, x402: watching })
+      const { required } = await offerOf(app)
+      const payload = await signedPayment(required.accepts[0] as PaymentRequirements, buyer)
+      state.counting = true
+      const answer = await app.call('POST', PATH, {
+        body: { params: { q: 'writes' } },
+        headers: {
+          'payment-signature': encodePaymentSignatureHeader(payload),
+          ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+        },
+      })
+      state.counting = false
+      expect(answer.status).toBe(201)
+      expect(state.writes).toEqual(['kvUpdateAll', 'kvPut', 'insertTask', 'markTaskPaid', 'kvUpdateAll'])
+      // Crash safety: the record and the task were committed before the transaction was sent.
+      expect(atBroadcast).toMatchObject({
+        writes: ['kvUpdateAll', 'kvPut', 'insertTask'],
+        record: { payer: buyer.address },
+        tasks: 1,
+      })
+      const txHash = decodePaymentResponseHeader(answer.headers.get('payment-response') ?? '')
+        .transaction as Hex
+      expect(await store.kvGet(settlementKey(txHash))).toBeNull()
+    })
+
   test('behavior: the 402 offers x402 exact on Base USDC to the seller wallet, with the problem body as before', async () => {
     const app = await market()
     const { answer, required } = await offerOf(app)

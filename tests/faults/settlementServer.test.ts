@@ -468,10 +468,10 @@ describe('x402 rows of a payment paid at once', () => {
     const market = await x402Market()
     // The order claims the market writes (the order's body, an Idempotency-Key), recorded to look them up after.
     const claims = new Set<string>()
-    const update = market.store.kvUpdate.bind(market.store)
-    market.store.kvUpdate = (key, change) => {
-      if (key.startsWith('x402:order:')) claims.add(key)
-      return update(key, change)
+    const updateAll = market.store.kvUpdateAll.bind(market.store)
+    market.store.kvUpdateAll = (keys, change) => {
+      for (const key of keys) if (key.startsWith('x402:order:')) claims.add(key)
+      return updateAll(keys, change)
     }
     const client = x402Buyer(market)
     const before = await balance()

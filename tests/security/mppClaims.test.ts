@@ -2,11 +2,11 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
 import { type Client, createClient, custom } from 'viem'
 import type { Store } from '../../packages/core/src/index.ts'
-import { STORE_READ_METHODS } from '../../packages/core/src/ports/storeReads.ts'
 import { testApp } from '../../packages/server/src/testing/http.ts'
 import { libsqlStore, openDatabase } from '../../packages/store-libsql/src/index.ts'
 import { openPostgres, postgresStore } from '../../packages/store-postgres/src/index.ts'
 import { startMigratedPostgres } from '../support/postgres.ts'
+import { countedWrites } from '../support/storeWrites.ts'
 import { type ScriptedTempo, scriptedTempo, TEMPO_USDC_E, tempoPayer } from '../support/tempo.ts'
 
 // A paid MPP order claims its order (scoped to its payer) and its transfer's replay marker in one store write, at
@@ -15,24 +15,6 @@ import { type ScriptedTempo, scriptedTempo, TEMPO_USDC_E, tempoPayer } from '../
 
 const PATH = '/api/agents/seller/tasks/summary'
 const ORDER = { params: { q: 'claims' }, buyer: 'claims' }
-
-/** The store's writes by method, counted while `counting` is on (reads are left out). */
-function countedWrites(store: Store) {
-  const writes: string[] = []
-  const state = { counting: false, writes }
-  const counted = new Proxy(store, {
-    get(target, name, receiver) {
-      const value = Reflect.get(target, name, receiver)
-      if (typeof name !== 'string' || typeof value !== 'function' || STORE_READ_METHODS.has(name))
-        return typeof value === 'function' ? value.bind(target) : value
-      return (...args: unknown[]) => {
-        if (state.counting) writes.push(name)
-        return value.apply(target, args)
-      }
-    },
-  })
-  return { store: counted, state }
-}
 
 /**
  * A market on `node` (its chain reached through `client`), one seller (registered unless `shared`: another node on

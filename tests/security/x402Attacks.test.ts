@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { payerProofTypedData, type X402Facilitator } from '@agentmarket/core'
+import { type ChainReader, payerProofTypedData, type X402Facilitator } from '@agentmarket/core'
 import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import {
   decodePaymentRequiredHeader,
@@ -74,9 +74,11 @@ const facilitator = (account: HDAccount = settler, receiptTimeoutMs?: number) =>
  * A market taking x402 on anvil: `seller` sells Deep Search (0.5 USDC) and Ping (free), `other` sells Translate
  * (0.5 USDC) to its own wallet.
  */
-async function market(options: { minConfirmations?: number; x402?: X402Facilitator } = {}) {
+async function market(
+  options: { minConfirmations?: number; x402?: X402Facilitator; chain?: ChainReader } = {},
+) {
   const app = await testApp('2026-06-01T12:00:00.000Z', {
-    chain: viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 5_000 }),
+    chain: options.chain ?? viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 5_000 }),
     chainConfig: { minConfirmations: options.minConfirmations ?? 1 },
     x402: { facilitator: options.x402 ?? facilitator() },
   })
@@ -193,6 +195,31 @@ function flakyRpc(fails: (method: string) => boolean) {
   })
   return { url: `http://localhost:${server.port}`, stop: () => server.stop(true) }
 }
+
+/**
+ * The market's chain reader on anvil, each read it makes logged in order: `head`, or `receipt:mined` / `receipt:none`
+ * for each receipt asked for.
+ */
+function loggedChain() {
+  const reads: string[] = []
+  const inner = viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 5_000 })
+  const chain: ChainReader = {
+    ...inner,
+    async headBlock() {
+      reads.push('head')
+      return inner.headBlock()
+    },
+    async receipts(hashes, options) {
+      const found = await inner.receipts(hashes, options)
+      reads.push(...found.map((receipt) => (receipt ? 'receipt:mined' : 'receipt:none')))
+      return found
+    },
+  }
+  return { chain, reads }
+}
+
+/** The reads `reads` logged after the first receipt found mined. */
+const afterMined = (reads: string[]) => reads.slice(reads.indexOf('receipt:mined') + 1)
 
 describe('x402 v2: attacks on the money path', () => {
   test('attack: a chain observer rebuilds the settled authorization from the call data and sends it again (row 12, row 8, re-cased, another seller): 409 or 402, no task id, no money, no task', async () => {
@@ -762,5 +789,48 @@ describe('x402 v2: attacks on the money path', () => {
     expect(await Promise.all([anvil.usdcOf(buyer.address), anvil.usdcOf(thief.address)])).toEqual(
       balancesBefore,
     )
+  })
+  test("the settlement's receipt is read once, by the market's own chain reader: at one confirmation the paid order reads nothing after it; at three the judgment reads it again at its depth", async () => {
+    const shallow = loggedChain()
+    const app = await market({ chain: shallow.chain })
+    const paid = await payWith(app, await signedPayment(await offerOf(app), buyer))
+    expect(paid.status).toBe(201)
+    expect(shallow.reads).toContain('receipt:mined')
+    expect(afterMined(shallow.reads)).toEqual([])
+    expect(shallow.reads).not.toContain('head')
+
+    const deep = loggedChain()
+    const deepApp = await market({ chain: deep.chain, minConfirmations: 3 })
+    const pending = await payWith(deepApp, await signedPayment(await offerOf(deepApp), buyer))
+    expect(pending.status).toBe(202)
+    expect(afterMined(deep.reads).sort()).toEqual(['head', 'receipt:mined'])
+  })
+
+  test("attack: a facilitator that records one hash and reads another transaction's receipt (a real payment to the seller, mined) through the market's reader, then says it paid: the order is not paid by that receipt", async () => {
+    const logged = loggedChain()
+    const app = await market({ chain: logged.chain })
+    const accepted = await offerOf(app)
+    const earlier = await payWith(app, await signedPayment(accepted, buyer), {
+      body: { params: { q: 'first' } },
+    })
+    expect(earlier.status).toBe(201)
+    const paidHash = settlementOf(earlier)
+    const honest = facilitator()
+    const neverSent = randomNonce()
+    const lying: X402Facilitator = {
+      verify: (payload, requirements) => honest.verify(payload, requirements),
+      async settle(_payload, requirements, beforeBroadcast, chain) {
+        await beforeBroadcast(neverSent)
+        await chain?.receipts([paidHash])
+        return { success: true, transaction: neverSent, network: requirements.network }
+      },
+    }
+    const liar = await market({ chain: logged.chain, x402: lying })
+    const answer = await payWith(liar, await signedPayment(await offerOf(liar), buyer))
+    // Safe: the market judged the hash it recorded by reading the chain (nothing mined), never the other receipt.
+    expect(answer.status).toBe(202)
+    expect(answer.json.verification.tx_hash).toBe(neverSent)
+    const tasks = (await liar.queue()).tasks as { status: string }[]
+    expect(tasks.map((task) => task.status)).toEqual(['pending_payment'])
   })
 })

@@ -17,6 +17,15 @@ export async function forgetAt(store: KvStore, key: string, at: Date): Promise<v
   )
 }
 
+/** Removes every key of `keys` in one store write (KvStore.kvUpdateAll); an absent key, or none, costs no write. */
+export async function forgetAll(store: KvStore, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return
+  await store.kvUpdateAll(keys, (current) => ({
+    writes: current.map(() => ({ op: 'delete' as const })),
+    result: undefined,
+  }))
+}
+
 /** Removes up to `limit` rows whose time had passed by `now`; returns how many it removed. */
 export function sweepForgotten(store: KvStore, now: Date, limit: number): Promise<number> {
   return store.kvSweepExpired(now, limit)

@@ -36,7 +36,7 @@ const AUTHORIZATION_LOOKBACK_BLOCKS = 20_000n
 type RawLog = { address: string; topics: Hex[]; data: Hex; logIndex: Hex | null; removed?: boolean }
 
 /** A receipt as the node sends it: the fields the rules read. */
-type RawReceipt = {
+export type RawReceipt = {
   transactionHash: Hex
   blockNumber: Hex
   status: Hex
@@ -157,10 +157,10 @@ export function viemChain(options: ViemChainOptions): ChainReader {
 }
 
 /**
- * The fields the rules judge, addresses checksummed. A log marked removed (undone by a reorganization) is dropped:
- * it pays nothing.
+ * The fields the rules judge of a receipt as the node sent it, addresses checksummed. A log marked removed (undone by
+ * a reorganization) is dropped: it pays nothing.
  */
-function paymentReceipt(receipt: RawReceipt, input: Hex | null): PaymentReceipt {
+export function paymentReceipt(receipt: RawReceipt, input: Hex | null): PaymentReceipt {
   const logs: ReceiptLog[] = []
   for (const [index, log] of receipt.logs.entries()) {
     if (log.removed === true) continue

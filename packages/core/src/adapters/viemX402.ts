@@ -17,7 +17,6 @@ import {
   parseEventLogs,
   parseSignature,
   publicActions,
-  type RpcTransactionReceipt,
   SocketClosedError,
   size,
   TimeoutError,
@@ -34,8 +33,10 @@ import type {
   SettleResponse,
   X402Facilitator,
 } from '../payments/X402.ts'
+import type { ChainReader, PaymentReceipt } from '../ports/Chain.ts'
 import { chainCallTimeout } from '../ports/chainBudget.ts'
 import { budgetedTransport, budgetTimeout, withinChainBudget } from './budgetedTransport.ts'
+import { paymentReceipt, type RawReceipt } from './viemChain.ts'
 
 /** Options of the viem x402 facilitator. */
 export type ViemX402Options = {
@@ -135,11 +136,11 @@ function settlementCall(authorization: Eip3009Authorization, signed: Hex): Hex {
 }
 
 /** Why a mined settlement did not pay `authorization` in `asset` (its failure), or null when its Transfer log shows it. */
-function receiptFailure(receipt: RpcTransactionReceipt, asset: Hex, authorization: Eip3009Authorization) {
-  if (receipt.status !== '0x1') return SETTLE_ERRORS.failed
+function receiptFailure(receipt: PaymentReceipt, asset: Hex, authorization: Eip3009Authorization) {
+  if (receipt.status !== 'success') return SETTLE_ERRORS.failed
   const transfers = parseEventLogs({
     abi: TRANSFER_EVENT_ABI,
-    logs: receipt.logs.filter((log) => isAddressEqual(log.address, asset)),
+    logs: receipt.logs.filter((log) => isAddressEqual(log.address, asset)) as never,
   })
   const paid = transfers.some(
     ({ args }) =>
@@ -224,19 +225,28 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
     return verdict
   }
 
-  /** The settlement's receipt, read every `pollingInterval` until it is mined, within the request's chain budget. */
-  const receiptOf = (hash: Hex) =>
+  /** The settlement's receipt as the node sent it (viem's formatting of every field is not needed to read two). */
+  const ownReceipt = async (hash: Hex) => {
+    const raw = (await (client.request as EIP1193RequestFn<PublicRpcSchema>)({
+      method: 'eth_getTransactionReceipt',
+      params: [hash],
+    })) as RawReceipt | null
+    return raw && paymentReceipt(raw, null)
+  }
+
+  /**
+   * The settlement's receipt, read every `pollingInterval` until it is mined, within the request's chain budget: by
+   * the caller's chain reader when it lends one (the caller then judges what its own reader returned), else here.
+   */
+  const receiptOf = (hash: Hex, chain?: Pick<ChainReader, 'receipts'>) =>
     withinChainBudget(
       receiptTimeoutMs,
       async (timeoutMs) => {
         const deadline = Date.now() + timeoutMs
+        const read = chain ? async () => (await chain.receipts([hash]))[0] ?? null : () => ownReceipt(hash)
         let polls = 0
         for (;;) {
-          // The node's receipt as sent (viem's formatting of every field is not needed to read two).
-          const receipt = (await (client.request as EIP1193RequestFn<PublicRpcSchema>)({
-            method: 'eth_getTransactionReceipt',
-            params: [hash],
-          })) as RpcTransactionReceipt | null
+          const receipt = await read()
           if (receipt) return receipt
           const pause = Math.min(pollingInterval, QUICK_POLLS_MS[polls++] ?? pollingInterval)
           if (Date.now() + pause > deadline) throw new WaitForTransactionReceiptTimeoutError({ hash })
@@ -262,7 +272,7 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
       else verified.delete(payload)
       return verdict
     },
-    async settle(payload, requirements, beforeBroadcast) {
+    async settle(payload, requirements, beforeBroadcast, chain) {
       if (requirements.network !== network) throw new Error(`this facilitator settles on ${network} only`)
       const { authorization, signature } = payload.payload as {
         authorization: Eip3009Authorization
@@ -306,7 +316,7 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
         // Recorded, and the send's answer lost: the caller asks the chain.
         return answer(SETTLE_ERRORS.failed)
       }
-      const receipt = await receiptOf(hash).catch(() => null)
+      const receipt = await receiptOf(hash, chain).catch(() => null)
       if (!receipt) return answer(SETTLE_ERRORS.pending, hash)
       return answer(receiptFailure(receipt, asset, authorization), hash)
     },

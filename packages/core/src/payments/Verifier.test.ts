@@ -494,4 +494,50 @@ describe('verifyPayments', () => {
     expect(await verifyPayments(chain, [])).toEqual([])
     expect(calls).toEqual({ head: 1, receipts: 1 })
   })
+  test("behavior: a fresh receipt of the check's own transaction judges a check of one confirmation with no read; a deeper check, another hash, or a deposit lacking its call data is read again", async () => {
+    const reads: Hex[][] = []
+    const chain: ChainReader = {
+      headBlock: async () => 100n,
+      async receipts(hashes) {
+        reads.push([...hashes])
+        return hashes.map(() => null)
+      },
+    }
+    const ours: Hex = `0x${'0a'.repeat(32)}`
+    const fresh = [receipt({ transactionHash: ours, blockNumber: 100n })]
+    const check = (minConfirmations: number, txHash: Hex = ours) => ({
+      txHash,
+      kind: 'transfer' as const,
+      expected: { ...transfer, minConfirmations },
+    })
+    expect(await verifyPayments(chain, [check(1)], fresh)).toMatchObject([{ ok: true, confirmations: 1 }])
+    expect(reads).toEqual([])
+    // Re-cased, it is the same transaction.
+    expect(
+      await verifyPayments(chain, [check(1, ours.toUpperCase().replace('0X', '0x') as Hex)], fresh),
+    ).toMatchObject([{ ok: true }])
+    expect(reads).toEqual([])
+    expect(await verifyPayments(chain, [check(3)], fresh)).toMatchObject([{ reason: 'pending' }])
+    const other: Hex = `0x${'0b'.repeat(32)}`
+    expect(await verifyPayments(chain, [check(1, other)], fresh)).toMatchObject([{ reason: 'pending' }])
+    const escrowed = {
+      txHash: ours,
+      kind: 'task' as const,
+      expected: {
+        token: USDC,
+        seller: SELLER,
+        minAmount: 10_000n,
+        minConfirmations: 1,
+        escrow: ESCROW,
+        latestSlaDeadline: DEADLINE,
+      },
+    }
+    const withoutInput = [receipt({ transactionHash: ours, to: ESCROW, input: null })]
+    expect(await verifyPayments(chain, [escrowed], withoutInput)).toMatchObject([{ reason: 'pending' }])
+    expect(reads).toEqual([[ours], [other], [ours]])
+    // Beside a check it does not serve, the fresh receipt keeps its place; only the other is read.
+    const both = await verifyPayments(chain, [check(1, other), check(1)], fresh)
+    expect(both.map((verdict) => (verdict.ok ? 'paid' : verdict.reason))).toEqual(['pending', 'paid'])
+    expect(reads.at(-1)).toEqual([other])
+  })
 })

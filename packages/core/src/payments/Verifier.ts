@@ -309,29 +309,61 @@ export type PaymentCheck =
   | { txHash: Hex; kind: 'task'; expected: TaskPaymentExpectation }
 
 /**
+ * The receipt among `fresh` (receipts the caller's own chain reader returned moments ago) that `check` may be judged
+ * by without reading it again: only of the check's own transaction, only for a check that requires one confirmation
+ * at most (the receipt, mined, shows that much; a deeper check reads it again at its depth, so a reorganization since
+ * cannot count), and never one lacking the call data its escrow deposit is judged by.
+ */
+function freshReceipt(check: PaymentCheck, fresh: readonly PaymentReceipt[]): PaymentReceipt | null {
+  if (check.expected.minConfirmations > 1) return null
+  const receipt = fresh.find(
+    (candidate) => candidate.transactionHash.toLowerCase() === check.txHash.toLowerCase(),
+  )
+  if (!receipt) return null
+  const escrow = check.kind === 'transfer' ? null : check.expected.escrow
+  if (receipt.input === null && escrow && receipt.to && sameAddress(receipt.to, escrow)) return null
+  return receipt
+}
+
+/** One check judged against its receipt (null: not mined) and the head. */
+function judgeCheck(check: PaymentCheck, receipt: PaymentReceipt | null, head: bigint): Verdict {
+  if (check.kind === 'escrow') return judgeEscrow(receipt, head, check.expected)
+  if (check.kind === 'task') return judgeTaskPayment(receipt, head, check.expected)
+  return judgeTransfer(receipt, head, check.expected)
+}
+
+/**
  * Verifies many payments at once: one head read and one batched receipts read for the whole list, then the pure
- * rules. A receipt mined after the head was read counts 0 confirmations, so it is pending, never paid early.
+ * rules. A receipt mined after the head was read counts 0 confirmations, so it is pending, never paid early. A check
+ * `fresh` holds the receipt of (freshReceipt) is judged by it, its own block its one confirmation; when every check
+ * is, nothing is read.
  * @example const [verdict] = await verifyPayments(chain, [{ txHash, kind: 'transfer', expected }])
  */
 export async function verifyPayments(
   chain: ChainReader,
   checks: readonly PaymentCheck[],
+  fresh: readonly PaymentReceipt[] = [],
 ): Promise<Verdict[]> {
   if (checks.length === 0) return []
-  const escrows = checks.flatMap((check) =>
+  const held = checks.map((check) => freshReceipt(check, fresh))
+  const unread = checks.filter((_, index) => held[index] === null)
+  const escrows = unread.flatMap((check) =>
     check.kind === 'transfer' || check.expected.escrow === null ? [] : [check.expected.escrow],
   )
-  const [head, receipts] = await Promise.all([
-    chain.headBlock(),
-    chain.receipts(
-      checks.map((check) => check.txHash),
-      { callDataFor: escrows },
-    ),
-  ])
+  const [head, receipts] =
+    unread.length === 0
+      ? [0n, []]
+      : await Promise.all([
+          chain.headBlock(),
+          chain.receipts(
+            unread.map((check) => check.txHash),
+            { callDataFor: escrows },
+          ),
+        ])
+  let next = 0
   return checks.map((check, index) => {
-    const receipt = receipts[index] ?? null
-    if (check.kind === 'escrow') return judgeEscrow(receipt, head, check.expected)
-    if (check.kind === 'task') return judgeTaskPayment(receipt, head, check.expected)
-    return judgeTransfer(receipt, head, check.expected)
+    const receipt = held[index]
+    if (receipt) return judgeCheck(check, receipt, receipt.blockNumber)
+    return judgeCheck(check, receipts[next++] ?? null, head)
   })
 }

@@ -7,6 +7,7 @@ import type {
 } from '@x402/core/types'
 import { type Address, getAddress, type Hex, isAddress, isAddressEqual } from 'viem'
 import type { MarketConfig } from '../Config.ts'
+import type { ChainReader } from '../ports/Chain.ts'
 
 export type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse, VerifyResponse }
 
@@ -37,11 +38,14 @@ export type X402Facilitator = {
   /**
    * Submits the authorization. `beforeBroadcast` runs with the hash of the signed settlement transaction before it is
    * sent, so the caller can record it first (a crash after sending then loses nothing); if it throws, nothing is sent.
+   * `chain`, when given, is the caller's own chain reader: a facilitator that reads the settlement's receipt there
+   * lets the caller judge the receipt its reader returned without reading it again.
    */
   settle(
     payload: PaymentPayload,
     requirements: PaymentRequirements,
     beforeBroadcast: (txHash: Hex) => Promise<void>,
+    chain?: Pick<ChainReader, 'receipts'>,
   ): Promise<SettleResponse>
 }
 

@@ -7,7 +7,7 @@ import { latestSlaDeadline } from '../../payments/Escrow.ts'
 import { JOB_STATUSES, type JobFundingExpectation } from '../../payments/JobEscrow.ts'
 import { isPayerProof } from '../../payments/PayerProof.ts'
 import { type PaymentCheck, type Verdict, verifyPayments } from '../../payments/Verifier.ts'
-import type { ChainReader } from '../../ports/Chain.ts'
+import type { ChainReader, PaymentReceipt } from '../../ports/Chain.ts'
 import type { KvStore, TaskStore, UserStore } from '../../ports/Store.ts'
 import { type TaskPayment, type TaskRecord, taskAt } from '../../Task.ts'
 import type { ActionContext, ActionPorts } from '../context.ts'
@@ -93,12 +93,19 @@ export function checkOf({ config, clock }: ActionPorts, task: TaskRecord, txHash
   }
 }
 
-/** Verdicts from the chain, or a 503 when it cannot be read (an unexpected failure kept as its `cause`). */
-export async function judge(context: ActionContext<KvStore>, checks: PaymentCheck[]): Promise<Verdict[]> {
+/**
+ * Verdicts from the chain, or a 503 when it cannot be read (an unexpected failure kept as its `cause`). `fresh`:
+ * receipts the market's chain reader returned moments ago, judged without reading them again (verifyPayments).
+ */
+export async function judge(
+  context: ActionContext<KvStore>,
+  checks: PaymentCheck[],
+  fresh: readonly PaymentReceipt[] = [],
+): Promise<Verdict[]> {
   const { chain } = context
   if (!chain) throw new ChainUnavailableError('This marketplace has no payment chain configured.')
   try {
-    const verdicts = await refusingRefunds(context, checks, await verifyPayments(chain, checks))
+    const verdicts = await refusingRefunds(context, checks, await verifyPayments(chain, checks, fresh))
     return await refusingMovedJobs(chain, verdicts)
   } catch (error) {
     if (error instanceof ChainUnavailableError) throw error

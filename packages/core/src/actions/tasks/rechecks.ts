@@ -12,7 +12,7 @@ import { AUTHORIZATION_SLACK_SECONDS, settlementKey } from '../../payments/X402.
 import type { AgentStore, KvStore, TaskStore, UserStore } from '../../ports/Store.ts'
 import { EXPIRED_TASK_RETENTION_MS, type TaskRecord } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
-import { sweepForgotten } from '../kvRetention.ts'
+import { forgetAll, sweepForgotten } from '../kvRetention.ts'
 import { pendingOrderKey } from './createTask.ts'
 import { stepOfTime } from './jobSteps.ts'
 import { checkOf, judge, payerProved, paymentOf } from './judging.ts'
@@ -131,11 +131,10 @@ async function forgetCheckRows({ store }: ActionContext<KvStore>, task: TaskReco
   const check = task.pendingCheck
   if (!check) return
   if (check.signature !== null) return store.kvDelete(pendingOrderKey(check.txHash))
-  // The order's claim answered retries without a key while the payment waited: it has nothing left to answer.
+  // The order's claim answered retries without a key while the payment waited: it has nothing left to answer. All of
+  // them go in one write.
   const settlement = await x402Settlement({ store }, check.txHash)
-  for (const key of settlement?.waits ?? []) await store.kvDelete(key)
-  await store.kvDelete(settlementKey(check.txHash))
-  await store.kvDelete(taskPaymentKey(task.id))
+  await forgetAll(store, [...(settlement?.waits ?? []), settlementKey(check.txHash), taskPaymentKey(task.id)])
 }
 
 /** The background actions hosts call on a timer: payment re-checks and the expiry of unpaid tasks. */

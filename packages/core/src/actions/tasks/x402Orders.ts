@@ -1,10 +1,11 @@
 import type { Hex } from 'viem'
 import { ConflictError, idempotencyKeyReused } from '../../errors.ts'
+import type { KvWrite } from '../../ports/KvStore.ts'
 import type { KvStore, TaskStore } from '../../ports/Store.ts'
 import type { TaskRecord } from '../../Task.ts'
 import type { ActionContext } from '../context.ts'
 import { IDEMPOTENCY_TTL_MS } from '../idempotency.ts'
-import { forgetAt } from '../kvRetention.ts'
+import { forgetAll } from '../kvRetention.ts'
 
 /**
  * Which order an x402 payment is for, so that a client retrying it never pays twice: its Idempotency-Key when it
@@ -58,38 +59,40 @@ async function readClaim(
   return { current }
 }
 
-/** Sets `key` to `claim` if it still holds `seen` (nothing, or the stale claim read before). */
-function replaceClaim(store: KvStore, key: string, seen: OrderClaim | null, claim: OrderClaim) {
-  return store.kvUpdate(key, (stored) =>
-    (stored === null && seen === null) ||
-    (seen !== null && (stored as OrderClaim | null)?.taskId === seen.taskId)
-      ? { op: 'set', value: claim, result: true }
-      : { op: 'noop', result: false },
-  )
+/**
+ * An order's claims to take at its settlement's broadcast: each key, the claim it held when read (`seen`: nothing, or
+ * a stale claim), and whether the order needs it (`needed`: a body claim another keyed order of the same body holds
+ * is not). Taken in one write with the authorization's marker (claimWrites).
+ */
+export type OrderClaims = {
+  claim: OrderClaim
+  keys: { key: string; seen: OrderClaim | null; needed: boolean }[]
 }
 
 /**
- * Claims `order` for `task` (paid by `payer`), or gives the task of an earlier payment of the same order: with an
- * Idempotency-Key, the key's task whatever became of it (distinct keys are distinct orders); without one, the same
+ * Reads `order`'s claims for `task` (paid by `payer`), or gives the task of an earlier payment of the same order: with
+ * an Idempotency-Key, the key's task whatever became of it (distinct keys are distinct orders); without one, the same
  * order's task while its payment is unresolved (after that, the same body again is a new order). Throws 409
  * `idempotency_key_reused` for a key of another body, `task_not_pending` while the earlier payment is not yet
- * recorded. Returns the keys claimed, to give back if nothing is sent.
+ * recorded. Nothing is written: the claims are taken with the authorization's marker (claimWrites).
  */
-export async function claimX402Order(
+export async function readX402Order(
   context: ActionContext<TaskStore & KvStore>,
   order: X402OrderKey,
   payer: Hex,
   task: TaskRecord,
-): Promise<{ claimed: string[] } | { earlier: TaskRecord }> {
-  const { store, clock } = context
+): Promise<OrderClaims | { earlier: TaskRecord }> {
   const keys = claimKeys(payer, task.agentName, order)
-  const claim: OrderClaim = { taskId: task.id, fingerprint: order.fingerprint, at: clock.now().getTime() }
-  const claimed: string[] = []
+  const claim: OrderClaim = {
+    taskId: task.id,
+    fingerprint: order.fingerprint,
+    at: context.clock.now().getTime(),
+  }
+  const claims: OrderClaims = { claim, keys: [] }
   if (keys.key !== null) {
     const read = await readClaim(context, keys.key, order, task.agentName, () => true)
     if ('earlier' in read) return read
-    if (!(await replaceClaim(store, keys.key, read.current, claim))) throw paymentInProgress()
-    claimed.push(keys.key)
+    claims.keys.push({ key: keys.key, seen: read.current, needed: true })
   }
   // The body's claim lets a retry without the key find this payment; only a retry without a key reads it.
   const body = await readClaim(context, keys.body, order, task.agentName, (earlier) =>
@@ -99,27 +102,40 @@ export async function claimX402Order(
     throw error
   })
   if ('earlier' in body) return body
-  const taken = await replaceClaim(store, keys.body, body.current, claim)
-  if (!taken && keys.key === null) throw paymentInProgress()
-  // With a key, another order of the same body holds the body's claim: this one is still its own order.
-  if (taken) claimed.push(keys.body)
-  return { claimed }
+  // With a key, another order of the same body may hold the body's claim: this one is still its own order.
+  claims.keys.push({ key: keys.body, seen: body.current, needed: keys.key === null })
+  return claims
+}
+
+/**
+ * The writes that take `claims` given each key's `current` value (in `claims.keys`' order): a key still holding
+ * what was read gets this order's claim (an Idempotency-Key's for the key's 24 hours, the body's while its payment
+ * waits), one the order can do without is left alone; null when a needed key moved on (the same order is being paid).
+ */
+export function claimWrites(claims: OrderClaims, current: readonly unknown[], now: Date): KvWrite[] | null {
+  const writes: KvWrite[] = []
+  for (const [index, { key, seen, needed }] of claims.keys.entries()) {
+    const stored = (current[index] ?? null) as OrderClaim | null
+    const still = stored === null ? seen === null : seen !== null && stored.taskId === seen.taskId
+    if (!still && needed) return null
+    if (!still) writes.push({ op: 'noop' })
+    else if (isBodyClaim(key)) writes.push({ op: 'set', value: claims.claim })
+    else
+      writes.push({ op: 'set', value: claims.claim, expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS) })
+  }
+  return writes
 }
 
 /** True for the claim of an order's body (read by retries without a key while its payment is unresolved). */
 export const isBodyClaim = (key: string) => /^x402:order:[^:]+:[^:]+:body:/.test(key)
 
-/** Sets the Idempotency-Key claims among `claimed` to go after the key's 24 hours, as Idempotency-Keys do. */
-export async function keepKeyClaims(context: ActionContext<KvStore>, claimed: string[]): Promise<void> {
-  const now = context.clock.now()
-  const until = new Date(now.getTime() + IDEMPOTENCY_TTL_MS)
-  for (const key of claimed) if (!isBodyClaim(key)) await forgetAt(context.store, key, until)
-}
-
-/** Gives an order's claims back (its payment sent nothing, or paid nothing): the same order may be paid again. */
-export async function releaseX402Order(
+/**
+ * Gives an order's claims back (its payment sent nothing, or paid nothing), in one store write: the same order may be
+ * paid again.
+ */
+export function releaseX402Order(
   { store }: Pick<ActionContext<KvStore>, 'store'>,
-  claimed: string[],
+  claimed: readonly string[],
 ): Promise<void> {
-  for (const key of claimed) await store.kvDelete(key)
+  return forgetAll(store, claimed)
 }

@@ -15,16 +15,21 @@ import {
   type X402Settings,
   x402Requirements,
 } from '../../payments/X402.ts'
+import type { ChainReader, PaymentReceipt } from '../../ports/Chain.ts'
+import type { KvWrite } from '../../ports/KvStore.ts'
 import type { KvStore, TaskStore } from '../../ports/Store.ts'
 import type { TaskRecord } from '../../Task.ts'
 import type { ActionContext, ActionPorts } from '../context.ts'
+import { forgetAll } from '../kvRetention.ts'
 import { eventsOfNewTask } from '../newTask.ts'
 import { insertOrder, type OrderGuard, releaseHold } from './budgetGuard.ts'
 import { checkOf, judge, paymentOf, pendingVerification } from './judging.ts'
 import {
-  claimX402Order,
+  claimWrites,
   isBodyClaim,
-  keepKeyClaims,
+  type OrderClaims,
+  paymentInProgress,
+  readX402Order,
   releaseX402Order,
   type X402OrderKey,
 } from './x402Orders.ts'
@@ -81,12 +86,13 @@ export function claimOnce(
 
 /**
  * Pays `task` (awaiting payment; `stored` says whether it is in the store yet) with an x402 `exact` payment: the
- * payload must accept the task's requirements and verify; its authorization (payer, nonce) is claimed once across
- * every process (a second use throws 409 `authorization_already_used`); with `order`, a retry of an order already
- * paid or being paid gets that task and uses nothing (see claimX402Order); the settlement's hash is recorded with
- * the task before the signed transaction is sent, so a crash leaves the payment to the re-check; the task is `paid`
- * once the chain shows the transfer with the market's confirmations, else it waits for the re-check
- * (`retryAfterSeconds`). A settlement that sent nothing gives every claim back (a 503 when the chain failed).
+ * payload must accept the task's requirements and verify; with `order`, a retry of an order already paid or being paid
+ * gets that task and uses nothing (see readX402Order). One store write then takes the order's claims and the
+ * authorization's marker (a second use throws 409 `authorization_already_used`, across every process); the
+ * settlement's hash is recorded with the task before the signed transaction is sent, so a crash leaves the payment to
+ * the re-check; the task is `paid` once the chain shows the transfer with the market's confirmations, else it waits
+ * for the re-check (`retryAfterSeconds`). A settlement that sent nothing gives every claim back (a 503 when the chain
+ * failed).
  */
 export async function payWithX402(
   context: ActionContext<TaskStore & KvStore>,
@@ -114,80 +120,104 @@ export async function payWithX402(
     return { paid: false, reason: verified.invalidReason ?? 'invalid_payment' }
   }
   // Verified: the payer signed it, so it may learn of its own earlier payment of this order.
-  const claimed = order ? await claimX402Order(context, order, authorization.from, task) : null
-  if (claimed && 'earlier' in claimed) return { paid: 'earlier', task: claimed.earlier }
-  const orderClaim = claimed?.claimed ?? []
-  // A budgeted buyer's order holds its price before the authorization is claimed or anything is sent: a refusal
-  // (403 budget_exceeded) leaves the authorization unused.
+  const claims = order ? await readX402Order(context, order, authorization.from, task) : null
+  if (claims && 'earlier' in claims) return { paid: 'earlier', task: claims.earlier }
+  const taken = await takeClaims(context, authorization, claims, task.id)
+  // A budgeted buyer's order holds its price before anything is sent: a refusal (403 budget_exceeded) gives the
+  // claims back, leaving the authorization unused.
   const held = guard !== null && !stored
+  if (held)
+    await insertOrder(context, task, eventsOfNewTask(task), guard).catch(async (error: unknown) => {
+      await forgetAll(context.store, taken.keys)
+      throw error
+    })
   /** Nothing was sent: every claim is given back, so the same payment (or the same order) may be tried again. */
   const unsent = async () => {
     if (held) await releaseHold(context, task)
-    await releaseX402Order(context, orderClaim)
-  }
-  if (held)
-    await insertOrder(context, task, eventsOfNewTask(task), guard).catch(async (error: unknown) => {
-      await releaseX402Order(context, orderClaim)
-      throw error
-    })
-  // The marker refuses the authorization until the chain itself would (past validBefore), then it goes; a settlement
-  // that sends nothing removes it at once.
-  const spentUntil = new Date((Number(authorization.validBefore) + AUTHORIZATION_SLACK_SECONDS) * 1000)
-  if (!(await claimOnce(context, key, { task: task.id }, spentUntil))) {
-    await unsent()
-    throw authorizationUsed()
+    await forgetAll(context.store, taken.keys)
   }
   // The payer is the wallet the transfer must come from: the chain is judged against it, and it credits trust.
   const paying = { ...task, buyerWallet: authorization.from }
-  let sent: Hex | null = null
-  const waits = orderClaim.filter(isBodyClaim)
-  const settled = await settle(
-    context,
-    settings,
-    paying,
-    { payload, requirements, waits },
-    stored || held,
-    (txHash) => {
-      sent = txHash
+  const state: SettleState = { sent: null, fresh: [] }
+  const offer = { payload, requirements, waits: taken.waits }
+  const settled = await settle(context, settings, paying, offer, stored || held, state).catch(
+    async (error: unknown): Promise<SettleResponse> => {
+      // Once the settlement is recorded and sent, a failure to hear back is not a refusal: the chain decides below.
+      if (state.sent === null) {
+        await unsent()
+        throw error
+      }
+      return {
+        success: false,
+        errorReason: 'settlement_unconfirmed',
+        transaction: state.sent,
+        network: requirements.network,
+      }
     },
-  ).catch(async (error: unknown): Promise<SettleResponse> => {
-    // Once the settlement is recorded and sent, a failure to hear back is not a refusal: the chain decides below.
-    if (sent === null) {
-      await context.store.kvDelete(key)
-      await unsent()
-      throw error
-    }
-    return {
-      success: false,
-      errorReason: 'settlement_unconfirmed',
-      transaction: sent,
-      network: requirements.network,
-    }
-  })
+  )
+  const { sent, fresh } = state
   if (sent === null) {
-    await context.store.kvDelete(key)
     await unsent()
     return { paid: false, reason: settled.errorReason ?? 'settlement_failed', settled }
   }
   // Recorded and sent: whatever the facilitator heard (a timeout, an RPC error, a revert because another transaction
   // used the authorization first), the chain says whether the payer's money reached the seller for this order.
-  const outcome = await settledOnChain(context, paying, sent, authorization.nonce)
+  const outcome = await settledOnChain(context, paying, { sent, nonce: authorization.nonce, fresh, taken })
   if (outcome.state === 'refused') {
     // The chain shows nothing paid: the order may be paid again.
-    await releaseX402Order(context, orderClaim)
+    await releaseX402Order(context, taken.claimed)
     return {
       paid: false,
       reason: settled.errorReason ?? outcome.reason,
       settled: { ...settled, success: false },
     }
   }
-  // An Idempotency-Key's claim answers retries for the key's 24 hours; the order's own claim only while it waits.
-  await keepKeyClaims(context, orderClaim).catch(() => {})
-  if (outcome.state === 'paid') await releaseX402Order(context, waits).catch(() => {})
   const receipt = { ...settled, success: true, transaction: outcome.txHash, payer: authorization.from }
   if (outcome.state === 'pending')
     return { paid: true, settled: receipt, task: paying, retryAfterSeconds: outcome.retryAfterSeconds }
   return { paid: true, settled: receipt, task: outcome.task, retryAfterSeconds: null }
+}
+
+/**
+ * What an x402 payment claimed before its settlement (takeClaims): every key written (`keys`, given back if nothing is
+ * sent), the order's claims among them (`claimed`) and those that wait with the settlement's record (`waits`).
+ */
+type Taken = { keys: string[]; claimed: string[]; waits: string[] }
+
+/** A settlement under way: the hash it recorded once sent, and the receipts the market's reader returned for it. */
+type SettleState = { sent: Hex | null; fresh: PaymentReceipt[] }
+
+/**
+ * Takes, in one store write, the order's claims (`claims`) and the authorization's marker, which refuses the
+ * authorization until the chain itself would (past validBefore). Throws 409 `task_not_pending` when the same order was
+ * claimed meanwhile, `authorization_already_used` when the authorization was; then nothing is written.
+ */
+async function takeClaims(
+  { store, clock }: ActionContext<KvStore>,
+  authorization: Eip3009Authorization,
+  claims: OrderClaims | null,
+  taskId: string,
+): Promise<Taken> {
+  const orderKeys = claims?.keys.map(({ key }) => key) ?? []
+  const marker = authorizationKey(authorization)
+  const spentUntil = new Date((Number(authorization.validBefore) + AUTHORIZATION_SLACK_SECONDS) * 1000)
+  const expiry = Number.isFinite(spentUntil.getTime()) ? { expiresAt: spentUntil } : {}
+  const now = clock.now()
+  const taken = await store.kvUpdateAll(
+    [...orderKeys, marker],
+    (current): { writes: KvWrite[]; result: Taken | 'claimed' | 'spent' } => {
+      const writes = claims ? claimWrites(claims, current, now) : []
+      if (writes === null) return { writes: [], result: 'claimed' }
+      if (current[orderKeys.length] !== null) return { writes: [], result: 'spent' }
+      const claimed = orderKeys.filter((_, index) => writes[index]?.op === 'set')
+      const waits = claimed.filter(isBodyClaim)
+      const taking: KvWrite = { op: 'set', value: { task: taskId }, ...expiry }
+      return { writes: [...writes, taking], result: { keys: [...claimed, marker], claimed, waits } }
+    },
+  )
+  if (taken === 'claimed') throw paymentInProgress()
+  if (taken === 'spent') throw authorizationUsed()
+  return taken
 }
 
 /**
@@ -198,11 +228,10 @@ export async function payWithX402(
 async function settledOnChain(
   context: ActionContext<TaskStore & KvStore>,
   task: TaskRecord,
-  sent: Hex,
-  nonce: Hex,
+  { sent, nonce, fresh, taken }: { sent: Hex; nonce: Hex; fresh: readonly PaymentReceipt[]; taken: Taken },
 ) {
   const { store, config, feed } = context
-  const found = await paidBy(context, task, sent, nonce)
+  const found = await paidBy(context, task, sent, nonce, fresh)
   if (found.verdict?.ok) {
     const payment = { ...paymentOf(context, found.verdict, found.txHash), method: 'x402' as const }
     const marked = await store.markTaskPaid(task.id, payment, [
@@ -210,9 +239,10 @@ async function settledOnChain(
     ])
     if (marked === 'paid') {
       feed.nudge()
-      // The record served the wait for the chain; the paid task's claim on the hash and the authorization marker guard
-      // replays. A delete that fails leaves a harmless row, never turns the payment into an error.
-      await store.kvDelete(settlementKey(sent)).catch(() => {})
+      // The record and the order's claims that waited with it served the wait for the chain (one write removes
+      // them); the paid task's claim on the hash and the authorization marker guard replays. A delete that fails
+      // leaves harmless rows, never turns the payment into an error.
+      await forgetAll(store, [settlementKey(sent), ...taken.waits]).catch(() => {})
       const paid = { ...task, status: 'paid' as const, payment, pendingCheck: null }
       return { state: 'paid' as const, txHash: found.txHash, task: paid }
     }
@@ -229,15 +259,17 @@ async function settledOnChain(
 
 /**
  * The transaction that paid an x402 order and the chain's verdict on it: our settlement `sent`, or (when it did not
- * pay) another transaction that used the same authorization. A chain that cannot be read gives no verdict.
+ * pay) another transaction that used the same authorization. A chain that cannot be read gives no verdict. `fresh`:
+ * receipts the market's chain reader returned moments ago (judge).
  */
 export async function paidBy(
   context: ActionContext<KvStore>,
   task: TaskRecord,
   sent: Hex,
   nonce: Hex,
+  fresh: readonly PaymentReceipt[] = [],
 ): Promise<{ txHash: Hex; verdict: Verdict | null }> {
-  const [ours] = await judge(context, [checkOf(context, task, sent)]).catch(() => [null])
+  const [ours] = await judge(context, [checkOf(context, task, sent)], fresh).catch(() => [null])
   if (ours?.ok || !context.chain?.authorizationUses || !task.buyerWallet)
     return { txHash: sent, verdict: ours ?? null }
   const uses = await context.chain
@@ -250,8 +282,24 @@ export async function paidBy(
 }
 
 /**
- * Settles the payment, recording the task's pending check (storing a new task) before the transaction is sent. The
- * settlement's record names the order's claims that wait with it (`waits`), removed when its re-check ends.
+ * The market's chain reader as lent to the facilitator for the settlement's receipt: each receipt it returns is kept
+ * in `fresh` (only what this reader read, so nothing a facilitator says can be judged as the chain's).
+ */
+function keepingReceipts(chain: ChainReader, fresh: PaymentReceipt[]): Pick<ChainReader, 'receipts'> {
+  return {
+    async receipts(hashes, options) {
+      const read = await chain.receipts(hashes, options)
+      for (const receipt of read) if (receipt) fresh.push(receipt)
+      return read
+    },
+  }
+}
+
+/**
+ * Settles the payment, recording the settlement (its payer, nonce, validBefore and the order's claims that wait with
+ * it, `waits`, removed when its re-check ends) and the task's pending check (storing a new task) before the
+ * transaction is sent; `state` hears the hash sent and keeps the receipts the facilitator reads through the market's
+ * chain reader.
  */
 async function settle(
   context: ActionContext<TaskStore & KvStore>,
@@ -259,28 +307,34 @@ async function settle(
   task: TaskRecord,
   offer: { payload: PaymentPayload; requirements: PaymentRequirements; waits: string[] },
   stored: boolean,
-  recorded: (txHash: Hex) => void,
+  state: SettleState,
 ): Promise<SettleResponse> {
-  const { store, clock } = context
+  const { store, clock, chain } = context
   const { payload, requirements, waits } = offer
   const { nonce, validBefore } = (payload.payload as { authorization: { nonce: Hex; validBefore: string } })
     .authorization
-  return settings.facilitator.settle(payload, requirements, async (txHash) => {
-    task.pendingCheck = {
-      txHash,
-      signature: null,
-      attempts: 0,
-      nextAt: new Date(clock.now().getTime() + FIRST_RECHECK_MS),
-    }
-    await store.kvPut(settlementKey(txHash), { payer: task.buyerWallet, nonce, validBefore, waits })
-    if (stored) await store.setPendingCheck(task.id, task.pendingCheck)
-    else {
-      const inserted = await store.insertTask(task, eventsOfNewTask(task))
-      if (inserted.outcome !== 'inserted')
-        throw new Error(`the task could not be stored (${inserted.outcome})`)
-    }
-    recorded(txHash)
-  })
+  const lent = chain ? keepingReceipts(chain, state.fresh) : undefined
+  return settings.facilitator.settle(
+    payload,
+    requirements,
+    async (txHash) => {
+      task.pendingCheck = {
+        txHash,
+        signature: null,
+        attempts: 0,
+        nextAt: new Date(clock.now().getTime() + FIRST_RECHECK_MS),
+      }
+      await store.kvPut(settlementKey(txHash), { payer: task.buyerWallet, nonce, validBefore, waits })
+      if (stored) await store.setPendingCheck(task.id, task.pendingCheck)
+      else {
+        const inserted = await store.insertTask(task, eventsOfNewTask(task))
+        if (inserted.outcome !== 'inserted')
+          throw new Error(`the task could not be stored (${inserted.outcome})`)
+      }
+      state.sent = txHash
+    },
+    lent,
+  )
 }
 
 /**
