@@ -77,7 +77,8 @@ async function credentialOfOrder(
     return { used: earlier.authorization, paying, reference: earlier.reference, earlier, claims: null }
   }
   const claims = read && transfer && authorization ? { seen: read.claims, transfer, authorization } : null
-  const reference = await paymentReferenceOf(authorization)
+  // A signed transfer's reference is its hash, already taken: the credential is not parsed again.
+  const reference = transfer?.reference ?? (await paymentReferenceOf(authorization))
   return { used: authorization, paying: request, reference, earlier: null, claims }
 }
 
