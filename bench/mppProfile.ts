@@ -25,15 +25,19 @@ import {
   http,
   keccak256,
   parseEventLogs,
+  toHex,
 } from 'viem'
 import { call, getTransactionReceipt } from 'viem/actions'
 import { Abis, Transaction } from 'viem/tempo'
 import { tempo as tempoChain } from 'viem/tempo/chains'
+import { eventsOfNewTask } from '../packages/core/src/actions/newTask.ts'
 import { createMppCharger } from '../packages/core/src/payments/Mpp.ts'
 import {
   TRANSFER_WITH_MEMO_EVENT_ABI,
   TRANSFER_WITH_MEMO_TOPIC,
 } from '../packages/core/src/payments/MppMemo.ts'
+import { replayKey } from '../packages/core/src/payments/MppReplay.ts'
+import type { TaskRecord } from '../packages/core/src/Task.ts'
 import { readSettings } from '../packages/server/src/env.ts'
 import { startServer } from '../packages/server/src/serve.ts'
 import { libsqlStore, openDatabase } from '../packages/store-libsql/src/index.ts'
@@ -68,8 +72,23 @@ const MPPX_HASH = 'mppx charge handler alone: payment, hash credential'
 const ROUTE_HASH = 'route: paid order, hash credential (201)'
 /** The least work a hash credential's verification needs: its receipt read, its memo log decoded once. */
 const LEAST_WORK_HASH = 'least work of a hash credential: receipt read (raw JSON-RPC), one log decode'
+/**
+ * The least work a requirement of issue 41 needs, with the durable writes it needs: the claim (the order's claim and
+ * the transfer's replay marker, one commit) before any money moves, and the task (one commit) after.
+ */
+const FLOOR = 'floor of the requirement: least work, one claim+marker commit, one task commit'
+const FLOOR_HASH =
+  'floor of the requirement, hash credential: its least work, one marker commit, one task commit'
+/** A hash's money moved before it came, so its claim may be its task's (a unique transaction hash): one commit. */
+const FLOOR_HASH_ONE =
+  'floor of the requirement, hash credential: its least work, one task commit (the task its claim)'
 /** Rounds of each measurement, in turn; each row is the median round. */
 const ROUNDS = 5
+/**
+ * Calls of each least-work and floor row per round: the least work is ~0.3-2 ms, so 100 calls once (before) moved
+ * 1-3.5 ms between runs on a loaded machine; this many in each of the rounds, beside the route's, give a median.
+ */
+const LEAST_CALLS = Math.max(200, Math.floor(COUNT / 2))
 const JSON_PATH = flag('--json')
 /** Where to write each measured phase's window (wall-clock µs, as a .cpuprofile's times), for profileSummary.ts. */
 const PHASES = flag('--phases')
@@ -181,6 +200,61 @@ async function routePay(order: Order, expected: number) {
 // mppx alone, configured as the server configures it (packages/core/src/payments/Mpp.ts), and as mppx's own
 // documentation does (its charge method whole: the handler runs `validate`, then `broadcast`, which validates again).
 const replay = libsqlStore(await openDatabase(databaseUrl))
+/** The task a warm-up order paid by `reference`, as the market stored it: the template of the floor's tasks. */
+async function paidTask(reference: Hex): Promise<TaskRecord> {
+  const id = await replay.findTaskIdByTxHash(reference)
+  const task = id ? await replay.getTask('seller', id) : null
+  if (!task) throw new Error(`no task paid by ${reference}`)
+  return task
+}
+
+/**
+ * The durable writes a paid order's requirement needs, on the market's database file opened as the market opens it:
+ * before any money moves, the order's claim and the transfer's replay marker in one commit (a hash credential: the
+ * marker alone); after, the task and its events in one commit (`claimingTask`: a hash's, its unique transaction hash
+ * the claim). Each claim is of a new transfer, and each task new.
+ */
+function floorWrites(template: TaskRecord, authorization: string) {
+  let serial = 0
+  let hash: Hex = '0x'
+  const next = () => {
+    serial += 1
+    hash = keccak256(toHex(`floor-${process.pid}-${serial}`))
+    return hash
+  }
+  const marker = () => ({ expires: Date.now() + 300_000, type: 'mppx:replay' })
+  return {
+    claimAndMarker: () => {
+      const reference = next()
+      const claim = { reference, authorization, validBefore: null, fingerprint: 'floor' }
+      return replay.kvUpdateAll([`mpp:order:floor:${reference}`, replayKey(reference)], () => ({
+        writes: [
+          { op: 'set', value: claim },
+          { op: 'set', value: marker() },
+        ],
+        result: true,
+      }))
+    },
+    marker: () =>
+      replay.kvUpdate(replayKey(next()), (current) =>
+        current === null ? { op: 'set', value: marker(), result: true } : { op: 'noop', result: false },
+      ),
+    /** A task claiming a new transfer by its unique transaction hash, in one commit. */
+    claimingTask: () => {
+      next()
+      return task()
+    },
+    task,
+  }
+  async function task() {
+    const at = new Date()
+    const payment = { ...(template.payment as NonNullable<TaskRecord['payment']>), txHash: hash, at }
+    const record = { ...template, id: crypto.randomUUID(), createdAt: at, payment }
+    const stored = await replay.insertTask(record, eventsOfNewTask(record))
+    if (stored.outcome !== 'inserted') throw new Error(`the floor's task: ${stored.outcome}`)
+  }
+}
+
 const tempoCharge = tempo.charge({
   currency: TEMPO_USDC_E,
   getClient: (() => {
@@ -259,7 +333,8 @@ async function mppxCredentials(offset: number, count: number, payer: Payer = buy
 
 try {
   // Warm-up: the first paid order loads mppx and viem's Tempo chain; the rest warm the JIT.
-  for (const order of await routeCredentials('warm', 50)) await routePay(order, 201)
+  const warm = await routeCredentials('warm', 50)
+  for (const order of warm) await routePay(order, 201)
   for (const order of await routeCredentials('warm-hash', 50, pusher)) await routePay(order, 201)
   for (let index = 0; index < COUNT; index++) await routeChallenge()
   for (const [index, credential] of (await mppxCredentials(0, 50)).entries())
@@ -270,6 +345,31 @@ try {
     await charger.charge(bare(credential), chargerRequest(500_000 + index))
   for (const [index, credential] of (await mppxCredentials(500_000, 50, pusher)).entries())
     await mppx.charge(chargeOptions(500_000 + index))(bare(credential))
+
+  // mppx's parts and the least work, on one real credential (a warm-up order's) and the receipt of its settlement.
+  const credential = Credential.deserialize(warm[0]?.credential ?? '')
+  const raw = (credential.payload as { signature: Hex }).signature
+  const transaction = Transaction.deserialize(raw as Transaction.TransactionSerializedTempo)
+  const data = transaction.calls[0]?.data as Hex
+  const receipt = await getTransactionReceipt(buyerClient, { hash: keccak256(raw) })
+  const transferWithMemo = Abis.tip20.filter(
+    (item) => item.type === 'function' && item.name === 'transferWithMemo',
+  )
+  /** The least work of a signed transaction: its sender recovered, its transfer call and its memo log decoded once. */
+  const leastWork = () => {
+    Transaction.deserialize(raw as Transaction.TransactionSerializedTempo)
+    decodeFunctionData({ abi: transferWithMemo, data })
+    memoLogs()
+  }
+  /** The least work of a hash credential: its receipt read (raw JSON-RPC), its memo log decoded once. */
+  const leastWorkHash = async () => {
+    const read = (await buyerClient.request({
+      method: 'eth_getTransactionReceipt',
+      params: [keccak256(raw)],
+    } as never)) as typeof receipt
+    memoLogs(read.logs)
+  }
+  const floor = floorWrites(await paidTask(keccak256(raw)), warm[0]?.credential ?? '')
 
   // Route and mppx alone in alternating rounds, so the machine's drift (shared cores) hits both alike.
   const orders = await routeCredentials('paid', PAID)
@@ -332,6 +432,22 @@ try {
         const answer = await mppx.charge(options)(bare(mppxHashCredentials[from + index]))
         if (answer.status !== 200) throw new Error(`mppx alone: hash answered ${answer.status}`)
       }),
+      await measure(LEAST_WORK, LEAST_CALLS, leastWork),
+      await measure(LEAST_WORK_HASH, LEAST_CALLS, leastWorkHash),
+      await measure(FLOOR, LEAST_CALLS, async () => {
+        leastWork()
+        await floor.claimAndMarker()
+        await floor.task()
+      }),
+      await measure(FLOOR_HASH, LEAST_CALLS, async () => {
+        await leastWorkHash()
+        await floor.marker()
+        await floor.task()
+      }),
+      await measure(FLOOR_HASH_ONE, LEAST_CALLS, async () => {
+        await leastWorkHash()
+        await floor.claimingTask()
+      }),
     ])
   }
   /** Each measurement's median round. */
@@ -358,15 +474,6 @@ try {
     OUR_CHARGER_HASH,
   ].map(medianOf)
 
-  // mppx's parts, on one real credential and the receipt of its settlement.
-  const credential = Credential.deserialize(orders[0]?.credential ?? '')
-  const raw = (credential.payload as { signature: Hex }).signature
-  const transaction = Transaction.deserialize(raw as Transaction.TransactionSerializedTempo)
-  const data = transaction.calls[0]?.data as Hex
-  const receipt = await getTransactionReceipt(buyerClient, { hash: keccak256(raw) })
-  const transferWithMemo = Abis.tip20.filter(
-    (item) => item.type === 'function' && item.name === 'transferWithMemo',
-  )
   const simulation = {
     ...transaction,
     account: transaction.from,
@@ -400,36 +507,30 @@ try {
       buyerClient.request({ method: 'eth_blockNumber' } as never),
     ),
     await measure('parseEventLogs, TransferWithMemo alone, logs filtered by topic', 200, () => memoLogs()),
-    // The least work a verification of this payment needs: the sender recovered once (or the receipt read, which
-    // names it), the transfer call decoded once with its own item, the memo log decoded once with its own item.
-    await measure(LEAST_WORK, 100, () => {
-      Transaction.deserialize(raw as Transaction.TransactionSerializedTempo)
-      decodeFunctionData({ abi: transferWithMemo, data })
-      memoLogs()
-    }),
     await measure(LEAST_WORK_RECEIPT, 200, async () => {
       await getTransactionReceipt(buyerClient, { hash: keccak256(raw) })
       decodeFunctionData({ abi: transferWithMemo, data })
       memoLogs()
     }),
-    await measure(LEAST_WORK_HASH, 200, async () => {
-      const read = (await buyerClient.request({
-        method: 'eth_getTransactionReceipt',
-        params: [keccak256(raw)],
-      } as never)) as typeof receipt
-      memoLogs(read.logs)
-    }),
+    // The least work a verification needs (a sender recovered once, or the receipt read, which names it; the calls and
+    // logs decoded once with their own items) and the floor of the requirement, each the median of the rounds above.
+    ...[LEAST_WORK, LEAST_WORK_HASH, FLOOR, FLOOR_HASH, FLOOR_HASH_ONE].map(medianOf),
   ]
-  const least = parts.find((phase) => phase.name === LEAST_WORK)?.cpuUs ?? Number.NaN
-  const leastByReceipt = parts.find((phase) => phase.name === LEAST_WORK_RECEIPT)?.cpuUs ?? Number.NaN
-  const paid = route.find((phase) => phase.name === 'route: paid order (201)')?.cpuUs ?? Number.NaN
-  const handler =
-    alone.find((phase) => phase.name === 'mppx charge handler alone: payment')?.cpuUs ?? Number.NaN
-  const ours = alone.find((phase) => phase.name === OUR_CHARGER)?.cpuUs ?? Number.NaN
   const cpuOf = (list: Phase[], name: string) =>
     list.find((phase) => phase.name === name)?.cpuUs ?? Number.NaN
+  const least = cpuOf(parts, LEAST_WORK)
+  const leastByReceipt = cpuOf(parts, LEAST_WORK_RECEIPT)
+  const paid = cpuOf(route, 'route: paid order (201)')
+  const handler = cpuOf(alone, 'mppx charge handler alone: payment')
+  const ours = cpuOf(alone, OUR_CHARGER)
   const leastHash = cpuOf(parts, LEAST_WORK_HASH)
-
+  /** The rounds' lowest and highest CPU per call of `name`: how much a median of them may still move. */
+  const spread = (name: string) => {
+    const all = rounds.flatMap((round) =>
+      round.filter((phase) => phase.name === name).map((phase) => phase.cpuUs),
+    )
+    return `${formatMs(Math.min(...all) / 1000)}-${formatMs(Math.max(...all) / 1000)}`
+  }
   /** The memo logs of the settlement's receipt (or `logs`) decoded with their own event item. */
   function memoLogs(logs = receipt.logs) {
     return parseEventLogs({
@@ -449,7 +550,13 @@ try {
   console.log(table(header, [...rows(route), ...rows(alone), ...rows(parts)]))
   const times = (value: number, of: number) => `${(value / of).toFixed(2)}x`
   console.log(
-    `\nCPU over the least work of a verification (same run): the paid order ${times(paid, least)}, mppx's handler alone ${times(handler, least)}, our charger alone ${times(ours, least)}; with the sender read from the receipt: ${times(paid, leastByReceipt)} and ${times(handler, leastByReceipt)}`,
+    `\nRounds' range (CPU / call, ${ROUNDS} rounds of ${LEAST_CALLS} calls): least work ${spread(LEAST_WORK)}, of a hash credential ${spread(LEAST_WORK_HASH)}; floor of the requirement ${spread(FLOOR)}, of a hash credential ${spread(FLOOR_HASH)}`,
+  )
+  console.log(
+    `Over the floor of the requirement (same run): the paid order ${times(paid, cpuOf(parts, FLOOR))}, by hash ${times(cpuOf(route, ROUTE_HASH), cpuOf(parts, FLOOR_HASH))} (over its one-commit floor: ${times(cpuOf(route, ROUTE_HASH), cpuOf(parts, FLOOR_HASH_ONE))})`,
+  )
+  console.log(
+    `CPU over the least work of a verification (same run): the paid order ${times(paid, least)}, mppx's handler alone ${times(handler, least)}, our charger alone ${times(ours, least)}; with the sender read from the receipt: ${times(paid, leastByReceipt)} and ${times(handler, leastByReceipt)}`,
   )
   console.log(
     `CPU over the least work of a hash credential (same run): the paid order ${times(cpuOf(route, ROUTE_HASH), leastHash)}, mppx's handler alone ${times(cpuOf(alone, MPPX_HASH), leastHash)}, our charger alone ${times(cpuOf(alone, OUR_CHARGER_HASH), leastHash)}`,

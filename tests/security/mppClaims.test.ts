@@ -43,10 +43,20 @@ async function market(node: ScriptedTempo, client: Client, store?: Store, shared
       tempoClient.charge({ account: tempoPayer(2), getClient: () => node.client('client'), mode: 'pull' }),
     ],
   })
-  /** A new credential for ORDER, from its own 402. */
-  const credential = async () => buyer.createCredential(await handle(post()))
+  /** A new credential for ORDER, from its own 402 (push: a hash of the transfer the buyer sent itself). */
+  const credential = async (mode: 'pull' | 'push' = 'pull') =>
+    (mode === 'pull' ? buyer : pusher(node)).createCredential(await handle(post()))
   return { handle, credential }
 }
+
+/** A buyer's real mppx client in push mode: it sends its transfer to `node` and hands over the hash. */
+const pusher = (node: ScriptedTempo) =>
+  MppxClient.create({
+    polyfill: false,
+    methods: [
+      tempoClient.charge({ account: tempoPayer(3), getClient: () => node.client('client'), mode: 'push' }),
+    ],
+  })
 
 const post = (authorization?: string): RequestInit => ({
   method: 'POST',
@@ -115,6 +125,28 @@ describe('MPP order claims', () => {
     state.counting = false
     expect(answer.status).toBe(201)
     expect(state.writes).toEqual(['kvUpdateAll', 'insertTask'])
+  })
+
+  test("a paid hash order writes the store once: its task, whose unique transaction hash is the transfer's claim, in the same commit", async () => {
+    const node = scriptedTempo()
+    const { store, state } = countedWrites(libsqlStore(await openDatabase(':memory:')))
+    const shop = await market(node, node.client('server'), store)
+    const authorization = await shop.credential('push')
+    state.counting = true
+    const answer = await shop.handle(post(authorization))
+    state.counting = false
+    expect(answer.status).toBe(201)
+    expect(state.writes).toEqual(['insertTask'])
+    // The same credential again answers the task it paid (200), and writes nothing.
+    state.counting = true
+    const again = await shop.handle(post(authorization))
+    state.counting = false
+    expect(again.status).toBe(200)
+    expect(((await again.json()) as { task_id: string }).task_id).toBe(
+      ((await answer.json()) as { task_id: string }).task_id,
+    )
+    expect(state.writes).toEqual(['insertTask'])
+    expect(await paidTasks(store)).toBe(1)
   })
 
   test('attack: two credentials of one payer for one order, past their checks at once: one is broadcast and buys the task, the other is refused and never sent', async () => {
@@ -188,5 +220,47 @@ describe('MPP order claims on two nodes of one PostgreSQL database', () => {
     expect(broadcasts(node)).toBe(1)
     expect(node.mined()).toHaveLength(1)
     expect(await paidTasks(stores[0])).toBe(1)
+  })
+
+  test('attack: one hash credential sent to both nodes at once buys one task (its task is its claim)', async () => {
+    const { node, open, stores, shops } = await twoNodes()
+    const authorization = await shops[0].credential('push')
+    const answers = await atOnce(
+      shops.map((shop) => ({ shop, authorization })),
+      open,
+    )
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(1)
+    // The other answers the same task (200), or is refused when it read the first's task mid-write.
+    expect([200, 402, 409]).toContain(answers.find((answer) => answer.status !== 201)?.status ?? 0)
+    expect(node.mined()).toHaveLength(1)
+    expect(await paidTasks(stores[0])).toBe(1)
+  })
+})
+
+describe("MPP order claims: a hash credential's task is its claim", () => {
+  test("fault: the task's commit fails after a hash credential is verified: nothing is recorded, and the same credential then pays once", async () => {
+    const node = scriptedTempo()
+    const inner = libsqlStore(await openDatabase(':memory:'))
+    const failing = { next: false }
+    const store = new Proxy(inner, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver)
+        if (name !== 'insertTask') return typeof value === 'function' ? value.bind(target) : value
+        return (...args: Parameters<Store['insertTask']>) => {
+          if (!failing.next) return target.insertTask(...args)
+          failing.next = false
+          return Promise.reject(new Error('disk I/O error'))
+        }
+      },
+    })
+    const shop = await market(node, node.client('server'), store)
+    const authorization = await shop.credential('push')
+    failing.next = true
+    expect((await shop.handle(post(authorization))).status).toBeGreaterThanOrEqual(500)
+    expect(await paidTasks(store)).toBe(0)
+    const answer = await shop.handle(post(authorization))
+    expect(answer.status).toBe(201)
+    expect((await shop.handle(post(authorization))).status).toBe(200)
+    expect(await paidTasks(store)).toBe(1)
   })
 })

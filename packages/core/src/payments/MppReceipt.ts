@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { type Address, type Hex, isAddress, isAddressEqual } from 'viem'
 import { type BroadcastOptions, type PaymentReceipt, plainCharge } from './MppBroadcast.ts'
 import { isMemoBoundTo, memoTransfers } from './MppMemo.ts'
@@ -23,6 +24,19 @@ type RpcReceipt = {
 
 const TRANSACTION_HASH = /^0x[0-9a-fA-F]{64}$/
 
+// The charge runs inside mppx's handler, so an order says in an async-local scope that its task claims the transfer.
+const taskClaims = new AsyncLocalStorage<true>()
+
+/**
+ * Runs `work` (a charge) for a caller that records each payment it takes as a task, whose insert claims the transfer
+ * (a store's unique transaction hash of a paid task) in the task's own commit: a hash credential's transfer, mined
+ * before it came, is then verified without a replay marker of its own (one commit per paid order, not two, and a crash
+ * leaves neither). A signed transaction is still claimed before its broadcast (MppBroadcast.ts).
+ */
+export function withTaskClaim<T>(work: () => Promise<T>): Promise<T> {
+  return taskClaims.run(true, work)
+}
+
 /** The payer a credential names (`did:pkh:eip155:<chain>:<address>`, as mppx's clients write it), or null when bad. */
 function sourceOf(source: string): { chainId: number; address: Address } | null {
   const match = /^did:pkh:eip155:(0|[1-9]\d*):([^:]+)$/.exec(source)
@@ -35,12 +49,13 @@ function sourceOf(source: string): { chainId: number; address: Address } | null 
 /**
  * A broadcast for mppx's tempo charge that verifies a push-mode credential (the hash of a transaction its payer sent
  * and the chain mined) doing each step once: one receipt read (the payer is its sender, nothing recovered), its
- * memo-carrying Transfer logs decoded once with their own event item, and the replay claim. It pays only a receipt of
- * that very hash that succeeded, with a TransferWithMemo log of the challenge's currency, from the sender (and the
- * credential's source, when it names one, on the challenge's chain), to the recipient, of the amount, with a memo
- * bound to this realm and challenge. Refusals are mppx's errors with mppx's words; a hash not mined yet is no refusal
- * (nothing is claimed: the caller answers 503 and the same credential may come again). Any other credential, and
- * charges with splits, a fee payer or a fixed memo, go to the next broadcast (`fallback`).
+ * memo-carrying Transfer logs decoded once with their own event item, and the replay claim (unless the caller's task
+ * claims the transfer: withTaskClaim). It pays only a receipt of that very hash that succeeded, with a
+ * TransferWithMemo log of the challenge's currency, from the sender (and the credential's source, when it names one, on
+ * the challenge's chain), to the recipient, of the amount, with a memo bound to this realm and challenge. Refusals are
+ * mppx's errors with mppx's words; a hash not mined yet is no refusal (nothing is claimed: the caller answers 503 and
+ * the same credential may come again). Any other credential, and charges with splits, a fee payer or a fixed memo, go
+ * to the next broadcast (`fallback`).
  */
 export function receiptBroadcast(options: BroadcastOptions) {
   const { Errors, Store } = options.library
@@ -85,7 +100,11 @@ export function receiptBroadcast(options: BroadcastOptions) {
       })
     if (!isMemoBoundTo(paid.memo, challenge.realm, challenge.id))
       throw mismatch('Payment verification failed: memo is not bound to this challenge.')
-    if (!(await Store.tryClaim(options.store, replayKey(hash as Hex), Date.parse(challenge.expires))))
+    const claimedByTask = taskClaims.getStore() === true
+    if (
+      !claimedByTask &&
+      !(await Store.tryClaim(options.store, replayKey(hash as Hex), Date.parse(challenge.expires)))
+    )
       throw used()
     return {
       method: 'tempo',

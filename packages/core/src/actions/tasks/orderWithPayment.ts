@@ -12,12 +12,14 @@ import { formatAmount } from '../../Money.ts'
 import { acceptsPayment } from '../../payments/AcceptPayment.ts'
 import {
   type ChargeOutcome,
+  type ChargeRequest,
   isPaymentCredential,
   type MppCharger,
   paymentReferenceOf,
   signedTransferOf,
 } from '../../payments/Mpp.ts'
 import { withClaimTogether } from '../../payments/MppBroadcast.ts'
+import { withTaskClaim } from '../../payments/MppReceipt.ts'
 import { paymentRequiredHeader, X402_HEADERS, type X402Settings } from '../../payments/X402.ts'
 import type { AgentStore, KvStore, StoreLifecycle, TaskStore } from '../../ports/Store.ts'
 import { readCache } from '../../ReadCache.ts'
@@ -75,8 +77,27 @@ async function credentialOfOrder(
     return { used: earlier.authorization, paying, reference: earlier.reference, earlier, claims: null }
   }
   const claims = read && transfer && authorization ? { seen: read.claims, transfer, authorization } : null
-  const reference = await paymentReferenceOf(authorization)
+  // A signed transfer's reference is its hash, already taken: the credential is not parsed again.
+  const reference = transfer?.reference ?? (await paymentReferenceOf(authorization))
   return { used: authorization, paying: request, reference, earlier: null, claims }
+}
+
+/**
+ * The payment a credential (`used`, its transfer `reference`) already made for this order, as the chain shows it: its
+ * replay marker is there (MppCharger.spent), or, for a credential the market does not broadcast (`signed` false: a
+ * hash), a task records it, since such a payment's claim is its task (withTaskClaim). Null otherwise.
+ */
+async function spentBefore(
+  { store }: ActionContext<TaskStore>,
+  mpp: MppCharger,
+  used: string,
+  reference: Hex,
+  charge: ChargeRequest,
+  signed: boolean,
+): Promise<Hex | null> {
+  const marked = await mpp.spent(used, reference, charge)
+  if (marked || signed || (await store.findTaskIdByTxHash(reference)) === null) return marked
+  return mpp.minedFor(used, reference, charge)
 }
 
 /** The outcome of a payment recovered after a crash: paid, its receipt stamped on the answer. */
@@ -235,7 +256,7 @@ export function orderWithPaymentAction(
       used && reference
         ? earlier
           ? await mpp.minedFor(used, reference, charge)
-          : await mpp.spent(used, reference, charge)
+          : await spentBefore(context, mpp, used, reference, charge, claims !== null)
         : null
     // A budgeted buyer's order holds its price (stored awaiting payment, within the day's cap) before the payment is
     // taken, so that racing orders never take more than the budget.
@@ -248,7 +269,8 @@ export function orderWithPaymentAction(
         ? mppOrderClaims(context, claims.seen, order, claims.transfer, claims.authorization)
         : null
     const claimed = claiming?.claimed ?? []
-    const settle = () => mpp.charge(paying, charge)
+    // Every payment taken here is recorded as a task, whose insert claims its transfer in the task's commit.
+    const settle = () => withTaskClaim(() => mpp.charge(paying, charge))
     // A charge that throws may have moved the money: its hold stays until the order expires.
     const outcome = spent
       ? await recoveredOutcome(mpp, spent, clock.now())
