@@ -140,7 +140,7 @@ describe('jsonLogger request lines', () => {
       'http://h/api/agents/a',
       'http://h/api/agents/a/TASKS/SECRET-2',
     ]
-    values.forEach((ms, n) =>
+    values.forEach((ms, n) => {
       logger.request({
         at: 0,
         requestId: 'r',
@@ -148,8 +148,8 @@ describe('jsonLogger request lines', () => {
         url: urls[n % urls.length] as string,
         status: 200,
         ms,
-      }),
-    )
+      })
+    })
     logger.flush(true)
     const written = lines.join('').trim().split('\n')
     expect(written).toHaveLength(values.length)

@@ -42,7 +42,10 @@ export function routeRateClasses(routes: readonly RouteEntry[]): RouteRateClass 
   const known = new Map<string, Map<string, RateClass | null>>()
   return (method, route) => {
     let methods = known.get(route)
-    if (methods === undefined) known.set(route, (methods = new Map()))
+    if (methods === undefined) {
+      methods = new Map()
+      known.set(route, methods)
+    }
     let rateClass = methods.get(method)
     if (rateClass === undefined) {
       rateClass = rateClassOf({ method, rate: table.get(`${method} ${route}`) })
