@@ -1,6 +1,8 @@
 /**
  * A/B: the same reads against two checkouts' servers on copies of one seeded market, measured in turn (A, B, A, B …)
- * so the machine's drift hits both alike; prints the median req/s of each side per read.
+ * so the machine's drift hits both alike; prints the median req/s of each side per read, and the median CPU each
+ * server spent per request (user + system from /proc, all threads): on a shared machine, CPU per request moves far less
+ * with the load than requests per second do.
  * Usage: bun bench/ab.ts <checkout A> <checkout B> [rounds=5] [seconds=3] [reads: words of their labels, comma-separated]
  * Settings instead of code: the same checkout twice, with AB_ENV_A / AB_ENV_B giving each side's variables
  * (`NAME=value;NAME=value`), e.g. AB_ENV_A='LOG_LEVEL=off' for the request log's cost (the server logs at info by default).
@@ -9,6 +11,7 @@ import { copyFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startMarketServer } from '../tests/support/process.ts'
+import { cpuMs } from './lib/proc.ts'
 import { SEARCH_WORD, seededAgent, seededTask, seedMarket } from './lib/seed.ts'
 import { runWrk } from './lib/wrk.ts'
 
@@ -75,7 +78,7 @@ async function serve(checkout: string, seeded: string, env: Record<string, strin
     body: JSON.stringify({ name: 'ab-seller', skills: ['Echo'] }),
   })
   const { apiKey } = (await registered.json()) as { apiKey: string }
-  return { base, apiKey, stop: server.stop }
+  return { base, apiKey, pid: server.process.pid, stop: server.stop }
 }
 
 const seeded = join(mkdtempSync(join(tmpdir(), 'agentmarket-ab-seed-')), 'market.db')
@@ -85,9 +88,14 @@ const servers = [
   await serve(b, seeded, variables(process.env.AB_ENV_B)),
 ]
 const figures: Record<string, number[][]> = {}
-/** One wrk run of `kind` against `server`: its requests per second; any answer that is not 2xx stops the run. */
+const cpuFigures: Record<string, number[][]> = {}
+/**
+ * One wrk run of `kind` against `server`: its requests per second and the server's CPU µs per request; any answer
+ * that is not 2xx stops the run.
+ */
 async function measure(server: (typeof servers)[number], kind: Kind, runSeconds: number) {
-  const { requestsPerSecond, non2xx } = await runWrk({
+  const cpuBefore = cpuMs(server.pid)
+  const { requestsPerSecond, requests, non2xx } = await runWrk({
     url: `${server.base}${kind.path}`,
     seconds: runSeconds,
     method: kind.method,
@@ -96,7 +104,7 @@ async function measure(server: (typeof servers)[number], kind: Kind, runSeconds:
     uniquePrefix: kind.body?.includes('%d') ? 'ab' : undefined,
   })
   if (non2xx > 0) throw new Error(`${kind.path}: ${non2xx} answers were not 2xx`)
-  return requestsPerSecond
+  return { requestsPerSecond, cpuUs: ((cpuMs(server.pid) - cpuBefore) * 1000) / Math.max(1, requests) }
 }
 
 try {
@@ -104,8 +112,12 @@ try {
   for (let round = 0; round < rounds; round++)
     for (const [label, kind] of Object.entries(READS)) {
       figures[label] ??= [[], []]
-      for (const [side, server] of servers.entries())
-        figures[label]?.[side]?.push(await measure(server, kind, seconds))
+      cpuFigures[label] ??= [[], []]
+      for (const [side, server] of servers.entries()) {
+        const { requestsPerSecond, cpuUs } = await measure(server, kind, seconds)
+        figures[label]?.[side]?.push(requestsPerSecond)
+        cpuFigures[label]?.[side]?.push(cpuUs)
+      }
     }
 } finally {
   for (const server of servers) server.stop()
@@ -118,4 +130,10 @@ for (const [label, [left = [], right = []]] of Object.entries(figures)) {
   console.log(
     `| ${label} | ${Math.round(x).toLocaleString('en')} | ${Math.round(y).toLocaleString('en')} | ${(y / x).toFixed(2)} |`,
   )
+}
+console.log(`\n| request | A CPU µs / request (median of ${rounds}) | B CPU µs / request | B/A |`)
+console.log('| --- | --- | --- | --- |')
+for (const [label, [left = [], right = []]] of Object.entries(cpuFigures)) {
+  const [x, y] = [median(left), median(right)]
+  console.log(`| ${label} | ${x.toFixed(1)} | ${y.toFixed(1)} | ${(y / x).toFixed(2)} |`)
 }

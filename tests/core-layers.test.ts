@@ -57,6 +57,7 @@ const FILES: Record<string, Layer> = {
   'ports/KvStore.ts': 'basics',
   'ports/Random.ts': 'basics',
   'ports/RateBuckets.ts': 'basics',
+  'ports/requestScope.ts': 'basics',
   'ports/WebhookTransport.ts': 'basics',
   // market concepts: what the market is made of, and their rules
   'Agent.ts': 'concepts',

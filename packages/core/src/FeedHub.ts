@@ -1,5 +1,5 @@
 import { type FeedEventView, toFeedEventView } from './Feed.ts'
-import { outsideRequest } from './ports/chainBudget.ts'
+import { outsideRequest } from './ports/requestScope.ts'
 import type { FeedStore, StoreLifecycle } from './ports/Store.ts'
 
 /** Receives new feed events, oldest first. */

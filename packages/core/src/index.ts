@@ -118,16 +118,12 @@ export type { PaymentRequired, X402Facilitator, X402Settings } from './payments/
 export type { CardSignature, CardSigner } from './ports/CardSigner.ts'
 export type { ChainReader, ContractLog, PaymentReceipt, ReceiptLog } from './ports/Chain.ts'
 export { type Clock, manualClock, systemClock } from './ports/Clock.ts'
-export {
-  currentRequest,
-  DEFAULT_CHAIN_BUDGET_MS,
-  inChainBudget,
-  outsideRequest,
-} from './ports/chainBudget.ts'
+export { DEFAULT_CHAIN_BUDGET_MS, inChainBudget } from './ports/chainBudget.ts'
 export type { KvChange, KvExpiry, KvStore, KvWrite } from './ports/KvStore.ts'
 export type { Mailer } from './ports/Mailer.ts'
 export { cryptoRandom, type Random } from './ports/Random.ts'
 export type { RateBuckets } from './ports/RateBuckets.ts'
+export { currentRequest, outsideRequest } from './ports/requestScope.ts'
 export type {
   AgentClaim,
   AgentListQuery,

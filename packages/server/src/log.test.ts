@@ -116,6 +116,50 @@ describe('jsonLogger request lines', () => {
     expect(written[3].time).toBe('2026-11-25T12:00:00.001Z')
   })
 
+  test('behavior: a request line writes its ms as JSON.stringify does, and a path as loggedPath gives it, each time', () => {
+    const lines: string[] = []
+    const logger = jsonLogger('info', (text) => lines.push(text))
+    const hundredths = Array.from({ length: 2_000 }, (_, n) => Math.round(n * n * 7.3) / 100)
+    const odd = [
+      0,
+      1,
+      0.5,
+      3.07,
+      0.29,
+      1.005,
+      1 / 3,
+      -1.25,
+      1e12 + 0.5,
+      2 ** 31,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+    ]
+    const values = [...hundredths, ...odd]
+    const urls = [
+      'http://h/api/agents/a/tasks/SECRET-1?x=1',
+      'http://h/api/agents/a',
+      'http://h/api/agents/a/TASKS/SECRET-2',
+    ]
+    values.forEach((ms, n) => {
+      logger.request({
+        at: 0,
+        requestId: 'r',
+        method: 'GET',
+        url: urls[n % urls.length] as string,
+        status: 200,
+        ms,
+      })
+    })
+    logger.flush(true)
+    const written = lines.join('').trim().split('\n')
+    expect(written).toHaveLength(values.length)
+    written.forEach((line, n) => {
+      expect(line.slice(line.indexOf('"ms":') + 5, -1)).toBe(JSON.stringify(values[n]))
+      expect(JSON.parse(line).path).toBe(loggedPath(urls[n % urls.length] as string))
+    })
+    expect(lines.join('')).not.toContain('SECRET')
+  })
+
   test('attack: a request line stays one line of JSON whatever its id, method and path hold', () => {
     const lines: string[] = []
     const logger = jsonLogger('info', (text) => lines.push(text))

@@ -133,6 +133,37 @@ function fieldKey(name: string): string {
   return key
 }
 
+/**
+ * A request's milliseconds as JSON: hundredths written from integers, the text JSON.stringify gives them (`0.5`, `12`,
+ * `3.07`) without converting a fraction to decimal; any other value as `jsonValue` writes it.
+ */
+function msJson(ms: number): string {
+  const hundredths = Math.round(ms * 100)
+  if (hundredths / 100 !== ms || hundredths < 0 || hundredths > 0x7fffffff) return jsonValue(ms)
+  const whole = (hundredths / 100) | 0
+  const part = hundredths - whole * 100
+  if (part === 0) return `${whole}`
+  if (part % 10 === 0) return `${whole}.${part / 10}`
+  return `${whole}.${part < 10 ? '0' : ''}${part}`
+}
+
+/** How many request URLs keep their logged path's JSON; past it they are all let go (a few hot paths come back). */
+const KNOWN_URLS = 512
+
+/**
+ * `loggedPath(url)` as JSON, made once per URL while it is among the last KNOWN_URLS: most lines of a busy server name
+ * a few paths (a hot card, a polled task), each made in a regular expression's scan, a cut and a test before.
+ */
+function pathJsonOf(known: Map<string, string>, url: string): string {
+  let json = known.get(url)
+  if (json === undefined) {
+    json = jsonString(loggedPath(url))
+    if (known.size >= KNOWN_URLS) known.clear()
+    known.set(url, json)
+  }
+  return json
+}
+
 /** A failure (5xx) is a warning, so LOG_LEVEL=warn keeps it alone. */
 const isFailure = (parts: RequestParts) => parts.status >= 500
 
@@ -140,9 +171,9 @@ const isFailure = (parts: RequestParts) => parts.status >= 500
  * The line of an answered request, the same JSON as `jsonLine` gives its fields (requestId, method, path, status,
  * ms), written without the field loop: it is the line of every request, made thousands of times a second.
  */
-function requestLine(time: string, parts: RequestParts): string {
+function requestLine(time: string, parts: RequestParts, known: Map<string, string>): string {
   const head = isFailure(parts) ? '"level":"warn","msg":"request failed"' : '"level":"info","msg":"request"'
-  return `{"time":"${time}",${head},"requestId":${jsonString(parts.requestId)},"method":${jsonString(parts.method)},"path":${jsonString(loggedPath(parts.url))},"status":${jsonValue(parts.status)},"ms":${jsonValue(parts.ms)}}\n`
+  return `{"time":"${time}",${head},"requestId":${jsonString(parts.requestId)},"method":${jsonString(parts.method)},"path":${pathJsonOf(known, parts.url)},"status":${jsonValue(parts.status)},"ms":${msJson(parts.ms)}}\n`
 }
 
 /**
@@ -156,8 +187,9 @@ export function jsonLogger(level: LogLevel, write: (text: string, atExit: boolea
   let pending: (string | RequestParts)[] = []
   let timer: ReturnType<typeof setTimeout> | null = null
   const time = isoClock()
+  const known = new Map<string, string>()
   const format = (entry: string | RequestParts) =>
-    typeof entry === 'string' ? entry : requestLine(time(entry.at), entry)
+    typeof entry === 'string' ? entry : requestLine(time(entry.at), entry, known)
   const flush = (atExit = false) => {
     if (timer) clearTimeout(timer)
     timer = null

@@ -10,8 +10,8 @@ import {
   StoreUnavailableError,
   UnauthorizedError,
 } from '../errors.ts'
-import { outsideRequest } from '../ports/chainBudget.ts'
 import type { KvStore } from '../ports/KvStore.ts'
+import { outsideRequest } from '../ports/requestScope.ts'
 import { inWriteScope } from '../ports/writeScope.ts'
 import { IdempotencyKey } from '../TaskInput.ts'
 import { parseInput } from '../Validation.ts'

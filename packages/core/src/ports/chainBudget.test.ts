@@ -58,4 +58,36 @@ describe('one chain budget per request', () => {
     )
     expect(after).toBe(0)
   })
+
+  test('behavior: the one timer of a budget is cleared when its request ends, made before its first wait or after', async () => {
+    const made: unknown[] = []
+    const cleared: unknown[] = []
+    const { setTimeout: set, clearTimeout: clear } = globalThis
+    globalThis.setTimeout = ((...args: Parameters<typeof set>) => {
+      const timer = set(...args)
+      made.push(timer)
+      return timer
+    }) as typeof set
+    globalThis.clearTimeout = ((timer: Parameters<typeof clear>[0]) => {
+      cleared.push(timer)
+      clear(timer)
+    }) as typeof clear
+    try {
+      await inChainBudget(60_000, async () => {
+        void chainBudgetExpiry()
+      })
+      await inChainBudget(60_000, async () => {
+        await Promise.resolve()
+        void chainBudgetExpiry()
+      })
+      // A timer made after the work first waited is cleared by a reaction added after this test's own.
+      for (let turn = 0; turn < 10 && cleared.length < made.length; turn++) await Promise.resolve()
+    } finally {
+      globalThis.setTimeout = set
+      globalThis.clearTimeout = clear
+    }
+    expect(made).toHaveLength(2)
+    // The very timers made (timers of one shape are equal as values).
+    expect(made.map((timer) => cleared.includes(timer))).toEqual([true, true])
+  })
 })

@@ -1,52 +1,59 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
+import { currentScope, inScope, RequestScope } from './requestScope.ts'
 
 // How long a request may wait on the payment chain is a fact about the whole request, not the one chain call it is
 // making: a request that makes four calls to a frozen RPC must not wait four read bounds. Each request's deadline is
-// kept in an async-local scope, so the chain adapters read it without the actions passing anything along. Work outside
-// any scope (the background re-checks, the job escrow's follower) keeps each call's own bound.
+// kept in its scope (requestScope.ts), so the chain adapters read it without the actions passing anything along. Work
+// outside any request (the background re-checks, the job escrow's follower) keeps each call's own bound.
 
 /** The chain time one request may spend when the host names none (CHAIN_REQUEST_BUDGET_MS): one read bound. */
 export const DEFAULT_CHAIN_BUDGET_MS = 10_000
 
-/** One request's chain budget: when it ends on the clock that measures it, and whether its one timer has fired. */
-type ChainBudget = {
-  deadline: number
-  now: () => number
-  spent: boolean
-  /** Resolves when the budget is spent; made by the first call that waits on it. */
-  expiry: Promise<void> | null
-  timer: ReturnType<typeof setTimeout> | undefined
-}
-
-const budgets = new AsyncLocalStorage<ChainBudget>()
-
 /** A monotonic clock in milliseconds (never moved by a change of the system's date). */
 const monotonic = () => performance.now()
 
+/** Clears the budget's timer once its request has ended. */
+function endsWithAnswer(scope: RequestScope, answer: Promise<unknown>): void {
+  const clear = () => clearTimeout(scope.timer)
+  answer.then(clear, clear)
+}
+
 /**
  * Runs `work` as one request under one chain budget of `budgetMs` (the default when undefined): every chain call it
- * makes waits at most what remains of it. Inside a budget already open, `work` shares that one (a request that runs
- * another action spends one budget). `now` is the clock the budget is measured on (a test's).
+ * makes waits at most what remains of it. Inside a request already open, `work` shares its budget (a request that
+ * runs another action spends one budget). `now` is the clock the budget is measured on (a test's). The request's one
+ * scope (requestScope.ts) is entered here; the promise is `work`'s own.
  * @example await inChainBudget(10_000, () => row.call(market, call))
  */
-export async function inChainBudget<T>(
+export function inChainBudget<T>(
   budgetMs: number | undefined,
   work: () => Promise<T>,
   now: () => number = monotonic,
 ): Promise<T> {
-  if (budgets.getStore()) return work()
-  const budget: ChainBudget = {
-    deadline: now() + (budgetMs ?? DEFAULT_CHAIN_BUDGET_MS),
-    now,
-    spent: false,
-    expiry: null,
-    timer: undefined,
+  const outer = currentScope()
+  if (outer?.request) return work()
+  const scope = new RequestScope(true, now() + (budgetMs ?? DEFAULT_CHAIN_BUDGET_MS), now)
+  if (outer) {
+    // A request opened inside writes counted outside any: its writes are theirs too.
+    scope.writing = outer.writing
+    scope.wrote = outer.wrote
   }
-  try {
-    return await budgets.run(budget, work)
-  } finally {
-    clearTimeout(budget.timer)
+  const answer = inScope(scope, work)
+  scope.answer = answer
+  // A timer made before `work` first waited; one made later is cleared by chainBudgetExpiry's own hook.
+  if (scope.timer !== undefined) endsWithAnswer(scope, answer)
+  if (outer) {
+    const carry = () => {
+      outer.wrote ||= scope.wrote
+    }
+    answer.then(carry, carry)
   }
+  return answer
+}
+
+/** The request's scope, when this call runs in a request. */
+function budgetOf(): RequestScope | null {
+  const scope = currentScope()
+  return scope?.request ? scope : null
 }
 
 /**
@@ -56,7 +63,7 @@ export async function inChainBudget<T>(
  * @example const timeoutMs = chainCallTimeout(10_000)
  */
 export function chainCallTimeout(boundMs: number): number {
-  const budget = budgets.getStore()
+  const budget = budgetOf()
   if (!budget) return boundMs
   if (budget.spent) return 0
   return Math.max(0, Math.min(boundMs, Math.floor(budget.deadline - budget.now())))
@@ -69,7 +76,7 @@ export function chainCallTimeout(boundMs: number): number {
  * @example const spent = chainBudgetExpiry(); spent?.then(() => reject(timeoutError()))
  */
 export function chainBudgetExpiry(): Promise<void> | null {
-  const budget = budgets.getStore()
+  const budget = budgetOf()
   if (!budget) return null
   budget.expiry ??= new Promise<void>((resolve) => {
     const end = () => {
@@ -77,27 +84,9 @@ export function chainBudgetExpiry(): Promise<void> | null {
       resolve()
     }
     const left = budget.deadline - budget.now()
-    if (left <= 0 || budget.spent) end()
-    else budget.timer = setTimeout(end, Math.ceil(left))
+    if (left <= 0 || budget.spent) return end()
+    budget.timer = setTimeout(end, Math.ceil(left))
+    if (budget.answer) endsWithAnswer(budget, budget.answer)
   })
   return budget.expiry
-}
-
-/**
- * An object standing for the request making this call (null outside any request): the scope that holds its chain
- * budget is the one request scope, so other layers keep their per-request facts in a WeakMap keyed by it (the
- * PostgreSQL store counts a request's wait on the database across its calls, store-postgres admission.ts).
- * @example const request = currentRequest(); if (request) waited.set(request, (waited.get(request) ?? 0) + ms)
- */
-export function currentRequest(): object | null {
-  return budgets.getStore() ?? null
-}
-
-/**
- * Runs `work` outside any request's scope: background work a request sets going (a pass it wakes, endings it leaves
- * to write later) must not be counted, ordered or bounded as that request, which has long been answered by then.
- * @example timer = setTimeout(() => outsideRequest(fire), ms)
- */
-export function outsideRequest<T>(work: () => T): T {
-  return budgets.exit(work)
 }

@@ -76,4 +76,15 @@ describe('write scopes: whether a store fault may say "nothing changed" is decid
     go()
     expect(await codeOf(writer)).toBe('outcome_unknown')
   })
+
+  test('a write landed inside a write scope counts for the scope around it: a fault after it is an unknown outcome', async () => {
+    const { store, state } = faultyStore(() => new StoreUnavailableError('unchanged'))
+    // An action's writes run in a scope of their own inside the request's (a kept Idempotency-Key's run).
+    const nested = inWriteScope(async () => {
+      await inWriteScope(() => store.kvDelete('n'))
+      state.failing = true
+      await store.kvPut('n', 1)
+    })
+    expect(await codeOf(nested)).toBe('outcome_unknown')
+  })
 })

@@ -1,15 +1,10 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import { StorageFullError, StoreUnavailableError } from '../errors.ts'
+import { currentScope, inScope, RequestScope } from './requestScope.ts'
 import { STORE_READ_METHODS } from './storeReads.ts'
 
 // Whether a store fault may say "nothing changed" is a fact about the whole request, not the one store call that
 // failed: a request that committed one write and then lost the database changed something. Each request's writes are
-// counted in an async-local scope, so the actions need not pass anything along.
-
-/** What one request has written so far. */
-type WriteScope = { wrote: boolean }
-
-const scopes = new AsyncLocalStorage<WriteScope>()
+// counted in its scope (requestScope.ts), so the actions need not pass anything along.
 
 /** A fault that says nothing changed, told again as an unknown outcome: an earlier write of the request landed. */
 function afterAWrite(error: unknown): unknown {
@@ -20,25 +15,37 @@ function afterAWrite(error: unknown): unknown {
   return new StoreUnavailableError('unknown', { cause: error, retryAfterSeconds: error.retryAfterSeconds })
 }
 
+/** Writes counted outside any request (a test, an embedding host calling an action): a scope of their own. */
+const writesAlone = () => new RequestScope(false, Number.POSITIVE_INFINITY, Date.now)
+
 /**
  * Runs `work` as one request's writes: a store fault answered as "nothing changed" (503 `database_unavailable`, 507
- * `storage_full`) after a write of the same request may have landed becomes 503 `outcome_unknown`.
+ * `storage_full`) after a write of the same request may have landed becomes 503 `outcome_unknown`. In a request, the
+ * count is a field of its scope, set for `work` and restored after it (no scope is entered: write scopes of one request
+ * nest, never run side by side); what `work` wrote counts as written by the scope around it too.
  * @example await inWriteScope(() => row.call(market, call))
  */
 export async function inWriteScope<T>(work: () => Promise<T>): Promise<T> {
-  const scope: WriteScope = { wrote: false }
+  const scope = currentScope()
+  if (!scope) return inScope(writesAlone(), () => inWriteScope(work))
+  const { writing, wrote } = scope
+  scope.writing = true
+  scope.wrote = false
   try {
-    return await scopes.run(scope, work)
+    return await work()
   } catch (error) {
     throw scope.wrote ? afterAWrite(error) : error
+  } finally {
+    scope.writing = writing
+    scope.wrote ||= wrote
   }
 }
 
 /** `method` of `store`, its outcome counted in the write scope it runs in (countWrites). */
 function counted(store: object, method: (...values: unknown[]) => Promise<unknown>) {
   return async (...args: unknown[]) => {
-    const scope = scopes.getStore()
-    if (!scope) return method.apply(store, args)
+    const scope = currentScope()
+    if (!scope?.writing) return method.apply(store, args)
     try {
       const result = await method.apply(store, args)
       scope.wrote = true

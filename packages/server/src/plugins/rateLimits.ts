@@ -38,7 +38,21 @@ export function routeRateClasses(routes: readonly RouteEntry[]): RouteRateClass 
     if (typeof declared === 'string')
       table.set(`${route.method} ${route.path}`, declared as RateClass | 'none')
   }
-  return (method, route) => rateClassOf({ method, rate: table.get(`${method} ${route}`) })
+  // Each route's class is worked out on its first request and kept by path, then method: a request makes no key.
+  const known = new Map<string, Map<string, RateClass | null>>()
+  return (method, route) => {
+    let methods = known.get(route)
+    if (methods === undefined) {
+      methods = new Map()
+      known.set(route, methods)
+    }
+    let rateClass = methods.get(method)
+    if (rateClass === undefined) {
+      rateClass = rateClassOf({ method, rate: table.get(`${method} ${route}`) })
+      methods.set(method, rateClass)
+    }
+    return rateClass
+  }
 }
 
 /**
