@@ -8,28 +8,10 @@ const ids = new WeakMap<Request, string>()
 // forge log lines or carry a secret, and is replaced.
 const CALLER_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
-/** A UUID's first 19 characters and its fifth group's first four hex digits: random, the same for 2^48 ids. */
-const idPrefix = () => crypto.randomUUID().slice(0, 24)
-let prefix = idPrefix()
-let counter = 0
-
-/**
- * A new request id, unique across processes and restarts: a random v4 UUID's head with a counter as its last 12 hex
- * digits. An id names a request in the log, it grants nothing (a caller may send its own), so it need not be
- * unguessable: a counter costs a fraction of a random UUID per request.
- */
-function newRequestId(): string {
-  if (counter === 2 ** 48) {
-    prefix = idPrefix()
-    counter = 0
-  }
-  return `${prefix}${(counter++).toString(16).padStart(12, '0')}`
-}
-
-/** The id of a request: the one its X-Request-Id gave when acceptable, else a new one (`newRequestId`). */
+/** The id of a request: the one its X-Request-Id gave when acceptable, else a new UUID. */
 function requestIdFor(request: Request): string {
   const given = request.headers.get('x-request-id')
-  return given !== null && CALLER_ID.test(given) ? given : newRequestId()
+  return given !== null && CALLER_ID.test(given) ? given : crypto.randomUUID()
 }
 
 /** The id of `request`, the one its answer's X-Request-Id and log line carry (made on first ask, then kept). */
