@@ -1,6 +1,6 @@
 import { bytesToHex } from 'viem'
 import { hashSecret } from './Credentials.ts'
-import { persistentSecret } from './PersistentSecret.ts'
+import { existingSecret, persistentSecret } from './PersistentSecret.ts'
 import type { KvStore } from './ports/KvStore.ts'
 import type { Random } from './ports/Random.ts'
 
@@ -14,6 +14,11 @@ const utf8 = new TextEncoder()
 export type PairingDigests = {
   /** The digest a code is stored and looked up under: `h1:` + HMAC-SHA256(secret, code). */
   of(code: string): Promise<string>
+  /**
+   * The digest a code sent to be spent is looked up under, or null while no code was ever issued under a kept secret
+   * (none is made for a lookup: a wrong code writes nothing).
+   */
+  existingOf(code: string): Promise<string | null>
   /** The digest codes issued before the HMAC had (unsalted SHA-256), still accepted until they expire. */
   legacyOf(code: string): string
 }
@@ -26,17 +31,32 @@ export type PairingDigests = {
  */
 export function pairingDigests(store: KvStore, random: Random, secret?: string): PairingDigests {
   let key: Promise<CryptoKey> | null = null
-  const load = async () => {
-    const raw = secret ?? (await persistentSecret(store, random, SECRET_SETTING))
-    return crypto.subtle.importKey('raw', utf8.encode(raw), { name: 'HMAC', hash: 'SHA-256' }, false, [
-      'sign',
-    ])
+  // A failed read is tried again next time (a database down at the first pairing must not end pairing for good).
+  const remember = (raw: Promise<string>) => {
+    key = raw
+      .then((value) =>
+        crypto.subtle.importKey('raw', utf8.encode(value), { name: 'HMAC', hash: 'SHA-256' }, false, [
+          'sign',
+        ]),
+      )
+      .catch((error: unknown) => {
+        key = null
+        throw error
+      })
+    return key
   }
+  const digestOf = async (hmac: CryptoKey, code: string) =>
+    `h1:${bytesToHex(new Uint8Array(await crypto.subtle.sign('HMAC', hmac, utf8.encode(code)))).slice(2)}`
   return {
     async of(code) {
-      key ??= load()
-      const digest = await crypto.subtle.sign('HMAC', await key, utf8.encode(code))
-      return `h1:${bytesToHex(new Uint8Array(digest)).slice(2)}`
+      const made =
+        key ?? remember(secret ? Promise.resolve(secret) : persistentSecret(store, random, SECRET_SETTING))
+      return digestOf(await made, code)
+    },
+    async existingOf(code) {
+      if (key) return digestOf(await key, code)
+      const raw = secret ?? (await existingSecret(store, SECRET_SETTING))
+      return raw === null ? null : digestOf(await (key ?? remember(Promise.resolve(raw))), code)
     },
     legacyOf: (code) => hashSecret(code),
   }

@@ -15,3 +15,13 @@ export async function persistentSecret(store: KvStore, random: Random, setting: 
       : { op: 'set', value: fresh, result: fresh },
   )
 }
+
+/**
+ * The secret kept under `setting`, or null while none was ever made: what a check reads, so a refused request (a
+ * wrong code, a wrong endpoint secret) never writes the secret that would have signed it.
+ * @example const key = await existingSecret(store, 'setting:webhook_key')
+ */
+export async function existingSecret(store: KvStore, setting: string): Promise<string | null> {
+  const current = await store.kvGet(setting)
+  return typeof current === 'string' ? current : null
+}

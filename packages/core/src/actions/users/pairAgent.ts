@@ -73,8 +73,9 @@ export function pairAgentAction(context: ActionContext<AgentStore & UserStore & 
       createdAt: now,
       updatedAt: now,
     }
+    const digest = await context.pairing.existingOf(pairingCode)
     const target =
-      (await store.findAgentByPairingCodeHash(await context.pairing.of(pairingCode))) ??
+      (digest === null ? null : await store.findAgentByPairingCodeHash(digest)) ??
       (await store.findAgentByPairingCodeHash(context.pairing.legacyOf(pairingCode)))
     if (!target) throw new NotFoundError('pairing_code_not_found', 'No agent has this pairing code.')
     const { pairingCodeHash, pairingCodeExpiresAt: expiresAt } = target

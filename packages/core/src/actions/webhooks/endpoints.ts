@@ -1,7 +1,7 @@
 import { nameKey } from '../../Agent.ts'
 import { constantTimeEqual, generateId } from '../../Credentials.ts'
 import { ConflictError, InvalidInputError, NotFoundError, UnauthorizedError } from '../../errors.ts'
-import { persistentSecret } from '../../PersistentSecret.ts'
+import { existingSecret, persistentSecret } from '../../PersistentSecret.ts'
 import type { AgentStore, FeedStore, KvStore, TaskStore, WebhookStore } from '../../ports/Store.ts'
 import { clientKeyOf } from '../../RateLimit.ts'
 import { parseInput } from '../../Validation.ts'
@@ -28,29 +28,41 @@ type Owner = { agentKey: string; taskId: string | null }
 /** A new endpoint with its secret, shown this once. */
 export type NewWebhook = WebhookView & { secret: string }
 
+/** The key endpoint secrets are derived from: `made` makes it when none was kept yet, `existing` only reads it. */
+export type WebhookMasterKey = { made(): Promise<string>; existing(): Promise<string | null> }
+
 /**
- * The key every endpoint's secret is derived from: made once and kept in the store like the MPP secret, read from it
- * once per process (a failed read is tried again next time).
+ * The key every endpoint's secret is derived from: made once (when the first endpoint is added) and kept in the store
+ * like the MPP secret, read from it once per process (a failed or empty read is tried again next time). A check of a
+ * secret only reads it: without a key no secret was ever answered, and a refusal writes nothing.
  */
 export function webhookMasterKey(
   context: Pick<ActionContext<KvStore>, 'store' | 'random'>,
-): () => Promise<string> {
+): WebhookMasterKey {
   let kept: Promise<string> | null = null
-  return () => {
-    kept ??= persistentSecret(context.store, context.random, 'setting:webhook_key').catch(
-      (error: unknown) => {
-        kept = null
-        throw error
-      },
-    )
+  const remember = (secret: Promise<string>) => {
+    kept = secret.catch((error: unknown) => {
+      kept = null
+      throw error
+    })
     return kept
   }
+  return {
+    made: () => kept ?? remember(persistentSecret(context.store, context.random, WEBHOOK_KEY_SETTING)),
+    existing: async () => {
+      if (kept) return kept
+      const secret = await existingSecret(context.store, WEBHOOK_KEY_SETTING)
+      return secret === null ? null : remember(Promise.resolve(secret))
+    },
+  }
 }
+
+const WEBHOOK_KEY_SETTING = 'setting:webhook_key'
 
 /** The endpoint actions of sellers (with their key) and buyers (with their task id). */
 export function webhookEndpointActions(
   context: ActionContext<AgentStore & FeedStore & TaskStore & WebhookStore & KvStore>,
-  masterKey: () => Promise<string>,
+  masterKey: WebhookMasterKey,
 ) {
   const { store, config, clock, random } = context
 
@@ -95,15 +107,18 @@ export function webhookEndpointActions(
         ? { op: 'set', value: webhook.afterEventId, result: null }
         : { op: 'noop', result: null },
     )
-    const secret = await webhookSecret(await masterKey(), webhook.id)
+    const secret = await webhookSecret(await masterKey.made(), webhook.id)
     return { ...toWebhookView(webhook, []), secret }
   }
 
   const list = async (owner: Owner) => views(await store.listWebhooks(owner.agentKey, owner.taskId))
 
   /** True when `secret` is the one answered when endpoint `id` was added. */
-  const holdsSecretOf = async (id: string, secret: string | undefined) =>
-    secret !== undefined && constantTimeEqual(await webhookSecret(await masterKey(), id), secret)
+  const holdsSecretOf = async (id: string, secret: string | undefined) => {
+    if (secret === undefined) return false
+    const key = await masterKey.existing()
+    return key !== null && constantTimeEqual(await webhookSecret(key, id), secret)
+  }
 
   /**
    * A task's endpoints whose secret the caller sent: the task id is the seller's too (its queue lists it), so only the

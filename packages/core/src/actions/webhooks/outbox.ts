@@ -18,6 +18,7 @@ import {
   webhookTenant,
 } from '../../Webhook.ts'
 import type { ActionContext } from '../context.ts'
+import type { WebhookMasterKey } from './endpoints.ts'
 
 const LONGEST_ERROR = 300
 
@@ -38,7 +39,7 @@ export type WebhookPassOptions = {
 /** Fanning feed events out to endpoints, and delivering them with retries. */
 export function webhookOutboxActions(
   context: ActionContext<FeedStore & TaskStore & WebhookStore & KvStore>,
-  masterKey: () => Promise<string>,
+  masterKey: WebhookMasterKey,
 ) {
   const { store, clock, config, random } = context
 
@@ -146,7 +147,7 @@ export function webhookOutboxActions(
       onClaimed?.(due.length)
       const report: WebhookDeliveryReport = { delivered: 0, retrying: 0, failed: 0 }
       if (due.length === 0) return report
-      const key = await masterKey()
+      const key = await masterKey.made()
       await Promise.all(
         due.map(async (delivery) => {
           try {
