@@ -320,6 +320,10 @@ rmSync(folder, { recursive: true, force: true })
 const ratio = (a: WrkResult, b: WrkResult) => a.requestsPerSecond / b.requestsPerSecond
 const helloRates = measured.map(({ hello }) => hello.requestsPerSecond).sort((a, b) => a - b)
 const micros = (value: number) => (value < 10 ? value.toFixed(1) : formatCount(value))
+const metAll = (path: Path, hello: WrkResult, bare: WrkResult, shipped: WrkResult, floor: WrkResult) =>
+  ratio(bare, hello) >= path.goal &&
+  ratio(shipped, bare) >= shippedGoalOf(bare) &&
+  ratio(bare, floor) >= (path.floorGoal ?? 0)
 const rows = measured.map(({ path, hello, bare, shipped, floor }, index) => [
   path.label,
   formatCount(bare.requestsPerSecond),
@@ -334,10 +338,6 @@ const rows = measured.map(({ path, hello, bare, shipped, floor }, index) => [
   metAll(path, hello, bare, shipped, floor) ? 'yes' : '**no**',
   bare.non2xx + shipped.non2xx + floor.non2xx,
 ])
-const metAll = (path: Path, hello: WrkResult, bare: WrkResult, shipped: WrkResult, floor: WrkResult) =>
-  ratio(bare, hello) >= path.goal &&
-  ratio(shipped, bare) >= shippedGoalOf(bare) &&
-  ratio(bare, floor) >= (path.floorGoal ?? 0)
 const goals: Goal[] = measured.flatMap(({ path, hello, bare, shipped, floor }) => [
   {
     name: `${path.label}: ratio to hello world`,
