@@ -90,7 +90,11 @@ async function call(
   const headers: Record<string, string> = { 'content-type': 'application/json' }
   if (key) headers.authorization = `Bearer ${key}`
   const answer = await app.handle(
-    new Request(`http://127.0.0.1:3000${path}`, { method, headers, body: body && JSON.stringify(body) }),
+    new Request(`http://127.0.0.1:3000${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
   )
   if (answer.status !== expected)
     throw new Error(`${method} ${path}: ${answer.status} ${await answer.text()}`)
