@@ -223,7 +223,6 @@ export function toTaskView(task: TaskRecord, config: MarketConfig, now = task.cr
     expires_at: task.status === 'pending_payment' || task.status === 'expired' ? iso(task.expiresAt) : null,
     paid_at: iso(paid?.at ?? null),
     completed_at: iso(task.completedAt),
-    // The job's facts.
     sla_seconds: task.slaSeconds,
     due_at: iso(taskDueAt(task)),
     delivered_at: iso(task.deliveredAt),
