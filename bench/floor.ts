@@ -1,61 +1,15 @@
 /**
  * The floor server of the HTTP benchmarks: bare Elysia routes, each doing one path's database work (bench/lib/
  * floorWork.ts) on statements prepared once, writes group-committed per turn of the event loop, and answering the rows
- * as JSON. What the market adds above it is the cost of being the market.
+ * as JSON (bench/lib/floorApp.ts). What the market adds above it is the cost of being the market.
  * Usage: PORT=… DATABASE=<file> DRIVER=bun|libsql bun bench/floor.ts
  */
-import { Elysia } from 'elysia'
-import { type FloorDriver, floorGroupCommit, floorWork, openFloor, randomHex } from './lib/floorWork.ts'
+import { floorApp } from './lib/floorApp.ts'
+import type { FloorDriver } from './lib/floorWork.ts'
 
 const port = Number(process.env.PORT ?? 3998)
-const db = openFloor(process.env.DATABASE ?? '', (process.env.DRIVER ?? 'bun') as FloorDriver)
-const work = floorWork(db)
-const commit = floorGroupCommit(db)
-let written = 0
-/** The challenge floor's HMAC key: any 32 bytes, as the market's MPP secret is. */
-const CHALLENGE_SECRET = randomHex(64)
-const unique = () => `floor-${process.pid}-${++written}`
-
-new Elysia()
-  .get('/agent/:name', ({ params }) => work.agent(params.name))
-  .get('/search', ({ query }) => work.search(String(query.q)))
-  .get('/task/:name/:id', ({ params }) => work.task(params.name, params.id))
-  .get('/milestones/:name', ({ params }) => work.milestones(params.name))
-  .get('/user/:name', ({ params }) => work.user(params.name))
-  .post('/heartbeat/:name', async ({ params }) => {
-    await commit(() => work.heartbeat(params.name, Date.now()))
-    return { ok: true }
-  })
-  .post('/register', async () => {
-    const name = unique()
-    await commit(() => work.register(name, Date.now()))
-    return { name }
-  })
-  .post('/milestone/:name', async ({ params }) => {
-    const id = `ms_${randomHex(32)}`
-    await commit(() => work.milestone(params.name, id, Date.now()))
-    return { id }
-  })
-  .post('/order/:name', async ({ params }) => {
-    const id = `task_${randomHex(32)}`
-    await commit(() => work.order(params.name, id, Date.now()))
-    return { id }
-  })
-  .post('/challenge/:name/:slug', ({ params, body, set }) => {
-    // The 402's own work; the body is read and parsed by Elysia as the market reads it.
-    const challenge = work.challenge(params.name, params.slug, JSON.stringify(body), CHALLENGE_SECRET)
-    if (!challenge) {
-      set.status = 404
-      return { error: 'not found' }
-    }
-    set.status = 402
-    set.headers['www-authenticate'] = challenge.header
-    set.headers['cache-control'] = 'no-store'
-    return challenge.problem
-  })
-  .put('/agent/:name', async ({ params }) => {
-    await commit(() => work.updateBio(params.name, unique(), Date.now()))
-    return { ok: true }
-  })
-  .listen({ port, hostname: '127.0.0.1' })
+floorApp(process.env.DATABASE ?? '', (process.env.DRIVER ?? 'bun') as FloorDriver).listen({
+  port,
+  hostname: '127.0.0.1',
+})
 console.log(`floor on ${port}`)

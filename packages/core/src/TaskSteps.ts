@@ -10,9 +10,18 @@ import type { TaskRecord } from './Task.ts'
 /** The four texts that tell a buyer what to do next. */
 export type NextSteps = { pay: string; verify: string; verify_body: string; check_status: string }
 
+/** The URL of a task on the wire. */
+function taskUrl(baseUrl: string, task: Pick<TaskRecord, 'agentName' | 'id'>): string {
+  return `${baseUrl}/api/agents/${encodeURIComponent(task.agentName)}/tasks/${task.id}`
+}
+
 /** The paths of a task's actions. */
 export function taskPaths(baseUrl: string, task: Pick<TaskRecord, 'agentName' | 'id'>) {
-  const self = `${baseUrl}/api/agents/${encodeURIComponent(task.agentName)}/tasks/${task.id}`
+  return actionPaths(taskUrl(baseUrl, task))
+}
+
+/** The paths of the actions of the task at `self`. */
+function actionPaths(self: string) {
   return {
     self,
     verify: `${self}/verify-payment`,
@@ -22,11 +31,14 @@ export function taskPaths(baseUrl: string, task: Pick<TaskRecord, 'agentName' | 
   }
 }
 
-/** What a buyer polling the task does next: decide a delivery under review, else wait for `completed`. */
-function checkStatusStep(task: TaskRecord, paths: ReturnType<typeof taskPaths>): string {
-  const decide = `POST ${paths.accept} or ${paths.reject} (with a reason) signed by the paying wallet before review_until; silence accepts.`
-  if (task.status !== 'delivered')
-    return `GET ${paths.self} until status is "completed", then read result_url.`
+/**
+ * What a buyer polling the task at `self` does next: decide a delivery under review, else wait for `completed`. Every
+ * poll of a task shapes it: the texts of a delivery are made only for one.
+ */
+function checkStatusStep(task: TaskRecord, self: string): string {
+  if (task.status !== 'delivered') return `GET ${self} until status is "completed", then read result_url.`
+  const { accept, reject } = actionPaths(self)
+  const decide = `POST ${accept} or ${reject} (with a reason) signed by the paying wallet before review_until; silence accepts.`
   if (task.reveal === 'on_delivery') return `Read result_url, then ${decide}`
   return `The seller reveals result_url only once the task is completed (accepted, or silence past review_until), never after a rejection; result_commitment is its keccak256. ${decide}`
 }
@@ -39,8 +51,8 @@ function escrowStep(task: TaskRecord, usdcContract: Address, escrowContract: Add
 
 /** What the buyer does next, with real paths. */
 export function nextSteps(task: TaskRecord, config: MarketConfig): NextSteps {
-  const paths = taskPaths(config.baseUrl, task)
-  const check_status = checkStatusStep(task, paths)
+  const self = taskUrl(config.baseUrl, task)
+  const check_status = checkStatusStep(task, self)
   if (task.priceBaseUnits === 0n || !task.payTo) {
     return {
       pay: 'Nothing to pay: this skill is free.',
@@ -63,7 +75,7 @@ export function nextSteps(task: TaskRecord, config: MarketConfig): NextSteps {
   if (task.pendingCheck) {
     const sent = `a payment of this task is under way (transaction ${task.pendingCheck.txHash})`
     return {
-      pay: `Nothing to pay now: ${sent}; do not pay again. GET ${paths.self} until status is "paid".`,
+      pay: `Nothing to pay now: ${sent}; do not pay again. GET ${self} until status is "paid".`,
       verify: `Nothing to verify: ${sent} and the market re-checks it by itself.`,
       verify_body: '{}',
       check_status,
@@ -75,7 +87,7 @@ export function nextSteps(task: TaskRecord, config: MarketConfig): NextSteps {
   const deadline = task.expiresAt ? ` before ${task.expiresAt.toISOString()}` : ''
   return {
     pay: `Send ${amount} USDC (${task.priceBaseUnits} base units of token ${usdcContract}) on ${chainName(chainId)} (chain id ${chainId}) to ${task.payTo}${deadline}.${escrow} Then sign payment.payer_proof (EIP-712) with the wallet that paid, its message.txHash set to your transaction hash: only that signature lets your payment pay this task.`,
-    verify: `POST ${paths.verify}`,
+    verify: `POST ${actionPaths(self).verify}`,
     verify_body:
       '{"tx_hash": "0x<hash of your payment transaction>", "payer_signature": "0x<EIP-712 signature of payment.payer_proof by the paying wallet>"}',
     check_status,

@@ -165,7 +165,7 @@ export function resultCommitment(resultUrl: string): Hex {
  * commitment until the task is completed (accepted, or by silence), and never its URL after a rejection.
  */
 function resultFields(task: TaskRecord): Pick<TaskView, 'result_url' | 'result_commitment'> {
-  if (!SHOWS_RESULT.includes(task.status) || !task.resultUrl) return {}
+  if (!SHOWS_RESULT.includes(task.status) || !task.resultUrl) return NO_RESULT
   if (task.reveal === 'on_delivery') return { result_url: task.resultUrl }
   const result_commitment = resultCommitment(task.resultUrl)
   return task.status === 'completed'
@@ -173,12 +173,18 @@ function resultFields(task: TaskRecord): Pick<TaskView, 'result_url' | 'result_c
     : { result_commitment }
 }
 
+/** The result fields of a task that shows none (most tasks polled: not yet delivered). */
+const NO_RESULT: Pick<TaskView, 'result_url' | 'result_commitment'> = Object.freeze({})
+
 /** True while a task waits for a payment on the payment chain. */
 const awaitsChainPayment = (task: TaskRecord) => task.status === 'pending_payment' && task.payTo !== null
 
 /** The task as its buyer reads it (SPEC row 10) at `now` (the job escrow's offered funding starts from it). */
 export function toTaskView(task: TaskRecord, config: MarketConfig, now = task.createdAt): TaskView {
   const paid = task.payment
+  // Every field written in its wire order into one literal: each GET of a task shapes one, so no part is made as an
+  // object of its own and spread (bench/CHANGES.md, issue 41).
+  const network = paymentNetwork(paid?.method ?? null, config)
   const view: TaskView = {
     task_id: task.id,
     agent: task.agentName,
@@ -192,7 +198,9 @@ export function toTaskView(task: TaskRecord, config: MarketConfig, now = task.cr
     payment: {
       amount: amountToNumber(task.priceBaseUnits),
       currency: 'USDC',
-      ...paymentNetwork(paid?.method ?? null, config),
+      chain: network.chain,
+      chain_id: network.chain_id,
+      usdc_contract: network.usdc_contract,
       to: task.payTo,
       amount_base_units: task.priceBaseUnits.toString(),
       escrow_contract: config.chain.escrowContract,
@@ -215,7 +223,14 @@ export function toTaskView(task: TaskRecord, config: MarketConfig, now = task.cr
     expires_at: task.status === 'pending_payment' || task.status === 'expired' ? iso(task.expiresAt) : null,
     paid_at: iso(paid?.at ?? null),
     completed_at: iso(task.completedAt),
-    ...jobFields(task),
+    sla_seconds: task.slaSeconds,
+    due_at: iso(taskDueAt(task)),
+    delivered_at: iso(task.deliveredAt),
+    review_seconds: task.reviewSeconds,
+    reveal: task.reveal,
+    review_until: iso(taskReviewUntil(task)),
+    outcome: task.outcome,
+    records: task.entries.map(toTaskEntryView),
     review:
       task.status === 'delivered' && buyerWalletOf(task)
         ? reviewTypedData(config.chain.chainId, {
@@ -240,21 +255,8 @@ export function toTaskView(task: TaskRecord, config: MarketConfig, now = task.cr
         : null,
     escrow_job: escrowJobView(task, config, now),
   }
-  return Object.assign(view, resultFields(task))
-}
-
-/** The job facts of a task on the wire. */
-function jobFields(task: TaskRecord) {
-  return {
-    sla_seconds: task.slaSeconds,
-    due_at: iso(taskDueAt(task)),
-    delivered_at: iso(task.deliveredAt),
-    review_seconds: task.reviewSeconds,
-    reveal: task.reveal,
-    review_until: iso(taskReviewUntil(task)),
-    outcome: task.outcome,
-    records: task.entries.map(toTaskEntryView),
-  }
+  const result = resultFields(task)
+  return result === NO_RESULT ? view : Object.assign(view, result)
 }
 
 /**

@@ -207,7 +207,9 @@ export function toTaskRecord(row: TaskRow, agentName: string): TaskRecord {
     reveal: row.reveal as TaskRecord['reveal'],
     deliveredAt: dateOf(row.deliveredAt),
     outcome: row.outcome as TaskOutcome | null,
-    entries: (JSON.parse(row.entries) as Record<string, unknown>[]).map(entryFromJson),
+    // Most tasks have no refund or dispute: no JSON to parse.
+    entries:
+      row.entries === '[]' ? [] : (JSON.parse(row.entries) as Record<string, unknown>[]).map(entryFromJson),
     jobId: row.jobId as Hex | null,
     rating: row.rating === null ? null : ratingFromJson(JSON.parse(row.rating)),
   }

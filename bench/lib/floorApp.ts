@@ -1,0 +1,59 @@
+/**
+ * The floor's routes (bench/floor.ts serves them): bare Elysia routes, each doing one path's database work (floorWork.ts)
+ * on statements prepared once, writes group-committed per turn of the event loop, answering the rows as JSON.
+ * bench/readCpu.ts also calls them in process (`app.handle`).
+ */
+import { Elysia } from 'elysia'
+import { type FloorDriver, floorGroupCommit, floorWork, openFloor, randomHex } from './floorWork.ts'
+
+/** The floor app over `file` opened with `driver` (not listening). */
+export function floorApp(file: string, driver: FloorDriver) {
+  const db = openFloor(file, driver)
+  const work = floorWork(db)
+  const commit = floorGroupCommit(db)
+  let written = 0
+  // The challenge floor's HMAC key: any 32 bytes, as the market's MPP secret is.
+  const challengeSecret = randomHex(64)
+  const unique = () => `floor-${process.pid}-${++written}`
+  return new Elysia()
+    .get('/agent/:name', ({ params }) => work.agent(params.name))
+    .get('/search', ({ query }) => work.search(String(query.q)))
+    .get('/task/:name/:id', ({ params }) => work.task(params.name, params.id))
+    .get('/milestones/:name', ({ params }) => work.milestones(params.name))
+    .get('/user/:name', ({ params }) => work.user(params.name))
+    .post('/heartbeat/:name', async ({ params }) => {
+      await commit(() => work.heartbeat(params.name, Date.now()))
+      return { ok: true }
+    })
+    .post('/register', async () => {
+      const name = unique()
+      await commit(() => work.register(name, Date.now()))
+      return { name }
+    })
+    .post('/milestone/:name', async ({ params }) => {
+      const id = `ms_${randomHex(32)}`
+      await commit(() => work.milestone(params.name, id, Date.now()))
+      return { id }
+    })
+    .post('/order/:name', async ({ params }) => {
+      const id = `task_${randomHex(32)}`
+      await commit(() => work.order(params.name, id, Date.now()))
+      return { id }
+    })
+    .post('/challenge/:name/:slug', ({ params, body, set }) => {
+      // The 402's own work; the body is read and parsed by Elysia as the market reads it.
+      const challenge = work.challenge(params.name, params.slug, JSON.stringify(body), challengeSecret)
+      if (!challenge) {
+        set.status = 404
+        return { error: 'not found' }
+      }
+      set.status = 402
+      set.headers['www-authenticate'] = challenge.header
+      set.headers['cache-control'] = 'no-store'
+      return challenge.problem
+    })
+    .put('/agent/:name', async ({ params }) => {
+      await commit(() => work.updateBio(params.name, unique(), Date.now()))
+      return { ok: true }
+    })
+}

@@ -1,0 +1,272 @@
+/**
+ * CPU per read in process, two checkouts in turn: each checkout's server built as `bun start` builds it
+ * (`startServer`, on a copy of one market of 1,000 agents and 10,000 tasks with bench/http.ts's seller, its milestones
+ * and a task), as shipped (RATE_LIMITS=on with raised policies, LOG_LEVEL=info, the log to /dev/null) and bare
+ * (LOG_LEVEL=off, no rate limits), and the floor (bench/lib/floorApp.ts) on the same file; each read's requests go
+ * through `app.handle`, 32 at a time, and `process.cpuUsage()` gives the CPU per request (the median of 5 batches).
+ * Every run is its own process, A then B then the floor, round after round, so the machine's drift hits all alike;
+ * it prints each side's median over the rounds, B/A, and each side's ratio to the floor. Bun's own HTTP work (parsing,
+ * the client's address, writing the answer) is not in these figures: bench/http.ts measures it.
+ * Usage: bun bench/readCpu.ts <checkout A> <checkout B> [rounds=3] [requests=20000] [reads: words of their labels]
+ * READ_CPU_PROFILE=DIR runs each child under `bun --cpu-prof` into DIR/<side>-<mode>-<round> (bench/profileSummary.ts).
+ */
+import { Database } from 'bun:sqlite'
+import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { DEFAULT_RATE_POLICIES } from '@agentmarket/core/routes'
+import { floorApp } from './lib/floorApp.ts'
+import { table } from './lib/section.ts'
+import { seededOwner, seedMarket } from './lib/seed.ts'
+
+const SELLER = 'bench-seller'
+const OWNER = seededOwner(0)
+/** Requests in flight at once, as wrk's 32 connections. */
+const CONCURRENCY = 32
+const BATCHES = 5
+
+/** A read: its market path and its floor path, given the task's id. */
+type Read = { label: string; market: (task: string) => string; floor: (task: string) => string }
+const READS: Read[] = [
+  {
+    label: 'GET task',
+    market: (task) => `/api/agents/${SELLER}/tasks/${task}`,
+    floor: (task) => `/task/${SELLER}/${task}`,
+  },
+  {
+    label: 'GET agent record',
+    market: () => `/api/community/agents/${SELLER}`,
+    floor: () => `/agent/${SELLER}`,
+  },
+  {
+    label: 'GET milestones',
+    market: () => `/api/agents/${SELLER}/milestones`,
+    floor: () => `/milestones/${SELLER}`,
+  },
+  { label: 'GET user profile', market: () => `/api/community/users/${OWNER}`, floor: () => `/user/${OWNER}` },
+]
+
+/** Anything that answers a Request in process. */
+type Handles = { handle(request: Request): Promise<Response> | Response }
+
+/** CPU µs per request of `count` requests to `url` through `app`, `CONCURRENCY` at a time. */
+async function cpuPerRequest(app: Handles, url: string, count: number): Promise<number> {
+  const cpu = process.cpuUsage()
+  for (let sent = 0; sent < count; sent += CONCURRENCY) {
+    const answers: (Promise<Response> | Response)[] = []
+    for (let index = 0; index < CONCURRENCY; index++) answers.push(app.handle(new Request(url)))
+    for (const answer of await Promise.all(answers))
+      if (answer.status !== 200) throw new Error(`${url}: ${answer.status} ${await answer.text()}`)
+  }
+  const used = process.cpuUsage(cpu)
+  return (used.user + used.system) / count
+}
+
+/** Each wanted read's CPU µs per request through `app` (a warm-up first, then the median of `BATCHES` batches). */
+async function measure(app: Handles, paths: string[], requests: number): Promise<number[]> {
+  const figures: number[] = []
+  for (const path of paths) {
+    const url = `http://127.0.0.1:3000${path}`
+    await cpuPerRequest(app, url, Math.max(CONCURRENCY, requests / BATCHES))
+    const batches: number[] = []
+    for (let batch = 0; batch < BATCHES; batch++)
+      batches.push(await cpuPerRequest(app, url, Math.max(CONCURRENCY, requests / BATCHES)))
+    figures.push(median(batches))
+  }
+  return figures
+}
+
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0
+
+/** A JSON request to `app`; throws unless it answers `expected`. */
+async function call(
+  app: Handles,
+  method: string,
+  path: string,
+  body?: unknown,
+  key?: string,
+  expected = 200,
+) {
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (key) headers.authorization = `Bearer ${key}`
+  const answer = await app.handle(
+    new Request(`http://127.0.0.1:3000${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+  )
+  if (answer.status !== expected)
+    throw new Error(`${method} ${path}: ${answer.status} ${await answer.text()}`)
+  return (await answer.json()) as Record<string, unknown>
+}
+
+/** The server of `checkout` as `bun start` builds it, in `mode`, on `file`. */
+async function marketServer(checkout: string, mode: string, file: string) {
+  const { startServer } = await import(`${checkout}/packages/server/src/serve.ts`)
+  const { readSettings } = await import(`${checkout}/packages/server/src/env.ts`)
+  const unlimited = Object.keys(DEFAULT_RATE_POLICIES)
+    .map((name) => `${name}=99999999/60`)
+    .join(',')
+  const env = {
+    DATABASE_URL: `file:${file}`,
+    NODE_ENV: 'production',
+    CHAIN_RPC_URL: 'http://127.0.0.1:9',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ...(mode === 'shipped'
+      ? { RATE_LIMITS: 'on', RATE_LIMIT_POLICIES: unlimited, LOG_LEVEL: 'info' }
+      : { RATE_LIMITS: 'off', LOG_LEVEL: 'off' }),
+  }
+  return (await startServer(readSettings(env))) as { app: Handles; stop(): Promise<void> }
+}
+
+/** One child run: `checkout`'s server (or the floor) in `mode` on `file`; writes its figures to `out`. */
+async function child() {
+  const { READ_CPU_CHECKOUT = '', READ_CPU_MODE = 'bare', READ_CPU_DB = '', READ_CPU_OUT = '' } = process.env
+  const task = process.env.READ_CPU_TASK ?? ''
+  const requests = Number(process.env.READ_CPU_REQUESTS ?? 20_000)
+  const wanted = READS.filter((read) => (process.env.READ_CPU_READS ?? '').split(',').includes(read.label))
+  if (READ_CPU_MODE === 'prepare') {
+    await Bun.write(READ_CPU_OUT, JSON.stringify(await prepare(READ_CPU_DB)))
+    return
+  }
+  if (READ_CPU_MODE === 'floor') {
+    const app = floorApp(READ_CPU_DB, 'bun')
+    const figures = await measure(
+      app,
+      wanted.map((read) => read.floor(task)),
+      requests,
+    )
+    await Bun.write(READ_CPU_OUT, JSON.stringify(figures))
+    return
+  }
+  const server = await marketServer(READ_CPU_CHECKOUT, READ_CPU_MODE, READ_CPU_DB)
+  const figures = await measure(
+    server.app,
+    wanted.map((read) => read.market(task)),
+    requests,
+  )
+  await server.stop()
+  await Bun.write(READ_CPU_OUT, JSON.stringify(figures))
+}
+
+/**
+ * Gives `file` (seeded) bench/http.ts's seller, its milestones and a task, through this checkout's server; the task's
+ * id. Its own process: the seed writes with libsql-js, and two SQLite libraries on one file in one process lose each
+ * other's locks.
+ */
+async function prepare(file: string) {
+  const server = await marketServer(resolve(import.meta.dir, '..'), 'bare', file)
+  const paid = { name: 'Deep Research', type: 'purchasable', price: 0.5, sla: '24 hours' }
+  const seller = await call(server.app, 'POST', '/api/agents/register', {
+    name: SELLER,
+    bio: 'Benchmarks',
+    skills: ['Echo', paid],
+  })
+  const key = String(seller.apiKey)
+  const wallet = { walletAddress: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed' }
+  await call(server.app, 'PUT', `/api/agents/${SELLER}`, wallet, key)
+  for (let index = 0; index < 5; index++)
+    await call(
+      server.app,
+      'POST',
+      `/api/agents/${SELLER}/milestones`,
+      { date: '2026-10-01', title: `m${index}` },
+      key,
+      201,
+    )
+  const task = await call(
+    server.app,
+    'POST',
+    `/api/agents/${SELLER}/tasks`,
+    { skill: 'echo', params: { q: 1 } },
+    undefined,
+    201,
+  )
+  await server.stop()
+  // Into the file itself: the runs copy it alone.
+  const db = new Database(file)
+  db.run('PRAGMA wal_checkpoint(TRUNCATE)')
+  db.close()
+  return [task.task_id]
+}
+
+/** Runs one child: `side` (a checkout, or the floor) in `mode`; its figures, one per wanted read. */
+async function run(
+  folder: string,
+  prepared: { file: string; task: string },
+  label: string,
+  env: Record<string, string>,
+  copy = true,
+) {
+  const file = copy ? join(mkdtempSync(join(folder, 'run-')), 'market.db') : prepared.file
+  if (copy) copyFileSync(prepared.file, file)
+  const out = join(folder, `${label}.json`)
+  const profile = process.env.READ_CPU_PROFILE
+  const profiling = profile ? ['--cpu-prof', '--cpu-prof-dir', join(profile, label)] : []
+  const child = Bun.spawn(['bun', ...profiling, import.meta.path], {
+    env: {
+      ...process.env,
+      READ_CPU_CHILD: '1',
+      READ_CPU_DB: file,
+      READ_CPU_OUT: out,
+      READ_CPU_TASK: prepared.task,
+      ...env,
+    },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+  if ((await child.exited) !== 0) throw new Error(`${label} failed`)
+  return JSON.parse(readFileSync(out, 'utf8')) as (number | string)[]
+}
+
+async function main() {
+  const [a = '', b = '', roundsArg = '3', requestsArg = '20000', only = ''] = process.argv.slice(2)
+  if (!a || !b)
+    throw new Error('usage: bun bench/readCpu.ts <checkout A> <checkout B> [rounds] [requests] [reads]')
+  const reads = READS.filter((read) => !only || only.split(',').some((word) => read.label.includes(word)))
+  const folder = mkdtempSync(join(tmpdir(), 'agentmarket-readcpu-'))
+  const file = join(folder, 'market.db')
+  await seedMarket(file, { agents: 1_000, tasks: 10_000 })
+  const [task = ''] = await run(folder, { file, task: '' }, 'prepare', { READ_CPU_MODE: 'prepare' }, false)
+  const prepared = { file, task: String(task) }
+  const common = { READ_CPU_REQUESTS: requestsArg, READ_CPU_READS: reads.map((read) => read.label).join(',') }
+  const sides = { A: resolve(a), B: resolve(b) }
+  const figures: Record<string, number[][]> = {}
+  const measured = async (label: string, env: Record<string, string>) =>
+    (await run(folder, prepared, label, env)) as number[]
+  for (let round = 0; round < Number(roundsArg); round++) {
+    for (const mode of ['shipped', 'bare']) {
+      for (const [side, checkout] of Object.entries(sides)) {
+        const env = { ...common, READ_CPU_CHECKOUT: checkout, READ_CPU_MODE: mode }
+        const key = `${side} ${mode}`
+        figures[key] = [...(figures[key] ?? []), await measured(`${side}-${mode}-${round}`, env)]
+      }
+    }
+    figures.floor = [
+      ...(figures.floor ?? []),
+      await measured(`floor-${round}`, { ...common, READ_CPU_MODE: 'floor' }),
+    ]
+  }
+  const of = (key: string, index: number) => median((figures[key] ?? []).map((row) => row[index] ?? 0))
+  const rows = reads.flatMap((read, index) =>
+    ['shipped', 'bare'].map((mode) => {
+      const [before, after, floor] = [of(`A ${mode}`, index), of(`B ${mode}`, index), of('floor', index)]
+      return [
+        read.label,
+        mode,
+        before.toFixed(1),
+        after.toFixed(1),
+        (after / before).toFixed(2),
+        floor.toFixed(1),
+        (floor / before).toFixed(2),
+        (floor / after).toFixed(2),
+      ]
+    }),
+  )
+  console.log(`CPU µs per request in process, median of ${roundsArg} rounds (A ${sides.A}, B ${sides.B})`)
+  console.log(table(['read', 'mode', 'A µs', 'B µs', 'B/A', 'floor µs', 'floor/A', 'floor/B'], rows))
+}
+
+await (process.env.READ_CPU_CHILD ? child() : main())
