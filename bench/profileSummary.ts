@@ -26,7 +26,8 @@ const byParts = args.includes('--parts')
 if (byParts) args.splice(args.indexOf('--parts'), 1)
 const calls = new Map(
   (flag('--calls') ?? '')
-    .split(',')
+    // Pairs end at a count: a phase's name may hold commas.
+    .split(/(?<==[0-9.]+),/)
     .filter(Boolean)
     .map((pair) => pair.split('=') as [string, string])
     .map(([name, count]) => [name, Number(count)] as const),

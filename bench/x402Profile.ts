@@ -86,7 +86,7 @@ const OFFER = 'route: 402 offer'
 const REFERENCE_OFFER = 'reference route: 402 offer (`@x402/hono`, in process)'
 const REFERENCE_PAID = 'reference route: paid order (200), facilitator in process'
 const WRITES =
-  "store writes alone: a paid order's five (claims and marker; record; task; paid mark; record and claim removed)"
+  "store writes alone: a paid order's five in four commits (claims and marker; record with task; paid mark; record and claim removed)"
 const LEAST_WRITES =
   'store writes alone, the least the requirement needs: marker and task with its settlement in one commit; paid mark'
 
@@ -401,7 +401,7 @@ function nextSettlement() {
   }
   return { hash, authorization, marker: authorizationKey(authorization) }
 }
-/** A paid order's five writes as payWithX402 makes them (tests/x402.test.ts, "writes the store five times"). */
+/** A paid order's writes as payWithX402 makes them (tests/x402.test.ts, "writes the store five times in four commits"). */
 async function writesAsMade(template: TaskRecord) {
   const { hash, authorization, marker } = nextSettlement()
   const task = pendingTask(template, hash)
@@ -415,8 +415,14 @@ async function writesAsMade(template: TaskRecord) {
     result: true,
   }))
   const { nonce, validBefore } = authorization
-  await writesStore.kvPut(settlementKey(hash), { payer: buyerAddress, nonce, validBefore, waits: [body] })
-  const inserted = await writesStore.insertTask(task, eventsOfNewTask(task))
+  const record = { payer: buyerAddress, nonce, validBefore, waits: [body] }
+  const [, inserted] = await Promise.all([
+    writesStore.kvUpdateAll([settlementKey(hash)], () => ({
+      writes: [{ op: 'set', value: record }],
+      result: true,
+    })),
+    writesStore.insertTask(task, eventsOfNewTask(task)),
+  ])
   if (inserted.outcome !== 'inserted') throw new Error(`the task: ${inserted.outcome}`)
   await markPaid(template, task, hash)
   await forgetAll(writesStore, [settlementKey(hash), body])
@@ -530,8 +536,12 @@ try {
   )
   // The floor of the requirement: the reference's paid route plus the least durable writes it lacks.
   const floor = cpuOf(REFERENCE_PAID) + cpuOf(LEAST_WRITES)
+  const floorTogether = cpuOf(REFERENCE_PAID_TOGETHER) + cpuOf(LEAST_WRITES)
   console.log(
-    `Paid route, ours / the reference's: ${(cpuOf(PAID) / cpuOf(REFERENCE_PAID)).toFixed(2)}x one at a time, ${(cpuOf(PAID_TOGETHER) / cpuOf(REFERENCE_PAID_TOGETHER)).toFixed(2)}x ${TOGETHER} at a time; floor of the requirement (the reference's paid route + the least writes): ${formatMs(floor / 1000)}, ours ${(cpuOf(PAID) / floor).toFixed(2)}x of it`,
+    `Paid route, ours / the reference's: ${(cpuOf(PAID) / cpuOf(REFERENCE_PAID)).toFixed(2)}x one at a time, ${(cpuOf(PAID_TOGETHER) / cpuOf(REFERENCE_PAID_TOGETHER)).toFixed(2)}x ${TOGETHER} at a time`,
+  )
+  console.log(
+    `Floor of the requirement (the reference's paid route + the least writes): ${formatMs(floor / 1000)} one at a time (ours ${(cpuOf(PAID) / floor).toFixed(2)}x of it), ${formatMs(floorTogether / 1000)} ${TOGETHER} at a time (ours ${(cpuOf(PAID_TOGETHER) / floorTogether).toFixed(2)}x)`,
   )
   if (rpcCalls.size > 0)
     for (const phase of measured)
