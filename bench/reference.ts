@@ -400,7 +400,10 @@ agentmarket uses ${x402.cpuRatio.toFixed(2)}x the x402 reference's CPU per paid 
 throughput; ${mpp.cpuRatio.toFixed(2)}x mppx's CPU and ${mpp.speedRatio.toFixed(2)}x its throughput for MPP. Beside the
 payment, each of agentmarket's paid orders records a task (SQLite, durable before the answer), claims the
 authorization or credential once across nodes, checks the buyer's and the seller's budgets, and queues the task's
-webhook events; the reference servers keep their replay state in memory and record nothing.
+webhook events; the reference servers keep their replay state in memory and record nothing. Where an x402 paid
+order's CPU goes, part by part, ours beside the reference's (its Hono app timed in one process with ours), and the
+floor of the requirement (the reference's CPU plus the least durable writes): \`bun bench/x402Profile.ts\` and
+bench/CHANGES.md ("the x402 paid order part by part").
 
 Both x402 settlers poll for receipts every 250 ms: agentmarket's settlement client by its default (\`receiptPollMs\`,
 core's viemX402.ts), the reference's viem client set so. viem's own default for a chain defined without a block time

@@ -129,7 +129,7 @@ describe('x402 v2 beside MPP on the per-skill endpoints', () => {
   })
 
   for (const idempotencyKey of [null, 'order-writes'])
-    test(`behavior: a paid order ${idempotencyKey ? 'with an Idempotency-Key ' : ''}writes the store five times: its claims with the authorization's marker in one write, then the settlement's record and its task before the broadcast, its paid mark, its record and waiting claim removed in one write`, async () => {
+    test(`behavior: a paid order ${idempotencyKey ? 'with an Idempotency-Key ' : ''}writes the store five times in four commits: its claims with the authorization's marker in one write, then the settlement's record and its task together before the broadcast, its paid mark, its record and waiting claim removed in one write`, async () => {
       const { store, state } = countedWrites(libsqlStore(await openDatabase(':memory:')))
       const honest = facilitator()
       // What the store held when the settlement was about to be sent: the writes so far, the record, the task.
@@ -161,10 +161,18 @@ describe('x402 v2 beside MPP on the per-skill endpoints', () => {
       })
       state.counting = false
       expect(answer.status).toBe(201)
-      expect(state.writes).toEqual(['kvUpdateAll', 'kvPut', 'insertTask', 'markTaskPaid', 'kvUpdateAll'])
+      expect(state.writes).toEqual([
+        'kvUpdateAll',
+        'kvUpdateAll',
+        'insertTask',
+        'markTaskPaid',
+        'kvUpdateAll',
+      ])
+      // The record and the task are asked for together (one group commit on store-libsql), and only they.
+      expect(state.overlaps).toEqual([['kvUpdateAll', 'insertTask']])
       // Crash safety: the record and the task were committed before the transaction was sent.
       expect(atBroadcast).toMatchObject({
-        writes: ['kvUpdateAll', 'kvPut', 'insertTask'],
+        writes: ['kvUpdateAll', 'kvUpdateAll', 'insertTask'],
         record: { payer: buyer.address },
         tasks: 1,
       })

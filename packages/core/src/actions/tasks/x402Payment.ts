@@ -324,13 +324,26 @@ async function settle(
         attempts: 0,
         nextAt: new Date(clock.now().getTime() + FIRST_RECHECK_MS),
       }
-      await store.kvPut(settlementKey(txHash), { payer: task.buyerWallet, nonce, validBefore, waits })
-      if (stored) await store.setPendingCheck(task.id, task.pendingCheck)
-      else {
-        const inserted = await store.insertTask(task, eventsOfNewTask(task))
-        if (inserted.outcome !== 'inserted')
-          throw new Error(`the task could not be stored (${inserted.outcome})`)
-      }
+      // The record and the task are asked for in one turn, so a store that commits writes together (store-libsql's
+      // group commit) lands them in one transaction and one sync; both are durable before anything is sent. Should
+      // the record fail alone, the task's check of a hash never sent is dropped by its re-checks (no record: it may
+      // not land).
+      const record = { payer: task.buyerWallet, nonce, validBefore, waits }
+      const recorded = store.kvUpdateAll([settlementKey(txHash)], () => ({
+        writes: [{ op: 'set', value: record }],
+        result: undefined,
+      }))
+      const withTask = stored
+        ? store.setPendingCheck(task.id, task.pendingCheck)
+        : store.insertTask(task, eventsOfNewTask(task)).then((inserted) => {
+            if (inserted.outcome !== 'inserted')
+              throw new Error(`the task could not be stored (${inserted.outcome})`)
+          })
+      // Both ended before anything goes on: a failure gives the claims back only once neither write is under way.
+      const failed = (await Promise.allSettled([recorded, withTask])).find(
+        (ended) => ended.status === 'rejected',
+      )
+      if (failed) throw failed.reason
       state.sent = txHash
     },
     lent,
