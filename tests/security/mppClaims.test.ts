@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { afterAll, describe, expect, setSystemTime, test } from 'bun:test'
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
 import { type Client, createClient, custom } from 'viem'
 import type { Store } from '../../packages/core/src/index.ts'
@@ -262,5 +262,51 @@ describe("MPP order claims: a hash credential's task is its claim", () => {
     expect(answer.status).toBe(201)
     expect((await shop.handle(post(authorization))).status).toBe(200)
     expect(await paidTasks(store)).toBe(1)
+  })
+
+  /** Runs `work` with the clock past every challenge made before it (mppx's are valid five minutes). */
+  async function afterChallengesExpired<T>(work: () => Promise<T>): Promise<T> {
+    setSystemTime(new Date(Date.now() + 6 * 60_000))
+    try {
+      return await work()
+    } finally {
+      setSystemTime()
+    }
+  }
+
+  test('a hash credential paid in time, its answer lost: sent again after its challenge expired, it answers the task it paid (200), by design, and pays nothing more', async () => {
+    const node = scriptedTempo()
+    const store = libsqlStore(await openDatabase(':memory:'))
+    const shop = await market(node, node.client('server'), store)
+    const authorization = await shop.credential('push')
+    const paid = await shop.handle(post(authorization))
+    expect(paid.status).toBe(201)
+    const { task_id } = (await paid.json()) as { task_id: string }
+    // The retry is found through its task, whose insert claimed the transfer when the challenge was still valid: it
+    // accepts nothing new, so the challenge's expiry has nothing left to guard.
+    const again = await afterChallengesExpired(() => shop.handle(post(authorization)))
+    expect(again.status).toBe(200)
+    expect(again.headers.get('idempotent-replayed')).toBe('true')
+    expect(((await again.json()) as { task_id: string }).task_id).toBe(task_id)
+    expect(await paidTasks(store)).toBe(1)
+    expect(node.mined()).toHaveLength(1)
+  })
+
+  test('attack: the hash of a transfer sent for a challenge that expired before its credential came pays nothing and records nothing, however often it is sent again', async () => {
+    const node = scriptedTempo()
+    const store = libsqlStore(await openDatabase(':memory:'))
+    const shop = await market(node, node.client('server'), store)
+    const authorization = await shop.credential('push')
+    const answers = await afterChallengesExpired(async () => [
+      await shop.handle(post(authorization)),
+      await shop.handle(post(authorization)),
+    ])
+    for (const answer of answers) {
+      expect(answer.status).toBe(402)
+      expect(answer.headers.get('payment-receipt')).toBeNull()
+    }
+    expect(await paidTasks(store)).toBe(0)
+    // Back within the challenge's five minutes, the same credential pays: only the expiry refused it.
+    expect((await shop.handle(post(authorization))).status).toBe(201)
   })
 })

@@ -636,7 +636,18 @@ describe('MPP credentials: the market checks each part of a hash credential’s 
 
   test('attack: the hash of a transaction not yet mined pays nothing and claims nothing: once mined, it pays', async () => {
     const body = victimOrder()
-    const { authorization, send } = await pushed(await attackerChallenge(row12(), body), { mine: false })
+    const { authorization, send, hash } = await pushed(await attackerChallenge(row12(), body), {
+      mine: false,
+    })
+    const waiting = await fetch(row12(), json(body, { authorization }))
+    // A 503 that tells a push-mode client what to do: the same credential again after Retry-After, no new payment.
+    expect(waiting.status).toBe(503)
+    expect(Number(waiting.headers.get('retry-after'))).toBeGreaterThan(0)
+    const problem = (await waiting.json()) as { code: string; detail: string }
+    expect(problem.code).toBe('chain_unavailable')
+    expect(problem.detail).toContain(`Transaction ${hash} is not mined yet`)
+    expect(problem.detail).toContain('the same transaction hash')
+    expect(problem.detail).not.toContain('nothing was sent')
     await expectRefused(body, authorization, null)
     await send()
     const answer = await fetch(row12(), json(body, { authorization }))

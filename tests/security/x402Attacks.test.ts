@@ -11,8 +11,10 @@ import {
   type Address,
   concat,
   decodeFunctionData,
+  encodeFunctionData,
   type Hex,
   parseAbi,
+  parseSignature,
   serializeErc6492Signature,
   toHex,
 } from 'viem'
@@ -51,13 +53,13 @@ let settler: HDAccount
 let thief: HDAccount
 let poor: HDAccount
 let slowSettler: HDAccount
+let drained: HDAccount
 
 beforeAll(async () => {
-  const chain = await paymentChain(['buyer', 'seller', 'other', 'settler', 'thief', 'poor', 'slowSettler'], {
-    funded: ['buyer', 'thief'],
-  })
+  const roles = ['buyer', 'seller', 'other', 'settler', 'thief', 'poor', 'slowSettler', 'drained'] as const
+  const chain = await paymentChain(roles, { funded: ['buyer', 'thief'] })
   ;({ anvil } = chain)
-  ;({ buyer, seller, other, settler, thief, poor, slowSettler } = chain.accounts)
+  ;({ buyer, seller, other, settler, thief, poor, slowSettler, drained } = chain.accounts)
 })
 
 afterAll(() => {
@@ -581,6 +583,90 @@ describe('x402 v2: attacks on the money path', () => {
     expect((await app.queue()).total).toBe(1)
     expect(await anvil.usdcOf(poor.address)).toBe(0n)
   })
+
+  /**
+   * Our facilitator, with `meanwhile` run once, between its verification of a payment (valid) and the settlement of
+   * that payment: what a payer (or anyone holding one of its authorizations) does in that moment.
+   */
+  const frontRun = (meanwhile: () => Promise<void>): X402Facilitator => {
+    const inner = facilitator()
+    let pending: (() => Promise<void>) | null = meanwhile
+    return {
+      async verify(payload, requirements) {
+        const verdict = await inner.verify(payload, requirements)
+        const run = verdict.isValid ? pending : null
+        pending = run ? null : pending
+        await run?.()
+        return verdict
+      },
+      settle: (...args) => inner.settle(...args),
+    }
+  }
+
+  /** The EIP-3009 call of `payload`'s authorization, as anyone holding it may send it. */
+  const authorizationCall = (payload: PaymentPayload): Hex => {
+    const { authorization, signature } = payload.payload as {
+      authorization: Record<'from' | 'to' | 'value' | 'validAfter' | 'validBefore' | 'nonce', string>
+      signature: Hex
+    }
+    const { r, s, v } = parseSignature(signature)
+    const { from, to, value, validAfter, validBefore, nonce } = authorization
+    return encodeFunctionData({
+      abi: EIP3009_ABI,
+      functionName: 'transferWithAuthorization',
+      args: [
+        ...[from, to].map((address) => address as Address),
+        ...[value, validAfter, validBefore].map(BigInt),
+        nonce as Hex,
+        Number(v),
+        r,
+        s,
+      ] as never,
+    })
+  }
+
+  const drains: Record<string, (accepted: PaymentRequirements) => Promise<void>> = {
+    'a transfer of its whole balance': async () => {
+      await anvil.transferUsdc(drained, thief.address, PRICE)
+    },
+    'another authorization of its whole balance, sent by another account': async (accepted) => {
+      const elsewhere = await signedPayment(accepted, drained, { to: thief.address })
+      const receipt = await anvil.sendCall(
+        thief,
+        { to: USDC_ADDRESS, data: authorizationCall(elsewhere) },
+        200_000n,
+      )
+      expect(receipt.status).toBe('success')
+    },
+  }
+  for (const [name, drain] of Object.entries(drains)) {
+    test(`fault: the payer's balance is spent between the verification and the settlement (${name}): 402 naming why, nothing recorded or sent, and the order still payable`, async () => {
+      await anvil.mintUsdc(drained.address, PRICE)
+      let accepted: PaymentRequirements | null = null
+      const app = await market({ x402: frontRun(() => drain(accepted as PaymentRequirements)) })
+      accepted = await offerOf(app)
+      const sellerBefore = await anvil.usdcOf(seller.address)
+      const sentBefore = await anvil.publicClient.getTransactionCount({ address: settler.address })
+      const answer = await payWith(app, await signedPayment(accepted, drained))
+      // A problem that says what to do (sign a new authorization), never a 500.
+      expect(answer.status, JSON.stringify(answer.json)).toBe(402)
+      expect(answer.headers.get('content-type')).toContain('application/problem+json')
+      expect(answer.json.code).toBe('x402_payment_invalid')
+      expect(answer.json.detail).toContain('insufficient_balance')
+      expect(answer.json.detail).toContain('Sign a new authorization')
+      const required = decodePaymentRequiredHeader(answer.headers.get('payment-required') ?? '')
+      expect(required.error).toContain('insufficient_balance')
+      expect(await anvil.publicClient.getTransactionCount({ address: settler.address })).toBe(sentBefore)
+      expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore)
+      expect((await app.queue()).total).toBe(0)
+      // Funded again, a new authorization pays the same order.
+      await anvil.mintUsdc(drained.address, PRICE)
+      const paid = await payWith(app, await signedPayment(accepted, drained))
+      expect(paid.status, JSON.stringify(paid.json)).toBe(201)
+      expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+      expect((await app.queue()).total).toBe(1)
+    })
+  }
 
   test('attack: a contract-wallet payer (ERC-1271) pays once; its settled authorization rebuilt from the bytes-signature call data is refused; an ERC-6492-wrapped signature of an undeployed wallet settles nothing', async () => {
     const wallet = '0x5ec0de0000000000000000000000000000000001' as Address

@@ -5,9 +5,12 @@ import { join } from 'node:path'
 import postgres from 'postgres'
 import { openPostgres } from '../../packages/store-postgres/src/open.ts'
 import { freePort } from './process.ts'
+import { atProcessEnd } from './processEnd.ts'
 
 /** A PostgreSQL server of a test run's own, on 127.0.0.1, in a temporary data folder removed when it stops. */
 export type TempPostgres = {
+  /** The server's temporary folder (its data and socket): removed when it stops, or when the process exits. */
+  folder: string
   /** The URL of the server's `postgres` database, for administration (CREATE DATABASE). */
   adminUrl: string
   port: number
@@ -100,16 +103,63 @@ async function waitForServer(url: string, exited: () => boolean, timeoutMs = 300
   }
 }
 
+/** The running server (a postmaster) and its children, killed at once: a process about to exit cannot wait. */
+function killAll(postmaster: number | undefined) {
+  if (postmaster === undefined) return
+  const children = spawnSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).stdout ?? ''
+  for (const pid of [postmaster, ...children.split('\n').filter(Boolean).map(Number)]) {
+    try {
+      process.kill(pid, 'SIGCONT')
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // Gone already.
+    }
+  }
+}
+
+/** Removes a server's folder; a server process still ending may write into it meanwhile, so removal is retried. */
+const removeFolder = (folder: string) =>
+  rmSync(folder, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 })
+
 /**
  * Starts a PostgreSQL server of its own: `initdb` into a temporary folder (trust authentication, UTF-8), then
  * `postgres` on a free port of 127.0.0.1 with its socket in that folder. With `tls`, it also takes TLS connections,
  * with a self-signed certificate for 127.0.0.1 made by openssl (no CA vouches for it). Durability settings stay PostgreSQL's
- * defaults (fsync on), as a self-hoster runs it.
+ * defaults (fsync on), as a self-hoster runs it. The folder is removed (and the server ended) on every way out: `stop`,
+ * a start that fails, and the process ending without `stop` (a test that failed before it, a describe whose afterAll a
+ * `bun test -t` filter skipped: processEnd.ts).
  * @example const pg = await startPostgres(); afterAll(() => pg.stop()); const url = await pg.createDatabase()
  */
 export async function startPostgres(options: { tls?: boolean } = {}): Promise<TempPostgres> {
   const bin = postgresBinaries()
   const folder = mkdtempSync(join(tmpdir(), 'agentmarket-pg-'))
+  // Set once the server is launched: what ends it when the process ends or the start fails.
+  let running: (() => number | undefined) | null = null
+  const end = () => {
+    killAll(running?.())
+    removeFolder(folder)
+  }
+  const release = atProcessEnd(end)
+  const launched = (postmaster: () => number | undefined) => {
+    running = postmaster
+  }
+  try {
+    return await startIn(folder, bin, options, launched, release)
+  } catch (error) {
+    release()
+    end()
+    throw error
+  }
+}
+
+/** startPostgres in `folder`: `launched` hears how to find the running postmaster, `released` when it is removed. */
+async function startIn(
+  folder: string,
+  bin: string,
+  options: { tls?: boolean },
+  launched: (postmaster: () => number | undefined) => void,
+  released: () => void,
+): Promise<TempPostgres> {
   const data = join(folder, 'data')
   mkdirSync(data)
   const user = asServerUser(folder)
@@ -146,6 +196,7 @@ export async function startPostgres(options: { tls?: boolean } = {}): Promise<Te
   }
   let server = launch()
   const exited = () => server.exited
+  launched(() => (exited() ? undefined : server.child.pid))
   const urlOf = (name: string) => `postgres://market@127.0.0.1:${port}/${name}`
   const adminUrl = urlOf('postgres')
   await waitForServer(adminUrl, exited)
@@ -159,6 +210,7 @@ export async function startPostgres(options: { tls?: boolean } = {}): Promise<Te
     frozen = []
   }
   return {
+    folder,
     adminUrl,
     port,
     urlOf,
@@ -171,12 +223,16 @@ export async function startPostgres(options: { tls?: boolean } = {}): Promise<Te
       if (stopped) return
       stopped = true
       thaw()
-      await admin.end({ timeout: 1 })
-      // SIGQUIT is PostgreSQL's immediate shutdown: its data is removed next, and a fast shutdown waited minutes here
-      // while dozens of pools the tests left open kept reconnecting.
-      if (!exited()) server.child.kill('SIGQUIT')
-      await server.stopped
-      rmSync(folder, { recursive: true, force: true })
+      try {
+        await admin.end({ timeout: 1 })
+      } finally {
+        // SIGQUIT is PostgreSQL's immediate shutdown: its data is removed next, and a fast shutdown waited minutes here
+        // while dozens of pools the tests left open kept reconnecting.
+        if (!exited()) server.child.kill('SIGQUIT')
+        await server.stopped
+        removeFolder(folder)
+        released()
+      }
     },
     freeze() {
       const postmaster = server.child.pid
@@ -218,9 +274,15 @@ export type MigratedPostgres = TempPostgres & {
  */
 export async function startMigratedPostgres(): Promise<MigratedPostgres> {
   const server = await startPostgres()
-  const templateUrl = await server.createDatabase()
-  // Migrated, then closed: PostgreSQL copies a template only while nobody is connected to it.
-  await (await openPostgres(templateUrl, { max: 1 })).close()
-  const template = new URL(templateUrl).pathname.slice(1)
-  return { ...server, template, freshUrl: () => server.createDatabase(template) }
+  try {
+    const templateUrl = await server.createDatabase()
+    // Migrated, then closed: PostgreSQL copies a template only while nobody is connected to it.
+    await (await openPostgres(templateUrl, { max: 1 })).close()
+    const template = new URL(templateUrl).pathname.slice(1)
+    return { ...server, template, freshUrl: () => server.createDatabase(template) }
+  } catch (error) {
+    // Nobody holds the server to stop it: a failed migration would leave it running and its folder behind.
+    await server.stop()
+    throw error
+  }
 }

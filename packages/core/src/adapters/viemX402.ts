@@ -104,6 +104,12 @@ const unreachable = (cause: unknown) =>
     { cause },
   )
 
+/**
+ * The node would not run the settlement (its fill, the gas estimate, reverted): nothing was signed or sent. The
+ * payment may have stopped verifying since it was verified (its authorization used, its payer's balance spent).
+ */
+class FillReverted extends Error {}
+
 /** The EIP-3009 call of a settlement: an ECDSA signature split (v, r, s), any other (a contract wallet's) as bytes. */
 const [SPLIT_SIGNATURE, BYTES_SIGNATURE] = parseAbi([
   'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)',
@@ -115,7 +121,15 @@ const SETTLE_ERRORS = {
   failed: 'invalid_exact_evm_transaction_failed',
   mismatch: 'invalid_exact_evm_transfer_event_mismatch',
   pending: 'settlement_pending',
+  nonceUsed: 'invalid_exact_evm_nonce_already_used',
+  insufficientBalance: 'invalid_exact_evm_insufficient_balance',
 } as const
+
+/** The token's reads that say why an authorization no longer settles: its nonce used, its payer's balance. */
+const PAYER_STATE_ABI = parseAbi([
+  'function authorizationState(address authorizer, bytes32 nonce) view returns (bool)',
+  'function balanceOf(address account) view returns (uint256)',
+])
 
 /** The call data that settles `authorization` signed with `signed` (an ERC-6492 wrapper settles its inner signature). */
 function settlementCall(authorization: Eip3009Authorization, signed: Hex): Hex {
@@ -156,7 +170,9 @@ function receiptFailure(receipt: PaymentReceipt, asset: Hex, authorization: Eip3
  * of `transferWithAuthorization`) and the settlement is made here: its transaction signed locally, its hash handed to
  * `beforeBroadcast`, then sent, its receipt read until it shows the transfer. A payload this facilitator verified
  * against the same requirements is settled without verifying it again (the scheme's own settle would: a second
- * signature recovery and payer reads per payment); any other is verified first. Run one settling account per
+ * signature recovery and payer reads per payment); any other is verified first. A settlement the node will not run
+ * (its fill reverts: the authorization used or the payer's balance spent since it was verified) sends nothing and
+ * answers the scheme's reason, as a verification would now. Run one settling account per
  * process: the nonce is this process's. Every call, the wait for the receipt included, shares the chain budget of the
  * request (ports/chainBudget.ts).
  * @example const facilitator = viemX402Facilitator({ rpcUrl, chain: base, account: privateKeyToAccount(key) })
@@ -223,6 +239,48 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
     // A refusal reached while the RPC failed is no verdict on the payment.
     if (!verdict.isValid && faults.length > 0) throw unreachable(faults[0])
     return verdict
+  }
+
+  /**
+   * Why a settlement whose fill reverted (`reverted`) pays nothing, read from the token (the scheme's own diagnosis
+   * needs Multicall3): its authorization used, or its payer's balance short, since it was verified; else the scheme's
+   * reason when the payment no longer verifies. When it still verifies, the fault is the settler's own and the fill's
+   * error is thrown.
+   */
+  const revertedBecause = async (
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+    reverted: FillReverted,
+  ): Promise<string> => {
+    const { from, nonce, value } = (payload.payload as { authorization: Eip3009Authorization }).authorization
+    const address = getAddress(requirements.asset)
+    const read = <T>(call: () => Promise<T>) =>
+      call().catch((error: unknown) => {
+        throw isTransportFault(error) ? unreachable(error) : reverted.cause
+      })
+    const [used, balance] = await Promise.all([
+      read(() =>
+        client.readContract({
+          address,
+          abi: PAYER_STATE_ABI,
+          functionName: 'authorizationState',
+          args: [getAddress(from), nonce],
+        }),
+      ),
+      read(() =>
+        client.readContract({
+          address,
+          abi: PAYER_STATE_ABI,
+          functionName: 'balanceOf',
+          args: [getAddress(from)],
+        }),
+      ),
+    ])
+    if (used) return SETTLE_ERRORS.nonceUsed
+    if (balance < BigInt(value)) return SETTLE_ERRORS.insufficientBalance
+    const verdict = await verify(payload, requirements)
+    if (verdict.isValid) throw reverted.cause
+    return verdict.invalidReason ?? SETTLE_ERRORS.failed
   }
 
   /** The settlement's receipt as the node sent it (viem's formatting of every field is not needed to read two). */
@@ -297,7 +355,13 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
       const send = async (data: Hex) => {
         // The nonce is the account's pending count: the node fills it with the gas and fees in one call when it can
         // (eth_fillTransaction), else viem reads each.
-        const request = await client.prepareTransactionRequest({ to: asset, data })
+        const request = await client
+          .prepareTransactionRequest({ to: asset, data })
+          .catch((error: unknown) => {
+            throw isTransportFault(error)
+              ? error
+              : new FillReverted('the settlement reverted', { cause: error })
+          })
         const signed = await sign(request)
         const hash = keccak256(signed)
         // A request whose chain budget is spent records nothing and sends nothing: 503, the same payment may be sent again.
@@ -311,6 +375,8 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
       try {
         hash = await inTurn(() => send(settlementCall(authorization, signature)))
       } catch (error) {
+        // Nothing was sent and the node would not run it: the payment is refused when it no longer verifies.
+        if (error instanceof FillReverted) return answer(await revertedBecause(payload, requirements, error))
         // Nothing was sent: an RPC fault or a failed record is said as itself, not as a refused payment.
         if (!broadcasting) throw isTransportFault(error) ? unreachable(error) : error
         // Recorded, and the send's answer lost: the caller asks the chain.

@@ -11,8 +11,9 @@ import {
   stringToHex,
 } from 'viem'
 import { tempo as tempoChain } from 'viem/tempo/chains'
+import { currentScope, inScope, RequestScope } from '../ports/requestScope.ts'
 import { TRANSFER_WITH_MEMO_EVENT_ABI } from './MppMemo.ts'
-import { receiptBroadcast } from './MppReceipt.ts'
+import { receiptBroadcast, withTaskClaim } from './MppReceipt.ts'
 
 const REALM = 'market.example'
 const CURRENCY: Address = '0x20C000000000000000000000b9537d11c60E8b50'
@@ -117,5 +118,25 @@ describe('receiptBroadcast: a hash credential verified from its receipt', () => 
       'not a transaction hash',
     )
     expect(asked).toEqual([])
+  })
+
+  test("behavior: a charge under withTaskClaim takes no replay claim (its task is the claim), in the request's one scope and only while it runs", async () => {
+    const { broadcast } = verification()
+    const request = new RequestScope(true, Number.POSITIVE_INFINITY, Date.now)
+    await inScope(request, async () => {
+      // Twice under the task's claim: neither takes the replay marker (the caller's task insert refuses the second).
+      await withTaskClaim(() => broadcast(credential()))
+      await withTaskClaim(async () => {
+        expect(currentScope()).toBe(request)
+        return broadcast(credential())
+      })
+      expect(request.taskClaim).toBe(false)
+      // Outside it, in the same request, the replay marker is taken: the first use passes, the next is refused.
+      await broadcast(credential())
+      await expect(broadcast(credential())).rejects.toThrow('already been used')
+    })
+    // Outside any request, withTaskClaim opens a scope of its own.
+    expect(currentScope()).toBeUndefined()
+    await withTaskClaim(async () => expect(currentScope()?.taskClaim).toBe(true))
   })
 })

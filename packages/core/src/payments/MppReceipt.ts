@@ -1,5 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import { type Address, type Hex, isAddress, isAddressEqual } from 'viem'
+import { currentScope, inScope, scopeOutsideRequests } from '../ports/requestScope.ts'
 import { type BroadcastOptions, type PaymentReceipt, plainCharge } from './MppBroadcast.ts'
 import { isMemoBoundTo, memoTransfers } from './MppMemo.ts'
 import { paymentRefusals } from './MppRefusals.ts'
@@ -24,17 +24,23 @@ type RpcReceipt = {
 
 const TRANSACTION_HASH = /^0x[0-9a-fA-F]{64}$/
 
-// The charge runs inside mppx's handler, so an order says in an async-local scope that its task claims the transfer.
-const taskClaims = new AsyncLocalStorage<true>()
-
 /**
  * Runs `work` (a charge) for a caller that records each payment it takes as a task, whose insert claims the transfer
  * (a store's unique transaction hash of a paid task) in the task's own commit: a hash credential's transfer, mined
  * before it came, is then verified without a replay marker of its own (one commit per paid order, not two, and a crash
  * leaves neither). A signed transaction is still claimed before its broadcast (MppBroadcast.ts).
  */
-export function withTaskClaim<T>(work: () => Promise<T>): Promise<T> {
-  return taskClaims.run(true, work)
+export async function withTaskClaim<T>(work: () => Promise<T>): Promise<T> {
+  // The charge runs inside mppx's handler: the order says so in its request's scope, set for `work` and restored.
+  const scope = currentScope()
+  if (!scope) return inScope(scopeOutsideRequests(), () => withTaskClaim(work))
+  const claimed = scope.taskClaim
+  scope.taskClaim = true
+  try {
+    return await work()
+  } finally {
+    scope.taskClaim = claimed
+  }
 }
 
 /** The payer a credential names (`did:pkh:eip155:<chain>:<address>`, as mppx's clients write it), or null when bad. */
@@ -100,7 +106,7 @@ export function receiptBroadcast(options: BroadcastOptions) {
       })
     if (!isMemoBoundTo(paid.memo, challenge.realm, challenge.id))
       throw mismatch('Payment verification failed: memo is not bound to this challenge.')
-    const claimedByTask = taskClaims.getStore() === true
+    const claimedByTask = currentScope()?.taskClaim === true
     if (
       !claimedByTask &&
       !(await Store.tryClaim(options.store, replayKey(hash as Hex), Date.parse(challenge.expires)))

@@ -3,12 +3,13 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 // What one request keeps for the whole of it (how long it may still wait on the chain, whether a write of it may have
 // landed, what it waited on the database) lives in one async-local scope, entered once per request: each
 // AsyncLocalStorage.run costs every request, the public reads included, and each scope open is carried along by every
-// await inside it (bench/CHANGES.md, issue 41). The chain budget (chainBudget.ts) and the write count (writeScope.ts)
-// are fields of it, set and read there; nothing is made for a part a request does not use.
+// await inside it (bench/CHANGES.md, issue 41). The chain budget (chainBudget.ts), the write count (writeScope.ts) and
+// an MPP charge's task claim (MppReceipt.ts) are fields of it, set and read there; nothing is made for a part a request
+// does not use.
 
 /**
- * The scope of one request, or of writes counted outside any request (`request` false): its chain budget and its
- * write count. Other layers key their own per-request facts by it (`currentRequest()`).
+ * The scope of one request, or of work outside any request (`request` false): its chain budget, its write count and
+ * its charge's task claim. Other layers key their own per-request facts by it (`currentRequest()`).
  */
 export class RequestScope {
   /** The chain budget has run out: its timer fired, or a call found nothing left. */
@@ -23,6 +24,10 @@ export class RequestScope {
   writing = false
   /** A write made in the open write scope may have landed. */
   wrote = false
+  /** How many write scopes are open, nested (writeScope.ts): each closes at the depth it opened at. */
+  writeDepth = 0
+  /** The charge running claims its transfer by the task it records (MppReceipt.ts withTaskClaim). */
+  taskClaim = false
 
   constructor(
     /** A request (its chain budget bounds its chain calls), or only writes counted outside any request. */
@@ -35,6 +40,9 @@ export class RequestScope {
 }
 
 const scopes = new AsyncLocalStorage<RequestScope>()
+
+/** A scope for work outside any request (a test, an embedding host calling an action): no chain budget of its own. */
+export const scopeOutsideRequests = () => new RequestScope(false, Number.POSITIVE_INFINITY, Date.now)
 
 /** The scope this call runs in (undefined outside any). */
 export function currentScope(): RequestScope | undefined {

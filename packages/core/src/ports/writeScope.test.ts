@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { memoryStore } from '../adapters/memoryStore.ts'
 import { StorageFullError, StoreUnavailableError } from '../errors.ts'
+import { inScope, RequestScope } from './requestScope.ts'
 import { countWrites, inWriteScope } from './writeScope.ts'
 
 /** A memory store whose kvPut fails with `fault` while `failing` holds, counted by countWrites. */
@@ -86,5 +87,33 @@ describe('write scopes: whether a store fault may say "nothing changed" is decid
       await store.kvPut('n', 1)
     })
     expect(await codeOf(nested)).toBe('outcome_unknown')
+  })
+
+  test('write scopes of one request run side by side are caught: closed out of turn, both throw; nested ones close in turn', async () => {
+    const { store } = faultyStore(() => new StoreUnavailableError('unchanged'))
+    let go = () => {}
+    const gate = new Promise<void>((resolve) => {
+      go = resolve
+    })
+    const request = () => new RequestScope(true, Number.POSITIVE_INFINITY, Date.now)
+    // One request (its scope), two write scopes started together in it. Unnoticed, the first's close would stop the
+    // second's count: a fault after the second's own write would say "nothing changed".
+    const [first, second] = await inScope(request(), async () => {
+      const first = inWriteScope(() => store.kvPut('first', 1))
+      const second = inWriteScope(async () => {
+        await gate
+        await store.kvPut('second', 1)
+      })
+      const closedFirst = await codeOf(first)
+      go()
+      return [closedFirst, await codeOf(second)]
+    })
+    expect(first).toStartWith('WriteScopesOverlapError')
+    expect(second).toStartWith('WriteScopesOverlapError')
+    // Nested, as the actions open them, they close in turn.
+    const nested = await inScope(request(), () =>
+      codeOf(inWriteScope(() => inWriteScope(() => store.kvPut('nested', 1)))),
+    )
+    expect(nested).toBe('ok')
   })
 })

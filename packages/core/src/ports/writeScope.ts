@@ -1,5 +1,5 @@
 import { StorageFullError, StoreUnavailableError } from '../errors.ts'
-import { currentScope, inScope, RequestScope } from './requestScope.ts'
+import { currentScope, inScope, scopeOutsideRequests } from './requestScope.ts'
 import { STORE_READ_METHODS } from './storeReads.ts'
 
 // Whether a store fault may say "nothing changed" is a fact about the whole request, not the one store call that
@@ -15,20 +15,30 @@ function afterAWrite(error: unknown): unknown {
   return new StoreUnavailableError('unknown', { cause: error, retryAfterSeconds: error.retryAfterSeconds })
 }
 
-/** Writes counted outside any request (a test, an embedding host calling an action): a scope of their own. */
-const writesAlone = () => new RequestScope(false, Number.POSITIVE_INFINITY, Date.now)
+/** A bug, not a fault: two write scopes of one request ran side by side, and one restored the other's count. */
+class WriteScopesOverlapError extends Error {
+  override readonly name = 'WriteScopesOverlapError'
+  constructor() {
+    super(
+      'write scopes of one request ran side by side: each must close before the one around it (writeScope.ts)',
+    )
+  }
+}
 
 /**
  * Runs `work` as one request's writes: a store fault answered as "nothing changed" (503 `database_unavailable`, 507
  * `storage_full`) after a write of the same request may have landed becomes 503 `outcome_unknown`. In a request, the
  * count is a field of its scope, set for `work` and restored after it (no scope is entered: write scopes of one request
- * nest, never run side by side); what `work` wrote counts as written by the scope around it too.
+ * nest, never run side by side); what `work` wrote counts as written by the scope around it too. Write scopes that
+ * close out of turn (side by side: one closes while one opened after it is still open) throw WriteScopesOverlapError,
+ * both of them: the first one's restore stopped the other's count.
  * @example await inWriteScope(() => row.call(market, call))
  */
 export async function inWriteScope<T>(work: () => Promise<T>): Promise<T> {
   const scope = currentScope()
-  if (!scope) return inScope(writesAlone(), () => inWriteScope(work))
+  if (!scope) return inScope(scopeOutsideRequests(), () => inWriteScope(work))
   const { writing, wrote } = scope
+  const depth = ++scope.writeDepth
   scope.writing = true
   scope.wrote = false
   try {
@@ -38,6 +48,10 @@ export async function inWriteScope<T>(work: () => Promise<T>): Promise<T> {
   } finally {
     scope.writing = writing
     scope.wrote ||= wrote
+    const nested = scope.writeDepth === depth
+    scope.writeDepth -= 1
+    // biome-ignore lint/correctness/noUnsafeFinally: an overlap is a bug in the caller, louder than its outcome
+    if (!nested) throw new WriteScopesOverlapError()
   }
 }
 

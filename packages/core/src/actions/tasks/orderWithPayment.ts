@@ -74,12 +74,31 @@ async function credentialOfOrder(
   if (read && 'earlier' in read) {
     const { earlier } = read
     const paying = withAuthorization(request, earlier.authorization)
-    return { used: earlier.authorization, paying, reference: earlier.reference, earlier, claims: null }
+    return {
+      used: earlier.authorization,
+      paying,
+      reference: earlier.reference,
+      earlier,
+      claims: null,
+      signed: true,
+    }
   }
   const claims = read && transfer && authorization ? { seen: read.claims, transfer, authorization } : null
   // A signed transfer's reference is its hash, already taken: the credential is not parsed again.
   const reference = transfer?.reference ?? (await paymentReferenceOf(authorization))
-  return { used: authorization, paying: request, reference, earlier: null, claims }
+  return { used: authorization, paying: request, reference, earlier: null, claims, signed: transfer !== null }
+}
+
+/**
+ * 503 for a credential whose charge failed with nothing sent or claimed, saying what its client does: a signed
+ * transfer (pull) was not broadcast; a hash (push) names a transaction the network has not shown mined (or could not
+ * be asked about): the same credential is sent again, no new payment.
+ */
+function notChargedYet(signed: boolean, reference: Hex, cause: unknown): ChainUnavailableError {
+  const detail = signed
+    ? 'The MPP network cannot be reached right now; nothing was sent and nothing changed. Retry with the same credential after Retry-After.'
+    : `Transaction ${reference} is not mined yet, or the MPP network cannot be reached right now; nothing changed. Send the same request with the same credential (the same transaction hash) after Retry-After, before its challenge expires: it pays the order once the transaction is mined. Do not send a new payment.`
+  return new ChainUnavailableError(detail, { cause })
 }
 
 /**
@@ -243,7 +262,7 @@ export function orderWithPaymentAction(
     }
     const mpp = context.mpp
     const order = { key: idempotencyKeyOf(request), fingerprint: hashSecret(orderText(skill.slug, input)) }
-    const { used, paying, reference, earlier, claims } = await credentialOfOrder(
+    const { used, paying, reference, earlier, claims, signed } = await credentialOfOrder(
       context,
       mpp,
       order,
@@ -256,7 +275,7 @@ export function orderWithPaymentAction(
       used && reference
         ? earlier
           ? await mpp.minedFor(used, reference, charge)
-          : await spentBefore(context, mpp, used, reference, charge, claims !== null)
+          : await spentBefore(context, mpp, used, reference, charge, signed)
         : null
     // A budgeted buyer's order holds its price (stored awaiting payment, within the day's cap) before the payment is
     // taken, so that racing orders never take more than the budget.
@@ -281,10 +300,7 @@ export function orderWithPaymentAction(
             const found = await mpp.afterFailedCharge(used, reference, charge)
             if (found === 'unsent') {
               await releaseMppOrder(context, claimed)
-              throw new ChainUnavailableError(
-                'The MPP network cannot be reached right now; nothing was sent and nothing changed. Retry with the same credential after Retry-After.',
-                { cause: error },
-              )
+              throw notChargedYet(signed, reference, error)
             }
             if (found === 'unknown') throw new PaymentOutcomeUnknownError(reference, { cause: error })
             return recoveredOutcome(mpp, found, clock.now())
