@@ -4,7 +4,7 @@
  * Usage: bun run bench [--quick] [--only name,name] [--million] (--million: scale also measures 1,000,000 agents)
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { cpus, tmpdir, totalmem } from 'node:os'
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
 import { runToEnd } from '../tests/support/process.ts'
 import { type SectionResult, sectionFlags, table } from './lib/section.ts'
@@ -35,10 +35,14 @@ if (!(await hasWrk())) {
 
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-bench-'))
 const results: SectionResult[] = []
+/** The machine's 1-minute load average when each section started and ended: figures beside others' work are suspect. */
+const loads: string[] = []
+const load = () => loadavg()[0]?.toFixed(1) ?? '?'
 const started = performance.now()
 for (const name of SECTIONS) {
   const jsonPath = join(folder, `${name}.json`)
   const sectionStarted = performance.now()
+  const loadBefore = load()
   const million = name === 'scale' && process.argv.includes('--million') ? ['--million'] : []
   const args = ['bun', `bench/${name}.ts`, '--json', jsonPath, ...(quick ? ['--quick'] : []), ...million]
   const { exitCode, stderr } = await runToEnd(args, {
@@ -51,6 +55,7 @@ for (const name of SECTIONS) {
     process.exit(1)
   }
   results.push(JSON.parse(readFileSync(jsonPath, 'utf8')) as SectionResult)
+  loads.push(`${name} ${loadBefore}-${load()}`)
   console.log(`bench: ${name} done in ${seconds} s`)
 }
 rmSync(folder, { recursive: true, force: true })
@@ -61,7 +66,8 @@ const goals = results.flatMap((result) => result.goals)
 const report = `# Benchmark results
 
 Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC with \`bun run bench${quick ? ' --quick' : ''}\` (${totalSeconds} s) on
-${cpus().length} cores of ${cpuModel}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Bun ${Bun.version}, Linux.
+${cpus().length} cores of ${cpuModel}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Bun ${Bun.version}, Linux. The machine's 1-minute load
+average at each section's start and end (about 1 is the bench alone): ${loads.join(', ')}.
 ${quick ? '\nQuick mode: small data and short runs, a smoke test of the scripts; the figures are not the ones to quote.\n' : ''}
 ## Goals
 
