@@ -332,7 +332,7 @@ describe("MPP order claims: a hash credential's task is its claim", () => {
     expect(node.mined()).toHaveLength(1)
   })
 
-  test('fault: a hash the network could not show mined (503), sent again after its challenge expired: mined in time, it pays the order once', async () => {
+  test('fault: a hash the network could not show mined (503), sent again after its challenge expired: mined in time, it pays the order once (503 again while the network still cannot show it)', async () => {
     const node = scriptedTempo()
     const store = libsqlStore(await openDatabase(':memory:'))
     const shop = await market(node, node.client('server'), store)
@@ -341,7 +341,14 @@ describe("MPP order claims: a hash credential's task is its claim", () => {
     const unseen = await shop.handle(post(authorization))
     expect(unseen.status).toBe(503)
     expect(await paidTasks(store)).toBe(0)
-    const late = await afterChallengesExpired(() => shop.handle(post(authorization)))
+    const late = await afterChallengesExpired(async () => {
+      // Past the expiry too, a network that cannot show the receipt is no refusal: 503 again, nothing recorded.
+      node.failNextReceipt()
+      const unreadable = await shop.handle(post(authorization))
+      expect(unreadable.status).toBe(503)
+      expect(await paidTasks(store)).toBe(0)
+      return shop.handle(post(authorization))
+    })
     expect(late.status).toBe(201)
     expect(await paidTasks(store)).toBe(1)
   })

@@ -8,7 +8,7 @@ import { plainCharge, transactionBroadcast } from './MppBroadcast.ts'
 import { mppChallenges } from './MppChallenges.ts'
 import { type MppHashes, webCryptoHashes } from './MppHashes.ts'
 import { isMemoBoundTo, TRANSFER_WITH_MEMO_EVENT_ABI, TRANSFER_WITH_MEMO_TOPIC } from './MppMemo.ts'
-import { receiptBroadcast, receiptRefusal, sourceOf, transactionReceipt } from './MppReceipt.ts'
+import { payerOf, receiptBroadcast, receiptRefusal, transactionReceipt } from './MppReceipt.ts'
 import { replayKey } from './MppReplay.ts'
 import { decodeTempoTransaction } from './MppTransaction.ts'
 
@@ -309,15 +309,10 @@ async function paidBeforeExpiry(
   )
     return null
   const client = await settings.getClient({ chainId: asked.chainId })
-  const chainId = asked.chainId ?? client.chain?.id
-  const payer = source === undefined ? null : sourceOf(source)
-  if (source !== undefined && (!payer || (chainId !== undefined && payer.chainId !== chainId))) return null
+  const payer = payerOf(source, asked.chainId ?? client.chain?.id)
+  if (payer === 'invalid') return null
   const receipt = await transactionReceipt(client, reference)
-  if (
-    !receipt ||
-    receiptRefusal(receipt, { hash: reference, payer: payer?.address ?? null, charge: asked, challenge })
-  )
-    return null
+  if (!receipt || receiptRefusal(receipt, { hash: reference, payer, charge: asked, challenge })) return null
   const block = (await client.request({
     method: 'eth_getBlockByNumber',
     params: [receipt.blockNumber, false],

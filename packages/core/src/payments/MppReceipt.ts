@@ -92,8 +92,19 @@ export async function withTaskClaim<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The payer a hash credential names in its `source` on the challenge's chain (`chainId`, when known): null when it names
+ * none, `invalid` when it is malformed or names another chain.
+ */
+export function payerOf(source: string | undefined, chainId: number | undefined): Address | null | 'invalid' {
+  if (source === undefined) return null
+  const payer = sourceOf(source)
+  if (!payer || (chainId !== undefined && payer.chainId !== chainId)) return 'invalid'
+  return payer.address
+}
+
 /** The payer a credential names (`did:pkh:eip155:<chain>:<address>`, as mppx's clients write it), or null when bad. */
-export function sourceOf(source: string): { chainId: number; address: Address } | null {
+function sourceOf(source: string): { chainId: number; address: Address } | null {
   const match = /^did:pkh:eip155:(0|[1-9]\d*):([^:]+)$/.exec(source)
   const chainId = Number(match?.[1])
   const address = match?.[2]
@@ -124,14 +135,12 @@ export function receiptBroadcast(options: BroadcastOptions) {
     const hash = payload.hash ?? ''
     if (!TRANSACTION_HASH.test(hash)) throw mismatch('Hash credential is not a transaction hash.')
     const client = await options.getClient({ chainId: charge.chainId })
-    const chainId = charge.chainId ?? client.chain?.id
-    const payer = source === undefined ? null : sourceOf(source)
-    if (source !== undefined && (!payer || (chainId !== undefined && payer.chainId !== chainId)))
-      throw mismatch('Hash credential source is invalid.')
+    const payer = payerOf(source, charge.chainId ?? client.chain?.id)
+    if (payer === 'invalid') throw mismatch('Hash credential source is invalid.')
     const receipt = await transactionReceipt(client, hash)
     // Not mined (yet): an error, not a refusal, as mppx's; nothing is claimed, so the payer may send it again.
     if (!receipt) throw new Error(`Transaction receipt of ${hash} not found: not mined yet`)
-    const refusal = receiptRefusal(receipt, { hash, payer: payer?.address ?? null, charge, challenge })
+    const refusal = receiptRefusal(receipt, { hash, payer, charge, challenge })
     if (refusal) throw mismatch(refusal.reason, refusal.details)
     const claimedByTask = currentScope()?.taskClaim === true
     if (

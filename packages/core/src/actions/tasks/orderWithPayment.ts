@@ -146,7 +146,10 @@ async function paidInTime(
 ): Promise<ChargeOutcome> {
   const { used, reference, signed, charge } = paid
   if (outcome.paid || signed || !used || !reference) return outcome
-  const late = await mpp.paidBeforeExpiry(used, reference, charge)
+  // A chain that cannot be read is no refusal: 503, and the same credential may come again.
+  const late = await mpp.paidBeforeExpiry(used, reference, charge).catch((error: unknown) => {
+    throw new ChainUnavailableError(undefined, { cause: error })
+  })
   return late ? recoveredOutcome(mpp, late, at) : outcome
 }
 
