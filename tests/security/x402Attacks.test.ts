@@ -705,6 +705,27 @@ describe('x402 v2: attacks on the money path', () => {
     expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
   })
 
+  test("fault: the payer's balance is spent between the verification and the settlement, and the chain cannot say who used what: 503 chain_unavailable (never a 402 asking to pay again), nothing recorded, the order still payable", async () => {
+    await anvil.mintUsdc(drained.address, PRICE)
+    const inner = viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 5_000 })
+    const chain: ChainReader = {
+      ...inner,
+      authorizationUses: () => Promise.reject(new Error('eth_getLogs: upstream timed out')),
+    }
+    const app = await market({
+      chain,
+      x402: frontRun(() => anvil.transferUsdc(drained, thief.address, PRICE).then(() => {})),
+    })
+    const accepted = await offerOf(app)
+    const answer = await payWith(app, await signedPayment(accepted, drained))
+    expect(answer.status, JSON.stringify(answer.json)).toBe(503)
+    expect(answer.json.code).toBe('chain_unavailable')
+    expect((await app.queue()).total).toBe(0)
+    await anvil.mintUsdc(drained.address, PRICE)
+    expect((await payWith(app, await signedPayment(accepted, drained))).status).toBe(201)
+    expect((await app.queue()).total).toBe(1)
+  })
+
   const sameNonceElsewhere: Record<string, (payload: PaymentPayload) => AuthorizationChange> = {
     'to another payee': () => ({ to: thief.address }),
     'of less to the seller': (payload) => ({ value: BigInt(authorizationOf(payload).value) - 1n }),

@@ -1,5 +1,5 @@
 import { getAddress, type Hex, isAddressEqual } from 'viem'
-import { ConflictError } from '../../errors.ts'
+import { ChainUnavailableError, ConflictError } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
 import { formatAmount } from '../../Money.ts'
 import type { Verdict } from '../../payments/Verifier.ts'
@@ -161,7 +161,13 @@ export async function payWithX402(
   if (sent === null) {
     // Nothing sent by us; someone may have sent the payer's very authorization first (its nonce now used): that
     // transaction moved the payer's money to the seller as signed, and is recorded and judged as our settlement.
-    const theirs = await sentByOthers(context, authorization)
+    const theirs = await sentByOthers(context, authorization).catch(async (error: unknown) => {
+      // A chain that cannot say is no refusal (a 402 would ask the payer to pay again): 503, nothing kept.
+      await unsent()
+      throw error instanceof ChainUnavailableError
+        ? error
+        : new ChainUnavailableError(undefined, { cause: error })
+    })
     if (!theirs) {
       await unsent()
       return { paid: false, reason: settled.errorReason ?? 'settlement_failed', settled }
@@ -374,7 +380,7 @@ async function recordSettlement(
 /**
  * The mined transaction, other than ours, that sent the token exactly `authorization` (its very call: from, to, value,
  * validity and nonce, found by its AuthorizationUsed log) and succeeded, as the market's chain reader returned it; null
- * when there is none or the chain cannot say. Someone who sends the payer's own authorization between our verification
+ * when there is none (throws when the chain cannot say). Someone who sends the payer's own authorization between our verification
  * and our fill moves the payer's money to the seller as signed: that transaction pays the order.
  */
 async function sentByOthers(
@@ -383,11 +389,9 @@ async function sentByOthers(
 ): Promise<PaymentReceipt | null> {
   if (!chain?.authorizationUses) return null
   const token = config.chain.usdcContract
-  const uses = await chain
-    .authorizationUses(token, getAddress(authorization.from), authorization.nonce)
-    .catch(() => [] as Hex[])
+  const uses = await chain.authorizationUses(token, getAddress(authorization.from), authorization.nonce)
   if (uses.length === 0) return null
-  const receipts = await chain.receipts(uses, { callDataFor: [token] }).catch(() => [])
+  const receipts = await chain.receipts(uses, { callDataFor: [token] })
   return (
     receipts.find(
       (receipt) =>
