@@ -353,6 +353,22 @@ describe("MPP order claims: a hash credential's task is its claim", () => {
     expect(await paidTasks(store)).toBe(1)
   })
 
+  test("attack: a hash credential whose task's commit failed, sent three times at once after its challenge expired: one task, the others answer it (200) or are refused, never a second", async () => {
+    const node = scriptedTempo()
+    const { store, failing } = await failingInserts()
+    const shop = await market(node, node.client('server'), store)
+    const authorization = await shop.credential('push')
+    failing.next = true
+    expect((await shop.handle(post(authorization))).status).toBeGreaterThanOrEqual(500)
+    const answers = await afterChallengesExpired(() =>
+      Promise.all([1, 2, 3].map(() => shop.handle(post(authorization)))),
+    )
+    const statuses = answers.map((answer) => answer.status)
+    expect(statuses.filter((status) => status === 201)).toHaveLength(1)
+    for (const status of statuses.filter((other) => other !== 201)) expect([200, 409]).toContain(status)
+    expect(await paidTasks(store)).toBe(1)
+  })
+
   test('attack: the hash of a transfer mined after its challenge expired pays nothing and records nothing, however often it is sent again', async () => {
     const node = scriptedTempo()
     const store = libsqlStore(await openDatabase(':memory:'))
