@@ -292,21 +292,132 @@ describe("MPP order claims: a hash credential's task is its claim", () => {
     expect(node.mined()).toHaveLength(1)
   })
 
-  test('attack: the hash of a transfer sent for a challenge that expired before its credential came pays nothing and records nothing, however often it is sent again', async () => {
+  /** A Store whose next insertTask fails (`failing.next`), as a disk that fails the task's commit. */
+  async function failingInserts() {
+    const inner = libsqlStore(await openDatabase(':memory:'))
+    const failing = { next: false }
+    const store = new Proxy(inner, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver)
+        if (name !== 'insertTask') return typeof value === 'function' ? value.bind(target) : value
+        return (...args: Parameters<Store['insertTask']>) => {
+          if (!failing.next) return target.insertTask(...args)
+          failing.next = false
+          return Promise.reject(new Error('disk I/O error'))
+        }
+      },
+    })
+    return { store, failing }
+  }
+
+  test("fault: a hash credential verified in time whose task's commit failed, sent again after its challenge expired: the transfer made in time pays the order once (201), then answers its task (200)", async () => {
     const node = scriptedTempo()
-    const store = libsqlStore(await openDatabase(':memory:'))
+    const { store, failing } = await failingInserts()
     const shop = await market(node, node.client('server'), store)
     const authorization = await shop.credential('push')
+    failing.next = true
+    expect((await shop.handle(post(authorization))).status).toBeGreaterThanOrEqual(500)
+    expect(await paidTasks(store)).toBe(0)
     const answers = await afterChallengesExpired(async () => [
       await shop.handle(post(authorization)),
       await shop.handle(post(authorization)),
     ])
-    for (const answer of answers) {
+    expect(answers.map((answer) => answer.status)).toEqual([201, 200])
+    expect(answers[0]?.headers.get('payment-receipt')).not.toBeNull()
+    const [first, again] = (await Promise.all(answers.map((answer) => answer.json()))) as {
+      task_id: string
+    }[]
+    expect(again?.task_id).toBe(first?.task_id)
+    expect(await paidTasks(store)).toBe(1)
+    expect(node.mined()).toHaveLength(1)
+  })
+
+  test('fault: a hash the network could not show mined (503), sent again after its challenge expired: mined in time, it pays the order once (503 again while the network still cannot show it)', async () => {
+    const node = scriptedTempo()
+    const store = libsqlStore(await openDatabase(':memory:'))
+    const shop = await market(node, node.client('server'), store)
+    const authorization = await shop.credential('push')
+    node.failNextReceipt()
+    const unseen = await shop.handle(post(authorization))
+    expect(unseen.status).toBe(503)
+    expect(await paidTasks(store)).toBe(0)
+    const late = await afterChallengesExpired(async () => {
+      // Past the expiry too, a network that cannot show the receipt is no refusal: 503 again, nothing recorded.
+      node.failNextReceipt()
+      const unreadable = await shop.handle(post(authorization))
+      expect(unreadable.status).toBe(503)
+      expect(await paidTasks(store)).toBe(0)
+      return shop.handle(post(authorization))
+    })
+    expect(late.status).toBe(201)
+    expect(await paidTasks(store)).toBe(1)
+  })
+
+  test("attack: a hash credential whose task's commit failed, sent three times at once after its challenge expired: one task, the others answer it (200) or are refused, never a second", async () => {
+    const node = scriptedTempo()
+    const { store, failing } = await failingInserts()
+    const shop = await market(node, node.client('server'), store)
+    const authorization = await shop.credential('push')
+    failing.next = true
+    expect((await shop.handle(post(authorization))).status).toBeGreaterThanOrEqual(500)
+    const answers = await afterChallengesExpired(() =>
+      Promise.all([1, 2, 3].map(() => shop.handle(post(authorization)))),
+    )
+    const statuses = answers.map((answer) => answer.status)
+    expect(statuses.filter((status) => status === 201)).toHaveLength(1)
+    for (const status of statuses.filter((other) => other !== 201)) expect([200, 409]).toContain(status)
+    expect(await paidTasks(store)).toBe(1)
+  })
+
+  test('attack: the hash of a transfer mined after its challenge expired pays nothing and records nothing, however often it is sent again', async () => {
+    const node = scriptedTempo()
+    const store = libsqlStore(await openDatabase(':memory:'))
+    const shop = await market(node, node.client('server'), store)
+    // The chain mines the buyer's transfer in a block stamped after the challenge's five minutes (its clock is ahead).
+    node.advanceTime(6 * 60)
+    const authorization = await shop.credential('push')
+    const answers = await afterChallengesExpired(async () => ({
+      late: [await shop.handle(post(authorization)), await shop.handle(post(authorization))],
+    }))
+    for (const answer of answers.late) {
       expect(answer.status).toBe(402)
       expect(answer.headers.get('payment-receipt')).toBeNull()
     }
     expect(await paidTasks(store)).toBe(0)
     // Back within the challenge's five minutes, the same credential pays: only the expiry refused it.
     expect((await shop.handle(post(authorization))).status).toBe(201)
+  })
+
+  test("attack: past the expiry, a hash copied from the chain under one's own challenge, or someone else's transaction under a challenge it did not pay, pays nothing; the payer's own credential still pays once", async () => {
+    const node = scriptedTempo()
+    const store = libsqlStore(await openDatabase(':memory:'))
+    const shop = await market(node, node.client('server'), store)
+    const [{ Challenge, Credential }] = await Promise.all([import('mppx')])
+    const paid = await shop.credential('push')
+    const { hash } = Credential.deserialize(Credential.extractPaymentScheme(paid) ?? '').payload as {
+      hash: string
+    }
+    // An observer's own challenge for the same order, with the payer's hash (public once mined).
+    const observers = Challenge.fromResponse(await shop.handle(post()))
+    const copied = Credential.serialize(
+      Credential.from({ challenge: observers, payload: { type: 'hash', hash } }),
+    )
+    // Another buyer's transfer (for its own challenge) named under the payer's challenge.
+    const others = await shop.credential('push')
+    const otherHash = (
+      Credential.deserialize(Credential.extractPaymentScheme(others) ?? '').payload as { hash: string }
+    ).hash
+    const swapped = Credential.serialize({
+      ...Credential.deserialize(Credential.extractPaymentScheme(paid) ?? ''),
+      payload: { type: 'hash', hash: otherHash },
+    })
+    const answers = await afterChallengesExpired(async () => [
+      await shop.handle(post(copied)),
+      await shop.handle(post(swapped)),
+      await shop.handle(post(paid)),
+      await shop.handle(post(copied)),
+    ])
+    expect(answers.map((answer) => answer.status)).toEqual([402, 402, 201, 402])
+    expect(await paidTasks(store)).toBe(1)
   })
 })

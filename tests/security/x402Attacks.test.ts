@@ -21,7 +21,7 @@ import {
 import type { HDAccount } from 'viem/accounts'
 import { TEST_BASE_URL, testApp } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain, USDC_ADDRESS } from '../support/anvil.ts'
-import { payloadOf, signedPayment } from '../support/x402.ts'
+import { type AuthorizationChange, payloadOf, signedPayment } from '../support/x402.ts'
 
 // Attacks on the x402 money path (commit 3e6b99a): an observer of the chain and of every public answer (the
 // settlement's call data holds the whole EIP-3009 authorization), a buyer who bends the payload, a payer racing its
@@ -625,6 +625,11 @@ describe('x402 v2: attacks on the money path', () => {
     })
   }
 
+  /** The authorization fields of `payload`, as strings. */
+  const authorizationOf = (payload: PaymentPayload) =>
+    (payload.payload as { authorization: Record<'to' | 'value' | 'validBefore' | 'nonce', string> })
+      .authorization
+
   const drains: Record<string, (accepted: PaymentRequirements) => Promise<void>> = {
     'a transfer of its whole balance': async () => {
       await anvil.transferUsdc(drained, thief.address, PRICE)
@@ -665,6 +670,95 @@ describe('x402 v2: attacks on the money path', () => {
       expect(paid.status, JSON.stringify(paid.json)).toBe(201)
       expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
       expect((await app.queue()).total).toBe(1)
+    })
+  }
+
+  test("fault: the buyer's own authorization is sent to the token by someone else between the verification and the settlement: the money reached the seller as signed, so the order is paid once (201, that transaction), and the settler sends nothing", async () => {
+    await anvil.mintUsdc(drained.address, PRICE)
+    let payload: PaymentPayload | null = null
+    let copied: Hex | null = null
+    const app = await market({
+      x402: frontRun(async () => {
+        const receipt = await anvil.sendCall(
+          thief,
+          { to: USDC_ADDRESS, data: authorizationCall(payload as PaymentPayload) },
+          200_000n,
+        )
+        expect(receipt.status).toBe('success')
+        copied = receipt.transactionHash
+      }),
+    })
+    const accepted = await offerOf(app)
+    payload = await signedPayment(accepted, drained)
+    const sellerBefore = await anvil.usdcOf(seller.address)
+    const sentBefore = await anvil.publicClient.getTransactionCount({ address: settler.address })
+    const answer = await payWith(app, payload)
+    expect(answer.status, JSON.stringify(answer.json)).toBe(201)
+    expect(answer.json.status).toBe('paid')
+    expect(answer.json.payment.tx_hash).toBe(copied as unknown as string)
+    expect(settlementOf(answer)).toBe(copied as unknown as Hex)
+    expect(await anvil.publicClient.getTransactionCount({ address: settler.address })).toBe(sentBefore)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    // The same authorization again pays nothing more.
+    expect((await payWith(app, payload)).status).toBe(409)
+    expect((await app.queue()).total).toBe(1)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+  })
+
+  test("fault: the payer's balance is spent between the verification and the settlement, and the chain cannot say who used what: 503 chain_unavailable (never a 402 asking to pay again), nothing recorded, the order still payable", async () => {
+    await anvil.mintUsdc(drained.address, PRICE)
+    const inner = viemChain({ rpcUrl: anvil.rpcUrl, timeoutMs: 5_000 })
+    const chain: ChainReader = {
+      ...inner,
+      authorizationUses: () => Promise.reject(new Error('eth_getLogs: upstream timed out')),
+    }
+    const app = await market({
+      chain,
+      x402: frontRun(() => anvil.transferUsdc(drained, thief.address, PRICE).then(() => {})),
+    })
+    const accepted = await offerOf(app)
+    const answer = await payWith(app, await signedPayment(accepted, drained))
+    expect(answer.status, JSON.stringify(answer.json)).toBe(503)
+    expect(answer.json.code).toBe('chain_unavailable')
+    expect((await app.queue()).total).toBe(0)
+    await anvil.mintUsdc(drained.address, PRICE)
+    expect((await payWith(app, await signedPayment(accepted, drained))).status).toBe(201)
+    expect((await app.queue()).total).toBe(1)
+  })
+
+  const sameNonceElsewhere: Record<string, (payload: PaymentPayload) => AuthorizationChange> = {
+    'to another payee': () => ({ to: thief.address }),
+    'of less to the seller': (payload) => ({ value: BigInt(authorizationOf(payload).value) - 1n }),
+    'to the seller with another validity': (payload) => ({
+      validBefore: BigInt(authorizationOf(payload).validBefore) - 1n,
+    }),
+  }
+  for (const [name, change] of Object.entries(sameNonceElsewhere)) {
+    test(`attack: the payer's other authorization under the same nonce (${name}) used between the verification and the settlement: 402 nonce already used, nothing recorded`, async () => {
+      await anvil.mintUsdc(drained.address, PRICE * 2n)
+      let accepted: PaymentRequirements | null = null
+      let payload: PaymentPayload | null = null
+      const app = await market({
+        x402: frontRun(async () => {
+          const ours = payload as PaymentPayload
+          const other = await signedPayment(accepted as PaymentRequirements, drained, {
+            nonce: authorizationOf(ours).nonce as Hex,
+            ...change(ours),
+          })
+          const receipt = await anvil.sendCall(
+            thief,
+            { to: USDC_ADDRESS, data: authorizationCall(other) },
+            200_000n,
+          )
+          expect(receipt.status).toBe('success')
+        }),
+      })
+      accepted = await offerOf(app)
+      payload = await signedPayment(accepted, drained)
+      const answer = await payWith(app, payload)
+      expect(answer.status, JSON.stringify(answer.json)).toBe(402)
+      expect(answer.json.detail).toContain('nonce_already_used')
+      expect((await app.queue()).total).toBe(0)
     })
   }
 

@@ -26,12 +26,13 @@ import {
 } from 'viem'
 import { ChainUnavailableError } from '../errors.ts'
 import { TRANSFER_EVENT_ABI } from '../payments/Verifier.ts'
-import type {
-  Eip3009Authorization,
-  PaymentPayload,
-  PaymentRequirements,
-  SettleResponse,
-  X402Facilitator,
+import {
+  type Eip3009Authorization,
+  type PaymentPayload,
+  type PaymentRequirements,
+  type SettleResponse,
+  TRANSFER_WITH_AUTHORIZATION_ABI,
+  type X402Facilitator,
 } from '../payments/X402.ts'
 import type { ChainReader, PaymentReceipt } from '../ports/Chain.ts'
 import { chainCallTimeout } from '../ports/chainBudget.ts'
@@ -111,10 +112,7 @@ const unreachable = (cause: unknown) =>
 class FillReverted extends Error {}
 
 /** The EIP-3009 call of a settlement: an ECDSA signature split (v, r, s), any other (a contract wallet's) as bytes. */
-const [SPLIT_SIGNATURE, BYTES_SIGNATURE] = parseAbi([
-  'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)',
-  'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
-]).map((item) => [item])
+const [SPLIT_SIGNATURE, BYTES_SIGNATURE] = TRANSFER_WITH_AUTHORIZATION_ABI.map((item) => [item])
 
 /** x402's settlement failures, as `@x402/evm`'s exact scheme names them in a SettleResponse. */
 const SETTLE_ERRORS = {

@@ -4,11 +4,11 @@ import { formatAmount } from '../Money.ts'
 import { persistentSecret } from '../PersistentSecret.ts'
 import type { KvStore } from '../ports/KvStore.ts'
 import type { Random } from '../ports/Random.ts'
-import { transactionBroadcast } from './MppBroadcast.ts'
+import { plainCharge, transactionBroadcast } from './MppBroadcast.ts'
 import { mppChallenges } from './MppChallenges.ts'
 import { type MppHashes, webCryptoHashes } from './MppHashes.ts'
 import { isMemoBoundTo, TRANSFER_WITH_MEMO_EVENT_ABI, TRANSFER_WITH_MEMO_TOPIC } from './MppMemo.ts'
-import { receiptBroadcast } from './MppReceipt.ts'
+import { payerOf, receiptBroadcast, receiptRefusal, transactionReceipt } from './MppReceipt.ts'
 import { replayKey } from './MppReplay.ts'
 import { decodeTempoTransaction } from './MppTransaction.ts'
 
@@ -175,6 +175,13 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
       } as never)) as { timestamp: Hex } | null
       return latest !== null && BigInt(latest.timestamp) >= BigInt(validBefore)
     },
+    /**
+     * The transfer a hash credential made for this order before its challenge expired, when that challenge has
+     * expired (see paidBeforeExpiry): a payment whose first answer was lost, or whose task's commit failed, is
+     * recovered after the expiry. Null otherwise.
+     */
+    paidBeforeExpiry: (authorization: string, reference: Hex, charge: ChargeRequest) =>
+      paidBeforeExpiry(settings, authorization, reference, charge),
     /** A Payment-Receipt header value for a payment settled earlier. */
     async receiptHeader(reference: Hex, at: Date): Promise<string> {
       const [{ Receipt }] = await loadMppx()
@@ -249,9 +256,15 @@ async function receiptOf(settings: MppSettings, hash: Hex) {
 
 /** The challenge a Payment credential answers, when we issued it (HMAC) for this very order; null otherwise. */
 async function ourChallengeFor(settings: MppSettings, authorization: string, charge: ChargeRequest) {
+  return (await ourCredentialFor(settings, authorization, charge))?.challenge ?? null
+}
+
+/** A Payment credential whose challenge we issued (HMAC) for this very order, parsed; null otherwise. */
+async function ourCredentialFor(settings: MppSettings, authorization: string, charge: ChargeRequest) {
   const [{ Challenge, Credential, PaymentRequest }] = await loadMppx()
   try {
-    const { challenge } = Credential.deserialize(Credential.extractPaymentScheme(authorization) ?? '')
+    const credential = Credential.deserialize(Credential.extractPaymentScheme(authorization) ?? '')
+    const { challenge } = credential
     if (!Challenge.verify(challenge, { secretKey: settings.secretKey })) return null
     if (challenge.realm !== settings.realm || !challenge.opaque) return null
     const bound = PaymentRequest.deserialize(challenge.opaque) as {
@@ -259,10 +272,52 @@ async function ourChallengeFor(settings: MppSettings, authorization: string, cha
       bodyDigest?: string
     }
     if (bound._mppx_scope !== charge.scope || bound.bodyDigest !== charge.bodyDigest) return null
-    return challenge
+    return credential
   } catch {
     return null
   }
+}
+
+/**
+ * The transfer a hash credential whose challenge has expired made for this order while it was valid, or null: the
+ * challenge is ours (HMAC) for this agent, skill and body, past its expiry, and asks what the order asks now; the
+ * transaction is the one the credential names, mined in a block stamped at or before that expiry, and pays as a hash
+ * credential must (receiptRefusal: sender and source, currency, recipient, amount, a memo bound to this challenge).
+ * A transfer mined after the expiry, or anyone else's, gets null (the caller answers the challenge's 402). Claiming the
+ * transfer once is the caller's (its task's unique transaction hash).
+ */
+async function paidBeforeExpiry(
+  settings: MppSettings,
+  authorization: string,
+  reference: Hex,
+  charge: ChargeRequest,
+): Promise<Hex | null> {
+  const credential = await ourCredentialFor(settings, authorization, charge)
+  const expires = Date.parse(credential?.challenge.expires ?? '')
+  // Before its expiry mppx verifies the credential itself; this path is only for one that expired.
+  if (!credential || !(expires < Date.now())) return null
+  const { challenge, payload, source } = credential as typeof credential & { source?: string }
+  const asked = plainCharge(challenge.request)
+  const hash = (payload as { type?: string; hash?: string }).hash
+  if (
+    (payload as { type?: string }).type !== 'hash' ||
+    hash?.toLowerCase() !== reference.toLowerCase() ||
+    !asked ||
+    asked.amount !== charge.amountBaseUnits ||
+    !isAddressEqual(asked.recipient, charge.recipient) ||
+    !isAddressEqual(asked.currency, settings.currency)
+  )
+    return null
+  const client = await settings.getClient({ chainId: asked.chainId })
+  const payer = payerOf(source, asked.chainId ?? client.chain?.id)
+  if (payer === 'invalid') return null
+  const receipt = await transactionReceipt(client, reference)
+  if (!receipt || receiptRefusal(receipt, { hash: reference, payer, charge: asked, challenge })) return null
+  const block = (await client.request({
+    method: 'eth_getBlockByNumber',
+    params: [receipt.blockNumber, false],
+  } as never)) as { timestamp: Hex } | null
+  return block !== null && Number(BigInt(block.timestamp)) * 1000 <= expires ? reference : null
 }
 
 /** True when the mined transaction `reference` paid the order's recipient with a memo bound to `challengeId`. */

@@ -1,6 +1,6 @@
-import { type Address, type Hex, isAddress, isAddressEqual } from 'viem'
+import { type Address, type Client, type Hex, isAddress, isAddressEqual } from 'viem'
 import { currentScope, inScope, scopeOutsideRequests } from '../ports/requestScope.ts'
-import { type BroadcastOptions, type PaymentReceipt, plainCharge } from './MppBroadcast.ts'
+import { type BroadcastOptions, type PaymentReceipt, type PlainCharge, plainCharge } from './MppBroadcast.ts'
 import { isMemoBoundTo, memoTransfers } from './MppMemo.ts'
 import { paymentRefusals } from './MppRefusals.ts'
 import { replayKey } from './MppReplay.ts'
@@ -15,14 +15,63 @@ type HashInput = {
 }
 
 /** A receipt as eth_getTransactionReceipt answers it (hex quantities): the fields a verification reads. */
-type RpcReceipt = {
+export type RpcReceipt = {
   transactionHash: Hex
+  blockNumber: Hex
   status: Hex
   from: Address
   logs: { address: Address; topics: Hex[]; data: Hex }[]
 }
 
 const TRANSACTION_HASH = /^0x[0-9a-fA-F]{64}$/
+
+/** The mined receipt of `hash` as the node sends it, or null (not mined yet). */
+export async function transactionReceipt(client: Client, hash: string): Promise<RpcReceipt | null> {
+  return (await client.request({
+    method: 'eth_getTransactionReceipt',
+    params: [hash],
+  } as never)) as RpcReceipt | null
+}
+
+/** What a hash credential's receipt must pay: its hash, its payer (the credential's source), charge and challenge. */
+type HashPayment = {
+  hash: string
+  payer: Address | null
+  charge: PlainCharge
+  challenge: { id: string; realm: string }
+}
+
+/**
+ * Why `receipt` does not pay a hash credential (mppx's words and details), or null when it does: a receipt of that very
+ * hash that succeeded, with a TransferWithMemo log of the charge's currency, from the sender (and the payer, when the
+ * credential names one), to the recipient, of the amount, with a memo bound to this realm and challenge.
+ */
+export function receiptRefusal(
+  receipt: RpcReceipt,
+  { hash, payer, charge, challenge }: HashPayment,
+): { reason: string; details?: Record<string, string> } | null {
+  if (receipt.transactionHash?.toLowerCase() !== hash.toLowerCase())
+    return { reason: 'Payment verification failed: the receipt is of another transaction.' }
+  if (receipt.status !== '0x1') return { reason: `Transaction reverted: ${hash}` }
+  // The payer is the transaction's sender; a credential naming another payer names someone else's transfer.
+  if (payer && !isAddressEqual(payer, receipt.from))
+    return { reason: 'Hash credential source is not the transaction sender.' }
+  const paid = memoTransfers(receipt.logs).find(
+    (log) =>
+      isAddressEqual(log.address, charge.currency) &&
+      isAddressEqual(log.to, charge.recipient) &&
+      log.amount === charge.amount &&
+      isAddressEqual(log.from, receipt.from),
+  )
+  if (!paid)
+    return {
+      reason: 'Payment verification failed: no matching transfer found.',
+      details: { amount: String(charge.amount), currency: charge.currency, recipient: charge.recipient },
+    }
+  if (!isMemoBoundTo(paid.memo, challenge.realm, challenge.id))
+    return { reason: 'Payment verification failed: memo is not bound to this challenge.' }
+  return null
+}
 
 /**
  * Runs `work` (a charge) for a caller that records each payment it takes as a task, whose insert claims the transfer
@@ -41,6 +90,17 @@ export async function withTaskClaim<T>(work: () => Promise<T>): Promise<T> {
   } finally {
     scope.taskClaim = claimed
   }
+}
+
+/**
+ * The payer a hash credential names in its `source` on the challenge's chain (`chainId`, when known): null when it names
+ * none, `invalid` when it is malformed or names another chain.
+ */
+export function payerOf(source: string | undefined, chainId: number | undefined): Address | null | 'invalid' {
+  if (source === undefined) return null
+  const payer = sourceOf(source)
+  if (!payer || (chainId !== undefined && payer.chainId !== chainId)) return 'invalid'
+  return payer.address
 }
 
 /** The payer a credential names (`did:pkh:eip155:<chain>:<address>`, as mppx's clients write it), or null when bad. */
@@ -75,37 +135,13 @@ export function receiptBroadcast(options: BroadcastOptions) {
     const hash = payload.hash ?? ''
     if (!TRANSACTION_HASH.test(hash)) throw mismatch('Hash credential is not a transaction hash.')
     const client = await options.getClient({ chainId: charge.chainId })
-    const chainId = charge.chainId ?? client.chain?.id
-    const payer = source === undefined ? null : sourceOf(source)
-    if (source !== undefined && (!payer || (chainId !== undefined && payer.chainId !== chainId)))
-      throw mismatch('Hash credential source is invalid.')
-    const receipt = (await client.request({
-      method: 'eth_getTransactionReceipt',
-      params: [hash],
-    } as never)) as RpcReceipt | null
+    const payer = payerOf(source, charge.chainId ?? client.chain?.id)
+    if (payer === 'invalid') throw mismatch('Hash credential source is invalid.')
+    const receipt = await transactionReceipt(client, hash)
     // Not mined (yet): an error, not a refusal, as mppx's; nothing is claimed, so the payer may send it again.
     if (!receipt) throw new Error(`Transaction receipt of ${hash} not found: not mined yet`)
-    if (receipt.transactionHash?.toLowerCase() !== hash.toLowerCase())
-      throw mismatch('Payment verification failed: the receipt is of another transaction.')
-    if (receipt.status !== '0x1') throw mismatch(`Transaction reverted: ${hash}`)
-    // The payer is the transaction's sender; a credential naming another payer names someone else's transfer.
-    if (payer && !isAddressEqual(payer.address, receipt.from))
-      throw mismatch('Hash credential source is not the transaction sender.')
-    const paid = memoTransfers(receipt.logs).find(
-      (log) =>
-        isAddressEqual(log.address, charge.currency) &&
-        isAddressEqual(log.to, charge.recipient) &&
-        log.amount === charge.amount &&
-        isAddressEqual(log.from, receipt.from),
-    )
-    if (!paid)
-      throw mismatch('Payment verification failed: no matching transfer found.', {
-        amount: String(charge.amount),
-        currency: charge.currency,
-        recipient: charge.recipient,
-      })
-    if (!isMemoBoundTo(paid.memo, challenge.realm, challenge.id))
-      throw mismatch('Payment verification failed: memo is not bound to this challenge.')
+    const refusal = receiptRefusal(receipt, { hash, payer, charge, challenge })
+    if (refusal) throw mismatch(refusal.reason, refusal.details)
     const claimedByTask = currentScope()?.taskClaim === true
     if (
       !claimedByTask &&

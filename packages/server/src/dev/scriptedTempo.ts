@@ -131,6 +131,9 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
   let dropBroadcast = false
   let failReceipt = false
   let timeOffsetSeconds = 0
+  // Each mined block's time (seconds), so a receipt's block answers when it was mined, not the time it is asked.
+  const blockTimes = new Map<bigint, number>()
+  const now = () => Math.floor(Date.now() / 1000) + timeOffsetSeconds
   let revertBroadcast = false
   let tamperReceipt: ((receipt: TempoRpcReceipt) => void) | null = null
 
@@ -140,6 +143,7 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
   function mine(raw: unknown): TempoRpcReceipt {
     const { hash, tx } = decodeSigned(raw)
     block += 1n
+    blockTimes.set(block, now())
     const where = {
       blockHash: blockHash(block),
       blockNumber: numberToHex(block),
@@ -237,17 +241,21 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
         return numberToHex(chain.id)
       case 'eth_blockNumber':
         return numberToHex(block)
-      case 'eth_getBlockByNumber':
+      case 'eth_getBlockByNumber': {
+        const asked = firstParam(params)
+        const number = typeof asked === 'string' && asked.startsWith('0x') ? BigInt(asked) : block
+        if (number > block) return null
         return {
-          number: numberToHex(block),
-          hash: blockHash(block),
-          parentHash: blockHash(block - 1n),
+          number: numberToHex(number),
+          hash: blockHash(number),
+          parentHash: blockHash(number - 1n),
           baseFeePerGas: BASE_FEE,
-          timestamp: numberToHex(Math.floor(Date.now() / 1000) + timeOffsetSeconds),
+          timestamp: numberToHex(blockTimes.get(number) ?? now()),
           gasLimit: '0x1c9c380',
           gasUsed: '0x0',
           transactions: [],
         }
+      }
       case 'eth_maxPriorityFeePerGas':
         return '0x0'
       case 'eth_gasPrice':
@@ -365,6 +373,7 @@ export function scriptedTempo(options: ScriptedTempoOptions = {}): ScriptedTempo
       // viem clients cache what a node supports (eth_fillTransaction); fresh ones make call logs repeatable.
       clients.clear()
       block = FIRST_BLOCK
+      blockTimes.clear()
       failBroadcast = options.failNextBroadcast ?? false
       dropBroadcast = false
       failReceipt = false

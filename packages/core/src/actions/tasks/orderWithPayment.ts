@@ -132,6 +132,27 @@ async function recoveredOutcome(mpp: MppCharger, reference: Hex, at: Date): Prom
   }
 }
 
+/**
+ * The outcome of a hash credential that mppx refused: when its challenge has expired and its transfer was mined for
+ * this order before that (MppCharger.paidBeforeExpiry), the payment is recovered, so that a first answer lost (a 503
+ * "not mined yet", a failed task commit) leaves no buyer charged and unserved; the task's insert then claims the
+ * transfer once. Any other outcome as it was.
+ */
+async function paidInTime(
+  mpp: MppCharger,
+  outcome: ChargeOutcome,
+  paid: { used: string | null; reference: Hex | null; signed: boolean; charge: ChargeRequest },
+  at: Date,
+): Promise<ChargeOutcome> {
+  const { used, reference, signed, charge } = paid
+  if (outcome.paid || signed || !used || !reference) return outcome
+  // A chain that cannot be read is no refusal: 503, and the same credential may come again.
+  const late = await mpp.paidBeforeExpiry(used, reference, charge).catch((error: unknown) => {
+    throw new ChainUnavailableError(undefined, { cause: error })
+  })
+  return late ? recoveredOutcome(mpp, late, at) : outcome
+}
+
 /** The task a verified payment already paid for this agent, answered again (a retry after a lost answer). */
 async function alreadyPaid(
   { store, config }: ActionContext<TaskStore>,
@@ -291,7 +312,7 @@ export function orderWithPaymentAction(
     // Every payment taken here is recorded as a task, whose insert claims its transfer in the task's commit.
     const settle = () => withTaskClaim(() => mpp.charge(paying, charge))
     // A charge that throws may have moved the money: its hold stays until the order expires.
-    const outcome = spent
+    const charged = spent
       ? await recoveredOutcome(mpp, spent, clock.now())
       : await (claiming ? withClaimTogether(claiming.take, settle) : settle()).catch(
           async (error: unknown) => {
@@ -306,6 +327,7 @@ export function orderWithPaymentAction(
             return recoveredOutcome(mpp, found, clock.now())
           },
         )
+    const outcome = await paidInTime(mpp, charged, { used, reference, signed, charge }, clock.now())
     if (!outcome.paid) {
       if (held) await releaseHold(context, task)
       await releaseMppOrder(context, claimed)

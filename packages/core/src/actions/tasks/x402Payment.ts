@@ -1,5 +1,5 @@
-import { type Hex, isAddressEqual } from 'viem'
-import { ConflictError } from '../../errors.ts'
+import { getAddress, type Hex, isAddressEqual } from 'viem'
+import { ChainUnavailableError, ConflictError } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
 import { formatAmount } from '../../Money.ts'
 import type { Verdict } from '../../payments/Verifier.ts'
@@ -7,6 +7,7 @@ import {
   AUTHORIZATION_SLACK_SECONDS,
   acceptsOrder,
   authorizationKey,
+  callsAuthorization,
   type Eip3009Authorization,
   type PaymentPayload,
   type PaymentRequirements,
@@ -140,7 +141,7 @@ export async function payWithX402(
   const paying = { ...task, buyerWallet: authorization.from }
   const state: SettleState = { sent: null, fresh: [] }
   const offer = { payload, requirements, waits: taken.waits }
-  const settled = await settle(context, settings, paying, offer, stored || held, state).catch(
+  let settled = await settle(context, settings, paying, offer, stored || held, state).catch(
     async (error: unknown): Promise<SettleResponse> => {
       // Once the settlement is recorded and sent, a failure to hear back is not a refusal: the chain decides below.
       if (state.sent === null) {
@@ -155,10 +156,36 @@ export async function payWithX402(
       }
     },
   )
-  const { sent, fresh } = state
+  const { fresh } = state
+  let { sent } = state
   if (sent === null) {
-    await unsent()
-    return { paid: false, reason: settled.errorReason ?? 'settlement_failed', settled }
+    // Nothing sent by us; someone may have sent the payer's very authorization first (its nonce now used): that
+    // transaction moved the payer's money to the seller as signed, and is recorded and judged as our settlement.
+    const theirs = await sentByOthers(context, authorization).catch(async (error: unknown) => {
+      // A chain that cannot say is no refusal (a 402 would ask the payer to pay again): 503, nothing kept.
+      await unsent()
+      throw error instanceof ChainUnavailableError
+        ? error
+        : new ChainUnavailableError(undefined, { cause: error })
+    })
+    if (!theirs) {
+      await unsent()
+      return { paid: false, reason: settled.errorReason ?? 'settlement_failed', settled }
+    }
+    sent = theirs.transactionHash
+    fresh.push(theirs)
+    const { nonce, validBefore } = authorization
+    await recordSettlement(
+      context,
+      paying,
+      sent,
+      { nonce, validBefore, waits: taken.waits },
+      stored || held,
+    ).catch(async (error: unknown) => {
+      await unsent()
+      throw error
+    })
+    settled = { success: false, transaction: sent, network: requirements.network, payer: authorization.from }
   }
   // Recorded and sent: whatever the facilitator heard (a timeout, an RPC error, a revert because another transaction
   // used the authorization first), the chain says whether the payer's money reached the seller for this order.
@@ -309,7 +336,7 @@ async function settle(
   stored: boolean,
   state: SettleState,
 ): Promise<SettleResponse> {
-  const { store, clock, chain } = context
+  const { chain } = context
   const { payload, requirements, waits } = offer
   const { nonce, validBefore } = (payload.payload as { authorization: { nonce: Hex; validBefore: string } })
     .authorization
@@ -318,35 +345,72 @@ async function settle(
     payload,
     requirements,
     async (txHash) => {
-      task.pendingCheck = {
-        txHash,
-        signature: null,
-        attempts: 0,
-        nextAt: new Date(clock.now().getTime() + FIRST_RECHECK_MS),
-      }
-      // The record and the task are asked for in one turn, so a store that commits writes together (store-libsql's
-      // group commit) lands them in one transaction and one sync; both are durable before anything is sent. Should
-      // the record fail alone, the task's check of a hash never sent is dropped by its re-checks (no record: it may
-      // not land).
-      const record = { payer: task.buyerWallet, nonce, validBefore, waits }
-      const recorded = store.kvUpdateAll([settlementKey(txHash)], () => ({
-        writes: [{ op: 'set', value: record }],
-        result: undefined,
-      }))
-      const withTask = stored
-        ? store.setPendingCheck(task.id, task.pendingCheck)
-        : store.insertTask(task, eventsOfNewTask(task)).then((inserted) => {
-            if (inserted.outcome !== 'inserted')
-              throw new Error(`the task could not be stored (${inserted.outcome})`)
-          })
-      // Both ended before anything goes on: a failure gives the claims back only once neither write is under way.
-      const failed = (await Promise.allSettled([recorded, withTask])).find(
-        (ended) => ended.status === 'rejected',
-      )
-      if (failed) throw failed.reason
+      await recordSettlement(context, task, txHash, { nonce, validBefore, waits }, stored)
       state.sent = txHash
     },
     lent,
+  )
+}
+
+/**
+ * Records `txHash` as the settlement of `task`'s authorization (its payer, nonce, validBefore and the order's claims
+ * that wait with it) and the task's pending check (storing a new task), so that a crash leaves it to the re-check.
+ */
+async function recordSettlement(
+  { store, clock }: ActionContext<TaskStore & KvStore>,
+  task: TaskRecord,
+  txHash: Hex,
+  { nonce, validBefore, waits }: { nonce: Hex; validBefore: string; waits: string[] },
+  stored: boolean,
+): Promise<void> {
+  task.pendingCheck = {
+    txHash,
+    signature: null,
+    attempts: 0,
+    nextAt: new Date(clock.now().getTime() + FIRST_RECHECK_MS),
+  }
+  // The record and the task are asked for in one turn, so a store that commits writes together (store-libsql's group
+  // commit) lands them in one transaction and one sync; both are durable before anything is sent. Should the record
+  // fail alone, the task's check of a hash never sent is dropped by its re-checks (no record: it may not land).
+  const record = { payer: task.buyerWallet, nonce, validBefore, waits }
+  const recorded = store.kvUpdateAll([settlementKey(txHash)], () => ({
+    writes: [{ op: 'set', value: record }],
+    result: undefined,
+  }))
+  const withTask = stored
+    ? store.setPendingCheck(task.id, task.pendingCheck)
+    : store.insertTask(task, eventsOfNewTask(task)).then((inserted) => {
+        if (inserted.outcome !== 'inserted')
+          throw new Error(`the task could not be stored (${inserted.outcome})`)
+      })
+  // Both ended before anything goes on: a failure gives the claims back only once neither write is under way.
+  const failed = (await Promise.allSettled([recorded, withTask])).find((ended) => ended.status === 'rejected')
+  if (failed) throw failed.reason
+}
+
+/**
+ * The mined transaction, other than ours, that sent the token exactly `authorization` (its very call: from, to, value,
+ * validity and nonce, found by its AuthorizationUsed log) and succeeded, as the market's chain reader returned it; null
+ * when there is none (throws when the chain cannot say). Someone who sends the payer's own authorization between our verification
+ * and our fill moves the payer's money to the seller as signed: that transaction pays the order.
+ */
+async function sentByOthers(
+  { chain, config }: ActionContext<KvStore>,
+  authorization: Eip3009Authorization,
+): Promise<PaymentReceipt | null> {
+  if (!chain?.authorizationUses) return null
+  const token = config.chain.usdcContract
+  const uses = await chain.authorizationUses(token, getAddress(authorization.from), authorization.nonce)
+  if (uses.length === 0) return null
+  const receipts = await chain.receipts(uses, { callDataFor: [token] })
+  return (
+    receipts.find(
+      (receipt) =>
+        receipt?.status === 'success' &&
+        receipt.to !== null &&
+        isAddressEqual(receipt.to, token) &&
+        callsAuthorization(receipt.input, authorization),
+    ) ?? null
   )
 }
 
