@@ -395,7 +395,7 @@ async function recordSettlement(
  * and our fill moves the payer's money to the seller as signed: that transaction pays the order.
  */
 async function sentByOthers(
-  { chain, config }: ActionContext<KvStore>,
+  { chain, config }: Pick<ActionContext<KvStore>, 'chain' | 'config'>,
   authorization: Eip3009Authorization,
 ): Promise<PaymentReceipt | null> {
   if (!chain?.authorizationUses) return null
