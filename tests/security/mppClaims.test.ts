@@ -240,19 +240,7 @@ describe('MPP order claims on two nodes of one PostgreSQL database', () => {
 describe("MPP order claims: a hash credential's task is its claim", () => {
   test("fault: the task's commit fails after a hash credential is verified: nothing is recorded, and the same credential then pays once", async () => {
     const node = scriptedTempo()
-    const inner = libsqlStore(await openDatabase(':memory:'))
-    const failing = { next: false }
-    const store = new Proxy(inner, {
-      get(target, name, receiver) {
-        const value = Reflect.get(target, name, receiver)
-        if (name !== 'insertTask') return typeof value === 'function' ? value.bind(target) : value
-        return (...args: Parameters<Store['insertTask']>) => {
-          if (!failing.next) return target.insertTask(...args)
-          failing.next = false
-          return Promise.reject(new Error('disk I/O error'))
-        }
-      },
-    })
+    const { store, failing } = await failingInserts()
     const shop = await market(node, node.client('server'), store)
     const authorization = await shop.credential('push')
     failing.next = true
