@@ -6,7 +6,7 @@ import { type Message, taskStateToJSON } from '@a2a-js/sdk'
 import type { X402Facilitator } from '@agentmarket/core'
 import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import type { PaymentRequired } from '@x402/core/types'
-import { wrapFetchWithPayment } from '@x402/fetch'
+import { decodePaymentResponseHeader, wrapFetchWithPayment } from '@x402/fetch'
 import { Credential } from 'mppx'
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
 import { type Hex, keccak256, toHex } from 'viem'
@@ -210,6 +210,10 @@ describe('x402 settlement under faults (the market broadcasts)', () => {
     rpc.arm('eth_sendRawTransaction', 'forward-then-drop')
     const first = await client.order('order-lost-answer')
     expect([201, 202]).toContain(first.status)
+    // The facilitator heard no answer, the chain then showed the payment: the receipt says paid and names no error.
+    const receipt = decodePaymentResponseHeader(first.headers.get('payment-response') ?? '')
+    expect(receipt.success).toBe(true)
+    expect(receipt.errorReason).toBeUndefined()
     const retry = await client.order('order-lost-answer')
     expect(retry.json.task_id).toBe(first.json.task_id)
     await market.resolve()

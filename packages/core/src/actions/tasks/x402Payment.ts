@@ -199,7 +199,9 @@ export async function payWithX402(
       settled: { ...settled, success: false },
     }
   }
-  const receipt = { ...settled, success: true, transaction: outcome.txHash, payer: authorization.from }
+  // Paid by the chain's word, whatever the facilitator heard: the receipt carries no error of its own.
+  const { errorReason: _heard, ...heard } = settled
+  const receipt = { ...heard, success: true, transaction: outcome.txHash, payer: authorization.from }
   if (outcome.state === 'pending')
     return { paid: true, settled: receipt, task: paying, retryAfterSeconds: outcome.retryAfterSeconds }
   return { paid: true, settled: receipt, task: outcome.task, retryAfterSeconds: null }
