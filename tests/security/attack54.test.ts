@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setSystemTime, test } from 'bun:test'
 import type { Store, X402Facilitator } from '@agentmarket/core'
 import { viemChain, viemX402Facilitator } from '@agentmarket/core/viem'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
@@ -8,10 +8,13 @@ import {
   encodePaymentSignatureHeader,
 } from '@x402/core/http'
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
+import { Challenge, Credential } from 'mppx'
+import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
 import type { Hex } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { testApp } from '../../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain } from '../support/anvil.ts'
+import { type ScriptedTempo, scriptedTempo, TEMPO_USDC_E, tempoPayer } from '../support/tempo.ts'
 import { signedPayment } from '../support/x402.ts'
 
 // Stop 54's independent attack on the money paths (x402 sentByOthers, MPP hashes past the expiry, leaks). Each test
@@ -190,5 +193,223 @@ describe('x402: one authorization, two markets (the seller lists Deep Search on 
     expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
     expect((await appB.queue()).total).toBe(0)
     expect([402, 409, 503], JSON.stringify(answerB?.json)).toContain(answerB?.status ?? 0)
+  })
+})
+
+// MPP push (hash) credentials, on the scripted Tempo node, in-process: `seller` sells Summary (0.01 USDC.e) and Digest
+// (0.01) to tempoPayer(1); buyers push their own transfers with the real mppx client.
+const SUMMARY = '/api/agents/seller/tasks/summary'
+const DIGEST = '/api/agents/seller/tasks/digest'
+const MPP_SKILLS = [
+  { name: 'Summary', type: 'purchasable', price: '0.01' },
+  { name: 'Digest', type: 'purchasable', price: '0.01' },
+]
+
+async function mppMarket(node: ScriptedTempo) {
+  const app = await testApp('2026-06-01T12:00:00.000Z', {
+    mpp: {
+      secretKey: 'attack54-mpp-secret-key-of-32-bytes!',
+      realm: 'localhost',
+      currency: TEMPO_USDC_E,
+      getClient: () => node.client('server'),
+    },
+  })
+  const { key } = await app.register('seller', { skills: MPP_SKILLS })
+  await app.call('PUT', '/api/agents/seller', { key, body: { walletAddress: tempoPayer(1).address } })
+  const order = (body: unknown, authorization?: string, path = SUMMARY) =>
+    app.app.handle(
+      new Request(`http://localhost${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+        body: JSON.stringify(body),
+      }),
+    )
+  const paid = async () => {
+    const page = await app.store.listTasks('seller', {
+      statuses: ['paid'],
+      order: 'history',
+      limit: 50,
+      offset: 0,
+    })
+    return page.total
+  }
+  return { app, key, order, paid }
+}
+
+/** A push-mode mppx client of `payer` (it sends its own transfer to the node and hands over the hash). */
+const pushClient = (node: ScriptedTempo, payer = 3) =>
+  MppxClient.create({
+    polyfill: false,
+    methods: [
+      tempoClient.charge({ account: tempoPayer(payer), getClient: () => node.client('buyer'), mode: 'push' }),
+    ],
+  })
+
+/** The challenge of a 402 answer for `body`. */
+async function challengeOf(shop: Awaited<ReturnType<typeof mppMarket>>, body: unknown, path = SUMMARY) {
+  const answer = await shop.order(body, undefined, path)
+  expect(answer.status).toBe(402)
+  return Challenge.fromResponse(answer)
+}
+
+/** `payer` pushes a transfer for `signedFor` (a challenge, maybe doctored) and names it under `under`. */
+async function pushedUnder(
+  node: ScriptedTempo,
+  signedFor: Challenge.Challenge,
+  under: Challenge.Challenge = signedFor,
+  payer = 3,
+) {
+  const made = await pushClient(node, payer).createCredential(
+    new Response(null, { status: 402, headers: { 'www-authenticate': Challenge.serialize(signedFor) } }),
+  )
+  const credential = Credential.deserialize(made)
+  const hash = (credential.payload as { hash: Hex }).hash
+  return { hash, authorization: Credential.serialize({ ...credential, challenge: under }) }
+}
+
+/** Runs `work` with the wall clock past every challenge made before it (mppx's live five minutes). */
+async function afterExpiry<T>(work: () => Promise<T>): Promise<T> {
+  setSystemTime(new Date(Date.now() + 6 * 60_000))
+  try {
+    return await work()
+  } finally {
+    setSystemTime()
+  }
+}
+
+describe('MPP hash credentials presented after their challenge expired (paidBeforeExpiry)', () => {
+  const ORDER = { params: { q: 'late' }, buyer: 'late' }
+
+  const tampers: Record<string, (request: Record<string, unknown>) => Record<string, unknown>> = {
+    'pays another wallet': (request) => ({ ...request, recipient: tempoPayer(4).address }),
+    'pays half the price': (request) => ({ ...request, amount: String(BigInt(String(request.amount)) / 2n) }),
+    'pays twice the price': (request) => ({
+      ...request,
+      amount: String(BigInt(String(request.amount)) * 2n),
+    }),
+  }
+  for (const [name, tamper] of Object.entries(tampers))
+    test(`attack: a transfer mined in time that ${name}, under the genuine challenge its memo names, sent after the expiry: 402, no task`, async () => {
+      const node = scriptedTempo()
+      const shop = await mppMarket(node)
+      const genuine = await challengeOf(shop, ORDER)
+      const { authorization } = await pushedUnder(
+        node,
+        { ...genuine, request: tamper(genuine.request) },
+        genuine,
+      )
+      const answer = await afterExpiry(() => shop.order(ORDER, authorization))
+      expect(answer.status).toBe(402)
+      expect(answer.headers.get('payment-receipt')).toBeNull()
+      expect(await shop.paid()).toBe(0)
+    })
+
+  test("attack: after the expiry, a transfer whose memo names another challenge of the same order, one that reverted, and the payer's own hash under an observer's identical-body challenge: 402, no task", async () => {
+    const node = scriptedTempo()
+    const shop = await mppMarket(node)
+    const first = await challengeOf(shop, ORDER)
+    const second = await challengeOf(shop, ORDER)
+    const crossed = await pushedUnder(node, first, second)
+    node.revertNextBroadcast()
+    const reverted = await pushedUnder(node, await challengeOf(shop, ORDER))
+    const paid = await pushedUnder(node, await challengeOf(shop, ORDER))
+    const observers = await challengeOf(shop, ORDER)
+    const copied = Credential.serialize(
+      Credential.from({ challenge: observers, payload: { type: 'hash', hash: paid.hash } }),
+    )
+    const answers = await afterExpiry(async () => [
+      await shop.order(ORDER, crossed.authorization),
+      await shop.order(ORDER, reverted.authorization),
+      await shop.order(ORDER, copied),
+    ])
+    expect(answers.map((answer) => answer.status)).toEqual([402, 402, 402])
+    expect(await shop.paid()).toBe(0)
+  })
+
+  test('attack: a transfer mined in time whose first answer was lost, presented after the expiry for another body, another skill or another buyer name: 402; for its own order once (201), then its task (200); never a second order', async () => {
+    const node = scriptedTempo()
+    const shop = await mppMarket(node)
+    const challenge = await challengeOf(shop, ORDER)
+    const { hash, authorization } = await pushedUnder(node, challenge)
+    // The market's receipt read fails: 503 "not mined yet, send the same credential again".
+    node.failNextReceipt()
+    expect((await shop.order(ORDER, authorization)).status).toBe(503)
+    const answers = await afterExpiry(async () => [
+      await shop.order({ ...ORDER, params: { q: 'another order' } }, authorization),
+      await shop.order(ORDER, authorization, DIGEST),
+      await shop.order({ ...ORDER, buyer: 'mallory' }, authorization),
+      await shop.order(ORDER, authorization),
+      await shop.order(ORDER, authorization),
+    ])
+    const statuses = answers.map((answer) => answer.status)
+    expect(statuses.slice(0, 3)).toEqual([402, 402, 402])
+    expect(statuses.slice(3)).toEqual([201, 200])
+    const ids = await Promise.all(
+      answers.slice(3).map(async (answer) => ((await answer.json()) as { task_id: string }).task_id),
+    )
+    expect(new Set(ids).size).toBe(1)
+    // Another buyer's fresh challenge naming the same (public) hash, after the expiry and before it: refused.
+    const observer = Credential.serialize(
+      Credential.from({ challenge: await challengeOf(shop, ORDER), payload: { type: 'hash', hash } }),
+    )
+    expect((await shop.order(ORDER, observer)).status).toBe(402)
+    expect(await shop.paid()).toBe(1)
+  })
+
+  // DEFECT (money taken without serving): a buyer pays a hash credential in time; the market's first answer is the 503
+  // "not mined yet ... send the same credential again ... do not send a new payment"; meanwhile the seller changes the
+  // skill's price. The same credential, sent again as told, still within the challenge's five minutes, is refused 402
+  // (mppx's route binding: the challenge's amount no longer matches), and after the expiry paidBeforeExpiry refuses it
+  // too ("asks what the order asks now"). The buyer's 0.01 is at the seller, no task. Safe: a transfer made in time for
+  // the market's own unexpired challenge pays that order (201), whatever the price became later.
+  test.failing("attack: the seller changes the price between a buyer's in-time hash payment (answered 503) and the buyer's retry with the same credential: the order is paid once", async () => {
+    const node = scriptedTempo()
+    const shop = await mppMarket(node)
+    const { authorization } = await pushedUnder(node, await challengeOf(shop, ORDER))
+    node.failNextReceipt()
+    expect((await shop.order(ORDER, authorization)).status).toBe(503)
+    const repriced = await shop.app.call('PUT', '/api/agents/seller', {
+      key: shop.key,
+      body: { skills: [{ ...MPP_SKILLS[0], price: '0.02' }, MPP_SKILLS[1]] },
+    })
+    expect(repriced.status).toBe(200)
+    const retried = await shop.order(ORDER, authorization)
+    expect(retried.status, await retried.clone().text()).toBe(201)
+    expect(await shop.paid()).toBe(1)
+  })
+
+  // DEFECT (a paid task shared with an observer; doubtful in practice): a challenge is a pure function of the order
+  // (agent, skill, body digest, price) and of its expiry in milliseconds (HMAC, no random part), so two 402s for the same
+  // body issued in the same millisecond are the same challenge. An observer who asks for challenges of a popular order
+  // body (e.g. `{}`) in every millisecond holds the victim's challenge too (it finds which one by the memo's
+  // fingerprint on chain) and presents the victim's mined hash under it: its order is paid by the victim's transfer, and
+  // the victim's own credential then answers the observer's task (200): one payment, a task (id, result) the observer
+  // reads. Simulated here by freezing the clock. Safe: each 402 a distinct challenge (a random nonce in its opaque).
+  test.failing("attack: an observer's challenge issued in the same millisecond as the victim's takes the victim's pushed transfer", async () => {
+    const node = scriptedTempo()
+    const shop = await mppMarket(node)
+    setSystemTime(new Date(Date.now()))
+    let victims: Challenge.Challenge
+    let observers: Challenge.Challenge
+    try {
+      victims = await challengeOf(shop, {})
+      observers = await challengeOf(shop, {})
+    } finally {
+      setSystemTime()
+    }
+    const { hash, authorization } = await pushedUnder(node, victims)
+    const sniped = await shop.order(
+      {},
+      Credential.serialize(Credential.from({ challenge: observers, payload: { type: 'hash', hash } })),
+    )
+    const victim = await shop.order({}, authorization)
+    const [observerTask, victimTask] = (await Promise.all([sniped.json(), victim.json()])) as {
+      task_id?: string
+    }[]
+    const told = `observer ${sniped.status} ${observerTask?.task_id}, victim ${victim.status} ${victimTask?.task_id}`
+    // Safe: the observer's credential pays nothing and learns no task; the victim's pays its own order.
+    expect(sniped.status, told).toBe(402)
+    expect(victim.status, told).toBe(201)
+    expect(observers.id).not.toBe(victims.id)
   })
 })
