@@ -10,10 +10,10 @@ import {
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { Challenge, Credential } from 'mppx'
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
-import type { Hex } from 'viem'
+import { encodeFunctionData, type Hex, parseAbi, parseSignature } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { testApp } from '../../packages/server/src/testing/http.ts'
-import { type Anvil, paymentChain } from '../support/anvil.ts'
+import { type Anvil, paymentChain, USDC_ADDRESS } from '../support/anvil.ts'
 import { type ScriptedTempo, scriptedTempo, TEMPO_USDC_E, tempoPayer } from '../support/tempo.ts'
 import { signedPayment } from '../support/x402.ts'
 
@@ -193,6 +193,118 @@ describe('x402: one authorization, two markets (the seller lists Deep Search on 
     expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
     expect((await appB.queue()).total).toBe(0)
     expect([402, 409, 503], JSON.stringify(answerB?.json)).toContain(answerB?.status ?? 0)
+  })
+})
+
+/**
+ * Runtime code of a forwarder: it calls the token with its own call data (all gas) and reverts when that call fails, as
+ * a multicall or a smart account would send someone's authorization.
+ */
+const forwarderCode = (token: Hex) =>
+  `0x366000600037600060003660006000${'73'}${token.slice(2)}5af115602b57005b60006000fd` as Hex
+
+/** The EIP-3009 call of a payload's authorization (split signature), as anyone holding it may send it. */
+function authorizationCallOf(payload: PaymentPayload): Hex {
+  const { authorization, signature } = payload.payload as {
+    authorization: Record<'from' | 'to' | 'value' | 'validAfter' | 'validBefore' | 'nonce', string>
+    signature: Hex
+  }
+  const { r, s, v } = parseSignature(signature)
+  return encodeFunctionData({
+    abi: parseAbi([
+      'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)',
+    ]),
+    args: [
+      authorization.from as Hex,
+      authorization.to as Hex,
+      BigInt(authorization.value),
+      BigInt(authorization.validAfter),
+      BigInt(authorization.validBefore),
+      authorization.nonce as Hex,
+      Number(v),
+      r,
+      s,
+    ],
+  })
+}
+
+describe('x402: the settlement in the mempool, copied by a watcher', () => {
+  test("attack: a watcher sends the market's pending settlement through a contract (not a direct call to the token) with a higher tip: the buyer's money reaches the seller once, and the order is paid", async () => {
+    const forwarder = '0x5ec0de00000000000000000000000000000000f0' as Hex
+    await anvil.testClient.setCode({ address: forwarder, bytecode: forwarderCode(USDC_ADDRESS) })
+    const app = await market(facilitator(settlerB, 10_000))
+    const payload = await signedPayment(await offerOf(app), buyer)
+    const before = await Promise.all([anvil.usdcOf(buyer.address), anvil.usdcOf(seller.address)])
+    await anvil.testClient.setAutomine(false)
+    let answer: Awaited<ReturnType<typeof payWith>>
+    let copied: Hex = '0x'
+    try {
+      const answering = payWith(app, payload)
+      const [settlement] = await pendingFrom(settlerB, 1)
+      copied = await anvil.walletFor(thief).sendTransaction({
+        to: forwarder,
+        data: settlement?.input ?? authorizationCallOf(payload),
+        gas: 300_000n,
+        maxFeePerGas: (settlement?.maxFeePerGas ?? 10n ** 9n) * 4n,
+        maxPriorityFeePerGas: (settlement?.maxPriorityFeePerGas ?? 10n ** 9n) * 4n + 1n,
+      })
+      await Bun.sleep(50)
+      await anvil.testClient.mine({ blocks: 1 })
+      answer = await answering
+    } finally {
+      await anvil.testClient.setAutomine(true)
+    }
+    expect(await Promise.all([anvil.usdcOf(buyer.address), anvil.usdcOf(seller.address)])).toEqual([
+      (before[0] ?? 0n) - PRICE,
+      (before[1] ?? 0n) + PRICE,
+    ])
+    // The watcher's copy was mined first and moved the money; the market's own settlement reverted.
+    expect((await anvil.publicClient.getTransactionReceipt({ hash: copied })).status).toBe('success')
+    app.clock.advance(60_000)
+    await app.market.recheckPendingPayments()
+    const { tasks } = await app.queue()
+    expect(
+      tasks.map((task) => task.status),
+      `${answer.status} ${JSON.stringify(answer.json)}`,
+    ).toEqual(['paid'])
+  })
+
+  test("attack: a watcher copies the market's pending settlement and sends the authorization to the same market for another skill, another body and another buyer name while it is unmined: 409, no task, no task id", async () => {
+    const app = await market(facilitator(settlerB, 10_000))
+    const translate = await app.register('other', { skills: [{ ...SKILL, name: 'Translate' }] })
+    await app.call('PUT', '/api/agents/other', {
+      key: translate.key,
+      body: { walletAddress: seller.address },
+    })
+    const payload = await signedPayment(await offerOf(app), buyer)
+    await anvil.testClient.setAutomine(false)
+    let copies: Awaited<ReturnType<typeof payWith>>[] = []
+    let paid: Awaited<ReturnType<typeof payWith>>
+    try {
+      const answering = payWith(app, payload, { body: { params: { q: 'victim' } } })
+      await pendingFrom(settlerB, 1)
+      const otherOffer = await offerOf(app, '/api/agents/other/tasks/translate')
+      copies = [
+        await payWith(app, payload, { body: { params: { q: 'thief' } } }),
+        await payWith(app, payload, { body: { buyer: 'mallory' } }),
+        await payWith(
+          app,
+          { ...payload, accepted: otherOffer },
+          { path: '/api/agents/other/tasks/translate' },
+        ),
+      ]
+      await anvil.testClient.mine({ blocks: 1 })
+      paid = await answering
+    } finally {
+      await anvil.testClient.setAutomine(true)
+    }
+    expect(paid.status).toBe(201)
+    for (const copy of copies) {
+      expect(copy.status, copy.text).toBe(409)
+      expect(copy.text).not.toContain('task_')
+      expect(copy.headers.get('payment-response')).toBeNull()
+    }
+    expect((await app.queue()).total).toBe(1)
   })
 })
 
