@@ -13,6 +13,7 @@ import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
 import { encodeFunctionData, type Hex, parseAbi, parseSignature } from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { testApp } from '../../packages/server/src/testing/http.ts'
+import { order as a2aOrder, rpc, wireMessage } from '../support/a2aClient.ts'
 import { type Anvil, paymentChain, USDC_ADDRESS } from '../support/anvil.ts'
 import { type ScriptedTempo, scriptedTempo, TEMPO_USDC_E, tempoPayer } from '../support/tempo.ts'
 import { signedPayment } from '../support/x402.ts'
@@ -141,7 +142,9 @@ describe('x402: one authorization, two markets (the seller lists Deep Search on 
     const answerB = await payWith(appB, payload, { body: { params: { q: 'the second order' } } })
     expect((paidA as unknown as { status: number }).status).toBe(201)
     expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
-    // One transfer: at most one of the two markets may count it as its order's payment.
+    // One transfer: at most one of the two markets may count it as its order's payment (B names A's settlement).
+    const settledA = settlementOf(paidA as unknown as { headers: Headers })
+    expect(answerB.json?.payment?.tx_hash ?? null, `B: ${answerB.status}`).not.toBe(settledA)
     expect(answerB.status, JSON.stringify(answerB.json)).toBe(402)
     expect((await appB.queue()).tasks.filter((task) => task.status === 'paid')).toEqual([])
   })
@@ -227,6 +230,42 @@ function authorizationCallOf(payload: PaymentPayload): Hex {
     ],
   })
 }
+
+describe('x402 inside A2A (the a2a-x402 round of a stored task), one authorization, two markets', () => {
+  // DEFECT (the same as over HTTP, sentByOthers): market B's A2A task is paid by the transaction market A sent for
+  // its own order with the very authorization. Safe: B's task stays pending_payment, asked to pay again.
+  test.failing("attack: an A2A task on market B paid with an authorization market A settles meanwhile for its order: B's task is not paid", async () => {
+    const appA = await market(facilitator(settlerA))
+    let payload: PaymentPayload | null = null
+    const appB = await market(
+      frontRun(facilitator(settlerB), async () => {
+        expect((await payWith(appA, payload as PaymentPayload)).status).toBe(201)
+      }),
+    )
+    const ordered = await a2aOrder(appB, '/a2a/agents/seller', { skill: 'deep-search' })
+    const required = ordered.status.message.metadata['x402.payment.required'] as {
+      accepts: PaymentRequirements[]
+    }
+    const accepted = required.accepts[0] as PaymentRequirements
+    payload = await signedPayment(accepted, buyer)
+    const sellerBefore = await anvil.usdcOf(seller.address)
+    await rpc(
+      appB,
+      '/a2a/agents/seller',
+      'SendMessage',
+      wireMessage(
+        {},
+        {
+          taskId: ordered.id,
+          metadata: { 'x402.payment.status': 'payment-submitted', 'x402.payment.payload': payload },
+        },
+      ),
+    )
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    const view = (await appB.call('GET', `/api/agents/seller/tasks/${ordered.id}`)).json
+    expect(view.status, JSON.stringify(view.payment)).toBe('pending_payment')
+  })
+})
 
 describe('x402: the settlement in the mempool, copied by a watcher', () => {
   test("attack: a watcher sends the market's pending settlement through a contract (not a direct call to the token) with a higher tip: the buyer's money reaches the seller once, and the order is paid", async () => {
