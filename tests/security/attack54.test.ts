@@ -10,7 +10,15 @@ import {
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types'
 import { Challenge, Credential } from 'mppx'
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
-import { encodeFunctionData, type Hex, parseAbi, parseSignature } from 'viem'
+import {
+  concat,
+  decodeFunctionData,
+  encodeFunctionData,
+  type Hex,
+  parseAbi,
+  parseSignature,
+  toHex,
+} from 'viem'
 import type { HDAccount } from 'viem/accounts'
 import { testApp } from '../../packages/server/src/testing/http.ts'
 import { order as a2aOrder, rpc, wireMessage } from '../support/a2aClient.ts'
@@ -229,6 +237,59 @@ function authorizationCallOf(payload: PaymentPayload): Hex {
       s,
     ],
   })
+}
+
+describe('x402: Idempotency-Key and receipts seen by an observer', () => {
+  test("attack: an observer who knows a buyer's Idempotency-Key sends the buyer's settled authorization (rebuilt from the receipt) with it, then its own fresh authorization with it and the same body: 409 without a task id, then its own new order; never the buyer's task", async () => {
+    const app = await market(facilitator(settlerA))
+    const accepted = await offerOf(app)
+    const key = 'order-0001'
+    const body = { params: { q: "the buyer's private query" } }
+    const victim = await payWith(app, await signedPayment(accepted, buyer), {
+      body,
+      headers: { 'idempotency-key': key },
+    })
+    expect(victim.status).toBe(201)
+    const victimTask = victim.json.task_id as string
+    // What the observer sees: the PAYMENT-RESPONSE names only the transaction, the network and the payer.
+    const receipt = decodePaymentResponseHeader(victim.headers.get('payment-response') ?? '')
+    expect(JSON.stringify(receipt)).not.toContain(victimTask)
+    const transaction = await anvil.publicClient.getTransaction({ hash: receipt.transaction as Hex })
+    const copied = {
+      ...(await signedPayment(accepted, buyer)),
+      payload: rebuilt(transaction.input),
+    } as PaymentPayload
+    const replayed = await payWith(app, copied, { body, headers: { 'idempotency-key': key } })
+    expect(replayed.status).toBe(409)
+    expect(replayed.text).not.toContain(victimTask)
+    const own = await payWith(app, await signedPayment(accepted, thief), {
+      body,
+      headers: { 'idempotency-key': key },
+    })
+    expect(own.status).toBe(201)
+    expect(own.json.task_id).not.toBe(victimTask)
+    expect(own.json.buyer_wallet).toBe(thief.address)
+  })
+})
+
+/** The payload part (authorization and signature) of a transferWithAuthorization call's data. */
+function rebuilt(input: Hex) {
+  const call = decodeFunctionData({
+    abi: parseAbi([
+      'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)',
+    ]),
+    data: input,
+  })
+  const [from, to, value, validAfter, validBefore, nonce, v, r, s] = call.args
+  return {
+    authorization: Object.fromEntries(
+      Object.entries({ from, to, value, validAfter, validBefore, nonce }).map(([name, field]) => [
+        name,
+        String(field),
+      ]),
+    ),
+    signature: concat([r, s, toHex(v, { size: 1 })]),
+  }
 }
 
 describe('x402 inside A2A (the a2a-x402 round of a stored task), one authorization, two markets', () => {
