@@ -239,6 +239,79 @@ function authorizationCallOf(payload: PaymentPayload): Hex {
   })
 }
 
+/**
+ * A JSON-RPC proxy in front of anvil for a settler, as a node that fills and estimates a transaction against the latest
+ * block (geth's default for eth_estimateGas) rather than anvil's pending one: eth_fillTransaction is not offered (viem
+ * falls back to its reads), and eth_estimateGas without a block is asked at `latest`.
+ */
+function latestStateRpc() {
+  const server = Bun.serve({
+    port: 0,
+    async fetch(request) {
+      const body = (await request.json()) as { id: number; method: string; params?: unknown[] }
+      if (body.method === 'eth_fillTransaction')
+        return Response.json({
+          jsonrpc: '2.0',
+          id: body.id,
+          error: { code: -32601, message: 'Method not found' },
+        })
+      if (body.method === 'eth_estimateGas' && body.params?.length === 1) body.params.push('latest')
+      const upstream = await fetch(anvil.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+      return new Response(await upstream.text(), { headers: { 'content-type': 'application/json' } })
+    },
+  })
+  return { url: `http://localhost:${server.port}`, stop: () => server.stop(true) }
+}
+
+describe('x402: one authorization sent by its payer to two markets at once', () => {
+  // DEFECT (paidBy, x402Payment.ts; older than sentByOthers, the same hole): the payer sends one authorization to two
+  // markets at once (or to a market and the seller's own x402 endpoint). Both verify it, both fill and broadcast their
+  // settlement (each node fills against its latest block, where the other's is not mined); one is mined, the other
+  // reverts (nonce used). The market whose settlement reverted finds the other transaction by its AuthorizationUsed
+  // log and judges it as its own payment: both orders 201 paid with the same transaction. One 0.5 USDC transfer, two
+  // tasks served. No wrapper of the facilitator here: only a node that estimates at `latest`, as geth does.
+  // Safe: the market whose own settlement reverted answers 402 (nonce used) unless the transaction it finds was sent
+  // for this very order.
+  test.failing('attack: one authorization sent to two markets at once: one order paid, the other refused', async () => {
+    const rpc = latestStateRpc()
+    try {
+      const viaLatest = (account: HDAccount) =>
+        viemX402Facilitator({ rpcUrl: rpc.url, chain: anvil.chain, account, receiptTimeoutMs: 20_000 })
+      const appA = await market(viaLatest(settlerA))
+      const appB = await market(viaLatest(settlerB))
+      const payload = await signedPayment(await offerOf(appA), buyer)
+      const sellerBefore = await anvil.usdcOf(seller.address)
+      await anvil.testClient.setAutomine(false)
+      let answers: Awaited<ReturnType<typeof payWith>>[] = []
+      try {
+        const both = [payWith(appA, payload), payWith(appB, payload)]
+        await pendingFrom(settlerA, 1)
+        await pendingFrom(settlerB, 1)
+        await anvil.testClient.mine({ blocks: 1 })
+        answers = await Promise.all(both)
+      } finally {
+        await anvil.testClient.setAutomine(true)
+      }
+      expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+      for (const app of [appA, appB]) {
+        app.clock.advance(60_000)
+        await app.market.recheckPendingPayments()
+      }
+      const paid = [...(await appA.queue()).tasks, ...(await appB.queue()).tasks].filter(
+        (task) => task.status === 'paid',
+      )
+      const told = answers.map((answer) => `${answer.status} ${answer.json?.payment?.tx_hash}`).join(', ')
+      expect(paid.length, told).toBe(1)
+    } finally {
+      rpc.stop()
+    }
+  })
+})
+
 describe('x402: Idempotency-Key and receipts seen by an observer', () => {
   test("attack: an observer who knows a buyer's Idempotency-Key sends the buyer's settled authorization (rebuilt from the receipt) with it, then its own fresh authorization with it and the same body: 409 without a task id, then its own new order; never the buyer's task", async () => {
     const app = await market(facilitator(settlerA))
