@@ -401,6 +401,33 @@ describe('x402 inside A2A (the a2a-x402 round of a stored task), one authorizati
   })
 })
 
+describe('x402: the authorization sent meanwhile in a transaction that reverted', () => {
+  test("attack: someone holding the buyer's authorization sends it between the verification and the fill in a transaction that runs out of gas (reverted, nonce unused): the market's own settlement pays the order once, never the reverted transaction", async () => {
+    let payload: PaymentPayload | null = null
+    let reverted: Hex = '0x'
+    const app = await market(
+      frontRun(facilitator(settlerA), async () => {
+        const hash = await anvil.walletFor(thief).sendTransaction({
+          to: USDC_ADDRESS,
+          data: authorizationCallOf(payload as PaymentPayload),
+          gas: 40_000n,
+        })
+        const receipt = await anvil.publicClient.waitForTransactionReceipt({ hash })
+        expect(receipt.status).toBe('reverted')
+        reverted = hash
+      }),
+    )
+    payload = await signedPayment(await offerOf(app), buyer)
+    const sellerBefore = await anvil.usdcOf(seller.address)
+    const answer = await payWith(app, payload)
+    expect(answer.status, JSON.stringify(answer.json)).toBe(201)
+    expect(answer.json.payment.tx_hash).not.toBe(reverted)
+    expect(settlementOf(answer)).toBe(answer.json.payment.tx_hash)
+    expect(await anvil.usdcOf(seller.address)).toBe(sellerBefore + PRICE)
+    expect((await payWith(app, payload)).status).toBe(409)
+  })
+})
+
 describe('x402: the settlement in the mempool, copied by a watcher', () => {
   test("attack: a watcher sends the market's pending settlement through a contract (not a direct call to the token) with a higher tip: the buyer's money reaches the seller once, and the order is paid", async () => {
     const forwarder = '0x5ec0de00000000000000000000000000000000f0' as Hex
