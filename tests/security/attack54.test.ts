@@ -667,6 +667,10 @@ describe('MPP hash credentials presented after their challenge expired (paidBefo
     expect((await shop.order(ORDER, observer)).status).toBe(402)
     expect(await shop.paid()).toBe(1)
   })
+})
+
+describe('MPP: a retry after a price change, and challenges issued in the same millisecond', () => {
+  const ORDER = { params: { q: 'late' }, buyer: 'late' }
 
   // DEFECT (money taken without serving): a buyer pays a hash credential in time; the market's first answer is the 503
   // "not mined yet ... send the same credential again ... do not send a new payment"; meanwhile the seller changes the
@@ -723,5 +727,49 @@ describe('MPP hash credentials presented after their challenge expired (paidBefo
     expect(sniped.status, told).toBe(402)
     expect(victim.status, told).toBe(201)
     expect(observers.id).not.toBe(victims.id)
+  })
+
+  // DEFECT (the same root: same-millisecond challenges are identical), pull mode: the victim pays through the market
+  // as usual; the raw signed transfer the market broadcast is public, so an observer holding the identical challenge
+  // rebuilds the victim's credential byte for byte and is answered the victim's paid task (its id grants reading it).
+  test.failing("attack (pull): an observer's challenge issued in the same millisecond as the victim's, with the victim's broadcast transaction, is answered the victim's task", async () => {
+    const node = scriptedTempo()
+    const shop = await mppMarket(node)
+    setSystemTime(new Date(Date.now()))
+    let victims: Challenge.Challenge
+    let observers: Challenge.Challenge
+    try {
+      victims = await challengeOf(shop, {})
+      observers = await challengeOf(shop, {})
+    } finally {
+      setSystemTime()
+    }
+    const puller = MppxClient.create({
+      polyfill: false,
+      methods: [
+        tempoClient.charge({ account: tempoPayer(2), getClient: () => node.client('buyer'), mode: 'pull' }),
+      ],
+    })
+    const signed = await puller.createCredential(
+      new Response(null, { status: 402, headers: { 'www-authenticate': Challenge.serialize(victims) } }),
+    )
+    const paid = await shop.order({}, signed)
+    expect(paid.status).toBe(201)
+    const victimTask = ((await paid.json()) as { task_id: string }).task_id
+    const [raw] = node.calls
+      .filter((call) => call.side === 'server' && call.method.startsWith('eth_sendRawTransaction'))
+      .map((call) => (call.params as [Hex])[0])
+    const { source } = Credential.deserialize(signed) as { source?: string }
+    const rebuilt = Credential.serialize(
+      Credential.from({
+        challenge: observers,
+        payload: { type: 'transaction', signature: raw as Hex },
+        ...(source ? { source } : {}),
+      }),
+    )
+    const answer = await shop.order({}, rebuilt)
+    const text = await answer.text()
+    expect(text).not.toContain(victimTask)
+    expect(answer.status, text.slice(0, 200)).toBe(402)
   })
 })
