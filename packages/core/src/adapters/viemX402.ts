@@ -105,6 +105,13 @@ const unreachable = (cause: unknown) =>
     { cause },
   )
 
+/** 503 for a settlement the node would not run though the payment still verifies: nothing was sent. */
+const unsettledNow = (cause: unknown) =>
+  new ChainUnavailableError(
+    'The payment chain would not take the settlement right now (a transaction under way may use this authorization); nothing was sent and nothing changed. Retry shortly with the same payment.',
+    { cause },
+  )
+
 /**
  * The node would not run the settlement (its fill, the gas estimate, reverted): nothing was signed or sent. The
  * payment may have stopped verifying since it was verified (its authorization used, its payer's balance spent).
@@ -256,6 +263,7 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
       call().catch((error: unknown) => {
         throw isTransportFault(error) ? unreachable(error) : reverted.cause
       })
+    // Read where the fill ran: the pending state holds a transaction under way that uses the authorization.
     const [used, balance] = await Promise.all([
       read(() =>
         client.readContract({
@@ -263,6 +271,7 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
           abi: PAYER_STATE_ABI,
           functionName: 'authorizationState',
           args: [getAddress(from), nonce],
+          blockTag: 'pending',
         }),
       ),
       read(() =>
@@ -271,13 +280,16 @@ export function viemX402Facilitator(options: ViemX402Options): X402Facilitator {
           abi: PAYER_STATE_ABI,
           functionName: 'balanceOf',
           args: [getAddress(from)],
+          blockTag: 'pending',
         }),
       ),
     ])
     if (used) return SETTLE_ERRORS.nonceUsed
     if (balance < BigInt(value)) return SETTLE_ERRORS.insufficientBalance
     const verdict = await verify(payload, requirements)
-    if (verdict.isValid) throw reverted.cause
+    // Valid by every reading, yet the node would not run it (a node whose pending state is not readable, a
+    // transaction under way): nothing was sent, so the same payment may be tried again shortly.
+    if (verdict.isValid) throw unsettledNow(reverted.cause)
     return verdict.invalidReason ?? SETTLE_ERRORS.failed
   }
 

@@ -5,15 +5,7 @@ import type {
   SettleResponse,
   VerifyResponse,
 } from '@x402/core/types'
-import {
-  type Address,
-  decodeFunctionData,
-  getAddress,
-  type Hex,
-  isAddress,
-  isAddressEqual,
-  parseAbi,
-} from 'viem'
+import { type Address, getAddress, type Hex, isAddress, isAddressEqual, parseAbi } from 'viem'
 import type { MarketConfig } from '../Config.ts'
 import type { ChainReader } from '../ports/Chain.ts'
 
@@ -140,28 +132,6 @@ export const TRANSFER_WITH_AUTHORIZATION_ABI = parseAbi([
   'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s)',
   'function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)',
 ])
-
-/**
- * True when call data `input` is a `transferWithAuthorization` of exactly `authorization` (from, to, value, validity
- * and nonce): the payer's very signed authorization, whoever sent it.
- */
-export function callsAuthorization(input: Hex | null, authorization: Eip3009Authorization): boolean {
-  if (!input) return false
-  try {
-    const { args } = decodeFunctionData({ abi: TRANSFER_WITH_AUTHORIZATION_ABI, data: input })
-    const [from, to, value, validAfter, validBefore, nonce] = args
-    return (
-      isAddressEqual(from, authorization.from) &&
-      isAddressEqual(to, authorization.to) &&
-      value === BigInt(authorization.value) &&
-      validAfter === BigInt(authorization.validAfter) &&
-      validBefore === BigInt(authorization.validBefore) &&
-      nonce.toLowerCase() === authorization.nonce.toLowerCase()
-    )
-  } catch {
-    return false
-  }
-}
 
 /** The payload of a PAYMENT-SIGNATURE header (x402 v2, `exact` with an EIP-3009 authorization), or null. */
 export async function decodeX402Payment(

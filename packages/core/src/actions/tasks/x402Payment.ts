@@ -1,5 +1,5 @@
-import { getAddress, type Hex, isAddressEqual } from 'viem'
-import { ChainUnavailableError, ConflictError } from '../../errors.ts'
+import { type Hex, isAddressEqual } from 'viem'
+import { ConflictError } from '../../errors.ts'
 import { feedEvents } from '../../events.ts'
 import { formatAmount } from '../../Money.ts'
 import type { Verdict } from '../../payments/Verifier.ts'
@@ -7,7 +7,6 @@ import {
   AUTHORIZATION_SLACK_SECONDS,
   acceptsOrder,
   authorizationKey,
-  callsAuthorization,
   type Eip3009Authorization,
   type PaymentPayload,
   type PaymentRequirements,
@@ -141,7 +140,7 @@ export async function payWithX402(
   const paying = { ...task, buyerWallet: authorization.from }
   const state: SettleState = { sent: null, fresh: [] }
   const offer = { payload, requirements, waits: taken.waits }
-  let settled = await settle(context, settings, paying, offer, stored || held, state).catch(
+  const settled = await settle(context, settings, paying, offer, stored || held, state).catch(
     async (error: unknown): Promise<SettleResponse> => {
       // Once the settlement is recorded and sent, a failure to hear back is not a refusal: the chain decides below.
       if (state.sent === null) {
@@ -156,36 +155,13 @@ export async function payWithX402(
       }
     },
   )
-  const { fresh } = state
-  let { sent } = state
+  const { fresh, sent } = state
   if (sent === null) {
-    // Nothing sent by us; someone may have sent the payer's very authorization first (its nonce now used): that
-    // transaction moved the payer's money to the seller as signed, and is recorded and judged as our settlement.
-    const theirs = await sentByOthers(context, authorization).catch(async (error: unknown) => {
-      // A chain that cannot say is no refusal (a 402 would ask the payer to pay again): 503, nothing kept.
-      await unsent()
-      throw error instanceof ChainUnavailableError
-        ? error
-        : new ChainUnavailableError(undefined, { cause: error })
-    })
-    if (!theirs) {
-      await unsent()
-      return { paid: false, reason: settled.errorReason ?? 'settlement_failed', settled }
-    }
-    sent = theirs.transactionHash
-    fresh.push(theirs)
-    const { nonce, validBefore } = authorization
-    await recordSettlement(
-      context,
-      paying,
-      sent,
-      { nonce, validBefore, waits: taken.waits },
-      stored || held,
-    ).catch(async (error: unknown) => {
-      await unsent()
-      throw error
-    })
-    settled = { success: false, transaction: sent, network: requirements.network, payer: authorization.from }
+    // Nothing sent by us. The authorization may have been used meanwhile by another transaction, but one we did not
+    // send cannot be told from another server's settlement of it for its own order (a buyer may hand one
+    // authorization to several servers paying the same wallet): it pays nothing here.
+    await unsent()
+    return { paid: false, reason: settled.errorReason ?? 'settlement_failed', settled }
   }
   // Recorded and sent: whatever the facilitator heard (a timeout, an RPC error, a revert because another transaction
   // used the authorization first), the chain says whether the payer's money reached the seller for this order.
@@ -388,32 +364,6 @@ async function recordSettlement(
   // Both ended before anything goes on: a failure gives the claims back only once neither write is under way.
   const failed = (await Promise.allSettled([recorded, withTask])).find((ended) => ended.status === 'rejected')
   if (failed) throw failed.reason
-}
-
-/**
- * The mined transaction, other than ours, that sent the token exactly `authorization` (its very call: from, to, value,
- * validity and nonce, found by its AuthorizationUsed log) and succeeded, as the market's chain reader returned it; null
- * when there is none (throws when the chain cannot say). Someone who sends the payer's own authorization between our verification
- * and our fill moves the payer's money to the seller as signed: that transaction pays the order.
- */
-async function sentByOthers(
-  { chain, config }: Pick<ActionContext<KvStore>, 'chain' | 'config'>,
-  authorization: Eip3009Authorization,
-): Promise<PaymentReceipt | null> {
-  if (!chain?.authorizationUses) return null
-  const token = config.chain.usdcContract
-  const uses = await chain.authorizationUses(token, getAddress(authorization.from), authorization.nonce)
-  if (uses.length === 0) return null
-  const receipts = await chain.receipts(uses, { callDataFor: [token] })
-  return (
-    receipts.find(
-      (receipt) =>
-        receipt?.status === 'success' &&
-        receipt.to !== null &&
-        isAddressEqual(receipt.to, token) &&
-        callsAuthorization(receipt.input, authorization),
-    ) ?? null
-  )
 }
 
 /**
