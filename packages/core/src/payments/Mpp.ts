@@ -176,9 +176,9 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
       return latest !== null && BigInt(latest.timestamp) >= BigInt(validBefore)
     },
     /**
-     * The transfer a hash credential made for this order before its challenge expired, when that challenge has
-     * expired (see paidBeforeExpiry): a payment whose first answer was lost, or whose task's commit failed, is
-     * recovered after the expiry. Null otherwise.
+     * The transfer a hash credential made for this order before its challenge expired, when mppx refused it (see
+     * paidBeforeExpiry): a payment whose first answer was lost, whose task's commit failed, or whose seller changed
+     * its price or wallet since, is recovered. Null otherwise.
      */
     paidBeforeExpiry: (authorization: string, reference: Hex, charge: ChargeRequest) =>
       paidBeforeExpiry(settings, authorization, reference, charge),
@@ -279,12 +279,14 @@ async function ourCredentialFor(settings: MppSettings, authorization: string, ch
 }
 
 /**
- * The transfer a hash credential whose challenge has expired made for this order while it was valid, or null: the
- * challenge is ours (HMAC) for this agent, skill and body, past its expiry, and asks what the order asks now; the
- * transaction is the one the credential names, mined in a block stamped at or before that expiry, and pays as a hash
- * credential must (receiptRefusal: sender and source, currency, recipient, amount, a memo bound to this challenge).
- * A transfer mined after the expiry, or anyone else's, gets null (the caller answers the challenge's 402). Claiming the
- * transfer once is the caller's (its task's unique transaction hash).
+ * The transfer a hash credential made for this order while its challenge was valid, or null, for a credential mppx
+ * refused: its challenge expired since (a first answer lost, a failed task commit), or the seller changed its price or
+ * wallet since the challenge was made. The challenge is ours (HMAC) for this agent, skill and body, and its own terms
+ * decide (amount and recipient as the market asked then, in the market's currency): the buyer paid what it was asked.
+ * The transaction is the one the credential names, mined in a block stamped at or before the challenge's expiry, and
+ * pays as a hash credential must (receiptRefusal: sender and source, currency, recipient, amount, a memo bound to
+ * this challenge). A transfer mined after the expiry, or anyone else's, gets null (the caller answers the challenge's
+ * 402). Claiming the transfer once is the caller's (its task's unique transaction hash).
  */
 async function paidBeforeExpiry(
   settings: MppSettings,
@@ -293,9 +295,8 @@ async function paidBeforeExpiry(
   charge: ChargeRequest,
 ): Promise<Hex | null> {
   const credential = await ourCredentialFor(settings, authorization, charge)
-  const expires = Date.parse(credential?.challenge.expires ?? '')
-  // Before its expiry mppx verifies the credential itself; this path is only for one that expired.
-  if (!credential || !(expires < Date.now())) return null
+  if (!credential) return null
+  const expires = Date.parse(credential.challenge.expires ?? '')
   const { challenge, payload, source } = credential as typeof credential & { source?: string }
   const asked = plainCharge(challenge.request)
   const hash = (payload as { type?: string; hash?: string }).hash
@@ -303,8 +304,7 @@ async function paidBeforeExpiry(
     (payload as { type?: string }).type !== 'hash' ||
     hash?.toLowerCase() !== reference.toLowerCase() ||
     !asked ||
-    asked.amount !== charge.amountBaseUnits ||
-    !isAddressEqual(asked.recipient, charge.recipient) ||
+    !Number.isFinite(expires) ||
     !isAddressEqual(asked.currency, settings.currency)
   )
     return null

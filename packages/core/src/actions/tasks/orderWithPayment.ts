@@ -133,10 +133,10 @@ async function recoveredOutcome(mpp: MppCharger, reference: Hex, at: Date): Prom
 }
 
 /**
- * The outcome of a hash credential that mppx refused: when its challenge has expired and its transfer was mined for
- * this order before that (MppCharger.paidBeforeExpiry), the payment is recovered, so that a first answer lost (a 503
- * "not mined yet", a failed task commit) leaves no buyer charged and unserved; the task's insert then claims the
- * transfer once. Any other outcome as it was.
+ * The outcome of a hash credential that mppx refused: when its transfer was mined for this order, as its challenge
+ * asked, before that challenge expired (MppCharger.paidBeforeExpiry), the payment is recovered, so that a first answer
+ * lost (a 503 "not mined yet", a failed task commit) or a price changed since leaves no buyer charged and unserved;
+ * the task's insert then claims the transfer once. Any other outcome as it was.
  */
 async function paidInTime(
   mpp: MppCharger,
