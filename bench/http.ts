@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { DEFAULT_RATE_POLICIES } from '@agentmarket/core/routes'
 import { freePort, startMarketServer, waitForOk } from '../tests/support/process.ts'
+import { call } from './lib/call.ts'
 import { type FloorDriver, floorWork, openFloor, randomHex } from './lib/floorWork.ts'
 import { finishSection, formatCount, formatMs, type Goal, sectionFlags, table } from './lib/section.ts'
 import { SEARCH_WORD, seededOwner, seedMarket } from './lib/seed.ts'
@@ -61,36 +62,31 @@ const shipped = await startMarketServer({
   LOG_LEVEL: 'info',
 })
 
-/** JSON over HTTP to the bare market; throws unless the status is `expected`. */
-async function call(method: string, path: string, body?: unknown, key?: string, expected = 200) {
-  const headers: Record<string, string> = { 'content-type': 'application/json' }
-  if (key) headers.authorization = `Bearer ${key}`
-  const response = await fetch(`${bare.base}${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  if (response.status !== expected)
-    throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`)
-  return response.json() as Promise<Record<string, unknown>>
-}
-
 const paid = { name: 'Deep Research', type: 'purchasable', price: 0.5, sla: '24 hours' }
-const seller = await call('POST', '/api/agents/register', {
+const seller = await call(bare.base, 'POST', '/api/agents/register', {
   name: SELLER,
   bio: 'Benchmarks',
   skills: ['Echo', paid],
 })
 const key = String(seller.apiKey)
 await call(
+  bare.base,
   'PUT',
   `/api/agents/${SELLER}`,
   { walletAddress: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed' },
   key,
 )
 for (let index = 0; index < 5; index++)
-  await call('POST', `/api/agents/${SELLER}/milestones`, { date: '2026-10-01', title: `m${index}` }, key, 201)
+  await call(
+    bare.base,
+    'POST',
+    `/api/agents/${SELLER}/milestones`,
+    { date: '2026-10-01', title: `m${index}` },
+    key,
+    201,
+  )
 const task = await call(
+  bare.base,
   'POST',
   `/api/agents/${SELLER}/tasks`,
   { skill: 'echo', params: { q: 1 } },
@@ -283,9 +279,11 @@ const acknowledged = (label: string) =>
       (sum, { bare, shipped }) => sum + bare.requests - bare.non2xx + shipped.requests - shipped.non2xx,
       0,
     )
-const agentsTotal = Number((await call('GET', '/api/community/agents?limit=1')).total)
+const agentsTotal = Number((await call(bare.base, 'GET', '/api/community/agents?limit=1')).total)
 const registered = acknowledged('POST register')
-const milestonesKept = Number((await call('GET', `/api/agents/${SELLER}/milestones?limit=1`)).total)
+const milestonesKept = Number(
+  (await call(bare.base, 'GET', `/api/agents/${SELLER}/milestones?limit=1`)).total,
+)
 const milestonesAcked = acknowledged('POST milestone')
 const durable = agentsTotal >= SIZE.agents + 1 + registered && milestonesKept >= 5 + milestonesAcked
 for (const server of [bare, shipped]) server.stop()

@@ -18,6 +18,7 @@ import {
   startMarketServer,
   waitForOk,
 } from '../tests/support/process.ts'
+import { call } from './lib/call.ts'
 import { finishSection, formatCount, formatMs, sectionFlags, table } from './lib/section.ts'
 import { SEARCH_WORD, seededOwner, seedMarket } from './lib/seed.ts'
 import { runWrk, type WrkOptions, type WrkResult } from './lib/wrk.ts'
@@ -51,27 +52,6 @@ const hello = Bun.spawn(['bun', 'bench/hello.ts'], {
   stderr: 'inherit',
 })
 await waitForOk(`http://127.0.0.1:${helloPort}/`, hello)
-
-/** JSON over HTTP; throws unless the status is `expected`. */
-async function call(
-  base: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  key?: string,
-  expected = 200,
-) {
-  const headers: Record<string, string> = { 'content-type': 'application/json' }
-  if (key) headers.authorization = `Bearer ${key}`
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  if (response.status !== expected)
-    throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`)
-  return (await response.json()) as Record<string, unknown>
-}
 
 /** The seller every path reads or writes, on one store: a free skill, a wallet, milestones, a task. */
 async function seller(base: string) {

@@ -15,6 +15,7 @@ import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { DEFAULT_RATE_POLICIES } from '@agentmarket/core/routes'
+import { call, type Handles } from './lib/call.ts'
 import { floorApp } from './lib/floorApp.ts'
 import { table } from './lib/section.ts'
 import { seededOwner, seedMarket } from './lib/seed.ts'
@@ -46,9 +47,6 @@ const READS: Read[] = [
   { label: 'GET user profile', market: () => `/api/community/users/${OWNER}`, floor: () => `/user/${OWNER}` },
 ]
 
-/** Anything that answers a Request in process. */
-type Handles = { handle(request: Request): Promise<Response> | Response }
-
 /** CPU µs per request of `count` requests to `url` through `app`, `CONCURRENCY` at a time. */
 async function cpuPerRequest(app: Handles, url: string, count: number): Promise<number> {
   const cpu = process.cpuUsage()
@@ -77,29 +75,6 @@ async function measure(app: Handles, paths: string[], requests: number): Promise
 }
 
 const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)] ?? 0
-
-/** A JSON request to `app`; throws unless it answers `expected`. */
-async function call(
-  app: Handles,
-  method: string,
-  path: string,
-  body?: unknown,
-  key?: string,
-  expected = 200,
-) {
-  const headers: Record<string, string> = { 'content-type': 'application/json' }
-  if (key) headers.authorization = `Bearer ${key}`
-  const answer = await app.handle(
-    new Request(`http://127.0.0.1:3000${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }),
-  )
-  if (answer.status !== expected)
-    throw new Error(`${method} ${path}: ${answer.status} ${await answer.text()}`)
-  return (await answer.json()) as Record<string, unknown>
-}
 
 /** The server of `checkout` as `bun start` builds it, in `mode`, on `file`. */
 async function marketServer(checkout: string, mode: string, file: string) {

@@ -1,6 +1,6 @@
 import { bytesToHex } from 'viem'
 import { hashSecret } from './Credentials.ts'
-import { existingSecret, persistentSecret } from './PersistentSecret.ts'
+import { type KeptSecret, keptSecret } from './PersistentSecret.ts'
 import type { KvStore } from './ports/KvStore.ts'
 import type { Random } from './ports/Random.ts'
 
@@ -30,33 +30,23 @@ export type PairingDigests = {
  * @example const digests = pairingDigests(store, random); await digests.of('AGM-ABCD-EFGH')
  */
 export function pairingDigests(store: KvStore, random: Random, secret?: string): PairingDigests {
-  let key: Promise<CryptoKey> | null = null
-  // A failed read is tried again next time (a database down at the first pairing must not end pairing for good).
-  const remember = (raw: Promise<string>) => {
-    key = raw
-      .then((value) =>
-        crypto.subtle.importKey('raw', utf8.encode(value), { name: 'HMAC', hash: 'SHA-256' }, false, [
-          'sign',
-        ]),
-      )
-      .catch((error: unknown) => {
-        key = null
-        throw error
-      })
-    return key
+  const kept: KeptSecret = secret
+    ? { made: async () => secret, existing: async () => secret }
+    : keptSecret(store, random, SECRET_SETTING)
+  // The HMAC key of the one secret found, imported once (the secret never changes once kept).
+  let imported: Promise<CryptoKey> | null = null
+  const digestOf = async (raw: string, code: string) => {
+    imported ??= crypto.subtle.importKey('raw', utf8.encode(raw), { name: 'HMAC', hash: 'SHA-256' }, false, [
+      'sign',
+    ])
+    const mac = await crypto.subtle.sign('HMAC', await imported, utf8.encode(code))
+    return `h1:${bytesToHex(new Uint8Array(mac)).slice(2)}`
   }
-  const digestOf = async (hmac: CryptoKey, code: string) =>
-    `h1:${bytesToHex(new Uint8Array(await crypto.subtle.sign('HMAC', hmac, utf8.encode(code)))).slice(2)}`
   return {
-    async of(code) {
-      const made =
-        key ?? remember(secret ? Promise.resolve(secret) : persistentSecret(store, random, SECRET_SETTING))
-      return digestOf(await made, code)
-    },
+    of: async (code) => digestOf(await kept.made(), code),
     async existingOf(code) {
-      if (key) return digestOf(await key, code)
-      const raw = secret ?? (await existingSecret(store, SECRET_SETTING))
-      return raw === null ? null : digestOf(await (key ?? remember(Promise.resolve(raw))), code)
+      const raw = await kept.existing()
+      return raw === null ? null : digestOf(raw, code)
     },
     legacyOf: (code) => hashSecret(code),
   }

@@ -16,12 +16,38 @@ export async function persistentSecret(store: KvStore, random: Random, setting: 
   )
 }
 
+/** A secret kept in the store, read once per process: `made` reads or makes it, `existing` only reads it. */
+export type KeptSecret = {
+  /** The secret, made when none was kept yet. */
+  made(): Promise<string>
+  /**
+   * The secret, or null while none was ever made: what a check reads, so a refused request (a wrong code, a wrong
+   * endpoint secret) never writes the secret that would have signed it.
+   */
+  existing(): Promise<string | null>
+}
+
 /**
- * The secret kept under `setting`, or null while none was ever made: what a check reads, so a refused request (a
- * wrong code, a wrong endpoint secret) never writes the secret that would have signed it.
- * @example const key = await existingSecret(store, 'setting:webhook_key')
+ * The secret kept under `setting`, memoised once found; a failed or empty read is tried again next time (a database
+ * down at the first request must not end the feature for good).
+ * @example const key = keptSecret(store, cryptoRandom(), 'setting:webhook_key'); await key.existing()
  */
-export async function existingSecret(store: KvStore, setting: string): Promise<string | null> {
-  const current = await store.kvGet(setting)
-  return typeof current === 'string' ? current : null
+export function keptSecret(store: KvStore, random: Random, setting: string): KeptSecret {
+  let kept: Promise<string> | null = null
+  const remember = (secret: Promise<string>) => {
+    kept = secret.catch((error: unknown) => {
+      kept = null
+      throw error
+    })
+    return kept
+  }
+  return {
+    made: () => kept ?? remember(persistentSecret(store, random, setting)),
+    existing: async () => {
+      if (kept) return kept
+      const current = await store.kvGet(setting)
+      if (typeof current !== 'string') return null
+      return kept ?? remember(Promise.resolve(current))
+    },
+  }
 }

@@ -168,12 +168,8 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
       const receipt = await receiptOf(settings, reference)
       if (receipt !== null) return receipt.status !== '0x1'
       if (validBefore === null) return false
-      const client = await settings.getClient({})
-      const latest = (await client.request({
-        method: 'eth_getBlockByNumber',
-        params: ['latest', false],
-      } as never)) as { timestamp: Hex } | null
-      return latest !== null && BigInt(latest.timestamp) >= BigInt(validBefore)
+      const latest = await blockTime(await settings.getClient({}), 'latest')
+      return latest !== null && latest >= BigInt(validBefore)
     },
     /**
      * The transfer a hash credential made for this order before its challenge expired, when mppx refused it (see
@@ -313,11 +309,17 @@ async function paidBeforeExpiry(
   if (payer === 'invalid') return null
   const receipt = await transactionReceipt(client, reference)
   if (!receipt || receiptRefusal(receipt, { hash: reference, payer, charge: asked, challenge })) return null
-  const block = (await client.request({
+  const minedAt = await blockTime(client, receipt.blockNumber)
+  return minedAt !== null && Number(minedAt) * 1000 <= expires ? reference : null
+}
+
+/** The time of block `block` (a number, or 'latest') in seconds since the epoch, or null when the network has none. */
+async function blockTime(client: Client, block: Hex | 'latest'): Promise<bigint | null> {
+  const found = (await client.request({
     method: 'eth_getBlockByNumber',
-    params: [receipt.blockNumber, false],
+    params: [block, false],
   } as never)) as { timestamp: Hex } | null
-  return block !== null && Number(BigInt(block.timestamp)) * 1000 <= expires ? reference : null
+  return found === null ? null : BigInt(found.timestamp)
 }
 
 /** True when the mined transaction `reference` paid the order's recipient with a memo bound to `challengeId`. */

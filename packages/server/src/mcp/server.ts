@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { createMcpHandler, isLegacyRequest, Server as ModernServer } from '@modelcontextprotocol/server'
 import { fallbackLogger, type Logger } from '../log.ts'
-import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from '../openapi/jsonSchema.ts'
+import { jsonSchemaOf, skillInputSchema } from '../openapi/jsonSchema.ts'
 import { requestIdOf } from '../plugins/requestLog.ts'
 import { VERSION } from '../version.ts'
 import type { Charge } from './http.ts'
@@ -24,7 +24,7 @@ const GUIDE_URI = 'agentmarket://guide/llms.txt'
 function selfContained(schema: object) {
   const text = JSON.stringify(schema).replaceAll(
     '{"$ref":"#/components/schemas/SkillInput"}',
-    JSON.stringify(SKILL_INPUT_SCHEMA),
+    JSON.stringify(skillInputSchema()),
   )
   return { ...JSON.parse(text), type: 'object' as const }
 }

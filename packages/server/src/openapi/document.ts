@@ -3,7 +3,7 @@ import { RESPONSE_SCHEMAS } from '@agentmarket/core/routes'
 import { toOpenAPISchema } from '@elysiajs/openapi'
 import type { AnyElysia } from 'elysia'
 import { VERSION } from '../version.ts'
-import { jsonSchemaOf, SKILL_INPUT_SCHEMA } from './jsonSchema.ts'
+import { jsonSchemaOf, skillInputSchema } from './jsonSchema.ts'
 
 /**
  * The version of the API description, fixed by SPEC.md (versioning, rule 5) and CONTRACT.md: it changes with the
@@ -14,9 +14,10 @@ export const OPENAPI_INFO_VERSION = '1.1.0'
 type Operation = { parameters?: { name: string; in: string }[] } & Record<string, unknown>
 type Paths = Record<string, Record<string, Operation>>
 
-const COMPONENTS = {
+/** The document's schemas and security schemes, converted when a document is built (never at start-up). */
+const components = () => ({
   schemas: {
-    SkillInput: SKILL_INPUT_SCHEMA,
+    SkillInput: structuredClone(skillInputSchema()),
     ...Object.fromEntries(
       Object.entries(RESPONSE_SCHEMAS).map(([name, schema]) => [name, jsonSchemaOf(schema)]),
     ),
@@ -63,7 +64,7 @@ const COMPONENTS = {
         'Unix milliseconds (eip712; unix seconds for the deprecated proof), at most 5 minutes old and 30 s ahead.',
     },
   },
-}
+})
 
 /** Every route's documented operation, keyed like the document: `/api/agents/{name}` and `get`. */
 function declaredParameters(app: AnyElysia): Map<string, { name: string; in: string }[]> {
@@ -136,7 +137,7 @@ export function openapiDocument(app: AnyElysia, options: { baseUrl: string; titl
       },
     ],
     paths,
-    components: structuredClone(COMPONENTS),
+    components: components(),
   }
 }
 

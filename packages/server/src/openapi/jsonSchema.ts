@@ -23,10 +23,15 @@ export function jsonSchemaOf(schema: GenericSchema): JsonSchema {
   return rest
 }
 
-/** The component a skill list item refers to: a name, or a skill object. */
-export const SKILL_INPUT_SCHEMA = {
-  oneOf: [
-    { type: 'string', minLength: 1, maxLength: 100, description: 'A free skill of that name.' },
-    jsonSchemaOf(SkillObject),
-  ],
+let skillInput: JsonSchema | undefined
+
+/** The component a skill list item refers to: a name, or a skill object (converted on first use, not at start). */
+export function skillInputSchema(): JsonSchema {
+  skillInput ??= {
+    oneOf: [
+      { type: 'string', minLength: 1, maxLength: 100, description: 'A free skill of that name.' },
+      jsonSchemaOf(SkillObject),
+    ],
+  }
+  return skillInput
 }

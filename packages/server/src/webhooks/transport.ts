@@ -1,6 +1,3 @@
-import { lookup } from 'node:dns/promises'
-import net from 'node:net'
-import tls from 'node:tls'
 import {
   isAddressLiteral,
   isPublicAddress,
@@ -14,7 +11,16 @@ export type PhaseTimeouts = { resolve: number; connect: number; firstByte: numbe
 /** Resolves a host name to every address it has. */
 export type Resolve = (host: string) => Promise<string[]>
 
-const lookupAll: Resolve = async (host) => (await lookup(host, { all: true })).map((found) => found.address)
+// node:dns, node:net and node:tls load on the first delivery: loaded at start they cost about 8 ms of CPU (bench/CHANGES.md).
+const lookupAll: Resolve = async (host) =>
+  (await (await import('node:dns/promises')).lookup(host, { all: true })).map((found) => found.address)
+
+let sockets: Promise<[typeof import('node:net'), typeof import('node:tls')]> | undefined
+/** node:net and node:tls, loaded once. */
+const socketModules = () => {
+  sockets ??= Promise.all([import('node:net'), import('node:tls')])
+  return sockets
+}
 
 /** Fails after `ms` with `message`, whichever settles first. */
 const within = <T>(work: Promise<T>, ms: number, message: string): Promise<T> =>
@@ -66,7 +72,7 @@ function requestText(target: URL, headers: Record<string, string>, body: string)
  * receiver that accepts and never answers holds the attempt `firstByte` ms, not the whole timeout. (node:http and
  * fetch give no connect deadline, and Bun's node:http reads a whole body before its `response` event.)
  */
-function postOnce(
+async function postOnce(
   target: URL,
   address: string | undefined,
   headers: Record<string, string>,
@@ -76,6 +82,7 @@ function postOnce(
   const secure = target.protocol === 'https:'
   const bare = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname
   const port = Number(target.port || (secure ? 443 : 80))
+  const [net, tls] = await socketModules()
   const socket = secure
     ? tls.connect({ host: address ?? bare, port, servername: isAddressLiteral(bare) ? undefined : bare })
     : net.connect({ host: address ?? bare, port })

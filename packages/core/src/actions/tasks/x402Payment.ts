@@ -277,6 +277,7 @@ export async function paidBy(
   const [ours] = await judge(context, [checkOf(context, task, sent)], fresh).catch(() => [null])
   if (ours?.ok || !context.chain?.authorizationUses || !task.buyerWallet)
     return { txHash: sent, verdict: ours ?? null }
+  // Judged as any payment, not by call data as in sentByOthers: a re-check has only the recorded payer and nonce.
   const uses = await context.chain
     .authorizationUses(context.config.chain.usdcContract, task.buyerWallet, nonce)
     .catch(() => [] as Hex[])

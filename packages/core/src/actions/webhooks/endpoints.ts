@@ -1,7 +1,7 @@
 import { nameKey } from '../../Agent.ts'
 import { constantTimeEqual, generateId } from '../../Credentials.ts'
 import { ConflictError, InvalidInputError, NotFoundError, UnauthorizedError } from '../../errors.ts'
-import { existingSecret, persistentSecret } from '../../PersistentSecret.ts'
+import { type KeptSecret, keptSecret } from '../../PersistentSecret.ts'
 import type { AgentStore, FeedStore, KvStore, TaskStore, WebhookStore } from '../../ports/Store.ts'
 import { clientKeyOf } from '../../RateLimit.ts'
 import { parseInput } from '../../Validation.ts'
@@ -28,33 +28,12 @@ type Owner = { agentKey: string; taskId: string | null }
 /** A new endpoint with its secret, shown this once. */
 export type NewWebhook = WebhookView & { secret: string }
 
-/** The key endpoint secrets are derived from: `made` makes it when none was kept yet, `existing` only reads it. */
-export type WebhookMasterKey = { made(): Promise<string>; existing(): Promise<string | null> }
-
 /**
  * The key every endpoint's secret is derived from: made once (when the first endpoint is added) and kept in the store
- * like the MPP secret, read from it once per process (a failed or empty read is tried again next time). A check of a
- * secret only reads it: without a key no secret was ever answered, and a refusal writes nothing.
+ * like the MPP secret. A check of a secret only reads it: without a key no secret was ever answered.
  */
-export function webhookMasterKey(
-  context: Pick<ActionContext<KvStore>, 'store' | 'random'>,
-): WebhookMasterKey {
-  let kept: Promise<string> | null = null
-  const remember = (secret: Promise<string>) => {
-    kept = secret.catch((error: unknown) => {
-      kept = null
-      throw error
-    })
-    return kept
-  }
-  return {
-    made: () => kept ?? remember(persistentSecret(context.store, context.random, WEBHOOK_KEY_SETTING)),
-    existing: async () => {
-      if (kept) return kept
-      const secret = await existingSecret(context.store, WEBHOOK_KEY_SETTING)
-      return secret === null ? null : remember(Promise.resolve(secret))
-    },
-  }
+export function webhookMasterKey(context: Pick<ActionContext<KvStore>, 'store' | 'random'>): KeptSecret {
+  return keptSecret(context.store, context.random, WEBHOOK_KEY_SETTING)
 }
 
 const WEBHOOK_KEY_SETTING = 'setting:webhook_key'
@@ -62,7 +41,7 @@ const WEBHOOK_KEY_SETTING = 'setting:webhook_key'
 /** The endpoint actions of sellers (with their key) and buyers (with their task id). */
 export function webhookEndpointActions(
   context: ActionContext<AgentStore & FeedStore & TaskStore & WebhookStore & KvStore>,
-  masterKey: WebhookMasterKey,
+  masterKey: KeptSecret,
 ) {
   const { store, config, clock, random } = context
 

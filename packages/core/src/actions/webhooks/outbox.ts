@@ -2,6 +2,7 @@ import { nameKey } from '../../Agent.ts'
 import { generateId } from '../../Credentials.ts'
 import { type FairShare, WEBHOOK_FAIR_SHARE } from '../../FairQueue.ts'
 import type { FeedEventRecord } from '../../Feed.ts'
+import type { KeptSecret } from '../../PersistentSecret.ts'
 import type { FeedStore, KvStore, TaskStore, WebhookStore } from '../../ports/Store.ts'
 import type { WebhookTransport } from '../../ports/WebhookTransport.ts'
 import { toTaskView } from '../../TaskView.ts'
@@ -18,7 +19,6 @@ import {
   webhookTenant,
 } from '../../Webhook.ts'
 import type { ActionContext } from '../context.ts'
-import type { WebhookMasterKey } from './endpoints.ts'
 
 const LONGEST_ERROR = 300
 
@@ -39,7 +39,7 @@ export type WebhookPassOptions = {
 /** Fanning feed events out to endpoints, and delivering them with retries. */
 export function webhookOutboxActions(
   context: ActionContext<FeedStore & TaskStore & WebhookStore & KvStore>,
-  masterKey: WebhookMasterKey,
+  masterKey: KeptSecret,
 ) {
   const { store, clock, config, random } = context
 
