@@ -277,7 +277,8 @@ export async function paidBy(
   const [ours] = await judge(context, [checkOf(context, task, sent)], fresh).catch(() => [null])
   if (ours?.ok || !context.chain?.authorizationUses || !task.buyerWallet)
     return { txHash: sent, verdict: ours ?? null }
-  // Judged as any payment, not by call data as in sentByOthers: a re-check has only the recorded payer and nonce.
+  // Judged as any payment (a re-check has only the recorded payer and nonce). Only after our own settlement was sent:
+  // a front-runner of it and another server's settlement of the same authorization look alike (SECURITY.md).
   const uses = await context.chain
     .authorizationUses(context.config.chain.usdcContract, task.buyerWallet, nonce)
     .catch(() => [] as Hex[])
