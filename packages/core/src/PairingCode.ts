@@ -1,5 +1,4 @@
-import { bytesToHex } from 'viem'
-import { hashSecret } from './Credentials.ts'
+import { hashSecret, hmacSha256Hex } from './Credentials.ts'
 import { existingSecret, persistentSecret } from './PersistentSecret.ts'
 import type { KvStore } from './ports/KvStore.ts'
 import type { Random } from './ports/Random.ts'
@@ -8,7 +7,6 @@ import type { Random } from './ports/Random.ts'
 export const PAIRING_CODE_TTL_MS = 7 * 24 * 60 * 60 * 1000
 
 const SECRET_SETTING = 'setting:pairing_secret'
-const utf8 = new TextEncoder()
 
 /** Digests of pairing codes under the marketplace's secret: what the store keeps, never the code. */
 export type PairingDigests = {
@@ -25,28 +23,21 @@ export type PairingDigests = {
 
 /**
  * Pairing-code digests keyed by `secret` (PAIRING_SECRET, kept outside the database so a stolen database alone gives
- * no code back), or by a secret made once and kept in the store when the host gives none. Web Crypto's HMAC: a code
+ * no code back), or by a secret made once and kept in the store when the host gives none. An HMAC (`hmacSha256Hex`): a code
  * has about 40 bits, which a plain hash would give back to anyone holding the database in minutes.
  * @example const digests = pairingDigests(store, random); await digests.of('AGM-ABCD-EFGH')
  */
 export function pairingDigests(store: KvStore, random: Random, secret?: string): PairingDigests {
-  let key: Promise<CryptoKey> | null = null
+  let key: Promise<string> | null = null
   // A failed read is tried again next time (a database down at the first pairing must not end pairing for good).
   const remember = (raw: Promise<string>) => {
-    key = raw
-      .then((value) =>
-        crypto.subtle.importKey('raw', utf8.encode(value), { name: 'HMAC', hash: 'SHA-256' }, false, [
-          'sign',
-        ]),
-      )
-      .catch((error: unknown) => {
-        key = null
-        throw error
-      })
+    key = raw.catch((error: unknown) => {
+      key = null
+      throw error
+    })
     return key
   }
-  const digestOf = async (hmac: CryptoKey, code: string) =>
-    `h1:${bytesToHex(new Uint8Array(await crypto.subtle.sign('HMAC', hmac, utf8.encode(code)))).slice(2)}`
+  const digestOf = async (raw: string, code: string) => `h1:${await hmacSha256Hex(raw, code)}`
   return {
     async of(code) {
       const made =
