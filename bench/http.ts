@@ -388,8 +388,8 @@ the same rows written, ids and key digests random as the market makes them, writ
 \`synchronous = FULL\`, temporary files in memory as the market keeps them) on bun:sqlite statements prepared
 once, answering the rows as JSON. A registration's floor also does what its answer needs: it reads the name from the
 same body, makes a random API key and pairing code, the key's SHA-256 and the code's HMAC-SHA256 (what is kept), and
-answers both once (issue 41's goal for a registration is 0.06 of hello world). The in-process column times that database work alone in this process, on
-bun:sqlite and on libsql-js, writes 32 to a transaction. wrk and the servers share the machine's 2 cores.
+answers both once (issue 41's goal for a registration is 0.06 of hello world). The in-process column times that
+database work alone in this process, on bun:sqlite and on libsql-js, writes 32 to a transaction. wrk and the servers share the machine's 2 cores.
 Writes: ${formatCount(registered)} registrations and ${formatCount(milestonesAcked)} milestones were acknowledged; the database then held
 ${formatCount(agentsTotal)} agents and ${formatCount(milestonesKept)} milestones of the bench agent (${durable ? 'every acknowledged write present' : 'SOME ACKNOWLEDGED WRITES MISSING'}).
 

@@ -23,8 +23,9 @@ export type PairingDigests = {
 
 /**
  * Pairing-code digests keyed by `secret` (PAIRING_SECRET, kept outside the database so a stolen database alone gives
- * no code back), or by a secret made once and kept in the store when the host gives none. An HMAC (`hmacSha256Hex`): a code
- * has about 40 bits, which a plain hash would give back to anyone holding the database in minutes.
+ * no code back), or by a secret made once and kept in the store when the host gives none. An HMAC (`hmacSha256Hex`,
+ * the host's native one when it gave it): a code has about 40 bits, which a plain hash would give back to anyone holding
+ * the database in minutes.
  * @example const digests = pairingDigests(store, random); await digests.of('AGM-ABCD-EFGH')
  */
 export function pairingDigests(store: KvStore, random: Random, secret?: string): PairingDigests {
