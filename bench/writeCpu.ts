@@ -7,6 +7,9 @@
  * Every run is its own process, A then B then the floor, round after round; it prints each side's median over the
  * rounds, B/A, each side's ratio to the floor, and as shipped / bare of each side.
  * Usage: bun bench/writeCpu.ts <checkout A> <checkout B> [rounds=3] [requests=6000] [writes: words of their labels]
+ * WRITE_CPU_TOGETHER=bare|shipped instead builds both checkouts' servers in that mode in one process (each on its own
+ * copy) and alternates their batches, A then B, `rounds` x 3 times: the machine's drift then hits both alike, batch by
+ * batch; it prints each side's median and B/A.
  * WRITE_CPU_PROFILE=DIR runs each child under `bun --cpu-prof` into DIR/<side>-<mode>-<round> (bench/profileSummary.ts).
  */
 import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs'
@@ -257,4 +260,40 @@ async function main() {
   )
 }
 
-await (process.env.WRITE_CPU_CHILD ? child() : main())
+/** Both checkouts' servers in one process (`mode`), their batches of each write alternated; medians and B/A. */
+async function together(mode: string) {
+  const [a = '', b = '', roundsArg = '3', requestsArg = '6000', only = ''] = process.argv.slice(2)
+  const writes = WRITES.filter((write) => !only || only.split(',').some((word) => write.label.includes(word)))
+  const folder = mkdtempSync(join(tmpdir(), 'agentmarket-writecpu-'))
+  const file = join(folder, 'market.db')
+  await seedMarket(file, { agents: 1_000, tasks: 10_000 })
+  const [key = ''] = await run(folder, { file, key: '' }, 'prepare', { WRITE_CPU_MODE: 'prepare' }, false)
+  const servers = []
+  for (const [side, checkout] of [
+    ['A', a],
+    ['B', b],
+  ] as const) {
+    const copy = join(mkdtempSync(join(folder, `${side}-`)), 'market.db')
+    copyFileSync(file, copy)
+    servers.push(await marketServer(resolve(checkout), mode, copy))
+  }
+  const size = Math.max(CONCURRENCY, Number(requestsArg) / BATCHES)
+  const rows = []
+  for (const write of writes) {
+    const figures: number[][] = [[], []]
+    for (const server of servers) await cpuPerRequest(server.app, write.market, String(key), size)
+    for (let round = 0; round < Number(roundsArg) * 3; round++)
+      for (const [index, server] of servers.entries())
+        figures[index]?.push(await cpuPerRequest(server.app, write.market, String(key), size))
+    const [before, after] = figures.map(median) as [number, number]
+    rows.push([write.label, mode, before.toFixed(1), after.toFixed(1), (after / before).toFixed(2)])
+  }
+  for (const server of servers) await server.stop()
+  console.log(
+    `CPU µs per request in one process, batches of ${size} alternated (A ${resolve(a)}, B ${resolve(b)})`,
+  )
+  console.log(table(['write', 'mode', 'A µs', 'B µs', 'B/A'], rows))
+}
+
+const togetherMode = process.env.WRITE_CPU_TOGETHER
+await (process.env.WRITE_CPU_CHILD ? child() : togetherMode ? together(togetherMode) : main())
