@@ -25,10 +25,18 @@ export function floorApp(file: string, driver: FloorDriver) {
       await commit(() => work.heartbeat(params.name, Date.now()))
       return { ok: true }
     })
-    .post('/register', async () => {
-      const name = unique()
-      await commit(() => work.register(name, Date.now()))
-      return { name }
+    .post('/register', async ({ body, set }) => {
+      // The name from the body, as the market reads it; the insert's unique index refuses a taken one.
+      const name = (body as { name?: unknown } | null)?.name
+      if (typeof name !== 'string' || name.length === 0 || name.length > 64) {
+        set.status = 400
+        return { error: 'name' }
+      }
+      let answer: ReturnType<typeof work.register> | undefined
+      await commit(() => {
+        answer = work.register(name, Date.now())
+      })
+      return answer
     })
     .post('/milestone/:name', async ({ params }) => {
       const id = `ms_${randomHex(32)}`

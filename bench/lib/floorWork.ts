@@ -169,16 +169,31 @@ export function floorWork(db: FloorDatabase) {
     }),
     /** A heartbeat's write. */
     heartbeat: (name: string, at: number) => beat.run(at, at, name),
-    /** A registration: the agent, its skill and its event; every 1,000th indexes the 1,000 for search. */
-    register(name: string, at: number) {
-      // Random like the market's SHA-256 digests: their unique indexes take each new one at a random page.
-      insertAgent.run(name, name, randomHex(64), randomHex(64), at, at, at)
+    /**
+     * A registration: a random API key and pairing code, the key's SHA-256 and the code's HMAC-SHA256 (what is kept
+     * of them), the agent, its skill and its event; every 1,000th indexes the 1,000 for search. The answer shows both once.
+     */
+    register(name: string, at: number, pairingSecret = 'the floor pairing secret, 32 bytes') {
+      const apiKey = `amk_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex')}`
+      // Eight letters of an alphabet of 31 without modulo bias: bytes past its last whole cycle (248) are drawn again.
+      const alphabet = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789'
+      let code = ''
+      while (code.length < 8)
+        for (const byte of crypto.getRandomValues(new Uint8Array(16)))
+          if (byte < 248 && code.length < 8) code += alphabet[byte % 31]
+      const pairingCode = `AGM-${code.slice(0, 4)}-${code.slice(4)}`
+      const keyHash = Bun.SHA256.hash(apiKey, 'hex') as string
+      const codeHash = `h1:${new Bun.CryptoHasher('sha256', pairingSecret).update(pairingCode).digest('hex')}`
+      insertAgent.run(name, name, keyHash, codeHash, at, at, at)
       insertSkill.run(name)
       event('agent.registered', name, at)
-      if (++unindexed < SEARCH_BATCH) return
-      unindexed = 0
-      indexTail.run()
-      moveWatermark.run()
+      if (++unindexed >= SEARCH_BATCH) {
+        unindexed = 0
+        indexTail.run()
+        moveWatermark.run()
+      }
+      const expires = new Date(at + 7 * 24 * 60 * 60 * 1000).toISOString()
+      return { agentId: name, apiKey, pairingCode, pairingCodeExpiresAt: expires, status: 'free' }
     },
     /** A milestone: its row, the agent's counter and its event. */
     milestone(name: string, id: string, at: number) {

@@ -1,5 +1,4 @@
-import { bytesToHex } from 'viem'
-import { hashSecret } from './Credentials.ts'
+import { hashSecret, hmacSha256Hex } from './Credentials.ts'
 import { type KeptSecret, keptSecret } from './PersistentSecret.ts'
 import type { KvStore } from './ports/KvStore.ts'
 import type { Random } from './ports/Random.ts'
@@ -8,7 +7,6 @@ import type { Random } from './ports/Random.ts'
 export const PAIRING_CODE_TTL_MS = 7 * 24 * 60 * 60 * 1000
 
 const SECRET_SETTING = 'setting:pairing_secret'
-const utf8 = new TextEncoder()
 
 /** Digests of pairing codes under the marketplace's secret: what the store keeps, never the code. */
 export type PairingDigests = {
@@ -25,23 +23,16 @@ export type PairingDigests = {
 
 /**
  * Pairing-code digests keyed by `secret` (PAIRING_SECRET, kept outside the database so a stolen database alone gives
- * no code back), or by a secret made once and kept in the store when the host gives none. Web Crypto's HMAC: a code
- * has about 40 bits, which a plain hash would give back to anyone holding the database in minutes.
+ * no code back), or by a secret made once and kept in the store when the host gives none. An HMAC (`hmacSha256Hex`,
+ * the host's native one when it gave it): a code has about 40 bits, which a plain hash would give back to anyone holding
+ * the database in minutes.
  * @example const digests = pairingDigests(store, random); await digests.of('AGM-ABCD-EFGH')
  */
 export function pairingDigests(store: KvStore, random: Random, secret?: string): PairingDigests {
   const kept: KeptSecret = secret
     ? { made: async () => secret, existing: async () => secret }
     : keptSecret(store, random, SECRET_SETTING)
-  // The HMAC key of the one secret found, imported once (the secret never changes once kept).
-  let imported: Promise<CryptoKey> | null = null
-  const digestOf = async (raw: string, code: string) => {
-    imported ??= crypto.subtle.importKey('raw', utf8.encode(raw), { name: 'HMAC', hash: 'SHA-256' }, false, [
-      'sign',
-    ])
-    const mac = await crypto.subtle.sign('HMAC', await imported, utf8.encode(code))
-    return `h1:${bytesToHex(new Uint8Array(mac)).slice(2)}`
-  }
+  const digestOf = async (raw: string, code: string) => `h1:${await hmacSha256Hex(raw, code)}`
   return {
     of: async (code) => digestOf(await kept.made(), code),
     async existingOf(code) {

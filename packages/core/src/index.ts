@@ -58,7 +58,13 @@ export {
   type MarketConfig,
   TEMPO_USDC_E,
 } from './Config.ts'
-export { generateId, hashSecret, useNativeSha256 } from './Credentials.ts'
+export {
+  generateId,
+  hashSecret,
+  hmacSha256Hex,
+  useNativeHmacSha256,
+  useNativeSha256,
+} from './Credentials.ts'
 export type { EscrowJobView } from './EscrowJobView.ts'
 export {
   BudgetExceededError,

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { webCryptoHashes } from '@agentmarket/core'
-import { bunHashes } from './bunHashes.ts'
+import { hmacSha256Hex, useNativeHmacSha256, webCryptoHashes } from '@agentmarket/core'
+import { bunHashes, bunHmacSha256 } from './bunHashes.ts'
 
 describe('bunHashes', () => {
   test('behavior: the same HMAC ids and SHA-256 digests as Web Crypto, for ASCII and other text', async () => {
@@ -15,5 +15,12 @@ describe('bunHashes', () => {
       expect(bunHashes.sha256(text)).toBe(await reference.sha256(text))
     }
     expect(bunHashes.hmac(key, 'x')).toMatch(/^[A-Za-z0-9_-]{43}$/)
+  })
+
+  test("behavior: the pairing HMAC is Web Crypto's in hex, and core takes it as its native HMAC", async () => {
+    const key = 'pairing secret, é and 🙂'
+    for (const code of ['AGM-ABCD-EFGH', 'Zürich 🙂'])
+      expect(bunHmacSha256(key, code)).toBe(await hmacSha256Hex(key, code))
+    expect(() => useNativeHmacSha256(bunHmacSha256)).not.toThrow()
   })
 })

@@ -37,6 +37,9 @@ const ONLINE_EVENT_IF_DUE = `insert into events (kind, agent, at, summary, data)
 const HEARTBEAT_TIMES = `update agents set last_seen = max(coalesce(last_seen, 0), ?),
   last_active_at = max(coalesce(last_active_at, 0), ?) where name_key = ? and (? is null or api_key_hash = ?)`
 
+// The name keys of a batch of registrations already taken: its keys as one JSON array, each looked up by its index.
+const NAMES_TAKEN = 'select name_key from agents where name_key in (select value from json_each(?))'
+
 /** The values of an update's columns under the names its prepared statement binds them by (`set_<column>`). */
 const placeholderValues = (columns: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(columns).map(([column, value]) => [`set_${column}`, value]))
@@ -207,12 +210,9 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
   const registrations = groupCommit(async (items: { agent: AgentRecord; events: FeedEventInput[] }[]) => {
     const outcomes = await connection.writeTransaction(() => {
       const keys = [...new Set(items.map(({ agent }) => nameKey(agent.name)))]
-      const existing = db
-        .select({ key: agents.nameKey })
-        .from(agents)
-        .where(inArray(agents.nameKey, keys))
-        .all()
-      const taken = new Set(existing.map((row) => row.key))
+      // One fixed text whatever the batch's size, prepared once: drizzle built and prepared one per batch.
+      const existing = connection.values(NAMES_TAKEN, [JSON.stringify(keys)])
+      const taken = new Set(existing.map((row) => row[0]))
       const outcomes = items.map(({ agent }) => {
         const key = nameKey(agent.name)
         if (taken.has(key)) return 'name_taken' as const
