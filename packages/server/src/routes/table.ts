@@ -11,7 +11,7 @@ import type { Server } from 'elysia/universal'
 import { operation } from '../openapi/operation.ts'
 import { rawBodyOf } from '../plugins/jsonBody.ts'
 import { queryOf, type RouteDeps } from './deps.ts'
-import { type Reply, sendReady } from './etag.ts'
+import { type Reply, sendAsBuilt, sendReady } from './etag.ts'
 
 /**
  * A stream's own idle timeout, in place of the server's (IDLE_TIMEOUT_SECONDS), which may be shorter than the
@@ -82,7 +82,7 @@ function handlerOf(row: RouteRow, deps: RouteDeps) {
   const { etag, cachedRead } = row
   const okStatus = row.ok.status === 200 ? undefined : row.ok.status
   const send = (reply: RouteReply, request: Request, set: Reply) => {
-    if (reply instanceof Response) return reply
+    if (reply instanceof Response) return sendAsBuilt(reply, set)
     const status = reply.status ?? okStatus
     if (status !== undefined) set.status = status
     // A cached read's bytes and headers are made once per value the core hands out (etag.ts).
