@@ -112,7 +112,7 @@ describe('the 402 challenge of a paid order', () => {
     for (const scope of scopes) {
       const fields = {
         amount: '0.01',
-        recipient: SELLER,
+        recipient: SELLER as `0x${string}`,
         description: 'd',
         scope,
         bodyDigest: 'ab'.repeat(32),
