@@ -3,6 +3,8 @@
  * so the machine's drift hits both alike; prints the median req/s of each side per read, and the median CPU each
  * server spent per request (user + system from /proc, all threads): on a shared machine, CPU per request moves far less
  * with the load than requests per second do.
+ * Refusals (the 402 challenge of a paid order without a credential, the same order for an unknown agent) must be
+ * refused every time.
  * Usage: bun bench/ab.ts <checkout A> <checkout B> [rounds=5] [seconds=3] [reads: words of their labels, comma-separated]
  * Settings instead of code: the same checkout twice, with AB_ENV_A / AB_ENV_B giving each side's variables
  * (`NAME=value;NAME=value`), e.g. AB_ENV_A='LOG_LEVEL=off' for the request log's cost (the server logs at info by default).
@@ -19,8 +21,11 @@ const [a = '', b = '', roundsArg = '5', secondsArg = '3', only = ''] = process.a
 const rounds = Number(roundsArg)
 const seconds = Number(secondsArg)
 const size = { agents: 1_000, tasks: 10_000 }
-/** One request kind: its path, and for writes its method, body (`%d` made unique per request) and whether it needs a key. */
-type Kind = { path: string; method?: string; body?: string; keyed?: boolean }
+/**
+ * One request kind: its path, and for writes its method, body (`%d` made unique per request) and whether it needs a
+ * key; `refused` for a kind every answer of which is a refusal (a 402 challenge, a 404).
+ */
+type Kind = { path: string; method?: string; body?: string; keyed?: boolean; refused?: boolean }
 
 const ALL_READS: Record<string, Kind> = {
   'agent list (first page)': { path: '/api/community/agents?limit=20' },
@@ -45,6 +50,18 @@ const ALL_READS: Record<string, Kind> = {
     path: '/api/agents/ab-seller/tasks',
     method: 'POST',
     body: '{"skill":"echo"}',
+  },
+  'POST 402 challenge (paid skill, no credential)': {
+    path: '/api/agents/ab-seller/tasks/deep-research',
+    method: 'POST',
+    body: '{"params":{"q":"%d"}}',
+    refused: true,
+  },
+  'POST 404 (the same order, unknown agent)': {
+    path: '/api/agents/ab-nobody/tasks/deep-research',
+    method: 'POST',
+    body: '{"params":{"q":"%d"}}',
+    refused: true,
   },
 }
 
@@ -75,9 +92,18 @@ async function serve(checkout: string, seeded: string, env: Record<string, strin
   const registered = await fetch(`${base}/api/agents/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'ab-seller', skills: ['Echo'] }),
+    body: JSON.stringify({
+      name: 'ab-seller',
+      skills: ['Echo', { name: 'Deep Research', type: 'purchasable', price: 0.5, sla: '24 hours' }],
+    }),
   })
   const { apiKey } = (await registered.json()) as { apiKey: string }
+  // A wallet, so its paid skill is ordered with a 402 challenge.
+  await fetch(`${base}/api/agents/ab-seller`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+    body: JSON.stringify({ walletAddress: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed' }),
+  })
   return { base, apiKey, pid: server.process.pid, stop: server.stop }
 }
 
@@ -103,7 +129,8 @@ async function measure(server: (typeof servers)[number], kind: Kind, runSeconds:
     bearerKey: kind.keyed ? server.apiKey : undefined,
     uniquePrefix: kind.body?.includes('%d') ? 'ab' : undefined,
   })
-  if (non2xx > 0) throw new Error(`${kind.path}: ${non2xx} answers were not 2xx`)
+  if (kind.refused ? non2xx !== requests : non2xx > 0)
+    throw new Error(`${kind.path}: ${non2xx} of ${requests} answers were not 2xx`)
   return { requestsPerSecond, cpuUs: ((cpuMs(server.pid) - cpuBefore) * 1000) / Math.max(1, requests) }
 }
 

@@ -7,7 +7,8 @@
  * After the write runs, every write wrk saw acknowledged is looked up in the database. What Bun itself charges a
  * request for the shipped features (bench/bunCosts.ts) caps what each row can keep as shipped; the cap is printed
  * beside the row, which is judged against the lower of 0.9 and its cap.
- * Usage: bun bench/http.ts [--quick] [--json PATH]
+ * Usage: bun bench/http.ts [--quick] [--json PATH] [--only WORDS]   (--only: the rows whose label holds one of the
+ * comma-separated words, e.g. --only "GET task,POST heartbeat"; the goals of the others are then not judged)
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -225,11 +226,15 @@ const paths: Path[] = [
   },
 ]
 
+const onlyIndex = process.argv.indexOf('--only')
+const only = onlyIndex > 0 ? (process.argv[onlyIndex + 1] ?? '').split(',').filter(Boolean) : []
+const wanted = only.length ? paths.filter((path) => only.some((word) => path.label.includes(word))) : paths
+
 type Measured = { path: Path; hello: WrkResult; bare: WrkResult; shipped: WrkResult; floor: WrkResult }
 const measured: Measured[] = []
 const run = (base: string, { path, ...options }: Path['request'], runSeconds = seconds) =>
   runWrk({ ...options, url: `${base}${path}`, seconds: runSeconds })
-for (const path of paths) {
+for (const path of wanted) {
   // Warm-up of all three (JIT, caches, the first WAL growth), then each measured in turn with hello world just before.
   for (const [base, request] of [
     [bare.base, path.request],
@@ -316,7 +321,7 @@ function inProcess(path: Path, driver: FloorDriver): number {
   db.close()
   return micros
 }
-const inProcessMicros = paths.map((path) => ({
+const inProcessMicros = wanted.map((path) => ({
   bun: inProcess(path, 'bun'),
   libsql: inProcess(path, 'libsql'),
 }))

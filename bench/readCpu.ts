@@ -26,8 +26,16 @@ const OWNER = seededOwner(0)
 const CONCURRENCY = 32
 const BATCHES = 5
 
-/** A read: its market path and its floor path, given the task's id. */
-type Read = { label: string; market: (task: string) => string; floor: (task: string) => string }
+/**
+ * A read: its market path and its floor path, given the task's id; a POST that writes nothing (the 402 challenge) also
+ * names its method, body and status.
+ */
+type Read = {
+  label: string
+  market: (task: string) => string
+  floor: (task: string) => string
+  post?: { body: string; status: number }
+}
 const READS: Read[] = [
   {
     label: 'GET task',
@@ -45,30 +53,54 @@ const READS: Read[] = [
     floor: () => `/milestones/${SELLER}`,
   },
   { label: 'GET user profile', market: () => `/api/community/users/${OWNER}`, floor: () => `/user/${OWNER}` },
+  {
+    // An order of the seller's paid skill without a credential (bench/mpp.ts's body): the MPP challenge.
+    label: 'POST 402 challenge',
+    market: () => `/api/agents/${SELLER}/tasks/deep-research`,
+    floor: () => `/challenge/${SELLER}/deep-research`,
+    post: { body: JSON.stringify({ params: { q: 'challenge' } }), status: 402 },
+  },
 ]
 
-/** CPU µs per request of `count` requests to `url` through `app`, `CONCURRENCY` at a time. */
-async function cpuPerRequest(app: Handles, url: string, count: number): Promise<number> {
+/** The request of `read` to `url`: a GET, or its POST with a JSON body framed by its length, as over HTTP. */
+const requestOf = (read: Read, url: string) =>
+  read.post
+    ? new Request(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(read.post.body)),
+        },
+        body: read.post.body,
+      })
+    : new Request(url)
+
+/** CPU µs per request of `count` requests of `read` to `url` through `app`, `CONCURRENCY` at a time. */
+async function cpuPerRequest(app: Handles, read: Read, url: string, count: number): Promise<number> {
+  const status = read.post?.status ?? 200
   const cpu = process.cpuUsage()
   for (let sent = 0; sent < count; sent += CONCURRENCY) {
     const answers: (Promise<Response> | Response)[] = []
-    for (let index = 0; index < CONCURRENCY; index++) answers.push(app.handle(new Request(url)))
-    for (const answer of await Promise.all(answers))
-      if (answer.status !== 200) throw new Error(`${url}: ${answer.status} ${await answer.text()}`)
+    for (let index = 0; index < CONCURRENCY; index++) answers.push(app.handle(requestOf(read, url)))
+    for (const answer of await Promise.all(answers)) {
+      if (answer.status !== status) throw new Error(`${url}: ${answer.status} ${await answer.text()}`)
+      // Read whole, as a server writes it.
+      await answer.arrayBuffer()
+    }
   }
   const used = process.cpuUsage(cpu)
   return (used.user + used.system) / count
 }
 
 /** Each wanted read's CPU µs per request through `app` (a warm-up first, then the median of `BATCHES` batches). */
-async function measure(app: Handles, paths: string[], requests: number): Promise<number[]> {
+async function measure(app: Handles, reads: [Read, string][], requests: number): Promise<number[]> {
   const figures: number[] = []
-  for (const path of paths) {
+  for (const [read, path] of reads) {
     const url = `http://127.0.0.1:3000${path}`
-    await cpuPerRequest(app, url, Math.max(CONCURRENCY, requests / BATCHES))
+    await cpuPerRequest(app, read, url, Math.max(CONCURRENCY, requests / BATCHES))
     const batches: number[] = []
     for (let batch = 0; batch < BATCHES; batch++)
-      batches.push(await cpuPerRequest(app, url, Math.max(CONCURRENCY, requests / BATCHES)))
+      batches.push(await cpuPerRequest(app, read, url, Math.max(CONCURRENCY, requests / BATCHES)))
     figures.push(median(batches))
   }
   return figures
@@ -110,7 +142,7 @@ async function child() {
     const app = floorApp(READ_CPU_DB, 'bun')
     const figures = await measure(
       app,
-      wanted.map((read) => read.floor(task)),
+      wanted.map((read) => [read, read.floor(task)]),
       requests,
     )
     await Bun.write(READ_CPU_OUT, JSON.stringify(figures))
@@ -119,7 +151,7 @@ async function child() {
   const server = await marketServer(READ_CPU_CHECKOUT, READ_CPU_MODE, READ_CPU_DB)
   const figures = await measure(
     server.app,
-    wanted.map((read) => read.market(task)),
+    wanted.map((read) => [read, read.market(task)]),
     requests,
   )
   await server.stop()

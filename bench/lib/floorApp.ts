@@ -50,7 +50,11 @@ export function floorApp(file: string, driver: FloorDriver) {
     })
     .post('/challenge/:name/:slug', ({ params, body, set }) => {
       // The 402's own work; the body is read and parsed by Elysia as the market reads it.
-      const challenge = work.challenge(params.name, params.slug, JSON.stringify(body), challengeSecret)
+      const challenge = work.challenge(params.name, params.slug, body, challengeSecret)
+      if (challenge === 'invalid') {
+        set.status = 400
+        return { error: 'invalid order' }
+      }
       if (!challenge) {
         set.status = 404
         return { error: 'not found' }

@@ -59,6 +59,56 @@ export function randomHex(length: number): string {
   return hex.slice(0, length)
 }
 
+/** The columns of a task row the buyer's answer reads. */
+type TaskRow = {
+  id: string
+  agent_name: string
+  status: string
+  skill_name: string
+  sla: string
+  price_base_units: number
+  pay_to: string | null
+  params: string | null
+  buyer: string | null
+  result_url: string | null
+  created_at: number
+  paid_at: number | null
+}
+
+/** base64url without padding of ASCII `text` (a challenge's request and opaque). */
+const base64Url = (text: string) => btoa(text).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
+
+/** The base of the links a task's answer gives (the market's BASE_URL). */
+const FLOOR_BASE_URL = 'http://localhost:3000'
+
+/**
+ * The least a buyer's GET of a task must answer (SPEC "Task", CONTRACT "Tasks"): its id, status, skill, SLA, the
+ * payment (amount in USDC, currency, chain, payee), the next steps with real paths, the result once completed, its
+ * times and order (params, buyer); never the buyer's e-mail, which the row holds.
+ */
+function taskAnswer(row: TaskRow) {
+  const self = `${FLOOR_BASE_URL}/api/agents/${encodeURIComponent(row.agent_name)}/tasks/${row.id}`
+  const unpaid = row.status === 'pending_payment'
+  return {
+    task_id: row.id,
+    status: row.status,
+    skill: row.skill_name,
+    sla: row.sla,
+    params: row.params === null ? null : JSON.parse(row.params),
+    buyer: row.buyer,
+    payment: { amount: row.price_base_units / 1e6, currency: 'USDC', chain: 'base', to: row.pay_to },
+    next_steps: {
+      pay: unpaid ? `Send ${row.price_base_units / 1e6} USDC to ${row.pay_to}.` : 'Nothing to pay.',
+      verify: unpaid ? `POST ${self}/verify-payment` : 'Nothing to verify.',
+      verify_body: unpaid ? '{"tx_hash":"0x…"}' : '{}',
+      check_status: `GET ${self}`,
+    },
+    ...(row.status === 'completed' && { result_url: row.result_url }),
+    created_at: new Date(row.created_at).toISOString(),
+    paid_at: row.paid_at === null ? null : new Date(row.paid_at).toISOString(),
+  }
+}
+
 /** The reads and writes of each path, on statements prepared once. Writes run inside the caller's transaction. */
 export function floorWork(db: FloorDatabase) {
   const agent = db.prepare('select * from agents where name_key = ?')
@@ -117,7 +167,8 @@ export function floorWork(db: FloorDatabase) {
       counter = { at, version: (changeCounter.get() as { version: number }).version }
     return counter.version
   }
-  type Seller = { wallet: string | null; price: number } | null
+  // The challenge's request (price, currency, payee) is the same for every order of a skill: written with the seller.
+  type Seller = { wallet: string | null; price: number; request: string } | null
   const sellers = new Map<string, { version: number; seller: Seller }>()
   const sellerOf = (name: string, slug: string): Seller => {
     const version = changeVersion()
@@ -126,7 +177,20 @@ export function floorWork(db: FloorDatabase) {
     if (kept?.version === version) return kept.seller
     const agentRow = agent.get(name) as { wallet_address: string | null } | null
     const sold = skill.get(name, slug) as { price_base_units: number } | null
-    const seller = agentRow && sold ? { wallet: agentRow.wallet_address, price: sold.price_base_units } : null
+    const seller =
+      agentRow && sold
+        ? {
+            wallet: agentRow.wallet_address,
+            price: sold.price_base_units,
+            request: base64Url(
+              JSON.stringify({
+                amount: String(sold.price_base_units),
+                currency: '0x20c000000000000000000000b9537d11c60e8b50',
+                recipient: agentRow.wallet_address,
+              }),
+            ),
+          }
+        : null
     sellers.set(key, { version, seller })
     return seller
   }
@@ -158,8 +222,11 @@ export function floorWork(db: FloorDatabase) {
       total: searchCount.get(q),
       agents: searchPage.all(q).map(withSkills),
     }),
-    /** A task with its agent's name. */
-    task: (name: string, id: string) => task.get(id, name),
+    /** A task with its agent's name, as the buyer's answer (SPEC "Task"; CONTRACT row 10: all of it but the e-mail). */
+    task: (name: string, id: string) => {
+      const row = task.get(id, name) as TaskRow | null
+      return row && taskAnswer(row)
+    },
     /** A page of 100 milestones and the agent's counters. */
     milestones: (name: string) => ({ agent: agent.get(name), milestones: milestones.all(name, 100, 0) }),
     /** A user and the agents it owns, with their skills. */
@@ -208,18 +275,27 @@ export function floorWork(db: FloorDatabase) {
     },
     /**
      * A 402 challenge as the market makes one per request from its template (MppChallenges.ts): the seller and its
-     * skill (kept until the change counter moves, as the market keeps them), the body's SHA-256 digest, an expiry,
-     * the HMAC-SHA256 id over the binding, the header and problem.
+     * skill (kept until the change counter moves, as the market keeps them), the order's body checked (an object
+     * whose params, when given, are an object), its SHA-256 digest, an expiry, the opaque binding the agent, skill and
+     * digest (base64url JSON), the HMAC-SHA256 id over the binding, the header (with the payment's request) and
+     * problem. Null when there is no such seller; the string "invalid" for a body that is no order.
      */
-    challenge(name: string, slug: string, body: string, secret: string) {
+    challenge(name: string, slug: string, body: unknown, secret: string) {
+      const order = body as { params?: unknown } | null
+      if (typeof order !== 'object' || order === null || Array.isArray(order)) return 'invalid'
+      if (order.params !== undefined && (typeof order.params !== 'object' || order.params === null))
+        return 'invalid'
       const seller = sellerOf(name, slug)
       if (!seller) return null
-      const digest = new Bun.CryptoHasher('sha256').update(body).digest('base64url')
+      const digest = new Bun.CryptoHasher('sha256').update(JSON.stringify(body)).digest('hex')
       const expires = new Date(Date.now() + 300_000).toISOString()
-      const binding = `127.0.0.1|tempo|charge|${seller.price}|${seller.wallet}|${expires}|${name}/${slug}|${digest}`
+      const opaque = base64Url(
+        `{"_mppx_scope":${JSON.stringify(`${name}/${slug}`)},"bodyDigest":"${digest}"}`,
+      )
+      const binding = `127.0.0.1|tempo|charge|${seller.request}|${expires}||${opaque}`
       const id = new Bun.CryptoHasher('sha256', secret).update(binding).digest('base64url')
       return {
-        header: `Payment id="${id}", realm="127.0.0.1", method="tempo", intent="charge", expires="${expires}", opaque="${digest}"`,
+        header: `Payment id="${id}", realm="127.0.0.1", method="tempo", intent="charge", request="${seller.request}", expires="${expires}", opaque="${opaque}"`,
         problem: {
           type: 'https://paymentauth.org/problems/payment-required',
           title: 'Payment Required',

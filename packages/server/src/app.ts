@@ -20,7 +20,7 @@ import {
 import { RATE_EXTENSION } from './openapi/operation.ts'
 import { absoluteUrls } from './plugins/absoluteUrls.ts'
 import { corsPreflights } from './plugins/cors.ts'
-import { jsonBody } from './plugins/jsonBody.ts'
+import { parseJsonBody } from './plugins/jsonBody.ts'
 import { allowedMethods, problems } from './plugins/problems.ts'
 import {
   chargeRequest,
@@ -139,7 +139,6 @@ export function createApp(deps: AppDeps) {
   const limited = limits ? withProblems.use(rateLimits(limits, classOf, routeDeps.server)) : withProblems
   const withCors = deps.corsOrigins?.length ? limited.use(corsPreflights(deps.corsOrigins)) : limited
   const app = withCors
-    .use(jsonBody)
     .use(llmsRoutes(routeDeps))
     .use(webRoutes(routeDeps))
     .use(problemTypeRoutes())
@@ -164,7 +163,7 @@ export function createApp(deps: AppDeps) {
         )
       },
       // Each JSON-RPC message is charged above by what its tool does.
-      { detail: { hide: true, [RATE_EXTENSION]: 'none' } as never },
+      { detail: { hide: true, [RATE_EXTENSION]: 'none' } as never, parse: parseJsonBody },
     )
     .get('/mcp', mcpMethodNotAllowed, { detail: { hide: true } })
     .delete('/mcp', mcpMethodNotAllowed, { detail: { hide: true } })

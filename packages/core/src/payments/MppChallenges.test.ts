@@ -93,6 +93,44 @@ describe('the 402 challenge of a paid order', () => {
     })
   })
 
+  test('behavior: the opaque and the problem body are written byte for byte as mppx writes them, ASCII or not', async () => {
+    const hashes = webCryptoHashes()
+    let generated = 0
+    const library: ChallengeLibrary = {
+      generate: (options) => {
+        generated += 1
+        return reference.challenge.tempo.charge(options)
+      },
+      serializeChallenge: Challenge.serialize,
+      serializeRecord: PaymentRequest.serialize,
+      paymentRequiredProblem: (description) =>
+        new Errors.PaymentRequiredError({ description }).toProblemDetails(),
+    }
+    const issuer = mppChallenges({ secretKey: SECRET, hmac: hashes.hmac, load: async () => library })
+    const problem = library.paymentRequiredProblem('d')
+    const scopes = ['seller/summary', 'seller/translate', 'a"b\\c/d', 'vendeur-é/résumé']
+    for (const scope of scopes) {
+      const fields = {
+        amount: '0.01',
+        recipient: SELLER as `0x${string}`,
+        description: 'd',
+        scope,
+        bodyDigest: 'ab'.repeat(32),
+      }
+      const answer = await issuer.respond(fields)
+      const challenge = Challenge.fromResponse(answer.clone())
+      expect(Challenge.verify(challenge, { secretKey: SECRET })).toBe(true)
+      expect(challenge.opaque).toBe(
+        PaymentRequest.serialize({ bodyDigest: 'ab'.repeat(32), _mppx_scope: scope }),
+      )
+      expect(await answer.text()).toBe(
+        JSON.stringify({ ...problem, challengeId: challenge.id, code: 'payment_required' }),
+      )
+    }
+    // One template served them all: mppx made only its reference challenge.
+    expect(generated).toBe(1)
+  })
+
   test('behavior: a template is kept per price and payee: the same description at another price or payee asks that one', async () => {
     const charger = createMppCharger(settings, memoryStore())
     const read = async (charge: ReturnType<typeof order>) =>

@@ -39,9 +39,41 @@ const SCOPE_KEY = '_mppx_scope'
 
 /**
  * What every challenge for one price, payee and description shares, made once by mppx itself: the HMAC input up to
- * the expiry (realm, method, intent, the normalized request), the header's fixed parameters, and the problem body.
+ * the expiry (realm, method, intent, the normalized request), the header's fixed parameters, and the problem body
+ * (its JSON up to the fields each challenge adds).
  */
-type Template = { bindingPrefix: string; headerMiddle: string; problem: Record<string, unknown> }
+type Template = { bindingPrefix: string; headerMiddle: string; problemStart: string }
+
+/** Text every character of which is ASCII: its UTF-8 bytes are its characters. */
+const ASCII = /^[\x20-\x7e]*$/
+
+/**
+ * A challenge's opaque as mppx writes it (PaymentRequest.serialize: canonical JSON, RFC 8785, as base64url without
+ * padding) of its body digest and scope, written directly: the two keys in their sorted order, each string as
+ * JSON.stringify writes it, which is how canonical JSON writes strings. Null when the text is not ASCII (btoa reads
+ * Latin-1, not UTF-8): mppx's serializer writes that one.
+ */
+function opaqueText(fields: ChallengeFields): string | null {
+  const json = `{"${SCOPE_KEY}":${JSON.stringify(fields.scope)},"bodyDigest":${JSON.stringify(fields.bodyDigest)}}`
+  if (!ASCII.test(json)) return null
+  return btoa(json).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
+}
+
+/**
+ * The problem body's JSON up to its closing brace, to which each challenge adds its id and code, as
+ * `{...problem, challengeId, code}` writes them; null when the problem has either field already (then spread).
+ */
+function problemStartOf(problem: Record<string, unknown>): string | null {
+  const json = JSON.stringify(problem)
+  if ('challengeId' in problem || 'code' in problem || json === '{}') return null
+  return `${json.slice(0, -1)},`
+}
+
+/** The 402 problem body: `problem` with the challenge's id and our code. */
+const problemBody = (start: string | null, problem: () => Record<string, unknown>, id: string) =>
+  start === null
+    ? JSON.stringify({ ...problem(), challengeId: id, code: 'payment_required' })
+    : `${start}"challengeId":${JSON.stringify(id)},"code":"payment_required"}`
 
 /**
  * The 402 answers of paid orders without a credential, the same as mppx's charge handler writes them (the same
@@ -60,6 +92,7 @@ export function mppChallenges(options: {
   const templates = new Map<string, Promise<Template | null>>()
 
   const opaqueOf = (library: ChallengeLibrary, fields: ChallengeFields) =>
+    opaqueText(fields) ??
     library.serializeRecord({ bodyDigest: fields.bodyDigest, [SCOPE_KEY]: fields.scope })
 
   /** The id and header of the challenge for `fields` expiring at `expires`, from `template`. */
@@ -91,11 +124,12 @@ export function mppChallenges(options: {
       opaque: undefined,
     })
     const prefix = 'Payment id="", '
-    if (!blank.startsWith(prefix) || reference.expires === undefined) return null
+    const problemStart = problemStartOf(library.paymentRequiredProblem(description))
+    if (!blank.startsWith(prefix) || reference.expires === undefined || problemStart === null) return null
     const template: Template = {
       bindingPrefix: `${realm}|${method}|${intent}|${library.serializeRecord(request)}|`,
       headerMiddle: blank.slice(prefix.length),
-      problem: library.paymentRequiredProblem(description),
+      problemStart,
     }
     const ours = await fromTemplate(template, opaqueOf(library, fields), reference.expires)
     const same = ours.id === reference.id && ours.header === library.serializeChallenge(reference)
@@ -128,8 +162,8 @@ export function mppChallenges(options: {
               expires,
             })
             .then((challenge) => ({ id: challenge.id, header: library.serializeChallenge(challenge) }))
-      const problem = made?.problem ?? library.paymentRequiredProblem(fields.description)
-      return new Response(JSON.stringify({ ...problem, challengeId: id, code: 'payment_required' }), {
+      const problem = () => library.paymentRequiredProblem(fields.description)
+      return new Response(problemBody(made?.problemStart ?? null, problem, id), {
         status: 402,
         headers: {
           'www-authenticate': header,

@@ -158,14 +158,26 @@ function paymentOf(row: TaskRow): TaskPayment | null {
   }
 }
 
-/** The first answer kept under a task's Idempotency-Key, if it has one. */
+/**
+ * The first answer kept under a task's Idempotency-Key, if it has one. Its body (a whole answer's JSON) is parsed when
+ * first read, a replay's or a rewrite's: every read of a keyed task maps its row, and a buyer polling it never reads it.
+ */
 export function idempotencyOf(row: TaskRow): TaskRecord['idempotency'] {
-  if (row.idempotencyKey === null || row.firstBody === null) return null
+  const text = row.firstBody
+  if (row.idempotencyKey === null || text === null) return null
+  let body: unknown
+  let parsed = false
   return {
     key: row.idempotencyKey,
     fingerprint: row.requestFingerprint ?? '',
     status: row.firstStatus ?? 201,
-    body: JSON.parse(row.firstBody),
+    get body() {
+      if (!parsed) {
+        body = JSON.parse(text)
+        parsed = true
+      }
+      return body
+    },
   }
 }
 

@@ -2,6 +2,7 @@ import { A2A_JWKS_PATH, a2aCardView, buildMarketCard, wantsA2aMediaType } from '
 import { bearerKey, idempotencyOwners, idempotencyScope } from '@agentmarket/core/routes'
 import { Elysia } from 'elysia'
 import { RATE_EXTENSION } from '../openapi/operation.ts'
+import { parseJsonBody } from '../plugins/jsonBody.ts'
 import type { PeerSource } from '../plugins/rateLimits.ts'
 import { a2aRateClass, a2aTokens } from '../plugins/rateLimits.ts'
 import type { RouteDeps } from '../routes/deps.ts'
@@ -51,7 +52,7 @@ export function a2aRoutes({ market, version, charge, clientOf }: RouteDeps) {
     }
   }
   // Each A2A request is charged below by its operation (the A2A table's rate class), not by its HTTP method.
-  const charging = { detail: { hide: true, [RATE_EXTENSION]: 'none' } as never }
+  const charging = { detail: { hide: true, [RATE_EXTENSION]: 'none' } as never, parse: parseJsonBody }
   const reading = { detail: { hide: true } }
   /** Charges an A2A request by its operation (a2aRateClass, a2aTokens), when the host has rate limits. */
   const charged = async (call: Call, restPath: string | null) => {

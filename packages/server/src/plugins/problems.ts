@@ -2,6 +2,7 @@ import { MarketError, MethodNotAllowedError } from '@agentmarket/core'
 import { problemResponse, requestPath, routeNotFound } from '@agentmarket/core/routes'
 import { Elysia } from 'elysia'
 import type { Logger } from '../log.ts'
+import { sendAsBuilt } from '../routes/etag.ts'
 import { EXPOSED_HEADERS } from './cors.ts'
 import { requestIdOf } from './requestLog.ts'
 
@@ -89,10 +90,9 @@ export function problems(typeBase: string, logger?: Logger, allowed?: AllowedMet
     : undefined
   return new Elysia({ name: 'problems' }).onError({ as: 'global' }, ({ code, error, request, set }) => {
     const response = problemResponse(normalize(code, error, request, allowed), request, typeBase, report)
-    set.status = response.status
     // Only problems expose their headers to browser scripts: one more header on every answer costs the hot reads
     // about a tenth of their throughput (bench), and Retry-After and RateLimit matter on refusals.
     set.headers['access-control-expose-headers'] = EXPOSED_HEADERS
-    return response
+    return sendAsBuilt(response, set)
   })
 }

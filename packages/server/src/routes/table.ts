@@ -9,9 +9,9 @@ import {
 import { Elysia } from 'elysia'
 import type { Server } from 'elysia/universal'
 import { operation } from '../openapi/operation.ts'
-import { rawBodyOf } from '../plugins/jsonBody.ts'
+import { rawBodyOf, readJsonBody } from '../plugins/jsonBody.ts'
 import { queryOf, type RouteDeps } from './deps.ts'
-import { type Reply, sendReady } from './etag.ts'
+import { type Reply, sendAsBuilt, sendReady } from './etag.ts'
 
 /**
  * A stream's own idle timeout, in place of the server's (IDLE_TIMEOUT_SECONDS), which may be shorter than the
@@ -29,7 +29,6 @@ export const elysiaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1')
 type HandlerContext = {
   request: Request
   params: Record<string, string>
-  body: unknown
   set: Reply
 }
 
@@ -82,7 +81,7 @@ function handlerOf(row: RouteRow, deps: RouteDeps) {
   const { etag, cachedRead } = row
   const okStatus = row.ok.status === 200 ? undefined : row.ok.status
   const send = (reply: RouteReply, request: Request, set: Reply) => {
-    if (reply instanceof Response) return reply
+    if (reply instanceof Response) return sendAsBuilt(reply, set)
     const status = reply.status ?? okStatus
     if (status !== undefined) set.status = status
     // A cached read's bytes and headers are made once per value the core hands out (etag.ts).
@@ -91,19 +90,18 @@ function handlerOf(row: RouteRow, deps: RouteDeps) {
     if (reply.headers) Object.assign(set.headers, reply.headers)
     return reply.body
   }
-  // Elysia reads which context fields a handler names to decide what to prepare: a GET names no body.
+  // Elysia reads which context fields a handler names to decide what to prepare: no handler names the body, which a
+  // write reads itself (readJsonBody), so Elysia prepares none (jsonBody.ts says why).
   return row.method === 'GET'
     ? ({ request, params, set }: HandlerContext) =>
         row
           .call(deps.market, new ElysiaCall(request, params, undefined, deps, set))
           .then((reply) => send(reply, request, set))
-    : ({ request, params, body, set }: HandlerContext) =>
-        row
-          .call(
-            deps.market,
-            new ElysiaCall(request, params, (body ?? undefined) as RouteCall['body'], deps, set),
-          )
-          .then((reply) => send(reply, request, set))
+    : async ({ request, params, set }: HandlerContext) => {
+        const sent = (await readJsonBody(request)) as RouteCall['body']
+        const reply = await row.call(deps.market, new ElysiaCall(request, params, sent, deps, set))
+        return send(reply, request, set)
+      }
 }
 
 /** Every row as an Elysia route with its OpenAPI operation (the rate limiter reads its class from there). */
