@@ -276,8 +276,8 @@ export function floorWork(db: FloorDatabase) {
     /**
      * A 402 challenge as the market makes one per request from its template (MppChallenges.ts): the seller and its
      * skill (kept until the change counter moves, as the market keeps them), the order's body checked (an object
-     * whose params, when given, are an object), its SHA-256 digest, an expiry, the opaque binding the agent, skill and
-     * digest (base64url JSON), the HMAC-SHA256 id over the binding, the header (with the payment's request) and
+     * whose params, when given, are an object), its SHA-256 digest, an expiry, the opaque binding the agent, skill,
+     * digest and a random nonce (base64url JSON), the HMAC-SHA256 id over the binding, the header (with the payment's request) and
      * problem. Null when there is no such seller; the string "invalid" for a body that is no order.
      */
     challenge(name: string, slug: string, body: unknown, secret: string) {
@@ -289,8 +289,10 @@ export function floorWork(db: FloorDatabase) {
       if (!seller) return null
       const digest = new Bun.CryptoHasher('sha256').update(JSON.stringify(body)).digest('hex')
       const expires = new Date(Date.now() + 300_000).toISOString()
+      // Each challenge its own: 16 random bytes, so two for one order in one millisecond differ (attack54.test.ts).
+      const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('base64url')
       const opaque = base64Url(
-        `{"_mppx_scope":${JSON.stringify(`${name}/${slug}`)},"bodyDigest":"${digest}"}`,
+        `{"_mppx_scope":${JSON.stringify(`${name}/${slug}`)},"bodyDigest":"${digest}","nonce":"${nonce}"}`,
       )
       const binding = `127.0.0.1|tempo|charge|${seller.request}|${expires}||${opaque}`
       const id = new Bun.CryptoHasher('sha256', secret).update(binding).digest('base64url')

@@ -698,14 +698,14 @@ describe('MPP: a retry after a price change, and challenges issued in the same m
       expect(await shop.paid()).toBe(1)
     })
 
-  // DEFECT (a paid task shared with an observer; doubtful in practice): a challenge is a pure function of the order
+  // Was a defect (a paid task shared with an observer; doubtful in practice): a challenge was a pure function of the order
   // (agent, skill, body digest, price) and of its expiry in milliseconds (HMAC, no random part), so two 402s for the same
   // body issued in the same millisecond are the same challenge. An observer who asks for challenges of a popular order
   // body (e.g. `{}`) in every millisecond holds the victim's challenge too (it finds which one by the memo's
   // fingerprint on chain) and presents the victim's mined hash under it: its order is paid by the victim's transfer, and
   // the victim's own credential then answers the observer's task (200): one payment, a task (id, result) the observer
-  // reads. Simulated here by freezing the clock. Safe: each 402 a distinct challenge (a random nonce in its opaque).
-  test.failing("attack: an observer's challenge issued in the same millisecond as the victim's takes the victim's pushed transfer", async () => {
+  // reads. Simulated here by freezing the clock. Now each 402 is a distinct challenge (a random nonce in its opaque).
+  test("attack: an observer's challenge issued in the same millisecond as the victim's takes the victim's pushed transfer", async () => {
     const node = scriptedTempo()
     const shop = await mppMarket(node)
     setSystemTime(new Date(Date.now()))
@@ -733,10 +733,10 @@ describe('MPP: a retry after a price change, and challenges issued in the same m
     expect(observers.id).not.toBe(victims.id)
   })
 
-  // DEFECT (the same root: same-millisecond challenges are identical), pull mode: the victim pays through the market
+  // Was a defect of the same root (same-millisecond challenges were identical), pull mode: the victim pays through the market
   // as usual; the raw signed transfer the market broadcast is public, so an observer holding the identical challenge
   // rebuilds the victim's credential byte for byte and is answered the victim's paid task (its id grants reading it).
-  test.failing("attack (pull): an observer's challenge issued in the same millisecond as the victim's, with the victim's broadcast transaction, is answered the victim's task", async () => {
+  test("attack (pull): an observer's challenge issued in the same millisecond as the victim's, with the victim's broadcast transaction, is answered the victim's task", async () => {
     const node = scriptedTempo()
     const shop = await mppMarket(node)
     setSystemTime(new Date(Date.now()))

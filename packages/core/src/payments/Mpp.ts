@@ -5,7 +5,7 @@ import { persistentSecret } from '../PersistentSecret.ts'
 import type { KvStore } from '../ports/KvStore.ts'
 import type { Random } from '../ports/Random.ts'
 import { plainCharge, transactionBroadcast } from './MppBroadcast.ts'
-import { mppChallenges } from './MppChallenges.ts'
+import { metaOf, mppChallenges } from './MppChallenges.ts'
 import { type MppHashes, webCryptoHashes } from './MppHashes.ts'
 import { isMemoBoundTo, TRANSFER_WITH_MEMO_EVENT_ABI, TRANSFER_WITH_MEMO_TOPIC } from './MppMemo.ts'
 import { payerOf, receiptBroadcast, receiptRefusal, transactionReceipt } from './MppReceipt.ts'
@@ -202,9 +202,8 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
         }
       // mppx's charge handler checks the credential (HMAC, binding, expiry) and hands it to the method's broadcast:
       // ours for a signed transaction (MppBroadcast.ts), mppx's for any other.
-      const result = await (await instance()).charge({ ...fields, meta: { bodyDigest: charge.bodyDigest } })(
-        request,
-      )
+      const meta = await boundMeta(authorization, charge.bodyDigest)
+      const result = await (await instance()).charge({ ...fields, meta })(request)
       if (result.status === 402) {
         // mppx answers an internal failure (the network's error on the broadcast, a failed read) as a 5xx in place of
         // its challenge: that is no refusal of the credential, and the caller asks the chain what became of it.
@@ -253,6 +252,23 @@ async function receiptOf(settings: MppSettings, hash: Hex) {
 /** The challenge a Payment credential answers, when we issued it (HMAC) for this very order; null otherwise. */
 async function ourChallengeFor(settings: MppSettings, authorization: string, charge: ChargeRequest) {
   return (await ourCredentialFor(settings, authorization, charge))?.challenge ?? null
+}
+
+/**
+ * The opaque values mppx must find in the credential's challenge for this order (its route binding): the body's
+ * digest, and the challenge's own nonce when it has one (each 402 draws one, MppChallenges.ts; a challenge made before
+ * nonces has none). The nonce is the credential's, since only the HMAC, which mppx checks, can vouch for it.
+ */
+async function boundMeta(authorization: string, bodyDigest: string): Promise<Record<string, string>> {
+  const [{ Credential, PaymentRequest }] = await loadMppx()
+  try {
+    const { challenge } = Credential.deserialize(Credential.extractPaymentScheme(authorization) ?? '')
+    const { nonce } = PaymentRequest.deserialize(challenge.opaque ?? '') as { nonce?: unknown }
+    return typeof nonce === 'string' ? metaOf({ bodyDigest }, nonce) : { bodyDigest }
+  } catch {
+    // Not a credential mppx can read: mppx refuses it with its own problem.
+    return { bodyDigest }
+  }
 }
 
 /** A Payment credential whose challenge we issued (HMAC) for this very order, parsed; null otherwise. */

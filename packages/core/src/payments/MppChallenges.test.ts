@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setSystemTime, test } from 'bun:test'
 import { Challenge, Errors, PaymentRequest } from 'mppx'
 import { Mppx, tempo } from 'mppx/server'
 import { createClient, custom } from 'viem'
@@ -63,7 +63,12 @@ describe('the 402 challenge of a paid order', () => {
     const challenge = Challenge.deserialize(header)
     const expected = Challenge.fromResponse(theirs.challenge)
     expect(Challenge.verify(challenge, { secretKey: SECRET })).toBe(true)
-    expect({ ...challenge, id: '', expires: '' }).toEqual({ ...expected, id: '', expires: '' })
+    // The same but for the challenge's own nonce, which mppx's charge does not draw (it takes our meta as it is).
+    const { nonce, ...bound } = PaymentRequest.deserialize(challenge.opaque ?? '') as Record<string, string>
+    expect(nonce).toMatch(/^[A-Za-z0-9_-]{22}$/)
+    expect(bound as Record<string, unknown>).toEqual(PaymentRequest.deserialize(expected.opaque ?? ''))
+    const unbound = (made: Challenge.Challenge) => ({ ...made, id: '', expires: '', opaque: '', meta: {} })
+    expect(unbound(challenge)).toEqual(unbound(expected))
     expect(header).toBe(Challenge.serialize(challenge))
     const expires = Date.parse(challenge.expires ?? '')
     expect(Math.abs(expires - Date.parse(expected.expires ?? ''))).toBeLessThan(5_000)
@@ -84,7 +89,7 @@ describe('the 402 challenge of a paid order', () => {
     for (const challenge of [first, otherBody, otherSkill])
       expect(Challenge.verify(challenge, { secretKey: SECRET })).toBe(true)
     expect(new Set([first.id, otherBody.id, otherSkill.id]).size).toBe(3)
-    expect(PaymentRequest.deserialize(otherBody.opaque ?? '')).toEqual({
+    expect(PaymentRequest.deserialize(otherBody.opaque ?? '')).toMatchObject({
       _mppx_scope: 'seller/summary',
       bodyDigest: 'cd'.repeat(32),
     })
@@ -120,8 +125,9 @@ describe('the 402 challenge of a paid order', () => {
       const answer = await issuer.respond(fields)
       const challenge = Challenge.fromResponse(answer.clone())
       expect(Challenge.verify(challenge, { secretKey: SECRET })).toBe(true)
+      const { nonce } = PaymentRequest.deserialize(challenge.opaque ?? '') as { nonce: string }
       expect(challenge.opaque).toBe(
-        PaymentRequest.serialize({ bodyDigest: 'ab'.repeat(32), _mppx_scope: scope }),
+        PaymentRequest.serialize({ bodyDigest: 'ab'.repeat(32), _mppx_scope: scope, nonce }),
       )
       expect(await answer.text()).toBe(
         JSON.stringify({ ...problem, challengeId: challenge.id, code: 'payment_required' }),
@@ -129,6 +135,21 @@ describe('the 402 challenge of a paid order', () => {
     }
     // One template served them all: mppx made only its reference challenge.
     expect(generated).toBe(1)
+  })
+
+  test('attack: two 402s for the same order in the same millisecond are two challenges (each its own nonce, bound by the HMAC)', async () => {
+    const charger = createMppCharger(settings, memoryStore())
+    setSystemTime(new Date('2026-11-29T09:00:00.000Z'))
+    try {
+      const [first, second] = await Promise.all([ours(order(), charger), ours(order(), charger)])
+      const [a, b] = [first, second].map((answer) => Challenge.fromResponse(answer as Response))
+      expect(a?.expires).toBe(b?.expires)
+      expect(a?.id).not.toBe(b?.id)
+      for (const challenge of [a, b])
+        expect(Challenge.verify(challenge as Challenge.Challenge, { secretKey: SECRET })).toBe(true)
+    } finally {
+      setSystemTime()
+    }
   })
 
   test('behavior: a template is kept per price and payee: the same description at another price or payee asks that one', async () => {

@@ -1,6 +1,6 @@
 import type { Challenge } from 'mppx'
 import type { Address } from 'viem'
-import type { MppHashes } from './MppHashes.ts'
+import { base64Url, type MppHashes } from './MppHashes.ts'
 
 /** What one 402 challenge asks for and binds: the price, the payee, and the agent, skill and body it is for. */
 export type ChallengeFields = {
@@ -38,6 +38,18 @@ const MAX_TEMPLATES = 1_000
 const SCOPE_KEY = '_mppx_scope'
 
 /**
+ * 16 random bytes as base64url: each challenge's own, so two 402s for the same order in the same millisecond are two
+ * challenges (a transfer whose memo names one cannot be claimed under the other).
+ */
+const newNonce = () => base64Url(crypto.getRandomValues(new Uint8Array(16)))
+
+/** The opaque values a challenge binds besides its scope (mppx's `meta`): the body's digest and the nonce. */
+export const metaOf = (fields: Pick<ChallengeFields, 'bodyDigest'>, nonce: string) => ({
+  bodyDigest: fields.bodyDigest,
+  nonce,
+})
+
+/**
  * What every challenge for one price, payee and description shares, made once by mppx itself: the HMAC input up to
  * the expiry (realm, method, intent, the normalized request), the header's fixed parameters, and the problem body
  * (its JSON up to the fields each challenge adds).
@@ -49,12 +61,12 @@ const ASCII = /^[\x20-\x7e]*$/
 
 /**
  * A challenge's opaque as mppx writes it (PaymentRequest.serialize: canonical JSON, RFC 8785, as base64url without
- * padding) of its body digest and scope, written directly: the two keys in their sorted order, each string as
+ * padding) of its scope, body digest and nonce, written directly: the keys in their sorted order, each string as
  * JSON.stringify writes it, which is how canonical JSON writes strings. Null when the text is not ASCII (btoa reads
  * Latin-1, not UTF-8): mppx's serializer writes that one.
  */
-function opaqueText(fields: ChallengeFields): string | null {
-  const json = `{"${SCOPE_KEY}":${JSON.stringify(fields.scope)},"bodyDigest":${JSON.stringify(fields.bodyDigest)}}`
+function opaqueText(fields: ChallengeFields, nonce: string): string | null {
+  const json = `{"${SCOPE_KEY}":${JSON.stringify(fields.scope)},"bodyDigest":${JSON.stringify(fields.bodyDigest)},"nonce":${JSON.stringify(nonce)}}`
   if (!ASCII.test(json)) return null
   return btoa(json).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
 }
@@ -91,9 +103,9 @@ export function mppChallenges(options: {
 }) {
   const templates = new Map<string, Promise<Template | null>>()
 
-  const opaqueOf = (library: ChallengeLibrary, fields: ChallengeFields) =>
-    opaqueText(fields) ??
-    library.serializeRecord({ bodyDigest: fields.bodyDigest, [SCOPE_KEY]: fields.scope })
+  const opaqueOf = (library: ChallengeLibrary, fields: ChallengeFields, nonce: string) =>
+    opaqueText(fields, nonce) ??
+    library.serializeRecord({ ...metaOf(fields, nonce), [SCOPE_KEY]: fields.scope })
 
   /** The id and header of the challenge for `fields` expiring at `expires`, from `template`. */
   async function fromTemplate(template: Template, opaque: string, expires: string) {
@@ -108,12 +120,13 @@ export function mppChallenges(options: {
   /** The template for `fields`' price, payee and description, or null when it would not match mppx exactly. */
   async function makeTemplate(library: ChallengeLibrary, fields: ChallengeFields): Promise<Template | null> {
     const { amount, recipient, description } = fields
+    const nonce = newNonce()
     const reference = await library.generate({
       amount,
       recipient,
       description,
       scope: fields.scope,
-      meta: { bodyDigest: fields.bodyDigest },
+      meta: metaOf(fields, nonce),
     })
     const { realm, method, intent, request } = reference
     const blank = library.serializeChallenge({
@@ -131,7 +144,7 @@ export function mppChallenges(options: {
       headerMiddle: blank.slice(prefix.length),
       problemStart,
     }
-    const ours = await fromTemplate(template, opaqueOf(library, fields), reference.expires)
+    const ours = await fromTemplate(template, opaqueOf(library, fields, nonce), reference.expires)
     const same = ours.id === reference.id && ours.header === library.serializeChallenge(reference)
     return same ? template : null
   }
@@ -150,15 +163,16 @@ export function mppChallenges(options: {
       }
       const made = await template
       const expires = new Date(Date.now() + CHALLENGE_TTL_MS).toISOString()
+      const nonce = newNonce()
       const { id, header } = made
-        ? await fromTemplate(made, opaqueOf(library, fields), expires)
+        ? await fromTemplate(made, opaqueOf(library, fields, nonce), expires)
         : await library
             .generate({
               amount: fields.amount,
               recipient: fields.recipient,
               description: fields.description,
               scope: fields.scope,
-              meta: { bodyDigest: fields.bodyDigest },
+              meta: metaOf(fields, nonce),
               expires,
             })
             .then((challenge) => ({ id: challenge.id, header: library.serializeChallenge(challenge) }))

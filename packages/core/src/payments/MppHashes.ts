@@ -12,7 +12,7 @@ export type MppHashes = {
 const utf8 = new TextEncoder()
 
 /** base64url without padding of `bytes`. */
-function base64Url(bytes: Uint8Array): string {
+export function base64Url(bytes: Uint8Array): string {
   let binary = ''
   for (const byte of bytes) binary += String.fromCharCode(byte)
   return withoutTrailing(btoa(binary).replaceAll('+', '-').replaceAll('/', '_'), '=')
