@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { DEFAULT_RATE_POLICIES } from '@agentmarket/core/routes'
 import { freePort, startMarketServer, waitForOk } from '../tests/support/process.ts'
-import { type FloorDriver, floorWork, openFloor, randomHex } from './lib/floorWork.ts'
+import { type FloorDriver, floorWork, keyDigest, openFloor, randomHex } from './lib/floorWork.ts'
 import { finishSection, formatCount, formatMs, type Goal, sectionFlags, table } from './lib/section.ts'
 import { SEARCH_WORD, seededOwner, seedMarket } from './lib/seed.ts'
 import { runWrk, type WrkOptions, type WrkResult } from './lib/wrk.ts'
@@ -98,6 +98,7 @@ const task = await call(
   201,
 )
 const taskId = String(task.task_id)
+const keyHash = keyDigest(key)
 
 const hello = await helper('bench/hello.ts', {}, '/')
 const floor = await helper('bench/floor.ts', { DATABASE: database, DRIVER: 'bun' }, `/agent/${SELLER}`)
@@ -164,8 +165,8 @@ const paths: Path[] = [
   {
     label: 'POST heartbeat',
     request: { path: `/api/agents/${SELLER}/heartbeat`, method: 'POST', bearerKey: key },
-    floor: { path: `/heartbeat/${SELLER}`, method: 'POST' },
-    work: (w) => w.heartbeat(SELLER, Date.now()),
+    floor: { path: `/heartbeat/${SELLER}`, method: 'POST', bearerKey: key },
+    work: (w) => w.heartbeat(SELLER, keyHash, Date.now()),
     goal: 0.2,
     write: true,
     floorGoal: FLOOR_GOAL,
@@ -192,8 +193,19 @@ const paths: Path[] = [
       body: '{"date":"2026-11-01","title":"load"}',
       bearerKey: key,
     },
-    floor: { path: `/milestone/${SELLER}`, method: 'POST' },
-    work: (w) => w.milestone(SELLER, `ms_${randomHex(32)}`, Date.now()),
+    floor: {
+      path: `/milestone/${SELLER}`,
+      method: 'POST',
+      body: '{"date":"2026-11-01","title":"load"}',
+      bearerKey: key,
+    },
+    work: (w) =>
+      w.milestone(SELLER, keyHash, {
+        id: `ms_${randomHex(32)}`,
+        date: '2026-11-01',
+        title: 'load',
+        at: Date.now(),
+      }),
     goal: 0.1,
     write: true,
     floorGoal: FLOOR_GOAL,
@@ -205,8 +217,11 @@ const paths: Path[] = [
       method: 'POST',
       body: '{"skill":"echo","params":{"q":1}}',
     },
-    floor: { path: `/order/${SELLER}`, method: 'POST' },
-    work: (w) => w.order(SELLER, `task_${randomHex(32)}`, Date.now()),
+    floor: { path: `/order/${SELLER}`, method: 'POST', body: '{"skill":"echo","params":{"q":1}}' },
+    work: (w) => {
+      const seller = w.seller(SELLER, 'echo')
+      return seller && w.order(SELLER, seller.skill, `task_${randomHex(32)}`, '{"q":1}', Date.now())
+    },
     goal: 0.1,
     write: true,
     floorGoal: FLOOR_GOAL,
@@ -214,8 +229,8 @@ const paths: Path[] = [
   {
     label: 'PUT agent profile (bio)',
     request: { path: `/api/agents/${SELLER}`, method: 'PUT', body: '{"bio":"load %d"}', bearerKey: key },
-    floor: { path: `/agent/${SELLER}`, method: 'PUT' },
-    work: (w, n) => w.updateBio(SELLER, `in-process ${n}`, Date.now()),
+    floor: { path: `/agent/${SELLER}`, method: 'PUT', body: '{"bio":"load %d"}', bearerKey: key },
+    work: (w, n) => w.updateBio(SELLER, keyHash, `in-process ${n}`, Date.now()),
     goal: 0.1,
     write: true,
     floorGoal: FLOOR_GOAL,
