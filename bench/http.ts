@@ -7,7 +7,8 @@
  * After the write runs, every write wrk saw acknowledged is looked up in the database. What Bun itself charges a
  * request for the shipped features (bench/bunCosts.ts) caps what each row can keep as shipped; the cap is printed
  * beside the row, which is judged against the lower of 0.9 and its cap.
- * Usage: bun bench/http.ts [--quick] [--json PATH]
+ * Usage: bun bench/http.ts [--quick] [--json PATH] [--only WORDS] (WORDS: words of the rows' labels, comma-separated;
+ * the other rows are not run, for an A/B of a few rows)
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -20,6 +21,8 @@ import { SEARCH_WORD, seededOwner, seedMarket } from './lib/seed.ts'
 import { runWrk, type WrkOptions, type WrkResult } from './lib/wrk.ts'
 
 const { quick, json } = sectionFlags()
+const onlyIndex = process.argv.indexOf('--only')
+const only = onlyIndex > 0 ? (process.argv[onlyIndex + 1] ?? '').split(',') : null
 const seconds = quick ? 1 : 5
 const root = resolve(import.meta.dir, '..')
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-bench-http-'))
@@ -237,11 +240,12 @@ const paths: Path[] = [
   },
 ]
 
+const wanted = paths.filter((path) => !only || only.some((word) => path.label.includes(word)))
 type Measured = { path: Path; hello: WrkResult; bare: WrkResult; shipped: WrkResult; floor: WrkResult }
 const measured: Measured[] = []
 const run = (base: string, { path, ...options }: Path['request'], runSeconds = seconds) =>
   runWrk({ ...options, url: `${base}${path}`, seconds: runSeconds })
-for (const path of paths) {
+for (const path of wanted) {
   // Warm-up of all three (JIT, caches, the first WAL growth), then each measured in turn with hello world just before.
   for (const [base, request] of [
     [bare.base, path.request],
@@ -326,7 +330,7 @@ function inProcess(path: Path, driver: FloorDriver): number {
   db.close()
   return micros
 }
-const inProcessMicros = paths.map((path) => ({
+const inProcessMicros = wanted.map((path) => ({
   bun: inProcess(path, 'bun'),
   libsql: inProcess(path, 'libsql'),
 }))
@@ -391,10 +395,11 @@ with ${formatCount(SIZE.agents)} agents and ${formatCount(SIZE.tasks)} tasks). E
 warm-up: an Elysia hello world in its own process (the ceiling; ${formatCount(helloRates[0] ?? 0)}–${formatCount(helloRates.at(-1) ?? 0)} req/s over the runs), the market
 **bare** (\`LOG_LEVEL=off\`, no rate limits: the req/s, p50, p99 and ratio columns), the market **as shipped**
 (\`RATE_LIMITS=on\` with limits raised so nothing is refused, and \`LOG_LEVEL=info\`, a JSON line per request to
-/dev/null), and its **floor**: \`bench/floor.ts\`, a bare Elysia route doing the same database work (the same rows read,
-the same rows written, ids and key digests random as the market makes them, writes group-committed per turn with
-\`synchronous = FULL\`, temporary files in memory as the market keeps them) on bun:sqlite statements prepared
-once, answering the rows as JSON. The in-process column times that database work alone in this process, on
+/dev/null), and its **floor**: \`bench/floor.ts\`, a bare Elysia route doing the least work the path's requirement needs
+(\`bench/lib/floorWork.ts\` says why each piece: the rows its answer carries, a keyed write's SHA-256 of the bearer key
+checked against the stored hash, the same rows written, ids and key digests random as the market makes them, writes
+group-committed per turn with \`synchronous = FULL\`, temporary files in memory as the market keeps them) on
+bun:sqlite statements prepared once, answering the rows as JSON. The in-process column times that database work alone in this process, on
 bun:sqlite and on libsql-js, writes 32 to a transaction. wrk and the servers share the machine's 2 cores.
 Writes: ${formatCount(registered)} registrations and ${formatCount(milestonesAcked)} milestones were acknowledged; the database then held
 ${formatCount(agentsTotal)} agents and ${formatCount(milestonesKept)} milestones of the bench agent (${durable ? 'every acknowledged write present' : 'SOME ACKNOWLEDGED WRITES MISSING'}).
