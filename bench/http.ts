@@ -16,12 +16,14 @@ import { join, resolve } from 'node:path'
 import { DEFAULT_RATE_POLICIES } from '@agentmarket/core/routes'
 import { freePort, startMarketServer, waitForOk } from '../tests/support/process.ts'
 import { call } from './lib/call.ts'
-import { type FloorDriver, floorWork, openFloor, randomHex } from './lib/floorWork.ts'
+import { type FloorDriver, floorWork, keyDigest, openFloor, randomHex } from './lib/floorWork.ts'
 import { finishSection, formatCount, formatMs, type Goal, sectionFlags, table } from './lib/section.ts'
 import { SEARCH_WORD, seededOwner, seedMarket } from './lib/seed.ts'
 import { runWrk, type WrkOptions, type WrkResult } from './lib/wrk.ts'
 
 const { quick, json } = sectionFlags()
+const onlyIndex = process.argv.indexOf('--only')
+const only = onlyIndex > 0 ? (process.argv[onlyIndex + 1] ?? '').split(',').filter(Boolean) : null
 const seconds = quick ? 1 : 5
 const root = resolve(import.meta.dir, '..')
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-bench-http-'))
@@ -95,6 +97,7 @@ const task = await call(
   201,
 )
 const taskId = String(task.task_id)
+const keyHash = keyDigest(key)
 
 const hello = await helper('bench/hello.ts', {}, '/')
 const floor = await helper('bench/floor.ts', { DATABASE: database, DRIVER: 'bun' }, `/agent/${SELLER}`)
@@ -161,8 +164,8 @@ const paths: Path[] = [
   {
     label: 'POST heartbeat',
     request: { path: `/api/agents/${SELLER}/heartbeat`, method: 'POST', bearerKey: key },
-    floor: { path: `/heartbeat/${SELLER}`, method: 'POST' },
-    work: (w) => w.heartbeat(SELLER, Date.now()),
+    floor: { path: `/heartbeat/${SELLER}`, method: 'POST', bearerKey: key },
+    work: (w) => w.heartbeat(SELLER, keyHash, Date.now()),
     goal: 0.2,
     write: true,
     floorGoal: FLOOR_GOAL,
@@ -196,8 +199,19 @@ const paths: Path[] = [
       body: '{"date":"2026-11-01","title":"load"}',
       bearerKey: key,
     },
-    floor: { path: `/milestone/${SELLER}`, method: 'POST' },
-    work: (w) => w.milestone(SELLER, `ms_${randomHex(32)}`, Date.now()),
+    floor: {
+      path: `/milestone/${SELLER}`,
+      method: 'POST',
+      body: '{"date":"2026-11-01","title":"load"}',
+      bearerKey: key,
+    },
+    work: (w) =>
+      w.milestone(SELLER, keyHash, {
+        id: `ms_${randomHex(32)}`,
+        date: '2026-11-01',
+        title: 'load',
+        at: Date.now(),
+      }),
     goal: 0.1,
     write: true,
     floorGoal: FLOOR_GOAL,
@@ -209,8 +223,11 @@ const paths: Path[] = [
       method: 'POST',
       body: '{"skill":"echo","params":{"q":1}}',
     },
-    floor: { path: `/order/${SELLER}`, method: 'POST' },
-    work: (w) => w.order(SELLER, `task_${randomHex(32)}`, Date.now()),
+    floor: { path: `/order/${SELLER}`, method: 'POST', body: '{"skill":"echo","params":{"q":1}}' },
+    work: (w) => {
+      const seller = w.seller(SELLER, 'echo')
+      return seller && w.order(SELLER, seller.skill, `task_${randomHex(32)}`, '{"q":1}', Date.now())
+    },
     goal: 0.1,
     write: true,
     floorGoal: FLOOR_GOAL,
@@ -218,17 +235,15 @@ const paths: Path[] = [
   {
     label: 'PUT agent profile (bio)',
     request: { path: `/api/agents/${SELLER}`, method: 'PUT', body: '{"bio":"load %d"}', bearerKey: key },
-    floor: { path: `/agent/${SELLER}`, method: 'PUT' },
-    work: (w, n) => w.updateBio(SELLER, `in-process ${n}`, Date.now()),
+    floor: { path: `/agent/${SELLER}`, method: 'PUT', body: '{"bio":"load %d"}', bearerKey: key },
+    work: (w, n) => w.updateBio(SELLER, keyHash, `in-process ${n}`, Date.now()),
     goal: 0.1,
     write: true,
     floorGoal: FLOOR_GOAL,
   },
 ]
 
-const onlyIndex = process.argv.indexOf('--only')
-const only = onlyIndex > 0 ? (process.argv[onlyIndex + 1] ?? '').split(',').filter(Boolean) : []
-const wanted = only.length ? paths.filter((path) => only.some((word) => path.label.includes(word))) : paths
+const wanted = paths.filter((path) => !only || only.some((word) => path.label.includes(word)))
 
 type Measured = { path: Path; hello: WrkResult; bare: WrkResult; shipped: WrkResult; floor: WrkResult }
 const measured: Measured[] = []
@@ -386,13 +401,15 @@ with ${formatCount(SIZE.agents)} agents and ${formatCount(SIZE.tasks)} tasks). E
 warm-up: an Elysia hello world in its own process (the ceiling; ${formatCount(helloRates[0] ?? 0)}–${formatCount(helloRates.at(-1) ?? 0)} req/s over the runs), the market
 **bare** (\`LOG_LEVEL=off\`, no rate limits: the req/s, p50, p99 and ratio columns), the market **as shipped**
 (\`RATE_LIMITS=on\` with limits raised so nothing is refused, and \`LOG_LEVEL=info\`, a JSON line per request to
-/dev/null), and its **floor**: \`bench/floor.ts\`, a bare Elysia route doing the same database work (the same rows read,
-the same rows written, ids and key digests random as the market makes them, writes group-committed per turn with
-\`synchronous = FULL\`, temporary files in memory as the market keeps them) on bun:sqlite statements prepared
-once, answering the rows as JSON. A registration's floor also does what its answer needs: it reads the name from the
-same body, makes a random API key and pairing code, the key's SHA-256 and the code's HMAC-SHA256 (what is kept), and
-answers both once (issue 41's goal for a registration is 0.06 of hello world). The in-process column times that
-database work alone in this process, on bun:sqlite and on libsql-js, writes 32 to a transaction. wrk and the servers share the machine's 2 cores.
+/dev/null), and its **floor**: \`bench/floor.ts\`, a bare Elysia route doing the least work the path's requirement needs
+(\`bench/lib/floorWork.ts\` says why each piece: the rows its answer carries, a keyed write's SHA-256 of the bearer key
+checked against the stored hash, the same rows written, ids and key digests random as the market makes them, writes
+group-committed per turn with \`synchronous = FULL\`, temporary files in memory as the market keeps them) on
+bun:sqlite statements prepared once, answering the rows as JSON. A registration's floor also does what its answer
+needs: it reads the name from the same body, makes a random API key and pairing code, the key's SHA-256 and the
+code's HMAC-SHA256 (what is kept), and answers both once (issue 41's goal for a registration is 0.06 of hello world).
+The in-process column times that database work alone in this process, on
+bun:sqlite and on libsql-js, writes 32 to a transaction. wrk and the servers share the machine's 2 cores.
 Writes: ${formatCount(registered)} registrations and ${formatCount(milestonesAcked)} milestones were acknowledged; the database then held
 ${formatCount(agentsTotal)} agents and ${formatCount(milestonesKept)} milestones of the bench agent (${durable ? 'every acknowledged write present' : 'SOME ACKNOWLEDGED WRITES MISSING'}).
 

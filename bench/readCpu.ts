@@ -1,14 +1,14 @@
 /**
- * CPU per read in process, two checkouts in turn: each checkout's server built as `bun start` builds it
+ * CPU per request in process (reads, and the writes of issue 41), two checkouts in turn: each checkout's server built as `bun start` builds it
  * (`startServer`, on a copy of one market of 1,000 agents and 10,000 tasks with bench/http.ts's seller, its milestones
  * and a task), as shipped (RATE_LIMITS=on with raised policies, LOG_LEVEL=info, the log to /dev/null) and bare
- * (LOG_LEVEL=off, no rate limits), and the floor (bench/lib/floorApp.ts) on the same file; each read's requests go
+ * (LOG_LEVEL=off, no rate limits), and the floor (bench/lib/floorApp.ts) on the same file; each request kind goes
  * through `app.handle`, 32 at a time, and `process.cpuUsage()` gives the CPU per request (the median of 5 batches).
  * Every run is its own process, A then B then the floor, round after round, so the machine's drift hits all alike;
  * it prints each side's median over the rounds, B/A, and each side's ratio to the floor. Bun's own HTTP work (parsing,
  * the client's address, writing the answer) is not in these figures: bench/http.ts measures it.
  * Usage: bun bench/readCpu.ts <checkout A> <checkout B> [rounds=3] [requests=20000] [reads: words of their labels]
- * READ_CPU_PROFILE=DIR runs each child under `bun --cpu-prof` into DIR/<side>-<mode>-<round> (bench/profileSummary.ts).
+ * READ_CPU_USER=1 counts user CPU alone. READ_CPU_PROFILE=DIR runs each child under `bun --cpu-prof` into DIR/<side>-<mode>-<round> (bench/profileSummary.ts).
  */
 import { Database } from 'bun:sqlite'
 import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs'
@@ -27,14 +27,17 @@ const CONCURRENCY = 32
 const BATCHES = 5
 
 /**
- * A read: its market path and its floor path, given the task's id; a POST that writes nothing (the 402 challenge) also
- * names its method, body and status.
+ * A request kind: its market path and its floor path, given the task's id; a write also its method, its body (`n`
+ * makes it unique), whether it sends the seller's key, and the status it answers.
  */
 type Read = {
   label: string
   market: (task: string) => string
   floor: (task: string) => string
-  post?: { body: string; status: number }
+  method?: string
+  body?: (n: number) => string
+  keyed?: boolean
+  status?: number
 }
 const READS: Read[] = [
   {
@@ -54,53 +57,91 @@ const READS: Read[] = [
   },
   { label: 'GET user profile', market: () => `/api/community/users/${OWNER}`, floor: () => `/user/${OWNER}` },
   {
+    label: 'PUT agent bio',
+    market: () => `/api/agents/${SELLER}`,
+    floor: () => `/agent/${SELLER}`,
+    method: 'PUT',
+    body: (n) => `{"bio":"load ${n}"}`,
+    keyed: true,
+  },
+  {
+    label: 'POST milestone',
+    market: () => `/api/agents/${SELLER}/milestones`,
+    floor: () => `/milestone/${SELLER}`,
+    method: 'POST',
+    body: () => '{"date":"2026-11-01","title":"load"}',
+    keyed: true,
+    status: 201,
+  },
+  {
+    label: 'POST order free',
+    market: () => `/api/agents/${SELLER}/tasks`,
+    floor: () => `/order/${SELLER}`,
+    method: 'POST',
+    body: () => '{"skill":"echo","params":{"q":1}}',
+    status: 201,
+  },
+  {
     // An order of the seller's paid skill without a credential (bench/mpp.ts's body): the MPP challenge.
     label: 'POST 402 challenge',
     market: () => `/api/agents/${SELLER}/tasks/deep-research`,
     floor: () => `/challenge/${SELLER}/deep-research`,
-    post: { body: JSON.stringify({ params: { q: 'challenge' } }), status: 402 },
+    method: 'POST',
+    body: () => JSON.stringify({ params: { q: 'challenge' } }),
+    status: 402,
   },
 ]
 
-/** The request of `read` to `url`: a GET, or its POST with a JSON body framed by its length, as over HTTP. */
-const requestOf = (read: Read, url: string) =>
-  read.post
-    ? new Request(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(read.post.body)),
-        },
-        body: read.post.body,
-      })
-    : new Request(url)
+/** READ_CPU_USER=1: user CPU alone (a write's system CPU is mostly its sync, the same for the market and its floor). */
+const userOnly = process.env.READ_CPU_USER === '1'
 
-/** CPU µs per request of `count` requests of `read` to `url` through `app`, `CONCURRENCY` at a time. */
-async function cpuPerRequest(app: Handles, read: Read, url: string, count: number): Promise<number> {
-  const status = read.post?.status ?? 200
+/** Numbers the requests of this process, so each write's body is its own. */
+let sentSoFar = 0
+
+/** The `n`th request of `read` to `path` (its body and the seller's key if it sends them). */
+function requestOf(read: Read, path: string, key: string): Request {
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (read.keyed) headers.authorization = `Bearer ${key}`
+  const body = read.body?.(++sentSoFar)
+  // Framed by its length, as over HTTP.
+  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body))
+  return new Request(`http://127.0.0.1:3000${path}`, { method: read.method ?? 'GET', headers, body })
+}
+
+/** CPU µs per request of `count` requests of `read` to `path` through `app`, `CONCURRENCY` at a time. */
+async function cpuPerRequest(
+  app: Handles,
+  read: Read,
+  path: string,
+  key: string,
+  count: number,
+): Promise<number> {
   const cpu = process.cpuUsage()
   for (let sent = 0; sent < count; sent += CONCURRENCY) {
     const answers: (Promise<Response> | Response)[] = []
-    for (let index = 0; index < CONCURRENCY; index++) answers.push(app.handle(requestOf(read, url)))
-    for (const answer of await Promise.all(answers)) {
-      if (answer.status !== status) throw new Error(`${url}: ${answer.status} ${await answer.text()}`)
-      // Read whole, as a server writes it.
-      await answer.arrayBuffer()
-    }
+    for (let index = 0; index < CONCURRENCY; index++) answers.push(app.handle(requestOf(read, path, key)))
+    for (const answer of await Promise.all(answers))
+      if (answer.status !== (read.status ?? 200))
+        throw new Error(`${path}: ${answer.status} ${await answer.text()}`)
   }
   const used = process.cpuUsage(cpu)
-  return (used.user + used.system) / count
+  return (used.user + (userOnly ? 0 : used.system)) / count
 }
 
-/** Each wanted read's CPU µs per request through `app` (a warm-up first, then the median of `BATCHES` batches). */
-async function measure(app: Handles, reads: [Read, string][], requests: number): Promise<number[]> {
+/** Each wanted kind's CPU µs per request through `app` (a warm-up first, then the median of `BATCHES` batches). */
+async function measure(
+  app: Handles,
+  kinds: [Read, string][],
+  key: string,
+  requests: number,
+): Promise<number[]> {
   const figures: number[] = []
-  for (const [read, path] of reads) {
-    const url = `http://127.0.0.1:3000${path}`
-    await cpuPerRequest(app, read, url, Math.max(CONCURRENCY, requests / BATCHES))
+  const count = Math.max(CONCURRENCY, requests / BATCHES)
+  for (const [read, path] of kinds) {
+    await cpuPerRequest(app, read, path, key, count)
     const batches: number[] = []
     for (let batch = 0; batch < BATCHES; batch++)
-      batches.push(await cpuPerRequest(app, read, url, Math.max(CONCURRENCY, requests / BATCHES)))
+      batches.push(await cpuPerRequest(app, read, path, key, count))
     figures.push(median(batches))
   }
   return figures
@@ -132,6 +173,7 @@ async function marketServer(checkout: string, mode: string, file: string) {
 async function child() {
   const { READ_CPU_CHECKOUT = '', READ_CPU_MODE = 'bare', READ_CPU_DB = '', READ_CPU_OUT = '' } = process.env
   const task = process.env.READ_CPU_TASK ?? ''
+  const key = process.env.READ_CPU_KEY ?? ''
   const requests = Number(process.env.READ_CPU_REQUESTS ?? 20_000)
   const wanted = READS.filter((read) => (process.env.READ_CPU_READS ?? '').split(',').includes(read.label))
   if (READ_CPU_MODE === 'prepare') {
@@ -143,6 +185,7 @@ async function child() {
     const figures = await measure(
       app,
       wanted.map((read) => [read, read.floor(task)]),
+      key,
       requests,
     )
     await Bun.write(READ_CPU_OUT, JSON.stringify(figures))
@@ -152,6 +195,7 @@ async function child() {
   const figures = await measure(
     server.app,
     wanted.map((read) => [read, read.market(task)]),
+    key,
     requests,
   )
   await server.stop()
@@ -160,7 +204,7 @@ async function child() {
 
 /**
  * Gives `file` (seeded) bench/http.ts's seller, its milestones and a task, through this checkout's server; the task's
- * id. Its own process: the seed writes with libsql-js, and two SQLite libraries on one file in one process lose each
+ * id and the seller's key. Its own process: the seed writes with libsql-js, and two SQLite libraries on one file in one process lose each
  * other's locks.
  */
 async function prepare(file: string) {
@@ -196,13 +240,13 @@ async function prepare(file: string) {
   const db = new Database(file)
   db.run('PRAGMA wal_checkpoint(TRUNCATE)')
   db.close()
-  return [task.task_id]
+  return [task.task_id, key]
 }
 
 /** Runs one child: `side` (a checkout, or the floor) in `mode`; its figures, one per wanted read. */
 async function run(
   folder: string,
-  prepared: { file: string; task: string },
+  prepared: { file: string; task: string; key: string },
   label: string,
   env: Record<string, string>,
   copy = true,
@@ -219,6 +263,7 @@ async function run(
       READ_CPU_DB: file,
       READ_CPU_OUT: out,
       READ_CPU_TASK: prepared.task,
+      READ_CPU_KEY: prepared.key,
       ...env,
     },
     stdout: 'ignore',
@@ -236,8 +281,14 @@ async function main() {
   const folder = mkdtempSync(join(tmpdir(), 'agentmarket-readcpu-'))
   const file = join(folder, 'market.db')
   await seedMarket(file, { agents: 1_000, tasks: 10_000 })
-  const [task = ''] = await run(folder, { file, task: '' }, 'prepare', { READ_CPU_MODE: 'prepare' }, false)
-  const prepared = { file, task: String(task) }
+  const [task = '', key = ''] = await run(
+    folder,
+    { file, task: '', key: '' },
+    'prepare',
+    { READ_CPU_MODE: 'prepare' },
+    false,
+  )
+  const prepared = { file, task: String(task), key: String(key) }
   const common = { READ_CPU_REQUESTS: requestsArg, READ_CPU_READS: reads.map((read) => read.label).join(',') }
   const sides = { A: resolve(a), B: resolve(b) }
   const figures: Record<string, number[][]> = {}
@@ -272,7 +323,10 @@ async function main() {
       ]
     }),
   )
-  console.log(`CPU µs per request in process, median of ${roundsArg} rounds (A ${sides.A}, B ${sides.B})`)
+  const clock = userOnly ? 'User CPU' : 'CPU'
+  console.log(
+    `${clock} µs per request in process, median of ${roundsArg} rounds (A ${sides.A}, B ${sides.B})`,
+  )
   console.log(table(['read', 'mode', 'A µs', 'B µs', 'B/A', 'floor µs', 'floor/A', 'floor/B'], rows))
 }
 

@@ -4,7 +4,24 @@
  * bench/readCpu.ts also calls them in process (`app.handle`).
  */
 import { Elysia } from 'elysia'
-import { type FloorDriver, floorGroupCommit, floorWork, openFloor, randomHex } from './floorWork.ts'
+import {
+  type FloorDriver,
+  floorGroupCommit,
+  floorWork,
+  keyDigest,
+  openFloor,
+  randomHex,
+} from './floorWork.ts'
+
+/** The SHA-256 digest of the request's bearer key ('' without one). */
+const bearerDigest = (headers: Record<string, string | undefined>) =>
+  keyDigest(headers.authorization?.replace(/^Bearer /, '') ?? '')
+
+/** A write refused: the key is not the agent's. */
+const refused = (set: { status?: number | string }) => {
+  set.status = 401
+  return { error: 'unauthorized' }
+}
 
 /** The floor app over `file` opened with `driver` (not listening). */
 export function floorApp(file: string, driver: FloorDriver) {
@@ -21,9 +38,11 @@ export function floorApp(file: string, driver: FloorDriver) {
     .get('/task/:name/:id', ({ params }) => work.task(params.name, params.id))
     .get('/milestones/:name', ({ params }) => work.milestones(params.name))
     .get('/user/:name', ({ params }) => work.user(params.name))
-    .post('/heartbeat/:name', async ({ params }) => {
-      await commit(() => work.heartbeat(params.name, Date.now()))
-      return { ok: true }
+    .post('/heartbeat/:name', async ({ params, headers, set }) => {
+      const digest = bearerDigest(headers)
+      return (await commit(() => work.heartbeat(params.name, digest, Date.now())))
+        ? { ok: true }
+        : refused(set)
     })
     .post('/register', async ({ body, set }) => {
       // The name from the body, as the market reads it; the insert's unique index refuses a taken one.
@@ -38,15 +57,29 @@ export function floorApp(file: string, driver: FloorDriver) {
       })
       return answer
     })
-    .post('/milestone/:name', async ({ params }) => {
-      const id = `ms_${randomHex(32)}`
-      await commit(() => work.milestone(params.name, id, Date.now()))
-      return { id }
+    .post('/milestone/:name', async ({ params, headers, body, set }) => {
+      const digest = bearerDigest(headers)
+      const { date, title } = body as { date: string; title: string }
+      const fields = { id: `ms_${randomHex(32)}`, date, title, at: Date.now() }
+      const milestone = await commit(() => work.milestone(params.name, digest, fields))
+      if (!milestone) return refused(set)
+      set.status = 201
+      return milestone
     })
-    .post('/order/:name', async ({ params }) => {
+    .post('/order/:name', async ({ params, body, set }) => {
+      const { skill, params: input } = body as { skill: string; params?: unknown }
+      const seller = work.seller(params.name, skill)
+      if (!seller) {
+        set.status = 404
+        return { error: 'not found' }
+      }
       const id = `task_${randomHex(32)}`
-      await commit(() => work.order(params.name, id, Date.now()))
-      return { id }
+      const at = Date.now()
+      const task = await commit(() =>
+        work.order(params.name, seller.skill, id, JSON.stringify(input ?? {}), at),
+      )
+      set.status = 201
+      return task
     })
     .post('/challenge/:name/:slug', ({ params, body, set }) => {
       // The 402's own work; the body is read and parsed by Elysia as the market reads it.
@@ -64,8 +97,10 @@ export function floorApp(file: string, driver: FloorDriver) {
       set.headers['cache-control'] = 'no-store'
       return challenge.problem
     })
-    .put('/agent/:name', async ({ params }) => {
-      await commit(() => work.updateBio(params.name, unique(), Date.now()))
-      return { ok: true }
+    .put('/agent/:name', async ({ params, headers, body, set }) => {
+      const digest = bearerDigest(headers)
+      const { bio } = body as { bio: string }
+      const agent = await commit(() => work.updateBio(params.name, digest, bio, Date.now()))
+      return agent ?? refused(set)
     })
 }

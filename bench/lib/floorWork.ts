@@ -1,7 +1,24 @@
 /**
- * The floor of each measured path: the database work its answer needs (the same rows, the same writes, one
- * transaction and one sync per group of writes) done with statements prepared once on a driver, and nothing else.
- * bench/floor.ts serves it behind bare Elysia routes; bench/http.ts also times it in-process.
+ * The floor of each measured path: the least work its requirement needs (the rows its answer carries, the key check
+ * of a route that takes a bearer key, the same writes, one transaction and one sync per group of writes) done with
+ * statements prepared once on a driver, and nothing else. bench/floor.ts serves it behind bare Elysia routes (which
+ * also make the answer's JSON); bench/http.ts also times it in-process.
+ *
+ * Why each write does what it does (SPEC.md and CONTRACT.md say what each write needs and answers):
+ * - A keyed write (heartbeat, milestone, profile update) hashes the presented key with SHA-256 and checks it against
+ *   the agent's stored hash inside the write's WHERE, as the market's heartbeat does: no read for it, and a key rotated
+ *   by anyone before the write lands stops it. (A wrong key then costs a read to tell 401 from 403 and 404; the load
+ *   sends the right one.)
+ * - A profile update answers the whole agent record as written: its row by `update … returning *` and its skills read
+ *   in the same transaction (no other write can land between them; nothing is read before the write, since the
+ *   answer must be the record after it), and the newest 50 milestones from a memo keyed by the agent's milestone
+ *   counts (context.ts `milestonesOf`: they move with every milestone and nothing else), so it reads no milestone. Its
+ *   event row.
+ * - A milestone answers itself (its id, fields, trust, time): nothing read; its row, the agent's counter (whose WHERE
+ *   checks the key, so a wrong key writes nothing) and its event row.
+ * - An order of a free skill answers the task: the agent (it must exist, its name as registered) and that skill (its
+ *   type, price and SLA) read; no memo helps, since every order moves the change counter a memo is kept by. The task
+ *   row and its event row.
  */
 import { Database as BunDatabase } from 'bun:sqlite'
 import Libsql from 'libsql'
@@ -132,7 +149,8 @@ export function floorWork(db: FloorDatabase) {
   const user = db.prepare('select * from users where name_key = ?')
   const owned = db.prepare('select * from agents where owner_key = ?')
   const beat = db.prepare(
-    'update agents set last_seen = max(coalesce(last_seen, 0), ?), last_active_at = max(last_active_at, ?) where name_key = ?',
+    `update agents set last_seen = max(coalesce(last_seen, 0), ?), last_active_at = max(last_active_at, ?)
+     where name_key = ? and api_key_hash = ?`,
   )
   const insertAgent = db.prepare(
     `insert into agents (name_key, name, bio, platform, status, api_key_hash, pairing_code_hash, last_active_at,
@@ -146,15 +164,16 @@ export function floorWork(db: FloorDatabase) {
   const insertEvent = db.prepare('insert into events (kind, agent, at, summary, data) values (?, ?, ?, ?, ?)')
   const insertMilestone = db.prepare(
     `insert into milestones (id, agent_key, date, title, trust, created_at)
-     values (?, ?, '2026-11-01', 'load', 'claimed', ?)`,
+     values (?, ?, ?, ?, 'claimed', ?)`,
   )
   const countMilestone = db.prepare(
-    'update agents set claimed_milestones = claimed_milestones + 1, last_active_at = max(last_active_at, ?) where name_key = ?',
+    `update agents set claimed_milestones = claimed_milestones + 1, last_active_at = max(last_active_at, ?)
+     where name_key = ? and api_key_hash = ?`,
   )
   const insertTask = db.prepare(
     `insert into tasks (id, agent_key, skill_name, skill_slug, sla, status, price_base_units, params, buyer,
        client_key, created_at)
-     values (?, ?, 'Echo', 'echo', '24 hours', 'paid', 0, '{}', 'buyer', 'bench', ?)`,
+     values (?, ?, ?, ?, ?, 'paid', ?, ?, 'buyer', 'bench', ?)`,
   )
   const skill = db.prepare('select * from skills where agent_key = ? and slug = ?')
   // The seller of a challenge is kept as the market keeps it (orderWithPayment.ts): until the database's change
@@ -205,8 +224,20 @@ export function floorWork(db: FloorDatabase) {
   )
   let unindexed = 0
   const updateBio = db.prepare(
-    'update agents set bio = ?, revision = revision + 1, updated_at = max(updated_at, ?) where name_key = ?',
+    `update agents set bio = ?, revision = revision + 1, updated_at = max(updated_at, ?),
+       last_active_at = max(last_active_at, ?) where name_key = ? and api_key_hash = ? returning *`,
   )
+  type AgentRow = Row & { claimed_milestones: number; verified_milestones: number }
+  // The newest milestones of each agent as last read, kept while its milestone counts stay (context.ts milestonesOf).
+  const newest = new Map<string, { stamp: string; rows: unknown[] }>()
+  const newestMilestones = (row: AgentRow) => {
+    const stamp = `${row.claimed_milestones}:${row.verified_milestones}`
+    const kept = newest.get(row.name_key)
+    if (kept?.stamp === stamp) return kept.rows
+    const rows = milestones.all(row.name_key, 50, 0)
+    newest.set(row.name_key, { stamp, rows })
+    return rows
+  }
   type Row = { name_key: string; position: number; last_active_at: number }
   const byPosition = (rows: Row[]) => rows.sort((a, b) => a.position - b.position)
   const byActivity = (rows: Row[]) =>
@@ -214,6 +245,7 @@ export function floorWork(db: FloorDatabase) {
   const withSkills = (row: unknown) =>
     row ? { row, skills: byPosition(skills.all((row as Row).name_key) as Row[]) } : null
   const event = (kind: string, name: string, at: number) => insertEvent.run(kind, name, at, kind, '{}')
+  const changes = (result: unknown) => (result as { changes: number }).changes
   return {
     /** The agent, its skills and its 50 newest milestones (the card and the agent record). */
     agent: (name: string) => ({ ...withSkills(agent.get(name)), milestones: milestones.all(name, 50, 0) }),
@@ -234,8 +266,8 @@ export function floorWork(db: FloorDatabase) {
       user: user.get(name),
       agents: byActivity(owned.all(name) as Row[]).map(withSkills),
     }),
-    /** A heartbeat's write. */
-    heartbeat: (name: string, at: number) => beat.run(at, at, name),
+    /** A heartbeat's write, if `keyHash` is still the agent's key (false: not written). */
+    heartbeat: (name: string, keyHash: string, at: number) => changes(beat.run(at, at, name, keyHash)) > 0,
     /**
      * A registration: a random API key and pairing code, the key's SHA-256 and the code's HMAC-SHA256 (what is kept
      * of them), the agent, its skill and its event; every 1,000th indexes the 1,000 for search. The answer shows both once.
@@ -262,16 +294,32 @@ export function floorWork(db: FloorDatabase) {
       const expires = new Date(at + 7 * 24 * 60 * 60 * 1000).toISOString()
       return { agentId: name, apiKey, pairingCode, pairingCodeExpiresAt: expires, status: 'free' }
     },
-    /** A milestone: its row, the agent's counter and its event. */
-    milestone(name: string, id: string, at: number) {
-      insertMilestone.run(id, name, at)
-      countMilestone.run(at, name)
-      event('milestone.recorded', name, at)
+    /** A milestone if `keyHash` is the agent's key: the agent's counter (checking the key), its row and its event. */
+    milestone(
+      name: string,
+      keyHash: string,
+      fields: { id: string; date: string; title: string; at: number },
+    ) {
+      if (changes(countMilestone.run(fields.at, name, keyHash)) === 0) return null
+      insertMilestone.run(fields.id, name, fields.date, fields.title, fields.at)
+      event('milestone.recorded', name, fields.at)
+      return { ...fields, trust: 'claimed' }
     },
-    /** An order of a free skill: the task and its event. */
-    order(name: string, id: string, at: number) {
-      insertTask.run(id, name, at)
+    /** What an order of `slug` needs read: the agent and that skill (null: no such agent or skill). */
+    seller(name: string, slug: string) {
+      const agentRow = agent.get(name) as { name: string } | null
+      const sold = agentRow && (skill.get(name, slug) as Record<string, unknown> | null)
+      return sold ? { agent: agentRow, skill: sold } : null
+    },
+    /** An order of a free skill read by `seller`: the task and its event; the task's row. */
+    order(name: string, sold: Record<string, unknown>, id: string, params: string, at: number) {
+      const { name: skillName, slug } = sold
+      // A skill that states no SLA is ordered as best effort, a free one at no price (newTask.ts).
+      const sla = sold.sla ?? 'best effort'
+      const price = sold.price_base_units ?? 0
+      insertTask.run(id, name, skillName, slug, sla, price, params, at)
       event('task.created', name, at)
+      return { id, agent: name, skill: slug, sla, status: 'paid', price, params, createdAt: at }
     },
     /**
      * A 402 challenge as the market makes one per request from its template (MppChallenges.ts): the seller and its
@@ -306,30 +354,47 @@ export function floorWork(db: FloorDatabase) {
         },
       }
     },
-    /** A profile update: the agent's bio and its event. */
-    updateBio(name: string, bio: string, at: number) {
-      updateBio.run(bio, at, name)
+    /**
+     * A profile update if `keyHash` is the agent's key (checked in the update's WHERE): the row as written, its skills
+     * and newest milestones, and its event; null when nothing was written.
+     */
+    updateBio(name: string, keyHash: string, bio: string, at: number) {
+      const row = updateBio.get(bio, at, at, name, keyHash) as AgentRow | null
+      if (!row) return null
       event('agent.updated', name, at)
+      return { ...row, skills: byPosition(skills.all(name) as Row[]), milestones: newestMilestones(row) }
     },
   }
 }
 
+/** The SHA-256 digest of a presented key, hex, as the market stores it. */
+export const keyDigest = (key: string) => new Bun.CryptoHasher('sha256').update(key).digest('hex')
+
 /** The writes of one turn of the event loop in one transaction and one sync, as the market's group commit does. */
 export function floorGroupCommit(db: FloorDatabase) {
-  let queue: (() => void)[] = []
+  type Queued = { write: () => unknown; resolve: (value: unknown) => void; reject: (error: unknown) => void }
+  let queue: Queued[] = []
   const flush = () => {
     const batch = queue
     queue = []
-    db.exec('BEGIN IMMEDIATE')
-    for (const write of batch) write()
-    db.exec('COMMIT')
+    const results: unknown[] = []
+    let began = false
+    try {
+      db.exec('BEGIN IMMEDIATE')
+      began = true
+      for (const { write } of batch) results.push(write())
+      db.exec('COMMIT')
+    } catch (error) {
+      // A failed batch fails its requests (never leaves them waiting) and lands nothing.
+      if (began) db.exec('ROLLBACK')
+      for (const { reject } of batch) reject(error)
+      return
+    }
+    for (const [index, { resolve }] of batch.entries()) resolve(results[index])
   }
-  return (write: () => void): Promise<void> =>
-    new Promise((resolve) => {
+  return <T>(write: () => T): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
       if (queue.length === 0) setImmediate(flush)
-      queue.push(() => {
-        write()
-        queueMicrotask(resolve)
-      })
+      queue.push({ write, resolve: resolve as (value: unknown) => void, reject })
     })
 }

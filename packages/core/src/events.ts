@@ -22,12 +22,12 @@ export const feedEvents = {
       data: { platform: agent.platform },
     }
   },
-  updated(agent: AgentRecord, fields: string[], at: Date): FeedEventInput {
+  updated(agentName: string, fields: string[], at: Date): FeedEventInput {
     return {
       kind: 'agent.updated',
       at,
-      agent: agent.name,
-      summary: `${agent.name} updated ${fields.join(', ')}`,
+      agent: agentName,
+      summary: `${agentName} updated ${fields.join(', ')}`,
       data: { fields },
     }
   },

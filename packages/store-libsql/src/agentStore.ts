@@ -44,6 +44,9 @@ const NAMES_TAKEN = 'select name_key from agents where name_key in (select value
 const placeholderValues = (columns: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(columns).map(([column, value]) => [`set_${column}`, value]))
 
+/** What a write step that read its rows (an update's `returning`) tells its batch. */
+const ONE_ROW: RunInfo = { changes: 1, lastInsertRowid: 0 }
+
 /** Thrown inside a write batch whose agent is gone, so the batch lands nothing; never leaves the store. */
 const NO_SUCH_AGENT = new Error('no such agent')
 
@@ -124,21 +127,29 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
     claimed: milestoneCounter('claimedMilestones'),
   }
 
-  // An agent's update, prepared once per set of columns it changes: its revision moves, and its times no earlier than a
-  // later write already made them.
+  // An agent's update, prepared once per set of columns it changes (and whether it checks the key): its revision moves,
+  // its times no earlier than a later write already made them, and it answers the row as it left it.
   const agentUpdates = preparedOnce<ReturnType<typeof buildAgentUpdate>>()
-  const buildAgentUpdate = (columns: string[]) =>
-    db
-      .update(agents)
-      .set({
-        ...Object.fromEntries(columns.map((column) => [column, sql.placeholder(`set_${column}`)])),
-        revision: sql`${agents.revision} + 1`,
-        updatedAt: sql`max(coalesce(${agents.updatedAt}, 0), ${sql.placeholder('at')})`,
-        lastActiveAt: sql`max(coalesce(${agents.lastActiveAt}, 0), ${sql.placeholder('at')})`,
-      })
-      .where(eq(agents.nameKey, key))
-      .prepare()
-  const agentUpdate = (columns: string[]) => agentUpdates(columns.join(','), () => buildAgentUpdate(columns))
+  const buildAgentUpdate = (columns: string[], keyed: boolean) =>
+    shapedRead<AgentRow>(
+      connection,
+      db
+        .update(agents)
+        .set({
+          ...Object.fromEntries(columns.map((column) => [column, sql.placeholder(`set_${column}`)])),
+          revision: sql`${agents.revision} + 1`,
+          updatedAt: sql`max(coalesce(${agents.updatedAt}, 0), ${sql.placeholder('at')})`,
+          lastActiveAt: sql`max(coalesce(${agents.lastActiveAt}, 0), ${sql.placeholder('at')})`,
+        })
+        .where(
+          keyed
+            ? and(eq(agents.nameKey, key), eq(agents.apiKeyHash, sql.placeholder('hash')))
+            : eq(agents.nameKey, key),
+        )
+        .returning(named(agents)),
+    )
+  const agentUpdate = (columns: string[], keyed: boolean) =>
+    agentUpdates(`${keyed}:${columns.join(',')}`, () => buildAgentUpdate(columns, keyed))
   const skillsDelete = db.delete(skills).where(eq(skills.agentKey, key)).prepare()
 
   // A user's profile: the agents it owns, then their skills in one prepared read whatever their number. Neither sorts
@@ -246,7 +257,7 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
       return agentNameByKeyHash.get({ key: apiKeyHash })?.name ?? null
     },
 
-    async updateAgent(name, patch: AgentPatch, at, newEvents) {
+    async updateAgent(name, patch: AgentPatch, at, newEvents, apiKeyHash) {
       const key = nameKey(name)
       const { skills: newSkills, ...fields } = patch
       // A field left undefined is not changed (as drizzle's set() reads it), never written as null.
@@ -255,16 +266,20 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
           ([, value]) => value !== undefined,
         ),
       )
+      // The answer is read in the write's own transaction: the row the update returns, then the skills as it leaves them.
+      let written: AgentRecord | null = null
+      let row: AgentRow | undefined
       const batch = writeBatch([
         () => {
-          const changed = agentUpdate(Object.keys(columns)).run({
+          row = agentUpdate(Object.keys(columns), apiKeyHash !== undefined).get({
             ...placeholderValues(columns),
             key,
             at: at.getTime(),
-          }) as RunInfo
-          // No such agent: nothing of this batch may land (its events would tell of a change that never was).
-          if (changed.changes === 0) throw NO_SUCH_AGENT
-          return changed
+            hash: apiKeyHash,
+          })
+          // No such agent (or not its key): nothing of this batch may land (its events would tell of a change that never was).
+          if (!row) throw NO_SUCH_AGENT
+          return ONE_ROW
         },
         ...(newSkills === undefined
           ? []
@@ -272,6 +287,10 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
               () => skillsDelete.run({ key }) as RunInfo,
               ...toSkillRows(key, newSkills).map((skill) => insert(skills, skill)),
             ]),
+        () => {
+          if (row) written = toAgentRecord(row, skillsOfAgent.all({ key }))
+          return ONE_ROW
+        },
         ...insertEvents(newEvents),
       ])
       try {
@@ -280,7 +299,7 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
         if (error === NO_SUCH_AGENT) return null
         throw error
       }
-      return getAgent(key)
+      return written
     },
 
     recordHeartbeat: (name, at, online, keyHash) => heartbeats({ key: nameKey(name), at, online, keyHash }),

@@ -1,4 +1,4 @@
-import { getTableColumns, is, Placeholder, type SQL, sql } from 'drizzle-orm'
+import { getTableColumns, is, Param, Placeholder, type SQL, sql } from 'drizzle-orm'
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core'
 import { type BuildsSql, type Connection, toStatement } from './connection.ts'
 
@@ -25,14 +25,30 @@ export function named<T extends SQLiteTable>(
  */
 export function shapedRead<Row>(connection: Connection, query: BuildsSql) {
   const { sql: text, args } = toStatement(query)
-  // Which bind value is a placeholder's, told once: drizzle's `is` on every value of every read cost more.
-  const names = args.map((arg) => (is(arg, Placeholder) ? (arg as Placeholder).name : null))
-  const fill = (values: Record<string, unknown>) =>
-    names.map((name, index) => (name === null ? args[index] : values[name]))
+  const fill = placeholderFiller(args)
   return {
     /** The first row, or undefined. */
     get: (values: Record<string, unknown> = {}) => connection.get(text, fill(values)) as Row | undefined,
     /** Every row. */
     all: (values: Record<string, unknown> = {}) => connection.all(text, fill(values)) as Row[],
   }
+}
+
+/**
+ * The bind values of a statement built once with `sql.placeholder`s, from the values named by them. drizzle hands a
+ * placeholder over as it is, or inside a Param whose column encoder maps the value (an insert's or an update's set);
+ * every other argument is a constant of the statement. Which is which is told once: drizzle's `is` on every value of
+ * every run cost more than a point read.
+ */
+export function placeholderFiller(args: unknown[]): (values: Record<string, unknown>) => unknown[] {
+  type Slot = { name: string; encode: (value: unknown) => unknown } | { constant: unknown }
+  const slots = args.map((arg): Slot => {
+    if (is(arg, Placeholder)) return { name: arg.name, encode: (value) => value }
+    if (is(arg, Param) && is(arg.value, Placeholder)) {
+      const { encoder } = arg
+      return { name: arg.value.name, encode: (value) => encoder.mapToDriverValue(value) }
+    }
+    return { constant: arg }
+  })
+  return (values) => slots.map((slot) => ('name' in slot ? slot.encode(values[slot.name]) : slot.constant))
 }

@@ -1,10 +1,11 @@
 import type { FeedEventInput } from '@agentmarket/core'
 import { toEventRow } from '@agentmarket/core/rows'
-import { getTableName, is, Param, Placeholder, sql } from 'drizzle-orm'
+import { getTableName, sql } from 'drizzle-orm'
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core'
 import { type BuildsSql, type RunInfo, toStatement } from './connection.ts'
 import type { Database } from './open.ts'
 import { events } from './schema.ts'
+import { placeholderFiller } from './shapedReads.ts'
 
 /** True when `error`, or any error it wraps, is a uniqueness failure of `column` (e.g. `agents.name_key`). */
 export function isUniqueViolation(error: unknown, column: string): boolean {
@@ -63,21 +64,7 @@ function rowInserter({ db, connection }: Pick<Database, 'db' | 'connection'>) {
     const statement = prepared(`${getTableName(table)}\n${columns.join(',')}`, () => {
       const placeholders = Object.fromEntries(columns.map((column) => [column, sql.placeholder(column)]))
       const built = toStatement(db.insert(table).values(placeholders as T['$inferInsert']))
-      // drizzle hands an insert's placeholders over as they are or inside a Param, whose column encoder maps the value
-      // (as drizzle's own filling does); every other argument is a constant of the statement.
-      type Slot = { name: string; encode: (value: unknown) => unknown } | { constant: unknown }
-      const slots = built.args.map((arg): Slot => {
-        if (is(arg, Placeholder)) return { name: arg.name, encode: (value) => value }
-        if (is(arg, Param) && is(arg.value, Placeholder)) {
-          const { encoder } = arg
-          return { name: arg.value.name, encode: (value) => encoder.mapToDriverValue(value) }
-        }
-        return { constant: arg }
-      })
-      return {
-        sql: built.sql,
-        fill: (row) => slots.map((slot) => ('name' in slot ? slot.encode(row[slot.name]) : slot.constant)),
-      }
+      return { sql: built.sql, fill: placeholderFiller(built.args) }
     })
     return connection.run(statement.sql, statement.fill(values))
   }

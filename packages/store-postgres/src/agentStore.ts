@@ -93,7 +93,7 @@ export function agentStore(database: PostgresDatabase): AgentStore {
       return row?.name ?? null
     },
 
-    async updateAgent(name, patch: AgentPatch, at, newEvents) {
+    async updateAgent(name, patch: AgentPatch, at, newEvents, apiKeyHash) {
       const key = nameKey(name)
       const { skills: newSkills, ...fields } = patch
       // A field left undefined is not changed, never written as null.
@@ -103,8 +103,10 @@ export function agentStore(database: PostgresDatabase): AgentStore {
         ),
       )
       const time = at.getTime()
-      const updated = await db.transaction(async (tx) => {
-        const changed = await tx
+      const byKey = eq(agents.nameKey, key)
+      // The answer is read in the write's own transaction: the row the update returns, then the skills as it leaves them.
+      return db.transaction(async (tx) => {
+        const [row] = await tx
           .update(agents)
           .set({
             ...columns,
@@ -112,19 +114,18 @@ export function agentStore(database: PostgresDatabase): AgentStore {
             updatedAt: sql`greatest(${agents.updatedAt}, ${time}::bigint)`,
             lastActiveAt: sql`greatest(${agents.lastActiveAt}, ${time}::bigint)`,
           })
-          .where(eq(agents.nameKey, key))
-          .returning({ key: agents.nameKey })
-        // No such agent: nothing lands (its events would tell of a change that never was).
-        if (changed.length === 0) return false
+          .where(apiKeyHash === undefined ? byKey : and(byKey, eq(agents.apiKeyHash, apiKeyHash)))
+          .returning()
+        // No such agent, or not its key: nothing lands (its events would tell of a change that never was).
+        if (!row) return null
         if (newSkills !== undefined) {
           await tx.delete(skills).where(eq(skills.agentKey, key))
           const skillRows = toSkillRows(key, newSkills)
           if (skillRows.length > 0) await tx.insert(skills).values(skillRows)
         }
         await insertEvents(tx, newEvents)
-        return true
+        return toAgentRecord(row, byPosition(await tx.select().from(skills).where(eq(skills.agentKey, key))))
       })
-      return updated ? getAgent(key) : null
     },
 
     async recordHeartbeat(name, at, online, keyHash) {

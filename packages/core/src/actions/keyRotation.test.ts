@@ -67,6 +67,38 @@ describe('rotateApiKey on memoryStore', () => {
     expect((await processA.updateAgent('rotor', rotated.apiKey, { bio: 'new key' })).bio).toBe('new key')
   })
 
+  test('race: a profile update whose key is rotated between its authentication and its write is 401 and lands nothing', async () => {
+    const { apiKey: oldKey } = await processA.registerAgent({ name: 'midrotation', bio: 'before' })
+    // Another process rotates the key just after this one read the agent to authenticate the update.
+    let rotateAfterRead = true
+    const racing = new Proxy(store, {
+      get(target, property, receiver) {
+        if (property !== 'getAgent') return Reflect.get(target, property, receiver)
+        return async (name: string) => {
+          const agent = await target.getAgent(name)
+          if (rotateAfterRead && agent) {
+            rotateAfterRead = false
+            await target.rotateApiKey(name, agent.apiKeyHash, hashSecret('amk_rotated_elsewhere'))
+          }
+          return agent
+        }
+      },
+    })
+    const racingProcess = Marketplace.create({ store: racing, clock, config: defaultConfig(MARKET) })
+    await expect(racingProcess.updateAgent('midrotation', oldKey, { bio: 'old key' })).rejects.toMatchObject({
+      status: 401,
+    })
+    expect(rotateAfterRead).toBe(false)
+    const agent = await store.getAgent('midrotation')
+    expect(agent?.bio).toBe('before')
+    expect(agent?.revision).toBe(1)
+    expect(
+      (await store.listEvents({ limit: 50 })).filter(
+        (event) => event.agent === 'midrotation' && event.kind === 'agent.updated',
+      ),
+    ).toEqual([])
+  })
+
   test('attack: another agent key is 403, no credential is 401 naming both ways, and nothing changes', async () => {
     const { apiKey: victimKey } = await processA.registerAgent({ name: 'victim1' })
     const { apiKey: attackerKey } = await processA.registerAgent({ name: 'attacker1' })

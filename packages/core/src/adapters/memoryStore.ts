@@ -293,9 +293,9 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       for (const agent of agents.values()) if (agent.apiKeyHash === apiKeyHash) return agent.name
       return null
     },
-    async updateAgent(name, patch, at, newEvents) {
+    async updateAgent(name, patch, at, newEvents, apiKeyHash) {
       const agent = agentOf(name)
-      if (!agent) return null
+      if (!agent || (apiKeyHash !== undefined && agent.apiKeyHash !== apiKeyHash)) return null
       // A field present but undefined is not a change (as SQL stores read a patch).
       const changed = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined))
       Object.assign(agent, structuredClone(changed), {

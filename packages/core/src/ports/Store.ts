@@ -133,12 +133,18 @@ export type AgentStore = {
   getAgent(name: string): Promise<AgentRecord | null>
   /** The name of the agent whose API key hashes to `apiKeyHash`, if any. */
   findAgentNameByKeyHash(apiKeyHash: string): Promise<string | null>
-  /** Applies the patch (absent fields unchanged), bumps `revision`, sets `updatedAt` and `lastActiveAt`, appends events. */
+  /**
+   * Applies the patch (absent fields unchanged), bumps `revision`, sets `updatedAt` and `lastActiveAt`, appends events;
+   * answers the agent as this write left it, read in its transaction (no other write lands between). With
+   * `apiKeyHash` (the key the update was sent with), only while it is still the agent's key, in the same statement: a
+   * key rotated by another process stops it. Null: no such agent, or its key is another; nothing lands then.
+   */
   updateAgent(
     name: string,
     patch: AgentPatch,
     at: Date,
     events: FeedEventInput[],
+    apiKeyHash?: string,
   ): Promise<AgentRecord | null>
   /**
    * Records a heartbeat (`lastSeen` and `lastActiveAt` = `at`), appending `online` if it applies. With `apiKeyHash`

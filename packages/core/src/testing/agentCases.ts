@@ -173,6 +173,36 @@ export function agentStoreCases(test: StoreTest, withStore: WithStore): void {
   )
 
   test(
+    "behavior: an update sent with a key hash lands only while it is the agent's key, and answers the agent as written",
+    withStore(async (store) => {
+      await store.insertAgent(
+        sampleAgent({ name: 'keyedupd', apiKeyHash: 'current', skills: [sampleSkill({ name: 'Echo' })] }),
+        [],
+      )
+      const event = sampleEvent({ kind: 'agent.updated', agent: 'keyedupd', at: at(3) })
+      // A key rotated away (by another process, say) stops the update: nothing of it lands, its events neither.
+      equal(await store.updateAgent('keyedupd', { bio: 'stale key' }, at(3), [event], 'rotated-away'), null)
+      equal((await store.getAgent('keyedupd'))?.revision, 1)
+      equal((await store.listEvents({ limit: 50 })).filter((e) => e.agent === 'keyedupd').length, 0)
+      await store.recordHeartbeat('keyedupd', at(4), online('keyedupd', 4))
+      const updated = await store.updateAgent('KEYEDUPD', { bio: 'right key' }, at(5), [event], 'current')
+      ok(updated)
+      // The record as this write left it: the heartbeat before it, the revision it made, the skills it kept.
+      same(updated, await store.getAgent('keyedupd'))
+      equal(updated.bio, 'right key')
+      equal(updated.revision, 2)
+      same(updated.lastSeen, at(4))
+      same(
+        updated.skills.map((skill) => skill.name),
+        ['Echo'],
+      )
+      const replaced = await store.updateAgent('keyedupd', { skills: [] }, at(6), [], 'current')
+      same(replaced?.skills, [])
+      equal(replaced?.revision, 3)
+    }),
+  )
+
+  test(
     'behavior: a heartbeat sets lastSeen and activity',
     withStore(async (store) => {
       await store.insertAgent(sampleAgent({ name: 'beat' }), [])

@@ -1,10 +1,10 @@
-import { sellerWarnings, UpdateAgentInput } from '../../Agent.ts'
+import { type AgentRecord, sellerWarnings, UpdateAgentInput } from '../../Agent.ts'
 import type { AgentView } from '../../AgentView.ts'
-import { NotFoundError } from '../../errors.ts'
+import { UnauthorizedError } from '../../errors.ts'
 import { feedEvents, newSkills } from '../../events.ts'
 import type { AgentStore } from '../../ports/Store.ts'
 import { parseInput } from '../../Validation.ts'
-import { type ActionContext, agentView, authenticate } from '../context.ts'
+import { type ActionContext, agentView, authenticate, authenticateName, requireAgent } from '../context.ts'
 
 /** The `updateAgent` action (SPEC row 6). */
 export function updateAgentAction(context: ActionContext<AgentStore>) {
@@ -15,23 +15,40 @@ export function updateAgentAction(context: ActionContext<AgentStore>) {
     apiKey: string | undefined,
     body: unknown,
   ): Promise<AgentView & { warnings: string[] }> {
-    const agent = await authenticate(context, name, apiKey)
+    // The key remembered here lets the request through to a write that checks it again (a rotation elsewhere stops it).
+    let sender = await authenticateName(context, name, apiKey)
     const patch = parseInput(UpdateAgentInput, body ?? {})
     // A listing moved out of deprecated drops its notice.
     if (patch.listing !== undefined && patch.listing !== 'deprecated' && patch.listingMessage === undefined)
       patch.listingMessage = null
     const fields = Object.keys(patch)
     // Nothing known to change: no write, so revision, card version and activity stay as they are.
-    if (fields.length === 0) return { ...(await agentView(context, agent)), warnings: sellerWarnings(agent) }
+    if (fields.length === 0) return answer(await authenticate(context, name, apiKey))
     const now = clock.now()
-    const published = patch.skills ? newSkills(agent.skills, patch.skills) : []
-    const events = [
-      feedEvents.updated(agent, fields, now),
-      ...published.map((skill) => feedEvents.skillPublished(agent.name, skill, now)),
-    ]
-    const updated = await store.updateAgent(agent.name, patch, now, events)
-    if (!updated) throw new NotFoundError('agent_not_found', `No agent is named "${name}".`)
+    // Only new skills need the list as it was (each newly published one is an event).
+    const before = patch.skills ? (await requireAgent(context, sender.name)).skills : []
+    const update = ({ name: agentName, apiKeyHash }: typeof sender) => {
+      const published = patch.skills ? newSkills(before, patch.skills) : []
+      const events = [
+        feedEvents.updated(agentName, fields, now),
+        ...published.map((skill) => feedEvents.skillPublished(agentName, skill, now)),
+      ]
+      return store.updateAgent(agentName, patch, now, events, apiKeyHash)
+    }
+    let updated = await update(sender)
+    // Refused when the key remembered here was rotated meanwhile: the store's own answer then decides (401, 403, 404).
+    if (!updated) {
+      sender = await authenticate(context, name, apiKey)
+      updated = await update(sender)
+      // Only a rotation landing between the two can refuse it again: the key is no longer valid.
+      if (!updated) throw new UnauthorizedError()
+    }
     feed.nudge()
-    return { ...(await agentView(context, updated)), warnings: sellerWarnings(updated) }
+    return answer(updated)
+  }
+
+  /** The answer of an update: the agent's record as it is, and what a seller is still missing. */
+  async function answer(agent: AgentRecord): Promise<AgentView & { warnings: string[] }> {
+    return { ...(await agentView(context, agent)), warnings: sellerWarnings(agent) }
   }
 }
