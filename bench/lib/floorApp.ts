@@ -28,10 +28,8 @@ export function floorApp(file: string, driver: FloorDriver) {
   const db = openFloor(file, driver)
   const work = floorWork(db)
   const commit = floorGroupCommit(db)
-  let written = 0
   // The challenge floor's HMAC key: any 32 bytes, as the market's MPP secret is.
   const challengeSecret = randomHex(64)
-  const unique = () => `floor-${process.pid}-${++written}`
   return new Elysia()
     .get('/agent/:name', ({ params }) => work.agent(params.name))
     .get('/search', ({ query }) => work.search(String(query.q)))
