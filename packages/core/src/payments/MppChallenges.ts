@@ -1,5 +1,6 @@
 import type { Challenge } from 'mppx'
 import type { Address } from 'viem'
+import { withoutTrailing } from '../Trim.ts'
 import { base64Url, type MppHashes } from './MppHashes.ts'
 
 /** What one 402 challenge asks for and binds: the price, the payee, and the agent, skill and body it is for. */
@@ -68,7 +69,7 @@ const ASCII = /^[\x20-\x7e]*$/
 function opaqueText(fields: ChallengeFields, nonce: string): string | null {
   const json = `{"${SCOPE_KEY}":${JSON.stringify(fields.scope)},"bodyDigest":${JSON.stringify(fields.bodyDigest)},"nonce":${JSON.stringify(nonce)}}`
   if (!ASCII.test(json)) return null
-  return btoa(json).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
+  return withoutTrailing(btoa(json).replaceAll('+', '-').replaceAll('/', '_'), '=')
 }
 
 /**
