@@ -69,16 +69,34 @@ type Target = {
 /** What a target measured: paid orders, seconds, server CPU ms, and the paid requests' latencies. */
 type Tally = { orders: number; seconds: number; cpuMs: number; latencies: number[] }
 
-/** A fetch that times the requests carrying a payment (`isPaid` of their headers) into `latencies`. */
-function timingFetch(isPaid: (headers: Headers) => boolean, latencies: number[]): typeof fetch {
+/** How long one request of the clients may wait: a stalled server fails the section naming itself, never hangs it. */
+const REQUEST_DEADLINE_MS = 30_000
+
+/** `fetch(request)`, its answer and body bound by REQUEST_DEADLINE_MS; past it an error names `what` and the request. */
+async function boundedFetch(request: Request, what: string): Promise<Response> {
+  const signal = AbortSignal.timeout(REQUEST_DEADLINE_MS)
+  try {
+    const answer = await fetch(request, { signal })
+    const body = await answer.arrayBuffer()
+    return new Response(body, { status: answer.status, headers: answer.headers })
+  } catch (error) {
+    if (!signal.aborted) throw error
+    const { pathname } = new URL(request.url)
+    throw new Error(
+      `${what}: no whole answer to ${request.method} ${pathname} in ${REQUEST_DEADLINE_MS / 1000} s`,
+    )
+  }
+}
+
+/** A fetch that times the requests carrying a payment (`isPaid` of their headers) into `latencies`; `what` names the server. */
+function timingFetch(isPaid: (headers: Headers) => boolean, latencies: number[], what: string): typeof fetch {
   const timed = async (input: RequestInfo | URL, init?: RequestInit) => {
     const request = new Request(input, init)
-    if (!isPaid(request.headers)) return fetch(request)
+    if (!isPaid(request.headers)) return boundedFetch(request, what)
     const started = performance.now()
-    const answer = await fetch(request)
-    const body = await answer.arrayBuffer()
+    const answer = await boundedFetch(request, what)
     latencies.push(performance.now() - started)
-    return new Response(body, { status: answer.status, headers: answer.headers })
+    return answer
   }
   return timed as typeof fetch
 }
@@ -105,7 +123,7 @@ function x402Payer(buyer: HDAccount, url: string, status: number, what: string):
   const client = new x402Client()
   registerExactEvmScheme(client, { signer: buyer, networks: ['eip155:8453'] })
   const paying = wrapFetchWithPayment(
-    timingFetch((headers) => headers.has('payment-signature'), paidLatencies),
+    timingFetch((headers) => headers.has('payment-signature'), paidLatencies, what),
     client,
   )
   return {
@@ -122,6 +140,7 @@ function mppPayer(node: ReturnType<typeof scriptedTempo>, url: string, status: n
     fetch: timingFetch(
       (headers) => headers.get('authorization')?.startsWith('Payment ') ?? false,
       paidLatencies,
+      what,
     ),
     methods: [tempo.charge({ account: tempoPayer(2), getClient: () => node.client('buyer'), mode: 'pull' })],
   })
