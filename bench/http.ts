@@ -4,9 +4,9 @@
  * measured four ways in turn: an Elysia hello world (the machine's ceiling), the market bare (no rate limits, no
  * request log), the market as shipped (both on), and its floor (bench/floor.ts: the same database work on statements
  * prepared once behind a bare Elysia route). Its database work is also timed in-process on bun:sqlite and libsql-js.
- * After the write runs, every write wrk saw acknowledged is looked up in the database. What Bun itself charges a
- * request for the shipped features (bench/bunCosts.ts) caps what each row can keep as shipped; the cap is printed
- * beside the row, which is judged against the lower of 0.9 and its cap.
+ * After the write runs, every write wrk saw acknowledged is looked up in the database. What a row keeps as shipped is
+ * judged by the servers' CPU per request (from /proc); what Bun itself charges a request for the shipped features
+ * (bench/bunCosts.ts) caps it; the cap is printed beside the row, which is judged against the lower of 0.9 and its cap.
  * Usage: bun bench/http.ts [--quick] [--json PATH] [--only WORDS]   (--only: the rows whose label holds one of the
  * comma-separated words, e.g. --only "GET task,POST heartbeat"; the goals of the others are then not judged)
  */
@@ -17,6 +17,7 @@ import { DEFAULT_RATE_POLICIES } from '@agentmarket/core/routes'
 import { freePort, startMarketServer, waitForOk } from '../tests/support/process.ts'
 import { call } from './lib/call.ts'
 import { type FloorDriver, floorWork, keyDigest, openFloor, randomHex } from './lib/floorWork.ts'
+import { cpuMs } from './lib/proc.ts'
 import { finishSection, formatCount, formatMs, type Goal, sectionFlags, table } from './lib/section.ts'
 import { SEARCH_WORD, seededOwner, seedMarket } from './lib/seed.ts'
 import { runWrk, type WrkOptions, type WrkResult } from './lib/wrk.ts'
@@ -245,10 +246,19 @@ const paths: Path[] = [
 
 const wanted = paths.filter((path) => !only || only.some((word) => path.label.includes(word)))
 
-type Measured = { path: Path; hello: WrkResult; bare: WrkResult; shipped: WrkResult; floor: WrkResult }
+/** A wrk run and its server's CPU per request: µs of user + system time, all threads, from /proc. */
+type Counted = WrkResult & { cpuMicros: number }
+type Measured = { path: Path; hello: WrkResult; bare: Counted; shipped: Counted; floor: WrkResult }
 const measured: Measured[] = []
 const run = (base: string, { path, ...options }: Path['request'], runSeconds = seconds) =>
   runWrk({ ...options, url: `${base}${path}`, seconds: runSeconds })
+
+/** `run`, also counting the CPU process `pid` spent on it: the load moves it far less than it moves req/s. */
+async function counted(pid: number, base: string, request: Path['request']): Promise<Counted> {
+  const before = cpuMs(pid)
+  const result = await run(base, request)
+  return { ...result, cpuMicros: ((cpuMs(pid) - before) * 1000) / Math.max(1, result.requests) }
+}
 for (const path of wanted) {
   // Warm-up of all three (JIT, caches, the first WAL growth), then each measured in turn with hello world just before.
   for (const [base, request] of [
@@ -261,8 +271,8 @@ for (const path of wanted) {
   measured.push({
     path,
     hello: helloRun,
-    bare: await run(bare.base, path.request),
-    shipped: await run(shipped.base, path.request),
+    bare: await counted(bare.process.pid, bare.base, path.request),
+    shipped: await counted(shipped.process.pid, shipped.base, path.request),
     floor: await run(floor.base, path.floor),
   })
 }
@@ -275,28 +285,43 @@ const BUN_MODES = {
   header: '+ one response header',
   all: '+ all three',
 } as const
-const bunRuns = new Map<string, number[]>(Object.keys(BUN_MODES).map((mode) => [mode, []]))
+const bunRuns = new Map<string, Counted[]>(Object.keys(BUN_MODES).map((mode) => [mode, []]))
 for (let round = 0; round < 3; round++)
   for (const mode of Object.keys(BUN_MODES)) {
     const bunHelper = await helper('bench/bunCosts.ts', { MODE: mode }, '/')
     await runWrk({ url: `${bunHelper.base}/`, seconds: 1 })
-    bunRuns.get(mode)?.push((await runWrk({ url: `${bunHelper.base}/`, seconds })).requestsPerSecond)
+    bunRuns.get(mode)?.push(await counted(bunHelper.child.pid, bunHelper.base, { path: '/' }))
     bunHelper.child.kill()
     await bunHelper.child.exited
   }
-const bunRate = (mode: string) => [...(bunRuns.get(mode) ?? [])].sort((a, b) => a - b)[1] ?? 0
+/** The median of a mode's 3 runs by `figure`. */
+const bunMedian = (mode: string, figure: (run: Counted) => number) =>
+  (bunRuns.get(mode) ?? []).map(figure).sort((a, b) => a - b)[1] ?? 0
+const bunRate = (mode: string) => bunMedian(mode, (run) => run.requestsPerSecond)
 /** Microseconds a mode adds to each request of the plain hello world (the req/s of both, as time per request). */
 const bunMicros = (mode: string) => (1 / bunRate(mode) - 1 / bunRate('plain')) * 1e6
-/** The most a path of `rate` req/s can keep, as a share, once it pays all three (the shipped features' floor). */
-const keptAfterBun = (rate: number) => 1 / rate / (1 / rate + bunMicros('all') / 1e6)
-const fastestBare = Math.max(...measured.map(({ bare }) => bare.requestsPerSecond))
+/** Microseconds of the server's CPU a mode adds to each request of the plain hello world. */
+const bunCpuMicros = (mode: string) =>
+  bunMedian(mode, (run) => run.cpuMicros) - bunMedian('plain', (run) => run.cpuMicros)
 /**
- * What a row must keep as shipped: SHIPPED_GOAL, or less where Bun's own costs of the shipped features (the client's
- * address, a request header read, a response header: `bunMicros('all')` µs a request, whatever the server does) leave
- * less. A row answering `bare` req/s takes 1/bare s a request; as shipped at least 1/bare + that cost, so it keeps at
- * most (1/bare) / (1/bare + cost) of its rate (`keptAfterBun`): the cap. A row is judged against the lower of the two.
+ * The most a row can keep as shipped once it pays Bun's own costs of the shipped features (the client's address, a
+ * request header read, a response header: `bunCpuMicros('all')` µs of CPU a request, whatever the server does): a
+ * row spending `bare.cpuMicros` a request spends at least that much more as shipped, so it keeps at most
+ * bare / (bare + cost) of its requests per CPU second: the cap.
  */
-const shippedGoalOf = (bare: WrkResult) => Math.min(SHIPPED_GOAL, keptAfterBun(bare.requestsPerSecond))
+const capOf = (bare: Counted) => bare.cpuMicros / (bare.cpuMicros + Math.max(0, bunCpuMicros('all')))
+/**
+ * What a row keeps as shipped: the bare server's CPU per request over the shipped server's, in the same runs. On two
+ * cores shared with wrk each server is CPU-bound, so this is its throughput ratio without the load's drift between
+ * two runs (req/s ratios of one run each moved ±15% here; the req/s ratio is printed beside it).
+ */
+const keptShipped = ({ bare, shipped }: Measured) => bare.cpuMicros / shipped.cpuMicros
+/** What a row must keep as shipped: SHIPPED_GOAL, or its cap where that is lower. */
+const shippedGoalOf = (bare: Counted) => Math.min(SHIPPED_GOAL, capOf(bare))
+const cheapestBare = measured.reduce<Counted | null>(
+  (least, { bare }) => (least && least.cpuMicros <= bare.cpuMicros ? least : bare),
+  null,
+)
 
 // Every acknowledged write must be in the database (wrk may also count a few in flight as unfinished).
 const acknowledged = (label: string) =>
@@ -345,44 +370,44 @@ rmSync(folder, { recursive: true, force: true })
 const ratio = (a: WrkResult, b: WrkResult) => a.requestsPerSecond / b.requestsPerSecond
 const helloRates = measured.map(({ hello }) => hello.requestsPerSecond).sort((a, b) => a - b)
 const micros = (value: number) => (value < 10 ? value.toFixed(1) : formatCount(value))
-const metAll = (path: Path, hello: WrkResult, bare: WrkResult, shipped: WrkResult, floor: WrkResult) =>
-  ratio(bare, hello) >= path.goal &&
-  ratio(shipped, bare) >= shippedGoalOf(bare) &&
-  ratio(bare, floor) >= (path.floorGoal ?? 0)
-const rows = measured.map(({ path, hello, bare, shipped, floor }, index) => [
-  path.label,
-  formatCount(bare.requestsPerSecond),
-  formatMs(bare.p50Ms),
-  formatMs(bare.p99Ms),
-  `${ratio(bare, hello).toFixed(3)} (>= ${path.goal})`,
-  ratio(shipped, bare).toFixed(2),
-  `${keptAfterBun(bare.requestsPerSecond).toFixed(2)} (>= ${shippedGoalOf(bare).toFixed(2)})`,
-  formatCount(floor.requestsPerSecond),
-  `${ratio(bare, floor).toFixed(2)}${path.floorGoal ? ` (>= ${path.floorGoal})` : ''}`,
+const metAll = (row: Measured) =>
+  ratio(row.bare, row.hello) >= row.path.goal &&
+  keptShipped(row) >= shippedGoalOf(row.bare) &&
+  ratio(row.bare, row.floor) >= (row.path.floorGoal ?? 0)
+const rows = measured.map((row, index) => [
+  row.path.label,
+  formatCount(row.bare.requestsPerSecond),
+  formatMs(row.bare.p50Ms),
+  formatMs(row.bare.p99Ms),
+  `${ratio(row.bare, row.hello).toFixed(3)} (>= ${row.path.goal})`,
+  `${keptShipped(row).toFixed(2)} (${micros(row.bare.cpuMicros)} / ${micros(row.shipped.cpuMicros)} µs); ${ratio(row.shipped, row.bare).toFixed(2)}`,
+  `${capOf(row.bare).toFixed(2)} (>= ${shippedGoalOf(row.bare).toFixed(2)})`,
+  formatCount(row.floor.requestsPerSecond),
+  `${ratio(row.bare, row.floor).toFixed(2)}${row.path.floorGoal ? ` (>= ${row.path.floorGoal})` : ''}`,
   `${micros(inProcessMicros[index]?.bun ?? 0)} / ${micros(inProcessMicros[index]?.libsql ?? 0)}`,
-  metAll(path, hello, bare, shipped, floor) ? 'yes' : '**no**',
-  bare.non2xx + shipped.non2xx + floor.non2xx,
+  metAll(row) ? 'yes' : '**no**',
+  row.bare.non2xx + row.shipped.non2xx + row.floor.non2xx,
 ])
-const goals: Goal[] = measured.flatMap(({ path, hello, bare, shipped, floor }) => [
+const goals: Goal[] = measured.flatMap((row) => [
   {
-    name: `${path.label}: ratio to hello world`,
-    value: ratio(bare, hello).toFixed(3),
-    target: `>= ${path.goal}`,
-    met: ratio(bare, hello) >= path.goal,
+    name: `${row.path.label}: ratio to hello world`,
+    value: ratio(row.bare, row.hello).toFixed(3),
+    target: `>= ${row.path.goal}`,
+    met: ratio(row.bare, row.hello) >= row.path.goal,
   },
   {
-    name: `${path.label}: as shipped / bare`,
-    value: ratio(shipped, bare).toFixed(2),
-    target: `>= ${shippedGoalOf(bare).toFixed(2)} (${SHIPPED_GOAL}, or Bun's cap ${keptAfterBun(bare.requestsPerSecond).toFixed(2)} if lower)`,
-    met: ratio(shipped, bare) >= shippedGoalOf(bare),
+    name: `${row.path.label}: as shipped / bare (server CPU per request)`,
+    value: keptShipped(row).toFixed(2),
+    target: `>= ${shippedGoalOf(row.bare).toFixed(2)} (${SHIPPED_GOAL}, or Bun's cap ${capOf(row.bare).toFixed(2)} if lower)`,
+    met: keptShipped(row) >= shippedGoalOf(row.bare),
   },
-  ...(path.floorGoal
+  ...(row.path.floorGoal
     ? [
         {
-          name: `${path.label}: ratio to its floor`,
-          value: ratio(bare, floor).toFixed(2),
-          target: `>= ${path.floorGoal}`,
-          met: ratio(bare, floor) >= path.floorGoal,
+          name: `${row.path.label}: ratio to its floor`,
+          value: ratio(row.bare, row.floor).toFixed(2),
+          target: `>= ${row.path.floorGoal}`,
+          met: ratio(row.bare, row.floor) >= row.path.floorGoal,
         },
       ]
     : []),
@@ -420,7 +445,7 @@ ${table(
     'p50',
     'p99',
     'ratio to hello (goal)',
-    'as shipped / bare',
+    'as shipped / bare: CPU (bare / shipped µs a request); req/s',
     "Bun's cap (goal: >= min(0.9, cap))",
     'floor req/s',
     'ratio to floor (goal)',
@@ -437,19 +462,28 @@ every per-address rate limit needs), reading the caller's \`X-Request-Id\` (Bun 
 list), adding one response header (the answer's \`X-Request-Id\`), or all three.
 
 ${table(
-  ['Bun.serve hello world', 'req/s', 'ratio to plain', 'µs added to a request'],
+  [
+    'Bun.serve hello world',
+    'req/s',
+    'ratio to plain',
+    'µs added to a request (req/s)',
+    'server CPU µs a request (added)',
+  ],
   Object.entries(BUN_MODES).map(([mode, label]) => [
     label,
     formatCount(bunRate(mode)),
     (bunRate(mode) / bunRate('plain')).toFixed(2),
     mode === 'plain' ? '—' : bunMicros(mode).toFixed(2),
+    `${bunMedian(mode, (run) => run.cpuMicros).toFixed(2)}${mode === 'plain' ? '' : ` (${bunCpuMicros(mode).toFixed(2)})`}`,
   ]),
 )}
 
-All three add ${bunMicros('all').toFixed(2)} µs to a request whatever else it does: the fastest bare row here
-(${formatCount(fastestBare)} req/s) can keep at most ${keptAfterBun(fastestBare).toFixed(2)} of its rate once it pays them, before any
-log line is made or bucket spent; a path at 10,000 req/s, ${keptAfterBun(10_000).toFixed(2)}. That is each row's **cap** in the table above:
-a row of \`bare\` req/s spends 1/bare s a request, at least 1/bare + ${bunMicros('all').toFixed(2)} µs as shipped, so it keeps at most
-(1/bare) / (1/bare + ${bunMicros('all').toFixed(2)} µs) of its rate; as shipped / bare is judged against the lower of 0.9 and the cap.
+As shipped / bare is judged by the servers' CPU per request (user + system, all threads, from /proc, over the same wrk
+runs): with wrk on the other core each server is CPU-bound, so that is its throughput ratio, without the machine's
+drift between two one-run req/s figures (which moved ±15% between runs here; the req/s ratio is printed beside it).
+All three of Bun's costs add ${bunCpuMicros('all').toFixed(2)} µs of CPU to a request whatever else it does: a row whose bare server
+spends \`bare\` µs a request spends at least bare + ${bunCpuMicros('all').toFixed(2)} as shipped, so it keeps at most bare / (bare + ${bunCpuMicros('all').toFixed(2)}): its
+**cap** in the table above (the cheapest bare row here, ${micros(cheapestBare?.cpuMicros ?? 0)} µs, ${cheapestBare ? capOf(cheapestBare).toFixed(2) : '—'}), and the row is judged against
+the lower of 0.9 and its cap, before any log line is made or bucket spent.
 `
 finishSection({ title: 'HTTP under load', markdown, goals }, json)
