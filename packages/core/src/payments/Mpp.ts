@@ -2,11 +2,11 @@ import type { Store as MppStore } from 'mppx/server'
 import { type Address, type Client, type Hex, isAddressEqual, keccak256, parseEventLogs } from 'viem'
 import { formatAmount } from '../Money.ts'
 import { persistentSecret } from '../PersistentSecret.ts'
+import { hashes } from '../ports/Hashes.ts'
 import type { KvStore } from '../ports/KvStore.ts'
 import type { Random } from '../ports/Random.ts'
 import { plainCharge, transactionBroadcast } from './MppBroadcast.ts'
 import { metaOf, mppChallenges } from './MppChallenges.ts'
-import { type MppHashes, webCryptoHashes } from './MppHashes.ts'
 import { isMemoBoundTo, TRANSFER_WITH_MEMO_EVENT_ABI, TRANSFER_WITH_MEMO_TOPIC } from './MppMemo.ts'
 import { payerOf, receiptBroadcast, receiptRefusal, transactionReceipt } from './MppReceipt.ts'
 import { replayKey } from './MppReplay.ts'
@@ -21,8 +21,6 @@ export type MppSettings = {
   currency: Address
   /** A viem client of the MPP network: the one way payments reach that chain. */
   getClient: (options: { chainId?: number }) => Client | Promise<Client>
-  /** The hashes of challenge ids and body digests; Web Crypto's unless the host has faster native ones. */
-  hashes?: MppHashes
 }
 
 /** What one paid request must pay, and what binds its challenge. */
@@ -111,10 +109,9 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
     mppx ??= create()
     return mppx
   }
-  const hashes = settings.hashes ?? webCryptoHashes()
   const challenges = mppChallenges({
     secretKey: settings.secretKey,
-    hmac: hashes.hmac,
+    hmac: (key, message) => hashes().hmacSha256(key, message, 'base64url'),
     load: async () => {
       const [[{ Challenge, Errors, PaymentRequest }], server] = await Promise.all([loadMppx(), instance()])
       return {
@@ -130,7 +127,7 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
     /** The token payments are made in. */
     currency: settings.currency,
     /** The digest a challenge binds of an order's body (`text`: the order in a fixed form), SHA-256 as hex. */
-    bodyDigest: async (text: string): Promise<string> => hashes.sha256(text),
+    bodyDigest: async (text: string): Promise<string> => hashes().sha256(text),
     /** The payment a credential already made for this very order (see spentPayment), or null. */
     spent: (authorization: string, reference: Hex, charge: ChargeRequest) =>
       spentPayment(settings, store, authorization, reference, charge),
