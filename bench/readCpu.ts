@@ -19,13 +19,13 @@ import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { DEFAULT_RATE_POLICIES } from '@agentmarket/core/routes'
-import { call, type Handles } from './lib/call.ts'
+import type { Handles } from './lib/call.ts'
 import { CONCURRENCY, cpuMicrosPer, warmedBatches } from './lib/cpu.ts'
 import { floorApp } from './lib/floorApp.ts'
 import { table } from './lib/section.ts'
 import { seededOwner, seedMarket } from './lib/seed.ts'
+import { benchSeller, SELLER } from './lib/seller.ts'
 
-const SELLER = 'bench-seller'
 const OWNER = seededOwner(0)
 const BATCHES = 5
 
@@ -204,44 +204,19 @@ async function child() {
 }
 
 /**
- * Gives `file` (seeded) bench/http.ts's seller, its milestones and a task, through this checkout's server; the task's
+ * Gives `file` (seeded) the measured seller (lib/seller.ts), its milestones and a task, through this checkout's server; the task's
  * id and the seller's key. Its own process: the seed writes with libsql-js, and two SQLite libraries on one file in one process lose each
  * other's locks.
  */
 async function prepare(file: string) {
   const server = await marketServer(resolve(import.meta.dir, '..'), 'bare', file)
-  const paid = { name: 'Deep Research', type: 'purchasable', price: 0.5, sla: '24 hours' }
-  const seller = await call(server.app, 'POST', '/api/agents/register', {
-    name: SELLER,
-    bio: 'Benchmarks',
-    skills: ['Echo', paid],
-  })
-  const key = String(seller.apiKey)
-  const wallet = { walletAddress: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed' }
-  await call(server.app, 'PUT', `/api/agents/${SELLER}`, wallet, key)
-  for (let index = 0; index < 5; index++)
-    await call(
-      server.app,
-      'POST',
-      `/api/agents/${SELLER}/milestones`,
-      { date: '2026-10-01', title: `m${index}` },
-      key,
-      201,
-    )
-  const task = await call(
-    server.app,
-    'POST',
-    `/api/agents/${SELLER}/tasks`,
-    { skill: 'echo', params: { q: 1 } },
-    undefined,
-    201,
-  )
+  const { key, taskId } = await benchSeller(server.app)
   await server.stop()
   // Into the file itself: the runs copy it alone.
   const db = new Database(file)
   db.run('PRAGMA wal_checkpoint(TRUNCATE)')
   db.close()
-  return [task.task_id, key]
+  return [taskId, key]
 }
 
 /** Runs one child: `side` (a checkout, or the floor) in `mode`; its figures, one per wanted read. */
