@@ -20,6 +20,7 @@ import { type FloorDriver, floorWork, keyDigest, openFloor, randomHex } from './
 import { cpuMs } from './lib/proc.ts'
 import { finishSection, formatCount, formatMs, type Goal, sectionFlags, table } from './lib/section.ts'
 import { SEARCH_WORD, seededOwner, seedMarket } from './lib/seed.ts'
+import { benchSeller, SELLER } from './lib/seller.ts'
 import { runWrk, type WrkOptions, type WrkResult } from './lib/wrk.ts'
 
 const { quick, json } = sectionFlags()
@@ -30,7 +31,6 @@ const root = resolve(import.meta.dir, '..')
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-bench-http-'))
 const database = join(folder, 'market.db')
 const SIZE = { agents: 1_000, tasks: 10_000 }
-const SELLER = 'bench-seller'
 /** The share of the bare market's throughput the shipped server (rate limits and request log on) must keep. */
 const SHIPPED_GOAL = 0.9
 
@@ -66,38 +66,7 @@ const shipped = await startMarketServer({
   LOG_LEVEL: 'info',
 })
 
-const paid = { name: 'Deep Research', type: 'purchasable', price: 0.5, sla: '24 hours' }
-const seller = await call(bare.base, 'POST', '/api/agents/register', {
-  name: SELLER,
-  bio: 'Benchmarks',
-  skills: ['Echo', paid],
-})
-const key = String(seller.apiKey)
-await call(
-  bare.base,
-  'PUT',
-  `/api/agents/${SELLER}`,
-  { walletAddress: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed' },
-  key,
-)
-for (let index = 0; index < 5; index++)
-  await call(
-    bare.base,
-    'POST',
-    `/api/agents/${SELLER}/milestones`,
-    { date: '2026-10-01', title: `m${index}` },
-    key,
-    201,
-  )
-const task = await call(
-  bare.base,
-  'POST',
-  `/api/agents/${SELLER}/tasks`,
-  { skill: 'echo', params: { q: 1 } },
-  undefined,
-  201,
-)
-const taskId = String(task.task_id)
+const { key, taskId } = await benchSeller(bare.base)
 const keyHash = keyDigest(key)
 
 const hello = await helper('bench/hello.ts', {}, '/')

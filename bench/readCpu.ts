@@ -1,29 +1,32 @@
 /**
- * CPU per request in process (reads, and the writes of issue 41), two checkouts in turn: each checkout's server built as `bun start` builds it
- * (`startServer`, on a copy of one market of 1,000 agents and 10,000 tasks with bench/http.ts's seller, its milestones
- * and a task), as shipped (RATE_LIMITS=on with raised policies, LOG_LEVEL=info, the log to /dev/null) and bare
- * (LOG_LEVEL=off, no rate limits), and the floor (bench/lib/floorApp.ts) on the same file; each request kind goes
- * through `app.handle`, 32 at a time, and `process.cpuUsage()` gives the CPU per request (the median of 5 batches).
- * Every run is its own process, A then B then the floor, round after round, so the machine's drift hits all alike;
- * it prints each side's median over the rounds, B/A, and each side's ratio to the floor. Bun's own HTTP work (parsing,
- * the client's address, writing the answer) is not in these figures: bench/http.ts measures it.
- * Usage: bun bench/readCpu.ts <checkout A> <checkout B> [rounds=3] [requests=20000] [reads: words of their labels]
+ * CPU per request in process (reads, and writes: the ones bench/http.ts sends, new names for registrations), two
+ * checkouts in turn: each checkout's server built as `bun start` builds it (`startServer`, on its own copy of one market
+ * of 1,000 agents and 10,000 tasks with bench/http.ts's seller, its milestones and a task), as shipped (RATE_LIMITS=on
+ * with raised policies, LOG_LEVEL=info, the log to /dev/null) and bare (LOG_LEVEL=off, no rate limits), and the floor
+ * (bench/lib/floorApp.ts) on a copy too; each request kind goes through `app.handle`, 32 at a time, and
+ * `process.cpuUsage()` gives the CPU per request (the median of 5 batches). Every run is its own process, A then B then
+ * the floor, round after round, so the machine's drift hits all alike; it prints each side's median over the rounds,
+ * B/A, each side's ratio to the floor, and as shipped / bare of each side. Bun's own HTTP work (parsing, the client's
+ * address, writing the answer) is not in these figures: bench/http.ts measures it.
+ * Usage: bun bench/readCpu.ts <checkout A> <checkout B> [rounds=3] [requests=20000] [kinds: words of their labels]
  * READ_CPU_USER=1 counts user CPU alone. READ_CPU_PROFILE=DIR runs each child under `bun --cpu-prof` into DIR/<side>-<mode>-<round> (bench/profileSummary.ts).
+ * READ_CPU_TOGETHER=bare|shipped instead builds both checkouts' servers in that mode in one process (each on its own
+ * copy) and alternates their batches, A then B, `rounds` x 3 times: the machine's drift then hits both alike, batch by
+ * batch; it prints each side's median and B/A.
  */
 import { Database } from 'bun:sqlite'
 import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { DEFAULT_RATE_POLICIES } from '@agentmarket/core/routes'
-import { call, type Handles } from './lib/call.ts'
+import type { Handles } from './lib/call.ts'
+import { CONCURRENCY, cpuMicrosPer, warmedBatches } from './lib/cpu.ts'
 import { floorApp } from './lib/floorApp.ts'
 import { table } from './lib/section.ts'
 import { seededOwner, seedMarket } from './lib/seed.ts'
+import { benchSeller, SELLER } from './lib/seller.ts'
 
-const SELLER = 'bench-seller'
 const OWNER = seededOwner(0)
-/** Requests in flight at once, as wrk's 32 connections. */
-const CONCURRENCY = 32
 const BATCHES = 5
 
 /**
@@ -82,6 +85,20 @@ const READS: Read[] = [
     status: 201,
   },
   {
+    label: 'POST register',
+    market: () => '/api/agents/register',
+    floor: () => '/register',
+    method: 'POST',
+    body: (n) => `{"name":"w${process.pid}-${n}","bio":"load","skills":["ping"]}`,
+  },
+  {
+    label: 'POST heartbeat',
+    market: () => `/api/agents/${SELLER}/heartbeat`,
+    floor: () => `/heartbeat/${SELLER}`,
+    method: 'POST',
+    keyed: true,
+  },
+  {
     // An order of the seller's paid skill without a credential (bench/mpp.ts's body): the MPP challenge.
     label: 'POST 402 challenge',
     market: () => `/api/agents/${SELLER}/tasks/deep-research`,
@@ -108,42 +125,37 @@ function requestOf(read: Read, path: string, key: string): Request {
   return new Request(`http://127.0.0.1:3000${path}`, { method: read.method ?? 'GET', headers, body })
 }
 
-/** CPU µs per request of `count` requests of `read` to `path` through `app`, `CONCURRENCY` at a time. */
-async function cpuPerRequest(
-  app: Handles,
-  read: Read,
-  path: string,
-  key: string,
-  count: number,
-): Promise<number> {
-  const cpu = process.cpuUsage()
-  for (let sent = 0; sent < count; sent += CONCURRENCY) {
-    const answers: (Promise<Response> | Response)[] = []
-    for (let index = 0; index < CONCURRENCY; index++) answers.push(app.handle(requestOf(read, path, key)))
-    for (const answer of await Promise.all(answers))
-      if (answer.status !== (read.status ?? 200))
-        throw new Error(`${path}: ${answer.status} ${await answer.text()}`)
-  }
-  const used = process.cpuUsage(cpu)
-  return (used.user + (userOnly ? 0 : used.system)) / count
+/** A kind's request to `path` and the status it must answer there. */
+type Target = { read: Read; path: string; status: number }
+
+/** The kinds' targets on the market (given the task's id), or on the floor. */
+const targetsOf = (reads: Read[], task: string, floor = false): Target[] =>
+  reads.map((read) => ({
+    read,
+    path: floor ? read.floor(task) : read.market(task),
+    status: read.status ?? 200,
+  }))
+
+/** CPU µs per request of `count` requests to `target` through `app`, `CONCURRENCY` at a time. */
+function cpuPerRequest(app: Handles, { read, path, status }: Target, key: string, count: number) {
+  return cpuMicrosPer(
+    count,
+    async () => {
+      const answers: (Promise<Response> | Response)[] = []
+      for (let index = 0; index < CONCURRENCY; index++) answers.push(app.handle(requestOf(read, path, key)))
+      for (const answer of await Promise.all(answers))
+        if (answer.status !== status) throw new Error(`${path}: ${answer.status} ${await answer.text()}`)
+    },
+    userOnly,
+  )
 }
 
-/** Each wanted kind's CPU µs per request through `app` (a warm-up first, then the median of `BATCHES` batches). */
-async function measure(
-  app: Handles,
-  kinds: [Read, string][],
-  key: string,
-  requests: number,
-): Promise<number[]> {
+/** Each target's CPU µs per request through `app` (a warm-up first, then the median of `BATCHES` batches). */
+async function measure(app: Handles, targets: Target[], key: string, requests: number): Promise<number[]> {
   const figures: number[] = []
   const count = Math.max(CONCURRENCY, requests / BATCHES)
-  for (const [read, path] of kinds) {
-    await cpuPerRequest(app, read, path, key, count)
-    const batches: number[] = []
-    for (let batch = 0; batch < BATCHES; batch++)
-      batches.push(await cpuPerRequest(app, read, path, key, count))
-    figures.push(median(batches))
-  }
+  for (const target of targets)
+    figures.push(median(await warmedBatches(() => cpuPerRequest(app, target, key, count), BATCHES)))
   return figures
 }
 
@@ -181,66 +193,30 @@ async function child() {
     return
   }
   if (READ_CPU_MODE === 'floor') {
-    const app = floorApp(READ_CPU_DB, 'bun')
-    const figures = await measure(
-      app,
-      wanted.map((read) => [read, read.floor(task)]),
-      key,
-      requests,
-    )
+    const figures = await measure(floorApp(READ_CPU_DB, 'bun'), targetsOf(wanted, task, true), key, requests)
     await Bun.write(READ_CPU_OUT, JSON.stringify(figures))
     return
   }
   const server = await marketServer(READ_CPU_CHECKOUT, READ_CPU_MODE, READ_CPU_DB)
-  const figures = await measure(
-    server.app,
-    wanted.map((read) => [read, read.market(task)]),
-    key,
-    requests,
-  )
+  const figures = await measure(server.app, targetsOf(wanted, task), key, requests)
   await server.stop()
   await Bun.write(READ_CPU_OUT, JSON.stringify(figures))
 }
 
 /**
- * Gives `file` (seeded) bench/http.ts's seller, its milestones and a task, through this checkout's server; the task's
+ * Gives `file` (seeded) the measured seller (lib/seller.ts), its milestones and a task, through this checkout's server; the task's
  * id and the seller's key. Its own process: the seed writes with libsql-js, and two SQLite libraries on one file in one process lose each
  * other's locks.
  */
 async function prepare(file: string) {
   const server = await marketServer(resolve(import.meta.dir, '..'), 'bare', file)
-  const paid = { name: 'Deep Research', type: 'purchasable', price: 0.5, sla: '24 hours' }
-  const seller = await call(server.app, 'POST', '/api/agents/register', {
-    name: SELLER,
-    bio: 'Benchmarks',
-    skills: ['Echo', paid],
-  })
-  const key = String(seller.apiKey)
-  const wallet = { walletAddress: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed' }
-  await call(server.app, 'PUT', `/api/agents/${SELLER}`, wallet, key)
-  for (let index = 0; index < 5; index++)
-    await call(
-      server.app,
-      'POST',
-      `/api/agents/${SELLER}/milestones`,
-      { date: '2026-10-01', title: `m${index}` },
-      key,
-      201,
-    )
-  const task = await call(
-    server.app,
-    'POST',
-    `/api/agents/${SELLER}/tasks`,
-    { skill: 'echo', params: { q: 1 } },
-    undefined,
-    201,
-  )
+  const { key, taskId } = await benchSeller(server.app)
   await server.stop()
   // Into the file itself: the runs copy it alone.
   const db = new Database(file)
   db.run('PRAGMA wal_checkpoint(TRUNCATE)')
   db.close()
-  return [task.task_id, key]
+  return [taskId, key]
 }
 
 /** Runs one child: `side` (a checkout, or the floor) in `mode`; its figures, one per wanted read. */
@@ -273,12 +249,12 @@ async function run(
   return JSON.parse(readFileSync(out, 'utf8')) as (number | string)[]
 }
 
-async function main() {
-  const [a = '', b = '', roundsArg = '3', requestsArg = '20000', only = ''] = process.argv.slice(2)
-  if (!a || !b)
-    throw new Error('usage: bun bench/readCpu.ts <checkout A> <checkout B> [rounds] [requests] [reads]')
-  const reads = READS.filter((read) => !only || only.split(',').some((word) => read.label.includes(word)))
-  const folder = mkdtempSync(join(tmpdir(), 'agentmarket-readcpu-'))
+/** The kinds whose labels hold one of the comma-separated words of `only` (every kind without any). */
+const kindsOf = (only: string) =>
+  READS.filter((read) => !only || only.split(',').some((word) => read.label.includes(word)))
+
+/** The market every run copies, seeded and prepared in `folder`: its file, the task's id and the seller's key. */
+async function preparedMarket(folder: string) {
   const file = join(folder, 'market.db')
   await seedMarket(file, { agents: 1_000, tasks: 10_000 })
   const [task = '', key = ''] = await run(
@@ -288,7 +264,16 @@ async function main() {
     { READ_CPU_MODE: 'prepare' },
     false,
   )
-  const prepared = { file, task: String(task), key: String(key) }
+  return { file, task: String(task), key: String(key) }
+}
+
+async function main() {
+  const [a = '', b = '', roundsArg = '3', requestsArg = '20000', only = ''] = process.argv.slice(2)
+  if (!a || !b)
+    throw new Error('usage: bun bench/readCpu.ts <checkout A> <checkout B> [rounds] [requests] [kinds]')
+  const reads = kindsOf(only)
+  const folder = mkdtempSync(join(tmpdir(), 'agentmarket-readcpu-'))
+  const prepared = await preparedMarket(folder)
   const common = { READ_CPU_REQUESTS: requestsArg, READ_CPU_READS: reads.map((read) => read.label).join(',') }
   const sides = { A: resolve(a), B: resolve(b) }
   const figures: Record<string, number[][]> = {}
@@ -311,6 +296,7 @@ async function main() {
   const rows = reads.flatMap((read, index) =>
     ['shipped', 'bare'].map((mode) => {
       const [before, after, floor] = [of(`A ${mode}`, index), of(`B ${mode}`, index), of('floor', index)]
+      const bareOf = (side: string) => of(`${side} bare`, index)
       return [
         read.label,
         mode,
@@ -320,6 +306,9 @@ async function main() {
         floor.toFixed(1),
         (floor / before).toFixed(2),
         (floor / after).toFixed(2),
+        mode === 'shipped'
+          ? `${(bareOf('A') / before).toFixed(2)} / ${(bareOf('B') / after).toFixed(2)}`
+          : '',
       ]
     }),
   )
@@ -327,7 +316,51 @@ async function main() {
   console.log(
     `${clock} µs per request in process, median of ${roundsArg} rounds (A ${sides.A}, B ${sides.B})`,
   )
-  console.log(table(['read', 'mode', 'A µs', 'B µs', 'B/A', 'floor µs', 'floor/A', 'floor/B'], rows))
+  const header = [
+    'kind',
+    'mode',
+    'A µs',
+    'B µs',
+    'B/A',
+    'floor µs',
+    'floor/A',
+    'floor/B',
+    'bare/shipped A / B',
+  ]
+  console.log(table(header, rows))
 }
 
-await (process.env.READ_CPU_CHILD ? child() : main())
+/** Both checkouts' servers in one process (`mode`), their batches of each kind alternated; medians and B/A. */
+async function together(mode: string) {
+  const [a = '', b = '', roundsArg = '3', requestsArg = '20000', only = ''] = process.argv.slice(2)
+  const folder = mkdtempSync(join(tmpdir(), 'agentmarket-readcpu-'))
+  const prepared = await preparedMarket(folder)
+  const servers = []
+  for (const [side, checkout] of [
+    ['A', a],
+    ['B', b],
+  ] as const) {
+    const copy = join(mkdtempSync(join(folder, `${side}-`)), 'market.db')
+    copyFileSync(prepared.file, copy)
+    servers.push(await marketServer(resolve(checkout), mode, copy))
+  }
+  const size = Math.max(CONCURRENCY, Number(requestsArg) / BATCHES)
+  const rows = []
+  for (const target of targetsOf(kindsOf(only), prepared.task)) {
+    const figures: number[][] = [[], []]
+    for (const server of servers) await cpuPerRequest(server.app, target, prepared.key, size)
+    for (let round = 0; round < Number(roundsArg) * 3; round++)
+      for (const [index, server] of servers.entries())
+        figures[index]?.push(await cpuPerRequest(server.app, target, prepared.key, size))
+    const [before, after] = figures.map(median) as [number, number]
+    rows.push([target.read.label, mode, before.toFixed(1), after.toFixed(1), (after / before).toFixed(2)])
+  }
+  for (const server of servers) await server.stop()
+  console.log(
+    `CPU µs per request in one process, batches of ${size} alternated (A ${resolve(a)}, B ${resolve(b)})`,
+  )
+  console.log(table(['kind', 'mode', 'A µs', 'B µs', 'B/A'], rows))
+}
+
+const togetherMode = process.env.READ_CPU_TOGETHER
+await (process.env.READ_CPU_CHILD ? child() : togetherMode ? together(togetherMode) : main())

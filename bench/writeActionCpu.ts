@@ -9,6 +9,7 @@
 import { copyFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { CONCURRENCY, cpuMicrosPer, warmedBatches } from './lib/cpu.ts'
 
 const [checkout = '', prepared = '', kind = 'put'] = process.argv.slice(2)
 const SELLER = 'bench-seller'
@@ -46,15 +47,10 @@ const chosen = writes[kind]
 if (!chosen) throw new Error('usage: bun bench/writeActionCpu.ts <checkout> <folder> [put|milestone|order]')
 const write: () => Promise<unknown> = chosen
 
-/** User CPU µs per write of `count` writes, 32 at a time. */
-async function userMicros(count: number): Promise<number> {
-  const cpu = process.cpuUsage()
-  for (let index = 0; index < count; index += 32) await Promise.all(Array.from({ length: 32 }, write))
-  return process.cpuUsage(cpu).user / count
-}
-await userMicros(BATCH)
-const figures: number[] = []
-for (let batch = 0; batch < 5; batch++) figures.push(await userMicros(BATCH))
+/** User CPU µs per write of `count` writes, `CONCURRENCY` at a time. */
+const userMicros = (count: number) =>
+  cpuMicrosPer(count, () => Promise.all(Array.from({ length: CONCURRENCY }, write)), true)
+const figures = await warmedBatches(() => userMicros(BATCH))
 figures.sort((a, b) => a - b)
 console.log(
   `${kind} ${checkout}: user CPU µs per write ${figures.map((f) => f.toFixed(0)).join(' ')}, median ${figures[2]?.toFixed(1)}`,

@@ -54,6 +54,7 @@ const FILES: Record<string, Layer> = {
   'ports/Chain.ts': 'basics',
   'ports/chainBudget.ts': 'basics',
   'ports/Clock.ts': 'basics',
+  'ports/Hashes.ts': 'basics',
   'ports/KvStore.ts': 'basics',
   'ports/Random.ts': 'basics',
   'ports/RateBuckets.ts': 'basics',

@@ -9,6 +9,7 @@ import { startMigratedPostgres } from './support/postgres.ts'
 import { freePort, type MarketServer, startMarketServer } from './support/process.ts'
 import { sharedPostgres } from './support/sharedDatabase.ts'
 import { type CaptureRelay, captureRelay } from './support/smtp.ts'
+import { until } from './support/until.ts'
 
 // A node killed while it holds claims (outbox entries it is sending, payment re-checks it is running): once their
 // lease ends, another node finishes that work, and each piece exactly once.
@@ -95,15 +96,6 @@ function reply(index: number): OutboxEntry {
   }
 }
 
-/** Polls `ready` every 50 ms until it holds, or fails after `timeoutMs`. */
-async function until(what: string, ready: () => Promise<boolean>, timeoutMs = 20_000) {
-  const deadline = performance.now() + timeoutMs
-  while (!(await ready())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`)
-    await Bun.sleep(50)
-  }
-}
-
 describe('a node killed while it holds claims, on PostgreSQL', () => {
   test('behavior: another node sends each claimed reply and settles each claimed payment check, exactly once', async () => {
     const database = await sharedPostgres(postgresServer)
@@ -168,8 +160,9 @@ describe('a node killed while it holds claims, on PostgreSQL', () => {
         )[0]?.n,
       ) === PAYMENTS
     await until(
-      'node B claims every reply and every check',
       async () => (await claimedMail()) && (await claimedChecks()),
+      'node B claims every reply and every check',
+      { everyMs: 50 },
     )
     doomed.process.kill('SIGKILL')
     await doomed.process.exited
@@ -178,11 +171,15 @@ describe('a node killed while it holds claims, on PostgreSQL', () => {
     // Node C, healthy, takes the work over once the leases end.
     const takeover = await node({ ...rpc, SMTP_OUTBOUND_URL: relay.url })
     const startedAt = performance.now()
-    await until('node C sends every reply and pays every task', async () => {
-      const [sent] = await database.rows('select count(*) as n from outbox where sent_at is not null')
-      const [paid] = await database.rows('select count(*) as n from tasks where status = ?', ['paid'])
-      return Number(sent?.n) === MAILS && Number(paid?.n) === PAYMENTS
-    })
+    await until(
+      async () => {
+        const [sent] = await database.rows('select count(*) as n from outbox where sent_at is not null')
+        const [paid] = await database.rows('select count(*) as n from tasks where status = ?', ['paid'])
+        return Number(sent?.n) === MAILS && Number(paid?.n) === PAYMENTS
+      },
+      'node C sends every reply and pays every task',
+      { everyMs: 50 },
+    )
     const tookMs = performance.now() - startedAt
     // A few more passes: nothing is sent or paid a second time.
     await Bun.sleep(2_500)

@@ -4,6 +4,7 @@ import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { testApp } from '../packages/server/src/testing/http.ts'
 import { startWebhookDelivery } from '../packages/server/src/webhooks/delivery.ts'
 import { sellerWithEndpoint } from './support/sellerWithEndpoint.ts'
+import { until } from './support/until.ts'
 
 // Issue 39: a request's scope (its chain budget, and the PostgreSQL store's count of what it waited and its place in
 // line) must end with the request. Background work a request sets going (a pass it wakes through its feed events,
@@ -41,11 +42,6 @@ function watchedStore(store: Store) {
   return { watched, calls, phase }
 }
 
-/** Resolves once `done()` holds, checking between event-loop turns and short sleeps (a condition, not a time). */
-async function until(done: () => boolean) {
-  while (!done()) await Bun.sleep(5)
-}
-
 describe('background work set going by a request runs outside its scope', () => {
   test('attack: after every request was answered, no store call of a woken pass or of the live feed runs as one of them', async () => {
     const { watched, calls, phase } = watchedStore(libsqlStore(await openDatabase(':memory:')))
@@ -62,7 +58,7 @@ describe('background work set going by a request runs outside its scope', () => 
     stops.push(() => delivery.stop())
     // At rest first: five empty passes, so the next is at least 320 ms away.
     const passes = (name: string) => calls.filter((call) => call.name === name).length
-    await until(() => passes('claimDueDeliveries') >= 5)
+    await until(() => passes('claimDueDeliveries') >= 5, 'five empty delivery passes')
     wake = () => delivery.wake()
     // The live feed's first subscriber is a request: the feed's poll it starts serves every subscriber after it.
     const live = new AbortController()
@@ -87,6 +83,7 @@ describe('background work set going by a request runs outside its scope', () => 
         new Set(later().map((call) => call.name)).size >= 3 &&
         later().length >= 20 &&
         later().filter((call) => call.byFeedHub).length >= 2,
+      'twenty calls of three kinds after the last answer, two of them by the feed',
     )
     const scoped = later().filter((call) => call.scoped)
     expect(scoped.map((call) => call.name)).toEqual([])

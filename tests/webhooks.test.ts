@@ -6,6 +6,7 @@ import { Webhook } from 'standardwebhooks'
 import { startMigratedPostgres } from './support/postgres.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
 import { sharedPostgres } from './support/sharedDatabase.ts'
+import { until } from './support/until.ts'
 
 // Webhooks from real server processes (two on one libSQL file, both running the sender) to a receiver on 127.0.0.1
 // (allowed by WEBHOOK_ALLOW_PRIVATE=on): every event arrives once, signed; a receiver that fails and recovers gets it
@@ -49,12 +50,6 @@ function receiver(status: (n: number) => number) {
   return { got, url: `http://127.0.0.1:${server.port}/in`, stop: () => server.stop(true) }
 }
 
-/** Waits until `done()` or `ms` pass. */
-async function until(done: () => boolean, ms: number) {
-  const started = performance.now()
-  while (!done() && performance.now() - started < ms) await Bun.sleep(10)
-}
-
 describe('webhooks from server processes', () => {
   /** Two nodes on `databaseUrl` and a receiver: 20 completions, alternating nodes, arrive once each, signed. */
   async function onceEach(databaseUrl: string, label: string) {
@@ -90,7 +85,7 @@ describe('webhooks from server processes', () => {
         expect(done.status).toBe(200)
         completed.push(performance.now())
       }
-      await until(() => side.got.length >= 20, 10_000)
+      await until(() => side.got.length >= 20, 'the 20 webhooks received')
       await Bun.sleep(600)
       expect(side.got).toHaveLength(20)
       expect(new Set(side.got.map((got) => got.id)).size).toBe(20)
@@ -148,7 +143,7 @@ describe('webhooks from server processes', () => {
         { result_url: 'https://r.example/' },
         key,
       )
-      await until(() => side.got.length >= 2, 10_000)
+      await until(() => side.got.length >= 2, 'the webhook and its retry received')
       expect(side.got).toHaveLength(2)
       expect(side.got[0]?.id).toBe(side.got[1]?.id ?? '')
       const [listed] = (await send(server, 'GET', '/api/agents/seller/webhooks', undefined, key)).json

@@ -22,6 +22,7 @@
  */
 import { Database as BunDatabase } from 'bun:sqlite'
 import Libsql from 'libsql'
+import { base64Url } from '../../packages/core/src/ports/Hashes.ts'
 import { CHANGE_WINDOW_MS } from '../../packages/store-libsql/src/changeVersion.ts'
 import { SEARCH_BATCH } from '../../packages/store-libsql/src/searchIndex.ts'
 
@@ -92,8 +93,9 @@ type TaskRow = {
   paid_at: number | null
 }
 
-/** base64url without padding of ASCII `text` (a challenge's request and opaque). */
-const base64Url = (text: string) => btoa(text).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
+const utf8 = new TextEncoder()
+/** base64url without padding of UTF-8 `text` (a challenge's request and opaque), as mppx writes them. */
+const base64UrlOf = (text: string) => base64Url(utf8.encode(text))
 
 /** The base of the links a task's answer gives (the market's BASE_URL). */
 const FLOOR_BASE_URL = 'http://localhost:3000'
@@ -201,7 +203,7 @@ export function floorWork(db: FloorDatabase) {
         ? {
             wallet: agentRow.wallet_address,
             price: sold.price_base_units,
-            request: base64Url(
+            request: base64UrlOf(
               JSON.stringify({
                 amount: String(sold.price_base_units),
                 currency: '0x20c000000000000000000000b9537d11c60e8b50',
@@ -339,7 +341,7 @@ export function floorWork(db: FloorDatabase) {
       const expires = new Date(Date.now() + 300_000).toISOString()
       // Each challenge its own: 16 random bytes, so two for one order in one millisecond differ (attack54.test.ts).
       const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('base64url')
-      const opaque = base64Url(
+      const opaque = base64UrlOf(
         `{"_mppx_scope":${JSON.stringify(`${name}/${slug}`)},"bodyDigest":"${digest}","nonce":"${nonce}"}`,
       )
       const binding = `127.0.0.1|tempo|charge|${seller.request}|${expires}||${opaque}`

@@ -670,6 +670,23 @@ describe('MPP hash credentials presented after their challenge expired (paidBefo
   })
 })
 
+/**
+ * A market on its own scripted Tempo node and two 402 challenges for the same body (`{}`) issued in one millisecond
+ * (the clock frozen): the victim's, then an observer's.
+ */
+async function sameMillisecondChallenges() {
+  const node = scriptedTempo()
+  const shop = await mppMarket(node)
+  setSystemTime(new Date(Date.now()))
+  try {
+    const victims = await challengeOf(shop, {})
+    const observers = await challengeOf(shop, {})
+    return { node, shop, victims, observers }
+  } finally {
+    setSystemTime()
+  }
+}
+
 describe('MPP: a retry after a price change, and challenges issued in the same millisecond', () => {
   const ORDER = { params: { q: 'late' }, buyer: 'late' }
 
@@ -706,17 +723,7 @@ describe('MPP: a retry after a price change, and challenges issued in the same m
   // the victim's own credential then answers the observer's task (200): one payment, a task (id, result) the observer
   // reads. Simulated here by freezing the clock. Now each 402 is a distinct challenge (a random nonce in its opaque).
   test("attack: an observer's challenge issued in the same millisecond as the victim's takes the victim's pushed transfer", async () => {
-    const node = scriptedTempo()
-    const shop = await mppMarket(node)
-    setSystemTime(new Date(Date.now()))
-    let victims: Challenge.Challenge
-    let observers: Challenge.Challenge
-    try {
-      victims = await challengeOf(shop, {})
-      observers = await challengeOf(shop, {})
-    } finally {
-      setSystemTime()
-    }
+    const { node, shop, victims, observers } = await sameMillisecondChallenges()
     const { hash, authorization } = await pushedUnder(node, victims)
     const sniped = await shop.order(
       {},
@@ -737,17 +744,7 @@ describe('MPP: a retry after a price change, and challenges issued in the same m
   // as usual; the raw signed transfer the market broadcast is public, so an observer holding the identical challenge
   // rebuilds the victim's credential byte for byte and is answered the victim's paid task (its id grants reading it).
   test("attack (pull): an observer's challenge issued in the same millisecond as the victim's, with the victim's broadcast transaction, is answered the victim's task", async () => {
-    const node = scriptedTempo()
-    const shop = await mppMarket(node)
-    setSystemTime(new Date(Date.now()))
-    let victims: Challenge.Challenge
-    let observers: Challenge.Challenge
-    try {
-      victims = await challengeOf(shop, {})
-      observers = await challengeOf(shop, {})
-    } finally {
-      setSystemTime()
-    }
+    const { node, shop, victims, observers } = await sameMillisecondChallenges()
     const puller = MppxClient.create({
       polyfill: false,
       methods: [

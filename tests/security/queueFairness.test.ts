@@ -4,17 +4,13 @@ import { sampleAgent, sampleTask } from '@agentmarket/core/testing'
 import { MAIL_FAIR_SHARE, RECHECK_FAIR_SHARE } from '../../packages/core/src/FairQueue.ts'
 import { startMailDelivery } from '../../packages/server/src/mail/delivery.ts'
 import { testApp } from '../../packages/server/src/testing/http.ts'
+import { until } from '../support/until.ts'
 
 // Issue 37, mechanism 3: every background queue claims by one fair lease-queue shape (core FairQueue.ts). The
 // webhook queue's attack is tests/security/webhookFairness.test.ts; here the other two. A hostile party floods the
 // outbox with replies to a domain whose mail hangs, or fills the re-check queue with payments that never confirm,
 // before an honest party's one item; passes run on the app's manual clock (libSQL store), and the assertions count
 // what each pass claimed, never elapsed time.
-
-/** Waits until `done` holds, checking between turns of the event loop. */
-async function until(done: () => boolean): Promise<void> {
-  while (!done()) await Bun.sleep(1)
-}
 
 describe('outgoing mail: fair shares', () => {
   test('attack: replies to a domain whose mail hangs, queued first and sustained, never hold back another recipient’s reply', async () => {
@@ -45,7 +41,13 @@ describe('outgoing mail: fair shares', () => {
       const before = started.length
       let claimed = -1
       void app.market.deliverMail(mailer, { onClaimed: (count) => (claimed = count) })
-      await until(() => claimed >= 0 && started.length - before === claimed)
+      await until(
+        () => claimed >= 0 && started.length - before === claimed,
+        'the pass starting each send it claimed',
+        {
+          everyMs: 1,
+        },
+      )
       return started.slice(before).map((mail) => mail.to)
     }
 
@@ -96,10 +98,12 @@ describe('outgoing mail: the server loop', () => {
     }
     for (let index = 0; index < 8; index++) await order(`bot${index}@tarpit.example`)
     const loop = startMailDelivery(app.market, mailer, { intervalMs: 5 })
-    await until(() => started.length > 0)
+    await until(() => started.length > 0, 'a first send started', { everyMs: 1 })
     await order('ann@honest.example')
     app.clock.advance(1_000)
-    await until(() => started.includes('ann@honest.example'))
+    await until(() => started.includes('ann@honest.example'), "the honest reply's send started", {
+      everyMs: 1,
+    })
     expect(started.filter((to) => to.endsWith('@tarpit.example')).length).toBeLessThanOrEqual(
       MAIL_FAIR_SHARE.perEndpoint,
     )

@@ -8,6 +8,7 @@ import { expectProblemShape, type TestAppOptions, testApp } from '../../packages
 import { syncPass } from '../../packages/server/src/testing/sync.ts'
 import { startWebhookDelivery } from '../../packages/server/src/webhooks/delivery.ts'
 import { fetchWebhookTransport } from '../../packages/server/src/webhooks/transport.ts'
+import { until } from '../support/until.ts'
 import { recordingFacilitator } from '../support/x402.ts'
 
 // Attacks on webhooks (endpoints, the outbox, the transport's SSRF rules, signatures) and on sync (the agent list's
@@ -94,12 +95,6 @@ async function market(allowPrivate = true, options: TestAppOptions = {}) {
 
 /** The JSON bodies a receiver got. */
 const bodies = (side: { got: Received[] }): Json[] => side.got.map((got) => JSON.parse(got.body))
-
-/** Waits until `done()` or `ms` pass. */
-async function until(done: () => boolean, ms: number) {
-  const started = performance.now()
-  while (!done() && performance.now() - started < ms) await Bun.sleep(5)
-}
 
 /** The message a transport's attempt failed with ('' when it did not fail). */
 async function failure(work: Promise<unknown>): Promise<string> {
@@ -352,7 +347,7 @@ describe('webhooks: SSRF at send time', () => {
       { intervalMs: 20 },
     )
     try {
-      await until(() => honest.got.length > 0, 20_000)
+      await until(() => honest.got.length > 0, 'the honest delivery received', { timeoutMs: 20_000 })
     } finally {
       // The tarpit's connections close, so its attempts end and the loop stops without waiting out their minute.
       await tarpit.stop()

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import { memoryStore } from './adapters/memoryStore.ts'
-import { useNativeHmacSha256 } from './Credentials.ts'
 import { pairingDigests } from './PairingCode.ts'
+import { portableHashes, useNativeHashes } from './ports/Hashes.ts'
 import { cryptoRandom } from './ports/Random.ts'
 
 describe('pairingDigests', () => {
@@ -12,9 +12,12 @@ describe('pairingDigests', () => {
     const digests = pairingDigests(memoryStore(), cryptoRandom(), secret)
     expect(await digests.of('AGM-ABCD-EFGH')).toBe(expected)
     let calls = 0
-    useNativeHmacSha256((key, text) => {
-      calls++
-      return createHmac('sha256', key).update(text).digest('hex')
+    useNativeHashes({
+      sha256: portableHashes.sha256,
+      hmacSha256: (key, text, encoding) => {
+        calls++
+        return createHmac('sha256', key).update(text).digest(encoding)
+      },
     })
     calls = 0
     // Codes issued before the host's HMAC was taken still match: the digest is the same.

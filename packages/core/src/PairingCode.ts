@@ -1,5 +1,6 @@
-import { hashSecret, hmacSha256Hex } from './Credentials.ts'
+import { hashSecret } from './Credentials.ts'
 import { type KeptSecret, keptSecret } from './PersistentSecret.ts'
+import { hashes } from './ports/Hashes.ts'
 import type { KvStore } from './ports/KvStore.ts'
 import type { Random } from './ports/Random.ts'
 
@@ -23,7 +24,7 @@ export type PairingDigests = {
 
 /**
  * Pairing-code digests keyed by `secret` (PAIRING_SECRET, kept outside the database so a stolen database alone gives
- * no code back), or by a secret made once and kept in the store when the host gives none. An HMAC (`hmacSha256Hex`,
+ * no code back), or by a secret made once and kept in the store when the host gives none. An HMAC (`hashes().hmacSha256`,
  * the host's native one when it gave it): a code has about 40 bits, which a plain hash would give back to anyone holding
  * the database in minutes.
  * @example const digests = pairingDigests(store, random); await digests.of('AGM-ABCD-EFGH')
@@ -32,7 +33,7 @@ export function pairingDigests(store: KvStore, random: Random, secret?: string):
   const kept: KeptSecret = secret
     ? { made: async () => secret, existing: async () => secret }
     : keptSecret(store, random, SECRET_SETTING)
-  const digestOf = async (raw: string, code: string) => `h1:${await hmacSha256Hex(raw, code)}`
+  const digestOf = async (raw: string, code: string) => `h1:${await hashes().hmacSha256(raw, code, 'hex')}`
   return {
     of: async (code) => digestOf(await kept.made(), code),
     async existingOf(code) {

@@ -58,13 +58,7 @@ export {
   type MarketConfig,
   TEMPO_USDC_E,
 } from './Config.ts'
-export {
-  generateId,
-  hashSecret,
-  hmacSha256Hex,
-  useNativeHmacSha256,
-  useNativeSha256,
-} from './Credentials.ts'
+export { generateId, hashSecret } from './Credentials.ts'
 export type { EscrowJobView } from './EscrowJobView.ts'
 export {
   BudgetExceededError,
@@ -116,7 +110,6 @@ export {
   type OutboxEntry,
 } from './OrderMail.ts'
 export { type MppSettings, persistentMppSecret } from './payments/Mpp.ts'
-export { type MppHashes, webCryptoHashes } from './payments/MppHashes.ts'
 export { type PayerProofTypedData, payerProofTypedData } from './payments/PayerProof.ts'
 export { type PaidOffer, type PaidOfferPage, paymentInfoOf } from './payments/PaymentInfo.ts'
 export { type PaymentCheck, TRANSFER_EVENT_ABI, type Verdict, verifyPayments } from './payments/Verifier.ts'
@@ -125,6 +118,7 @@ export type { CardSignature, CardSigner } from './ports/CardSigner.ts'
 export type { ChainReader, ContractLog, PaymentReceipt, ReceiptLog } from './ports/Chain.ts'
 export { type Clock, manualClock, systemClock } from './ports/Clock.ts'
 export { DEFAULT_CHAIN_BUDGET_MS, inChainBudget } from './ports/chainBudget.ts'
+export { type DigestEncoding, type Hashes, portableHashes, useNativeHashes } from './ports/Hashes.ts'
 export type { KvChange, KvExpiry, KvStore, KvWrite } from './ports/KvStore.ts'
 export type { Mailer } from './ports/Mailer.ts'
 export { cryptoRandom, type Random } from './ports/Random.ts'

@@ -1,13 +1,8 @@
-import {
-  type MarketplaceActions,
-  type PaidOfferPage,
-  useNativeHmacSha256,
-  useNativeSha256,
-} from '@agentmarket/core'
+import { type MarketplaceActions, type PaidOfferPage, useNativeHashes } from '@agentmarket/core'
 import { type StreamLimits, streamSlots } from '@agentmarket/core/routes'
 import { Elysia } from 'elysia'
 import { a2aRoutes } from './a2a/routes.ts'
-import { bunHmacSha256, bunSha256 } from './bunHashes.ts'
+import { bunHashes } from './bunHashes.ts'
 import type { Logger } from './log.ts'
 import { lazyMcpHandler, mcpMethodNotAllowed } from './mcp/http.ts'
 import { docsUi } from './openapi/docsUi.ts'
@@ -76,10 +71,9 @@ function api(prefix: string, deps: RouteDeps) {
  * @example const app = createApp({ market, baseUrl: 'http://localhost:3000' }); app.listen(3000)
  */
 export function createApp(deps: AppDeps) {
-  // Keys, pairing codes and client digests are hashed on every authenticated request: Bun's native SHA-256 does it.
-  useNativeSha256(bunSha256)
-  // Pairing codes are keyed by an HMAC on every registration: Bun's native one, not Web Crypto's (about 30 µs).
-  useNativeHmacSha256(bunHmacSha256)
+  // Keys are hashed on every authenticated request, pairing codes keyed by an HMAC on every registration, and every
+  // 402 challenge carries an HMAC id: Bun's native hashes do it, not JavaScript's or Web Crypto's (bench/CHANGES.md).
+  useNativeHashes(bunHashes)
   const versions = deps.versions ?? API_VERSIONS
   const routeDeps: RouteDeps = {
     market: deps.market,

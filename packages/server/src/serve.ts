@@ -20,7 +20,6 @@ import { type Client, createClient, defineChain, http } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { cardSigner } from './a2a/cardSigning.ts'
 import { createApp } from './app.ts'
-import { bunHashes } from './bunHashes.ts'
 import { openMarketDatabase } from './database.ts'
 import { marketConfig, type Settings } from './env.ts'
 import { jsonLogger, type Logger } from './log.ts'
@@ -60,7 +59,6 @@ async function mppSettings(settings: Settings, store: Store): Promise<MppSetting
     realm: settings.mppRealm,
     currency: settings.mppCurrency,
     getClient: tempoClient(settings.tempoRpcUrl),
-    hashes: bunHashes,
   }
 }
 

@@ -1,12 +1,13 @@
+import type { Credential } from 'mppx'
 import type { Store as MppStore } from 'mppx/server'
 import { type Address, type Client, type Hex, isAddressEqual, keccak256, parseEventLogs } from 'viem'
 import { formatAmount } from '../Money.ts'
 import { persistentSecret } from '../PersistentSecret.ts'
+import { hashes } from '../ports/Hashes.ts'
 import type { KvStore } from '../ports/KvStore.ts'
 import type { Random } from '../ports/Random.ts'
 import { plainCharge, transactionBroadcast } from './MppBroadcast.ts'
 import { metaOf, mppChallenges } from './MppChallenges.ts'
-import { type MppHashes, webCryptoHashes } from './MppHashes.ts'
 import { isMemoBoundTo, TRANSFER_WITH_MEMO_EVENT_ABI, TRANSFER_WITH_MEMO_TOPIC } from './MppMemo.ts'
 import { payerOf, receiptBroadcast, receiptRefusal, transactionReceipt } from './MppReceipt.ts'
 import { replayKey } from './MppReplay.ts'
@@ -21,8 +22,6 @@ export type MppSettings = {
   currency: Address
   /** A viem client of the MPP network: the one way payments reach that chain. */
   getClient: (options: { chainId?: number }) => Client | Promise<Client>
-  /** The hashes of challenge ids and body digests; Web Crypto's unless the host has faster native ones. */
-  hashes?: MppHashes
 }
 
 /** What one paid request must pay, and what binds its challenge. */
@@ -111,10 +110,9 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
     mppx ??= create()
     return mppx
   }
-  const hashes = settings.hashes ?? webCryptoHashes()
   const challenges = mppChallenges({
     secretKey: settings.secretKey,
-    hmac: hashes.hmac,
+    hmac: (key, message) => hashes().hmacSha256(key, message, 'base64url'),
     load: async () => {
       const [[{ Challenge, Errors, PaymentRequest }], server] = await Promise.all([loadMppx(), instance()])
       return {
@@ -130,7 +128,7 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
     /** The token payments are made in. */
     currency: settings.currency,
     /** The digest a challenge binds of an order's body (`text`: the order in a fixed form), SHA-256 as hex. */
-    bodyDigest: async (text: string): Promise<string> => hashes.sha256(text),
+    bodyDigest: async (text: string): Promise<string> => hashes().sha256(text),
     /** The payment a credential already made for this very order (see spentPayment), or null. */
     spent: (authorization: string, reference: Hex, charge: ChargeRequest) =>
       spentPayment(settings, store, authorization, reference, charge),
@@ -254,40 +252,80 @@ async function ourChallengeFor(settings: MppSettings, authorization: string, cha
   return (await ourCredentialFor(settings, authorization, charge))?.challenge ?? null
 }
 
+/** What a Payment credential carries, parsed: the credential (challenge, payload, source) and its challenge's opaque. */
+type CredentialBinding = {
+  credential: Credential.Credential
+  /** The challenge's opaque decoded (its route binding: scope, body digest, nonce), or null when it has none. */
+  bound: { _mppx_scope?: string; bodyDigest?: string; nonce?: unknown } | null
+}
+
+/** How many parsed credentials are kept: the ones of the orders in flight. */
+const KEPT_CREDENTIALS = 256
+const bindings = new Map<string, Promise<CredentialBinding | null>>()
+
+/**
+ * The Payment credential of an Authorization header and its challenge's opaque, parsed once per request (its payment
+ * reference, its spent check, its route binding and its late recovery each read it), or null when the header is not
+ * one mppx can read. Parsing is a pure function of the header, so a kept answer is the answer; nothing is checked here.
+ */
+function credentialBinding(authorization: string): Promise<CredentialBinding | null> {
+  let found = bindings.get(authorization)
+  if (!found) {
+    found = parsedBinding(authorization)
+    if (bindings.size >= KEPT_CREDENTIALS) bindings.delete(bindings.keys().next().value as string)
+    bindings.set(authorization, found)
+    // A header that is no credential is not kept: it fails again, cheaply, and fills no slot.
+    const forget = () => bindings.delete(authorization)
+    found.then((binding) => binding ?? forget(), forget)
+  }
+  return found
+}
+
+/** credentialBinding's parse: mppx's, the opaque null when absent or unreadable. */
+async function parsedBinding(authorization: string): Promise<CredentialBinding | null> {
+  const [{ Credential, PaymentRequest }] = await loadMppx()
+  let credential: Credential.Credential
+  try {
+    credential = Credential.deserialize(Credential.extractPaymentScheme(authorization) ?? '')
+  } catch {
+    return null
+  }
+  try {
+    const { opaque } = credential.challenge
+    return {
+      credential,
+      bound: opaque ? (PaymentRequest.deserialize(opaque) as CredentialBinding['bound']) : null,
+    }
+  } catch {
+    return { credential, bound: null }
+  }
+}
+
 /**
  * The opaque values mppx must find in the credential's challenge for this order (its route binding): the body's
  * digest, and the challenge's own nonce when it has one (each 402 draws one, MppChallenges.ts; a challenge made before
- * nonces has none). The nonce is the credential's, since only the HMAC, which mppx checks, can vouch for it.
+ * nonces has none). The nonce is the credential's, since only the HMAC, which mppx checks, can vouch for it. A header
+ * mppx cannot read gets the digest alone: mppx refuses it with its own problem.
  */
 async function boundMeta(authorization: string, bodyDigest: string): Promise<Record<string, string>> {
-  const [{ Credential, PaymentRequest }] = await loadMppx()
-  try {
-    const { challenge } = Credential.deserialize(Credential.extractPaymentScheme(authorization) ?? '')
-    const { nonce } = PaymentRequest.deserialize(challenge.opaque ?? '') as { nonce?: unknown }
-    return typeof nonce === 'string' ? metaOf({ bodyDigest }, nonce) : { bodyDigest }
-  } catch {
-    // Not a credential mppx can read: mppx refuses it with its own problem.
-    return { bodyDigest }
-  }
+  const nonce = (await credentialBinding(authorization))?.bound?.nonce
+  return typeof nonce === 'string' ? metaOf({ bodyDigest }, nonce) : { bodyDigest }
 }
 
 /** A Payment credential whose challenge we issued (HMAC) for this very order, parsed; null otherwise. */
 async function ourCredentialFor(settings: MppSettings, authorization: string, charge: ChargeRequest) {
-  const [{ Challenge, Credential, PaymentRequest }] = await loadMppx()
+  const [[{ Challenge }], binding] = await Promise.all([loadMppx(), credentialBinding(authorization)])
+  if (!binding?.bound) return null
+  const { credential, bound } = binding
+  const { challenge } = credential
   try {
-    const credential = Credential.deserialize(Credential.extractPaymentScheme(authorization) ?? '')
-    const { challenge } = credential
     if (!Challenge.verify(challenge, { secretKey: settings.secretKey })) return null
-    if (challenge.realm !== settings.realm || !challenge.opaque) return null
-    const bound = PaymentRequest.deserialize(challenge.opaque) as {
-      _mppx_scope?: string
-      bodyDigest?: string
-    }
-    if (bound._mppx_scope !== charge.scope || bound.bodyDigest !== charge.bodyDigest) return null
-    return credential
   } catch {
     return null
   }
+  if (challenge.realm !== settings.realm) return null
+  if (bound._mppx_scope !== charge.scope || bound.bodyDigest !== charge.bodyDigest) return null
+  return credential
 }
 
 /**
@@ -309,7 +347,7 @@ async function paidBeforeExpiry(
   const credential = await ourCredentialFor(settings, authorization, charge)
   if (!credential) return null
   const expires = Date.parse(credential.challenge.expires ?? '')
-  const { challenge, payload, source } = credential as typeof credential & { source?: string }
+  const { challenge, payload, source } = credential
   const asked = plainCharge(challenge.request)
   const hash = (payload as { type?: string; hash?: string }).hash
   if (
@@ -384,17 +422,12 @@ export type MppCharger = ReturnType<typeof createMppCharger>
  */
 export async function paymentReferenceOf(authorization: string | null | undefined): Promise<Hex | null> {
   if (!authorization) return null
-  const [{ Credential }] = await loadMppx()
+  const payload = (await credentialBinding(authorization))?.credential.payload as
+    | { type?: string; hash?: string; signature?: string }
+    | undefined
   try {
-    const encoded = Credential.extractPaymentScheme(authorization)
-    if (!encoded) return null
-    const payload = Credential.deserialize(encoded).payload as {
-      type?: string
-      hash?: string
-      signature?: string
-    }
-    if (payload.type === 'hash' && payload.hash) return payload.hash.toLowerCase() as Hex
-    if (payload.type === 'transaction' && payload.signature) return keccak256(payload.signature as Hex)
+    if (payload?.type === 'hash' && payload.hash) return payload.hash.toLowerCase() as Hex
+    if (payload?.type === 'transaction' && payload.signature) return keccak256(payload.signature as Hex)
     return null
   } catch {
     return null
@@ -410,13 +443,12 @@ export type SignedTransfer = { reference: Hex; payer: Address; validBefore: numb
  */
 export async function signedTransferOf(authorization: string | null): Promise<SignedTransfer | null> {
   if (!authorization) return null
-  const [{ Credential }] = await loadMppx()
+  const payload = (await credentialBinding(authorization))?.credential.payload as
+    | { type?: string; signature?: string }
+    | undefined
+  if (payload?.type !== 'transaction' || !payload.signature) return null
+  const signed = payload.signature as Hex
   try {
-    const encoded = Credential.extractPaymentScheme(authorization)
-    if (!encoded) return null
-    const payload = Credential.deserialize(encoded).payload as { type?: string; signature?: string }
-    if (payload.type !== 'transaction' || !payload.signature) return null
-    const signed = payload.signature as Hex
     // Decoded once per process: the charge that follows verifies this very transaction's calls.
     const transaction = await decodeTempoTransaction(signed)
     if (!transaction.from) return null

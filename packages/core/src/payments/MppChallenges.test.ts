@@ -4,12 +4,14 @@ import { Mppx, tempo } from 'mppx/server'
 import { createClient, custom } from 'viem'
 import { tempo as tempoChain } from 'viem/tempo/chains'
 import { memoryStore } from '../adapters/memoryStore.ts'
+import { portableHashes } from '../ports/Hashes.ts'
 import { createMppCharger } from './Mpp.ts'
 import { type ChallengeLibrary, mppChallenges } from './MppChallenges.ts'
-import { webCryptoHashes } from './MppHashes.ts'
 
 const SECRET = 'mpp-unit-secret-key-of-at-least-32-bytes!!'
 const REALM = 'market.example'
+/** mppx's challenge id: HMAC-SHA256 as base64url, by the hashes every host has. */
+const challengeId = (key: string, message: string) => portableHashes.hmacSha256(key, message, 'base64url')
 const CURRENCY = '0x20C000000000000000000000b9537d11c60E8b50'
 const SELLER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
 const OTHER = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'
@@ -99,7 +101,6 @@ describe('the 402 challenge of a paid order', () => {
   })
 
   test('behavior: the opaque and the problem body are written byte for byte as mppx writes them, ASCII or not', async () => {
-    const hashes = webCryptoHashes()
     let generated = 0
     const library: ChallengeLibrary = {
       generate: (options) => {
@@ -111,7 +112,7 @@ describe('the 402 challenge of a paid order', () => {
       paymentRequiredProblem: (description) =>
         new Errors.PaymentRequiredError({ description }).toProblemDetails(),
     }
-    const issuer = mppChallenges({ secretKey: SECRET, hmac: hashes.hmac, load: async () => library })
+    const issuer = mppChallenges({ secretKey: SECRET, hmac: challengeId, load: async () => library })
     const problem = library.paymentRequiredProblem('d')
     const scopes = ['seller/summary', 'seller/translate', 'a"b\\c/d', 'vendeur-é/résumé']
     for (const scope of scopes) {
@@ -166,7 +167,6 @@ describe('the 402 challenge of a paid order', () => {
   })
 
   test('error: when the fast path would differ from mppx (here a wrong HMAC), mppx makes every challenge itself', async () => {
-    const hashes = webCryptoHashes()
     let hmacCalls = 0
     const library: ChallengeLibrary = {
       generate: (options) => reference.challenge.tempo.charge(options),
@@ -179,7 +179,7 @@ describe('the 402 challenge of a paid order', () => {
       secretKey: SECRET,
       hmac: async (key, message) => {
         hmacCalls += 1
-        return `${await hashes.hmac(key, message)}-wrong`
+        return `${await challengeId(key, message)}-wrong`
       },
       load: async () => library,
     })

@@ -1,7 +1,7 @@
 import type { Challenge } from 'mppx'
 import type { Address } from 'viem'
+import { base64Url } from '../ports/Hashes.ts'
 import { withoutTrailing } from '../Trim.ts'
-import { base64Url, type MppHashes } from './MppHashes.ts'
 
 /** What one 402 challenge asks for and binds: the price, the payee, and the agent, skill and body it is for. */
 export type ChallengeFields = {
@@ -99,7 +99,8 @@ const problemBody = (start: string | null, problem: () => Record<string, unknown
  */
 export function mppChallenges(options: {
   secretKey: string
-  hmac: MppHashes['hmac']
+  /** mppx's challenge id: HMAC-SHA256 of `message` under `key` (both UTF-8), as base64url without padding. */
+  hmac: (key: string, message: string) => string | Promise<string>
   load: () => Promise<ChallengeLibrary>
 }) {
   const templates = new Map<string, Promise<Template | null>>()

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { defaultConfig, Marketplace, manualClock, memoryStore, type Store } from '@agentmarket/core'
 import { type SmtpSession, sendMail, smtpSession } from '../../../../tests/support/smtp.ts'
+import { until } from '../../../../tests/support/until.ts'
 import { readOrderMail } from './inbound.ts'
 import { type OrderListener, startOrderListener } from './listener.ts'
 
@@ -186,14 +187,6 @@ describe('startOrderListener connection limits', () => {
       '.',
     ]
     return session.command(message.join('\r\n'))
-  }
-
-  /** Resolves once `done` holds; fails the test with `what` if it does not within 10 s (it holds within ms). */
-  async function until(done: () => boolean | Promise<boolean>, what: string) {
-    for (let waited = 0; !(await done()); waited += 10) {
-      if (waited > 10_000) throw new Error(`${what} did not happen`)
-      await Bun.sleep(10)
-    }
   }
 
   /** Whether `address` can open `count` connections now (each is closed again). */
