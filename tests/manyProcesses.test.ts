@@ -8,10 +8,10 @@ import { generatePrivateKey, type HDAccount, privateKeyToAccount } from 'viem/ac
 import { signedRequestHeaders } from '../packages/server/src/testing/http.ts'
 import { type Anvil, paymentChain, USDC_ADDRESS } from './support/anvil.ts'
 import { carefulFetch, UNKNOWN_OUTCOMES } from './support/carefulFetch.ts'
-import { eventually } from './support/eventually.ts'
 import { startMigratedPostgres } from './support/postgres.ts'
 import { type MarketServer, startMarketServer } from './support/process.ts'
 import { type SharedDatabase, sharedLibsqlFile, sharedPostgres } from './support/sharedDatabase.ts'
+import { eventually } from './support/until.ts'
 
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-many-'))
 const PRICE_BASE_UNITS = 1_500_000n // 1.5 USDC

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { sseReader } from '../packages/server/src/testing/sse.ts'
 import embeddedMigrations from '../packages/store-postgres/src/migrations.json' with { type: 'json' }
-import { eventually } from './support/eventually.ts'
 import { startMigratedPostgres, startPostgres } from './support/postgres.ts'
 import { type MarketServer, runToEnd, startMarketServer } from './support/process.ts'
 import { sharedPostgres } from './support/sharedDatabase.ts'
+import { eventually } from './support/until.ts'
 
 // Three `bun start` nodes on one PostgreSQL: what a node shows of the others' writes, and how soon.
 const postgresServer = await startMigratedPostgres()

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { until } from './until.ts'
+import { eventually, until } from './until.ts'
 
 describe('until', () => {
   test('behavior: resolves once the condition holds, sync or async, checking it again between sleeps', async () => {
@@ -15,5 +15,34 @@ describe('until', () => {
     await expect(until(() => false, 'the webhook received', { timeoutMs: 20, everyMs: 1 })).rejects.toThrow(
       'until: the webhook received, not within 20 ms',
     )
+  })
+})
+
+describe('eventually', () => {
+  test('behavior: runs the assertions until they pass and answers their result', async () => {
+    let tries = 0
+    const answer = await eventually(
+      () => {
+        tries++
+        expect(tries).toBe(3)
+        return 'converged'
+      },
+      { everyMs: 1 },
+    )
+    expect(answer).toBe('converged')
+    expect(tries).toBe(3)
+  })
+
+  test('error: assertions that never pass fail with their own last error', async () => {
+    let tries = 0
+    await expect(
+      eventually(
+        () => {
+          tries++
+          throw new Error(`read ${tries} still stale`)
+        },
+        { timeoutMs: 20, everyMs: 1 },
+      ),
+    ).rejects.toThrow(/^read \d+ still stale$/)
   })
 })

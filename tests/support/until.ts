@@ -17,3 +17,24 @@ export async function until(
     await Bun.sleep(everyMs)
   }
 }
+
+/**
+ * Runs `assertions` until they pass and returns their result; after `timeoutMs` throws their last error, so a read that
+ * never converges fails with its own message. For reads through another process or node, which trail a write by a
+ * moment that depends on the machine (a read cache, a change notice on its way).
+ * @example await eventually(async () => expect((await read()).status).toBe(200))
+ */
+export async function eventually<T>(
+  assertions: () => Promise<T> | T,
+  { timeoutMs = UNTIL_TIMEOUT_MS, everyMs = 20 }: { timeoutMs?: number; everyMs?: number } = {},
+): Promise<T> {
+  const deadline = performance.now() + timeoutMs
+  for (;;) {
+    try {
+      return await assertions()
+    } catch (error) {
+      if (performance.now() > deadline) throw error
+      await Bun.sleep(everyMs)
+    }
+  }
+}
