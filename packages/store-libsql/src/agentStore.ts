@@ -47,7 +47,7 @@ const placeholderValues = (columns: Record<string, unknown>) =>
 /** What a write step that read its rows (an update's `returning`) tells its batch. */
 const ONE_ROW: RunInfo = { changes: 1, lastInsertRowid: 0 }
 
-/** Thrown inside a write batch whose agent is gone, so the batch lands nothing; never leaves the store. */
+/** Thrown inside a write batch whose agent is gone (or not its key), so the batch lands nothing; never leaves the store. */
 const NO_SUCH_AGENT = new Error('no such agent')
 
 /**
@@ -112,19 +112,30 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
       .offset(sql.placeholder('offset')),
   )
 
-  // A milestone counted on its agent, which it also marks active (no earlier than a later write already made it).
-  const milestoneCounter = (counter: 'verifiedMilestones' | 'claimedMilestones') =>
+  // A milestone counted on its agent, which it also marks active (no earlier than a later write already made it); when
+  // keyed, only while the key it was sent with is the agent's.
+  const milestoneCounter = (counter: 'verifiedMilestones' | 'claimedMilestones', keyed: boolean) =>
     db
       .update(agents)
       .set({
         [counter]: sql`${agents[counter]} + 1`,
         lastActiveAt: sql`max(coalesce(${agents.lastActiveAt}, 0), ${sql.placeholder('at')})`,
       })
-      .where(eq(agents.nameKey, key))
+      .where(
+        keyed
+          ? and(eq(agents.nameKey, key), eq(agents.apiKeyHash, sql.placeholder('hash')))
+          : eq(agents.nameKey, key),
+      )
       .prepare()
   const countMilestone = {
-    verified: milestoneCounter('verifiedMilestones'),
-    claimed: milestoneCounter('claimedMilestones'),
+    verified: {
+      keyed: milestoneCounter('verifiedMilestones', true),
+      any: milestoneCounter('verifiedMilestones', false),
+    },
+    claimed: {
+      keyed: milestoneCounter('claimedMilestones', true),
+      any: milestoneCounter('claimedMilestones', false),
+    },
   }
 
   // An agent's update, prepared once per set of columns it changes (and whether it checks the key): its revision moves,
@@ -337,10 +348,20 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
       return rows.map((row) => toAgentRecord(row, grouped.get(row.nameKey) ?? [])).sort(compareByActivity)
     },
 
-    async insertMilestone(milestone, newEvents) {
+    async insertMilestone(milestone, newEvents, apiKeyHash) {
       const key = nameKey(milestone.agentName)
       const at = milestone.createdAt.getTime()
-      await writeBatch([
+      const counter = countMilestone[milestone.trust]
+      // The counter first: its WHERE finds the agent and checks the key, and a refusal undoes the whole batch.
+      const batch = writeBatch([
+        () => {
+          const counted =
+            apiKeyHash === undefined
+              ? counter.any.run({ key, at })
+              : counter.keyed.run({ key, at, hash: apiKeyHash })
+          if ((counted as RunInfo).changes === 0) throw NO_SUCH_AGENT
+          return counted as RunInfo
+        },
         insert(milestones, {
           id: milestone.id,
           agentKey: key,
@@ -351,9 +372,15 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
           trust: milestone.trust,
           createdAt: at,
         }),
-        () => countMilestone[milestone.trust].run({ key, at }) as RunInfo,
         ...insertEvents(newEvents),
       ])
+      try {
+        await batch
+        return true
+      } catch (error) {
+        if (error === NO_SUCH_AGENT) return false
+        throw error
+      }
     },
 
     async listMilestones(agentName, limit, offset = 0) {
