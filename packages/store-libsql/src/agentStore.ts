@@ -355,12 +355,13 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
       // The counter first: its WHERE finds the agent and checks the key, and a refusal undoes the whole batch.
       const batch = writeBatch([
         () => {
-          const counted =
+          const counted = (
             apiKeyHash === undefined
               ? counter.any.run({ key, at })
               : counter.keyed.run({ key, at, hash: apiKeyHash })
-          if ((counted as RunInfo).changes === 0) throw NO_SUCH_AGENT
-          return counted as RunInfo
+          ) as RunInfo
+          if (counted.changes === 0) throw NO_SUCH_AGENT
+          return counted
         },
         insert(milestones, {
           id: milestone.id,
