@@ -37,6 +37,15 @@ const ONLINE_EVENT_IF_DUE = `insert into events (kind, agent, at, summary, data)
 const HEARTBEAT_TIMES = `update agents set last_seen = max(coalesce(last_seen, 0), ?),
   last_active_at = max(coalesce(last_active_at, 0), ?) where name_key = ? and (? is null or api_key_hash = ?)`
 
+// A milestone counted on its agent, which it also marks active, only while the key it was sent with (if any) is the
+// agent's: fixed text bound by position, prepared once (drizzle's placeholder filling cost more than the update).
+const milestoneCounted = (column: string) => `update agents set ${column} = ${column} + 1,
+  last_active_at = max(coalesce(last_active_at, 0), ?) where name_key = ? and (? is null or api_key_hash = ?)`
+const MILESTONE_COUNTED = {
+  verified: milestoneCounted('verified_milestones'),
+  claimed: milestoneCounted('claimed_milestones'),
+}
+
 // The name keys of a batch of registrations already taken: its keys as one JSON array, each looked up by its index.
 const NAMES_TAKEN = 'select name_key from agents where name_key in (select value from json_each(?))'
 
@@ -111,32 +120,6 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
       .limit(sql.placeholder('limit'))
       .offset(sql.placeholder('offset')),
   )
-
-  // A milestone counted on its agent, which it also marks active (no earlier than a later write already made it); when
-  // keyed, only while the key it was sent with is the agent's.
-  const milestoneCounter = (counter: 'verifiedMilestones' | 'claimedMilestones', keyed: boolean) =>
-    db
-      .update(agents)
-      .set({
-        [counter]: sql`${agents[counter]} + 1`,
-        lastActiveAt: sql`max(coalesce(${agents.lastActiveAt}, 0), ${sql.placeholder('at')})`,
-      })
-      .where(
-        keyed
-          ? and(eq(agents.nameKey, key), eq(agents.apiKeyHash, sql.placeholder('hash')))
-          : eq(agents.nameKey, key),
-      )
-      .prepare()
-  const countMilestone = {
-    verified: {
-      keyed: milestoneCounter('verifiedMilestones', true),
-      any: milestoneCounter('verifiedMilestones', false),
-    },
-    claimed: {
-      keyed: milestoneCounter('claimedMilestones', true),
-      any: milestoneCounter('claimedMilestones', false),
-    },
-  }
 
   // An agent's update, prepared once per set of columns it changes (and whether it checks the key): its revision moves,
   // its times no earlier than a later write already made them, and it answers the row as it left it.
@@ -351,15 +334,11 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
     async insertMilestone(milestone, newEvents, apiKeyHash) {
       const key = nameKey(milestone.agentName)
       const at = milestone.createdAt.getTime()
-      const counter = countMilestone[milestone.trust]
+      const hash = apiKeyHash ?? null
       // The counter first: its WHERE finds the agent and checks the key, and a refusal undoes the whole batch.
       const batch = writeBatch([
         () => {
-          const counted = (
-            apiKeyHash === undefined
-              ? counter.any.run({ key, at })
-              : counter.keyed.run({ key, at, hash: apiKeyHash })
-          ) as RunInfo
+          const counted = connection.run(MILESTONE_COUNTED[milestone.trust], [at, key, hash, hash])
           if (counted.changes === 0) throw NO_SUCH_AGENT
           return counted
         },
