@@ -37,6 +37,15 @@ const ONLINE_EVENT_IF_DUE = `insert into events (kind, agent, at, summary, data)
 const HEARTBEAT_TIMES = `update agents set last_seen = max(coalesce(last_seen, 0), ?),
   last_active_at = max(coalesce(last_active_at, 0), ?) where name_key = ? and (? is null or api_key_hash = ?)`
 
+// A milestone counted on its agent, which it also marks active, only while the key it was sent with (if any) is the
+// agent's: fixed text bound by position, prepared once (drizzle's placeholder filling cost more than the update).
+const milestoneCounted = (column: string) => `update agents set ${column} = ${column} + 1,
+  last_active_at = max(coalesce(last_active_at, 0), ?) where name_key = ? and (? is null or api_key_hash = ?)`
+const MILESTONE_COUNTED = {
+  verified: milestoneCounted('verified_milestones'),
+  claimed: milestoneCounted('claimed_milestones'),
+}
+
 // The name keys of a batch of registrations already taken: its keys as one JSON array, each looked up by its index.
 const NAMES_TAKEN = 'select name_key from agents where name_key in (select value from json_each(?))'
 
@@ -47,7 +56,7 @@ const placeholderValues = (columns: Record<string, unknown>) =>
 /** What a write step that read its rows (an update's `returning`) tells its batch. */
 const ONE_ROW: RunInfo = { changes: 1, lastInsertRowid: 0 }
 
-/** Thrown inside a write batch whose agent is gone, so the batch lands nothing; never leaves the store. */
+/** Thrown inside a write batch whose agent is gone (or not its key), so the batch lands nothing; never leaves the store. */
 const NO_SUCH_AGENT = new Error('no such agent')
 
 /**
@@ -111,21 +120,6 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
       .limit(sql.placeholder('limit'))
       .offset(sql.placeholder('offset')),
   )
-
-  // A milestone counted on its agent, which it also marks active (no earlier than a later write already made it).
-  const milestoneCounter = (counter: 'verifiedMilestones' | 'claimedMilestones') =>
-    db
-      .update(agents)
-      .set({
-        [counter]: sql`${agents[counter]} + 1`,
-        lastActiveAt: sql`max(coalesce(${agents.lastActiveAt}, 0), ${sql.placeholder('at')})`,
-      })
-      .where(eq(agents.nameKey, key))
-      .prepare()
-  const countMilestone = {
-    verified: milestoneCounter('verifiedMilestones'),
-    claimed: milestoneCounter('claimedMilestones'),
-  }
 
   // An agent's update, prepared once per set of columns it changes (and whether it checks the key): its revision moves,
   // its times no earlier than a later write already made them, and it answers the row as it left it.
@@ -337,10 +331,17 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
       return rows.map((row) => toAgentRecord(row, grouped.get(row.nameKey) ?? [])).sort(compareByActivity)
     },
 
-    async insertMilestone(milestone, newEvents) {
+    async insertMilestone(milestone, newEvents, apiKeyHash) {
       const key = nameKey(milestone.agentName)
       const at = milestone.createdAt.getTime()
-      await writeBatch([
+      const hash = apiKeyHash ?? null
+      // The counter first: its WHERE finds the agent and checks the key, and a refusal undoes the whole batch.
+      const batch = writeBatch([
+        () => {
+          const counted = connection.run(MILESTONE_COUNTED[milestone.trust], [at, key, hash, hash])
+          if (counted.changes === 0) throw NO_SUCH_AGENT
+          return counted
+        },
         insert(milestones, {
           id: milestone.id,
           agentKey: key,
@@ -351,9 +352,15 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
           trust: milestone.trust,
           createdAt: at,
         }),
-        () => countMilestone[milestone.trust].run({ key, at }) as RunInfo,
         ...insertEvents(newEvents),
       ])
+      try {
+        await batch
+        return true
+      } catch (error) {
+        if (error === NO_SUCH_AGENT) return false
+        throw error
+      }
     },
 
     async listMilestones(agentName, limit, offset = 0) {

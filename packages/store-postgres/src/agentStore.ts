@@ -43,6 +43,15 @@ export function eventInserts(writer: Writer, list: FeedEventInput[]): BuiltQuery
   return list.length > 0 ? [writer.insert(events).values(list.map(toEventRow))] : []
 }
 
+/** The `index`th event of a keyed write as a statement of its WITH, landing only if the write's `counted` has a row. */
+function eventFromCounted(event: FeedEventInput, index: number) {
+  const row = toEventRow(event)
+  return sql`, ${sql.raw(`event_${index}`)} as (
+    insert into events (kind, agent, at, summary, data, task_id)
+    select ${row.kind}, ${row.agent}, ${row.at}::bigint, ${row.summary}, ${row.data}, ${row.taskId}::text from counted
+  )`
+}
+
 /** Inserts feed events (nothing for an empty list). */
 export async function insertEvents(writer: Writer, list: FeedEventInput[]): Promise<void> {
   if (list.length > 0) await writer.insert(events).values(list.map(toEventRow))
@@ -184,31 +193,26 @@ export function agentStore(database: PostgresDatabase): AgentStore {
       return (await withSkills(rows)).sort(compareByActivity)
     },
 
-    async insertMilestone(milestone, newEvents) {
+    async insertMilestone(milestone, newEvents, apiKeyHash) {
       const key = nameKey(milestone.agentName)
+      const hash = apiKeyHash ?? null
       const at = milestone.createdAt.getTime()
-      const counter = milestone.trust === 'verified' ? agents.verifiedMilestones : agents.claimedMilestones
-      await inOneTrip(database, [
-        db.insert(milestones).values({
-          id: milestone.id,
-          agentKey: key,
-          date: milestone.date,
-          title: milestone.title,
-          description: milestone.description,
-          proof: milestone.proof,
-          trust: milestone.trust,
-          createdAt: at,
-        }),
-        db
-          .update(agents)
-          .set({
-            [milestone.trust === 'verified' ? 'verifiedMilestones' : 'claimedMilestones']:
-              sql`${counter} + 1`,
-            lastActiveAt: sql`greatest(${agents.lastActiveAt}, ${at}::bigint)`,
-          })
-          .where(eq(agents.nameKey, key)),
-        ...eventInserts(db, newEvents),
-      ])
+      const counter = sql.raw(milestone.trust === 'verified' ? 'verified_milestones' : 'claimed_milestones')
+      // One statement, one round trip: the counter's WHERE finds the agent and checks the key, and the milestone and its
+      // events land only from the row it counted (a rotated key, or no such agent, lands nothing).
+      const [result] = await db.execute<{ counted: number }>(sql`
+        with counted as (
+          update agents set ${counter} = ${counter} + 1, last_active_at = greatest(last_active_at, ${at}::bigint)
+          where name_key = ${key} and (${hash}::text is null or api_key_hash = ${hash}::text)
+          returning name_key
+        ), milestone as (
+          insert into milestones (id, agent_key, date, title, description, proof, trust, created_at)
+          select ${milestone.id}, name_key, ${milestone.date}, ${milestone.title}, ${milestone.description}::text,
+            ${milestone.proof}::text, ${milestone.trust}, ${at}::bigint
+          from counted
+        )${sql.join(newEvents.map(eventFromCounted))}
+        select count(*)::int as counted from counted`)
+      return (result?.counted ?? 0) > 0
     },
 
     async listMilestones(agentName, limit, offset = 0) {

@@ -70,48 +70,60 @@ export async function authenticate(
   apiKey: string | undefined,
 ): Promise<AgentRecord> {
   if (!apiKey) throw new UnauthorizedError()
+  return authenticateHash(context, name, hashSecret(apiKey))
+}
+
+/** As `authenticate`, given the key's hash (hashed once by the caller). */
+async function authenticateHash(
+  context: ActionContext<AgentStore>,
+  name: string,
+  hash: string,
+): Promise<AgentRecord> {
   const agent = await requireAgent(context, name)
   context.credentials.set(nameKey(agent.name), { name: agent.name, apiKeyHash: agent.apiKeyHash })
-  const hash = hashSecret(apiKey)
   return constantTimeEqual(agent.apiKeyHash, hash) ? agent : refuseKey(context, agent.name, hash)
 }
 
-/**
- * As `authenticate` for an action that needs only the agent's name as registered: one read of the key's hash, not of
- * the agent and its skills. The same answers: 401 without a key or with an unknown one, 403 with another agent's, 404
- * when no agent has that name.
- */
-export async function authenticateByKeyHash(
-  context: ActionContext<AgentStore>,
-  name: string,
-  apiKey: string | undefined,
-): Promise<string> {
-  if (!apiKey) throw new UnauthorizedError()
-  const apiKeyHash = hashSecret(apiKey)
-  const owner = await context.store.findAgentNameByKeyHash(apiKeyHash)
-  if (owner !== null && nameKey(owner) === nameKey(name)) {
-    context.credentials.set(nameKey(owner), { name: owner, apiKeyHash })
-    return owner
-  }
-  const agent = await requireAgent(context, name)
-  return refuseKey(context, agent.name, apiKeyHash)
-}
+/** Who sends a keyed write: the agent's name as registered and the hash of the key it was sent with. */
+export type KeySender = { name: string; apiKeyHash: string }
 
 /**
  * As `authenticate`, answering the agent's name and the key's hash: from memory when the key is the one last seen,
- * without a store read. The caller's write must check the hash again (the key may have been rotated elsewhere).
+ * without a store read. The key is hashed here, once per write: `keyedWrite` and the store reuse the hash. The caller's
+ * write must check the hash again (the key may have been rotated elsewhere): `keyedWrite` does.
  */
 export async function authenticateName(
   context: ActionContext<AgentStore>,
   name: string,
   apiKey: string | undefined,
-): Promise<{ name: string; apiKeyHash: string }> {
+): Promise<KeySender> {
   if (!apiKey) throw new UnauthorizedError()
   const known = context.credentials.get(nameKey(name))
   const hash = hashSecret(apiKey)
   if (known && constantTimeEqual(known.apiKeyHash, hash)) return known
   // Unknown here, a wrong key, or a key rotated by another process: the store decides.
-  return authenticate(context, name, apiKey)
+  const agent = await authenticateHash(context, name, hash)
+  return { name: agent.name, apiKeyHash: hash }
+}
+
+/**
+ * Lands a write of `sender` (from `authenticateName`) that checks the key's hash in its own statement and answers
+ * false or null when the store refused it. Refused when the key remembered here was rotated meanwhile by another
+ * process: the store's own answer then decides (401, 403, 404), with the same hash, and the write is tried once more;
+ * only a rotation landing between the two can refuse it again, so that is a 401.
+ */
+export async function keyedWrite<T>(
+  context: ActionContext<AgentStore>,
+  sender: KeySender,
+  write: (sender: KeySender) => Promise<T | null | false>,
+): Promise<{ sender: KeySender; written: T }> {
+  const first = await write(sender)
+  if (first !== null && first !== false) return { sender, written: first }
+  const agent = await authenticateHash(context, sender.name, sender.apiKeyHash)
+  const checked = { name: agent.name, apiKeyHash: sender.apiKeyHash }
+  const again = await write(checked)
+  if (again === null || again === false) throw new UnauthorizedError()
+  return { sender: checked, written: again }
 }
 
 /** How many milestones the agent record and card carry (the milestones list has them all). */

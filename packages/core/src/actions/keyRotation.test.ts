@@ -1,8 +1,9 @@
 import { describe, expect, test } from 'bun:test'
+import { createHash } from 'node:crypto'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { memoryStore } from '../adapters/memoryStore.ts'
 import { defaultConfig } from '../Config.ts'
-import { hashSecret } from '../Credentials.ts'
+import { hashSecret, useNativeSha256 } from '../Credentials.ts'
 import { Marketplace } from '../Marketplace.ts'
 import { manualClock } from '../ports/Clock.ts'
 import { walletProofTypedData } from '../WalletProof.ts'
@@ -97,6 +98,94 @@ describe('rotateApiKey on memoryStore', () => {
         (event) => event.agent === 'midrotation' && event.kind === 'agent.updated',
       ),
     ).toEqual([])
+  })
+
+  test('race: a milestone whose key is rotated between its authentication and its write is 401 and lands nothing', async () => {
+    const { apiKey: oldKey } = await processA.registerAgent({ name: 'msrotation' })
+    // Another process rotates the key just after this one read the store to authenticate the milestone (by the agent
+    // or by the key's hash, whichever it reads).
+    let rotateAfterRead = true
+    const rotateOnce = async (name: string | null) => {
+      const agent = name === null ? null : await store.getAgent(name)
+      if (!rotateAfterRead || !agent) return
+      rotateAfterRead = false
+      await store.rotateApiKey(agent.name, agent.apiKeyHash, hashSecret('amk_rotated_elsewhere'))
+    }
+    const racing = new Proxy(store, {
+      get(target, property, receiver) {
+        if (property === 'getAgent')
+          return async (name: string) => {
+            const agent = await target.getAgent(name)
+            await rotateOnce(agent?.name ?? null)
+            return agent
+          }
+        if (property === 'findAgentNameByKeyHash')
+          return async (hash: string) => {
+            const owner = await target.findAgentNameByKeyHash(hash)
+            await rotateOnce(owner)
+            return owner
+          }
+        return Reflect.get(target, property, receiver)
+      },
+    })
+    const racingProcess = Marketplace.create({ store: racing, clock, config: defaultConfig(MARKET) })
+    const sent = racingProcess.recordMilestone('msrotation', oldKey, { date: '2026-05-01', title: 'old key' })
+    await expect(sent).rejects.toMatchObject({ status: 401 })
+    expect(rotateAfterRead).toBe(false)
+    const agent = await store.getAgent('msrotation')
+    expect([agent?.claimedMilestones, agent?.verifiedMilestones]).toEqual([0, 0])
+    expect(await store.listMilestones('msrotation', 10)).toEqual([])
+    const events = await store.listEvents({ limit: 50 })
+    expect(
+      events.filter((event) => event.agent === 'msrotation' && event.kind === 'milestone.recorded'),
+    ).toEqual([])
+  })
+
+  test('behavior: a milestone with a key another process rotated away is 401, though this process remembers the key', async () => {
+    const { apiKey: oldKey } = await processA.registerAgent({ name: 'msremembered' })
+    // Process B authenticates the old key once (a heartbeat), so it remembers it; process A rotates it.
+    expect((await processB.heartbeat('msremembered', oldKey)).status).toBe('live')
+    const { apiKey: newKey } = await processA.rotateApiKey('msremembered', oldKey, noProof)
+    const body = { date: '2026-05-01', title: 'stale key' }
+    await expect(processB.recordMilestone('msremembered', oldKey, body)).rejects.toMatchObject({
+      status: 401,
+    })
+    expect(await store.listMilestones('msremembered', 10)).toEqual([])
+    expect((await processB.recordMilestone('MSREMEMBERED', newKey, body)).title).toBe('stale key')
+    expect((await store.getAgent('msremembered'))?.claimedMilestones).toBe(1)
+  })
+
+  test('work: a keyed write hashes its key once, in a process that has not seen it and after a rotation elsewhere', async () => {
+    let hashed = 0
+    useNativeSha256((text) => {
+      hashed++
+      return createHash('sha256').update(text).digest('hex')
+    })
+    const { apiKey } = await processA.registerAgent({ name: 'hashonce' })
+    const writes = [
+      (market: typeof processA, key: string) => market.heartbeat('hashonce', key),
+      (market: typeof processA, key: string) => market.updateAgent('hashonce', key, { bio: 'once' }),
+      (market: typeof processA, key: string) =>
+        market.recordMilestone('hashonce', key, { date: '2026-05-01', title: 'once' }),
+    ]
+    for (const write of writes) {
+      // A process that has never seen the key (it reads the store), then one that remembers it.
+      const fresh = Marketplace.create({ store, clock, config: defaultConfig(MARKET) })
+      for (const market of [fresh, fresh]) {
+        hashed = 0
+        await write(market, apiKey)
+        expect(hashed).toBe(1)
+      }
+    }
+    // A process remembers the key, another rotates it: the refused write is retried on the store's word, same hash.
+    const remembering = Marketplace.create({ store, clock, config: defaultConfig(MARKET) })
+    await remembering.heartbeat('hashonce', apiKey)
+    await processA.rotateApiKey('hashonce', apiKey, noProof)
+    for (const write of writes) {
+      hashed = 0
+      await expect(write(remembering, apiKey)).rejects.toMatchObject({ status: 401 })
+      expect(hashed).toBe(1)
+    }
   })
 
   test('attack: another agent key is 403, no credential is 401 naming both ways, and nothing changes', async () => {

@@ -371,14 +371,15 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       )
       return structuredClone(owned.sort(compareByActivity))
     },
-    async insertMilestone(milestone, newEvents) {
+    async insertMilestone(milestone, newEvents, apiKeyHash) {
       const agent = agentOf(milestone.agentName)
-      if (!agent) throw new Error(`insertMilestone: no agent ${milestone.agentName}`)
+      if (!agent || (apiKeyHash !== undefined && agent.apiKeyHash !== apiKeyHash)) return false
       milestones.push(structuredClone(milestone))
       if (milestone.trust === 'verified') agent.verifiedMilestones += 1
       else agent.claimedMilestones += 1
       agent.lastActiveAt = later(agent.lastActiveAt, milestone.createdAt)
       append(newEvents)
+      return true
     },
     async listMilestones(agentName, limit, offset = 0) {
       const key = nameKey(agentName)

@@ -177,8 +177,13 @@ export type AgentStore = {
   listPaidOffers(after: { agentKey: string; slug: string } | null, limit: number): Promise<PaidOfferRecord[]>
   /** Agents owned by a user, most recently active first. */
   listAgentsOwnedBy(username: string): Promise<AgentRecord[]>
-  /** Inserts a milestone, counts it on its agent, marks the agent active and appends events, in one transaction. */
-  insertMilestone(milestone: MilestoneRecord, events: FeedEventInput[]): Promise<void>
+  /**
+   * Inserts a milestone, counts it on its agent, marks the agent active and appends events, in one transaction. With
+   * `apiKeyHash` (the key the milestone was sent with), only while it is still the agent's key, checked in the
+   * counter's write: a key rotated by another process stops it. False: no such agent, or its key is another; nothing
+   * lands then.
+   */
+  insertMilestone(milestone: MilestoneRecord, events: FeedEventInput[], apiKeyHash?: string): Promise<boolean>
   /** A page of an agent's milestones (`offset` skipped), newest `date` first, then most recently recorded first. */
   listMilestones(agentName: string, limit: number, offset?: number): Promise<MilestoneRecord[]>
   /** Agents with a listing not withdrawn selling a skill of that slug or name (any case), most recently active first. */

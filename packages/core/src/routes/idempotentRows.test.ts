@@ -92,9 +92,10 @@ describe('Idempotency-Key when the database fails under a write', () => {
 
   test('a write that landed but whose answer was lost (outcome unknown) is never run again under its key', async () => {
     let fail = true
-    const { clock, record, count } = await market((real) => async (milestone, events) => {
-      await real(milestone, events)
+    const { clock, record, count } = await market((real) => async (milestone, events, apiKeyHash) => {
+      const landed = await real(milestone, events, apiKeyHash)
       if (fail) throw new StoreUnavailableError('unknown')
+      return landed
     })
     const first = await record('m-2')
     expect(first.status).toBe(503)
@@ -111,9 +112,9 @@ describe('Idempotency-Key when the database fails under a write', () => {
 
   test('a failure that changed nothing frees the key: the retry runs and is kept', async () => {
     let fail = true
-    const { record, count } = await market((real) => async (milestone, events) => {
+    const { record, count } = await market((real) => async (milestone, events, apiKeyHash) => {
       if (fail) throw new StoreUnavailableError('unchanged')
-      return real(milestone, events)
+      return real(milestone, events, apiKeyHash)
     })
     expect((await record('m-3')).json.code).toBe('database_unavailable')
     fail = false

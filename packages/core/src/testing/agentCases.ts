@@ -319,6 +319,57 @@ export function agentStoreCases(test: StoreTest, withStore: WithStore): void {
   )
 
   test(
+    "behavior: a milestone sent with a key hash lands only while it is the agent's key; refused, nothing of it lands",
+    withStore(async (store) => {
+      await store.insertAgent(
+        sampleAgent({ name: 'keyedms', apiKeyHash: 'current', lastActiveAt: at(0) }),
+        [],
+      )
+      await store.insertAgent(sampleAgent({ name: 'bystander', apiKeyHash: 'theirs' }), [])
+      const event = (id: string) =>
+        sampleEvent({ kind: 'milestone.recorded', agent: 'keyedms', data: { id } })
+      const refused = [
+        // A key rotated away (by another process, say), or another agent's key, or a write for no such agent.
+        ['keyedms', 'rotated-away'],
+        ['keyedms', 'theirs'],
+        ['nobody', 'current'],
+      ] as const
+      for (const [agentName, hash] of refused) {
+        const milestone = sampleMilestone({
+          id: `no-${hash}`,
+          agentName,
+          trust: 'verified',
+          createdAt: at(5),
+        })
+        equal(await store.insertMilestone(milestone, [event(milestone.id)], hash), false)
+      }
+      const untouched = await store.getAgent('keyedms')
+      equal(untouched?.verifiedMilestones, 0)
+      equal(untouched?.claimedMilestones, 0)
+      same(untouched?.lastActiveAt, at(0))
+      same(await store.listMilestones('keyedms', 10), [])
+      same(await store.listMilestones('nobody', 10), [])
+      equal((await store.listEvents({ limit: 50 })).filter((e) => e.kind === 'milestone.recorded').length, 0)
+      const landed = sampleMilestone({ id: 'yes', agentName: 'keyedms', createdAt: at(6) })
+      equal(await store.insertMilestone(landed, [event('yes')], 'current'), true)
+      same(
+        (await store.listMilestones('KEYEDMS', 10)).map((milestone) => milestone.id),
+        ['yes'],
+      )
+      equal((await store.getAgent('keyedms'))?.claimedMilestones, 1)
+      same(
+        (await store.listEvents({ limit: 50 }))
+          .filter((e) => e.kind === 'milestone.recorded')
+          .map((e) => e.data),
+        [{ id: 'yes' }],
+      )
+      // Without a key hash (a host's own write) only the agent must exist.
+      equal(await store.insertMilestone(sampleMilestone({ agentName: 'nobody' }), []), false)
+      equal(await store.insertMilestone(sampleMilestone({ agentName: 'keyedms' }), []), true)
+    }),
+  )
+
+  test(
     'behavior: events written with an action are listed newest first, paged by after and before',
     withStore(async (store) => {
       await store.insertAgent(sampleAgent({ name: 'evt' }), [

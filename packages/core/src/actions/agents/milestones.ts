@@ -5,6 +5,7 @@ import {
   MilestoneInput,
   MilestoneListInput,
   type MilestonePage,
+  type MilestoneRecord,
   type MilestoneView,
   milestoneTrust,
   toMilestoneView,
@@ -12,7 +13,7 @@ import {
 import type { AgentStore, StoreLifecycle } from '../../ports/Store.ts'
 import { readCache } from '../../ReadCache.ts'
 import { parseInput } from '../../Validation.ts'
-import { type ActionContext, authenticateByKeyHash, requireAgent } from '../context.ts'
+import { type ActionContext, authenticateName, type KeySender, keyedWrite, requireAgent } from '../context.ts'
 
 /** The milestone actions (SPEC rows 13 and 14). */
 export function milestoneActions(context: ActionContext<AgentStore & StoreLifecycle>) {
@@ -21,19 +22,27 @@ export function milestoneActions(context: ActionContext<AgentStore & StoreLifecy
   return {
     /** Records a milestone (bearer key of that agent); a proof URL makes it `verified`. */
     async recordMilestone(name: string, apiKey: string | undefined, body: unknown): Promise<MilestoneView> {
-      const agentName = await authenticateByKeyHash(context, name, apiKey)
+      // The key remembered here lets the milestone through to a write that checks it again (a rotation elsewhere stops it).
+      const sender = await authenticateName(context, name, apiKey)
       const input = parseInput(MilestoneInput, body)
-      const milestone = {
-        id: generateId(random, 'ms_'),
-        agentName,
-        date: input.date,
-        title: input.title,
-        description: input.description ?? null,
-        proof: input.proof ?? null,
-        trust: milestoneTrust(input.proof),
-        createdAt: clock.now(),
+      const id = generateId(random, 'ms_')
+      const createdAt = clock.now()
+      const record = async ({ name: agentName, apiKeyHash }: KeySender) => {
+        const milestone: MilestoneRecord = {
+          id,
+          agentName,
+          date: input.date,
+          title: input.title,
+          description: input.description ?? null,
+          proof: input.proof ?? null,
+          trust: milestoneTrust(input.proof),
+          createdAt,
+        }
+        return (await store.insertMilestone(milestone, [feedEvents.milestone(milestone)], apiKeyHash))
+          ? milestone
+          : null
       }
-      await store.insertMilestone(milestone, [feedEvents.milestone(milestone)])
+      const { written: milestone } = await keyedWrite(context, sender, record)
       feed.nudge()
       return toMilestoneView(milestone)
     },

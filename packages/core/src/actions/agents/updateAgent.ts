@@ -1,10 +1,17 @@
 import { type AgentRecord, sellerWarnings, UpdateAgentInput } from '../../Agent.ts'
 import type { AgentView } from '../../AgentView.ts'
-import { UnauthorizedError } from '../../errors.ts'
 import { feedEvents, newSkills } from '../../events.ts'
 import type { AgentStore } from '../../ports/Store.ts'
 import { parseInput } from '../../Validation.ts'
-import { type ActionContext, agentView, authenticate, authenticateName, requireAgent } from '../context.ts'
+import {
+  type ActionContext,
+  agentView,
+  authenticate,
+  authenticateName,
+  type KeySender,
+  keyedWrite,
+  requireAgent,
+} from '../context.ts'
 
 /** The `updateAgent` action (SPEC row 6). */
 export function updateAgentAction(context: ActionContext<AgentStore>) {
@@ -16,7 +23,7 @@ export function updateAgentAction(context: ActionContext<AgentStore>) {
     body: unknown,
   ): Promise<AgentView & { warnings: string[] }> {
     // The key remembered here lets the request through to a write that checks it again (a rotation elsewhere stops it).
-    let sender = await authenticateName(context, name, apiKey)
+    const sender = await authenticateName(context, name, apiKey)
     const patch = parseInput(UpdateAgentInput, body ?? {})
     // A listing moved out of deprecated drops its notice.
     if (patch.listing !== undefined && patch.listing !== 'deprecated' && patch.listingMessage === undefined)
@@ -27,7 +34,7 @@ export function updateAgentAction(context: ActionContext<AgentStore>) {
     const now = clock.now()
     // Only new skills need the list as it was (each newly published one is an event).
     const before = patch.skills ? (await requireAgent(context, sender.name)).skills : []
-    const update = ({ name: agentName, apiKeyHash }: typeof sender) => {
+    const update = ({ name: agentName, apiKeyHash }: KeySender) => {
       const published = patch.skills ? newSkills(before, patch.skills) : []
       const events = [
         feedEvents.updated(agentName, fields, now),
@@ -35,16 +42,9 @@ export function updateAgentAction(context: ActionContext<AgentStore>) {
       ]
       return store.updateAgent(agentName, patch, now, events, apiKeyHash)
     }
-    let updated = await update(sender)
-    // Refused when the key remembered here was rotated meanwhile: the store's own answer then decides (401, 403, 404).
-    if (!updated) {
-      sender = await authenticate(context, name, apiKey)
-      updated = await update(sender)
-      // Only a rotation landing between the two can refuse it again: the key is no longer valid.
-      if (!updated) throw new UnauthorizedError()
-    }
+    const { written } = await keyedWrite(context, sender, update)
     feed.nudge()
-    return answer(updated)
+    return answer(written)
   }
 
   /** The answer of an update: the agent's record as it is, and what a seller is still missing. */
