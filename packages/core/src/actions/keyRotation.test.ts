@@ -1,11 +1,12 @@
 import { describe, expect, test } from 'bun:test'
-import { createHash } from 'node:crypto'
+import { createHash, createHmac } from 'node:crypto'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { memoryStore } from '../adapters/memoryStore.ts'
 import { defaultConfig } from '../Config.ts'
-import { hashSecret, useNativeSha256 } from '../Credentials.ts'
+import { hashSecret } from '../Credentials.ts'
 import { Marketplace } from '../Marketplace.ts'
 import { manualClock } from '../ports/Clock.ts'
+import { useNativeHashes } from '../ports/Hashes.ts'
 import { walletProofTypedData } from '../WalletProof.ts'
 import type { ProvedRequest } from './users/index.ts'
 
@@ -157,9 +158,12 @@ describe('rotateApiKey on memoryStore', () => {
 
   test('work: a keyed write hashes its key once, in a process that has not seen it and after a rotation elsewhere', async () => {
     let hashed = 0
-    useNativeSha256((text) => {
-      hashed++
-      return createHash('sha256').update(text).digest('hex')
+    useNativeHashes({
+      sha256: (text) => {
+        hashed++
+        return createHash('sha256').update(text).digest('hex')
+      },
+      hmacSha256: (key, text, encoding) => createHmac('sha256', key).update(text).digest(encoding),
     })
     const { apiKey } = await processA.registerAgent({ name: 'hashonce' })
     const writes = [
