@@ -146,6 +146,7 @@ export type {
   OnlineEvent,
   OrderMailReceipt,
   PaidOfferRecord,
+  SellerSkill,
   Store,
   StoreLifecycle,
   TaskChange,
