@@ -124,7 +124,13 @@ describe('free orders answer alike whether the skill is read alone or with the w
     const store = await STORES[0]?.[1]()
     if (!store) throw new Error('no store')
     let agentReads = 0
-    const counted: Store = { ...store, getAgent: (name) => (agentReads++, store.getAgent(name)) }
+    const counted: Store = {
+      ...store,
+      getAgent: (name) => {
+        agentReads++
+        return store.getAgent(name)
+      },
+    }
     const market = Marketplace.create({ store: counted, config: defaultConfig(BASE_URL) })
     await market.registerAgent({ name: 'seller', skills: ['Echo'] })
     agentReads = 0
