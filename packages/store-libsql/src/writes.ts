@@ -68,7 +68,7 @@ function fits(columns: string[], values: Record<string, unknown>): boolean {
  * cached statement with the row's values in place: a cached statement run per row costs a fraction of building a
  * multi-row insert, and binding by position skips drizzle's placeholder filling, which cost a free order about a
  * tenth of its time (bench/CHANGES.md). A row finds its statement among its table's by comparing its keys with each
- * one's columns: a key string made of its 45 column names (a task's) and looked up cost a free order 5-10 µs.
+ * one's columns: a key string of its 45 column names (a task's), made and looked up per row, cost 1.5 µs of it.
  */
 function rowInserter({ db, connection }: Pick<Database, 'db' | 'connection'>) {
   const shapes = new Map<SQLiteTable, InsertShape[]>()
