@@ -104,9 +104,12 @@ export type TaskRecord = {
 export const UNPAID_TASK_TTL_MS = 24 * 60 * 60 * 1000
 /** Expired tasks are deleted this long after they expired (their ids then answer 404). */
 export const EXPIRED_TASK_RETENTION_MS = 7 * 24 * 60 * 60 * 1000
+/** How an order names a skill, as its slug or name are compared: trimmed, lower case. */
+export const skillKey = (nameOrSlug: string) => nameOrSlug.trim().toLowerCase()
+
 /** The skill of `agentSkills` named by `nameOrSlug` (its slug, or its name without regard to case). */
 export function findSkill(agentSkills: readonly SkillRecord[], nameOrSlug: string): SkillRecord | undefined {
-  const wanted = nameOrSlug.trim().toLowerCase()
+  const wanted = skillKey(nameOrSlug)
   return (
     agentSkills.find((skill) => skill.slug === wanted) ??
     agentSkills.find((skill) => skill.name.toLowerCase() === wanted)

@@ -140,6 +140,7 @@ export type {
   OnlineEvent,
   OrderMailReceipt,
   PaidOfferRecord,
+  SellerSkill,
   Store,
   StoreLifecycle,
   TaskChange,

@@ -1,4 +1,11 @@
-import type { AgentPatch, AgentRecord, AgentStore, FeedEventInput, OnlineEvent } from '@agentmarket/core'
+import type {
+  AgentPatch,
+  AgentRecord,
+  AgentStore,
+  FeedEventInput,
+  OnlineEvent,
+  SellerSkill,
+} from '@agentmarket/core'
 import {
   type AgentRow,
   byPosition,
@@ -12,11 +19,13 @@ import {
   toAgentRow,
   toEventRow,
   toMilestoneRecord,
+  toSkillRecord,
   toSkillRows,
   usernameKey,
 } from '@agentmarket/core/rows'
 import { agentListOrder, agentReads, skillsRead, type WithSkills } from '@agentmarket/store-sql'
 import { and, desc, eq, inArray, sql } from 'drizzle-orm'
+import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import { agentListCount, agentListWhere, WALK_IN_ORDER_FROM } from './agentList.ts'
 import type { RunInfo } from './connection.ts'
 import { sqliteExecutor } from './executor.ts'
@@ -48,6 +57,9 @@ const MILESTONE_COUNTED = {
 
 // The name keys of a batch of registrations already taken: its keys as one JSON array, each looked up by its index.
 const NAMES_TAKEN = 'select name_key from agents where name_key in (select value from json_each(?))'
+
+/** A skill's row with what an order needs of its seller (getSellerSkill). */
+type SellerSkillRow = SkillRow & { sellerName: string; sellerWallet: string | null; sellerListing: string }
 
 /** The values of an update's columns under the names its prepared statement binds them by (`set_<column>`). */
 const placeholderValues = (columns: Record<string, unknown>) =>
@@ -99,6 +111,22 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
   const agentByKey = shapedRead<AgentRow>(
     connection,
     db.select(named(agents)).from(agents).where(eq(agents.nameKey, key)),
+  )
+  // An order's skill and its seller in one statement: the skill by its primary key, the seller's three columns each by
+  // a subquery on the agent's (a join of the two cost twice the two reads here; bench/CHANGES.md, issue 41).
+  const sellerColumn = (column: SQLiteColumn, as: string) =>
+    sql`(select ${column} from ${agents} where ${agents.nameKey} = ${key})`.as(as)
+  const sellerSkillByKey = shapedRead<SellerSkillRow>(
+    connection,
+    db
+      .select({
+        ...named(skills),
+        sellerName: sellerColumn(agents.name, 'sellerName'),
+        sellerWallet: sellerColumn(agents.walletAddress, 'sellerWallet'),
+        sellerListing: sellerColumn(agents.listing, 'sellerListing'),
+      })
+      .from(skills)
+      .where(and(eq(skills.agentKey, key), eq(skills.slug, sql.placeholder('slug')))),
   )
   const agentNameByKey = db
     .select({ name: agents.name })
@@ -168,6 +196,19 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
   const getAgent = async (name: string): Promise<AgentRecord | null> => {
     const row = agentByKey.get({ key: nameKey(name) })
     return row ? toAgentRecord(row, skillsOfAgent.all({ key: row.nameKey })) : null
+  }
+
+  const getSellerSkill = async (name: string, slug: string): Promise<SellerSkill | null> => {
+    const row = sellerSkillByKey.get({ key: nameKey(name), slug })
+    if (!row) return null
+    const { sellerName, sellerWallet, sellerListing } = row
+    // Absent when active, as toAgentRecord leaves it.
+    const seller = {
+      name: sellerName,
+      walletAddress: sellerWallet,
+      ...(sellerListing !== 'active' && { listing: sellerListing }),
+    } as SellerSkill['seller']
+    return { seller, skill: toSkillRecord(row) }
   }
 
   /** Heartbeats of many agents in one transaction: per agent and key, its `online` event if due, then its times. */
@@ -246,6 +287,8 @@ export function agentStore(database: Database, searchIndex: SearchIndexer): Agen
     insertAgent: (agent, newEvents) => registrations({ agent, events: newEvents }),
 
     getAgent,
+
+    getSellerSkill,
 
     async findAgentNameByKeyHash(apiKeyHash) {
       return agentNameByKeyHash.get({ key: apiKeyHash })?.name ?? null

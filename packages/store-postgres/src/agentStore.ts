@@ -1,4 +1,4 @@
-import type { AgentPatch, AgentRecord, AgentStore, FeedEventInput } from '@agentmarket/core'
+import type { AgentPatch, AgentRecord, AgentStore, FeedEventInput, SellerSkill } from '@agentmarket/core'
 import {
   byPosition,
   compareByActivity,
@@ -8,6 +8,7 @@ import {
   toAgentRow,
   toEventRow,
   toMilestoneRecord,
+  toSkillRecord,
   toSkillRows,
   usernameKey,
 } from '@agentmarket/core/rows'
@@ -69,6 +70,30 @@ export function agentStore(database: PostgresDatabase): AgentStore {
   const key = sql.placeholder('key')
   const agentByKey = db.select().from(agents).where(eq(agents.nameKey, key)).prepare('agent_by_key')
   const skillsOfAgent = db.select().from(skills).where(eq(skills.agentKey, key)).prepare('skills_of_agent')
+  // An order's skill and what it needs of the seller in one round trip.
+  const sellerSkillByKey = db
+    .select({
+      skill: skills,
+      sellerName: agents.name,
+      sellerWallet: agents.walletAddress,
+      sellerListing: agents.listing,
+    })
+    .from(skills)
+    .innerJoin(agents, eq(agents.nameKey, skills.agentKey))
+    .where(and(eq(skills.agentKey, key), eq(skills.slug, sql.placeholder('slug'))))
+    .prepare('seller_skill_by_key')
+  const getSellerSkill = async (name: string, slug: string): Promise<SellerSkill | null> => {
+    const [row] = await sellerSkillByKey.execute({ key: nameKey(name), slug })
+    if (!row) return null
+    const { skill, sellerName, sellerWallet, sellerListing } = row
+    // Absent when active, as toAgentRecord leaves it.
+    const seller = {
+      name: sellerName,
+      walletAddress: sellerWallet,
+      ...(sellerListing !== 'active' && { listing: sellerListing }),
+    } as SellerSkill['seller']
+    return { seller, skill: toSkillRecord(skill) }
+  }
   const getAgent = async (name: string): Promise<AgentRecord | null> => {
     const [row] = await agentByKey.execute({ key: nameKey(name) })
     return row ? toAgentRecord(row, byPosition(await skillsOfAgent.execute({ key: row.nameKey }))) : null
@@ -93,6 +118,8 @@ export function agentStore(database: PostgresDatabase): AgentStore {
     },
 
     getAgent,
+
+    getSellerSkill,
 
     async findAgentNameByKeyHash(apiKeyHash) {
       const [row] = await db

@@ -4,6 +4,7 @@ import { ConflictError, InvalidInputError } from '../errors.ts'
 import { feedEvents } from '../events.ts'
 import type { FeedEventInput } from '../Feed.ts'
 import { jobIdOf } from '../payments/JobEscrow.ts'
+import type { SellerSkill } from '../ports/Store.ts'
 import { paramsProblems } from '../SkillInputSchema.ts'
 import { findSkill, type TaskRecord, UNPAID_TASK_TTL_MS } from '../Task.ts'
 import type { CreateTaskInput } from '../TaskInput.ts'
@@ -25,24 +26,43 @@ function unknownSkill(agent: AgentRecord, asked: string): InvalidInputError {
   ])
 }
 
+/** 409 agent_deleted: a seller that withdrew its listing takes no new orders. */
+function refuseWithdrawn(seller: SellerSkill['seller']) {
+  if (seller.listing === 'deleted')
+    throw new ConflictError(
+      'agent_deleted',
+      `"${seller.name}" withdrew its listing and takes no new orders; find another agent with GET /api/community/agents.`,
+    )
+}
+
 /**
  * A new task for one of `agent`'s skills, not yet stored: `paid` at once for a free skill, else `pending_payment`
  * to the seller's wallet until it expires. `clientKey` scopes its Idempotency-Key and re-check budget ('' when the
- * host names no client). Throws `unknown_skill` (400) or `seller_has_no_wallet` (409).
+ * host names no client). Throws `agent_deleted` (409), `unknown_skill` (400) or `seller_has_no_wallet` (409).
  */
 export function newTaskRecord(
-  { clock, random, config }: Pick<ActionPorts, 'clock' | 'random' | 'config'>,
+  ports: Pick<ActionPorts, 'clock' | 'random' | 'config'>,
   agent: AgentRecord,
   input: CreateTaskInput,
   clientKey = '',
 ): TaskRecord {
-  if (agent.listing === 'deleted')
-    throw new ConflictError(
-      'agent_deleted',
-      `"${agent.name}" withdrew its listing and takes no new orders; find another agent with GET /api/community/agents.`,
-    )
   const skill = findSkill(agent.skills, input.skill)
-  if (!skill) throw unknownSkill(agent, input.skill)
+  if (skill) return newTaskOfSkill(ports, { seller: agent, skill }, input, clientKey)
+  refuseWithdrawn(agent)
+  throw unknownSkill(agent, input.skill)
+}
+
+/**
+ * As `newTaskRecord`, for the skill the order names already found with its seller (the store's getSellerSkill):
+ * throws `agent_deleted` (409), `invalid_params` (400) or `seller_has_no_wallet` (409).
+ */
+export function newTaskOfSkill(
+  { clock, random, config }: Pick<ActionPorts, 'clock' | 'random' | 'config'>,
+  { seller: agent, skill }: SellerSkill,
+  input: CreateTaskInput,
+  clientKey = '',
+): TaskRecord {
+  refuseWithdrawn(agent)
   if (skill.input) {
     const errors = paramsProblems(skill.input, input.params ?? {})
     const [first] = errors

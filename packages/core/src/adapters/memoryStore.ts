@@ -289,6 +289,16 @@ export function memoryStore(_options: MemoryStoreOptions = {}): Store {
       const agent = agentOf(name)
       return agent ? structuredClone(agent) : null
     },
+    async getSellerSkill(name, slug) {
+      const agent = agentOf(name)
+      const skill = agent?.skills.find((each) => each.slug === slug)
+      if (!agent || !skill) return null
+      const { walletAddress, listing } = agent
+      return {
+        seller: { name: agent.name, walletAddress, ...(listing !== undefined && { listing }) },
+        skill: structuredClone(skill),
+      }
+    },
     async findAgentNameByKeyHash(apiKeyHash) {
       for (const agent of agents.values()) if (agent.apiKeyHash === apiKeyHash) return agent.name
       return null

@@ -7,6 +7,7 @@ import type { FeedEventInput, FeedEventRecord } from '../Feed.ts'
 import type { TaskEntry, TaskOutcome, TaskRating } from '../Job.ts'
 import type { MilestoneRecord } from '../Milestone.ts'
 import type { MailOutcome, OutboxEntry } from '../OrderMail.ts'
+import type { SkillRecord } from '../Skill.ts'
 import type { IdempotentAnswer, PendingCheck, TaskPayment, TaskRecord, TaskStatus } from '../Task.ts'
 import type { UserRecord } from '../User.ts'
 import type { WebhookDelivery, WebhookOutcome, WebhookRecord } from '../Webhook.ts'
@@ -111,6 +112,15 @@ export type PaidOfferRecord = {
 }
 
 /**
+ * What an order of one skill needs of its seller and that skill (getSellerSkill): the seller's name as registered, its
+ * listing (absent: active) and wallet, and the skill as stored.
+ */
+export type SellerSkill = {
+  seller: Pick<AgentRecord, 'name' | 'walletAddress' | 'listing'>
+  skill: SkillRecord
+}
+
+/**
  * An order e-mail to record once: the task it made (with its events) or none, and the reply, which lands in the
  * outbox in the same transaction.
  */
@@ -131,6 +141,12 @@ export type AgentStore = {
   insertAgent(agent: AgentRecord, events: FeedEventInput[]): Promise<'inserted' | 'name_taken'>
   /** The agent of that name, looked up without regard to case. */
   getAgent(name: string): Promise<AgentRecord | null>
+  /**
+   * The skill of slug `slug` of the agent of that name (looked up without regard to case) with what an order needs of
+   * the agent, read together (one statement where the store can): an order reads neither the agent's other skills nor
+   * the rest of its record. Null when there is no such agent or it has no skill of that slug.
+   */
+  getSellerSkill(name: string, slug: string): Promise<SellerSkill | null>
   /** The name of the agent whose API key hashes to `apiKeyHash`, if any. */
   findAgentNameByKeyHash(apiKeyHash: string): Promise<string | null>
   /**

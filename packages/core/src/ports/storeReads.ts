@@ -3,6 +3,7 @@
  */
 export const STORE_READ_METHODS: ReadonlySet<string> = new Set([
   'getAgent',
+  'getSellerSkill',
   'findAgentNameByKeyHash',
   'listAgents',
   'syncAgents',

@@ -55,6 +55,44 @@ export function agentStoreCases(test: StoreTest, withStore: WithStore): void {
   )
 
   test(
+    "behavior: an order's skill reads back by its slug with the seller's name as registered, wallet and listing",
+    withStore(async (store) => {
+      const search = sampleSkill({
+        name: 'Search',
+        slug: 'search',
+        description: 'web search',
+        type: 'purchasable',
+        input: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+        priceBaseUnits: 999_999_999_999_999n,
+        sla: '5s',
+        slaSeconds: 5,
+        reviewSeconds: 3600,
+        reveal: 'after_acceptance',
+        url: 'https://example.com/search',
+      })
+      const wallet = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'
+      const agent = sampleAgent({ name: 'Seller_1', walletAddress: wallet, skills: [sampleSkill(), search] })
+      await store.insertAgent(agent, [])
+      const seller = { name: 'Seller_1', walletAddress: wallet }
+      same(await store.getSellerSkill('SELLER_1', 'search'), { seller, skill: search })
+      same(await store.getSellerSkill('seller_1', 'ping'), { seller, skill: sampleSkill() })
+      // By slug only: a skill's name, another case of its slug, or no such agent or skill is null.
+      for (const [name, slug] of [
+        ['seller_1', 'Search'],
+        ['seller_1', 'SEARCH'],
+        ['seller_1', 'nothing'],
+        ['nobody', 'search'],
+      ] as const)
+        equal(await store.getSellerSkill(name, slug), null)
+      await store.updateAgent('seller_1', { walletAddress: null, listing: 'deleted' }, at(1), [])
+      same(await store.getSellerSkill('seller_1', 'ping'), {
+        seller: { name: 'Seller_1', walletAddress: null, listing: 'deleted' },
+        skill: sampleSkill(),
+      })
+    }),
+  )
+
+  test(
     'behavior: prices keep exact base units beyond double precision',
     withStore(async (store) => {
       const price = 999_999_999_999_999n

@@ -52,7 +52,7 @@ export function budgetExceeded(
  */
 export async function orderGuard(
   context: ActionContext<AgentStore & TaskStore & KvStore>,
-  seller: AgentRecord,
+  seller: Pick<AgentRecord, 'name'>,
   task: TaskRecord,
   buyerKey: string | undefined,
 ): Promise<OrderGuard> {

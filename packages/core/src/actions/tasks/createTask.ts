@@ -4,13 +4,13 @@ import { ChainUnavailableError, ConflictError, idempotencyKeyReused } from '../.
 import { recheckDelayMs } from '../../PaymentRechecks.ts'
 import type { AgentStore, KvStore, TaskStore } from '../../ports/Store.ts'
 import { clientKeyOf } from '../../RateLimit.ts'
-import type { IdempotentAnswer, TaskRecord } from '../../Task.ts'
+import { type IdempotentAnswer, skillKey, type TaskRecord } from '../../Task.ts'
 import { CreateTaskInput } from '../../TaskInput.ts'
 import { toTaskView } from '../../TaskView.ts'
 import { parseInput } from '../../Validation.ts'
 import { type ActionContext, requireAgent } from '../context.ts'
 import { parseIdempotencyKey } from '../idempotency.ts'
-import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
+import { eventsOfNewTask, newTaskOfSkill, newTaskRecord } from '../newTask.ts'
 import { type TaskAnswer, taskAnswer } from './answers.ts'
 import { insertOrder, orderGuard } from './budgetGuard.ts'
 import { checkOf, judge, payerProved, paymentOf, pendingVerification } from './judging.ts'
@@ -146,7 +146,12 @@ export function createTaskAction(context: ActionContext<AgentStore & TaskStore &
     const input = parseInput(CreateTaskInput, body)
     const key = options.idempotencyKey ?? null
     if (key !== null) parseIdempotencyKey(key)
-    const agent = await requireAgent(context, agentName)
+    // The skill named by its slug is read with what the order needs of its seller; any other order (a skill named
+    // by its name, no such skill or agent) reads the agent and all its skills, as the answer then needs them.
+    const found =
+      (await store.getSellerSkill(agentName, skillKey(input.skill))) ??
+      (await requireAgent(context, agentName))
+    const agent = 'seller' in found ? found.seller : found
     // Only a request with an Idempotency-Key is ever compared with another.
     const fingerprint = key === null ? '' : hashSecret(JSON.stringify(input))
     const clientKey = clientKeyOf(options.client)
@@ -154,7 +159,10 @@ export function createTaskAction(context: ActionContext<AgentStore & TaskStore &
       const first = await store.findIdempotentAnswer(agent.name, clientKey, key)
       if (first) return replay(first, fingerprint)
     }
-    const task = newTaskRecord(context, agent, input, clientKey)
+    const task =
+      'seller' in found
+        ? newTaskOfSkill(context, found, input, clientKey)
+        : newTaskRecord(context, found, input, clientKey)
     const guard = await orderGuard(context, agent, task, options.buyerKey)
     const paysNow = input.tx_hash && task.status === 'pending_payment'
     if (paysNow && !input.payer_signature) throw signatureRequired()
