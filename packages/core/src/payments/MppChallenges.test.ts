@@ -238,7 +238,14 @@ describe('the 402 challenge of a paid order', () => {
       expires: '',
       opaque: undefined,
     })
-    expect(made.opaque?.bodyDigest).toBe(answered.opaque?.bodyDigest)
+    // The same scope and body digest bound; each its own nonce.
+    const bound = (opaque: unknown) => {
+      const { nonce, ...rest } = PaymentRequest.deserialize(String(opaque)) as Record<string, unknown>
+      expect(nonce).toBeString()
+      return rest
+    }
+    expect(bound(made.opaque)).toEqual({ _mppx_scope: 'seller/summary', bodyDigest: 'ab'.repeat(32) })
+    expect(bound(answered.opaque)).toEqual(bound(made.opaque))
     expect(Challenge.verify(made, { secretKey: SECRET })).toBe(true)
     expect([...challenge.headers.keys()]).toEqual([...charged.headers.keys()])
     const body = (response: Response) => response.json() as Promise<Record<string, unknown>>
