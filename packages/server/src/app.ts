@@ -30,7 +30,7 @@ import { requestLog } from './plugins/requestLog.ts'
 import { catalogRoutes } from './routes/catalog.ts'
 import type { RouteDeps } from './routes/deps.ts'
 import { type HealthProbes, serverRoutes } from './routes/discovery.ts'
-import { jsonWithETag, type Reply } from './routes/etag.ts'
+import { APP_HEADERS, jsonWithETag, type Reply } from './routes/etag.ts'
 import { llmsGuide, llmsRoutes } from './routes/llms.ts'
 import { tableRoutes } from './routes/table.ts'
 import { VERSION } from './version.ts'
@@ -95,11 +95,7 @@ export function createApp(deps: AppDeps) {
 
   // Set once when handlers are compiled, not by a hook on every request. The read API is open to every origin;
   // writes from browsers stay closed unless corsOrigins names the site: only then is a preflight (OPTIONS) granted.
-  const base = new Elysia().headers({
-    'access-control-allow-origin': '*',
-    'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
-  })
+  const base = new Elysia().headers({ ...APP_HEADERS })
   // Only when some version is deprecated: a global request hook costs every request (bench: the HTTP section).
   const withDeprecations = versions.some((version) => version.deprecation)
     ? base.onRequest(({ request, set }) => {

@@ -35,6 +35,15 @@ export type ChargeRequest = {
   bodyDigest: string
 }
 
+/** What mppx's charge and a challenge take of `charge`: the price in display units, the payee, description and scope. */
+const challengeFields = (charge: ChargeRequest) => ({
+  // mppx takes display units and writes base units on the wire: 10000n -> "0.01" -> "10000".
+  amount: formatAmount(charge.amountBaseUnits),
+  recipient: charge.recipient,
+  description: charge.description,
+  scope: charge.scope,
+})
+
 /** The outcome of a charge: a 402 to answer (a problem, its challenge in WWW-Authenticate), or a settled payment. */
 export type ChargeOutcome =
   | { paid: false; challenge: Response }
@@ -181,16 +190,13 @@ export function createMppCharger(settings: MppSettings, store: KvStore) {
       const [{ Receipt }] = await loadMppx()
       return Receipt.serialize({ method: 'tempo', reference, status: 'success', timestamp: at.toISOString() })
     },
+    /** The 402 challenge of `charge` (a problem, its challenge in WWW-Authenticate), as `charge` answers a request without a credential. */
+    challenge: (charge: ChargeRequest): Promise<Response> =>
+      challenges.respond({ ...challengeFields(charge), bodyDigest: charge.bodyDigest }),
     /** Answers a request with a challenge, or settles the credential it carries. */
     async charge(request: Request, charge: ChargeRequest): Promise<ChargeOutcome> {
       const [{ Credential, Receipt }] = await loadMppx()
-      const fields = {
-        // mppx takes display units and writes base units on the wire: 10000n -> "0.01" -> "10000".
-        amount: formatAmount(charge.amountBaseUnits),
-        recipient: charge.recipient,
-        description: charge.description,
-        scope: charge.scope,
-      }
+      const fields = challengeFields(charge)
       // Without a credential (as mppx's HTTP transport reads one) the answer is its challenge, made by the issuer.
       const authorization = request.headers.get('authorization')
       if (!authorization || !Credential.extractPaymentScheme(authorization))

@@ -197,4 +197,61 @@ describe('the 402 challenge of a paid order', () => {
     // Only the template's check ran the HMAC; every challenge after it was mppx's own.
     expect(hmacCalls).toBe(1)
   })
+  test("work: mppx's parts are loaded once for many challenges, and again after a load that failed", async () => {
+    const library: ChallengeLibrary = {
+      generate: (options) => reference.challenge.tempo.charge(options),
+      serializeChallenge: Challenge.serialize,
+      serializeRecord: PaymentRequest.serialize,
+      paymentRequiredProblem: (description) =>
+        new Errors.PaymentRequiredError({ description }).toProblemDetails(),
+    }
+    let loads = 0
+    const issuer = mppChallenges({
+      secretKey: SECRET,
+      hmac: webCryptoHashes().hmac,
+      load: async () => {
+        loads += 1
+        if (loads === 1) throw new Error('mppx is not there yet')
+        return library
+      },
+    })
+    const fields = {
+      amount: '0.01',
+      recipient: SELLER,
+      description: 'd',
+      scope: 'seller/summary',
+      bodyDigest: 'ab'.repeat(32),
+    } as const
+    await expect(issuer.respond(fields)).rejects.toThrow('mppx is not there yet')
+    for (let round = 0; round < 5; round++) expect((await issuer.respond(fields)).status).toBe(402)
+    expect(loads).toBe(2)
+  })
+
+  test("behavior: the charger's challenge is the one its charge answers a request without a credential with", async () => {
+    const charger = createMppCharger(settings, memoryStore())
+    const challenge = await charger.challenge(order())
+    const charged = await ours(order(), charger)
+    const [made, answered] = [Challenge.fromResponse(challenge), Challenge.fromResponse(charged)]
+    expect({ ...made, id: '', expires: '', opaque: undefined }).toEqual({
+      ...answered,
+      id: '',
+      expires: '',
+      opaque: undefined,
+    })
+    // The same scope and body digest bound; each its own nonce.
+    const bound = (opaque: unknown) => {
+      const { nonce, ...rest } = PaymentRequest.deserialize(String(opaque)) as Record<string, unknown>
+      expect(nonce).toBeString()
+      return rest
+    }
+    expect(bound(made.opaque)).toEqual({ _mppx_scope: 'seller/summary', bodyDigest: 'ab'.repeat(32) })
+    expect(bound(answered.opaque)).toEqual(bound(made.opaque))
+    expect(Challenge.verify(made, { secretKey: SECRET })).toBe(true)
+    expect([...challenge.headers.keys()]).toEqual([...charged.headers.keys()])
+    const body = (response: Response) => response.json() as Promise<Record<string, unknown>>
+    expect({ ...(await body(challenge)), challengeId: '' }).toEqual({
+      ...(await body(charged)),
+      challengeId: '',
+    })
+  })
 })

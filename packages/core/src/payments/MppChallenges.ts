@@ -104,6 +104,13 @@ export function mppChallenges(options: {
   load: () => Promise<ChallengeLibrary>
 }) {
   const templates = new Map<string, Promise<Template | null>>()
+  // mppx's parts, loaded once (each 402 made a new set of them); a load that failed is tried again by the next 402.
+  let loading: Promise<ChallengeLibrary> | null = null
+  const loaded = () =>
+    (loading ??= options.load().catch((error: unknown) => {
+      loading = null
+      throw error
+    }))
 
   const opaqueOf = (library: ChallengeLibrary, fields: ChallengeFields, nonce: string) =>
     opaqueText(fields, nonce) ??
@@ -154,7 +161,7 @@ export function mppChallenges(options: {
   return {
     /** The 402 answer for `fields`: a problem with `code: "payment_required"`, its challenge in WWW-Authenticate. */
     async respond(fields: ChallengeFields): Promise<Response> {
-      const library = await options.load()
+      const library = await loaded()
       const key = `${fields.amount}\n${fields.recipient}\n${fields.description}`
       let template = templates.get(key)
       if (!template) {

@@ -1,8 +1,11 @@
 import { describe, expect, test } from 'bun:test'
-import { defaultConfig, Marketplace, type MarketplaceActions } from '@agentmarket/core'
+import { defaultConfig, Marketplace, type MarketplaceActions, type TaskStatus } from '@agentmarket/core'
+import { sampleTask } from '@agentmarket/core/testing'
 import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
+import { Elysia } from 'elysia'
 import { createApp } from '../app.ts'
 import { TEST_BASE_URL, testApp } from '../testing/http.ts'
+import { APP_HEADERS } from './etag.ts'
 
 /** The app over a marketplace whose paid order answers `answer` whatever it is asked. */
 async function appAnswering(answer: () => Response) {
@@ -43,5 +46,78 @@ describe('a Response a route answers', () => {
     expect(missing.headers.get('content-type')).toBe('application/problem+json')
     expect(missing.headers.get('x-content-type-options')).toBe('nosniff')
     expect(missing.headers.get('access-control-expose-headers')).toContain('retry-after')
+  })
+})
+
+/** The bytes `port` answers a GET of `path` with, one character a byte, its Date line left out (the clock's). */
+async function wireBytes(port: number, path: string): Promise<string> {
+  const chunks: Buffer[] = []
+  await new Promise<void>((resolve, reject) => {
+    Bun.connect({
+      hostname: '127.0.0.1',
+      port,
+      socket: {
+        open: (socket) => {
+          socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`)
+        },
+        data: (_socket, data) => {
+          chunks.push(Buffer.from(data))
+        },
+        close: () => resolve(),
+        error: (_socket, error) => reject(error),
+      },
+    }).catch(reject)
+  })
+  return Buffer.concat(chunks)
+    .toString('latin1')
+    .replace(/^Date: .*\r\n/m, '')
+}
+
+describe('a JSON answer', () => {
+  test('behavior: a task of every status goes on the wire byte for byte as Elysia writes the same object', async () => {
+    const app = await testApp()
+    const statuses: TaskStatus[] = [
+      'pending_payment',
+      'paid',
+      'delivered',
+      'completed',
+      'rejected',
+      'expired',
+    ]
+    const at = new Date('2026-06-01T11:00:00.000Z')
+    const payment = (n: number) => ({
+      method: 'transfer' as const,
+      txHash: `0x${n.toString(16).padStart(64, 'a')}` as const,
+      escrowTaskId: null,
+      amountBaseUnits: 10_000n,
+      from: '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359' as const,
+      at,
+    })
+    // Each status bare, and with a payment, a result (non-ASCII text included) and a delivery time.
+    const tasks = statuses.flatMap((status, n) => [
+      sampleTask({ status }),
+      sampleTask({ status, payment: payment(n + 1), resultUrl: 'https://example.com/r/é', deliveredAt: at }),
+    ])
+    for (const task of tasks) expect((await app.store.insertTask(task, [])).outcome).toBe('inserted')
+    const ours = app.app.listen({ port: 0, hostname: '127.0.0.1' })
+    // Elysia's own answer of the same objects, with the app's headers as its defaults.
+    const views = new Map<string, unknown>()
+    const reference = new Elysia()
+      .headers({ ...APP_HEADERS })
+      .get('/api/agents/:name/tasks/:id', ({ params }) => views.get(params.id))
+      .listen({ port: 0, hostname: '127.0.0.1' })
+    try {
+      for (const task of tasks) {
+        const path = `/api/agents/${task.agentName}/tasks/${task.id}`
+        const sent = await wireBytes(Number(ours.server?.port), path)
+        expect(sent).toStartWith('HTTP/1.1 200 OK\r\n')
+        const body = Buffer.from(sent.slice(sent.indexOf('\r\n\r\n') + 4), 'latin1').toString('utf8')
+        views.set(task.id, JSON.parse(body))
+        expect(sent).toBe(await wireBytes(Number(reference.server?.port), path))
+      }
+    } finally {
+      await ours.stop()
+      await reference.stop()
+    }
   })
 })

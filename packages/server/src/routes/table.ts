@@ -11,7 +11,7 @@ import type { Server } from 'elysia/universal'
 import { operation } from '../openapi/operation.ts'
 import { rawBodyOf, readJsonBody } from '../plugins/jsonBody.ts'
 import { queryOf, type RouteDeps } from './deps.ts'
-import { type Reply, sendAsBuilt, sendReady } from './etag.ts'
+import { type Reply, sendAsBuilt, sendJson, sendReady } from './etag.ts'
 
 /**
  * A stream's own idle timeout, in place of the server's (IDLE_TIMEOUT_SECONDS), which may be shorter than the
@@ -88,7 +88,11 @@ function handlerOf(row: RouteRow, deps: RouteDeps) {
     if (etag || (cachedRead && typeof reply.body === 'object' && reply.body !== null))
       return sendReady(reply.body, reply.headers, etag, request, set)
     if (reply.headers) Object.assign(set.headers, reply.headers)
-    return reply.body
+    const { body } = reply
+    // A plain object or array is what Elysia answers as JSON (Response.json); anything else it answers its own way.
+    const json =
+      typeof body === 'object' && body !== null && (Array.isArray(body) || body.constructor === Object)
+    return json ? sendJson(body, set) : body
   }
   // Elysia reads which context fields a handler names to decide what to prepare: no handler names the body, which a
   // write reads itself (readJsonBody), so Elysia prepares none (jsonBody.ts says why).

@@ -282,6 +282,12 @@ export function orderWithPaymentAction(
       bodyDigest: await context.mpp.bodyDigest(orderText(skill.slug, input)),
     }
     const mpp = context.mpp
+    // No Authorization header: no credential to read, claim, settle or recover, so nothing is paid, held or claimed
+    // (mppx reads a credential from that header alone); the answer is the challenge.
+    if (authorization === null) {
+      const challenge = await mpp.challenge(charge)
+      return x402 ? withX402Offer(context, x402, task, challenge) : challenge
+    }
     const order = { key: idempotencyKeyOf(request), fingerprint: hashSecret(orderText(skill.slug, input)) }
     const { used, paying, reference, earlier, claims, signed } = await credentialOfOrder(
       context,
