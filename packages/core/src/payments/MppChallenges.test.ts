@@ -208,7 +208,7 @@ describe('the 402 challenge of a paid order', () => {
     let loads = 0
     const issuer = mppChallenges({
       secretKey: SECRET,
-      hmac: webCryptoHashes().hmac,
+      hmac: challengeId,
       load: async () => {
         loads += 1
         if (loads === 1) throw new Error('mppx is not there yet')
