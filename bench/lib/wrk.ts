@@ -40,6 +40,9 @@ function toMs(text: string): number {
 /** Runs wrk (1 thread, `connections` connections, `--latency`) and reads its report. */
 export async function runWrk(options: WrkOptions): Promise<WrkResult> {
   if (!/^http:\/\/127\.0\.0\.1[:/]/.test(options.url)) throw new Error('wrk: loopback targets only')
+  // wrk prints its usage (and exits 0) for a duration that is not a whole number.
+  if (!Number.isInteger(options.seconds) || options.seconds < 1)
+    throw new Error('wrk: a whole number of seconds')
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' }
   if (options.method) env.WRK_METHOD = options.method
   if (options.body) env.WRK_BODY = options.body
