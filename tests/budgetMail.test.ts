@@ -15,7 +15,8 @@ const MAILBOX = 'orders@market.test'
 const BASE_URL = 'https://mail-budgets.market.test'
 const owner = privateKeyToAccount(generatePrivateKey())
 const folder = mkdtempSync(join(tmpdir(), 'budget-mail-'))
-const smtpPort = freePort()
+// Drawn just before the server starts (beforeAll): another process can take a port drawn seconds earlier.
+let smtpPort = 0
 let relay: CaptureRelay
 let server: MarketServer
 let buyerKey = ''
@@ -51,6 +52,7 @@ const problemOf = (email: Email) => email.headers.find((item) => item.key === 'x
 
 beforeAll(async () => {
   relay = await captureRelay(freePort())
+  smtpPort = freePort()
   server = await startMarketServer({
     DATABASE_URL: `file:${join(folder, 'market.db')}`,
     BASE_URL,

@@ -16,7 +16,8 @@ import { type CaptureRelay, captureRelay, sendMail } from '../support/smtp.ts'
 const PRICE = 2_500_000n
 const MAILBOX = 'orders@market.test'
 const folder = mkdtempSync(join(tmpdir(), 'agentmarket-frontrun-'))
-const smtpPort = freePort()
+// Drawn just before the server starts (beforeAll): another process can take a port drawn seconds earlier.
+let smtpPort = 0
 let anvil: Anvil
 let relay: CaptureRelay
 let server: MarketServer
@@ -35,6 +36,7 @@ beforeAll(async () => {
   ;({ anvil, escrow } = chain)
   ;({ victim, attacker, seller, attackerWallet } = chain.accounts)
   relay = await captureRelay(freePort())
+  smtpPort = freePort()
   server = await startMarketServer({
     DATABASE_URL: `file:${join(folder, 'market.db')}`,
     CHAIN_RPC_URL: anvil.rpcUrl,
