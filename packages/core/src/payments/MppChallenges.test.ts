@@ -32,6 +32,24 @@ const reference = Mppx.create({
   methods: [tempo.charge({ currency: CURRENCY, getClient: () => client })],
 })
 
+/** mppx's own parts, generating with the reference server: what the fast path is checked against. */
+const referenceLibrary = (): ChallengeLibrary => ({
+  generate: (options) => reference.challenge.tempo.charge(options),
+  serializeChallenge: Challenge.serialize,
+  serializeRecord: PaymentRequest.serialize,
+  paymentRequiredProblem: (description) =>
+    new Errors.PaymentRequiredError({ description }).toProblemDetails(),
+})
+
+/** The fields of one challenge for the seller's summary skill. */
+const SUMMARY_FIELDS = {
+  amount: '0.01',
+  recipient: SELLER,
+  description: 'd',
+  scope: 'seller/summary',
+  bodyDigest: 'ab'.repeat(32),
+} as const
+
 const order = (overrides: Partial<Parameters<ReturnType<typeof createMppCharger>['charge']>[1]> = {}) => ({
   amountBaseUnits: 10_000n,
   recipient: SELLER as `0x${string}`,
@@ -168,13 +186,7 @@ describe('the 402 challenge of a paid order', () => {
 
   test('error: when the fast path would differ from mppx (here a wrong HMAC), mppx makes every challenge itself', async () => {
     let hmacCalls = 0
-    const library: ChallengeLibrary = {
-      generate: (options) => reference.challenge.tempo.charge(options),
-      serializeChallenge: Challenge.serialize,
-      serializeRecord: PaymentRequest.serialize,
-      paymentRequiredProblem: (description) =>
-        new Errors.PaymentRequiredError({ description }).toProblemDetails(),
-    }
+    const library = referenceLibrary()
     const issuer = mppChallenges({
       secretKey: SECRET,
       hmac: async (key, message) => {
@@ -183,28 +195,15 @@ describe('the 402 challenge of a paid order', () => {
       },
       load: async () => library,
     })
-    const fields = {
-      amount: '0.01',
-      recipient: SELLER,
-      description: 'd',
-      scope: 'seller/summary',
-      bodyDigest: 'ab'.repeat(32),
-    } as const
     for (let round = 0; round < 3; round++) {
-      const challenge = Challenge.fromResponse(await issuer.respond(fields))
+      const challenge = Challenge.fromResponse(await issuer.respond(SUMMARY_FIELDS))
       expect(Challenge.verify(challenge, { secretKey: SECRET })).toBe(true)
     }
     // Only the template's check ran the HMAC; every challenge after it was mppx's own.
     expect(hmacCalls).toBe(1)
   })
   test("work: mppx's parts are loaded once for many challenges, and again after a load that failed", async () => {
-    const library: ChallengeLibrary = {
-      generate: (options) => reference.challenge.tempo.charge(options),
-      serializeChallenge: Challenge.serialize,
-      serializeRecord: PaymentRequest.serialize,
-      paymentRequiredProblem: (description) =>
-        new Errors.PaymentRequiredError({ description }).toProblemDetails(),
-    }
+    const library = referenceLibrary()
     let loads = 0
     const issuer = mppChallenges({
       secretKey: SECRET,
@@ -215,15 +214,8 @@ describe('the 402 challenge of a paid order', () => {
         return library
       },
     })
-    const fields = {
-      amount: '0.01',
-      recipient: SELLER,
-      description: 'd',
-      scope: 'seller/summary',
-      bodyDigest: 'ab'.repeat(32),
-    } as const
-    await expect(issuer.respond(fields)).rejects.toThrow('mppx is not there yet')
-    for (let round = 0; round < 5; round++) expect((await issuer.respond(fields)).status).toBe(402)
+    await expect(issuer.respond(SUMMARY_FIELDS)).rejects.toThrow('mppx is not there yet')
+    for (let round = 0; round < 5; round++) expect((await issuer.respond(SUMMARY_FIELDS)).status).toBe(402)
     expect(loads).toBe(2)
   })
 
