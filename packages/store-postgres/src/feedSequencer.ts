@@ -12,10 +12,11 @@ const SEQUENCER_LOCK = 8_400_102
 /**
  * Gives feed events their public position in commit order. A transaction draws `seq` when it inserts but may commit
  * after a later one, so a reader paging by `seq` could pass an event that commits afterwards and never see it.
- * Positions are given only to events of finished transactions (their `xid` below the oldest running one), in `seq`
- * order, continuing the largest position, under an advisory lock: every position is final when a reader can see it,
- * and no event can later appear below one already seen. Every node runs it after each of its writes and every
- * SWEEP_MS; an event waits only while an older transaction is still open.
+ * Positions go to the events the sequencer can see (committed ones: an open transaction's are invisible to it), in
+ * `seq` order, continuing the largest position, under an advisory lock: every position is final when a reader can
+ * see it, and an event that commits later is positioned after every one already shown. Waiting for the oldest running
+ * transaction instead would let any long transaction of the cluster (another database's included: transaction ids
+ * are the cluster's) hold back the feed. Every node runs it after each of its writes and every SWEEP_MS.
  * @example const sequencer = feedSequencer(database); await sequencer.run(); sequencer.stop()
  */
 export function feedSequencer({ sql }: PostgresDatabase) {
@@ -28,7 +29,7 @@ export function feedSequencer({ sql }: PostgresDatabase) {
     await sql.unsafe(`set local lock_timeout = 0; select pg_advisory_xact_lock(${SEQUENCER_LOCK});
       with ready as (
         select seq, row_number() over (order by seq) as n from events
-        where position is null and xid < (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint
+        where position is null
       ), base as (select coalesce(max(position), 0) as last from events),
       positioned as (
         update events set position = base.last + ready.n from ready, base where events.seq = ready.seq returning 1

@@ -19,6 +19,31 @@ import { PAID_POINTS } from './taskStore.ts'
 const server = await startMigratedPostgres()
 afterAll(() => server.stop())
 
+/** A transaction left open on its own connection after `work`, until `commit` (a long job, an idle session). */
+async function openTransaction(url: string, work: (tx: postgres.TransactionSql) => Promise<unknown>) {
+  const connection = postgres(url, { max: 1, onnotice: () => {} })
+  let finish = () => {}
+  let opened = () => {}
+  const ready = new Promise<void>((resolve) => {
+    opened = resolve
+  })
+  const done = connection.begin(async (tx) => {
+    await work(tx)
+    opened()
+    await new Promise<void>((resolve) => {
+      finish = resolve
+    })
+  })
+  await ready
+  return {
+    commit: async () => {
+      finish()
+      await done
+      await connection.end()
+    },
+  }
+}
+
 storeSuite({ describe, test }, 'postgresStore', async () =>
   postgresStore(await openPostgres(await server.freshUrl(), { max: 4 })),
 )
@@ -37,34 +62,40 @@ describe('postgresStore across nodes', () => {
     const url = await server.freshUrl()
     const store = await postgresStore(await openPostgres(url, { max: 4 }))
     const raw = postgres(url, { max: 2, onnotice: () => {} })
-    const event = (summary: string) =>
-      raw`insert into events (kind, agent, at, summary, data) values ('agent.updated', 'a', 1, ${summary}, '{}')`
     // The slow transaction draws the lower seq but commits last.
-    let finishSlow = () => {}
-    const slowOpen = new Promise<void>((opened) => {
-      void raw.begin(async (tx) => {
-        await tx`insert into events (kind, agent, at, summary, data) values ('agent.updated', 'a', 1, 'slow', '{}')`
-        opened()
-        await new Promise<void>((resolve) => {
-          finishSlow = resolve
-        })
-      })
-    })
-    await slowOpen
-    await event('fast')
+    const slow = await openTransaction(
+      url,
+      (tx) =>
+        tx`insert into events (kind, agent, at, summary, data) values ('agent.updated', 'a', 1, 'slow', '{}')`,
+    )
+    await raw`insert into events (kind, agent, at, summary, data) values ('agent.updated', 'a', 1, 'fast', '{}')`
     // Any write that public reads or the feed may show runs the sequencer (a kv write does not).
     await store.insertAgent(sampleAgent({ name: 'nudge-1', apiKeyHash: 'k-1', pairingCodeHash: 'p-1' }), [])
-    // The fast event waits behind the open transaction: nothing is shown that a later commit could precede.
-    expect(await store.listEvents({ limit: 10 })).toEqual([])
-    finishSlow()
-    await Bun.sleep(50)
+    // The committed event is shown at once; the open transaction's is not seen, so it cannot take a place before it.
+    const first = await store.listEvents({ after: '0', limit: 10 })
+    expect(first.map((shownEvent) => [shownEvent.id, shownEvent.summary])).toEqual([['1', 'fast']])
+    await slow.commit()
     await store.insertAgent(sampleAgent({ name: 'nudge-2', apiKeyHash: 'k-2', pairingCodeHash: 'p-2' }), [])
-    const shown = await store.listEvents({ after: '0', limit: 10 })
-    expect(shown.map((shownEvent) => [shownEvent.id, shownEvent.summary])).toEqual([
-      ['2', 'fast'],
-      ['1', 'slow'],
-    ])
+    // A reader who paged past the fast event still reads the slow one: it is positioned after, when it committed.
+    const next = await store.listEvents({ after: first[0]?.id ?? '0', limit: 10 })
+    expect(next.map((shownEvent) => [shownEvent.id, shownEvent.summary])).toEqual([['2', 'slow']])
     await raw.end()
+    await store.close()
+  })
+
+  test('fault: a transaction left open in another database of the cluster, or on another table of this one, does not hold back the feed', async () => {
+    const url = await server.freshUrl()
+    const store = await postgresStore(await openPostgres(url, { max: 4 }))
+    // Both hold a transaction id (xid): PostgreSQL's oldest running xid is the cluster's, whatever the database.
+    const elsewhere = await openTransaction(await server.createDatabase(), (tx) => tx`select txid_current()`)
+    const here = await openTransaction(url, (tx) => tx`select txid_current()`)
+    await store.insertAgent(sampleAgent({ name: 'seen-1', apiKeyHash: 'k-1', pairingCodeHash: 'p-1' }), [
+      sampleEvent({ agent: 'seen-1', summary: 'registered while others run' }),
+    ])
+    const shown = await store.listEvents({ limit: 10 })
+    expect(shown.map((shownEvent) => shownEvent.summary)).toEqual(['registered while others run'])
+    await elsewhere.commit()
+    await here.commit()
     await store.close()
   })
 

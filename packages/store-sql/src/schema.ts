@@ -503,8 +503,8 @@ const feed = (kit: DialectKit) => kit.table('events', feedColumns(kit))
 /**
  * PostgreSQL's feed. Unlike SQLite, PostgreSQL commits concurrent transactions out of the order their sequence numbers
  * were drawn in, so `seq` is not the public id: `position` is, given after commit in commit order by the feed sequencer
- * (store-postgres feedSequencer.ts), and null until then. `xid` is the writing transaction, which the sequencer waits
- * for.
+ * (store-postgres feedSequencer.ts), and null until then. `xid` (the writing transaction) is no longer read; it stays
+ * while nodes of an older version may share the database, whose sequencer still reads it.
  */
 const positionedFeed = (kit: DialectKit) =>
   kit.table(
