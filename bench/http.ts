@@ -222,7 +222,7 @@ const wanted = paths.filter((path) => !only || only.some((word) => path.label.in
 type Counted = WrkResult & { cpuMicros: number; busy: number; wallMs: number }
 /** The three servers a row measures in turns: the market bare and as shipped, and the row's floor. */
 type Sides = { bare: Counted; shipped: Counted; floor: Counted }
-/** A row: its hello-world run, each round's three runs, and each server's rounds taken as one. */
+/** A row: its hello-world run, its three servers' runs of each round, and each server's rounds taken as one. */
 type Measured = Sides & { path: Path; hello: WrkResult; rounds: Sides[] }
 const measured: Measured[] = []
 const run = (base: string, { path, ...options }: Path['request'], runSeconds = seconds) =>
@@ -270,14 +270,14 @@ function together(runs: Counted[]): Counted {
  * Rounds of the three servers of a row and the seconds of each run (wrk takes whole seconds only): bare, shipped,
  * floor, then floor, shipped, bare, and so on. An even number of rounds puts each server at the same mean moment, so
  * a drift of the hour hits all three alike, and the writes (the three share one database) grow it under each alike;
- * the rounds' spread says whether a verdict is firm. Six rounds of 1 s keep the section's time; runs of 1 s moved the
- * CPU per request no more than runs of 2 s here (bench/CHANGES.md).
+ * the rounds' spread says whether a verdict is firm. Four rounds of 2 s: six of 1 s (the section's old time) spread
+ * the rounds' CPU per request wider on a loaded machine (bench/CHANGES.md).
  */
-const ROUNDS = Number(process.env.HTTP_ROUNDS ?? (quick ? 2 : 6))
-const turnSeconds = Number(process.env.HTTP_TURN ?? 1)
+const ROUNDS = quick ? 2 : 4
+const turnSeconds = quick ? 1 : 2
 
 /** One row's three servers measured in turns, `ROUNDS` rounds. */
-async function inTurns(path: Path): Promise<Omit<Measured, 'path' | 'hello'>> {
+async function inTurns(path: Path): Promise<Sides & { rounds: Sides[] }> {
   const servers: [keyof Sides, number, string, Path['request']][] = [
     ['bare', bare.process.pid, bare.base, path.request],
     ['shipped', shipped.process.pid, shipped.base, path.request],
@@ -487,11 +487,11 @@ ${table(
     'p50',
     'p99',
     'ratio to hello (goal)',
-    `as shipped / bare: CPU (${ROUNDS} rounds' min–max; bare / shipped µs a request); req/s`,
+    `as shipped / bare: CPU (min–max of ${ROUNDS} rounds; bare / shipped µs a request); req/s`,
     "Bun's cap (goal: >= min(0.9, cap))",
     'floor: req/s; CPU µs a request',
     'server busy (bare / floor)',
-    `ratio to floor: CPU (${ROUNDS} rounds' min–max); req/s (goal)`,
+    `ratio to floor: CPU (min–max of ${ROUNDS} rounds); req/s (goal)`,
     'in-process µs (bun:sqlite / libsql-js)',
     'met',
     'non-2xx',
