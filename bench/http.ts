@@ -1,12 +1,14 @@
 /**
  * HTTP under load: wrk (1 thread, 32 connections, loopback only, bounded runs) against the server started as a user
  * starts it (`bun start`, production mode, a file database seeded with 1,000 agents and 10,000 tasks). Each path is
- * measured four ways in turn: an Elysia hello world (the machine's ceiling), the market bare (no rate limits, no
- * request log), the market as shipped (both on), and its floor (bench/floor.ts: the same database work on statements
- * prepared once behind a bare Elysia route). Its database work is also timed in-process on bun:sqlite and libsql-js.
- * After the write runs, every write wrk saw acknowledged is looked up in the database. What a row keeps as shipped is
- * judged by the servers' CPU per request (from /proc); what Bun itself charges a request for the shipped features
- * (bench/bunCosts.ts) caps it; the cap is printed beside the row, which is judged against the lower of 0.9 and its cap.
+ * measured four ways: an Elysia hello world (the machine's ceiling), then in turns, round after round, the market
+ * bare (no rate limits, no request log), the market as shipped (both on), and its floor (bench/floor.ts: the least
+ * database work on statements prepared once behind a bare Elysia route). Its database work is also timed in-process
+ * on bun:sqlite and libsql-js. After the write runs, every write wrk saw acknowledged is looked up in the database.
+ * What a row keeps as shipped, and of its floor, is judged by the servers' CPU per request (from /proc, over the same
+ * rounds; each round's min-max printed beside it); what Bun itself charges a request for the shipped features
+ * (bench/bunCosts.ts) caps the first; the cap is printed beside the row, which is judged against the lower of 0.9 and
+ * its cap.
  * Usage: bun bench/http.ts [--quick] [--json PATH] [--only WORDS]   (--only: the rows whose label holds one of the
  * comma-separated words, e.g. --only "GET task,POST heartbeat"; the goals of the others are then not judged)
  */
@@ -463,12 +465,13 @@ goals.push({
 const markdown = `## HTTP under load
 
 \`wrk -t1 -c32 -d${seconds}s --latency\` on 127.0.0.1 against \`bun start\` (production mode, a file database seeded
-with ${formatCount(SIZE.agents)} agents and ${formatCount(SIZE.tasks)} tasks). Each path is measured four ways in turn, each after a 1 s
-warm-up: an Elysia hello world in its own process (the ceiling; ${formatCount(helloRates[0] ?? 0)}–${formatCount(helloRates.at(-1) ?? 0)} req/s over the runs), the market
-**bare** (\`LOG_LEVEL=off\`, no rate limits: the req/s, p50, p99 and ratio columns), the market **as shipped**
+with ${formatCount(SIZE.agents)} agents and ${formatCount(SIZE.tasks)} tasks). Each path is measured four ways, each after a 1 s
+warm-up: an Elysia hello world in its own process (the ceiling; ${formatCount(helloRates[0] ?? 0)}–${formatCount(helloRates.at(-1) ?? 0)} req/s over the runs), then ${ROUNDS} rounds of
+${turnSeconds} s runs of the three others in turns (bare, shipped, floor, then floor, shipped, bare, and again: each at the same
+mean moment, and the writes grow their one database under each alike): the market
+**bare** (\`LOG_LEVEL=off\`, no rate limits: the req/s, p50, p99 and ratio columns, means of its rounds), the market **as shipped**
 (\`RATE_LIMITS=on\` with limits raised so nothing is refused, and \`LOG_LEVEL=info\`, a JSON line per request to
-/dev/null; the two share one database and run bare, shipped, shipped, bare, half the time each, so the writes grow
-it under both alike), and its **floor**: \`bench/floor.ts\`, a bare Elysia route doing the least work the path's requirement needs
+/dev/null), and its **floor**: \`bench/floor.ts\`, a bare Elysia route doing the least work the path's requirement needs
 (\`bench/lib/floorWork.ts\` says why each piece: the rows its answer carries, a keyed write's SHA-256 of the bearer key
 checked against the stored hash, the same rows written, ids and key digests random as the market makes them, writes
 group-committed per turn with \`synchronous = FULL\`, temporary files in memory as the market keeps them) on
@@ -521,9 +524,12 @@ ${table(
   ]),
 )}
 
-As shipped / bare is judged by the servers' CPU per request (user + system, all threads, from /proc, over the same wrk
-runs): with wrk on the other core each server is CPU-bound, so that is its throughput ratio, without the machine's
-drift between two one-run req/s figures (which moved ±15% between runs here; the req/s ratio is printed beside it).
+As shipped / bare and the ratio to the floor are judged by the servers' CPU per request (user + system, all threads,
+from /proc, over all the rounds: the floor's µs over the bare market's): what each server spends on a request, which
+the machine's drift moves far less than req/s (one-run req/s ratios to the floor moved 0.69-0.85 between two quiet
+runs of one code; the req/s ratio is printed beside it, and each figure's lowest and highest round, so a verdict
+whose rounds straddle its goal reads as not firm). The busy column is each server's CPU over the wall time of its
+runs: a server wrk or a sync holds back (below about 100%) answers fewer req/s than its CPU per request allows.
 All three of Bun's costs add ${bunCpuMicros('all').toFixed(2)} µs of CPU to a request whatever else it does: a row whose bare server
 spends \`bare\` µs a request spends at least bare + ${bunCpuMicros('all').toFixed(2)} as shipped, so it keeps at most bare / (bare + ${bunCpuMicros('all').toFixed(2)}): its
 **cap** in the table above (the cheapest bare row here, ${micros(cheapestBare?.cpuMicros ?? 0)} µs, ${cheapestBare ? capOf(cheapestBare).toFixed(2) : '—'}), and the row is judged against
