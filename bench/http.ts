@@ -1,12 +1,14 @@
 /**
  * HTTP under load: wrk (1 thread, 32 connections, loopback only, bounded runs) against the server started as a user
  * starts it (`bun start`, production mode, a file database seeded with 1,000 agents and 10,000 tasks). Each path is
- * measured four ways in turn: an Elysia hello world (the machine's ceiling), the market bare (no rate limits, no
- * request log), the market as shipped (both on), and its floor (bench/floor.ts: the same database work on statements
- * prepared once behind a bare Elysia route). Its database work is also timed in-process on bun:sqlite and libsql-js.
- * After the write runs, every write wrk saw acknowledged is looked up in the database. What a row keeps as shipped is
- * judged by the servers' CPU per request (from /proc); what Bun itself charges a request for the shipped features
- * (bench/bunCosts.ts) caps it; the cap is printed beside the row, which is judged against the lower of 0.9 and its cap.
+ * measured four ways: an Elysia hello world (the machine's ceiling), then in turns, round after round, the market
+ * bare (no rate limits, no request log), the market as shipped (both on), and its floor (bench/floor.ts: the least
+ * database work on statements prepared once behind a bare Elysia route). Its database work is also timed in-process
+ * on bun:sqlite and libsql-js. After the write runs, every write wrk saw acknowledged is looked up in the database.
+ * What a row keeps as shipped, and of its floor, is judged by the servers' CPU per request (from /proc, over the same
+ * rounds; each round's min-max printed beside it); what Bun itself charges a request for the shipped features
+ * (bench/bunCosts.ts) caps the first; the cap is printed beside the row, which is judged against the lower of 0.9 and
+ * its cap.
  * Usage: bun bench/http.ts [--quick] [--json PATH] [--only WORDS]   (--only: the rows whose label holds one of the
  * comma-separated words, e.g. --only "GET task,POST heartbeat"; the goals of the others are then not judged)
  */
@@ -215,9 +217,15 @@ const paths: Path[] = [
 
 const wanted = paths.filter((path) => !only || only.some((word) => path.label.includes(word)))
 
-/** A wrk run and its server's CPU per request: µs of user + system time, all threads, from /proc. */
-type Counted = WrkResult & { cpuMicros: number }
-type Measured = { path: Path; hello: WrkResult; bare: Counted; shipped: Counted; floor: WrkResult }
+/**
+ * A wrk run and its server's CPU per request (µs of user + system time, all threads, from /proc) and its busy share
+ * (CPU over the run's wall time: below 1, something else, wrk or a sync, held the server back).
+ */
+type Counted = WrkResult & { cpuMicros: number; busy: number; wallMs: number }
+/** The three servers a row measures in turns: the market bare and as shipped, and the row's floor. */
+type Sides = { bare: Counted; shipped: Counted; floor: Counted }
+/** A row: its hello-world run, its three servers' runs of each round, and each server's rounds taken as one. */
+type Measured = Sides & { path: Path; hello: WrkResult; rounds: Sides[] }
 const measured: Measured[] = []
 const run = (base: string, { path, ...options }: Path['request'], runSeconds = seconds) =>
   runWrk({ ...options, url: `${base}${path}`, seconds: runSeconds })
@@ -230,42 +238,66 @@ async function counted(
   runSeconds = seconds,
 ): Promise<Counted> {
   const before = cpuMs(pid)
+  const started = performance.now()
   const result = await run(base, request, runSeconds)
-  return { ...result, cpuMicros: ((cpuMs(pid) - before) * 1000) / Math.max(1, result.requests) }
+  const wallMs = performance.now() - started
+  const spent = cpuMs(pid) - before
+  return { ...result, cpuMicros: (spent * 1000) / Math.max(1, result.requests), busy: spent / wallMs, wallMs }
 }
 
-/** Two runs of one server as one: their requests and CPU summed, their rates and latencies averaged. */
-function together(first: Counted, second: Counted): Counted {
-  const requests = first.requests + second.requests
-  const mean = (figure: (run: Counted) => number) => (figure(first) + figure(second)) / 2
+/** Several runs of one server as one: their requests and CPU summed, their rates and latencies averaged. */
+function together(runs: Counted[]): Counted {
+  const requests = runs.reduce((sum, one) => sum + one.requests, 0)
+  const sum = (figure: (one: Counted) => number) => runs.reduce((total, one) => total + figure(one), 0)
+  const mean = (figure: (one: Counted) => number) => sum(figure) / Math.max(1, runs.length)
   return {
     requests,
-    requestsPerSecond: mean((run) => run.requestsPerSecond),
-    p50Ms: mean((run) => run.p50Ms),
-    p99Ms: mean((run) => run.p99Ms),
-    non2xx: first.non2xx + second.non2xx,
-    socketErrors: first.socketErrors + second.socketErrors,
-    cpuMicros:
-      (first.cpuMicros * first.requests + second.cpuMicros * second.requests) / Math.max(1, requests),
+    requestsPerSecond: mean((one) => one.requestsPerSecond),
+    p50Ms: mean((one) => one.p50Ms),
+    p99Ms: mean((one) => one.p99Ms),
+    non2xx: sum((one) => one.non2xx),
+    socketErrors: sum((one) => one.socketErrors),
+    cpuMicros: sum((one) => one.cpuMicros * one.requests) / Math.max(1, requests),
+    busy:
+      sum((one) => one.busy * one.wallMs) /
+      Math.max(
+        1,
+        sum((one) => one.wallMs),
+      ),
+    wallMs: sum((one) => one.wallMs),
   }
 }
 
 /**
- * The bare and shipped servers, which share one database, measured bare, shipped, shipped, bare (about half the time each):
- * a write grows the database under both alike, and any drift of the hour hits both alike, instead of the second
- * measured always meeting the bigger database.
+ * Rounds of the three servers of a row and the seconds of each run (wrk takes whole seconds only): bare, shipped,
+ * floor, then floor, shipped, bare, and so on. An even number of rounds puts each server at the same mean moment, so
+ * a drift of the hour hits all three alike, and the writes (the three share one database) grow it under each alike;
+ * the rounds' spread says whether a verdict is firm. Four rounds of 2 s: six of 1 s (the section's old time) spread
+ * the rounds' CPU per request wider on a loaded machine (bench/CHANGES.md).
  */
-async function bareAndShipped(request: Path['request']): Promise<{ bare: Counted; shipped: Counted }> {
-  // wrk takes whole seconds only.
-  const half = Math.max(1, Math.ceil(seconds / 2))
-  const bareFirst = await counted(bare.process.pid, bare.base, request, half)
-  const shippedFirst = await counted(shipped.process.pid, shipped.base, request, half)
-  const shippedSecond = await counted(shipped.process.pid, shipped.base, request, half)
-  const bareSecond = await counted(bare.process.pid, bare.base, request, half)
-  return { bare: together(bareFirst, bareSecond), shipped: together(shippedFirst, shippedSecond) }
+const ROUNDS = quick ? 2 : 4
+const turnSeconds = quick ? 1 : 2
+
+/** One row's three servers measured in turns, `ROUNDS` rounds. */
+async function inTurns(path: Path): Promise<Sides & { rounds: Sides[] }> {
+  const servers: [keyof Sides, number, string, Path['request']][] = [
+    ['bare', bare.process.pid, bare.base, path.request],
+    ['shipped', shipped.process.pid, shipped.base, path.request],
+    ['floor', floor.child.pid, floor.base, path.floor],
+  ]
+  const rounds: Sides[] = []
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? servers : servers.toReversed()
+    const sides: Partial<Sides> = {}
+    for (const [side, pid, base, request] of order)
+      sides[side] = await counted(pid, base, request, turnSeconds)
+    rounds.push(sides as Sides)
+  }
+  const pooled = (side: keyof Sides) => together(rounds.map((sides) => sides[side]))
+  return { rounds, bare: pooled('bare'), shipped: pooled('shipped'), floor: pooled('floor') }
 }
 for (const path of wanted) {
-  // Warm-up of all three (JIT, caches, the first WAL growth), then each measured in turn with hello world just before.
+  // Warm-up of all three (JIT, caches, the first WAL growth), then hello world, then the three in turns.
   for (const [base, request] of [
     [bare.base, path.request],
     [shipped.base, path.request],
@@ -273,12 +305,7 @@ for (const path of wanted) {
   ] as const)
     await run(base, request, 1)
   const helloRun = await run(hello.base, { path: '/' })
-  measured.push({
-    path,
-    hello: helloRun,
-    ...(await bareAndShipped(path.request)),
-    floor: await run(floor.base, path.floor),
-  })
+  measured.push({ path, hello: helloRun, ...(await inTurns(path)) })
 }
 
 // What Bun itself charges for the things every shipped answer does (bench/bunCosts.ts), each mode in turn.
@@ -319,7 +346,17 @@ const capOf = (bare: Counted) => bare.cpuMicros / (bare.cpuMicros + Math.max(0, 
  * cores shared with wrk each server is CPU-bound, so this is its throughput ratio without the load's drift between
  * two runs (req/s ratios of one run each moved ±15% here; the req/s ratio is printed beside it).
  */
-const keptShipped = ({ bare, shipped }: Measured) => bare.cpuMicros / shipped.cpuMicros
+const keptShipped = ({ bare, shipped }: Sides) => bare.cpuMicros / shipped.cpuMicros
+/**
+ * What the bare market keeps of its floor: the floor's CPU per request over the market's, over the same rounds (the
+ * req/s ratio, printed beside it, moved 0.69-0.85 between two quiet runs of one code when each was one run).
+ */
+const keptOfFloor = ({ bare, floor }: Sides) => floor.cpuMicros / bare.cpuMicros
+/** The lowest and highest of `figure` over a row's rounds: how firm its verdict is. */
+function spread(row: Measured, figure: (sides: Sides) => number): string {
+  const values = row.rounds.map(figure)
+  return `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}`
+}
 /** What a row must keep as shipped: SHIPPED_GOAL, or its cap where that is lower. */
 const shippedGoalOf = (bare: Counted) => Math.min(SHIPPED_GOAL, capOf(bare))
 const cheapestBare = measured.reduce<Counted | null>(
@@ -373,21 +410,23 @@ rmSync(folder, { recursive: true, force: true })
 
 const ratio = (a: WrkResult, b: WrkResult) => a.requestsPerSecond / b.requestsPerSecond
 const helloRates = measured.map(({ hello }) => hello.requestsPerSecond).sort((a, b) => a - b)
+const percent = (share: number) => `${Math.round(share * 100)}%`
 const micros = (value: number) => (value < 10 ? value.toFixed(1) : formatCount(value))
 const metAll = (row: Measured) =>
   ratio(row.bare, row.hello) >= row.path.goal &&
   keptShipped(row) >= shippedGoalOf(row.bare) &&
-  ratio(row.bare, row.floor) >= (row.path.floorGoal ?? 0)
+  keptOfFloor(row) >= (row.path.floorGoal ?? 0)
 const rows = measured.map((row, index) => [
   row.path.label,
   formatCount(row.bare.requestsPerSecond),
   formatMs(row.bare.p50Ms),
   formatMs(row.bare.p99Ms),
   `${ratio(row.bare, row.hello).toFixed(3)} (>= ${row.path.goal})`,
-  `${keptShipped(row).toFixed(2)} (${micros(row.bare.cpuMicros)} / ${micros(row.shipped.cpuMicros)} µs); ${ratio(row.shipped, row.bare).toFixed(2)}`,
+  `${keptShipped(row).toFixed(2)} (${spread(row, keptShipped)}; ${micros(row.bare.cpuMicros)} / ${micros(row.shipped.cpuMicros)} µs); ${ratio(row.shipped, row.bare).toFixed(2)}`,
   `${capOf(row.bare).toFixed(2)} (>= ${shippedGoalOf(row.bare).toFixed(2)})`,
-  formatCount(row.floor.requestsPerSecond),
-  `${ratio(row.bare, row.floor).toFixed(2)}${row.path.floorGoal ? ` (>= ${row.path.floorGoal})` : ''}`,
+  `${formatCount(row.floor.requestsPerSecond)}; ${micros(row.floor.cpuMicros)}`,
+  `${percent(row.bare.busy)} / ${percent(row.floor.busy)}`,
+  `${keptOfFloor(row).toFixed(2)} (${spread(row, keptOfFloor)}); ${ratio(row.bare, row.floor).toFixed(2)}${row.path.floorGoal ? ` (>= ${row.path.floorGoal})` : ''}`,
   `${micros(inProcessMicros[index]?.bun ?? 0)} / ${micros(inProcessMicros[index]?.libsql ?? 0)}`,
   metAll(row) ? 'yes' : '**no**',
   row.bare.non2xx + row.shipped.non2xx + row.floor.non2xx,
@@ -401,17 +440,17 @@ const goals: Goal[] = measured.flatMap((row) => [
   },
   {
     name: `${row.path.label}: as shipped / bare (server CPU per request)`,
-    value: keptShipped(row).toFixed(2),
+    value: `${keptShipped(row).toFixed(2)} (${spread(row, keptShipped)})`,
     target: `>= ${shippedGoalOf(row.bare).toFixed(2)} (${SHIPPED_GOAL}, or Bun's cap ${capOf(row.bare).toFixed(2)} if lower)`,
     met: keptShipped(row) >= shippedGoalOf(row.bare),
   },
   ...(row.path.floorGoal
     ? [
         {
-          name: `${row.path.label}: ratio to its floor`,
-          value: ratio(row.bare, row.floor).toFixed(2),
+          name: `${row.path.label}: ratio to its floor (server CPU per request)`,
+          value: `${keptOfFloor(row).toFixed(2)} (${spread(row, keptOfFloor)})`,
           target: `>= ${row.path.floorGoal}`,
-          met: ratio(row.bare, row.floor) >= row.path.floorGoal,
+          met: keptOfFloor(row) >= row.path.floorGoal,
         },
       ]
     : []),
@@ -426,12 +465,13 @@ goals.push({
 const markdown = `## HTTP under load
 
 \`wrk -t1 -c32 -d${seconds}s --latency\` on 127.0.0.1 against \`bun start\` (production mode, a file database seeded
-with ${formatCount(SIZE.agents)} agents and ${formatCount(SIZE.tasks)} tasks). Each path is measured four ways in turn, each after a 1 s
-warm-up: an Elysia hello world in its own process (the ceiling; ${formatCount(helloRates[0] ?? 0)}–${formatCount(helloRates.at(-1) ?? 0)} req/s over the runs), the market
-**bare** (\`LOG_LEVEL=off\`, no rate limits: the req/s, p50, p99 and ratio columns), the market **as shipped**
+with ${formatCount(SIZE.agents)} agents and ${formatCount(SIZE.tasks)} tasks). Each path is measured four ways, each after a 1 s
+warm-up: an Elysia hello world in its own process (the ceiling; ${formatCount(helloRates[0] ?? 0)}–${formatCount(helloRates.at(-1) ?? 0)} req/s over the runs), then ${ROUNDS} rounds of
+${turnSeconds} s runs of the three others in turns (bare, shipped, floor, then floor, shipped, bare, and again: each at the same
+mean moment, and the writes grow their one database under each alike): the market
+**bare** (\`LOG_LEVEL=off\`, no rate limits: the req/s, p50, p99 and ratio columns, means of its rounds), the market **as shipped**
 (\`RATE_LIMITS=on\` with limits raised so nothing is refused, and \`LOG_LEVEL=info\`, a JSON line per request to
-/dev/null; the two share one database and run bare, shipped, shipped, bare, half the time each, so the writes grow
-it under both alike), and its **floor**: \`bench/floor.ts\`, a bare Elysia route doing the least work the path's requirement needs
+/dev/null), and its **floor**: \`bench/floor.ts\`, a bare Elysia route doing the least work the path's requirement needs
 (\`bench/lib/floorWork.ts\` says why each piece: the rows its answer carries, a keyed write's SHA-256 of the bearer key
 checked against the stored hash, the same rows written, ids and key digests random as the market makes them, writes
 group-committed per turn with \`synchronous = FULL\`, temporary files in memory as the market keeps them) on
@@ -450,10 +490,11 @@ ${table(
     'p50',
     'p99',
     'ratio to hello (goal)',
-    'as shipped / bare: CPU (bare / shipped µs a request); req/s',
+    `as shipped / bare: CPU (min–max of ${ROUNDS} rounds; bare / shipped µs a request); req/s`,
     "Bun's cap (goal: >= min(0.9, cap))",
-    'floor req/s',
-    'ratio to floor (goal)',
+    'floor: req/s; CPU µs a request',
+    'server busy (bare / floor)',
+    `ratio to floor: CPU (min–max of ${ROUNDS} rounds); req/s (goal)`,
     'in-process µs (bun:sqlite / libsql-js)',
     'met',
     'non-2xx',
@@ -483,9 +524,12 @@ ${table(
   ]),
 )}
 
-As shipped / bare is judged by the servers' CPU per request (user + system, all threads, from /proc, over the same wrk
-runs): with wrk on the other core each server is CPU-bound, so that is its throughput ratio, without the machine's
-drift between two one-run req/s figures (which moved ±15% between runs here; the req/s ratio is printed beside it).
+As shipped / bare and the ratio to the floor are judged by the servers' CPU per request (user + system, all threads,
+from /proc, over all the rounds: the floor's µs over the bare market's): what each server spends on a request, which
+the machine's drift moves far less than req/s (one-run req/s ratios to the floor moved 0.69-0.85 between two quiet
+runs of one code; the req/s ratio is printed beside it, and each figure's lowest and highest round, so a verdict
+whose rounds straddle its goal reads as not firm). The busy column is each server's CPU over the wall time of its
+runs: a server wrk or a sync holds back (below about 100%) answers fewer req/s than its CPU per request allows.
 All three of Bun's costs add ${bunCpuMicros('all').toFixed(2)} µs of CPU to a request whatever else it does: a row whose bare server
 spends \`bare\` µs a request spends at least bare + ${bunCpuMicros('all').toFixed(2)} as shipped, so it keeps at most bare / (bare + ${bunCpuMicros('all').toFixed(2)}): its
 **cap** in the table above (the cheapest bare row here, ${micros(cheapestBare?.cpuMicros ?? 0)} µs, ${cheapestBare ? capOf(cheapestBare).toFixed(2) : '—'}), and the row is judged against
