@@ -5,7 +5,7 @@ import { libsqlStore, openDatabase } from '@agentmarket/store-libsql'
 import { Elysia } from 'elysia'
 import { createApp } from '../app.ts'
 import { TEST_BASE_URL, testApp } from '../testing/http.ts'
-import { APP_HEADERS } from './etag.ts'
+import { APP_HEADERS, type Reply, sendJson } from './etag.ts'
 
 /** The app over a marketplace whose paid order answers `answer` whatever it is asked. */
 async function appAnswering(answer: () => Response) {
@@ -46,6 +46,39 @@ describe('a Response a route answers', () => {
     expect(missing.headers.get('content-type')).toBe('application/problem+json')
     expect(missing.headers.get('x-content-type-options')).toBe('nosniff')
     expect(missing.headers.get('access-control-expose-headers')).toContain('retry-after')
+  })
+})
+
+describe('sendJson', () => {
+  test('behavior: an object or array, answered 200 or 201, goes on the wire byte for byte as Elysia writes it', async () => {
+    const bodies: Record<string, object> = {
+      object: { a: 1, text: 'é “quoted” \u2028', nested: { list: [1, null, true], empty: {} }, none: null },
+      array: [{ id: 'x' }, 2, 'three'],
+    }
+    const answer =
+      (mine: boolean) =>
+      ({ params, set }: { params: Record<string, string>; set: Reply }) => {
+        set.status = Number(params.status)
+        const body = bodies[params.kind ?? ''] ?? {}
+        return mine ? sendJson(body, set) : body
+      }
+    const path = '/json/:kind/:status'
+    const ours = new Elysia().headers({ ...APP_HEADERS }).get(path, answer(true) as never)
+    const reference = new Elysia().headers({ ...APP_HEADERS }).get(path, answer(false) as never)
+    ours.listen({ port: 0, hostname: '127.0.0.1' })
+    reference.listen({ port: 0, hostname: '127.0.0.1' })
+    try {
+      for (const kind of Object.keys(bodies))
+        for (const status of [200, 201]) {
+          const sent = await wireBytes(Number(ours.server?.port), `/json/${kind}/${status}`)
+          expect(sent).toStartWith(`HTTP/1.1 ${status} `)
+          expect(sent).toContain('Content-Type: application/json;charset=utf-8\r\n')
+          expect(sent).toBe(await wireBytes(Number(reference.server?.port), `/json/${kind}/${status}`))
+        }
+    } finally {
+      await ours.stop()
+      await reference.stop()
+    }
   })
 })
 
