@@ -147,7 +147,9 @@ describe('clientAddress', () => {
     const request = forwarded('198.51.100.1')
     expect(clientAddress(request, counting, 0)).toBe('10.0.0.1')
     expect(clientAddress(request, counting, 0)).toBe('10.0.0.1')
-    expect(clientAddress(request, counting, 1)).toBe('198.51.100.1')
+    expect(asked).toBe(1)
+    // Behind trusted proxies the address comes from X-Forwarded-For: the peer is asked only when the header is empty.
+    expect(clientAddress(forwarded('6.6.6.6, 198.51.100.7'), counting, 1)).toBe('198.51.100.7')
     expect(asked).toBe(1)
     expect(clientAddress(forwarded('198.51.100.1'), counting, 0)).toBe('10.0.0.2')
     expect(asked).toBe(2)

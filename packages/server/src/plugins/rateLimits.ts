@@ -75,14 +75,13 @@ function peerOf(request: Request, server: PeerSource): string {
  * write it.
  */
 export function clientAddress(request: Request, server: PeerSource, trustedProxies: number): string {
-  const peer = peerOf(request, server)
-  if (trustedProxies === 0) return peer
+  if (trustedProxies === 0) return peerOf(request, server)
   const forwarded = (request.headers.get('x-forwarded-for') ?? '')
     .split(',')
     .map((entry) => entry.trim())
     .filter(Boolean)
-  if (forwarded.length === 0) return peer
-  return forwarded[Math.max(0, forwarded.length - trustedProxies)] ?? peer
+  // The peer (a proxy) is asked of the server only when the header names no one.
+  return forwarded[Math.max(0, forwarded.length - trustedProxies)] ?? peerOf(request, server)
 }
 
 /** The kinds of request an MCP body makes: one per JSON-RPC message, tool calls by what the tool does. */
