@@ -1,6 +1,9 @@
 import { describe, expect, test } from 'bun:test'
+import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { HttpRequestError } from 'viem'
-import { jsonLogger, withoutUrlSecrets } from './log.ts'
+import { jsonLogger, withoutUrlSecrets, writesAtOnce } from './log.ts'
 import { loggedPath } from './requestPath.ts'
 
 describe('jsonLogger', () => {
@@ -202,6 +205,59 @@ describe('jsonLogger request lines', () => {
     off.request({ at: 0, requestId: 'f', method: 'GET', url: 'http://h/x', status: 503, ms: 1 })
     off.flush(true)
     expect(none).toEqual([])
+  })
+})
+
+describe('standard output', () => {
+  // A child logging 3,000 request lines and a non-ASCII one with the default writer, then stopping in order.
+  const CHILD = `
+    const { jsonLogger, writesAtOnce } = await import(${JSON.stringify(join(import.meta.dir, 'log.ts'))})
+    console.error(writesAtOnce(1))
+    const log = jsonLogger('info')
+    for (let n = 0; n < 3000; n++)
+      log.request({ at: 0, requestId: 'r' + n, method: 'GET', url: 'http://h/x', status: 200, ms: 1 })
+    log.info('café ☕ done')
+    log.flush(true)`
+  const logged = (text: string) =>
+    text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+  const expectAll = (lines: { requestId?: string; msg: string }[]) => {
+    expect(lines.length).toBe(3001)
+    expect(lines.slice(0, 3000).map((line) => line.requestId)).toEqual(
+      Array.from({ length: 3000 }, (_, n) => `r${n}`),
+    )
+    expect(lines[3000]?.msg).toBe('café ☕ done')
+  }
+
+  test('behavior: a file gets its lines written at once, every one of them, in order', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'agentmarket-log-')), 'out.log')
+    const fd = openSync(file, 'w')
+    const child = Bun.spawn(['bun', '-e', CHILD], { stdout: fd, stderr: 'pipe' })
+    const chosen = await new Response(child.stderr).text()
+    expect(await child.exited).toBe(0)
+    closeSync(fd)
+    expect(chosen.trim()).toBe('true')
+    expectAll(logged(readFileSync(file, 'utf8')))
+  })
+
+  test('behavior: a pipe keeps its queue (a reader may be slow), and still gets every line', async () => {
+    const child = Bun.spawn(['bun', '-e', CHILD], { stdout: 'pipe', stderr: 'pipe' })
+    const [text, chosen] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+    ])
+    expect(await child.exited).toBe(0)
+    expect(chosen.trim()).toBe('false')
+    expectAll(logged(text))
+  })
+
+  test('behavior: /dev/null and files are written at once, a closed descriptor is not', () => {
+    const fd = openSync('/dev/null', 'w')
+    expect(writesAtOnce(fd)).toBe(true)
+    closeSync(fd)
+    expect(writesAtOnce(fd)).toBe(false)
   })
 })
 

@@ -139,4 +139,19 @@ describe('clientAddress', () => {
     expect(clientAddress(new Request('http://market.example/'), peer('10.0.0.2'), 1)).toBe('10.0.0.2')
     expect(clientAddress(new Request('http://market.example/'), null, 0)).toBe('unknown')
   })
+
+  test("cost: a request's peer is asked of the server once, however many buckets and rows need its address", () => {
+    // Bun asks the socket on every call (a system call): an order's limiter and row, a registration's two buckets.
+    let asked = 0
+    const counting = { requestIP: () => ({ address: `10.0.0.${++asked}` }) }
+    const request = forwarded('198.51.100.1')
+    expect(clientAddress(request, counting, 0)).toBe('10.0.0.1')
+    expect(clientAddress(request, counting, 0)).toBe('10.0.0.1')
+    expect(asked).toBe(1)
+    // Behind trusted proxies the address comes from X-Forwarded-For: the peer is asked only when the header is empty.
+    expect(clientAddress(forwarded('6.6.6.6, 198.51.100.7'), counting, 1)).toBe('198.51.100.7')
+    expect(asked).toBe(1)
+    expect(clientAddress(forwarded('198.51.100.1'), counting, 0)).toBe('10.0.0.2')
+    expect(asked).toBe(2)
+  })
 })

@@ -55,20 +55,33 @@ export function routeRateClasses(routes: readonly RouteEntry[]): RouteRateClass 
   }
 }
 
+// Each request's peer address once asked. Bun asks the socket again on every `requestIP` (a system call, about as
+// much as the rest of a cached read): an order's limiter and its row, or a registration's two buckets, share one.
+const peers = new WeakMap<Request, string>()
+
+/** The address `server` gives the peer of `request`, asked of it once per request. */
+function peerOf(request: Request, server: PeerSource): string {
+  let peer = peers.get(request)
+  if (peer === undefined) {
+    peer = server?.requestIP(request)?.address ?? 'unknown'
+    peers.set(request, peer)
+  }
+  return peer
+}
+
 /**
  * The client's address: the peer, or with `trustedProxies` proxies in front, the address the outermost of them saw
  * (that many entries from the right of X-Forwarded-For). Without trusted proxies the header is ignored: anyone can
  * write it.
  */
 export function clientAddress(request: Request, server: PeerSource, trustedProxies: number): string {
-  const peer = server?.requestIP(request)?.address ?? 'unknown'
-  if (trustedProxies === 0) return peer
+  if (trustedProxies === 0) return peerOf(request, server)
   const forwarded = (request.headers.get('x-forwarded-for') ?? '')
     .split(',')
     .map((entry) => entry.trim())
     .filter(Boolean)
-  if (forwarded.length === 0) return peer
-  return forwarded[Math.max(0, forwarded.length - trustedProxies)] ?? peer
+  // The peer (a proxy) is asked of the server only when the header names no one.
+  return forwarded[Math.max(0, forwarded.length - trustedProxies)] ?? peerOf(request, server)
 }
 
 /** The kinds of request an MCP body makes: one per JSON-RPC message, tool calls by what the tool does. */
