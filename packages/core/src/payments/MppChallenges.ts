@@ -1,7 +1,6 @@
 import type { Challenge } from 'mppx'
 import type { Address } from 'viem'
 import { base64Url } from '../ports/Hashes.ts'
-import { withoutTrailing } from '../Trim.ts'
 
 /** What one 402 challenge asks for and binds: the price, the payee, and the agent, skill and body it is for. */
 export type ChallengeFields = {
@@ -57,19 +56,21 @@ export const metaOf = (fields: Pick<ChallengeFields, 'bodyDigest'>, nonce: strin
  */
 type Template = { bindingPrefix: string; headerMiddle: string; problemStart: string }
 
+const utf8 = new TextEncoder()
+
 /** Text every character of which is ASCII: its UTF-8 bytes are its characters. */
 const ASCII = /^[\x20-\x7e]*$/
 
 /**
  * A challenge's opaque as mppx writes it (PaymentRequest.serialize: canonical JSON, RFC 8785, as base64url without
  * padding) of its scope, body digest and nonce, written directly: the keys in their sorted order, each string as
- * JSON.stringify writes it, which is how canonical JSON writes strings. Null when the text is not ASCII (btoa reads
- * Latin-1, not UTF-8): mppx's serializer writes that one.
+ * JSON.stringify writes it, which is how canonical JSON writes strings. Null when the text is not ASCII: mppx's
+ * serializer writes that one.
  */
 function opaqueText(fields: ChallengeFields, nonce: string): string | null {
   const json = `{"${SCOPE_KEY}":${JSON.stringify(fields.scope)},"bodyDigest":${JSON.stringify(fields.bodyDigest)},"nonce":${JSON.stringify(nonce)}}`
   if (!ASCII.test(json)) return null
-  return withoutTrailing(btoa(json).replaceAll('+', '-').replaceAll('/', '_'), '=')
+  return base64Url(utf8.encode(json))
 }
 
 /**
