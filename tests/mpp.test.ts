@@ -8,6 +8,7 @@ import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
 import { validate as validateDiscovery } from 'mppx/discovery'
 import { memoryStore, persistentMppSecret } from '../packages/core/src/index.ts'
 import { currentScope } from '../packages/core/src/ports/requestScope.ts'
+import { READ_CACHE_ENTRIES } from '../packages/core/src/ReadCache.ts'
 import { testApp } from '../packages/server/src/testing/http.ts'
 import { startMarketServer } from './support/process.ts'
 import { type ScriptedTempo, scriptedTempo, TEMPO_USDC_E, tempoPayer } from './support/tempo.ts'
@@ -140,6 +141,25 @@ describe('POST /api/agents/{name}/tasks/{skill_slug} (MPP)', () => {
       'insertTask request=true writing=true',
       'getAgent request=true writing=true',
     ])
+  })
+
+  test('attack: a flood of orders for names no agent has evicts no seller: its 402 still reads nothing, and a repeated 404 reads nothing either', async () => {
+    const { handle, store } = await paidMarket()
+    const reads: string[] = []
+    const getAgent = store.getAgent.bind(store)
+    store.getAgent = (name) => {
+      reads.push(name)
+      return getAgent(name)
+    }
+    const order = async (name: string) =>
+      (await handle(`http://localhost/api/agents/${name}/tasks/summary`, post({}))).status
+    expect(await order('seller')).toBe(402)
+    for (let index = 0; index < READ_CACHE_ENTRIES + 10; index += 1)
+      expect(await order(`nobody-${index}`)).toBe(404)
+    reads.length = 0
+    expect(await order('seller')).toBe(402)
+    expect(await order(`nobody-${READ_CACHE_ENTRIES + 9}`)).toBe(404)
+    expect(reads).toEqual([])
   })
 
   for (const mode of ['pull', 'push'] as const) {

@@ -24,7 +24,7 @@ import { paymentRequiredHeader, X402_HEADERS, type X402Settings } from '../../pa
 import { inChainBudget } from '../../ports/chainBudget.ts'
 import type { AgentStore, KvStore, StoreLifecycle, TaskStore } from '../../ports/Store.ts'
 import { inWriteScope } from '../../ports/writeScope.ts'
-import { readCache } from '../../ReadCache.ts'
+import { READ_CACHE_ENTRIES, readCache } from '../../ReadCache.ts'
 import type { TaskPayment, TaskRecord } from '../../Task.ts'
 import { PaidOrderInput } from '../../TaskInput.ts'
 import { toTaskView } from '../../TaskView.ts'
@@ -203,8 +203,8 @@ export function withoutPayment(headers: Headers, body: Record<string, unknown> |
  */
 type PaidOffer = { description: string; scope: string; x402Header: Promise<string> | null }
 
-/** A seller as the order reads it (`agent` null: no agent of that name) with the offers made of its skills. */
-type Seller = { agent: AgentRecord | null; offers: Map<string, PaidOffer> }
+/** A seller as the order reads it, with the offers made of its skills. */
+type Seller = { agent: AgentRecord; offers: Map<string, PaidOffer> }
 
 /** The offer of `task`'s skill (a paid one, whose seller has a wallet: newTaskRecord refused any other). */
 function paidOffer(context: ActionPorts, task: TaskRecord): PaidOffer {
@@ -262,21 +262,31 @@ export function orderWithPaymentAction(
 ) {
   const { store, config, clock, feed } = context
   const sellers = readCache<Seller>()
+  // Names no agent has, by the change version they were read under, kept apart from the sellers so that a flood of
+  // random names never evicts one; the oldest goes first.
+  const absent = new Map<string, string>()
+  const keepAbsent = (key: string, version: string) => {
+    absent.delete(key)
+    absent.set(key, version)
+    if (absent.size > READ_CACHE_ENTRIES) absent.delete(absent.keys().next().value as string)
+  }
   /**
    * The seller: for a challenge (no money moves) from the read cache, kept until the store changes, as public reads
-   * are (a name no agent has too, so a 404 repeated reads nothing until an agent is stored); for a credential read
+   * are (a name no agent has too: a 404 repeated reads nothing until the store changes); for a credential read
    * afresh, so the price and wallet it is checked against are the stored ones.
    */
-  const sellerOf = async (name: string, credential: boolean) => {
-    const seller: Seller = credential
-      ? { agent: await requireAgent(context, name), offers: new Map() }
-      : await sellers.read(nameKey(name), await store.changeVersion?.(), clock.now(), async () => ({
-          value: { agent: await store.getAgent(name), offers: new Map() },
-          validUntil: Number.POSITIVE_INFINITY,
-        }))
-    const { agent } = seller
-    if (!agent) throw agentNotFound(name)
-    return { agent, seller }
+  const sellerOf = async (name: string, credential: boolean): Promise<Seller> => {
+    if (credential) return { agent: await requireAgent(context, name), offers: new Map() }
+    const key = nameKey(name)
+    // Read before the store is: a registration racing the read leaves the miss under an older version.
+    const version = await store.changeVersion?.()
+    if (version !== undefined && absent.get(key) === version) throw agentNotFound(name)
+    return sellers.read(key, version, clock.now(), async () => {
+      const agent = await store.getAgent(name)
+      if (agent) return { value: { agent, offers: new Map() }, validUntil: Number.POSITIVE_INFINITY }
+      if (version !== undefined) keepAbsent(key, version)
+      throw agentNotFound(name)
+    })
   }
   /**
    * Orders a purchasable skill paid by machine payment (SPEC row 12): 402 with a challenge bound to the agent, the
@@ -293,7 +303,8 @@ export function orderWithPaymentAction(
     const input = parseInput(PaidOrderInput, body)
     const authorization = request.headers.get('authorization')
     const x402Payment = request.headers.get(X402_HEADERS.signature)
-    const { agent, seller } = await sellerOf(agentName, authorization !== null || x402Payment !== null)
+    const seller = await sellerOf(agentName, authorization !== null || x402Payment !== null)
+    const { agent } = seller
     const skill = agent.skills.find((candidate) => candidate.slug === slug.toLowerCase())
     if (!skill)
       throw new NotFoundError('skill_not_found', `"${agent.name}" has no skill with slug "${slug}".`)
