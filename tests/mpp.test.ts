@@ -7,6 +7,8 @@ import { Challenge, Credential } from 'mppx'
 import { Mppx as MppxClient, tempo as tempoClient } from 'mppx/client'
 import { validate as validateDiscovery } from 'mppx/discovery'
 import { memoryStore, persistentMppSecret } from '../packages/core/src/index.ts'
+import { currentScope } from '../packages/core/src/ports/requestScope.ts'
+import { READ_CACHE_ENTRIES } from '../packages/core/src/ReadCache.ts'
 import { testApp } from '../packages/server/src/testing/http.ts'
 import { startMarketServer } from './support/process.ts'
 import { type ScriptedTempo, scriptedTempo, TEMPO_USDC_E, tempoPayer } from './support/tempo.ts'
@@ -79,6 +81,85 @@ describe('POST /api/agents/{name}/tasks/{skill_slug} (MPP)', () => {
     // A problem like every other, with its code, and the challenge still in WWW-Authenticate.
     expect(answer.headers.get('content-type')).toBe('application/problem+json')
     expect(await answer.json()).toMatchObject({ status: 402, code: 'payment_required' })
+  })
+
+  test('error: an order without a payment is refused as any order, before a challenge; an agent registered after its 404 gets its 402 at once', async () => {
+    const { handle, register, call } = await paidMarket()
+    const order = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+      const answer = await handle(`http://localhost/api/agents/${path}`, post(body, headers))
+      const json = (await answer.json()) as { code: string; detail: string }
+      return { status: answer.status, code: json.code, detail: json.detail }
+    }
+    const nobody = await order('Newcomer/tasks/summary', {})
+    expect(nobody).toMatchObject({ status: 404, code: 'agent_not_found' })
+    expect(nobody.detail).toContain('"Newcomer"')
+    // The same name asked again is refused the same way, spelt as asked.
+    expect((await order('newcomer/tasks/summary', {})).detail).toContain('"newcomer"')
+    expect(await order('seller/tasks/nothing', {})).toMatchObject({ status: 404, code: 'skill_not_found' })
+    expect(await order('seller/tasks/summary', { params: 5 })).toMatchObject({ status: 400 })
+    // A market taking MPP alone offers its challenge even to a client refusing it: there is nothing else to offer.
+    expect(await order('seller/tasks/summary', {}, { 'accept-payment': 'tempo/charge;q=0' })).toMatchObject({
+      status: 402,
+      code: 'payment_required',
+    })
+    const { key } = await register('newcomer', { skills: SKILLS })
+    // Registered without a wallet: its paid skill cannot be ordered yet.
+    expect(await order('newcomer/tasks/summary', {})).toMatchObject({
+      status: 409,
+      code: 'seller_has_no_wallet',
+    })
+    await call('PUT', '/api/agents/newcomer', { key, body: { walletAddress: SELLER_WALLET } })
+    expect(await order('newcomer/tasks/summary', {})).toMatchObject({ status: 402, code: 'payment_required' })
+    await call('DELETE', '/api/agents/newcomer/listing', { key })
+    expect(await order('newcomer/tasks/summary', {})).toMatchObject({ status: 409, code: 'agent_deleted' })
+  })
+
+  test("behavior: an order without a payment runs outside the request's scopes (no chain, no write); a free skill's order, which writes, and a paid one run in them", async () => {
+    const { handle, store } = await paidMarket()
+    const seen: string[] = []
+    /** `method` of the store, noting the scope each call runs in: none, or a request's (and its write count). */
+    const noting = <A extends unknown[], R>(name: string, method: (...args: A) => R) =>
+      ((...args: A) => {
+        const scope = currentScope()
+        seen.push(`${name} ${scope ? `request=${scope.request} writing=${scope.writing}` : 'none'}`)
+        return method(...args)
+      }) as typeof method
+    store.getAgent = noting('getAgent', store.getAgent.bind(store))
+    store.insertTask = noting('insertTask', store.insertTask.bind(store))
+    const challenge = await handle('http://localhost/api/agents/seller/tasks/summary', post({}))
+    expect(challenge.status).toBe(402)
+    const free = await handle('http://localhost/api/agents/seller/tasks/ping', post({}))
+    expect(free.status).toBe(201)
+    // A credential (here a malformed one) reads its seller afresh, in the request's scopes.
+    const paying = await handle(
+      'http://localhost/api/agents/seller/tasks/summary',
+      post({}, { authorization: 'Payment not-a-credential' }),
+    )
+    expect(paying.status).toBe(402)
+    expect(seen).toEqual([
+      'getAgent none',
+      'insertTask request=true writing=true',
+      'getAgent request=true writing=true',
+    ])
+  })
+
+  test('attack: a flood of orders for names no agent has evicts no seller: its 402 still reads nothing, and a repeated 404 reads nothing either', async () => {
+    const { handle, store } = await paidMarket()
+    const reads: string[] = []
+    const getAgent = store.getAgent.bind(store)
+    store.getAgent = (name) => {
+      reads.push(name)
+      return getAgent(name)
+    }
+    const order = async (name: string) =>
+      (await handle(`http://localhost/api/agents/${name}/tasks/summary`, post({}))).status
+    expect(await order('seller')).toBe(402)
+    for (let index = 0; index < READ_CACHE_ENTRIES + 10; index += 1)
+      expect(await order(`nobody-${index}`)).toBe(404)
+    reads.length = 0
+    expect(await order('seller')).toBe(402)
+    expect(await order(`nobody-${READ_CACHE_ENTRIES + 9}`)).toBe(404)
+    expect(reads).toEqual([])
   })
 
   for (const mode of ['pull', 'push'] as const) {

@@ -1,5 +1,4 @@
-import { bytesToHex } from 'viem'
-import { hashes } from './ports/Hashes.ts'
+import { hashes, hexOf } from './ports/Hashes.ts'
 import type { Random } from './ports/Random.ts'
 
 /** Prefix of every API key. */
@@ -9,7 +8,7 @@ export const PAIRING_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789'
 
 /** A new API key: `amk_` + 32 random bytes in hex. Shown once, stored only as its hash. */
 export function generateApiKey(random: Random): string {
-  return API_KEY_PREFIX + bytesToHex(random.bytes(32)).slice(2)
+  return API_KEY_PREFIX + hexOf(random.bytes(32))
 }
 
 /** SHA-256 of a secret, hex without 0x: what the store keeps instead of the secret. */
@@ -45,5 +44,5 @@ export function generatePairingCode(random: Random, prefix: string): string {
 
 /** A random identifier with a prefix: `ms_` + 16 random bytes in hex. */
 export function generateId(random: Random, prefix: string): string {
-  return prefix + bytesToHex(random.bytes(16)).slice(2)
+  return prefix + hexOf(random.bytes(16))
 }

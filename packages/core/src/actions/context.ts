@@ -48,10 +48,14 @@ export type ActionPorts = {
  */
 export type ActionContext<S extends Partial<Store>> = ActionPorts & { store: S }
 
+/** 404 agent_not_found for `name`, as asked. */
+export const agentNotFound = (name: string) =>
+  new NotFoundError('agent_not_found', `No agent is named "${name}".`)
+
 /** The agent of that name, or a 404. */
 export async function requireAgent({ store }: ActionContext<AgentStore>, name: string): Promise<AgentRecord> {
   const agent = await store.getAgent(name)
-  if (!agent) throw new NotFoundError('agent_not_found', `No agent is named "${name}".`)
+  if (!agent) throw agentNotFound(name)
   return agent
 }
 

@@ -1,7 +1,6 @@
 import type { Challenge } from 'mppx'
 import type { Address } from 'viem'
 import { base64Url } from '../ports/Hashes.ts'
-import { withoutTrailing } from '../Trim.ts'
 
 /** What one 402 challenge asks for and binds: the price, the payee, and the agent, skill and body it is for. */
 export type ChallengeFields = {
@@ -57,19 +56,21 @@ export const metaOf = (fields: Pick<ChallengeFields, 'bodyDigest'>, nonce: strin
  */
 type Template = { bindingPrefix: string; headerMiddle: string; problemStart: string }
 
+const utf8 = new TextEncoder()
+
 /** Text every character of which is ASCII: its UTF-8 bytes are its characters. */
 const ASCII = /^[\x20-\x7e]*$/
 
 /**
  * A challenge's opaque as mppx writes it (PaymentRequest.serialize: canonical JSON, RFC 8785, as base64url without
  * padding) of its scope, body digest and nonce, written directly: the keys in their sorted order, each string as
- * JSON.stringify writes it, which is how canonical JSON writes strings. Null when the text is not ASCII (btoa reads
- * Latin-1, not UTF-8): mppx's serializer writes that one.
+ * JSON.stringify writes it, which is how canonical JSON writes strings. Null when the text is not ASCII: mppx's
+ * serializer writes that one.
  */
 function opaqueText(fields: ChallengeFields, nonce: string): string | null {
   const json = `{"${SCOPE_KEY}":${JSON.stringify(fields.scope)},"bodyDigest":${JSON.stringify(fields.bodyDigest)},"nonce":${JSON.stringify(nonce)}}`
   if (!ASCII.test(json)) return null
-  return withoutTrailing(btoa(json).replaceAll('+', '-').replaceAll('/', '_'), '=')
+  return base64Url(utf8.encode(json))
 }
 
 /**
@@ -104,26 +105,62 @@ export function mppChallenges(options: {
   load: () => Promise<ChallengeLibrary>
 }) {
   const templates = new Map<string, Promise<Template | null>>()
+  // Each template once made, and mppx's parts once loaded: a 402 that finds them goes on without waiting a turn.
+  const madeTemplates = new Map<string, Template | null>()
+  let library: ChallengeLibrary | null = null
   // mppx's parts, loaded once (each 402 made a new set of them); a load that failed is tried again by the next 402.
   let loading: Promise<ChallengeLibrary> | null = null
   const loaded = () =>
-    (loading ??= options.load().catch((error: unknown) => {
-      loading = null
-      throw error
-    }))
+    (loading ??= options.load().then(
+      (parts) => (library = parts),
+      (error: unknown) => {
+        loading = null
+        throw error
+      },
+    ))
+  // Many 402s of one millisecond share its expiry's text.
+  let expiry = { at: Number.NaN, text: '' }
+  const expiresAt = (now: number) => {
+    if (expiry.at !== now) expiry = { at: now, text: new Date(now + CHALLENGE_TTL_MS).toISOString() }
+    return expiry.text
+  }
 
   const opaqueOf = (library: ChallengeLibrary, fields: ChallengeFields, nonce: string) =>
     opaqueText(fields, nonce) ??
     library.serializeRecord({ ...metaOf(fields, nonce), [SCOPE_KEY]: fields.scope })
 
-  /** The id and header of the challenge for `fields` expiring at `expires`, from `template`. */
-  async function fromTemplate(template: Template, opaque: string, expires: string) {
+  /** The id and header of the challenge for `fields` expiring at `expires`, from `template` (at once with a synchronous HMAC). */
+  function fromTemplate(template: Template, opaque: string, expires: string) {
     // mppx's binding input: realm|method|intent|request|expires|digest|opaque, with no digest.
-    const id = await options.hmac(options.secretKey, `${template.bindingPrefix}${expires}||${opaque}`)
-    return {
+    const signed = options.hmac(options.secretKey, `${template.bindingPrefix}${expires}||${opaque}`)
+    const challenge = (id: string) => ({
       id,
       header: `Payment id="${id}", ${template.headerMiddle}, expires="${expires}", opaque="${opaque}"`,
+    })
+    return typeof signed === 'string' ? challenge(signed) : signed.then(challenge)
+  }
+
+  /** The template of `fields`' price, payee and description: as made, or its making (begun by the first 402). */
+  function templateOf(parts: ChallengeLibrary, fields: ChallengeFields) {
+    const key = `${fields.amount}\n${fields.recipient}\n${fields.description}`
+    const made = madeTemplates.get(key)
+    if (made !== undefined) return made
+    let template = templates.get(key)
+    if (!template) {
+      const making = makeTemplate(parts, fields)
+      making.then(
+        (value) => templates.get(key) === making && madeTemplates.set(key, value),
+        () => templates.delete(key),
+      )
+      templates.set(key, making)
+      if (templates.size > MAX_TEMPLATES) {
+        const oldest = templates.keys().next().value as string
+        templates.delete(oldest)
+        madeTemplates.delete(oldest)
+      }
+      template = making
     }
+    return template
   }
 
   /** The template for `fields`' price, payee and description, or null when it would not match mppx exactly. */
@@ -161,21 +198,14 @@ export function mppChallenges(options: {
   return {
     /** The 402 answer for `fields`: a problem with `code: "payment_required"`, its challenge in WWW-Authenticate. */
     async respond(fields: ChallengeFields): Promise<Response> {
-      const library = await loaded()
-      const key = `${fields.amount}\n${fields.recipient}\n${fields.description}`
-      let template = templates.get(key)
-      if (!template) {
-        template = makeTemplate(library, fields)
-        template.catch(() => templates.delete(key))
-        templates.set(key, template)
-        if (templates.size > MAX_TEMPLATES) templates.delete(templates.keys().next().value as string)
-      }
-      const made = await template
-      const expires = new Date(Date.now() + CHALLENGE_TTL_MS).toISOString()
+      const parts = library ?? (await loaded())
+      const template = templateOf(parts, fields)
+      const made = template instanceof Promise ? await template : template
+      const expires = expiresAt(Date.now())
       const nonce = newNonce()
-      const { id, header } = made
-        ? await fromTemplate(made, opaqueOf(library, fields, nonce), expires)
-        : await library
+      const signed = made
+        ? fromTemplate(made, opaqueOf(parts, fields, nonce), expires)
+        : parts
             .generate({
               amount: fields.amount,
               recipient: fields.recipient,
@@ -184,8 +214,9 @@ export function mppChallenges(options: {
               meta: metaOf(fields, nonce),
               expires,
             })
-            .then((challenge) => ({ id: challenge.id, header: library.serializeChallenge(challenge) }))
-      const problem = () => library.paymentRequiredProblem(fields.description)
+            .then((challenge) => ({ id: challenge.id, header: parts.serializeChallenge(challenge) }))
+      const { id, header } = signed instanceof Promise ? await signed : signed
+      const problem = () => parts.paymentRequiredProblem(fields.description)
       return new Response(problemBody(made?.problemStart ?? null, problem, id), {
         status: 402,
         headers: {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { createHash, createHmac } from 'node:crypto'
-import { type Hashes, hashes, portableHashes, useNativeHashes } from './Hashes.ts'
+import { base64Url, type Hashes, hashes, hexOf, portableHashes, useNativeHashes } from './Hashes.ts'
 
 const byNode: Hashes = {
   sha256: (text) => createHash('sha256').update(text).digest('hex'),
@@ -23,6 +23,31 @@ describe('portableHashes', () => {
       expect(await portableHashes.hmacSha256('sécret ✓', 'AGM-ABCD-EFGH', encoding)).toBe(
         byNode.hmacSha256('sécret ✓', 'AGM-ABCD-EFGH', encoding) as string,
       )
+  })
+})
+
+describe('base64Url', () => {
+  test("behavior: the runtime's own base64url and the btoa one (runtimes without it) write every length alike, unpadded", () => {
+    for (let length = 0; length <= 40; length += 1) {
+      const bytes = Uint8Array.from({ length }, (_, index) => (index * 97 + length * 31) % 256)
+      const withoutNative = Uint8Array.from(bytes)
+      Object.defineProperty(withoutNative, 'toBase64', { value: undefined })
+      const expected = Buffer.from(bytes).toString('base64url')
+      expect(base64Url(bytes)).toBe(expected)
+      expect(base64Url(withoutNative)).toBe(expected)
+    }
+  })
+})
+
+describe('hexOf', () => {
+  test("behavior: the runtime's own hex and viem's (runtimes without it) write every byte alike, lower-case, no 0x", () => {
+    const bytes = Uint8Array.from({ length: 256 }, (_, index) => index)
+    const withoutNative = Uint8Array.from(bytes)
+    Object.defineProperty(withoutNative, 'toHex', { value: undefined })
+    const expected = Buffer.from(bytes).toString('hex')
+    expect(hexOf(bytes)).toBe(expected)
+    expect(hexOf(withoutNative)).toBe(expected)
+    expect(hexOf(new Uint8Array())).toBe('')
   })
 })
 

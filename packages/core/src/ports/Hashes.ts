@@ -15,8 +15,22 @@ export type Hashes = {
   hmacSha256(key: string, text: string, encoding: DigestEncoding): string | Promise<string>
 }
 
-/** base64url without padding of `bytes`. */
+/** The runtime's own base64 of bytes (TC39 Uint8Array base64: Bun, recent Node), when it has one. */
+type NativeBase64 = { toBase64?(options: { alphabet: 'base64url'; omitPadding: boolean }): string }
+
+/** The runtime's own hex of bytes (TC39 Uint8Array.prototype.toHex), when it has one. */
+type NativeHex = { toHex?(): string }
+
+/** Lower-case hex of `bytes` without 0x: natively where the runtime can (every new id writes one), else by viem. */
+export function hexOf(bytes: Uint8Array): string {
+  const native = (bytes as NativeHex).toHex
+  return native ? native.call(bytes) : bytesToHex(bytes).slice(2)
+}
+
+/** base64url without padding of `bytes`: natively where the runtime can (each 402 writes two), else by btoa. */
 export function base64Url(bytes: Uint8Array): string {
+  const native = (bytes as NativeBase64).toBase64
+  if (native) return native.call(bytes, { alphabet: 'base64url', omitPadding: true })
   let binary = ''
   for (const byte of bytes) binary += String.fromCharCode(byte)
   return withoutTrailing(btoa(binary).replaceAll('+', '-').replaceAll('/', '_'), '=')

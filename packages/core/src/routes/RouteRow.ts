@@ -155,6 +155,12 @@ export type RouteRow = {
    * owner can issue another), on a row creating at most 10 an hour per client (`idempotentWrites.test.ts` checks).
    */
   secretPastQuota?: true
+  /**
+   * True for a call that reaches no payment chain and writes nothing (an order without a payment, answered by a 402):
+   * it runs outside the request's scope (its chain budget and write count), whose opening costs every await of the
+   * request. A call it does not name runs in the scope as every other.
+   */
+  scopeFree?(call: RouteCall): boolean
   /** Calls the core action. */
   call(market: MarketplaceActions, call: RouteCall): Promise<RouteReply>
 }

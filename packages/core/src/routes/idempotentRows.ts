@@ -126,12 +126,16 @@ async function callOnce(row: RouteRow, market: MarketplaceActions, call: RouteCa
 /**
  * A row that honours Idempotency-Key: a write kept by the host gets the header in its OpenAPI text, 409 among its
  * problems, and a call that replays. Every write runs as one write scope (a store fault after one of its writes landed
- * is an unknown outcome, not "nothing changed"); reads are unchanged. Every host serving the row gets the same
+ * is an unknown outcome, not "nothing changed"), but a call the row says writes nothing (`scopeFree`); reads are unchanged. Every host serving the row gets the same
  * behaviour.
  */
 export function withIdempotencyKey(row: RouteRow): RouteRow {
   if (row.method === 'GET') return row
-  const scoped: RouteRow = { ...row, call: (market, call) => inWriteScope(() => row.call(market, call)) }
+  const scoped: RouteRow = {
+    ...row,
+    call: (market, call) =>
+      row.scopeFree?.(call) ? row.call(market, call) : inWriteScope(() => row.call(market, call)),
+  }
   if (!keptByHost(row)) return scoped
   return {
     ...scoped,

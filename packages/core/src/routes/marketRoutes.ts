@@ -9,6 +9,7 @@ import {
   RefundInput,
   type TaskAnswer,
 } from '../actions/tasks/index.ts'
+import { withoutPayment } from '../actions/tasks/orderWithPayment.ts'
 import type { ProvedRequest } from '../actions/users/index.ts'
 import { UserListInput } from '../actions/users/index.ts'
 import { BudgetInput } from '../Budget.ts'
@@ -483,6 +484,7 @@ const ROWS: readonly RouteRow[] = [
       },
     ],
     idempotency: 'credential',
+    scopeFree: (call) => withoutPayment(call.headers, call.body),
     call: (market, call) =>
       market.orderWithPayment(call.params.name ?? '', call.params.id ?? '', call.body ?? {}, requestOf(call)),
   },

@@ -21,13 +21,15 @@ import {
 import { withClaimTogether } from '../../payments/MppBroadcast.ts'
 import { withTaskClaim } from '../../payments/MppReceipt.ts'
 import { paymentRequiredHeader, X402_HEADERS, type X402Settings } from '../../payments/X402.ts'
+import { inChainBudget } from '../../ports/chainBudget.ts'
 import type { AgentStore, KvStore, StoreLifecycle, TaskStore } from '../../ports/Store.ts'
-import { readCache } from '../../ReadCache.ts'
+import { inWriteScope } from '../../ports/writeScope.ts'
+import { READ_CACHE_ENTRIES, readCache } from '../../ReadCache.ts'
 import type { TaskPayment, TaskRecord } from '../../Task.ts'
 import { PaidOrderInput } from '../../TaskInput.ts'
 import { toTaskView } from '../../TaskView.ts'
 import { parseInput } from '../../Validation.ts'
-import { type ActionContext, type ActionPorts, requireAgent } from '../context.ts'
+import { type ActionContext, type ActionPorts, agentNotFound, requireAgent } from '../context.ts'
 import { parseIdempotencyKey } from '../idempotency.ts'
 import { eventsOfNewTask, newTaskRecord } from '../newTask.ts'
 import { buyerKeyOf, insertOrder, orderGuard, refuseIfDaySpent, releaseHold } from './budgetGuard.ts'
@@ -182,15 +184,58 @@ async function payHeld(
   return { outcome: 'not_paid' }
 }
 
+/**
+ * True for an order that carries no payment (neither Authorization nor PAYMENT-SIGNATURE) and names no buyer (no budget
+ * is read): it is answered by its 402 challenge or a refusal and reaches no chain; it writes only when its skill is
+ * free, and that order opens the request's scopes itself (see `orderWithPayment`).
+ */
+export function withoutPayment(headers: Headers, body: Record<string, unknown> | undefined): boolean {
+  return (
+    headers.get('authorization') === null &&
+    headers.get(X402_HEADERS.signature) === null &&
+    body?.buyer === undefined
+  )
+}
+
+/**
+ * What a 402 offers for one paid skill: the MPP challenge's description and scope, and x402's PAYMENT-REQUIRED offer
+ * (null when the market takes no x402). Nothing in it depends on the request, so it is made once per seller as read.
+ */
+type PaidOffer = { description: string; scope: string; x402Header: Promise<string> | null }
+
+/** A seller as the order reads it, with the offers made of its skills. */
+type Seller = { agent: AgentRecord; offers: Map<string, PaidOffer> }
+
+/** The offer of `task`'s skill (a paid one, whose seller has a wallet: newTaskRecord refused any other). */
+function paidOffer(context: ActionPorts, task: TaskRecord): PaidOffer {
+  const { x402 } = context
+  let x402Header: Promise<string> | null = null
+  if (x402) {
+    const { requirements, resource } = x402Offer(context, x402, task)
+    x402Header = paymentRequiredHeader(requirements, resource)
+    // A header that failed is made again by the next order (offerOf drops it).
+    x402Header.catch(() => {})
+  }
+  return {
+    description: `${task.skillName} by ${task.agentName}: ${formatAmount(task.priceBaseUnits)} USDC.e`,
+    scope: `${task.agentName.toLowerCase()}/${task.skillSlug}`,
+    x402Header,
+  }
+}
+
+/** `seller`'s offer of `task`'s skill, made the first time it is asked for. */
+function offerOf(context: ActionPorts, seller: Seller, task: TaskRecord): PaidOffer {
+  const kept = seller.offers.get(task.skillSlug)
+  if (kept) return kept
+  const offer = paidOffer(context, task)
+  seller.offers.set(task.skillSlug, offer)
+  offer.x402Header?.catch(() => seller.offers.delete(task.skillSlug))
+  return offer
+}
+
 /** The MPP challenge with x402's offer of the same order beside it: one 402, either protocol pays. */
-async function withX402Offer(
-  context: ActionPorts,
-  x402: X402Settings,
-  task: TaskRecord,
-  challenge: Response,
-): Promise<Response> {
-  const { requirements, resource } = x402Offer(context, x402, task)
-  challenge.headers.set(X402_HEADERS.required, await paymentRequiredHeader(requirements, resource))
+async function withX402Offer(offer: PaidOffer, challenge: Response): Promise<Response> {
+  if (offer.x402Header) challenge.headers.set(X402_HEADERS.required, await offer.x402Header)
   return challenge
 }
 
@@ -216,18 +261,33 @@ export function orderWithPaymentAction(
   context: ActionContext<AgentStore & TaskStore & KvStore & StoreLifecycle>,
 ) {
   const { store, config, clock, feed } = context
-  const sellers = readCache<AgentRecord>()
+  const sellers = readCache<Seller>()
+  // Names no agent has, by the change version they were read under, kept apart from the sellers so that a flood of
+  // random names never evicts one; the oldest goes first.
+  const absent = new Map<string, string>()
+  const keepAbsent = (key: string, version: string) => {
+    absent.delete(key)
+    absent.set(key, version)
+    if (absent.size > READ_CACHE_ENTRIES) absent.delete(absent.keys().next().value as string)
+  }
   /**
    * The seller: for a challenge (no money moves) from the read cache, kept until the store changes, as public reads
-   * are; for a credential read afresh, so the price and wallet it is checked against are the stored ones.
+   * are (a name no agent has too: a 404 repeated reads nothing until the store changes); for a credential read
+   * afresh, so the price and wallet it is checked against are the stored ones.
    */
-  const sellerOf = async (name: string, credential: boolean): Promise<AgentRecord> =>
-    credential
-      ? requireAgent(context, name)
-      : sellers.read(nameKey(name), await store.changeVersion?.(), clock.now(), async () => ({
-          value: await requireAgent(context, name),
-          validUntil: Number.POSITIVE_INFINITY,
-        }))
+  const sellerOf = async (name: string, credential: boolean): Promise<Seller> => {
+    if (credential) return { agent: await requireAgent(context, name), offers: new Map() }
+    const key = nameKey(name)
+    // Read before the store is: a registration racing the read leaves the miss under an older version.
+    const version = await store.changeVersion?.()
+    if (version !== undefined && absent.get(key) === version) throw agentNotFound(name)
+    return sellers.read(key, version, clock.now(), async () => {
+      const agent = await store.getAgent(name)
+      if (agent) return { value: { agent, offers: new Map() }, validUntil: Number.POSITIVE_INFINITY }
+      if (version !== undefined) keepAbsent(key, version)
+      throw agentNotFound(name)
+    })
+  }
   /**
    * Orders a purchasable skill paid by machine payment (SPEC row 12): 402 with a challenge bound to the agent, the
    * skill and the body; with a valid `Authorization: Payment` credential, 201 with the task `paid` and a
@@ -243,16 +303,23 @@ export function orderWithPaymentAction(
     const input = parseInput(PaidOrderInput, body)
     const authorization = request.headers.get('authorization')
     const x402Payment = request.headers.get(X402_HEADERS.signature)
-    const agent = await sellerOf(agentName, authorization !== null || x402Payment !== null)
+    const seller = await sellerOf(agentName, authorization !== null || x402Payment !== null)
+    const { agent } = seller
     const skill = agent.skills.find((candidate) => candidate.slug === slug.toLowerCase())
     if (!skill)
       throw new NotFoundError('skill_not_found', `"${agent.name}" has no skill with slug "${slug}".`)
     const task = newTaskRecord(context, agent, { ...input, skill: skill.slug })
     const guard = await orderGuard(context, agent, task, buyerKeyOf(request.headers))
     if (task.status === 'paid') {
-      await insertOrder(context, task, eventsOfNewTask(task), guard)
-      feed.nudge()
-      return Response.json(toTaskView(task, config), { status: 201 })
+      // An order without a payment runs outside the request's scopes (the row's `scopeFree`, withoutPayment): this
+      // one writes, so it opens them; inside scopes already open, both run `work` as it is.
+      return inChainBudget(config.chain.requestBudgetMs, () =>
+        inWriteScope(async () => {
+          await insertOrder(context, task, eventsOfNewTask(task), guard)
+          feed.nudge()
+          return Response.json(toTaskView(task, config), { status: 201 })
+        }),
+      )
     }
     const { x402 } = context
     const credential = isPaymentCredential(authorization)
@@ -273,20 +340,20 @@ export function orderWithPaymentAction(
         'This marketplace takes no machine payments.',
       )
     }
+    const offer = offerOf(context, seller, task)
     const charge = {
       amountBaseUnits: task.priceBaseUnits,
       // newTaskRecord refused a paid order of a seller without a wallet, so payTo is set.
       recipient: task.payTo ?? '0x0000000000000000000000000000000000000000',
-      description: `${skill.name} by ${agent.name}: ${formatAmount(task.priceBaseUnits)} USDC.e`,
-      scope: `${agent.name.toLowerCase()}/${skill.slug}`,
+      description: offer.description,
+      scope: offer.scope,
       bodyDigest: await context.mpp.bodyDigest(orderText(skill.slug, input)),
     }
     const mpp = context.mpp
     // No Authorization header: no credential to read, claim, settle or recover, so nothing is paid, held or claimed
     // (mppx reads a credential from that header alone); the answer is the challenge.
     if (authorization === null) {
-      const challenge = await mpp.challenge(charge)
-      return x402 ? withX402Offer(context, x402, task, challenge) : challenge
+      return withX402Offer(offer, await mpp.challenge(charge))
     }
     const order = { key: idempotencyKeyOf(request), fingerprint: hashSecret(orderText(skill.slug, input)) }
     const { used, paying, reference, earlier, claims, signed } = await credentialOfOrder(
@@ -338,7 +405,7 @@ export function orderWithPaymentAction(
       if (held) await releaseHold(context, task)
       await releaseMppOrder(context, claimed)
       if (claiming?.conflict) throw paymentInProgress()
-      return x402 ? withX402Offer(context, x402, task, outcome.challenge) : outcome.challenge
+      return withX402Offer(offer, outcome.challenge)
     }
     const replayed = spent ? await alreadyPaid(context, agent, spent) : null
     if (replayed) return outcome.withReceipt(replayed)
