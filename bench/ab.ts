@@ -7,12 +7,14 @@
  * refused every time.
  * Usage: bun bench/ab.ts <checkout A> <checkout B> [rounds=5] [seconds=3] [reads: words of their labels, comma-separated]
  * Settings instead of code: the same checkout twice, with AB_ENV_A / AB_ENV_B giving each side's variables
- * (`NAME=value;NAME=value`), e.g. AB_ENV_A='LOG_LEVEL=off' for the request log's cost (the server logs at info by default).
+ * (`NAME=value;NAME=value`), e.g. AB_ENV_A='LOG_LEVEL=off' for the request log's cost (the server logs at info by default),
+ * or `bare` / `shipped` for bench/lib/modes.ts's settings (AB_ENV_A=bare AB_ENV_B=shipped: what the shipped features cost).
  */
 import { copyFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startMarketServer } from '../tests/support/process.ts'
+import { BARE_SETTINGS, SHIPPED_SETTINGS } from './lib/modes.ts'
 import { cpuMs } from './lib/proc.ts'
 import { SEARCH_WORD, seededAgent, seededTask, seedMarket } from './lib/seed.ts'
 import { runWrk } from './lib/wrk.ts'
@@ -71,14 +73,18 @@ const READS = Object.fromEntries(
   ),
 )
 
-/** `NAME=value;NAME=value` as variables (a value may hold `=`). */
-const variables = (text = '') =>
-  Object.fromEntries(
-    text
-      .split(';')
-      .filter(Boolean)
-      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-  )
+/** `NAME=value;NAME=value` as variables (a value may hold `=`); `shipped` or `bare` as bench/lib/modes.ts sets them. */
+const variables = (text = ''): Record<string, string> =>
+  text === 'shipped'
+    ? { ...SHIPPED_SETTINGS }
+    : text === 'bare'
+      ? { ...BARE_SETTINGS }
+      : Object.fromEntries(
+          text
+            .split(';')
+            .filter(Boolean)
+            .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+        )
 
 /** Starts the server of `checkout` on its own copy of the market, with `env` added to its variables. */
 async function serve(checkout: string, seeded: string, env: Record<string, string>) {

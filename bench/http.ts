@@ -15,10 +15,10 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { DEFAULT_RATE_POLICIES } from '@agentmarket/core/routes'
 import { freePort, startMarketServer, waitForOk } from '../tests/support/process.ts'
 import { call } from './lib/call.ts'
 import { type FloorDriver, floorWork, keyDigest, openFloor, randomHex } from './lib/floorWork.ts'
+import { BARE_SETTINGS, SHIPPED_SETTINGS } from './lib/modes.ts'
 import { cpuMs } from './lib/proc.ts'
 import { finishSection, formatCount, formatMs, type Goal, sectionFlags, table } from './lib/section.ts'
 import { SEARCH_WORD, seededOwner, seedMarket } from './lib/seed.ts'
@@ -56,17 +56,8 @@ const market = {
   NODE_ENV: 'production',
   CHAIN_RPC_URL: 'http://127.0.0.1:9',
 }
-const bare = await startMarketServer({ ...market, LOG_LEVEL: 'off' })
-// As shipped: rate limits on (raised so wrk, one address, is never refused) and a log line per request.
-const unlimited = Object.keys(DEFAULT_RATE_POLICIES)
-  .map((name) => `${name}=99999999/60`)
-  .join(',')
-const shipped = await startMarketServer({
-  ...market,
-  RATE_LIMITS: 'on',
-  RATE_LIMIT_POLICIES: unlimited,
-  LOG_LEVEL: 'info',
-})
+const bare = await startMarketServer({ ...market, ...BARE_SETTINGS })
+const shipped = await startMarketServer({ ...market, ...SHIPPED_SETTINGS })
 
 const { key, taskId } = await benchSeller(bare.base)
 const keyHash = keyDigest(key)

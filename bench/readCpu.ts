@@ -18,10 +18,10 @@ import { Database } from 'bun:sqlite'
 import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { DEFAULT_RATE_POLICIES } from '@agentmarket/core/routes'
 import type { Handles } from './lib/call.ts'
 import { CONCURRENCY, cpuMicrosPer, warmedBatches } from './lib/cpu.ts'
 import { floorApp } from './lib/floorApp.ts'
+import { BARE_SETTINGS, SHIPPED_SETTINGS } from './lib/modes.ts'
 import { table } from './lib/section.ts'
 import { seededOwner, seedMarket } from './lib/seed.ts'
 import { benchSeller, SELLER } from './lib/seller.ts'
@@ -165,18 +165,13 @@ const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floo
 async function marketServer(checkout: string, mode: string, file: string) {
   const { startServer } = await import(`${checkout}/packages/server/src/serve.ts`)
   const { readSettings } = await import(`${checkout}/packages/server/src/env.ts`)
-  const unlimited = Object.keys(DEFAULT_RATE_POLICIES)
-    .map((name) => `${name}=99999999/60`)
-    .join(',')
   const env = {
     DATABASE_URL: `file:${file}`,
     NODE_ENV: 'production',
     CHAIN_RPC_URL: 'http://127.0.0.1:9',
     PORT: '0',
     HOST: '127.0.0.1',
-    ...(mode === 'shipped'
-      ? { RATE_LIMITS: 'on', RATE_LIMIT_POLICIES: unlimited, LOG_LEVEL: 'info' }
-      : { RATE_LIMITS: 'off', LOG_LEVEL: 'off' }),
+    ...(mode === 'shipped' ? SHIPPED_SETTINGS : BARE_SETTINGS),
   }
   return (await startServer(readSettings(env))) as { app: Handles; stop(): Promise<void> }
 }
