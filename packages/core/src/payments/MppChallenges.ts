@@ -104,9 +104,9 @@ export function mppChallenges(options: {
   hmac: (key: string, message: string) => string | Promise<string>
   load: () => Promise<ChallengeLibrary>
 }) {
-  const templates = new Map<string, Promise<Template | null>>()
-  // Each template once made, and mppx's parts once loaded: a 402 that finds them goes on without waiting a turn.
-  const madeTemplates = new Map<string, Template | null>()
+  // Each template by its price, payee and description: its making, replaced by the template once made, so a 402 that
+  // finds it (and mppx's parts loaded) goes on without waiting a turn.
+  const templates = new Map<string, Template | null | Promise<Template | null>>()
   let library: ChallengeLibrary | null = null
   // mppx's parts, loaded once (each 402 made a new set of them); a load that failed is tried again by the next 402.
   let loading: Promise<ChallengeLibrary> | null = null
@@ -129,7 +129,10 @@ export function mppChallenges(options: {
     opaqueText(fields, nonce) ??
     library.serializeRecord({ ...metaOf(fields, nonce), [SCOPE_KEY]: fields.scope })
 
-  /** The id and header of the challenge for `fields` expiring at `expires`, from `template` (at once with a synchronous HMAC). */
+  /**
+   * The id and header of the challenge for `fields` expiring at `expires`, from `template` (at once with a synchronous
+   * HMAC).
+   */
   function fromTemplate(template: Template, opaque: string, expires: string) {
     // mppx's binding input: realm|method|intent|request|expires|digest|opaque, with no digest.
     const signed = options.hmac(options.secretKey, `${template.bindingPrefix}${expires}||${opaque}`)
@@ -143,24 +146,16 @@ export function mppChallenges(options: {
   /** The template of `fields`' price, payee and description: as made, or its making (begun by the first 402). */
   function templateOf(parts: ChallengeLibrary, fields: ChallengeFields) {
     const key = `${fields.amount}\n${fields.recipient}\n${fields.description}`
-    const made = madeTemplates.get(key)
-    if (made !== undefined) return made
-    let template = templates.get(key)
-    if (!template) {
-      const making = makeTemplate(parts, fields)
-      making.then(
-        (value) => templates.get(key) === making && madeTemplates.set(key, value),
-        () => templates.delete(key),
-      )
-      templates.set(key, making)
-      if (templates.size > MAX_TEMPLATES) {
-        const oldest = templates.keys().next().value as string
-        templates.delete(oldest)
-        madeTemplates.delete(oldest)
-      }
-      template = making
-    }
-    return template
+    const kept = templates.get(key)
+    if (kept !== undefined) return kept
+    const making = makeTemplate(parts, fields)
+    making.then(
+      (template) => templates.get(key) === making && templates.set(key, template),
+      () => templates.get(key) === making && templates.delete(key),
+    )
+    templates.set(key, making)
+    if (templates.size > MAX_TEMPLATES) templates.delete(templates.keys().next().value as string)
+    return making
   }
 
   /** The template for `fields`' price, payee and description, or null when it would not match mppx exactly. */
